@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages ulpgate builds and tests with. Safe to run again:
+# apt-get is only called when something is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config git
+  libhwy-dev            # Highway 1.0.3: the SIMD kernels, one source per target
+  libmpfr-dev libgmp-dev  # exact oracles and the binary32 emulation
+  libboost-dev          # Boost.Multiprecision (mpfr_float) for formulas and Eigen
+  libeigen3-dev         # Eigen 3.4: the linear-layer peer and exact matrix products
+  nlohmann-json3-dev    # reports, goldens, budgets
+  libgtest-dev libgmock-dev  # tests
+  libbenchmark-dev      # benchmarks
+  libcli11-dev          # the command line
+  libfmt-dev            # text formatting
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "ci/setup.sh: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "ci/setup.sh: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

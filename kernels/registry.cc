@@ -1,0 +1,151 @@
+// Compiles every kernel family once per Highway target (foreach_target.h
+// re-includes this file per target) and collects the per-target function
+// pointers into the registry.
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+
+#include "kernels/registry.h"
+
+#ifndef ULPGATE_KERNELS_REGISTRY_TYPES_
+#define ULPGATE_KERNELS_REGISTRY_TYPES_
+namespace ulpgate {
+namespace registry_detail {
+// What one target contributes to the registry. Variants are in the order of
+// kTanhBwdVariants.
+struct TargetKernels {
+  int64_t target;
+  size_t f32_lanes;
+  TanhBwdKernel tanh_bwd[4];
+};
+}  // namespace registry_detail
+}  // namespace ulpgate
+#endif
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/registry.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "hwy/highway.h"
+#include "kernels/tanh_bwd-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ulpgate {
+namespace HWY_NAMESPACE {
+
+::ulpgate::registry_detail::TargetKernels GetTargetKernels() {
+  return ::ulpgate::registry_detail::TargetKernels{
+      HWY_TARGET,
+      hn::Lanes(hn::ScalableTag<float>()),
+      {&TanhBwdMac, &TanhBwdMacUnfused, &TanhBwdMulSub, &TanhBwdMulSubFma},
+  };
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace ulpgate
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include "kernels/tanh_bwd_spec.h"
+
+namespace ulpgate {
+
+HWY_EXPORT(GetTargetKernels);
+
+namespace {
+
+// Highway 1.0.3 fuses NegMulAdd on these targets only (x86_256/512-inl.h use
+// _mm*_fnmadd_ps; x86_128-inl.h and scalar-inl.h compute add - mul*x). This is
+// the expectation the conformance check is held to, not an assumption the
+// measurements rely on.
+bool HasFusedNegMulAdd(int64_t target) {
+  return target == HWY_AVX2 || target == HWY_AVX3 || target == HWY_AVX3_DL;
+}
+
+struct Registry {
+  std::vector<TargetInfo> targets;
+  std::vector<::ulpgate::registry_detail::TargetKernels> kernels;  // parallel to targets
+};
+
+const Registry& GetRegistry() {
+  static const Registry registry = [] {
+    Registry r;
+    const int64_t supported = hwy::SupportedTargets();
+    // Entry 0 of a dispatch table is the chooser; the others are the compiled
+    // targets (nullptr where not compiled), the fallback possibly twice.
+    for (const auto& entry : HWY_DISPATCH_TABLE(GetTargetKernels)) {
+      if (entry == nullptr ||
+          entry == HWY_DISPATCH_TABLE(GetTargetKernels)[0]) {
+        continue;
+      }
+      const ::ulpgate::registry_detail::TargetKernels k = entry();
+      const bool seen =
+          std::any_of(r.kernels.begin(), r.kernels.end(),
+                      [&](const ::ulpgate::registry_detail::TargetKernels& o) { return o.target == k.target; });
+      if (seen) continue;
+      TargetInfo info;
+      info.bits = k.target;
+      info.name = hwy::TargetName(k.target);
+      info.supported = (supported & k.target) != 0;
+      info.fused_negmuladd = HasFusedNegMulAdd(k.target);
+      info.f32_lanes = k.f32_lanes;
+      r.targets.push_back(info);
+      r.kernels.push_back(k);
+    }
+    // Highway's target bits grow as targets get narrower: sort widest-last.
+    std::vector<size_t> order(r.targets.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return r.targets[a].bits > r.targets[b].bits;
+    });
+    Registry sorted;
+    for (size_t i : order) {
+      sorted.targets.push_back(r.targets[i]);
+      sorted.kernels.push_back(r.kernels[i]);
+    }
+    return sorted;
+  }();
+  return registry;
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+}  // namespace
+
+const std::vector<TargetInfo>& CompiledTargets() { return GetRegistry().targets; }
+
+const TargetInfo* FindTarget(std::string_view name) {
+  for (const TargetInfo& t : CompiledTargets()) {
+    if (EqualsIgnoreCase(t.name, name)) return &t;
+  }
+  return nullptr;
+}
+
+const TargetInfo& BestTarget() {
+  const auto& targets = CompiledTargets();
+  for (auto it = targets.rbegin(); it != targets.rend(); ++it) {
+    if (it->supported) return *it;
+  }
+  return targets.front();  // the fallback is always supported
+}
+
+TanhBwdKernel FindTanhBwdKernel(std::string_view variant, int64_t target) {
+  const Registry& r = GetRegistry();
+  for (size_t v = 0; v < kTanhBwdVariants.size(); ++v) {
+    if (kTanhBwdVariants[v].name != variant) continue;
+    for (const ::ulpgate::registry_detail::TargetKernels& k : r.kernels) {
+      if (k.target == target) return k.tanh_bwd[v];
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace ulpgate
+#endif  // HWY_ONCE

@@ -1,0 +1,47 @@
+// The op sequences of tanh backward, written once (see tanh_bwd_spec.h).
+//
+// No include guard and no namespace on purpose: this file is included into a
+// namespace twice, as ulpgate::tanh_bwd_spec by tanh_bwd_spec.h (for the exact
+// and binary32-emulated arithmetics) and as ulpgate::HWY_NAMESPACE::tanh_bwd_spec
+// by tanh_bwd-inl.h once per Highway target, inside HWY_BEFORE_NAMESPACE, so
+// that the templates carry the target's code-generation attributes and can call
+// Highway ops. Each includer has its own guard.
+
+// The accelerator's lazy-mode form: one multiply-accumulate instruction.
+template <class A, class V = typename A::Value>
+V Mac(A& a, const V& grad, const V& t) {
+  const V r = a.Mul(t, t);
+  return a.NegMulAdd(grad, r, grad);
+}
+
+// The MAC form with the product rounded before the subtraction.
+template <class A, class V = typename A::Value>
+V MacUnfused(A& a, const V& grad, const V& t) {
+  const V r = a.Mul(t, t);
+  const V p = a.Mul(grad, r);
+  return a.Sub(grad, p);
+}
+
+// The framework decomposition (eager mode); also the op's canonical formula.
+template <class A, class V = typename A::Value>
+V MulSub(A& a, const V& grad, const V& t) {
+  const V r = a.Mul(t, t);
+  const V s = a.Sub(a.Const(1.0f), r);
+  return a.Mul(grad, s);
+}
+
+// What a contracting compiler makes of grad * (1 - t*t).
+template <class A, class V = typename A::Value>
+V MulSubFma(A& a, const V& grad, const V& t) {
+  const V s = a.NegMulAdd(t, t, a.Const(1.0f));
+  return a.Mul(grad, s);
+}
+
+// The op's definition in extended-real arithmetic (DESIGN.md "Numerics"): the
+// exact value is this formula, so grad = inf, t = 0.5 is inf although the MAC
+// form computes inf - inf*0.25 = NaN there.
+template <class A, class V = typename A::Value>
+V Canonical(A& a, const V& grad, const V& t) {
+  return MulSub(a, grad, t);
+}
+

@@ -1,0 +1,65 @@
+// The op sequences of tanh backward, written once, and their names.
+//
+// tanh_bwd(grad, t) = grad * (1 - t^2), with t = tanh(x) from the forward pass.
+// Each variant below is one fixed sequence of rounded operations, written as a
+// template over an "arithmetic" A that decides what one operation means:
+//   - over Highway vectors (kernels/vector_arith-inl.h) it is the SIMD kernel;
+//   - over the binary32 emulation (oracles/ieee_emulation.h) it is the variant's
+//     bit-exact model, with A deciding whether NegMulAdd rounds once or twice;
+//   - over exact MPFR numbers (oracles/exact.h) it is the real value the sequence
+//     stands for, which must equal the op's exact value for every variant.
+// So a change to a sequence changes kernel and model together; the goldens
+// (golden/) are what notice such a change.
+//
+// A provides: using Value; Value Const(float); Value Mul(a, b); Value Sub(a, b);
+// Value NegMulAdd(a, b, c) = c - a*b as one instruction (fused or not is A's).
+#ifndef ULPGATE_KERNELS_TANH_BWD_SPEC_H_
+#define ULPGATE_KERNELS_TANH_BWD_SPEC_H_
+
+#include <array>
+#include <string_view>
+
+namespace ulpgate {
+namespace tanh_bwd_spec {
+
+#include "kernels/tanh_bwd_spec-inl.h"  // IWYU pragma: export
+
+}  // namespace tanh_bwd_spec
+
+// Names and op sequences, in the order reports list them.
+struct TanhBwdVariantInfo {
+  std::string_view name;
+  std::string_view op_sequence;
+  // The model the kernel should match where NegMulAdd is a fused instruction,
+  // and where it is two roundings.
+  std::string_view model_fused_target;
+  std::string_view model_unfused_target;
+};
+
+inline constexpr std::array<TanhBwdVariantInfo, 4> kTanhBwdVariants = {{
+    {"mac", "r = t*t; out = NegMulAdd(grad, r, grad)", "mac_fused", "mac_unfused"},
+    {"mac_unfused", "r = t*t; p = grad*r; out = grad - p", "mac_unfused",
+     "mac_unfused"},
+    {"mulsub", "r = t*t; s = 1 - r; out = grad*s", "mulsub", "mulsub"},
+    {"mulsub_fma", "s = NegMulAdd(t, t, 1); out = grad*s", "mulsub_fused",
+     "mulsub"},
+}};
+
+// The bit-exact models: a variant's sequence evaluated in binary32 with
+// NegMulAdd fused or not.
+struct TanhBwdModelInfo {
+  std::string_view name;
+  std::string_view sequence_of;  // the variant whose sequence it evaluates
+  bool fused;
+};
+
+inline constexpr std::array<TanhBwdModelInfo, 4> kTanhBwdModels = {{
+    {"mac_fused", "mac", true},
+    {"mac_unfused", "mac_unfused", false},
+    {"mulsub", "mulsub", false},
+    {"mulsub_fused", "mulsub_fma", true},
+}};
+
+}  // namespace ulpgate
+
+#endif  // ULPGATE_KERNELS_TANH_BWD_SPEC_H_

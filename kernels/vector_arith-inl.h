@@ -1,0 +1,73 @@
+// The arithmetic of kernels/*_spec.h over Highway vectors: one rounded
+// operation per Highway op, so a spec instantiated with it is the SIMD kernel.
+// Whether NegMulAdd is one rounding is the target's business: in Highway 1.0.3
+// it is an FMA instruction on AVX2/AVX3/AVX3_DL and `add - mul*x` (two
+// roundings) on SSSE3/SSE4/SCALAR; the conformance check finds out which.
+
+#if defined(ULPGATE_KERNELS_VECTOR_ARITH_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ULPGATE_KERNELS_VECTOR_ARITH_INL_H_
+#undef ULPGATE_KERNELS_VECTOR_ARITH_INL_H_
+#else
+#define ULPGATE_KERNELS_VECTOR_ARITH_INL_H_
+#endif
+
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ulpgate {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+template <class D>
+struct VectorArith {
+  using Value = hn::Vec<D>;
+  D d;
+
+  HWY_INLINE Value Const(float c) const { return hn::Set(d, c); }
+  HWY_INLINE Value Add(Value a, Value b) const { return hn::Add(a, b); }
+  HWY_INLINE Value Sub(Value a, Value b) const { return hn::Sub(a, b); }
+  HWY_INLINE Value Mul(Value a, Value b) const { return hn::Mul(a, b); }
+  HWY_INLINE Value Div(Value a, Value b) const { return hn::Div(a, b); }
+  HWY_INLINE Value MulAdd(Value a, Value b, Value c) const {
+    return hn::MulAdd(a, b, c);
+  }
+  HWY_INLINE Value NegMulAdd(Value a, Value b, Value c) const {
+    return hn::NegMulAdd(a, b, c);
+  }
+};
+
+namespace impl {
+
+// out[i] = f(arith, a[i], b[i]) for any n and any (unaligned) pointers. The
+// tail goes through one full vector on the stack so that every lane of every
+// call runs the same instruction sequence as in the body; padding lanes hold
+// 0, which no op here traps on.
+template <class D, class F>
+HWY_INLINE void Elementwise2(D d, const float* HWY_RESTRICT a,
+                             const float* HWY_RESTRICT b, float* HWY_RESTRICT out,
+                             size_t n, F f) {
+  const VectorArith<D> arith{d};
+  const size_t lanes = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    hn::StoreU(f(arith, hn::LoadU(d, a + i), hn::LoadU(d, b + i)), d, out + i);
+  }
+  if (i == n) return;
+  HWY_ALIGN float tail_a[hn::MaxLanes(d)] = {};
+  HWY_ALIGN float tail_b[hn::MaxLanes(d)] = {};
+  HWY_ALIGN float tail_out[hn::MaxLanes(d)];
+  const size_t rest = n - i;
+  for (size_t j = 0; j < rest; ++j) {
+    tail_a[j] = a[i + j];
+    tail_b[j] = b[i + j];
+  }
+  hn::Store(f(arith, hn::Load(d, tail_a), hn::Load(d, tail_b)), d, tail_out);
+  for (size_t j = 0; j < rest; ++j) out[i + j] = tail_out[j];
+}
+
+}  // namespace impl
+}  // namespace HWY_NAMESPACE
+}  // namespace ulpgate
+HWY_AFTER_NAMESPACE();
+
+#endif  // ULPGATE_KERNELS_VECTOR_ARITH_INL_H_

@@ -1,0 +1,102 @@
+// Exact arithmetic for the op sequences of kernels/*_spec.h.
+//
+// Every ring operation (+, -, *, fused multiply-add) on finite binary32 inputs
+// has a finite binary result, so with enough bits MPFR computes it with no
+// rounding at all. ExactArith checks that it did: each operation's ternary
+// value must be 0, or it throws InexactError. A sequence that needs more bits
+// than the arithmetic has therefore fails loudly instead of being quietly
+// rounded. Division and square root are not exact in general; they are
+// correctly rounded at the arithmetic's precision and counted in
+// rounded_operations().
+//
+// Infinities and NaN follow MPFR's (IEEE-like) rules, so the extended-real
+// value of a formula is what it computes: inf * 0 and inf - inf are NaN.
+#ifndef ULPGATE_ORACLES_EXACT_H_
+#define ULPGATE_ORACLES_EXACT_H_
+
+#include <stdexcept>
+#include <string>
+
+#include "oracles/mpfr_number.h"
+
+namespace ulpgate {
+
+class InexactError : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+// Precision that makes every tanh_bwd sequence exact. The widest intermediate
+// is grad - grad*t*t: grad*t*t has at most 72 significant bits, and its least
+// significant bit lies at most 298 binades (the range of t*t) below grad's, so
+// the difference spans at most 23 + 298 + 2 < 330 bits; grad*(1 - t*t) at most
+// 24 + 300. 512 bits leave a margin, and InexactError guards the claim.
+inline constexpr mpfr_prec_t kTanhBwdExactPrecision = 512;
+
+class ExactArith {
+ public:
+  using Value = MpfrNumber;
+
+  explicit ExactArith(mpfr_prec_t precision) : precision_(precision) {}
+
+  mpfr_prec_t precision() const { return precision_; }
+  long rounded_operations() const { return rounded_operations_; }
+
+  Value Const(float c) const { return Value(precision_, c); }
+  Value FromFloat(float x) const { return Value(precision_, x); }
+
+  Value Add(const Value& a, const Value& b) const {
+    Value r(precision_);
+    Check(mpfr_add(r.get(), a.get(), b.get(), MPFR_RNDN), "a + b");
+    return r;
+  }
+  Value Sub(const Value& a, const Value& b) const {
+    Value r(precision_);
+    Check(mpfr_sub(r.get(), a.get(), b.get(), MPFR_RNDN), "a - b");
+    return r;
+  }
+  Value Mul(const Value& a, const Value& b) const {
+    Value r(precision_);
+    Check(mpfr_mul(r.get(), a.get(), b.get(), MPFR_RNDN), "a * b");
+    return r;
+  }
+  Value MulAdd(const Value& a, const Value& b, const Value& c) const {
+    Value r(precision_);
+    Check(mpfr_fma(r.get(), a.get(), b.get(), c.get(), MPFR_RNDN), "a*b + c");
+    return r;
+  }
+  // c - a*b, as fma(-a, b, c) so that signed zeros follow IEEE 754's fma.
+  Value NegMulAdd(const Value& a, const Value& b, const Value& c) const {
+    Value neg_a(a);
+    mpfr_neg(neg_a.get(), neg_a.get(), MPFR_RNDN);
+    Value r(precision_);
+    Check(mpfr_fma(r.get(), neg_a.get(), b.get(), c.get(), MPFR_RNDN), "c - a*b");
+    return r;
+  }
+  // Correctly rounded at precision(), not exact.
+  Value Div(const Value& a, const Value& b) {
+    Value r(precision_);
+    if (mpfr_div(r.get(), a.get(), b.get(), MPFR_RNDN) != 0) ++rounded_operations_;
+    return r;
+  }
+  Value Sqrt(const Value& a) {
+    Value r(precision_);
+    if (mpfr_sqrt(r.get(), a.get(), MPFR_RNDN) != 0) ++rounded_operations_;
+    return r;
+  }
+
+ private:
+  void Check(int ternary, const char* what) const {
+    if (ternary != 0) {
+      throw InexactError(std::string("exact arithmetic rounded ") + what + " at " +
+                         std::to_string(precision_) + " bits");
+    }
+  }
+
+  mpfr_prec_t precision_;
+  long rounded_operations_ = 0;
+};
+
+}  // namespace ulpgate
+
+#endif  // ULPGATE_ORACLES_EXACT_H_

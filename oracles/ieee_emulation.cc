@@ -1,0 +1,105 @@
+#include "oracles/ieee_emulation.h"
+
+namespace ulpgate {
+namespace {
+
+// binary32 in MPFR's exponent convention (x = 0.1b... x 2^e): the largest
+// finite value is 0.11...1b x 2^128, the smallest subnormal 2^-149 = 0.1b x
+// 2^-148, which is the emin mpfr_subnormalize needs.
+constexpr mpfr_exp_t kBinary32Emin = -148;
+constexpr mpfr_exp_t kBinary32Emax = 128;
+constexpr mpfr_prec_t kBinary32Precision = 24;
+
+// Per-thread scratch: MPFR's exponent range is thread-local too, so the
+// emulation is safe to call from several threads.
+struct Scratch {
+  mpfr_t a, b, c, r;
+  Scratch() {
+    mpfr_inits2(kBinary32Precision, a, b, c, r, static_cast<mpfr_ptr>(nullptr));
+  }
+  ~Scratch() { mpfr_clears(a, b, c, r, static_cast<mpfr_ptr>(nullptr)); }
+};
+
+Scratch& GetScratch() {
+  thread_local Scratch scratch;
+  return scratch;
+}
+
+// r holds the 24-bit rounding of some real value in MPFR's wide exponent range,
+// `ternary` its direction. Narrowing the range and letting MPFR re-round with
+// the ternary value gives the binary32 result with a single rounding
+// (mpfr_check_range for overflow, mpfr_subnormalize for gradual underflow).
+float Finish(mpfr_ptr r, int ternary) {
+  const mpfr_exp_t old_emin = mpfr_get_emin();
+  const mpfr_exp_t old_emax = mpfr_get_emax();
+  mpfr_set_emin(kBinary32Emin);
+  mpfr_set_emax(kBinary32Emax);
+  ternary = mpfr_check_range(r, ternary, MPFR_RNDN);
+  mpfr_subnormalize(r, ternary, MPFR_RNDN);
+  const float result = mpfr_get_flt(r, MPFR_RNDN);  // exact: r is binary32
+  mpfr_set_emin(old_emin);
+  mpfr_set_emax(old_emax);
+  return result;
+}
+
+}  // namespace
+
+float RoundToBinary32(mpfr_srcptr x) {
+  Scratch& s = GetScratch();
+  return Finish(s.r, mpfr_set(s.r, x, MPFR_RNDN));
+}
+
+float Binary32Arith::Add(float a, float b) const {
+  Scratch& s = GetScratch();
+  mpfr_set_flt(s.a, a, MPFR_RNDN);
+  mpfr_set_flt(s.b, b, MPFR_RNDN);
+  return Finish(s.r, mpfr_add(s.r, s.a, s.b, MPFR_RNDN));
+}
+
+float Binary32Arith::Sub(float a, float b) const {
+  Scratch& s = GetScratch();
+  mpfr_set_flt(s.a, a, MPFR_RNDN);
+  mpfr_set_flt(s.b, b, MPFR_RNDN);
+  return Finish(s.r, mpfr_sub(s.r, s.a, s.b, MPFR_RNDN));
+}
+
+float Binary32Arith::Mul(float a, float b) const {
+  Scratch& s = GetScratch();
+  mpfr_set_flt(s.a, a, MPFR_RNDN);
+  mpfr_set_flt(s.b, b, MPFR_RNDN);
+  return Finish(s.r, mpfr_mul(s.r, s.a, s.b, MPFR_RNDN));
+}
+
+float Binary32Arith::Div(float a, float b) const {
+  Scratch& s = GetScratch();
+  mpfr_set_flt(s.a, a, MPFR_RNDN);
+  mpfr_set_flt(s.b, b, MPFR_RNDN);
+  return Finish(s.r, mpfr_div(s.r, s.a, s.b, MPFR_RNDN));
+}
+
+float Binary32Arith::Sqrt(float a) const {
+  Scratch& s = GetScratch();
+  mpfr_set_flt(s.a, a, MPFR_RNDN);
+  return Finish(s.r, mpfr_sqrt(s.r, s.a, MPFR_RNDN));
+}
+
+float Binary32Arith::MulAdd(float a, float b, float c) const {
+  if (!fused_) return Add(Mul(a, b), c);
+  Scratch& s = GetScratch();
+  mpfr_set_flt(s.a, a, MPFR_RNDN);
+  mpfr_set_flt(s.b, b, MPFR_RNDN);
+  mpfr_set_flt(s.c, c, MPFR_RNDN);
+  return Finish(s.r, mpfr_fma(s.r, s.a, s.b, s.c, MPFR_RNDN));
+}
+
+float Binary32Arith::NegMulAdd(float a, float b, float c) const {
+  if (!fused_) return Sub(c, Mul(a, b));
+  Scratch& s = GetScratch();
+  // fma(-a, b, c): negation is exact, and the zero signs are IEEE fma's.
+  mpfr_set_flt(s.a, -a, MPFR_RNDN);
+  mpfr_set_flt(s.b, b, MPFR_RNDN);
+  mpfr_set_flt(s.c, c, MPFR_RNDN);
+  return Finish(s.r, mpfr_fma(s.r, s.a, s.b, s.c, MPFR_RNDN));
+}
+
+}  // namespace ulpgate

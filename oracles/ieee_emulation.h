@@ -1,0 +1,46 @@
+// Bit-exact IEEE binary32 arithmetic emulated in MPFR, one rounded operation
+// at a time: precision 24, exponent range [-148, 128] in MPFR's convention
+// (0.1b x 2^e; the binary32 range 2^-149 .. (2 - 2^-23) x 2^127), overflow to
+// infinity and gradual underflow through mpfr_subnormalize, round to nearest
+// even. An op sequence of kernels/*_spec.h instantiated with Binary32Arith is
+// the variant's model: what its kernel must produce bit for bit.
+//
+// The emulation does not use the host's float unit, so it cannot be fused,
+// flushed to zero or widened behind our back; tests cross-check it against the
+// host's SSE arithmetic on the operations where the two must agree.
+#ifndef ULPGATE_ORACLES_IEEE_EMULATION_H_
+#define ULPGATE_ORACLES_IEEE_EMULATION_H_
+
+#include <mpfr.h>
+
+namespace ulpgate {
+
+// Correctly rounds an MPFR value of any precision and exponent to binary32.
+float RoundToBinary32(mpfr_srcptr x);
+
+class Binary32Arith {
+ public:
+  using Value = float;
+
+  // fused_negmuladd: whether NegMulAdd rounds once (an FMA instruction) or
+  // twice (a multiply, then a subtract), as on targets without FMA.
+  explicit Binary32Arith(bool fused_negmuladd) : fused_(fused_negmuladd) {}
+  bool fused() const { return fused_; }
+
+  float Const(float c) const { return c; }
+  float Add(float a, float b) const;
+  float Sub(float a, float b) const;
+  float Mul(float a, float b) const;
+  float Div(float a, float b) const;
+  float Sqrt(float a) const;
+  // a*b + c and c - a*b: one rounding when fused, else two.
+  float MulAdd(float a, float b, float c) const;
+  float NegMulAdd(float a, float b, float c) const;
+
+ private:
+  bool fused_;
+};
+
+}  // namespace ulpgate
+
+#endif  // ULPGATE_ORACLES_IEEE_EMULATION_H_

@@ -1,0 +1,53 @@
+// The ULP error of a computed binary32 value against an exact real, exactly as
+// DESIGN.md "Numerics" defines it.
+//
+// ulp(x) = 2^(max(E, emin) - p + 1), E = floor(log2 |x|) capped at emax;
+// ulp(0) is the smallest subnormal. e = |y - x| / ulp(x), with the special
+// rules for infinities, NaN and signed zeros.
+#ifndef ULPGATE_ORACLES_ULP_METRIC_H_
+#define ULPGATE_ORACLES_ULP_METRIC_H_
+
+#include <mpfr.h>
+
+#include <cstdint>
+
+namespace ulpgate {
+
+struct FloatFormat {
+  const char* name;
+  int precision;  // p, counting the implicit bit
+  int emin;       // exponent of the smallest normal
+  int emax;       // exponent of the largest finite
+};
+
+inline constexpr FloatFormat kBinary32{"f32", 24, -126, 127};
+
+// log2 of ulp(x) in the format. x must not be NaN or infinite.
+long UlpExponent(mpfr_srcptr x, const FloatFormat& format = kBinary32);
+
+struct UlpError {
+  // |y - x| / ulp(x), rounded to double; 0 for correct specials, 0.5 for an
+  // overflow to the infinity that x rounds to. Meaningless when special_mismatch.
+  double ulp = 0;
+  // Index into the histogram counts (see HistogramBound), decided by exact
+  // comparison: 0 when e == 0, else the least i >= 1 with e <= bound i, or the
+  // number of bounds when e is above the last one.
+  int bin = 0;
+  bool special_mismatch = false;   // NaN or infinity where x says otherwise
+  bool signed_zero_mismatch = false;
+  bool correctly_rounded = false;  // y == RN(x) bit for bit; a zero matches a zero
+};
+
+// Histogram bounds of DESIGN.md: [0, 0.5, 1, 2, 4, ..., 2^(p)] for the format.
+// counts[0] is e == 0, counts[i] is bounds[i-1] < e <= bounds[i], the last count
+// e > the last bound. UlpError::bin is the index into counts.
+int HistogramBoundCount(const FloatFormat& format = kBinary32);
+double HistogramBound(int i);
+
+// The error of y against the exact value x. Bins are decided by exact
+// comparison in MPFR, so an error a hair above a bound is never counted at it.
+UlpError MeasureUlpError(mpfr_srcptr exact, float y, const FloatFormat& format = kBinary32);
+
+}  // namespace ulpgate
+
+#endif  // ULPGATE_ORACLES_ULP_METRIC_H_

@@ -1,0 +1,201 @@
+#include "suites/engine.h"
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "oracles/float_text.h"
+#include "suites/tanh_bwd_oracle.h"
+
+namespace ulpgate {
+
+std::string Conformance::model() const {
+  for (const auto& m : matching) {
+    if (m == expected_model) return m;
+  }
+  return matching.empty() ? std::string() : matching.front();
+}
+
+namespace {
+
+constexpr size_t kModelCount = kTanhBwdModels.size();
+
+uint64_t Fnv1a(const void* data, size_t bytes, uint64_t h = 0xcbf29ce484222325ULL) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < bytes; ++i) {
+    h ^= p[i];
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+struct Case {
+  int variant;
+  const TargetInfo* target;
+  TanhBwdKernel kernel;
+  int expected_model;
+};
+
+// What one chunk of inputs contributes, per case.
+struct ChunkResult {
+  std::vector<ErrorStatistics> stats;
+  std::vector<std::array<uint64_t, kModelCount>> model_mismatches;
+  std::vector<std::array<int64_t, kModelCount>> first_mismatch;
+  std::vector<uint64_t> digests;
+};
+
+unsigned ThreadCount(unsigned requested) {
+  if (requested != 0) return requested;
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+}  // namespace
+
+std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& options) {
+  if (inputs.columns.size() != 2) throw InputError("tanh_bwd takes 2 operands (grad t)");
+  std::vector<int> variants;
+  if (options.variants.empty()) {
+    for (size_t v = 0; v < kTanhBwdVariants.size(); ++v) variants.push_back(static_cast<int>(v));
+  } else {
+    for (const auto& name : options.variants) {
+      const int v = TanhBwdVariantIndex(name);
+      if (v < 0) throw InputError("unknown tanh_bwd variant '" + name + "'");
+      variants.push_back(v);
+    }
+  }
+  std::vector<const TargetInfo*> targets = options.targets;
+  if (targets.empty()) {
+    for (const TargetInfo& t : CompiledTargets()) {
+      if (t.supported) targets.push_back(&t);
+    }
+  }
+  std::vector<Case> cases;
+  for (int v : variants) {
+    for (const TargetInfo* target : targets) {
+      const auto& info = kTanhBwdVariants[v];
+      const auto expected =
+          target->fused_negmuladd ? info.model_fused_target : info.model_unfused_target;
+      cases.push_back({v, target, FindTanhBwdKernel(info.name, target->bits),
+                       TanhBwdModelIndex(expected)});
+    }
+  }
+
+  const size_t n = inputs.size();
+  const float* grad = inputs.columns[0].data();
+  const float* t = inputs.columns[1].data();
+  const size_t chunks = (n + kEngineChunk - 1) / kEngineChunk;
+  std::vector<ChunkResult> partial(chunks);
+  std::vector<CaseResult> results(cases.size());
+  if (options.keep_outputs) {
+    for (auto& r : results) r.outputs.resize(n);
+  }
+
+  auto run_chunk = [&](size_t c) {
+    const size_t begin = c * kEngineChunk;
+    const size_t count = std::min(kEngineChunk, n - begin);
+    ChunkResult& out = partial[c];
+    out.stats.assign(cases.size(), ErrorStatistics());
+    out.model_mismatches.assign(cases.size(), {});
+    out.first_mismatch.assign(cases.size(), {});
+    for (auto& f : out.first_mismatch) f.fill(-1);
+    out.digests.assign(cases.size(), 0);
+
+    std::vector<std::vector<float>> outputs(cases.size(), std::vector<float>(count));
+    for (size_t k = 0; k < cases.size(); ++k) {
+      cases[k].kernel(grad + begin, t + begin, outputs[k].data(), count);
+      out.digests[k] = Fnv1a(outputs[k].data(), count * sizeof(float));
+      if (options.keep_outputs) {
+        std::copy(outputs[k].begin(), outputs[k].end(), results[k].outputs.begin() + begin);
+      }
+    }
+    // Per input: the exact value and the models once, then each distinct
+    // output's error once (most cases agree bit for bit).
+    std::vector<std::pair<uint32_t, UlpError>> seen;
+    for (size_t i = 0; i < count; ++i) {
+      const uint64_t index = begin + i;
+      const MpfrNumber exact = TanhBwdExact(grad[index], t[index]);
+      const std::array<float, kModelCount> models = TanhBwdModels(grad[index], t[index]);
+      seen.clear();
+      for (size_t k = 0; k < cases.size(); ++k) {
+        const float y = outputs[k][i];
+        for (size_t m = 0; m < kModelCount; ++m) {
+          if (!SameFloat(y, models[m])) {
+            if (out.model_mismatches[k][m]++ == 0) out.first_mismatch[k][m] = index;
+          }
+        }
+        const uint32_t bits = FloatBits(y);
+        auto it = std::find_if(seen.begin(), seen.end(),
+                               [&](const auto& s) { return s.first == bits; });
+        if (it == seen.end()) {
+          seen.emplace_back(bits, MeasureUlpError(exact.get(), y));
+          it = seen.end() - 1;
+        }
+        out.stats[k].Add(it->second, index);
+      }
+    }
+  };
+
+  // Workers take chunks in any order; results are merged in chunk order below.
+  std::atomic<size_t> next{0};
+  std::atomic<size_t> done_inputs{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto work = [&](bool report) {
+    for (;;) {
+      const size_t c = next.fetch_add(1);
+      if (c >= chunks) return;
+      try {
+        run_chunk(c);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+        next = chunks;
+        return;
+      }
+      done_inputs += std::min(kEngineChunk, n - c * kEngineChunk);
+      if (report && options.progress) options.progress(done_inputs.load(), n);
+    }
+  };
+  const unsigned thread_count = std::min<size_t>(ThreadCount(options.threads), std::max<size_t>(chunks, 1));
+  std::vector<std::thread> workers;
+  for (unsigned w = 1; w < thread_count; ++w) workers.emplace_back(work, false);
+  work(true);
+  for (auto& w : workers) w.join();
+  if (failure) std::rethrow_exception(failure);
+
+  for (size_t k = 0; k < cases.size(); ++k) {
+    CaseResult& r = results[k];
+    const Case& cs = cases[k];
+    r.op = "tanh_bwd";
+    r.variant = std::string(kTanhBwdVariants[cs.variant].name);
+    r.target = cs.target->name;
+    r.dtype = kBinary32.name;
+    r.suite = inputs.source;
+    r.seed = inputs.seed;
+    r.n = n;
+    std::array<uint64_t, kModelCount> mismatches{};
+    std::array<int64_t, kModelCount> first{};
+    first.fill(-1);
+    uint64_t digest = 0xcbf29ce484222325ULL;
+    for (size_t c = 0; c < chunks; ++c) {
+      r.stats.Merge(partial[c].stats[k]);
+      for (size_t m = 0; m < kModelCount; ++m) {
+        mismatches[m] += partial[c].model_mismatches[k][m];
+        if (first[m] < 0) first[m] = partial[c].first_mismatch[k][m];
+      }
+      digest = Fnv1a(&partial[c].digests[k], sizeof(uint64_t), digest);
+    }
+    r.output_digest = digest;
+    r.conformance.expected_model = std::string(kTanhBwdModels[cs.expected_model].name);
+    r.conformance.mismatches = mismatches[cs.expected_model];
+    r.conformance.first_mismatch_index = first[cs.expected_model];
+    for (size_t m = 0; m < kModelCount; ++m) {
+      if (mismatches[m] == 0) r.conformance.matching.emplace_back(kTanhBwdModels[m].name);
+    }
+  }
+  return results;
+}
+
+}  // namespace ulpgate

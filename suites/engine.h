@@ -1,0 +1,57 @@
+// The engine: inputs -> kernel(variant, target) -> outputs -> oracle (exact)
+// -> ULP error -> statistics, and conformance of every output to the models.
+#ifndef ULPGATE_SUITES_ENGINE_H_
+#define ULPGATE_SUITES_ENGINE_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kernels/registry.h"
+#include "suites/inputs.h"
+#include "suites/statistics.h"
+
+namespace ulpgate {
+
+struct Conformance {
+  std::string expected_model;            // what the target's NegMulAdd implies
+  uint64_t mismatches = 0;               // outputs that differ from expected_model's
+  std::vector<std::string> matching;     // every model matched on all inputs
+  int64_t first_mismatch_index = -1;     // first input differing from expected_model
+  // The model to report: the expected one when it matched, else the first that
+  // matched, else empty (conforms to no model).
+  std::string model() const;
+};
+
+struct CaseResult {
+  std::string op, variant, target, dtype, suite;
+  uint64_t seed = 0;
+  uint64_t n = 0;
+  ErrorStatistics stats;
+  Conformance conformance;
+  uint64_t output_digest = 0;  // FNV-1a over the output bits in input order
+  std::vector<float> outputs;  // kept when RunOptions::keep_outputs
+};
+
+struct RunOptions {
+  std::vector<std::string> variants;       // empty: all
+  std::vector<const TargetInfo*> targets;  // empty: all supported
+  unsigned threads = 0;                    // 0: hardware concurrency
+  bool keep_outputs = false;
+  // Called now and then with (inputs done, inputs total), from the caller's thread.
+  std::function<void(uint64_t, uint64_t)> progress;
+};
+
+// One result per (variant, target), variants in registry order, targets from
+// narrowest to widest. Targets the CPU cannot run must not be passed.
+std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& options);
+
+// Outputs are digested in chunks of this many inputs: the digest is FNV-1a
+// over the per-chunk FNV-1a digests of the output bits, so it does not depend
+// on thread count (and can be recomputed from a dump).
+inline constexpr size_t kEngineChunk = 4096;
+
+}  // namespace ulpgate
+
+#endif  // ULPGATE_SUITES_ENGINE_H_

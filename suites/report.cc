@@ -1,0 +1,89 @@
+#include "suites/report.h"
+
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+
+#include <unistd.h>
+
+#include "oracles/float_text.h"
+
+namespace ulpgate {
+
+nlohmann::ordered_json InputJson(const InputSet& inputs, uint64_t index) {
+  nlohmann::ordered_json j;
+  j["index"] = index;
+  nlohmann::ordered_json bits;
+  for (size_t k = 0; k < inputs.operand_names.size(); ++k) {
+    const float x = inputs.columns[k][index];
+    j[inputs.operand_names[k]] = HexFloat(x);
+    bits[inputs.operand_names[k]] = BitsHex(x);
+  }
+  j["bits"] = bits;
+  return j;
+}
+
+std::string DigestHex(uint64_t digest) {
+  char buffer[24];
+  std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(digest));
+  return buffer;
+}
+
+nlohmann::ordered_json CaseJson(const CaseResult& r, const InputSet& inputs) {
+  const ErrorStatistics& s = r.stats;
+  nlohmann::ordered_json j;
+  j["op"] = r.op;
+  j["variant"] = r.variant;
+  j["target"] = r.target;
+  j["dtype"] = r.dtype;
+  j["suite"] = r.suite;
+  j["seed"] = r.seed;
+  j["n"] = r.n;
+  j["histogram"] = {{"bounds", s.bounds()}, {"counts", s.counts()}};
+  j["special_mismatch"] = s.special_mismatch();
+  j["signed_zero_mismatch"] = s.signed_zero_mismatch();
+  j["max_ulp"] = s.max_ulp();
+  j["max_input"] = s.max_index() >= 0 ? InputJson(inputs, s.max_index()) : nlohmann::ordered_json();
+  j["mean_ulp"] = s.mean_ulp();
+  j["percentiles"] = {{"50", s.Percentile(50)},
+                      {"90", s.Percentile(90)},
+                      {"99", s.Percentile(99)},
+                      {"99.9", s.Percentile(99.9)}};
+  j["correctly_rounded"] = s.correctly_rounded();
+  if (s.first_special_index() >= 0) {
+    j["first_special_mismatch_input"] = InputJson(inputs, s.first_special_index());
+  }
+  const std::string model = r.conformance.model();
+  j["conformance"] = {
+      {"model", model.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(model)},
+      {"expected", r.conformance.expected_model},
+      {"mismatches", r.conformance.mismatches},
+      {"matching", r.conformance.matching},
+  };
+  if (r.conformance.first_mismatch_index >= 0) {
+    j["conformance"]["first_mismatch_input"] =
+        InputJson(inputs, r.conformance.first_mismatch_index);
+  }
+  j["output_digest"] = DigestHex(r.output_digest);
+  return j;
+}
+
+void WriteJsonFile(const std::string& path, const nlohmann::ordered_json& json) {
+  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    if (!out) throw std::runtime_error(path + ": cannot open for writing");
+    out << json.dump(2) << '\n';
+    out.flush();
+    if (!out) {
+      std::remove(temporary.c_str());
+      throw std::runtime_error(path + ": write failed");
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    throw std::runtime_error(path + ": cannot replace the file");
+  }
+}
+
+}  // namespace ulpgate

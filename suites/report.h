@@ -1,0 +1,30 @@
+// Report JSON (DESIGN.md "Reports and the CLI"). Every number that identifies an
+// input is written as a C99 hex float and as its bit pattern.
+#ifndef ULPGATE_SUITES_REPORT_H_
+#define ULPGATE_SUITES_REPORT_H_
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "suites/engine.h"
+
+namespace ulpgate {
+
+// {"index": i, "grad": "0x1p-1", "t": "...", "bits": {"grad": "0x3f000000", ...}}
+nlohmann::ordered_json InputJson(const InputSet& inputs, uint64_t index);
+
+// One entry of "results": the fields of the report format plus
+// percentiles, the expected model and the output digest.
+nlohmann::ordered_json CaseJson(const CaseResult& result, const InputSet& inputs);
+
+// Writes JSON to a path atomically (temporary file in the same folder, then
+// rename), so a crash never leaves a half-written report. Throws
+// std::runtime_error naming the path on failure.
+void WriteJsonFile(const std::string& path, const nlohmann::ordered_json& json);
+
+std::string DigestHex(uint64_t digest);
+
+}  // namespace ulpgate
+
+#endif  // ULPGATE_SUITES_REPORT_H_

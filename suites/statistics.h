@@ -1,0 +1,59 @@
+// Statistics of a stream of ULP errors: the histogram of DESIGN.md, counts of
+// special and signed-zero mismatches, the maximum with the input that made it,
+// the mean, and percentiles read from a fine log-scale histogram.
+//
+// Mergeable: the engine fills one per chunk of inputs and merges them in chunk
+// order, so the result does not depend on how many threads ran.
+#ifndef ULPGATE_SUITES_STATISTICS_H_
+#define ULPGATE_SUITES_STATISTICS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "oracles/ulp_metric.h"
+
+namespace ulpgate {
+
+class ErrorStatistics {
+ public:
+  explicit ErrorStatistics(const FloatFormat& format = kBinary32);
+
+  void Add(const UlpError& error, uint64_t index);
+  // Appends the statistics of inputs that come after this one's.
+  void Merge(const ErrorStatistics& later);
+
+  uint64_t n() const { return n_; }
+  const std::vector<double>& bounds() const { return bounds_; }
+  const std::vector<uint64_t>& counts() const { return counts_; }
+  uint64_t special_mismatch() const { return special_mismatch_; }
+  uint64_t signed_zero_mismatch() const { return signed_zero_mismatch_; }
+  uint64_t correctly_rounded() const { return correctly_rounded_; }
+  // Over results that are not special mismatches; -1 index when there are none.
+  double max_ulp() const { return max_ulp_; }
+  int64_t max_index() const { return max_index_; }
+  int64_t first_special_index() const { return first_special_index_; }
+  double mean_ulp() const;
+  // The p-th percentile (0 < p < 100) of the error over results that are not
+  // special mismatches: the upper edge of the fine bin it falls in, so within
+  // a factor 2^(1/16) above the true value; 0 when it falls on e == 0.
+  double Percentile(double p) const;
+
+ private:
+  static int FineBin(double ulp);
+
+  std::vector<double> bounds_;
+  std::vector<uint64_t> counts_;
+  std::vector<uint64_t> fine_;  // [0]: e == 0; then 2^(1/16)-wide bins
+  uint64_t n_ = 0;
+  uint64_t special_mismatch_ = 0;
+  uint64_t signed_zero_mismatch_ = 0;
+  uint64_t correctly_rounded_ = 0;
+  double max_ulp_ = 0;
+  int64_t max_index_ = -1;
+  int64_t first_special_index_ = -1;
+  double sum_ulp_ = 0;
+};
+
+}  // namespace ulpgate
+
+#endif  // ULPGATE_SUITES_STATISTICS_H_

@@ -1,0 +1,45 @@
+// tanh_bwd's oracle and models: the op sequences of kernels/tanh_bwd_spec.h
+// instantiated with the exact and the binary32-emulated arithmetic.
+#ifndef ULPGATE_SUITES_TANH_BWD_ORACLE_H_
+#define ULPGATE_SUITES_TANH_BWD_ORACLE_H_
+
+#include <array>
+#include <string_view>
+
+#include "kernels/tanh_bwd_spec.h"
+#include "oracles/exact.h"
+#include "oracles/ieee_emulation.h"
+
+namespace ulpgate {
+
+// The op's exact value, grad * (1 - t^2) in extended-real arithmetic.
+MpfrNumber TanhBwdExact(float grad, float t);
+
+// The exact real value of one variant's sequence (no rounding at any step).
+MpfrNumber TanhBwdVariantExact(std::string_view variant, float grad, float t);
+
+// A model's output (kTanhBwdModels names). Throws std::invalid_argument for an
+// unknown name.
+float TanhBwdModel(std::string_view model, float grad, float t);
+
+// All four models, in kTanhBwdModels order.
+std::array<float, 4> TanhBwdModels(float grad, float t);
+
+// Index of a variant or model in kTanhBwdVariants / kTanhBwdModels, or -1.
+int TanhBwdVariantIndex(std::string_view variant);
+int TanhBwdModelIndex(std::string_view model);
+
+// A variant's sequence run through any arithmetic: the one place that maps a
+// variant name to its template.
+template <class A, class V = typename A::Value>
+V TanhBwdSequence(std::string_view variant, A& a, const V& grad, const V& t) {
+  if (variant == "mac") return tanh_bwd_spec::Mac(a, grad, t);
+  if (variant == "mac_unfused") return tanh_bwd_spec::MacUnfused(a, grad, t);
+  if (variant == "mulsub") return tanh_bwd_spec::MulSub(a, grad, t);
+  if (variant == "mulsub_fma") return tanh_bwd_spec::MulSubFma(a, grad, t);
+  throw std::invalid_argument("unknown tanh_bwd variant '" + std::string(variant) + "'");
+}
+
+}  // namespace ulpgate
+
+#endif  // ULPGATE_SUITES_TANH_BWD_ORACLE_H_

@@ -1,0 +1,38 @@
+// The input suites of tanh_bwd(grad, t). Every input is a pure function of
+// (suite, seed, index): see counter_rng.h.
+#ifndef ULPGATE_SUITES_TANH_BWD_SUITES_H_
+#define ULPGATE_SUITES_TANH_BWD_SUITES_H_
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "suites/inputs.h"
+
+namespace ulpgate {
+
+inline const std::vector<std::string> kTanhBwdOperands = {"grad", "t"};
+
+// random, domain, training, adversarial.
+const std::vector<SuiteInfo>& TanhBwdSuites();
+
+// Input `index` of a suite: {grad, t}. Throws InputError for an unknown suite.
+std::array<float, 2> TanhBwdInput(std::string_view suite, uint64_t seed, uint64_t index);
+
+// Inputs 0 .. n-1 of a suite.
+InputSet GenerateTanhBwdSuite(std::string_view suite, uint64_t seed, size_t n);
+
+// The fixed head of the adversarial suite: the cross product of the special
+// values of DESIGN.md ("Inputs") for grad and t. Inputs past it are drawn
+// from the structured families (near 1, near 1/sqrt(2), ties of t*t, ...).
+size_t TanhBwdAdversarialCatalogueSize();
+
+// t in [0.5, 1) whose square's 24-bit rounding is a tie (`offset` 0) or lies
+// `offset` units of the last discarded bit off a tie (offset = 1 + 8j): the
+// inputs that tell one rounding from two. `pick` chooses among solutions.
+float TieSquareOperand(int64_t offset, uint64_t pick);
+
+}  // namespace ulpgate
+
+#endif  // ULPGATE_SUITES_TANH_BWD_SUITES_H_

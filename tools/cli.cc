@@ -1,0 +1,52 @@
+#include "tools/cli.h"
+
+#include <sstream>
+
+namespace ulpgate {
+
+int& ExitStatus() {
+  static int status = 0;
+  return status;
+}
+
+std::vector<std::string> SplitList(const std::string& spec) {
+  std::vector<std::string> items;
+  if (spec.empty() || spec == "all") return items;
+  std::stringstream stream(spec);
+  for (std::string item; std::getline(stream, item, ',');) {
+    if (!item.empty()) items.push_back(item);
+  }
+  return items;
+}
+
+std::vector<const TargetInfo*> ResolveTargets(const std::string& spec,
+                                              std::vector<std::string>* skipped) {
+  std::vector<const TargetInfo*> targets;
+  if (spec == "all") {
+    for (const TargetInfo& t : CompiledTargets()) {
+      if (t.supported) {
+        targets.push_back(&t);
+      } else if (skipped) {
+        skipped->push_back(t.name);
+      }
+    }
+    return targets;
+  }
+  if (spec == "best") return {&BestTarget()};
+  for (const std::string& name : SplitList(spec)) {
+    const TargetInfo* t = FindTarget(name);
+    if (t == nullptr) {
+      std::string known;
+      for (const TargetInfo& c : CompiledTargets()) known += (known.empty() ? "" : ", ") + c.name;
+      throw UsageError("unknown target '" + name + "' (compiled: " + known + ")");
+    }
+    if (!t->supported) {
+      throw UsageError("target " + t->name + " is compiled but this CPU cannot run it");
+    }
+    targets.push_back(t);
+  }
+  if (targets.empty()) throw UsageError("no target given");
+  return targets;
+}
+
+}  // namespace ulpgate

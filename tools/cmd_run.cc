@@ -1,0 +1,230 @@
+// ulpgate run: one op, chosen variants and targets, over a suite or an input
+// file; prints a table per (variant, target), the histograms and the worst
+// inputs, and writes the JSON report.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <iostream>
+#include <map>
+
+#include "kernels/registry.h"
+#include "oracles/float_text.h"
+#include "suites/engine.h"
+#include "suites/report.h"
+#include "suites/tanh_bwd_oracle.h"
+#include "suites/tanh_bwd_suites.h"
+#include "tools/cli.h"
+#include "tools/text_table.h"
+
+namespace ulpgate {
+namespace {
+
+struct RunArgs {
+  std::string kernel;
+  std::string variant = "all";
+  std::string target = "all";
+  std::string suite;
+  std::string inputs_path;
+  uint64_t n = 0;
+  uint64_t seed = 1;
+  std::string json_path;
+  unsigned threads = 0;
+  bool quiet = false;
+};
+
+std::string Ulp(double e) {
+  if (e == 0) return "0";
+  if (e < 1e-3 || e >= 1e6) return fmt::format("{:.3e}", e);
+  return fmt::format("{:.4g}", e);
+}
+
+std::string BinLabel(const ErrorStatistics& s, size_t i) {
+  const auto& b = s.bounds();
+  auto bound = [](double x) {
+    if (x == 0.5) return std::string("0.5");
+    if (x >= 1024) return fmt::format("2^{}", static_cast<int>(std::log2(x)));
+    return fmt::format("{}", x);
+  };
+  if (i == 0) return "e = 0";
+  if (i == b.size()) return "e > " + bound(b.back());
+  return fmt::format("({}, {}]", bound(b[i - 1]), bound(b[i]));
+}
+
+// The command that replays one input on one variant and target.
+std::string ReproduceCommand(const CaseResult& r, const InputSet& inputs, uint64_t index) {
+  return fmt::format("echo '{} {}' | ulpgate run --kernel {} --variant {} --target {} --inputs -",
+                     HexFloat(inputs.columns[0][index]), HexFloat(inputs.columns[1][index]),
+                     r.op, r.variant, r.target);
+}
+
+void PrintText(const std::vector<CaseResult>& results, const InputSet& inputs,
+               const std::vector<std::string>& skipped, bool quiet) {
+  std::cout << fmt::format("tanh_bwd on {} (seed {}, n {})\n", inputs.source, inputs.seed,
+                           inputs.size());
+  if (!skipped.empty()) {
+    std::string names;
+    for (const auto& s : skipped) names += (names.empty() ? "" : ", ") + s;
+    std::cout << "skipped (compiled, not supported by this CPU): " << names << '\n';
+  }
+  std::cout << '\n';
+  TextTable summary({"variant", "target", "max_ulp", "mean_ulp", "p99", "correctly_rounded",
+                     "special", "signed_zero", "model", "expected", "mismatches"});
+  summary.SetLeftAligned({0, 1, 8, 9});
+  for (const CaseResult& r : results) {
+    const ErrorStatistics& s = r.stats;
+    const std::string model = r.conformance.model();
+    summary.AddRow({r.variant, r.target, Ulp(s.max_ulp()), Ulp(s.mean_ulp()),
+                    Ulp(s.Percentile(99)),
+                    fmt::format("{:.2f}%", 100.0 * s.correctly_rounded() / std::max<uint64_t>(s.n(), 1)),
+                    std::to_string(s.special_mismatch()), std::to_string(s.signed_zero_mismatch()),
+                    model.empty() ? "none" : model, r.conformance.expected_model,
+                    std::to_string(r.conformance.mismatches)});
+  }
+  summary.Print(std::cout);
+  if (quiet) return;
+
+  // One histogram table per variant, targets as columns.
+  std::map<std::string, std::vector<const CaseResult*>> by_variant;
+  std::vector<std::string> order;
+  for (const CaseResult& r : results) {
+    if (by_variant[r.variant].empty()) order.push_back(r.variant);
+    by_variant[r.variant].push_back(&r);
+  }
+  for (const std::string& variant : order) {
+    const auto& cases = by_variant[variant];
+    std::cout << "\nhistogram of ULP error e, " << variant << " (inputs per bin)\n";
+    std::vector<std::string> header = {"bin"};
+    for (const CaseResult* r : cases) header.push_back(r->target);
+    TextTable table(header);
+    table.SetLeftAligned({0});
+    const size_t bins = cases.front()->stats.counts().size();
+    size_t last = 0;
+    for (const CaseResult* r : cases) {
+      for (size_t i = 0; i < bins; ++i) {
+        if (r->stats.counts()[i] != 0) last = std::max(last, i);
+      }
+    }
+    for (size_t i = 0; i <= last; ++i) {
+      std::vector<std::string> row = {BinLabel(cases.front()->stats, i)};
+      for (const CaseResult* r : cases) row.push_back(std::to_string(r->stats.counts()[i]));
+      table.AddRow(row);
+    }
+    std::vector<std::string> special = {"special mismatch"};
+    for (const CaseResult* r : cases) special.push_back(std::to_string(r->stats.special_mismatch()));
+    table.AddRow(special);
+    table.Print(std::cout, "  ");
+    // The worst input over the variant's targets.
+    const CaseResult* worst = nullptr;
+    for (const CaseResult* r : cases) {
+      if (r->stats.max_index() >= 0 && (!worst || r->stats.max_ulp() > worst->stats.max_ulp())) {
+        worst = r;
+      }
+    }
+    if (worst) {
+      const uint64_t i = worst->stats.max_index();
+      const float g = inputs.columns[0][i], t = inputs.columns[1][i];
+      float y;
+      FindTanhBwdKernel(worst->variant, FindTarget(worst->target)->bits)(&g, &t, &y, 1);
+      std::cout << fmt::format(
+          "  worst: {} ULP on {} at input #{}: grad = {} ({}), t = {} ({})\n"
+          "         output {} ({}), exact {}\n"
+          "  reproduce: {}\n",
+          Ulp(worst->stats.max_ulp()), worst->target, i, HexFloat(g), BitsHex(g), HexFloat(t),
+          BitsHex(t), HexFloat(y), BitsHex(y), TanhBwdExact(g, t).ToDecimal(17),
+          ReproduceCommand(*worst, inputs, i));
+    }
+    for (const CaseResult* r : cases) {
+      if (r->stats.first_special_index() >= 0) {
+        const uint64_t i = r->stats.first_special_index();
+        std::cout << fmt::format("  special mismatch on {}: first at input #{}: grad = {}, t = {}\n",
+                                 r->target, i, HexFloat(inputs.columns[0][i]),
+                                 HexFloat(inputs.columns[1][i]));
+        break;
+      }
+    }
+  }
+}
+
+void Run(const RunArgs& args) {
+  if (args.kernel != "tanh_bwd") {
+    throw UsageError("unknown kernel '" + args.kernel + "' (available: tanh_bwd)");
+  }
+  if (!args.suite.empty() && !args.inputs_path.empty()) {
+    throw UsageError("--suite and --inputs exclude each other");
+  }
+  InputSet inputs;
+  if (!args.inputs_path.empty()) {
+    inputs = ReadInputFile(args.inputs_path, kTanhBwdOperands);
+    if (args.n != 0 && args.n < inputs.size()) {
+      for (auto& column : inputs.columns) column.resize(args.n);
+    }
+  } else {
+    const std::string suite = args.suite.empty() ? "domain" : args.suite;
+    const SuiteInfo* info = nullptr;
+    for (const auto& s : TanhBwdSuites()) {
+      if (s.name == suite) info = &s;
+    }
+    if (!info) {
+      throw UsageError("unknown suite '" + suite + "' (random, domain, training, adversarial)");
+    }
+    inputs = GenerateTanhBwdSuite(suite, args.seed, args.n ? args.n : info->default_n);
+  }
+  RunOptions options;
+  options.variants = SplitList(args.variant);
+  for (const auto& v : options.variants) {
+    if (TanhBwdVariantIndex(v) < 0) {
+      throw UsageError("unknown variant '" + v + "' (mac, mac_unfused, mulsub, mulsub_fma, all)");
+    }
+  }
+  std::vector<std::string> skipped;
+  options.targets = ResolveTargets(args.target, &skipped);
+  options.threads = args.threads;
+  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  if (tty) {
+    options.progress = [](uint64_t done, uint64_t total) {
+      std::cerr << fmt::format("\r  {} / {} inputs ({:.0f}%)", done, total, 100.0 * done / total)
+                << std::flush;
+    };
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<CaseResult> results = RunTanhBwd(inputs, options);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (tty) std::cerr << '\r' << std::string(60, ' ') << '\r';
+
+  PrintText(results, inputs, skipped, args.quiet);
+  std::cerr << fmt::format("ran {} inputs x {} (variant, target) cases in {:.2f} s ({:.0f} inputs/s)\n",
+                           inputs.size(), results.size(), seconds, inputs.size() / seconds);
+  if (!args.json_path.empty()) {
+    nlohmann::ordered_json report;
+    report["tool"] = "ulpgate 0.1.0";
+    for (const CaseResult& r : results) report["results"].push_back(CaseJson(r, inputs));
+    WriteJsonFile(args.json_path, report);
+  }
+}
+
+}  // namespace
+
+void AddRunCommand(CLI::App& app) {
+  auto args = std::make_shared<RunArgs>();
+  auto* cmd = app.add_subcommand("run", "Run an op's variants on targets over a suite or input file");
+  cmd->add_option("--kernel", args->kernel, "Op to run (tanh_bwd)")->required();
+  cmd->add_option("--variant", args->variant, "Variant, comma-separated list, or all")
+      ->capture_default_str();
+  cmd->add_option("--target", args->target,
+                  "Target (SCALAR, SSSE3, SSE4, AVX2, ...), comma-separated list, best, or all "
+                  "(every target this CPU supports)")
+      ->capture_default_str();
+  cmd->add_option("--suite", args->suite, "Input suite: random, domain (default), training, adversarial");
+  cmd->add_option("--inputs", args->inputs_path,
+                  "Input file: one 'grad t' tuple per line, hex floats or decimals, # comments; - for stdin");
+  cmd->add_option("--n", args->n, "Number of inputs (default: the suite's; with --inputs: at most this many)");
+  cmd->add_option("--seed", args->seed, "Suite seed")->capture_default_str();
+  cmd->add_option("--json", args->json_path, "Write the JSON report here");
+  cmd->add_option("--threads", args->threads, "Worker threads (default: all cores)");
+  cmd->add_flag("--quiet", args->quiet, "Only the summary table");
+  cmd->callback([args] { Run(*args); });
+}
+
+}  // namespace ulpgate
