@@ -1,0 +1,88 @@
+// The engine and its statistics: deterministic across thread counts, counts
+// that add up, and statistics that match a direct recomputation.
+#include "suites/engine.h"
+
+#include <gtest/gtest.h>
+
+#include "oracles/float_text.h"
+#include "suites/report.h"
+#include "suites/tanh_bwd_oracle.h"
+#include "suites/tanh_bwd_suites.h"
+
+namespace ulpgate {
+namespace {
+
+TEST(Engine, SameResultsWithOneThreadAndMany) {
+  const InputSet inputs = GenerateTanhBwdSuite("adversarial", 3, 3 * kEngineChunk + 17);
+  RunOptions one, many;
+  one.threads = 1;
+  many.threads = 3;
+  const auto a = RunTanhBwd(inputs, one);
+  const auto b = RunTanhBwd(inputs, many);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t k = 0; k < a.size(); ++k) {
+    EXPECT_EQ(CaseJson(a[k], inputs).dump(), CaseJson(b[k], inputs).dump());
+  }
+}
+
+TEST(Engine, CountsAddUpAndMatchADirectRecomputation) {
+  const InputSet inputs = GenerateTanhBwdSuite("adversarial", 4, 5000);
+  RunOptions options;
+  options.keep_outputs = true;
+  options.targets = {&BestTarget()};
+  for (const CaseResult& r : RunTanhBwd(inputs, options)) {
+    const ErrorStatistics& s = r.stats;
+    uint64_t total = s.special_mismatch();
+    for (uint64_t c : s.counts()) total += c;
+    EXPECT_EQ(total, inputs.size()) << r.variant;
+    EXPECT_EQ(s.counts().size(), s.bounds().size() + 1);
+    // Recompute from the kept outputs, one input at a time.
+    ErrorStatistics direct;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const MpfrNumber exact = TanhBwdExact(inputs.columns[0][i], inputs.columns[1][i]);
+      direct.Add(MeasureUlpError(exact.get(), r.outputs[i]), i);
+    }
+    EXPECT_EQ(direct.counts(), s.counts()) << r.variant;
+    EXPECT_EQ(direct.max_ulp(), s.max_ulp()) << r.variant;
+    EXPECT_EQ(direct.max_index(), s.max_index()) << r.variant;
+    EXPECT_EQ(direct.correctly_rounded(), s.correctly_rounded()) << r.variant;
+    EXPECT_EQ(direct.special_mismatch(), s.special_mismatch()) << r.variant;
+    EXPECT_EQ(direct.signed_zero_mismatch(), s.signed_zero_mismatch()) << r.variant;
+  }
+}
+
+TEST(Engine, TheMacFormIsASpecialMismatchAtInfiniteGrad) {
+  // grad = inf, t = 0.5: the op is inf, the MAC form gives NaN (DESIGN.md).
+  InputSet inputs;
+  inputs.operand_names = {"grad", "t"};
+  inputs.columns = {{std::numeric_limits<float>::infinity()}, {0.5f}};
+  RunOptions options;
+  options.targets = {&BestTarget()};
+  options.variants = {"mac", "mulsub"};
+  const auto results = RunTanhBwd(inputs, options);
+  EXPECT_EQ(results[0].stats.special_mismatch(), 1u);
+  EXPECT_EQ(results[1].stats.special_mismatch(), 0u);
+  EXPECT_EQ(results[1].stats.correctly_rounded(), 1u);
+}
+
+TEST(Statistics, PercentilesAndMeanFollowTheData) {
+  ErrorStatistics s;
+  UlpError e;
+  for (int i = 0; i < 1000; ++i) {
+    e.ulp = (i < 900) ? 0.25 : 100.0;  // 90% at 0.25, 10% at 100
+    e.bin = (i < 900) ? 1 : 9;
+    s.Add(e, i);
+  }
+  EXPECT_NEAR(s.mean_ulp(), 0.9 * 0.25 + 0.1 * 100, 1e-12);
+  // Percentiles are upper edges of 2^(1/16)-wide bins: within 4.4% above.
+  EXPECT_GE(s.Percentile(50), 0.25);
+  EXPECT_LE(s.Percentile(50), 0.25 * 1.045);
+  EXPECT_GE(s.Percentile(99), 100.0 * 0.999);
+  EXPECT_LE(s.Percentile(99), 100.0);
+  EXPECT_EQ(s.max_index(), 900);  // the first input reaching the max
+  EXPECT_EQ(s.counts()[1], 900u);
+  EXPECT_EQ(s.counts()[9], 100u);
+}
+
+}  // namespace
+}  // namespace ulpgate
