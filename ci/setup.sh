@@ -14,6 +14,7 @@ packages=(
   libbenchmark-dev      # benchmarks
   libcli11-dev          # the command line
   libfmt-dev            # text formatting
+  python3               # the independent rechecks of reports (tools/python)
 )
 
 missing=()

@@ -4,6 +4,10 @@
 #include <iostream>
 #include <sstream>
 
+#include <unistd.h>
+
+#include <cstdio>
+
 #include "oracles/float_text.h"
 
 namespace ulpgate {
@@ -54,6 +58,34 @@ InputSet ReadInputFile(const std::string& path, const std::vector<std::string>& 
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot open for reading");
   return ReadInputFile(in, operand_names, path);
+}
+
+void WriteInputFile(const std::string& path, const InputSet& inputs,
+                    const std::vector<std::string>& header) {
+  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    if (!out) throw InputError(path + ": cannot open for writing");
+    for (const std::string& line : header) out << "# " << line << '\n';
+    out << '#';
+    for (const std::string& name : inputs.operand_names) out << ' ' << name;
+    out << '\n';
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      for (size_t k = 0; k < inputs.columns.size(); ++k) {
+        out << (k ? " " : "") << HexFloat(inputs.columns[k][i]);
+      }
+      out << '\n';
+    }
+    out.flush();
+    if (!out) {
+      std::remove(temporary.c_str());
+      throw InputError(path + ": write failed");
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    throw InputError(path + ": cannot replace the file");
+  }
 }
 
 }  // namespace ulpgate

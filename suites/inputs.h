@@ -41,6 +41,13 @@ InputSet ReadInputFile(std::istream& in, const std::vector<std::string>& operand
                        const std::string& where);
 InputSet ReadInputFile(const std::string& path, const std::vector<std::string>& operand_names);
 
+// Writes inputs in the format ReadInputFile reads: `header` lines (each
+// prefixed with "# "), a "# <operand names>" line, then one tuple per line as
+// hex floats. Atomic (temporary file, then rename); throws InputError naming
+// the path on failure.
+void WriteInputFile(const std::string& path, const InputSet& inputs,
+                    const std::vector<std::string>& header);
+
 }  // namespace ulpgate
 
 #endif  // ULPGATE_SUITES_INPUTS_H_

@@ -29,6 +29,7 @@ struct RunArgs {
   uint64_t n = 0;
   uint64_t seed = 1;
   std::string json_path;
+  std::string save_inputs_path;
   unsigned threads = 0;
   bool quiet = false;
 };
@@ -170,6 +171,17 @@ void Run(const RunArgs& args) {
     }
     inputs = GenerateTanhBwdSuite(suite, args.seed, args.n ? args.n : info->default_n);
   }
+  if (!args.save_inputs_path.empty()) {
+    const std::string source = args.inputs_path.empty()
+                                   ? fmt::format("--suite {} --seed {} --n {}", inputs.source,
+                                                 inputs.seed, inputs.size())
+                                   : "--inputs " + args.inputs_path;
+    WriteInputFile(args.save_inputs_path, inputs,
+                   {fmt::format("ulpgate inputs of tanh_bwd: {} ({} tuples)", inputs.source,
+                                inputs.size()),
+                    "regenerate: ulpgate run --kernel tanh_bwd " + source +
+                        " --save-inputs " + args.save_inputs_path});
+  }
   RunOptions options;
   options.variants = SplitList(args.variant);
   for (const auto& v : options.variants) {
@@ -222,6 +234,8 @@ void AddRunCommand(CLI::App& app) {
   cmd->add_option("--n", args->n, "Number of inputs (default: the suite's; with --inputs: at most this many)");
   cmd->add_option("--seed", args->seed, "Suite seed")->capture_default_str();
   cmd->add_option("--json", args->json_path, "Write the JSON report here");
+  cmd->add_option("--save-inputs", args->save_inputs_path,
+                  "Also write the inputs as an input file (hex floats), for replay elsewhere");
   cmd->add_option("--threads", args->threads, "Worker threads (default: all cores)");
   cmd->add_flag("--quiet", args->quiet, "Only the summary table");
   cmd->callback([args] { Run(*args); });
