@@ -49,33 +49,19 @@ float RoundToBinary32(mpfr_srcptr x) {
   return Finish(s.r, mpfr_set(s.r, x, MPFR_RNDN));
 }
 
-float Binary32Arith::Add(float a, float b) const {
+// One binary32 operation a op b, rounded once.
+template <class MpfrOp>
+float RoundedBinary(MpfrOp op, float a, float b) {
   Scratch& s = GetScratch();
   mpfr_set_flt(s.a, a, MPFR_RNDN);
   mpfr_set_flt(s.b, b, MPFR_RNDN);
-  return Finish(s.r, mpfr_add(s.r, s.a, s.b, MPFR_RNDN));
+  return Finish(s.r, op(s.r, s.a, s.b, MPFR_RNDN));
 }
 
-float Binary32Arith::Sub(float a, float b) const {
-  Scratch& s = GetScratch();
-  mpfr_set_flt(s.a, a, MPFR_RNDN);
-  mpfr_set_flt(s.b, b, MPFR_RNDN);
-  return Finish(s.r, mpfr_sub(s.r, s.a, s.b, MPFR_RNDN));
-}
-
-float Binary32Arith::Mul(float a, float b) const {
-  Scratch& s = GetScratch();
-  mpfr_set_flt(s.a, a, MPFR_RNDN);
-  mpfr_set_flt(s.b, b, MPFR_RNDN);
-  return Finish(s.r, mpfr_mul(s.r, s.a, s.b, MPFR_RNDN));
-}
-
-float Binary32Arith::Div(float a, float b) const {
-  Scratch& s = GetScratch();
-  mpfr_set_flt(s.a, a, MPFR_RNDN);
-  mpfr_set_flt(s.b, b, MPFR_RNDN);
-  return Finish(s.r, mpfr_div(s.r, s.a, s.b, MPFR_RNDN));
-}
+float Binary32Arith::Add(float a, float b) const { return RoundedBinary(mpfr_add, a, b); }
+float Binary32Arith::Sub(float a, float b) const { return RoundedBinary(mpfr_sub, a, b); }
+float Binary32Arith::Mul(float a, float b) const { return RoundedBinary(mpfr_mul, a, b); }
+float Binary32Arith::Div(float a, float b) const { return RoundedBinary(mpfr_div, a, b); }
 
 float Binary32Arith::Sqrt(float a) const {
   Scratch& s = GetScratch();

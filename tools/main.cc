@@ -3,7 +3,6 @@
 #include <exception>
 #include <iostream>
 
-#include "suites/inputs.h"
 #include "tools/cli.h"
 
 int main(int argc, char** argv) {
@@ -26,13 +25,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::cerr << "ulpgate: error: " << e.what() << " (see 'ulpgate --help')\n";
     return 2;
-  } catch (const ulpgate::UsageError& e) {
-    std::cerr << "ulpgate: error: " << e.what() << '\n';
-    return 2;
-  } catch (const ulpgate::InputError& e) {
-    std::cerr << "ulpgate: error: " << e.what() << '\n';
-    return 2;
   } catch (const std::exception& e) {
+    // UsageError, InputError, unwritable reports: one line, status 2.
     std::cerr << "ulpgate: error: " << e.what() << '\n';
     return 2;
   }
