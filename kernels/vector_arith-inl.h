@@ -38,14 +38,14 @@ struct VectorArith {
 
 namespace impl {
 
-// out[i] = f(arith, a[i], b[i]) for any n and any (unaligned) pointers. The
+// out[i] = f(arith, a[i], b[i]) for any n and any (unaligned) pointers; out may
+// be a or b (each vector is loaded before its result is stored). The
 // tail goes through one full vector on the stack so that every lane of every
 // call runs the same instruction sequence as in the body; padding lanes hold
 // 0, which no op here traps on.
 template <class D, class F>
-HWY_INLINE void Elementwise2(D d, const float* HWY_RESTRICT a,
-                             const float* HWY_RESTRICT b, float* HWY_RESTRICT out,
-                             size_t n, F f) {
+HWY_INLINE void Elementwise2(D d, const float* a, const float* b, float* out, size_t n,
+                             F f) {
   const VectorArith<D> arith{d};
   const size_t lanes = hn::Lanes(d);
   size_t i = 0;
