@@ -114,8 +114,9 @@ HWY_NOINLINE void LinearBwdBias(const float* dy, float* db, size_t batch, size_t
   using Term = reduction_spec::PlainTerm;
   const hn::ScalableTag<float> d;
   if constexpr (kSchedule == ReductionSchedule::kLaneParallel) {
+    // Output o is row o of dy^T: `out` rows of one column each.
     const std::vector<float> dyt = impl::Transposed(dy, batch, out);
-    impl::LaneParallelOutputs<Term>(d, 1, out, batch, dyt.data(), 0, nullptr, 0, db, 0,
+    impl::LaneParallelOutputs<Term>(d, out, 1, batch, dyt.data(), batch, nullptr, 0, db, 1,
                                     [](const auto&, size_t, float v) { return v; });
   } else {
     impl::AcrossOutputs(

@@ -251,9 +251,12 @@ ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOpt
   struct Chunk {
     size_t instance, begin, count;
   };
-  // Small chunks: one element of a large shape costs up to a millisecond
-  // (exact sum and a dozen emulated models).
-  const size_t chunk_elements = 16;
+  // An element of a large shape costs up to a millisecond (exact sum and a
+  // dozen emulated models), and every chunk carries its own statistics per
+  // case: aim at about 64 chunks per instance. The size depends on the shape
+  // only, never on the thread count, so merged results (the mean's rounding
+  // included) do not depend on how many threads ran.
+  const size_t chunk_elements = std::clamp<size_t>(elements / 64, 16, 1024);
   std::vector<Chunk> chunks;
   for (size_t i = 0; i < instance_count; ++i) {
     for (size_t e = 0; e < elements; e += chunk_elements) {
