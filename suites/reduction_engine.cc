@@ -196,8 +196,10 @@ ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOpt
     const ReductionVariantInfo& variant = op.variants[v];
     c.expected_model = intern(
         ExpectedReductionModel(op, variant, target->f32_lanes, target->fused_muladd));
-    for (const ReductionModel& m : CandidateReductionModels(op, variant)) {
-      c.candidates.push_back(intern(m));
+    if (options.all_candidate_models) {
+      for (const ReductionModel& m : CandidateReductionModels(op, variant)) {
+        c.candidates.push_back(intern(m));
+      }
     }
     if (std::find(c.candidates.begin(), c.candidates.end(), c.expected_model) ==
         c.candidates.end()) {

@@ -61,6 +61,9 @@ struct ReductionRunOptions {
   bool emulate_unsupported = false;        // add "model" cases for compiled, unsupported targets
   unsigned threads = 0;                    // 0: hardware concurrency
   bool keep_details = false;               // fill ReductionRun::details
+  // Compare every output with every candidate model (the report's "matching"
+  // list); false: with the expected model only, about a third of the work.
+  bool all_candidate_models = true;
   size_t misalign = 0;  // operands and outputs start this many floats past an aligned start
   std::function<void(uint64_t, uint64_t)> progress;  // (elements done, total)
 };
