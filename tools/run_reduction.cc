@@ -229,6 +229,15 @@ void RunReductionCommand(const RunArgs& args) {
   }
   const ReductionShape shape =
       ParseShape(op.op, args.shape.empty() ? (mse ? "1000" : "32,32,32") : args.shape);
+  // Keep a typo from asking for terabytes: 2^26 floats (256 MiB) per tensor.
+  for (const auto& extents : ReductionOperandShapes(op.op, shape)) {
+    uint64_t count = 1;
+    for (size_t e : extents) count *= e;
+    if (count > (uint64_t{1} << 26)) {
+      throw UsageError("--shape " + ShapeText(op.op, shape) +
+                       ": an operand would hold more than 2^26 floats");
+    }
+  }
   ReductionInputSet inputs;
   if (args.instance >= 0) {
     inputs.op = op.op;
