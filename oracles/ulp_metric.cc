@@ -140,7 +140,10 @@ UlpError MeasureUlpErrorOfQuotient(mpfr_srcptr numerator, uint64_t denominator, 
   // A binary32 rounding boundary (a midpoint, 25 bits) on the `precision`-bit
   // grid of this binade cannot lie strictly between toward_zero and the next
   // grid point, where an inexact x lies; one extra bit in between stands for x
-  // in every rounding decision and is itself no boundary.
+  // in every rounding decision and is itself no boundary. (Defensive: with 128
+  // bits beyond the numerator's, |x - boundary| >= lsb(numerator) / N exceeds
+  // the truncation error, so toward_zero is never itself a boundary; no input
+  // can tell this step from plain round-to-nearest, hence no test for it.)
   MpfrNumber stand_in(precision + 1);
   mpfr_set(stand_in.get(), toward_zero.get(), MPFR_RNDN);  // exact: more bits
   if (ternary != 0) {

@@ -47,9 +47,11 @@ ElementExact ReductionExact(ReductionOp op, const ElementTerms& terms) {
       // x = sum_k p_k q_k (+ bias): every product is exact in 48 bits and the
       // sum in `precision` bits (ReductionExactPrecision); the zero we start
       // from is +0, so an exact sum of zero is +0.
+      MpfrNumber p(24), q(24);
       for (size_t k = 0; k < n; ++k) {
-        if (mpfr_mul(term.get(), MpfrNumber(24, terms.p[k]).get(),
-                     MpfrNumber(24, terms.q[k]).get(), MPFR_RNDN) != 0) {
+        mpfr_set_flt(p.get(), terms.p[k], MPFR_RNDN);  // exact: 24 bits
+        mpfr_set_flt(q.get(), terms.q[k], MPFR_RNDN);
+        if (mpfr_mul(term.get(), p.get(), q.get(), MPFR_RNDN) != 0) {
           throw InexactError("product rounded");
         }
         AddExact(result.numerator, term.get());

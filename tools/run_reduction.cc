@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <iostream>
 #include <map>
 
@@ -75,20 +76,19 @@ void PrintHistogram(const std::vector<const ReductionCaseResult*>& cases,
   table.Print(std::cout, "  ");
 }
 
-std::string ReproduceCommand(const RunArgs& args, const ReductionInputSet& inputs,
-                             const ReductionCaseResult& r, uint64_t instance) {
+std::string ReproduceCommand(const ReductionInputSet& inputs, const ReductionCaseResult& r,
+                             uint64_t instance) {
   return fmt::format(
       "ulpgate run --kernel {} --variant {} --target {} --suite {} --seed {} --shape {} "
       "--instance {}{} --dump -",
       r.op, r.variant, r.kind == CaseKind::kPeer ? std::string("all") : r.target, inputs.source,
       inputs.seed, ShapeText(inputs.op, inputs.shape), instance,
       r.kind == CaseKind::kModel ? " --emulate-unsupported" : "");
-  (void)args;
 }
 
 // The element behind a statistic: where it is, what the case gave, the exact
 // value and both error measures.
-void PrintElement(const char* what, const RunArgs& args, const ReductionInputSet& inputs,
+void PrintElement(const char* what, const ReductionInputSet& inputs,
                   const ReductionRun& run, size_t case_index, uint64_t global) {
   const ReductionCaseResult& r = run.cases[case_index];
   const size_t per_instance = inputs.outputs_per_instance();
@@ -109,7 +109,7 @@ void PrintElement(const char* what, const RunArgs& args, const ReductionInputSet
       ExactValue(exact).ToDecimal(17), Number(ulp.ulp),
       ulp.special_mismatch ? " (special mismatch)" : "", Number(bound.fraction),
       bound.overflow_exempt ? " (overflow: bound does not apply)" : "", exact.bound.roundings,
-      Gamma(exact.bound.roundings), ReproduceCommand(args, inputs, r, instance.index));
+      Gamma(exact.bound.roundings), ReproduceCommand(inputs, r, instance.index));
 }
 
 void PrintText(const RunArgs& args, const ReductionRun& run, const ReductionInputSet& inputs,
@@ -160,13 +160,13 @@ void PrintText(const RunArgs& args, const ReductionRun& run, const ReductionInpu
                                "(bound fraction > 1)\n",
                                r.kind == CaseKind::kPeer ? "PEER BREAKS THE BOUND" : "BUG",
                                r.bound.above_one(), r.variant, r.op, r.target);
-      PrintElement("first", args, inputs, run, c, r.bound.first_above_one_index());
+      PrintElement("first", inputs, run, c, r.bound.first_above_one_index());
     }
     if (r.kind == CaseKind::kKernel && r.conformance.mismatches > 0) {
       std::cout << fmt::format("\nNOT CONFORMING: {} on {}: {} output(s) differ from model {}\n",
                                r.variant, r.target, r.conformance.mismatches,
                                r.conformance.expected_model);
-      PrintElement("first", args, inputs, run, c, r.conformance.first_mismatch_index);
+      PrintElement("first", inputs, run, c, r.conformance.first_mismatch_index);
     }
   }
   if (quiet) return;
@@ -195,7 +195,7 @@ void PrintText(const RunArgs& args, const ReductionRun& run, const ReductionInpu
       if (run.cases[c].stats.max_ulp() > run.cases[worst].stats.max_ulp()) worst = c;
     }
     if (run.cases[worst].stats.max_index() >= 0) {
-      PrintElement("worst ULP", args, inputs, run, worst, run.cases[worst].stats.max_index());
+      PrintElement("worst ULP", inputs, run, worst, run.cases[worst].stats.max_index());
     }
     size_t widest = by_variant[variant].front();
     for (size_t c : by_variant[variant]) {
@@ -203,7 +203,7 @@ void PrintText(const RunArgs& args, const ReductionRun& run, const ReductionInpu
     }
     if (run.cases[widest].bound.max_index() >= 0 &&
         run.cases[widest].bound.max_index() != run.cases[worst].stats.max_index()) {
-      PrintElement("largest bound fraction", args, inputs, run, widest,
+      PrintElement("largest bound fraction", inputs, run, widest,
                    run.cases[widest].bound.max_index());
     }
   }

@@ -107,8 +107,7 @@ TEST_P(LinearTargetTest, TailsAndMisalignedStarts) {
   // Every odd size up to twice the widest vector (16 lanes), so every lane
   // count meets every tail length, and ragged shapes where the reduction and
   // the output extents have different tails.
-  std::vector<ReductionShape> shapes;
-  for (size_t s = 1; s <= 31; s += 2) shapes.push_back(Shape(s, s, s));
+  std::vector<ReductionShape> shapes = TailShapes(GetParam().op);
   for (size_t s = 1; s <= 31; s += 6) shapes.push_back(Shape(s % 5 + 1, 33 - s, s + 2));
   for (const ReductionShape& shape : shapes) {
     const ReductionInputSet inputs =
