@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   ulpgate::AddListCommand(app);
   ulpgate::AddRunCommand(app);
   ulpgate::AddExplainCommand(app);
+  ulpgate::AddDivergeCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
