@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   ulpgate::AddRunCommand(app);
   ulpgate::AddExplainCommand(app);
   ulpgate::AddDivergeCommand(app);
+  ulpgate::AddMatrixCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
