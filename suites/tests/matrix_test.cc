@@ -8,6 +8,9 @@
 
 #include <algorithm>
 
+#include "suites/engine.h"
+#include "suites/tanh_bwd_suites.h"
+
 namespace ulpgate {
 namespace {
 
@@ -104,6 +107,40 @@ TEST(MatrixTest, MaxUlpPerSuiteShowsTheFormsApart) {
         EXPECT_LT(m.Find("mulsub_fma", t.name)->max_ulp[s], 2) << m.suites[s];
       }
     }
+  }
+}
+
+// A model counts only if matched on every suite: recompute the intersection
+// from the engine's per-suite conformance.
+TEST(MatrixTest, ConformsOnlyToModelsMatchedOnEverySuite) {
+  const ConformanceMatrix& m = Matrix();
+  std::vector<MatrixCell> expected = m.cells;
+  for (MatrixCell& c : expected) c.matching.clear();
+  bool first = true;
+  for (const std::string& suite : m.suites) {
+    const InputSet inputs = GenerateTanhBwdSuite(suite, m.seed, m.n_per_suite);
+    for (const CaseResult& r : RunTanhBwd(inputs, RunOptions())) {
+      for (MatrixCell& c : expected) {
+        if (c.variant != r.variant || c.target->name != r.target) continue;
+        if (first) {
+          c.matching = r.conformance.matching;
+        } else {
+          std::vector<std::string> kept;
+          for (const auto& model : c.matching) {
+            if (std::find(r.conformance.matching.begin(), r.conformance.matching.end(), model) !=
+                r.conformance.matching.end()) {
+              kept.push_back(model);
+            }
+          }
+          c.matching = kept;
+        }
+      }
+    }
+    first = false;
+  }
+  for (size_t i = 0; i < m.cells.size(); ++i) {
+    EXPECT_EQ(m.cells[i].matching, expected[i].matching)
+        << m.cells[i].variant << "@" << m.cells[i].target->name;
   }
 }
 
