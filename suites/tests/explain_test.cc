@@ -97,6 +97,19 @@ TEST(ExplainTest, MacUnfusedNearOneHandDerived) {
     EXPECT_NE(c->verdict.find("ill-conditioned"), std::string::npos) << c->verdict;
     EXPECT_NE(c->verdict.find("the form matters"), std::string::npos) << c->verdict;
   }
+  for (const ExplainedCase* c : CasesOf(x, "mac")) {
+    SCOPED_TRACE(Where(*c));
+    if (!c->target->fused_negmuladd) continue;
+    // Fused: grad - grad*RN(t*t) = 1.5*2^-23 rounds once, exactly.
+    EXPECT_EQ(c->traced_model, "mac_fused");
+    ASSERT_EQ(c->steps.size(), 2u);
+    EXPECT_EQ(c->steps[1].step.operation, "fma");
+    EXPECT_EQ(c->steps[1].step.expression, "grad - grad*(t*t)");
+    EXPECT_EQ(c->steps[1].step.exact.ToHexExact(), "0x1.8p-23");
+    EXPECT_DOUBLE_EQ(c->steps[1].local_error_ulp, 0);
+    EXPECT_DOUBLE_EQ(c->steps[0].contribution_ulp, 0.375);
+    EXPECT_DOUBLE_EQ(c->error.ulp, 0.375);
+  }
   for (const ExplainedCase* c : CasesOf(x, "mulsub")) {
     SCOPED_TRACE(Where(*c));
     // 1 - RN(t*t) = 2^-23 is exact (Sterbenz): only t*t's rounding remains.
@@ -137,7 +150,8 @@ TEST(ExplainTest, MulSubTieOfSquareHandDerived) {
   }
   for (const ExplainedCase* c : CasesOf(x, "mulsub_fma")) {
     SCOPED_TRACE(Where(*c));
-    if (c->traced_model != "mulsub_fused") continue;
+    if (!c->target->fused_negmuladd) continue;
+    EXPECT_EQ(c->traced_model, "mulsub_fused");
     ASSERT_EQ(c->steps.size(), 2u);
     EXPECT_EQ(c->steps[0].step.operation, "fma");
     EXPECT_EQ(c->steps[0].step.expression, "1 - t*t");
