@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -284,6 +285,20 @@ TEST(ExplainTest, AgreesWithModelsAndExactArithmeticOnSampledInputs) {
               EXPECT_LE(std::fabs(s.contribution_ulp),
                         std::fabs(c.steps[c.dominant_step].contribution_ulp));
             }
+            // The amplifier is the later step, fed by the dominant one, that
+            // magnifies relative errors most (none if none magnifies them).
+            int amplifier = -1;
+            double strongest = 1;
+            for (const ExplainedStep& s : c.steps) {
+              const auto& deps = s.step.depends_on;
+              if (s.index > c.dominant_step &&
+                  std::find(deps.begin(), deps.end(), c.dominant_step) != deps.end() &&
+                  s.step.cancellation > strongest) {
+                strongest = s.step.cancellation;
+                amplifier = s.index;
+              }
+            }
+            EXPECT_EQ(c.amplifier_step, amplifier);
           }
         }
       }
