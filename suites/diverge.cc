@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cmath>
 #include <limits>
+#include <set>
 #include <stdexcept>
 
 #include "oracles/float_text.h"
@@ -110,7 +111,9 @@ class Search {
   }
 
  private:
-  uint64_t Remaining() const { return options_.evaluations - evaluations_; }
+  uint64_t Remaining() const {
+    return evaluations_ >= options_.evaluations ? 0 : options_.evaluations - evaluations_;
+  }
 
   Keys RandomIn(const Box& box) {
     Keys k(n_);
@@ -222,7 +225,7 @@ class Search {
   bool NextClimbStart(Keys* start, double* score) {
     auto try_point = [&](const Keys& keys, double s) {
       if (keys.empty() || s <= 0) return false;
-      if (std::find(climbed_.begin(), climbed_.end(), keys) != climbed_.end()) return false;
+      if (climbed_.count(keys) != 0) return false;
       *start = keys;
       *score = s;
       return true;
@@ -234,7 +237,7 @@ class Search {
     }
     const Box* best = nullptr;
     for (const Box& b : boxes_) {
-      if (std::find(climbed_.begin(), climbed_.end(), b.best_keys) == climbed_.end() &&
+      if (climbed_.count(b.best_keys) == 0 &&
           b.best > 0 && (best == nullptr || b.best > best->best)) {
         best = &b;
       }
@@ -266,7 +269,7 @@ class Search {
   // Hill climbing: move to the best of a batch of neighbours while it improves;
   // stop after kClimbPatience batches without improvement (a local maximum).
   void Climb(Keys current, double score) {
-    climbed_.push_back(current);
+    climbed_.insert(current);
     int patience = kClimbPatience;
     while (patience > 0 && Remaining() > 0) {
       std::vector<Keys> batch;
@@ -286,7 +289,7 @@ class Search {
         --patience;
       }
     }
-    climbed_.push_back(current);
+    climbed_.insert(current);
   }
 
   size_t n_;
@@ -295,7 +298,7 @@ class Search {
   Random random_;
   uint64_t evaluations_ = 0;
   std::vector<Box> boxes_;
-  std::vector<Keys> climbed_;
+  std::set<Keys> climbed_;  // climbs' start and end points, not to climb again
   DivergeResult result_;
 };
 
@@ -313,8 +316,7 @@ std::string DivergeSide::Label() const {
   return variant + "@" + (target ? target->name : std::string("?"));
 }
 
-DivergeResult DivergeTanhBwd(const DivergeSide& a, const DivergeSide& b,
-                             const DivergeOptions& options) {
+DivergeScorer TanhBwdDivergeScorer(const DivergeSide& a, const DivergeSide& b) {
   auto kernel_of = [](const DivergeSide& side) {
     if (side.target == nullptr) throw std::invalid_argument(side.variant + ": no target");
     const TanhBwdKernel k = FindTanhBwdKernel(side.variant, side.target->bits);
@@ -327,8 +329,8 @@ DivergeResult DivergeTanhBwd(const DivergeSide& a, const DivergeSide& b,
   if (a.exact()) throw std::invalid_argument("diverge: the a side must be a kernel, not exact");
   const TanhBwdKernel kernel_a = kernel_of(a);
   const TanhBwdKernel kernel_b = b.exact() ? nullptr : kernel_of(b);
-  const DivergeScorer scorer = [&](const std::vector<std::vector<float>>& columns,
-                                   std::vector<DivergeEvaluation>* results) {
+  return [kernel_a, kernel_b](const std::vector<std::vector<float>>& columns,
+                              std::vector<DivergeEvaluation>* results) {
     const size_t n = columns[0].size();
     std::vector<float> ya(n), yb(n);
     kernel_a(columns[0].data(), columns[1].data(), ya.data(), n);
@@ -347,7 +349,11 @@ DivergeResult DivergeTanhBwd(const DivergeSide& a, const DivergeSide& b,
       (*results)[i] = {e.special_mismatch ? 0 : e.ulp, ya[i], yb[i], e.special_mismatch};
     }
   };
-  return SearchDivergence(2, scorer, options);
+}
+
+DivergeResult DivergeTanhBwd(const DivergeSide& a, const DivergeSide& b,
+                             const DivergeOptions& options) {
+  return SearchDivergence(2, TanhBwdDivergeScorer(a, b), options);
 }
 
 std::string DivergeInputFileText(const DivergeResult& result,

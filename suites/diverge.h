@@ -79,6 +79,7 @@ struct DivergeSide {
 // exact value, so it is in ULPs of the b side (DESIGN.md's metric when b is
 // exact; its special rules decide infinities and NaN). `a` must not be exact.
 // Throws std::invalid_argument for an unknown variant or a missing target.
+DivergeScorer TanhBwdDivergeScorer(const DivergeSide& a, const DivergeSide& b);
 DivergeResult DivergeTanhBwd(const DivergeSide& a, const DivergeSide& b,
                              const DivergeOptions& options);
 

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "kernels/tanh_bwd_spec.h"
@@ -97,6 +98,30 @@ TEST(DivergeTest, FindsTheCatastrophicRegionOfMacUnfusedFromRandomSeeds) {
     std::cout << "[diverge] seed " << seed << ": " << Describe(worst) << "; >= 1e6 ULP first at evaluation "
               << reached << ", " << seconds << " s\n";
   }
+}
+
+// grad = 1.5, t = 1 - 2^-24 (explain_test derives it): mac_unfused gives
+// 2^-22, mulsub_fma 1.5*2^-23 where fused (else mulsub's, the same here), the
+// exact value is 1.5*(2^-23 - 2^-48). In ULPs of b (2^-46): 2^-24 / 2^-46 =
+// 2^22; in ULPs of a (2^-45) it would be 2^21.
+TEST(DivergeTest, ScorerMeasuresInUlpsOfTheBSide) {
+  const DivergeSide a = Side("mac_unfused", BestTarget());
+  const std::vector<std::vector<float>> input = {{1.5f, 1.0f}, {0x1.fffffep-1f, 0.5f}};
+  std::vector<DivergeEvaluation> results(2);
+  TanhBwdDivergeScorer(a, Side("mulsub_fma", BestTarget()))(input, &results);
+  EXPECT_EQ(results[0].a, 0x1p-22f);
+  EXPECT_EQ(results[0].b, 0x1.8p-23f);
+  EXPECT_EQ(results[0].ulp, 0x1p22);
+  EXPECT_EQ(results[1].ulp, 0);  // 1 - 1/4 = 3/4 exactly either way
+  TanhBwdDivergeScorer(a, DivergeSide{})(input, &results);
+  EXPECT_EQ(results[0].ulp, 0x1p22 + 0.375);
+  EXPECT_EQ(results[0].b, 0x1.8p-23f);  // the exact value, rounded
+  // A special mismatch is flagged, not ranked: inf - inf*(1/4) is NaN.
+  const std::vector<std::vector<float>> special = {{std::numeric_limits<float>::infinity()}, {0.5f}};
+  std::vector<DivergeEvaluation> one(1);
+  TanhBwdDivergeScorer(a, DivergeSide{})(special, &one);
+  EXPECT_TRUE(one[0].special);
+  EXPECT_TRUE(std::isnan(one[0].a));
 }
 
 TEST(DivergeTest, AgainstTheExactValue) {
