@@ -100,9 +100,10 @@ void PrintCaseGroup(const Explanation& x, const std::vector<const ExplainedCase*
   } else {
     model = fmt::format("model {} (UNEXPECTED: expected {})", c.traced_model, c.expected_model);
   }
-  std::string error = c.error.special_mismatch ? "special mismatch" : FormatUlp(c.error.ulp) + " ULP";
+  const std::string summary =
+      c.error.special_mismatch ? "special mismatch" : FormatUlp(c.error.ulp) + " ULP";
   std::cout << fmt::format("\n{} on {}: {}, output {}: {}\n", c.variant, targets, model,
-                           FloatText(c.kernel_output), error);
+                           FloatText(c.kernel_output), summary);
   TextTable table({"step", "op", "expression", "exact (rounded operands)", "rounded", "local ULP",
                    "vs ideal ULP", "contribution ULP"});
   table.SetLeftAligned({1, 2, 3, 4});
@@ -115,10 +116,14 @@ void PrintCaseGroup(const Explanation& x, const std::vector<const ExplainedCase*
   table.Print(std::cout, "  ");
   double sum = 0;
   for (const ExplainedStep& s : c.steps) sum += s.contribution_ulp;
-  std::cout << fmt::format("  output {}  exact {}  error {} ULP (signed {}; contributions sum to {})\n",
-                           HexFloat(c.model_output), x.exact.ToDecimal(17),
-                           c.error.special_mismatch ? "n/a" : FormatUlp(c.error.ulp),
-                           Signed(c.signed_error_ulp), Signed(sum));
+  const std::string error =
+      c.error.special_mismatch ? "special mismatch" : FormatUlp(c.error.ulp) + " ULP";
+  const std::string detail =
+      c.contributions_defined
+          ? fmt::format("signed {}; contributions sum to {}", Signed(c.signed_error_ulp), Signed(sum))
+          : std::string("no contributions: a value is not finite");
+  std::cout << fmt::format("  output {}  exact {}  error {} ({})\n", HexFloat(c.model_output),
+                           x.exact.ToDecimal(17), error, detail);
   if (!SameFloat(c.model_output, c.kernel_output)) {
     std::cout << fmt::format("  the kernel gave {}, not the traced model's {}\n",
                              HexFloat(c.kernel_output), HexFloat(c.model_output));
