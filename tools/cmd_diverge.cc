@@ -11,6 +11,7 @@
 
 #include "kernels/tanh_bwd_spec.h"
 #include "oracles/float_text.h"
+#include "oracles/ulp_metric.h"
 #include "suites/diverge.h"
 #include "suites/explain.h"
 #include "suites/tanh_bwd_oracle.h"
@@ -116,16 +117,36 @@ void RunDiverge(const DivergeArgs& args) {
               << (result.special_mismatches ? " but the special mismatches below\n" : "\n");
   } else {
     std::cout << fmt::format("\nworst {} inputs found\n", result.worst.size());
-    TextTable table({"#", "ULP", "grad", "t", "a: " + a.Label(),
-                     b.exact() ? std::string("b: exact") : "b: " + b.Label(), "found at"});
-    table.SetLeftAligned({2, 3, 4, 5});
+    // Besides the disagreement, each side's own error against the exact value
+    // (outside the evaluation budget: a handful of oracle calls).
+    std::vector<std::string> header = {"#", "ULP apart", "grad", "t", "a: " + a.Label(), "a error"};
+    if (b.exact()) {
+      header.push_back("b: exact");
+    } else {
+      header.push_back("b: " + b.Label());
+      header.push_back("b error");
+    }
+    header.push_back("found at");
+    TextTable table(header);
+    table.SetLeftAligned({2, 3, 4, 6});
     for (size_t i = 0; i < result.worst.size(); ++i) {
       const DivergePoint& p = result.worst[i];
-      table.AddRow({std::to_string(i + 1), FormatUlp(p.evaluation.ulp), FloatCell(p.operands[0]),
-                    FloatCell(p.operands[1]), HexFloat(p.evaluation.a),
-                    b.exact() ? TanhBwdExact(p.operands[0], p.operands[1]).ToDecimal(9)
-                              : HexFloat(p.evaluation.b),
-                    std::to_string(p.found_at)});
+      const MpfrNumber exact = TanhBwdExact(p.operands[0], p.operands[1]);
+      auto error = [&](float y) {
+        const UlpError e = MeasureUlpError(exact.get(), y);
+        return e.special_mismatch ? std::string("special") : FormatUlp(e.ulp);
+      };
+      std::vector<std::string> row = {std::to_string(i + 1), FormatUlp(p.evaluation.ulp),
+                                      FloatCell(p.operands[0]), FloatCell(p.operands[1]),
+                                      HexFloat(p.evaluation.a), error(p.evaluation.a)};
+      if (b.exact()) {
+        row.push_back(exact.ToDecimal(9));
+      } else {
+        row.push_back(HexFloat(p.evaluation.b));
+        row.push_back(error(p.evaluation.b));
+      }
+      row.push_back(std::to_string(p.found_at));
+      table.AddRow(row);
     }
     table.Print(std::cout, "  ");
     const DivergePoint& worst = result.worst.front();
