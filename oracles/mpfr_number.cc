@@ -1,5 +1,7 @@
 #include "oracles/mpfr_number.h"
 
+#include <gmp.h>
+
 #include <cstdio>
 #include <cstring>
 
@@ -15,27 +17,39 @@ std::string MpfrNumber::ToDecimal(int digits) const {
   return result;
 }
 
-std::string MpfrNumber::ToExactHex() const {
+std::string MpfrNumber::ToHexExact() const {
   if (IsNan()) return "nan";
   const bool negative = mpfr_signbit(value_) != 0;
-  if (IsInf()) return negative ? "-inf" : "inf";
-  if (IsZero()) return negative ? "-0x0p+0" : "0x0p+0";
-  mpz_t significand;
-  mpz_init(significand);
-  // value = significand * 2^exponent exactly (mpfr_get_z_2exp never rounds).
-  long exponent = mpfr_get_z_2exp(significand, value_);
-  mpz_abs(significand, significand);
-  const mp_bitcnt_t zeros = mpz_scan1(significand, 0);
-  mpz_tdiv_q_2exp(significand, significand, zeros);
-  exponent += static_cast<long>(zeros);
-  char* digits = mpz_get_str(nullptr, 16, significand);
-  std::string text = std::string(negative ? "-" : "") + "0x" + digits + "p" +
-                     (exponent >= 0 ? "+" : "") + std::to_string(exponent);
+  const std::string sign = negative ? "-" : "";
+  if (IsInf()) return sign + "inf";
+  if (IsZero()) return sign + "0x0p+0";
+  // |x| = m * 2^e with m an integer; strip m's trailing zero bits, then
+  // |x| = 1.f * 2^(e + bits - 1) with bits - 1 fraction bits, padded to whole
+  // hex digits.
+  mpz_t m;
+  mpz_init(m);
+  long e = static_cast<long>(mpfr_get_z_2exp(m, value_));
+  mpz_abs(m, m);
+  const mp_bitcnt_t zeros = mpz_scan1(m, 0);
+  mpz_fdiv_q_2exp(m, m, zeros);
+  e += static_cast<long>(zeros);
+  const long bits = static_cast<long>(mpz_sizeinbase(m, 2));
+  const long exponent = e + bits - 1;
+  const long fraction_bits = bits - 1;
+  const long pad = (4 - fraction_bits % 4) % 4;
+  mpz_mul_2exp(m, m, static_cast<mp_bitcnt_t>(pad));
+  // m now is 1 followed by the fraction's hex digits.
+  char* digits = mpz_get_str(nullptr, 16, m);
+  std::string text(digits);
   void (*free_function)(void*, size_t);
   mp_get_memory_functions(nullptr, nullptr, &free_function);
-  free_function(digits, std::strlen(digits) + 1);
-  mpz_clear(significand);
-  return text;
+  free_function(digits, text.size() + 1);
+  mpz_clear(m);
+  std::string result = sign + "0x1";
+  if (text.size() > 1) result += "." + text.substr(1);
+  char exponent_text[32];
+  std::snprintf(exponent_text, sizeof exponent_text, "p%+ld", exponent);
+  return result + exponent_text;
 }
 
 }  // namespace ulpgate

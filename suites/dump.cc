@@ -92,7 +92,7 @@ void WriteTanhBwdDump(std::ostream& out, const InputSet& inputs,
     record["instance"] = i;
     record["shape"] = "1";
     record["inputs"] = {{"grad", HexList({grad})}, {"t", HexList({t})}};
-    record["exact"] = Json::array({exact.ToExactHex()});
+    record["exact"] = Json::array({exact.ToHexExact()});
     Json list = Json::array();
     for (const CaseResult& r : results) {
       if (r.outputs.size() != inputs.size()) {

@@ -44,6 +44,7 @@ struct ChunkResult {
   std::vector<std::array<uint64_t, kModelCount>> model_mismatches;
   std::vector<std::array<int64_t, kModelCount>> first_mismatch;
   std::vector<uint64_t> digests;
+  std::vector<ErrorMap> maps;  // per case, when RunOptions::map_operand >= 0
 };
 
 unsigned ThreadCount(unsigned requested) {
@@ -55,6 +56,9 @@ unsigned ThreadCount(unsigned requested) {
 
 std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& options) {
   if (inputs.columns.size() != 2) throw InputError("tanh_bwd takes 2 operands (grad t)");
+  if (options.map_operand >= static_cast<int>(inputs.columns.size())) {
+    throw InputError("no operand " + std::to_string(options.map_operand) + " to map errors by");
+  }
   std::vector<int> variants;
   if (options.variants.empty()) {
     for (size_t v = 0; v < kTanhBwdVariants.size(); ++v) variants.push_back(static_cast<int>(v));
@@ -101,6 +105,7 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
     out.first_mismatch.assign(cases.size(), {});
     for (auto& f : out.first_mismatch) f.fill(-1);
     out.digests.assign(cases.size(), 0);
+    if (options.map_operand >= 0) out.maps.assign(cases.size(), ErrorMap());
 
     std::vector<std::vector<float>> outputs(cases.size(), std::vector<float>(count));
     for (size_t k = 0; k < cases.size(); ++k) {
@@ -133,6 +138,10 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
           it = seen.end() - 1;
         }
         out.stats[k].Add(it->second, index);
+        if (options.map_operand >= 0) {
+          out.maps[k][BinadeBucket(inputs.columns[options.map_operand][index])].Add(it->second,
+                                                                                   index);
+        }
       }
     }
   };
@@ -181,6 +190,7 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
     uint64_t digest = 0xcbf29ce484222325ULL;
     for (size_t c = 0; c < chunks; ++c) {
       r.stats.Merge(partial[c].stats[k]);
+      if (options.map_operand >= 0) MergeErrorMap(r.error_map, partial[c].maps[k]);
       for (size_t m = 0; m < kModelCount; ++m) {
         mismatches[m] += partial[c].model_mismatches[k][m];
         if (first[m] < 0) first[m] = partial[c].first_mismatch[k][m];
@@ -188,6 +198,7 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
       digest = Fnv1a(&partial[c].digests[k], sizeof(uint64_t), digest);
     }
     r.output_digest = digest;
+    if (options.map_operand >= 0) r.map_operand = inputs.operand_names[options.map_operand];
     r.conformance.expected_model = std::string(kTanhBwdModels[cs.expected_model].name);
     r.conformance.mismatches = mismatches[cs.expected_model];
     r.conformance.first_mismatch_index = first[cs.expected_model];

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/registry.h"
+#include "suites/error_map.h"
 #include "suites/inputs.h"
 #include "suites/statistics.h"
 
@@ -32,6 +33,10 @@ struct CaseResult {
   Conformance conformance;
   uint64_t output_digest = 0;  // FNV-1a over the output bits in input order
   std::vector<float> outputs;  // kept when RunOptions::keep_outputs
+  // With RunOptions::map_operand >= 0: the statistics by that operand's binade
+  // and sign (suites/error_map.h).
+  std::string map_operand;
+  ErrorMap error_map;
 };
 
 struct RunOptions {
@@ -39,6 +44,9 @@ struct RunOptions {
   std::vector<const TargetInfo*> targets;  // empty: all supported
   unsigned threads = 0;                    // 0: hardware concurrency
   bool keep_outputs = false;
+  // >= 0: also break every case's statistics down by the binade and sign of
+  // this operand (index into InputSet::columns) into CaseResult::error_map.
+  int map_operand = -1;
   // Called now and then with (inputs done, inputs total), from the caller's thread.
   std::function<void(uint64_t, uint64_t)> progress;
 };

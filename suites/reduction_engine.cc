@@ -295,7 +295,7 @@ ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOpt
         model_outputs[m] = ReductionModelOutput(op, models[m], terms);
       }
       if (options.keep_details) {
-        std::string text = exact.numerator.ToExactHex();
+        std::string text = exact.numerator.ToHexExact();
         if (exact.denominator != 1) text += "/" + std::to_string(exact.denominator);
         run.details[chunk.instance].exact[e] = text;
       }

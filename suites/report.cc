@@ -66,6 +66,22 @@ nlohmann::ordered_json CaseJson(const CaseResult& r, const InputSet& inputs) {
         InputJson(inputs, r.conformance.first_mismatch_index);
   }
   j["output_digest"] = DigestHex(r.output_digest);
+  if (!r.map_operand.empty()) {
+    nlohmann::ordered_json buckets = nlohmann::ordered_json::array();
+    for (const auto& [bucket, b] : r.error_map) {
+      nlohmann::ordered_json bj;
+      bj["binade"] = BinadeLabel(bucket);
+      bj["n"] = b.n;
+      bj["max_ulp"] = b.max_ulp;
+      bj["mean_ulp"] = b.mean_ulp();
+      bj["above_1_ulp"] = b.above_one_ulp;
+      bj["correctly_rounded"] = b.correctly_rounded;
+      bj["special_mismatch"] = b.special_mismatch;
+      bj["max_input"] = b.max_index >= 0 ? InputJson(inputs, b.max_index) : nlohmann::ordered_json();
+      buckets.push_back(bj);
+    }
+    j["error_map"] = {{"operand", r.map_operand}, {"buckets", buckets}};
+  }
   return j;
 }
 

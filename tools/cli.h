@@ -33,6 +33,9 @@ int& ExitStatus();
 
 void AddListCommand(CLI::App& app);
 void AddRunCommand(CLI::App& app);
+void AddExplainCommand(CLI::App& app);
+void AddDivergeCommand(CLI::App& app);
+void AddMatrixCommand(CLI::App& app);
 
 }  // namespace ulpgate
 

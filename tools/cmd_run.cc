@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <map>
@@ -41,11 +42,81 @@ std::string BinLabel(const ErrorStatistics& s, size_t i) {
   return fmt::format("({}, {}]", bound(b[i - 1]), bound(b[i]));
 }
 
-// The command that replays one input on one variant and target.
+// The command that explains one input on one target, rounding by rounding.
 std::string ReproduceCommand(const CaseResult& r, const InputSet& inputs, uint64_t index) {
-  return fmt::format("echo '{} {}' | ulpgate run --kernel {} --variant {} --target {} --inputs -",
-                     HexFloat(inputs.columns[0][index]), HexFloat(inputs.columns[1][index]),
-                     r.op, r.variant, r.target);
+  std::string command = "ulpgate explain --kernel " + r.op;
+  for (size_t k = 0; k < inputs.operand_names.size(); ++k) {
+    command += fmt::format(" --input {}={}", inputs.operand_names[k],
+                           HexFloat(inputs.columns[k][index]));
+  }
+  return command + " --target " + r.target;
+}
+
+// Per variant: one row per binade of the mapped operand; per group of targets
+// with bit-identical outputs (hence identical errors), max and mean ULP and the
+// share above 1 ULP. The bucket with the largest error is marked.
+void PrintErrorMaps(const std::vector<CaseResult>& results, const InputSet& inputs) {
+  std::vector<std::string> order;
+  for (const CaseResult& r : results) {
+    if (std::find(order.begin(), order.end(), r.variant) == order.end()) order.push_back(r.variant);
+  }
+  for (const std::string& variant : order) {
+    std::vector<std::vector<const CaseResult*>> groups;
+    for (const CaseResult& r : results) {
+      if (r.variant != variant) continue;
+      auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) {
+        return g.front()->output_digest == r.output_digest;
+      });
+      if (it == groups.end()) {
+        groups.push_back({&r});
+      } else {
+        it->push_back(&r);
+      }
+    }
+    const std::string& operand = groups.front().front()->map_operand;
+    std::cout << fmt::format("\nerror map of {} by the binade and sign of {}\n", variant, operand);
+    std::vector<std::string> header = {operand + " in", "n"};
+    for (const auto& g : groups) {
+      std::string targets;
+      for (const CaseResult* r : g) targets += (targets.empty() ? "" : ",") + r->target;
+      header.push_back("max " + targets);
+      header.push_back("mean");
+      header.push_back("> 1 ULP");
+    }
+    header.push_back("");
+    TextTable table(header);
+    table.SetLeftAligned({0, header.size() - 1});
+    double worst = -1;
+    int worst_bucket = 0;
+    const CaseResult* worst_case = nullptr;
+    for (const auto& g : groups) {
+      for (const auto& [bucket, stats] : g.front()->error_map) {
+        if (stats.max_index >= 0 && stats.max_ulp > worst) {
+          worst = stats.max_ulp;
+          worst_bucket = bucket;
+          worst_case = g.front();
+        }
+      }
+    }
+    for (const auto& [bucket, first] : groups.front().front()->error_map) {
+      std::vector<std::string> row = {BinadeLabel(bucket), std::to_string(first.n)};
+      for (const auto& g : groups) {
+        const BucketStatistics& s = g.front()->error_map.at(bucket);
+        row.push_back(Ulp(s.max_ulp));
+        row.push_back(Ulp(s.mean_ulp()));
+        row.push_back(fmt::format("{:.1f}%", 100.0 * s.above_one_ulp / std::max<uint64_t>(s.n, 1)));
+      }
+      row.push_back(bucket == worst_bucket && worst > 0 ? "<- max" : "");
+      table.AddRow(row);
+    }
+    table.Print(std::cout, "  ");
+    if (worst > 0) {
+      const uint64_t i = worst_case->error_map.at(worst_bucket).max_index;
+      std::cout << fmt::format("  largest error in {} {}: {} ULP at input #{}; explain: {}\n",
+                               operand, BinadeLabel(worst_bucket), Ulp(worst), i,
+                               ReproduceCommand(*worst_case, inputs, i));
+    }
+  }
 }
 
 void PrintText(const std::vector<CaseResult>& results, const InputSet& inputs,
@@ -196,6 +267,14 @@ void Run(const RunArgs& args) {
   options.targets = ResolveTargets(args.target, &skipped);
   options.threads = args.threads;
   options.keep_outputs = !args.dump_path.empty();
+  if (!args.by.empty()) {
+    const auto it = std::find(inputs.operand_names.begin(), inputs.operand_names.end(), args.by);
+    if (it == inputs.operand_names.end()) {
+      throw UsageError("--by " + args.by + ": tanh_bwd has no operand '" + args.by +
+                       "' (grad, t)");
+    }
+    options.map_operand = static_cast<int>(it - inputs.operand_names.begin());
+  }
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   if (tty) {
     options.progress = [](uint64_t done, uint64_t total) {
@@ -210,6 +289,7 @@ void Run(const RunArgs& args) {
   if (tty) std::cerr << '\r' << std::string(60, ' ') << '\r';
 
   PrintText(results, inputs, skipped, args.quiet);
+  if (options.map_operand >= 0) PrintErrorMaps(results, inputs);
   std::cerr << fmt::format("ran {} inputs x {} (variant, target) cases in {:.2f} s ({:.0f} inputs/s)\n",
                            inputs.size(), results.size(), seconds, inputs.size() / seconds);
   if (!args.json_path.empty()) {
@@ -264,6 +344,9 @@ void AddRunCommand(CLI::App& app) {
                   "Also write the inputs as an input file (hex floats), for replay elsewhere");
   cmd->add_option("--threads", args->threads, "Worker threads (default: all cores)");
   cmd->add_flag("--quiet", args->quiet, "Only the summary table");
+  cmd->add_option("--by", args->by,
+                  "Break the statistics down by the binary exponent and sign of this operand "
+                  "(grad or t): an error map");
   cmd->callback([args] { Run(*args); });
 }
 

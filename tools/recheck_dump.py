@@ -75,7 +75,7 @@ def float_value(y):
 
 
 def parse_exact(text):
-    """"[-]0x<hex>p<exp>[/<den>]", "inf", "-inf", "nan"."""
+    """"[-]0x<hex>[.<hex>]p<exp>[/<den>]", "inf", "-inf", "nan"."""
     if text in ("inf", "-inf", "nan"):
         return Value(special=Special(text))
     denominator = 1
@@ -86,7 +86,9 @@ def parse_exact(text):
     body = text[1:] if negative else text
     assert body.startswith("0x"), text
     mantissa, exponent = body[2:].split("p")
-    value = Fraction(int(mantissa, 16)) * Fraction(2) ** int(exponent) / denominator
+    whole, _, fraction = mantissa.partition(".")
+    value = (Fraction(int(whole + fraction, 16), 16 ** len(fraction))
+             * Fraction(2) ** int(exponent) / denominator)
     return Value(-value if negative else value, negative_zero=(negative and value == 0))
 
 

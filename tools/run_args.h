@@ -20,6 +20,7 @@ struct RunArgs {
   std::string save_inputs_path;
   unsigned threads = 0;
   bool quiet = false;
+  std::string by;  // operand to map errors by (tanh_bwd)
   // Reductions only.
   std::string shape;
   int64_t instance = -1;  // >= 0: only this instance of the suite

@@ -229,14 +229,14 @@ TEST(UlpErrorOfQuotient, DecidesRoundingNextToAMidpointExactly) {
 TEST(ExactHex, WritesOddIntegerTimesPowerOfTwo) {
   MpfrNumber x(64);
   mpfr_set_d(x.get(), 0.75, MPFR_RNDN);
-  EXPECT_EQ(x.ToExactHex(), "0x3p-2");
+  EXPECT_EQ(x.ToHexExact(), "0x1.8p-1");
   mpfr_set_d(x.get(), -40.0, MPFR_RNDN);
-  EXPECT_EQ(x.ToExactHex(), "-0x5p+3");
+  EXPECT_EQ(x.ToHexExact(), "-0x1.4p+5");
   mpfr_set_zero(x.get(), -1);
-  EXPECT_EQ(x.ToExactHex(), "-0x0p+0");
+  EXPECT_EQ(x.ToHexExact(), "-0x0p+0");
   mpfr_set_d(x.get(), 0x1p-149, MPFR_RNDN);
   mpfr_mul_d(x.get(), x.get(), 0x1p-149, MPFR_RNDN);  // 2^-298, exact
-  EXPECT_EQ(x.ToExactHex(), "0x1p-298");
+  EXPECT_EQ(x.ToHexExact(), "0x1p-298");
 }
 
 }  // namespace

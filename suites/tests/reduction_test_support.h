@@ -79,7 +79,7 @@ inline std::string DescribeElement(const ReductionInputSet& inputs, const Reduct
       MeasureBoundFraction(exact.numerator.get(), exact.denominator, y, exact.bound);
   out << "\n  instance " << instance.index << ", " << ElementName(inputs.op, inputs.shape, e)
       << ": output " << HexFloat(y) << " (" << BitsHex(y) << ")"
-      << "\n  exact " << ExactValue(exact).ToDecimal(25) << " = " << exact.numerator.ToExactHex()
+      << "\n  exact " << ExactValue(exact).ToDecimal(25) << " = " << exact.numerator.ToHexExact()
       << (exact.denominator != 1 ? "/" + std::to_string(exact.denominator) : "")
       << ", correctly rounded " << HexFloat(RoundToBinary32(ExactValue(exact).get()));
   if (r.kind != CaseKind::kPeer && !r.conformance.expected_model.empty()) {

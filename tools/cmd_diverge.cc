@@ -1,0 +1,197 @@
+// ulpgate diverge: search for the inputs where two variants (or targets, or a
+// variant and the exact value) disagree most (suites/diverge.h does the
+// search); print the worst, and write them as an input file for `run --inputs`
+// that doubles as a worst-case list for golden/.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+
+#include "kernels/tanh_bwd_spec.h"
+#include "oracles/float_text.h"
+#include "oracles/ulp_metric.h"
+#include "suites/diverge.h"
+#include "suites/explain.h"
+#include "suites/tanh_bwd_oracle.h"
+#include "suites/tanh_bwd_suites.h"
+#include "tools/cli.h"
+#include "tools/text_table.h"
+
+namespace ulpgate {
+namespace {
+
+struct DivergeArgs {
+  std::string kernel;
+  std::string a, b;
+  uint64_t evaluations = 100000;
+  uint64_t seed = 1;
+  size_t keep = 16;
+  std::string out_path;
+};
+
+// "VARIANT[@TARGET]" (default target: the best this CPU has), or "exact".
+DivergeSide ParseSide(const std::string& spec, const char* flag, bool allow_exact) {
+  if (spec == "exact") {
+    if (!allow_exact) throw UsageError(std::string(flag) + " must be a variant; only --b may be exact");
+    return DivergeSide{};
+  }
+  const size_t at = spec.find('@');
+  DivergeSide side;
+  side.variant = spec.substr(0, at);
+  if (TanhBwdVariantIndex(side.variant) < 0) {
+    throw UsageError(std::string(flag) + ": unknown variant '" + side.variant +
+                     "' (mac, mac_unfused, mulsub, mulsub_fma" + (allow_exact ? ", or exact)" : ")"));
+  }
+  if (at == std::string::npos) {
+    side.target = &BestTarget();
+  } else {
+    const std::vector<const TargetInfo*> targets = ResolveTargets(spec.substr(at + 1), nullptr);
+    if (targets.size() != 1) throw UsageError(std::string(flag) + ": give one target");
+    side.target = targets.front();
+  }
+  return side;
+}
+
+std::string Command(const DivergeArgs& args, const DivergeSide& a, const DivergeSide& b) {
+  std::string command = fmt::format("ulpgate diverge --kernel {} --a {} --b {} --evals {} --seed {}",
+                                    args.kernel, a.Label(), b.Label(), args.evaluations, args.seed);
+  if (args.keep != 16) command += fmt::format(" --keep {}", args.keep);
+  if (!args.out_path.empty()) command += " --out " + args.out_path;
+  return command;
+}
+
+std::string FloatCell(float x) { return fmt::format("{} ({})", HexFloat(x), BitsHex(x)); }
+
+void WriteInputFile(const std::string& path, const DivergeArgs& args, const DivergeSide& a,
+                    const DivergeSide& b, const DivergeResult& result) {
+  const std::vector<std::string> header = {
+      fmt::format("tanh_bwd worst-case inputs: where {} and {} disagree most", a.Label(), b.Label()),
+      "found by ulpgate diverge: random restarts, hill climbing over neighbouring bit",
+      "patterns, refinement of the input intervals with the largest disagreement",
+      fmt::format("disagreement: |a - b| / ulp(b), in ULPs of {} ({} evaluations, seed {}){}",
+                  b.Label(), result.evaluations, args.seed,
+                  b.exact() ? "; b below is the exact value rounded to binary32" : ""),
+      "regenerate: " + Command(args, a, b),
+      "replay:     ulpgate run --kernel tanh_bwd --inputs " + path,
+  };
+  std::ofstream out(path, std::ios::trunc);
+  if (!out) throw UsageError(path + ": cannot open for writing");
+  out << DivergeInputFileText(result, kTanhBwdOperands, header);
+  if (!out.flush()) throw UsageError(path + ": write failed");
+}
+
+void RunDiverge(const DivergeArgs& args) {
+  if (args.kernel != "tanh_bwd") {
+    throw UsageError("unknown kernel '" + args.kernel + "' (available: tanh_bwd)");
+  }
+  if (args.evaluations == 0) throw UsageError("--evals must be at least 1");
+  if (args.keep == 0) throw UsageError("--keep must be at least 1");
+  const DivergeSide a = ParseSide(args.a, "--a", false);
+  const DivergeSide b = ParseSide(args.b, "--b", true);
+  DivergeOptions options;
+  options.evaluations = args.evaluations;
+  options.seed = args.seed;
+  options.keep = args.keep;
+  const auto start = std::chrono::steady_clock::now();
+  const DivergeResult result = DivergeTanhBwd(a, b, options);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  std::cout << fmt::format(
+      "diverge tanh_bwd: a = {}, b = {}; disagreement |a - b| / ulp(b) in ULPs of b\n"
+      "{} evaluations (seed {}) in {:.2f} s\n",
+      a.Label(), b.Label(), result.evaluations, args.seed, seconds);
+  std::string reached;
+  for (double threshold = 1; threshold <= 1e12; threshold *= 10) {
+    const uint64_t at = result.FirstReaching(threshold);
+    if (at == 0) break;
+    reached += fmt::format("{}>= {:.0e} at {}", reached.empty() ? "" : ", ", threshold, at);
+  }
+  if (!reached.empty()) std::cout << "first evaluation reaching: " << reached << "\n";
+  if (result.worst.empty()) {
+    std::cout << "no input was evaluated without a special mismatch\n";
+  } else if (result.worst.front().evaluation.ulp == 0) {
+    std::cout << "no disagreement: the two sides agreed on every input evaluated"
+              << (result.special_mismatches ? " but the special mismatches below\n" : "\n");
+  } else {
+    std::cout << fmt::format("\nworst {} inputs found\n", result.worst.size());
+    // Besides the disagreement, each side's own error against the exact value
+    // (outside the evaluation budget: a handful of oracle calls).
+    std::vector<std::string> header = {"#", "ULP apart", "grad", "t", "a: " + a.Label(), "a error"};
+    if (b.exact()) {
+      header.push_back("b: exact");
+    } else {
+      header.push_back("b: " + b.Label());
+      header.push_back("b error");
+    }
+    header.push_back("found at");
+    TextTable table(header);
+    table.SetLeftAligned({2, 3, 4, 6});
+    for (size_t i = 0; i < result.worst.size(); ++i) {
+      const DivergePoint& p = result.worst[i];
+      const MpfrNumber exact = TanhBwdExact(p.operands[0], p.operands[1]);
+      auto error = [&](float y) {
+        const UlpError e = MeasureUlpError(exact.get(), y);
+        return e.special_mismatch ? std::string("special") : FormatUlp(e.ulp);
+      };
+      std::vector<std::string> row = {std::to_string(i + 1), FormatUlp(p.evaluation.ulp),
+                                      FloatCell(p.operands[0]), FloatCell(p.operands[1]),
+                                      HexFloat(p.evaluation.a), error(p.evaluation.a)};
+      if (b.exact()) {
+        row.push_back(exact.ToDecimal(9));
+      } else {
+        row.push_back(HexFloat(p.evaluation.b));
+        row.push_back(error(p.evaluation.b));
+      }
+      row.push_back(std::to_string(p.found_at));
+      table.AddRow(row);
+    }
+    table.Print(std::cout, "  ");
+    const DivergePoint& worst = result.worst.front();
+    const TargetInfo* target = a.target;
+    std::cout << fmt::format(
+        "explain the worst: ulpgate explain --kernel tanh_bwd --input grad={} --input t={} "
+        "--target {}\n",
+        HexFloat(worst.operands[0]), HexFloat(worst.operands[1]),
+        (b.exact() || b.target == target) ? target->name : target->name + "," + b.target->name);
+  }
+  if (result.special_mismatches > 0) {
+    const DivergePoint& s = *result.first_special;
+    std::cout << fmt::format(
+        "special mismatches (NaN or infinity against something else, not ranked): {}, first: "
+        "grad = {}, t = {}: a = {}, b = {}\n",
+        result.special_mismatches, HexFloat(s.operands[0]), HexFloat(s.operands[1]),
+        HexFloat(s.evaluation.a),
+        b.exact() ? TanhBwdExact(s.operands[0], s.operands[1]).ToDecimal(9)
+                  : HexFloat(s.evaluation.b));
+  }
+  if (!args.out_path.empty()) {
+    WriteInputFile(args.out_path, args, a, b, result);
+    std::cout << fmt::format("wrote {} inputs to {} (replay: ulpgate run --kernel tanh_bwd --inputs {})\n",
+                             result.worst.size(), args.out_path, args.out_path);
+  }
+}
+
+}  // namespace
+
+void AddDivergeCommand(CLI::App& app) {
+  auto args = std::make_shared<DivergeArgs>();
+  auto* cmd = app.add_subcommand(
+      "diverge", "Search for the inputs where two variants/targets (or one and exact) disagree most");
+  cmd->add_option("--kernel", args->kernel, "Op (tanh_bwd)")->required();
+  cmd->add_option("--a", args->a, "VARIANT[@TARGET] (default target: the best this CPU runs)")
+      ->required();
+  cmd->add_option("--b", args->b, "VARIANT[@TARGET], or exact; disagreement is in ULPs of b")
+      ->required();
+  cmd->add_option("--evals", args->evaluations, "Inputs to evaluate on both sides")
+      ->capture_default_str();
+  cmd->add_option("--seed", args->seed, "Search seed")->capture_default_str();
+  cmd->add_option("--keep", args->keep, "Distinct worst inputs to report")->capture_default_str();
+  cmd->add_option("--out", args->out_path,
+                  "Write the worst inputs here (input-file format: run --inputs, golden/ worst-case list)");
+  cmd->callback([args] { RunDiverge(*args); });
+}
+
+}  // namespace ulpgate

@@ -1,0 +1,133 @@
+// ulpgate matrix: variant x target over the standard suites: the model each
+// kernel conforms to, max ULP per suite, and bit-identical output groups
+// (suites/matrix.h does the work; this file prints).
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "suites/explain.h"
+#include "suites/matrix.h"
+#include "suites/report.h"
+#include "tools/cli.h"
+#include "tools/text_table.h"
+
+namespace ulpgate {
+namespace {
+
+struct MatrixArgs {
+  std::string kernel = "tanh_bwd";
+  uint64_t n = 20000;
+  uint64_t seed = 1;
+  unsigned threads = 0;
+  std::string json_path;
+};
+
+void PrintMatrix(const ConformanceMatrix& m) {
+  std::string suites;
+  for (const auto& s : m.suites) suites += (suites.empty() ? "" : ", ") + s;
+  std::cout << fmt::format("{}: variant x target over {} suites ({}) x {} inputs, seed {}\n\n",
+                           m.op, m.suites.size(), suites, m.n_per_suite, m.seed);
+  std::cout << fmt::format(
+      "model each kernel conforms to, bit for bit on all {} inputs [bit-identical output group]\n",
+      m.n_per_suite * m.suites.size());
+  std::vector<std::string> header = {"variant"};
+  for (const TargetInfo* t : m.targets) {
+    header.push_back(t->name + (t->fused_negmuladd ? " (FMA)" : ""));
+  }
+  TextTable grid(header);
+  std::vector<size_t> left;
+  for (size_t c = 0; c < header.size(); ++c) left.push_back(c);
+  grid.SetLeftAligned(left);
+  for (const std::string& variant : m.variants) {
+    std::vector<std::string> row = {variant};
+    for (const TargetInfo* t : m.targets) {
+      const MatrixCell& c = *m.Find(variant, t->name);
+      if (!c.run) {
+        row.push_back("(" + c.expected_model + ": not run)");
+      } else if (c.model.empty()) {
+        row.push_back("NONE [" + GroupName(c.group) + "]");
+      } else {
+        row.push_back(c.model + (c.as_expected() ? "" : "!") + " [" + GroupName(c.group) + "]");
+      }
+    }
+    grid.AddRow(row);
+  }
+  grid.Print(std::cout, "  ");
+
+  std::cout << "\nmax ULP per suite (special: NaN/inf mismatches, all suites)\n";
+  std::vector<std::string> columns = {"variant", "target", "model", "expected"};
+  for (const auto& s : m.suites) columns.push_back(s);
+  columns.push_back("special");
+  columns.push_back("group");
+  TextTable errors(columns);
+  errors.SetLeftAligned({0, 1, 2, 3});
+  for (const MatrixCell& c : m.cells) {
+    if (!c.run) continue;
+    std::vector<std::string> row = {c.variant, c.target->name, c.model.empty() ? "none" : c.model,
+                                    c.expected_model};
+    uint64_t special = 0;
+    for (size_t s = 0; s < m.suites.size(); ++s) {
+      row.push_back(FormatUlp(c.max_ulp[s]));
+      special += c.special_mismatch[s];
+    }
+    row.push_back(std::to_string(special));
+    row.push_back(GroupName(c.group));
+    errors.AddRow(row);
+  }
+  errors.Print(std::cout, "  ");
+
+  std::cout << "\ndigest groups (bit-identical outputs on every input of every suite)\n";
+  for (size_t g = 0; g < m.groups.size(); ++g) {
+    std::string members;
+    for (size_t i : m.groups[g]) {
+      members += (members.empty() ? "" : " ") + m.cells[i].variant + "@" + m.cells[i].target->name;
+    }
+    std::cout << fmt::format("  {}  {}  {}\n", GroupName(static_cast<int>(g)),
+                             DigestHex(m.cells[m.groups[g].front()].digest), members);
+  }
+  std::string not_run;
+  for (const TargetInfo* t : m.targets) {
+    if (!t->supported) not_run += (not_run.empty() ? "" : ", ") + t->name;
+  }
+  if (!not_run.empty()) {
+    std::cout << "\nnot run (compiled, this CPU cannot run them): " << not_run << "\n";
+  }
+  size_t run = 0, expected = 0;
+  for (const MatrixCell& c : m.cells) {
+    run += c.run;
+    expected += c.as_expected();
+  }
+  std::cout << fmt::format(
+      "\nDESIGN.md's expectation (fused model where NegMulAdd is an FMA, two-rounding model "
+      "elsewhere): {} of {} cases run here conform{}\n",
+      expected, run, m.AllAsExpected() ? "" : "; '!' or NONE above marks the others");
+}
+
+void RunMatrix(const MatrixArgs& args) {
+  if (args.kernel != "tanh_bwd") {
+    throw UsageError("unknown kernel '" + args.kernel + "' (available: tanh_bwd)");
+  }
+  if (args.n == 0) throw UsageError("--n must be at least 1");
+  const ConformanceMatrix m = BuildTanhBwdMatrix(args.n, args.seed, args.threads);
+  PrintMatrix(m);
+  if (!args.json_path.empty()) WriteJsonFile(args.json_path, MatrixJson(m));
+  if (!m.AllAsExpected()) ExitStatus() = 1;
+}
+
+}  // namespace
+
+void AddMatrixCommand(CLI::App& app) {
+  auto args = std::make_shared<MatrixArgs>();
+  auto* cmd = app.add_subcommand(
+      "matrix",
+      "Variant x target: the model each kernel conforms to, max ULP per suite, identical-output "
+      "groups (exit 1 if a kernel does not follow the model its target should)");
+  cmd->add_option("--kernel", args->kernel, "Op (tanh_bwd)")->capture_default_str();
+  cmd->add_option("--n", args->n, "Inputs per suite")->capture_default_str();
+  cmd->add_option("--seed", args->seed, "Suite seed")->capture_default_str();
+  cmd->add_option("--threads", args->threads, "Worker threads (default: all cores)");
+  cmd->add_option("--json", args->json_path, "Write the matrix as JSON here");
+  cmd->callback([args] { RunMatrix(*args); });
+}
+
+}  // namespace ulpgate
