@@ -33,6 +33,7 @@ int& ExitStatus();
 
 void AddListCommand(CLI::App& app);
 void AddRunCommand(CLI::App& app);
+void AddDriftCommand(CLI::App& app);
 
 }  // namespace ulpgate
 

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "ulpgate 0.1.0");
   ulpgate::AddListCommand(app);
   ulpgate::AddRunCommand(app);
+  ulpgate::AddDriftCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
