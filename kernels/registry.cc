@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdint>
 
+#include "kernels/reduction_spec.h"
 #include "kernels/registry.h"
 
 #ifndef ULPGATE_KERNELS_REGISTRY_TYPES_
@@ -13,11 +14,17 @@
 namespace ulpgate {
 namespace registry_detail {
 // What one target contributes to the registry. Variants are in the order of
-// kTanhBwdVariants.
+// kTanhBwdVariants and of each op's table in reduction_spec.cc.
 struct TargetKernels {
   int64_t target;
   size_t f32_lanes;
   TanhBwdKernel tanh_bwd[4];
+  LinearFwdKernel linear_fwd[4];
+  LinearBwdInputKernel linear_bwd_input[4];
+  LinearBwdWeightKernel linear_bwd_weight[4];
+  LinearBwdBiasKernel linear_bwd_bias[3];
+  MseFwdKernel mse_fwd[8];
+  MseBwdKernel mse_bwd[1];
 };
 }  // namespace registry_detail
 }  // namespace ulpgate
@@ -28,18 +35,43 @@ struct TargetKernels {
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
 #include "hwy/highway.h"
+#include "kernels/linear-inl.h"
+#include "kernels/mse-inl.h"
 #include "kernels/tanh_bwd-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace ulpgate {
 namespace HWY_NAMESPACE {
 
-::ulpgate::registry_detail::TargetKernels GetTargetKernels() {
-  return ::ulpgate::registry_detail::TargetKernels{
+// Returns a constant-initialized table rather than building one: the registry
+// calls this for every compiled target, also those the CPU cannot run (AVX3 on
+// an AVX2 machine), and code compiled for such a target may use its
+// instructions (GCC filled a by-value struct with AVX-512 stores). Returning an
+// address runs no target-specific instruction.
+const ::ulpgate::registry_detail::TargetKernels* GetTargetKernels() {
+  using S = ReductionSchedule;
+  using M = MeanScaling;
+  // MaxLanes is constexpr, and equals Lanes on x86's fixed-width targets.
+  static constexpr ::ulpgate::registry_detail::TargetKernels kKernels{
       HWY_TARGET,
-      hn::Lanes(hn::ScalableTag<float>()),
+      hn::MaxLanes(hn::ScalableTag<float>()),
       {&TanhBwdMac, &TanhBwdMacUnfused, &TanhBwdMulSub, &TanhBwdMulSubFma},
+      {&LinearFwd<S::kSequentialFused>, &LinearFwd<S::kSequentialUnfused>,
+       &LinearFwd<S::kLaneParallel>, &LinearFwd<S::kPairwise>},
+      {&LinearBwdInput<S::kSequentialFused>, &LinearBwdInput<S::kSequentialUnfused>,
+       &LinearBwdInput<S::kLaneParallel>, &LinearBwdInput<S::kPairwise>},
+      {&LinearBwdWeight<S::kSequentialFused>, &LinearBwdWeight<S::kSequentialUnfused>,
+       &LinearBwdWeight<S::kLaneParallel>, &LinearBwdWeight<S::kPairwise>},
+      {&LinearBwdBias<S::kSequentialFused>, &LinearBwdBias<S::kLaneParallel>,
+       &LinearBwdBias<S::kPairwise>},
+      {&MseFwd<S::kSequentialFused, M::kDivide>, &MseFwd<S::kSequentialUnfused, M::kDivide>,
+       &MseFwd<S::kLaneParallel, M::kDivide>, &MseFwd<S::kPairwise, M::kDivide>,
+       &MseFwd<S::kSequentialFused, M::kReciprocal>,
+       &MseFwd<S::kSequentialUnfused, M::kReciprocal>,
+       &MseFwd<S::kLaneParallel, M::kReciprocal>, &MseFwd<S::kPairwise, M::kReciprocal>},
+      {&MseBwd},
   };
+  return &kKernels;
 }
 
 }  // namespace HWY_NAMESPACE
@@ -79,7 +111,7 @@ const Registry& GetRegistry() {
           entry == HWY_DISPATCH_TABLE(GetTargetKernels)[0]) {
         continue;
       }
-      const ::ulpgate::registry_detail::TargetKernels k = entry();
+      const ::ulpgate::registry_detail::TargetKernels k = *entry();
       const bool seen =
           std::any_of(r.kernels.begin(), r.kernels.end(),
                       [&](const ::ulpgate::registry_detail::TargetKernels& o) { return o.target == k.target; });
@@ -89,6 +121,9 @@ const Registry& GetRegistry() {
       info.name = hwy::TargetName(k.target);
       info.supported = (supported & k.target) != 0;
       info.fused_negmuladd = HasFusedNegMulAdd(k.target);
+      // MulAdd is fused on exactly the same targets (_mm*_fmadd_ps under the
+      // same #if in x86_128/256/512-inl.h; scalar-inl.h computes mul*x + add).
+      info.fused_muladd = HasFusedNegMulAdd(k.target);
       info.f32_lanes = k.f32_lanes;
       r.targets.push_back(info);
       r.kernels.push_back(k);
@@ -145,6 +180,48 @@ TanhBwdKernel FindTanhBwdKernel(std::string_view variant, int64_t target) {
     }
   }
   return nullptr;
+}
+
+namespace {
+
+// The kernel of one (op, variant, target): `table` picks the op's array out of
+// a target's TargetKernels, in the order of the op's variant table.
+template <class Kernel, size_t kCount>
+Kernel FindReductionKernel(ReductionOp op, std::string_view variant, int64_t target,
+                           const Kernel (registry_detail::TargetKernels::*table)[kCount]) {
+  const int v = ReductionVariantIndex(GetReductionOp(op), variant);
+  if (v < 0 || static_cast<size_t>(v) >= kCount) return nullptr;
+  for (const registry_detail::TargetKernels& k : GetRegistry().kernels) {
+    if (k.target == target) return (k.*table)[v];
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+LinearFwdKernel FindLinearFwdKernel(std::string_view variant, int64_t target) {
+  return FindReductionKernel(ReductionOp::kLinearFwd, variant, target,
+                             &registry_detail::TargetKernels::linear_fwd);
+}
+LinearBwdInputKernel FindLinearBwdInputKernel(std::string_view variant, int64_t target) {
+  return FindReductionKernel(ReductionOp::kLinearBwdInput, variant, target,
+                             &registry_detail::TargetKernels::linear_bwd_input);
+}
+LinearBwdWeightKernel FindLinearBwdWeightKernel(std::string_view variant, int64_t target) {
+  return FindReductionKernel(ReductionOp::kLinearBwdWeight, variant, target,
+                             &registry_detail::TargetKernels::linear_bwd_weight);
+}
+LinearBwdBiasKernel FindLinearBwdBiasKernel(std::string_view variant, int64_t target) {
+  return FindReductionKernel(ReductionOp::kLinearBwdBias, variant, target,
+                             &registry_detail::TargetKernels::linear_bwd_bias);
+}
+MseFwdKernel FindMseFwdKernel(std::string_view variant, int64_t target) {
+  return FindReductionKernel(ReductionOp::kMseFwd, variant, target,
+                             &registry_detail::TargetKernels::mse_fwd);
+}
+MseBwdKernel FindMseBwdKernel(std::string_view variant, int64_t target) {
+  return FindReductionKernel(ReductionOp::kMseBwd, variant, target,
+                             &registry_detail::TargetKernels::mse_bwd);
 }
 
 }  // namespace ulpgate

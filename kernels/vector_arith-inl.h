@@ -24,6 +24,7 @@ struct VectorArith {
   D d;
 
   HWY_INLINE Value Const(float c) const { return hn::Set(d, c); }
+  HWY_INLINE Value Zero() const { return hn::Zero(d); }
   HWY_INLINE Value Add(Value a, Value b) const { return hn::Add(a, b); }
   HWY_INLINE Value Sub(Value a, Value b) const { return hn::Sub(a, b); }
   HWY_INLINE Value Mul(Value a, Value b) const { return hn::Mul(a, b); }
@@ -34,6 +35,33 @@ struct VectorArith {
   HWY_INLINE Value NegMulAdd(Value a, Value b, Value c) const {
     return hn::NegMulAdd(a, b, c);
   }
+
+  // For the lane-parallel schedules (reduction_spec-inl.h): the lanes of a
+  // vector as a buffer of floats, to be reduced in the spec's fixed order.
+  struct LaneBuffer {
+    alignas(64) float lane[hn::MaxLanes(D())];
+    float& operator[](size_t i) { return lane[i]; }
+  };
+  HWY_INLINE size_t Lanes() const { return hn::Lanes(d); }
+  HWY_INLINE LaneBuffer ToScalars(Value v) const {
+    LaneBuffer buffer;
+    hn::Store(v, d, buffer.lane);
+    return buffer;
+  }
+};
+
+// Host binary32 arithmetic, for the scalar steps of a kernel (the horizontal
+// reduction of a lane-parallel schedule, the bias of one output). Each
+// operation is one SSE instruction rounding once: every translation unit is
+// compiled with -ffp-contract=off, and x86-64 has no excess precision.
+struct ScalarArith {
+  using Value = float;
+  HWY_INLINE float Const(float c) const { return c; }
+  HWY_INLINE float Zero() const { return 0.0f; }
+  HWY_INLINE float Add(float a, float b) const { return a + b; }
+  HWY_INLINE float Sub(float a, float b) const { return a - b; }
+  HWY_INLINE float Mul(float a, float b) const { return a * b; }
+  HWY_INLINE float Div(float a, float b) const { return a / b; }
 };
 
 namespace impl {

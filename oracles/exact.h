@@ -14,6 +14,7 @@
 #ifndef ULPGATE_ORACLES_EXACT_H_
 #define ULPGATE_ORACLES_EXACT_H_
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 
@@ -33,6 +34,18 @@ class InexactError : public std::logic_error {
 // 24 + 300. 512 bits leave a margin, and InexactError guards the claim.
 inline constexpr mpfr_prec_t kTanhBwdExactPrecision = 512;
 
+// Precision that makes every sum of n products of binary32 numbers exact (the
+// linear layer, the MSE loss). A product of two binary32 numbers has at most
+// 48 significant bits and lies in [2^-298, 2^256); a difference y - t lies in
+// [2^-149, 2^129) and its square in [2^-298, 2^258). A sum of n such terms has
+// bits from 2^-298 up to below 2^(258 + log2 n + 1): fewer than 557 + log2 n
+// bits. 640 + ceil(log2(n + 2)) leaves a margin; InexactError guards it.
+inline mpfr_prec_t ReductionExactPrecision(size_t n) {
+  mpfr_prec_t bits = 640;
+  for (size_t m = n + 2; m > 1; m = (m + 1) / 2) ++bits;
+  return bits;
+}
+
 class ExactArith {
  public:
   using Value = MpfrNumber;
@@ -43,6 +56,7 @@ class ExactArith {
   long rounded_operations() const { return rounded_operations_; }
 
   Value Const(float c) const { return Value(precision_, c); }
+  Value Zero() const { return Value(precision_, 0.0f); }
   Value FromFloat(float x) const { return Value(precision_, x); }
 
   Value Add(const Value& a, const Value& b) const {

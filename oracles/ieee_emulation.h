@@ -28,6 +28,7 @@ class Binary32Arith {
   bool fused() const { return fused_; }
 
   float Const(float c) const { return c; }
+  float Zero() const { return 0.0f; }
   float Add(float a, float b) const;
   float Sub(float a, float b) const;
   float Mul(float a, float b) const;

@@ -50,6 +50,11 @@ class MpfrNumber {
   // Decimal with `digits` significant digits, e.g. "-1.2345678901234567e-3".
   std::string ToDecimal(int digits = 25) const;
 
+  // The exact value as "<sign>0x<hex integer>p<binary exponent>", the integer
+  // odd (or 0): "0x3p-2" is 0.75, "-0x0p+0" is -0. Valid C99 hex-float syntax
+  // and trivially exact to read back (int(m, 16) * 2**e). "inf", "-inf", "nan".
+  std::string ToExactHex() const;
+
  private:
   mpfr_t value_;
 };

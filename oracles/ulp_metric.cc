@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "oracles/exact.h"
 #include "oracles/float_text.h"
 #include "oracles/ieee_emulation.h"
+#include "oracles/mpfr_number.h"
 
 namespace ulpgate {
 namespace {
@@ -119,6 +121,97 @@ UlpError MeasureUlpError(mpfr_srcptr x, float y, const FloatFormat& format) {
     // e == bound or a hair above: compare e with the bound exactly.
     const long bound_exp = bin == 1 ? -1 : bin - 2;
     if (mpfr_cmp_ui_2exp(s.difference, 1, bound_exp) > 0) ++bin;
+  }
+  result.bin = bin;
+  return result;
+}
+
+UlpError MeasureUlpErrorOfQuotient(mpfr_srcptr numerator, uint64_t denominator, float y,
+                                   const FloatFormat& format) {
+  if (denominator == 1 || !mpfr_number_p(numerator) || mpfr_zero_p(numerator)) {
+    // inf / N and NaN / N are themselves, 0 / N is the same zero.
+    return MeasureUlpError(numerator, y, format);
+  }
+  const mpfr_prec_t precision = mpfr_get_prec(numerator) + 128;
+  // x rounded toward zero keeps x's binade (the power of two below |x| is
+  // representable), so its exponent is x's.
+  MpfrNumber toward_zero(precision);
+  const int ternary = mpfr_div_ui(toward_zero.get(), numerator, denominator, MPFR_RNDZ);
+  // A binary32 rounding boundary (a midpoint, 25 bits) on the `precision`-bit
+  // grid of this binade cannot lie strictly between toward_zero and the next
+  // grid point, where an inexact x lies; one extra bit in between stands for x
+  // in every rounding decision and is itself no boundary. (Defensive: with 128
+  // bits beyond the numerator's, |x - boundary| >= lsb(numerator) / N exceeds
+  // the truncation error, so toward_zero is never itself a boundary; no input
+  // can tell this step from plain round-to-nearest, hence no test for it.)
+  MpfrNumber stand_in(precision + 1);
+  mpfr_set(stand_in.get(), toward_zero.get(), MPFR_RNDN);  // exact: more bits
+  if (ternary != 0) {
+    if (mpfr_signbit(numerator)) {
+      mpfr_nextbelow(stand_in.get());
+    } else {
+      mpfr_nextabove(stand_in.get());
+    }
+  }
+  UlpError result;
+  const float rounded = RoundToBinary32(stand_in.get());
+  if (std::isnan(y)) {
+    result.special_mismatch = true;
+    return result;
+  }
+  if (std::isinf(y)) {
+    if (FloatBits(rounded) == FloatBits(y)) {
+      result.ulp = 0.5;
+      result.bin = 1;
+      result.correctly_rounded = true;
+    } else {
+      result.special_mismatch = true;
+    }
+    return result;
+  }
+  result.correctly_rounded =
+      (y == 0 && rounded == 0) || FloatBits(rounded) == FloatBits(y);
+  result.signed_zero_mismatch =
+      y == 0 && rounded == 0 && std::signbit(y) != std::signbit(rounded);
+
+  // |y*N - numerator| exactly: y*N has at most 24 + 64 bits.
+  MpfrNumber scaled_y(24 + 64);
+  if (mpfr_mul_ui(scaled_y.get(), MpfrNumber(24, y).get(), denominator, MPFR_RNDN) != 0) {
+    throw InexactError("y * N rounded in MeasureUlpErrorOfQuotient");
+  }
+  long high = mpfr_get_exp(numerator);
+  long low = mpfr_get_exp(numerator) - mpfr_get_prec(numerator);
+  if (y != 0) {
+    high = std::max<long>(high, mpfr_get_exp(scaled_y.get()));
+    low = std::min<long>(low, mpfr_get_exp(scaled_y.get()) - (24 + 64));
+  }
+  MpfrNumber difference(std::max<long>(high - low + 2, MPFR_PREC_MIN));
+  if (mpfr_sub(difference.get(), scaled_y.get(), numerator, MPFR_RNDN) != 0) {
+    throw InexactError("y*N - numerator rounded in MeasureUlpErrorOfQuotient");
+  }
+  mpfr_abs(difference.get(), difference.get(), MPFR_RNDN);
+  if (mpfr_zero_p(difference.get())) return result;  // e == 0
+
+  // e = |y*N - numerator| / (N * ulp(x)); N * ulp(x) is exact in 64 bits.
+  MpfrNumber scale(64);
+  mpfr_set_ui(scale.get(), denominator, MPFR_RNDN);
+  mpfr_mul_2si(scale.get(), scale.get(), UlpExponent(stand_in.get(), format), MPFR_RNDN);
+  MpfrNumber e(53);
+  mpfr_div(e.get(), difference.get(), scale.get(), MPFR_RNDN);  // one rounding, to double
+  result.ulp = mpfr_get_d(e.get(), MPFR_RNDN);                   // exact: 53 bits
+
+  // Bin: the least bound >= e, by exact comparison of difference with
+  // bound * scale (a bound is a power of two, so the product is exact).
+  const int bound_count = HistogramBoundCount(format);
+  int bin = bound_count;
+  MpfrNumber limit(64);
+  for (int i = 1; i < bound_count; ++i) {
+    const long bound_exp = i == 1 ? -1 : i - 2;
+    mpfr_mul_2si(limit.get(), scale.get(), bound_exp, MPFR_RNDN);
+    if (mpfr_cmp(difference.get(), limit.get()) <= 0) {
+      bin = i;
+      break;
+    }
   }
   result.bin = bin;
   return result;

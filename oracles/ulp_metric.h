@@ -48,6 +48,14 @@ double HistogramBound(int i);
 // comparison in MPFR, so an error a hair above a bound is never counted at it.
 UlpError MeasureUlpError(mpfr_srcptr exact, float y, const FloatFormat& format = kBinary32);
 
+// The same error against an exact value given as numerator / denominator
+// (denominator >= 1; the numerator any MPFR value, exact): for results such as
+// the mean of an MSE loss, sum / N, which no finite binary number holds. Every
+// decision (zero, binade, RN(x), bin) is made exactly, and `ulp` is |y - x| /
+// ulp(x) correctly rounded to double, as in the dyadic case.
+UlpError MeasureUlpErrorOfQuotient(mpfr_srcptr numerator, uint64_t denominator, float y,
+                                   const FloatFormat& format = kBinary32);
+
 }  // namespace ulpgate
 
 #endif  // ULPGATE_ORACLES_ULP_METRIC_H_

@@ -1,5 +1,6 @@
 #include "suites/report.h"
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <stdexcept>
@@ -63,6 +64,79 @@ nlohmann::ordered_json CaseJson(const CaseResult& r, const InputSet& inputs) {
   if (r.conformance.first_mismatch_index >= 0) {
     j["conformance"]["first_mismatch_input"] =
         InputJson(inputs, r.conformance.first_mismatch_index);
+  }
+  j["output_digest"] = DigestHex(r.output_digest);
+  return j;
+}
+
+nlohmann::ordered_json ReductionElementJson(const ReductionInputSet& inputs, uint64_t index) {
+  const size_t per_instance = inputs.outputs_per_instance();
+  const size_t instance = index / per_instance, element = index % per_instance;
+  nlohmann::ordered_json j;
+  j["index"] = index;
+  j["instance"] = inputs.instances.at(instance).index;
+  j["element"] = ElementIndices(inputs.op, inputs.shape, element);
+  j["name"] = ElementName(inputs.op, inputs.shape, element);
+  return j;
+}
+
+nlohmann::ordered_json ReductionCaseJson(const ReductionCaseResult& r,
+                                         const ReductionInputSet& inputs) {
+  const ErrorStatistics& s = r.stats;
+  const BoundFractionStatistics& b = r.bound;
+  auto element = [&](int64_t index) {
+    return index >= 0 ? ReductionElementJson(inputs, static_cast<uint64_t>(index))
+                      : nlohmann::ordered_json();
+  };
+  nlohmann::ordered_json j;
+  j["op"] = r.op;
+  j["variant"] = r.variant;
+  j["target"] = r.target;
+  j["kind"] = CaseKindName(r.kind);
+  j["dtype"] = r.dtype;
+  j["suite"] = r.suite;
+  j["seed"] = r.seed;
+  j["shape"] = ShapeText(inputs.op, r.shape);
+  j["instances"] = r.instances;
+  j["n"] = r.n;
+  j["histogram"] = {{"bounds", s.bounds()}, {"counts", s.counts()}};
+  j["special_mismatch"] = s.special_mismatch();
+  j["signed_zero_mismatch"] = s.signed_zero_mismatch();
+  j["max_ulp"] = s.max_ulp();
+  j["max_input"] = element(s.max_index());
+  j["mean_ulp"] = s.mean_ulp();
+  j["percentiles"] = {{"50", s.Percentile(50)},
+                      {"90", s.Percentile(90)},
+                      {"99", s.Percentile(99)},
+                      {"99.9", s.Percentile(99.9)}};
+  j["correctly_rounded"] = s.correctly_rounded();
+  if (s.first_special_index() >= 0) {
+    j["first_special_mismatch_input"] = element(s.first_special_index());
+  }
+  j["bound_fraction"] = {
+      {"histogram", {{"bounds", b.bounds()}, {"counts", b.counts()}}},
+      {"max", std::isinf(b.max_fraction()) ? nlohmann::ordered_json("inf")
+                                            : nlohmann::ordered_json(b.max_fraction())},
+      {"max_input", element(b.max_index())},
+      {"above_one", b.above_one()},
+      {"overflow_exempt", b.overflow_exempt()},
+  };
+  if (b.first_above_one_index() >= 0) {
+    j["bound_fraction"]["first_above_one_input"] = element(b.first_above_one_index());
+  }
+  if (r.kind == CaseKind::kPeer) {
+    j["conformance"] = nullptr;
+  } else {
+    const std::string model = r.conformance.model();
+    j["conformance"] = {
+        {"model", model.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(model)},
+        {"expected", r.conformance.expected_model},
+        {"mismatches", r.conformance.mismatches},
+        {"matching", r.conformance.matching},
+    };
+    if (r.conformance.first_mismatch_index >= 0) {
+      j["conformance"]["first_mismatch_input"] = element(r.conformance.first_mismatch_index);
+    }
   }
   j["output_digest"] = DigestHex(r.output_digest);
   return j;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "suites/engine.h"
+#include "suites/reduction_engine.h"
 
 namespace ulpgate {
 
@@ -17,6 +18,16 @@ nlohmann::ordered_json InputJson(const InputSet& inputs, uint64_t index);
 // One entry of "results": the fields of the report format plus
 // percentiles, the expected model and the output digest.
 nlohmann::ordered_json CaseJson(const CaseResult& result, const InputSet& inputs);
+
+// {"index": global, "instance": i, "element": [b, o], "name": "y[b,o]"}: one
+// output element of a reduction run (global = instance * outputs + element).
+nlohmann::ordered_json ReductionElementJson(const ReductionInputSet& inputs, uint64_t index);
+
+// One entry of "results" for a reduction: the fields of CaseJson plus kind,
+// shape, instances and "bound_fraction" (histogram, max, above_one,
+// overflow_exempt); "conformance" is null for the peer.
+nlohmann::ordered_json ReductionCaseJson(const ReductionCaseResult& result,
+                                         const ReductionInputSet& inputs);
 
 // Writes JSON to a path atomically (temporary file in the same folder, then
 // rename), so a crash never leaves a half-written report. Throws

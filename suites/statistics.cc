@@ -82,4 +82,36 @@ double ErrorStatistics::Percentile(double p) const {
   return max_ulp_;
 }
 
+BoundFractionStatistics::BoundFractionStatistics() {
+  for (int i = 0; i < BoundFractionBoundCount(); ++i) bounds_.push_back(BoundFractionBound(i));
+  counts_.assign(bounds_.size() + 1, 0);
+}
+
+void BoundFractionStatistics::Add(const BoundFraction& fraction, uint64_t index) {
+  ++n_;
+  if (fraction.overflow_exempt) {
+    ++overflow_exempt_;
+    return;
+  }
+  ++counts_[fraction.bin];
+  if (fraction.above_one && first_above_one_index_ < 0) {
+    first_above_one_index_ = static_cast<int64_t>(index);
+  }
+  if (max_index_ < 0 || fraction.fraction > max_fraction_) {
+    max_fraction_ = fraction.fraction;
+    max_index_ = static_cast<int64_t>(index);
+  }
+}
+
+void BoundFractionStatistics::Merge(const BoundFractionStatistics& later) {
+  n_ += later.n_;
+  overflow_exempt_ += later.overflow_exempt_;
+  for (size_t i = 0; i < counts_.size(); ++i) counts_[i] += later.counts_[i];
+  if (later.max_index_ >= 0 && (max_index_ < 0 || later.max_fraction_ > max_fraction_)) {
+    max_fraction_ = later.max_fraction_;
+    max_index_ = later.max_index_;
+  }
+  if (first_above_one_index_ < 0) first_above_one_index_ = later.first_above_one_index_;
+}
+
 }  // namespace ulpgate

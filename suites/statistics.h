@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "oracles/reduction_bound.h"
 #include "oracles/ulp_metric.h"
 
 namespace ulpgate {
@@ -52,6 +53,39 @@ class ErrorStatistics {
   int64_t max_index_ = -1;
   int64_t first_special_index_ = -1;
   double sum_ulp_ = 0;
+};
+
+// Statistics of a stream of bound fractions (oracles/reduction_bound.h): the
+// histogram on BoundFractionBound's bounds (0, 2^-10, ..., 1/2, 1, above 1),
+// the maximum with its index, the count above 1 (bugs) with the first, and the
+// non-finite results the bound does not apply to (legitimate overflow).
+// Mergeable like ErrorStatistics.
+class BoundFractionStatistics {
+ public:
+  BoundFractionStatistics();
+
+  void Add(const BoundFraction& fraction, uint64_t index);
+  void Merge(const BoundFractionStatistics& later);
+
+  uint64_t n() const { return n_; }
+  const std::vector<double>& bounds() const { return bounds_; }
+  // counts[0]: fraction == 0; counts[i]: bounds[i-1] < f <= bounds[i]; the
+  // last: f > 1. Overflow-exempt results are counted apart.
+  const std::vector<uint64_t>& counts() const { return counts_; }
+  uint64_t above_one() const { return counts_.back(); }
+  uint64_t overflow_exempt() const { return overflow_exempt_; }
+  double max_fraction() const { return max_fraction_; }
+  int64_t max_index() const { return max_index_; }
+  int64_t first_above_one_index() const { return first_above_one_index_; }
+
+ private:
+  std::vector<double> bounds_;
+  std::vector<uint64_t> counts_;
+  uint64_t n_ = 0;
+  uint64_t overflow_exempt_ = 0;
+  double max_fraction_ = 0;
+  int64_t max_index_ = -1;
+  int64_t first_above_one_index_ = -1;
 };
 
 }  // namespace ulpgate

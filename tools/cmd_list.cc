@@ -4,8 +4,10 @@
 
 #include <iostream>
 
+#include "kernels/reduction_spec.h"
 #include "kernels/registry.h"
 #include "kernels/tanh_bwd_spec.h"
+#include "suites/reduction_suites.h"
 #include "suites/tanh_bwd_suites.h"
 #include "tools/cli.h"
 #include "tools/text_table.h"
@@ -34,6 +36,28 @@ nlohmann::ordered_json ListJson() {
         {{"name", s.name}, {"description", s.description}, {"default_n", s.default_n}});
   }
   j["ops"].push_back(op);
+  for (const auto& info : ReductionOps()) {
+    nlohmann::ordered_json r;
+    r["name"] = info.name;
+    r["definition"] = info.definition;
+    r["operands"] = info.operands;
+    for (const auto& v : info.variants) {
+      nlohmann::ordered_json models;
+      for (const TargetInfo& t : CompiledTargets()) {
+        models[t.name] = ExpectedReductionModel(info, v, t.f32_lanes, t.fused_muladd).Name(info);
+      }
+      r["variants"].push_back(
+          {{"name", v.name}, {"op_sequence", v.op_sequence}, {"model_per_target", models}});
+    }
+    if (info.op == ReductionOp::kLinearFwd) {
+      r["peers"].push_back({{"name", "eigen"}, {"model", nullptr}});
+    }
+    for (const auto& s : ReductionSuites()) {
+      r["suites"].push_back(
+          {{"name", s.name}, {"description", s.description}, {"default_instances", s.default_n}});
+    }
+    j["ops"].push_back(r);
+  }
   for (const TargetInfo& t : CompiledTargets()) {
     j["targets"].push_back({{"name", t.name},
                             {"compiled", true},
@@ -55,6 +79,28 @@ void PrintList() {
                      std::string(v.model_fused_target), std::string(v.model_unfused_target)});
   }
   variants.Print(std::cout, "  ");
+  for (const auto& info : ReductionOps()) {
+    std::cout << "\n  " << info.name << ": " << info.definition << "\n";
+    std::vector<std::string> header = {"variant", "op sequence"};
+    for (const TargetInfo& t : CompiledTargets()) header.push_back("model on " + t.name);
+    TextTable table(header);
+    std::vector<size_t> left;
+    for (size_t c = 0; c < header.size(); ++c) left.push_back(c);
+    table.SetLeftAligned(left);
+    for (const auto& v : info.variants) {
+      std::vector<std::string> row = {std::string(v.name), std::string(v.op_sequence)};
+      for (const TargetInfo& t : CompiledTargets()) {
+        row.push_back(ExpectedReductionModel(info, v, t.f32_lanes, t.fused_muladd).Name(info));
+      }
+      table.AddRow(row);
+    }
+    if (info.op == ReductionOp::kLinearFwd) {
+      std::vector<std::string> row = {"eigen", "Eigen's float product, then + b (peer)"};
+      for (size_t t = 0; t < CompiledTargets().size(); ++t) row.push_back("none");
+      table.AddRow(row);
+    }
+    table.Print(std::cout, "    ");
+  }
   std::cout << "\ntargets (compiled into this binary)\n";
   TextTable targets({"target", "supported here", "NegMulAdd", "f32 lanes"});
   targets.SetLeftAligned({0, 1, 2});
@@ -70,6 +116,13 @@ void PrintList() {
     suites.AddRow({s.name, std::to_string(s.default_n), s.description});
   }
   suites.Print(std::cout, "  ");
+  std::cout << "\nsuites (linear and MSE ops; run --shape B,IN,OUT or --shape N)\n";
+  TextTable reduction_suites({"suite", "default instances", "inputs"});
+  reduction_suites.SetLeftAligned({0, 2});
+  for (const auto& s : ReductionSuites()) {
+    reduction_suites.AddRow({s.name, std::to_string(s.default_n), s.description});
+  }
+  reduction_suites.Print(std::cout, "  ");
 }
 
 }  // namespace

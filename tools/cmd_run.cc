@@ -10,29 +10,18 @@
 
 #include "kernels/registry.h"
 #include "oracles/float_text.h"
+#include "kernels/reduction_spec.h"
+#include "suites/dump.h"
 #include "suites/engine.h"
 #include "suites/report.h"
 #include "suites/tanh_bwd_oracle.h"
 #include "suites/tanh_bwd_suites.h"
 #include "tools/cli.h"
+#include "tools/run_args.h"
 #include "tools/text_table.h"
 
 namespace ulpgate {
 namespace {
-
-struct RunArgs {
-  std::string kernel;
-  std::string variant = "all";
-  std::string target = "all";
-  std::string suite;
-  std::string inputs_path;
-  uint64_t n = 0;
-  uint64_t seed = 1;
-  std::string json_path;
-  std::string save_inputs_path;
-  unsigned threads = 0;
-  bool quiet = false;
-};
 
 std::string Ulp(double e) {
   if (e == 0) return "0";
@@ -147,9 +136,23 @@ void PrintText(const std::vector<CaseResult>& results, const InputSet& inputs,
   }
 }
 
+std::string KernelNames() {
+  std::string names = "tanh_bwd";
+  for (const auto& op : ReductionOps()) names += ", " + std::string(op.name);
+  return names;
+}
+
 void Run(const RunArgs& args) {
+  if (FindReductionOp(args.kernel) != nullptr) {
+    RunReductionCommand(args);
+    return;
+  }
   if (args.kernel != "tanh_bwd") {
-    throw UsageError("unknown kernel '" + args.kernel + "' (available: tanh_bwd)");
+    throw UsageError("unknown kernel '" + args.kernel + "' (available: " + KernelNames() + ")");
+  }
+  if (!args.shape.empty() || args.instance >= 0 || args.emulate_unsupported) {
+    throw UsageError("--shape, --instance and --emulate-unsupported are for the linear and MSE "
+                     "ops, not tanh_bwd");
   }
   if (!args.suite.empty() && !args.inputs_path.empty()) {
     throw UsageError("--suite and --inputs exclude each other");
@@ -192,6 +195,7 @@ void Run(const RunArgs& args) {
   std::vector<std::string> skipped;
   options.targets = ResolveTargets(args.target, &skipped);
   options.threads = args.threads;
+  options.keep_outputs = !args.dump_path.empty();
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   if (tty) {
     options.progress = [](uint64_t done, uint64_t total) {
@@ -214,6 +218,10 @@ void Run(const RunArgs& args) {
     for (const CaseResult& r : results) report["results"].push_back(CaseJson(r, inputs));
     WriteJsonFile(args.json_path, report);
   }
+  if (!args.dump_path.empty()) {
+    WriteDumpFile(args.dump_path,
+                  [&](std::ostream& out) { WriteTanhBwdDump(out, inputs, results); });
+  }
 }
 
 }  // namespace
@@ -221,17 +229,35 @@ void Run(const RunArgs& args) {
 void AddRunCommand(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   auto* cmd = app.add_subcommand("run", "Run an op's variants on targets over a suite or input file");
-  cmd->add_option("--kernel", args->kernel, "Op to run (tanh_bwd)")->required();
+  cmd->add_option("--kernel", args->kernel,
+                  "Op to run: tanh_bwd, linear_fwd, linear_bwd_input, linear_bwd_weight, "
+                  "linear_bwd_bias, mse_fwd, mse_bwd")
+      ->required();
   cmd->add_option("--variant", args->variant, "Variant, comma-separated list, or all")
       ->capture_default_str();
   cmd->add_option("--target", args->target,
                   "Target (SCALAR, SSSE3, SSE4, AVX2, ...), comma-separated list, best, or all "
                   "(every target this CPU supports)")
       ->capture_default_str();
-  cmd->add_option("--suite", args->suite, "Input suite: random, domain (default), training, adversarial");
+  cmd->add_option("--suite", args->suite,
+                  "Input suite. tanh_bwd: random, domain (default), training, adversarial. "
+                  "Linear and MSE ops: well_conditioned, cancellation (default), training, "
+                  "adversarial, exact");
   cmd->add_option("--inputs", args->inputs_path,
                   "Input file: one 'grad t' tuple per line, hex floats or decimals, # comments; - for stdin");
-  cmd->add_option("--n", args->n, "Number of inputs (default: the suite's; with --inputs: at most this many)");
+  cmd->add_option("--n", args->n,
+                  "Number of inputs (default: the suite's; with --inputs: at most this many); "
+                  "for the linear and MSE ops, the number of problem instances");
+  cmd->add_option("--shape", args->shape,
+                  "Linear ops: B,IN,OUT (default 32,32,32); MSE ops: N (default 1000)");
+  cmd->add_option("--instance", args->instance,
+                  "Linear and MSE ops: run only this instance of the suite (to reproduce one)");
+  cmd->add_flag("--emulate-unsupported", args->emulate_unsupported,
+                "Linear and MSE ops: for compiled targets this CPU cannot run (AVX3 on an AVX2 "
+                "machine), report the variant's expected model in place of the kernel");
+  cmd->add_option("--dump", args->dump_path,
+                  "Write every evaluated case as JSON Lines here (- for stdout): inputs, outputs, "
+                  "exact values, errors; see docs/dump-format.md");
   cmd->add_option("--seed", args->seed, "Suite seed")->capture_default_str();
   cmd->add_option("--json", args->json_path, "Write the JSON report here");
   cmd->add_option("--save-inputs", args->save_inputs_path,

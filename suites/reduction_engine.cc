@@ -1,0 +1,410 @@
+#include "suites/reduction_engine.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "oracles/float_text.h"
+#include "suites/eigen_peer.h"
+#include "suites/reduction_oracle.h"
+
+namespace ulpgate {
+
+const char* CaseKindName(CaseKind kind) {
+  switch (kind) {
+    case CaseKind::kKernel:
+      return "kernel";
+    case CaseKind::kModel:
+      return "model";
+    case CaseKind::kPeer:
+      return "peer";
+  }
+  return "?";
+}
+
+namespace {
+
+uint64_t Fnv1a(const void* data, size_t bytes, uint64_t h = 0xcbf29ce484222325ULL) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < bytes; ++i) {
+    h ^= p[i];
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+// A buffer whose data starts `misalign` floats past a 64-byte boundary, with
+// guard floats on both sides that a kernel must not touch.
+class GuardedBuffer {
+ public:
+  static constexpr size_t kGuard = 32;  // floats, two 512-bit vectors
+  static constexpr uint32_t kGuardBits = 0x7fa11ed0;  // a NaN nobody computes
+
+  GuardedBuffer(size_t size, size_t misalign)
+      : storage_(size + 2 * kGuard + misalign + 16, FloatFromBits(kGuardBits)), size_(size) {
+    const auto address = reinterpret_cast<uintptr_t>(storage_.data() + kGuard);
+    const size_t skip = ((64 - address % 64) % 64) / sizeof(float);
+    data_ = storage_.data() + kGuard + skip + misalign;
+  }
+  float* data() { return data_; }
+  // True when every float outside [data, data + size) still holds the guard.
+  bool GuardsIntact() const {
+    for (const float* p = storage_.data(); p < storage_.data() + storage_.size(); ++p) {
+      if (p >= data_ && p < data_ + size_) continue;
+      if (FloatBits(*p) != kGuardBits) return false;
+    }
+    return true;
+  }
+
+ private:
+  std::vector<float> storage_;
+  size_t size_;
+  float* data_;
+};
+
+struct Case {
+  CaseKind kind;
+  int variant;  // -1 for the peer
+  const TargetInfo* target;  // nullptr for the peer
+  int expected_model = -1;
+  std::vector<int> candidates;  // indices into the run's models
+};
+
+struct ChunkResult {
+  std::vector<ErrorStatistics> stats;
+  std::vector<BoundFractionStatistics> bound;
+  std::vector<std::vector<uint64_t>> mismatches;  // [case][candidate]
+  std::vector<std::vector<int64_t>> first_mismatch;
+};
+
+unsigned ThreadCount(unsigned requested) {
+  if (requested != 0) return requested;
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+}  // namespace
+
+std::vector<float> RunReductionKernel(const ReductionOpInfo& op, std::string_view variant,
+                                      const TargetInfo& target, const ReductionShape& s,
+                                      const ReductionInstance& instance, size_t misalign) {
+  std::vector<GuardedBuffer> in;
+  for (const auto& operand : instance.operands) {
+    in.emplace_back(operand.size(), misalign);
+    std::copy(operand.begin(), operand.end(), in.back().data());
+  }
+  const size_t count = ReductionOutputCount(op.op, s);
+  GuardedBuffer out(count, misalign);
+  auto missing = [&]() {
+    return std::invalid_argument("no " + std::string(op.name) + " kernel '" +
+                                 std::string(variant) + "' for target " + target.name);
+  };
+  switch (op.op) {
+    case ReductionOp::kLinearFwd: {
+      const LinearFwdKernel k = FindLinearFwdKernel(variant, target.bits);
+      if (!k) throw missing();
+      k(in[0].data(), in[1].data(), in[2].data(), out.data(), s.batch, s.in, s.out);
+      break;
+    }
+    case ReductionOp::kLinearBwdInput: {
+      const LinearBwdInputKernel k = FindLinearBwdInputKernel(variant, target.bits);
+      if (!k) throw missing();
+      k(in[0].data(), in[1].data(), out.data(), s.batch, s.in, s.out);
+      break;
+    }
+    case ReductionOp::kLinearBwdWeight: {
+      const LinearBwdWeightKernel k = FindLinearBwdWeightKernel(variant, target.bits);
+      if (!k) throw missing();
+      k(in[0].data(), in[1].data(), out.data(), s.batch, s.in, s.out);
+      break;
+    }
+    case ReductionOp::kLinearBwdBias: {
+      const LinearBwdBiasKernel k = FindLinearBwdBiasKernel(variant, target.bits);
+      if (!k) throw missing();
+      k(in[0].data(), out.data(), s.batch, s.out);
+      break;
+    }
+    case ReductionOp::kMseFwd: {
+      const MseFwdKernel k = FindMseFwdKernel(variant, target.bits);
+      if (!k) throw missing();
+      out.data()[0] = k(in[0].data(), in[1].data(), s.batch);
+      break;
+    }
+    case ReductionOp::kMseBwd: {
+      const MseBwdKernel k = FindMseBwdKernel(variant, target.bits);
+      if (!k) throw missing();
+      k(in[0].data(), in[1].data(), instance.operands[2][0], out.data(), s.batch);
+      break;
+    }
+  }
+  if (!out.GuardsIntact()) {
+    throw std::logic_error(std::string(op.name) + " " + std::string(variant) + " on " +
+                           target.name + " wrote outside its output");
+  }
+  return std::vector<float>(out.data(), out.data() + count);
+}
+
+std::vector<float> RunEigenPeer(const ReductionShape& s, const ReductionInstance& instance) {
+  std::vector<float> y(s.batch * s.out);
+  EigenLinearFwd(instance.operands[0].data(), instance.operands[1].data(),
+                 instance.operands[2].data(), y.data(), s.batch, s.in, s.out);
+  return y;
+}
+
+ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOptions& options) {
+  const ReductionOpInfo& op = GetReductionOp(inputs.op);
+  const bool has_peer = inputs.op == ReductionOp::kLinearFwd;
+  std::vector<int> variants;
+  bool peer = has_peer && options.variants.empty();
+  for (const auto& name : options.variants) {
+    if (has_peer && name == kEigenPeerVariant) {
+      peer = true;
+      continue;
+    }
+    const int v = ReductionVariantIndex(op, name);
+    if (v < 0) throw InputError("unknown " + std::string(op.name) + " variant '" + name + "'");
+    variants.push_back(v);
+  }
+  if (options.variants.empty()) {
+    for (size_t v = 0; v < op.variants.size(); ++v) variants.push_back(static_cast<int>(v));
+  }
+  std::vector<const TargetInfo*> targets = options.targets;
+  if (targets.empty()) {
+    for (const TargetInfo& t : CompiledTargets()) {
+      if (t.supported) targets.push_back(&t);
+    }
+  }
+
+  // The distinct models any case needs, each evaluated once per element.
+  std::vector<ReductionModel> models;
+  std::vector<std::string> model_names;
+  auto intern = [&](const ReductionModel& m) {
+    const std::string name = m.Name(op);
+    for (size_t i = 0; i < model_names.size(); ++i) {
+      if (model_names[i] == name) return static_cast<int>(i);
+    }
+    models.push_back(m);
+    model_names.push_back(name);
+    return static_cast<int>(models.size() - 1);
+  };
+  std::vector<Case> cases;
+  auto add_case = [&](CaseKind kind, int v, const TargetInfo* target) {
+    Case c{kind, v, target, -1, {}};
+    const ReductionVariantInfo& variant = op.variants[v];
+    c.expected_model = intern(
+        ExpectedReductionModel(op, variant, target->f32_lanes, target->fused_muladd));
+    if (options.all_candidate_models) {
+      for (const ReductionModel& m : CandidateReductionModels(op, variant)) {
+        c.candidates.push_back(intern(m));
+      }
+    }
+    if (std::find(c.candidates.begin(), c.candidates.end(), c.expected_model) ==
+        c.candidates.end()) {
+      c.candidates.push_back(c.expected_model);
+    }
+    cases.push_back(c);
+  };
+  for (int v : variants) {
+    for (const TargetInfo* target : targets) add_case(CaseKind::kKernel, v, target);
+  }
+  if (options.emulate_unsupported) {
+    for (int v : variants) {
+      for (const TargetInfo& target : CompiledTargets()) {
+        if (!target.supported) add_case(CaseKind::kModel, v, &target);
+      }
+    }
+  }
+  if (peer) cases.push_back({CaseKind::kPeer, -1, nullptr, -1, {}});
+
+  const size_t elements = inputs.outputs_per_instance();
+  const size_t instance_count = inputs.instances.size();
+  // outputs[i][c][e]: kernels and the peer run here, in the caller's thread;
+  // "model" cases are filled by the oracle pass below.
+  ReductionRun run;
+  auto& outputs = run.outputs;
+  outputs.resize(instance_count);
+  for (size_t i = 0; i < instance_count; ++i) {
+    outputs[i].resize(cases.size());
+    for (size_t c = 0; c < cases.size(); ++c) {
+      const Case& cs = cases[c];
+      if (cs.kind == CaseKind::kKernel) {
+        outputs[i][c] = RunReductionKernel(op, op.variants[cs.variant].name, *cs.target,
+                                           inputs.shape, inputs.instances[i], options.misalign);
+      } else if (cs.kind == CaseKind::kPeer) {
+        outputs[i][c] = RunEigenPeer(inputs.shape, inputs.instances[i]);
+      } else {
+        outputs[i][c].assign(elements, 0.0f);
+      }
+    }
+  }
+
+  if (options.keep_details) {
+    run.details.resize(instance_count);
+    for (auto& d : run.details) {
+      d.exact.resize(elements);
+      d.cases.assign(cases.size(), std::vector<ElementMeasure>(elements));
+    }
+  }
+
+  // Work items: (instance, a range of its elements), merged in this order.
+  struct Chunk {
+    size_t instance, begin, count;
+  };
+  // An element of a large shape costs up to a millisecond (exact sum and a
+  // dozen emulated models), and every chunk carries its own statistics per
+  // case: aim at about 64 chunks per instance. The size depends on the shape
+  // only, never on the thread count, so merged results (the mean's rounding
+  // included) do not depend on how many threads ran.
+  const size_t chunk_elements = std::clamp<size_t>(elements / 64, 16, 1024);
+  std::vector<Chunk> chunks;
+  for (size_t i = 0; i < instance_count; ++i) {
+    for (size_t e = 0; e < elements; e += chunk_elements) {
+      chunks.push_back({i, e, std::min(chunk_elements, elements - e)});
+    }
+  }
+  std::vector<ChunkResult> partial(chunks.size());
+  const uint64_t total = instance_count * elements;
+
+  auto run_chunk = [&](size_t index) {
+    const Chunk& chunk = chunks[index];
+    ChunkResult& out = partial[index];
+    out.stats.assign(cases.size(), ErrorStatistics());
+    out.bound.assign(cases.size(), BoundFractionStatistics());
+    out.mismatches.resize(cases.size());
+    out.first_mismatch.resize(cases.size());
+    for (size_t c = 0; c < cases.size(); ++c) {
+      out.mismatches[c].assign(cases[c].candidates.size(), 0);
+      out.first_mismatch[c].assign(cases[c].candidates.size(), -1);
+    }
+    const ReductionInstance& instance = inputs.instances[chunk.instance];
+    std::vector<float> model_outputs(models.size());
+    struct Seen {
+      uint32_t bits;
+      UlpError ulp;
+      BoundFraction bound;
+    };
+    std::vector<Seen> seen;
+    for (size_t e = chunk.begin; e < chunk.begin + chunk.count; ++e) {
+      const uint64_t global = chunk.instance * elements + e;
+      const ElementTerms terms = GatherElementTerms(inputs.op, inputs.shape, instance, e);
+      const ElementExact exact = ReductionExact(inputs.op, terms);
+      for (size_t m = 0; m < models.size(); ++m) {
+        model_outputs[m] = ReductionModelOutput(op, models[m], terms);
+      }
+      if (options.keep_details) {
+        std::string text = exact.numerator.ToExactHex();
+        if (exact.denominator != 1) text += "/" + std::to_string(exact.denominator);
+        run.details[chunk.instance].exact[e] = text;
+      }
+      seen.clear();
+      for (size_t c = 0; c < cases.size(); ++c) {
+        const Case& cs = cases[c];
+        float& y = outputs[chunk.instance][c][e];
+        if (cs.kind == CaseKind::kModel) y = model_outputs[cs.expected_model];
+        const uint32_t bits = FloatBits(y);
+        auto it = std::find_if(seen.begin(), seen.end(),
+                               [&](const Seen& s) { return s.bits == bits; });
+        if (it == seen.end()) {
+          seen.push_back({bits,
+                          MeasureUlpErrorOfQuotient(exact.numerator.get(), exact.denominator, y),
+                          MeasureBoundFraction(exact.numerator.get(), exact.denominator, y,
+                                               exact.bound)});
+          it = seen.end() - 1;
+        }
+        out.stats[c].Add(it->ulp, global);
+        out.bound[c].Add(it->bound, global);
+        bool conforms = true;
+        for (size_t k = 0; k < cs.candidates.size(); ++k) {
+          if (!SameFloat(y, model_outputs[cs.candidates[k]])) {
+            if (out.mismatches[c][k]++ == 0) out.first_mismatch[c][k] = static_cast<int64_t>(global);
+            if (cs.candidates[k] == cs.expected_model) conforms = false;
+          }
+        }
+        if (options.keep_details) {
+          run.details[chunk.instance].cases[c][e] = {y, it->ulp, it->bound, conforms};
+        }
+      }
+    }
+  };
+
+  std::atomic<size_t> next{0};
+  std::atomic<uint64_t> done{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto work = [&](bool report) {
+    for (;;) {
+      const size_t c = next.fetch_add(1);
+      if (c >= chunks.size()) return;
+      try {
+        run_chunk(c);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+        next = chunks.size();
+        return;
+      }
+      done += chunks[c].count;
+      if (report && options.progress) options.progress(done.load(), total);
+    }
+  };
+  const unsigned thread_count = static_cast<unsigned>(
+      std::min<size_t>(ThreadCount(options.threads), std::max<size_t>(chunks.size(), 1)));
+  std::vector<std::thread> workers;
+  for (unsigned w = 1; w < thread_count; ++w) workers.emplace_back(work, false);
+  work(true);
+  for (auto& w : workers) w.join();
+  if (failure) std::rethrow_exception(failure);
+
+  for (size_t c = 0; c < cases.size(); ++c) {
+    const Case& cs = cases[c];
+    ReductionCaseResult r;
+    r.op = std::string(op.name);
+    r.kind = cs.kind;
+    if (cs.kind == CaseKind::kPeer) {
+      r.variant = kEigenPeerVariant;
+      r.target = kEigenPeerTarget;
+    } else {
+      r.variant = std::string(op.variants[cs.variant].name);
+      r.target = cs.target->name;
+    }
+    r.dtype = kBinary32.name;
+    r.suite = inputs.source;
+    r.seed = inputs.seed;
+    r.shape = inputs.shape;
+    r.instances = instance_count;
+    r.n = total;
+    std::vector<uint64_t> mismatches(cs.candidates.size(), 0);
+    std::vector<int64_t> first(cs.candidates.size(), -1);
+    for (size_t k = 0; k < partial.size(); ++k) {
+      r.stats.Merge(partial[k].stats[c]);
+      r.bound.Merge(partial[k].bound[c]);
+      for (size_t m = 0; m < cs.candidates.size(); ++m) {
+        mismatches[m] += partial[k].mismatches[c][m];
+        if (first[m] < 0) first[m] = partial[k].first_mismatch[c][m];
+      }
+    }
+    uint64_t digest = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < instance_count; ++i) {
+      const uint64_t h = Fnv1a(outputs[i][c].data(), outputs[i][c].size() * sizeof(float));
+      digest = Fnv1a(&h, sizeof h, digest);
+    }
+    r.output_digest = digest;
+    if (cs.kind != CaseKind::kPeer) {
+      r.conformance.expected_model = model_names[cs.expected_model];
+      for (size_t m = 0; m < cs.candidates.size(); ++m) {
+        if (cs.candidates[m] == cs.expected_model) {
+          r.conformance.mismatches = mismatches[m];
+          r.conformance.first_mismatch_index = first[m];
+        }
+        if (mismatches[m] == 0) r.conformance.matching.push_back(model_names[cs.candidates[m]]);
+      }
+    }
+    run.cases.push_back(std::move(r));
+  }
+  return run;
+}
+
+}  // namespace ulpgate

@@ -1,0 +1,95 @@
+// The engine for reductions: instances -> kernel(variant, target) -> outputs
+// -> oracle (exact value and error bound) -> ULP error and bound fraction ->
+// statistics, and conformance of every output to the variant's models.
+//
+// As in engine.h, one result per (variant, target). Besides the kernels on the
+// targets this CPU runs, a run can hold two other kinds of case:
+//   - "model": a target compiled but not runnable here (AVX3 on an AVX2
+//     machine); its variant's expected model stands in for the kernel, so the
+//     report shows what that target would give if it conforms;
+//   - "peer": Eigen's float product for linear_fwd (suites/eigen_peer.h), no
+//     model, statistics only.
+#ifndef ULPGATE_SUITES_REDUCTION_ENGINE_H_
+#define ULPGATE_SUITES_REDUCTION_ENGINE_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kernels/reduction_spec.h"
+#include "kernels/registry.h"
+#include "suites/engine.h"
+#include "suites/reduction_problem.h"
+#include "suites/statistics.h"
+
+namespace ulpgate {
+
+enum class CaseKind { kKernel, kModel, kPeer };
+const char* CaseKindName(CaseKind kind);  // "kernel", "model", "peer"
+
+struct ReductionCaseResult {
+  std::string op, variant, target, dtype, suite;
+  CaseKind kind = CaseKind::kKernel;
+  uint64_t seed = 0;
+  ReductionShape shape;
+  uint64_t instances = 0;
+  uint64_t n = 0;  // output elements over all instances
+  ErrorStatistics stats;
+  BoundFractionStatistics bound;
+  Conformance conformance;     // expected_model empty for the peer
+  uint64_t output_digest = 0;  // FNV-1a over per-instance FNV-1a of the output bits
+};
+
+// The measurements of one output element of one case, for dumps.
+struct ElementMeasure {
+  float output = 0;
+  UlpError ulp;
+  BoundFraction bound;
+  bool conforms = true;  // equals the case's expected model (true for the peer)
+};
+
+// Everything a dump record of one instance needs.
+struct InstanceDetail {
+  std::vector<std::string> exact;  // per element: exact hex, "/N" appended when N > 1
+  std::vector<std::vector<ElementMeasure>> cases;  // [case][element]
+};
+
+struct ReductionRunOptions {
+  std::vector<std::string> variants;       // empty: all, plus the peer where there is one
+  std::vector<const TargetInfo*> targets;  // empty: all supported
+  bool emulate_unsupported = false;        // add "model" cases for compiled, unsupported targets
+  unsigned threads = 0;                    // 0: hardware concurrency
+  bool keep_details = false;               // fill ReductionRun::details
+  // Compare every output with every candidate model (the report's "matching"
+  // list); false: with the expected model only, about a third of the work.
+  bool all_candidate_models = true;
+  size_t misalign = 0;  // operands and outputs start this many floats past an aligned start
+  std::function<void(uint64_t, uint64_t)> progress;  // (elements done, total)
+};
+
+struct ReductionRun {
+  std::vector<ReductionCaseResult> cases;
+  std::vector<std::vector<std::vector<float>>> outputs;  // [instance][case][element]
+  std::vector<InstanceDetail> details;  // per instance, when keep_details
+};
+
+// Cases: variants in table order x targets narrowest first, then "model"
+// cases, then the peer. Throws InputError for an unknown variant.
+ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOptions& options);
+
+// One kernel on one instance: copies the operands to buffers that start
+// `misalign` floats past a 64-byte boundary and returns the outputs.
+std::vector<float> RunReductionKernel(const ReductionOpInfo& op, std::string_view variant,
+                                      const TargetInfo& target, const ReductionShape& shape,
+                                      const ReductionInstance& instance, size_t misalign = 0);
+
+// The Eigen peer on one linear_fwd instance.
+std::vector<float> RunEigenPeer(const ReductionShape& shape, const ReductionInstance& instance);
+
+inline constexpr const char* kEigenPeerVariant = "eigen";
+inline constexpr const char* kEigenPeerTarget = "host";
+
+}  // namespace ulpgate
+
+#endif  // ULPGATE_SUITES_REDUCTION_ENGINE_H_

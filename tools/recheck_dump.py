@@ -1,0 +1,397 @@
+#!/usr/bin/env python3
+"""Recheck an `ulpgate run --dump` file with exact rational arithmetic.
+
+Independent of the C++ harness: it reads only the dump (docs/dump-format.md),
+recomputes every exact value from the inputs with fractions.Fraction, and from
+it every ULP error, histogram bin, flag and bound fraction, by the definitions
+of DESIGN.md ("Numerics") and oracles/reduction_bound.h, and compares them with
+what the dump says. Doubles must agree exactly: both sides round the exact
+rational to the nearest double once.
+
+    python3 tools/recheck_dump.py run.jsonl [more.jsonl ...]
+
+Exit status 0 when everything agrees, 1 on any disagreement (the first ones
+are printed), 2 on an unreadable file.
+"""
+
+import json
+import math
+import sys
+from fractions import Fraction
+
+FORMAT = "ulpgate-dump-1"
+
+# binary32
+PRECISION, EMIN, EMAX = 24, -126, 127
+MAX_FINITE = Fraction((1 << 24) - 1) * Fraction(2) ** 104
+OVERFLOW_THRESHOLD = Fraction(2) ** 128 - Fraction(2) ** 103  # the least |x| that rounds to inf
+ULP_BOUNDS = [Fraction(0), Fraction(1, 2)] + [Fraction(2) ** k for k in range(PRECISION + 1)]
+BOUND_FRACTION_BOUNDS = [Fraction(0)] + [Fraction(1, 2 ** k) for k in (10, 8, 6, 5, 4, 3, 2, 1, 0)]
+INVERSE_U = 1 << 24
+SMALLEST_SUBNORMAL = Fraction(1, 2 ** 149)
+HALF_SMALLEST_SUBNORMAL = Fraction(1, 2 ** 150)
+
+
+class Special:
+    """+inf, -inf or NaN of the extended reals."""
+
+    def __init__(self, kind):
+        self.kind = kind  # "inf", "-inf", "nan"
+
+    def __eq__(self, other):
+        return isinstance(other, Special) and self.kind == other.kind
+
+    def __repr__(self):
+        return self.kind
+
+
+class Value:
+    """An exact real with the sign of zero kept, or a Special."""
+
+    def __init__(self, real=None, negative_zero=False, special=None):
+        self.real = real
+        self.negative_zero = negative_zero
+        self.special = special
+
+    def text(self):
+        if self.special:
+            return self.special.kind
+        if self.real == 0:
+            return "-0" if self.negative_zero else "0"
+        return str(self.real)
+
+
+def parse_float(text):
+    """A dumped binary32 (hex float, inf, nan) as a Python float (exact)."""
+    return float.fromhex(text)
+
+
+def float_value(y):
+    if math.isnan(y):
+        return Value(special=Special("nan"))
+    if math.isinf(y):
+        return Value(special=Special("inf" if y > 0 else "-inf"))
+    return Value(Fraction(y), negative_zero=(y == 0 and math.copysign(1, y) < 0))
+
+
+def parse_exact(text):
+    """"[-]0x<hex>p<exp>[/<den>]", "inf", "-inf", "nan"."""
+    if text in ("inf", "-inf", "nan"):
+        return Value(special=Special(text))
+    denominator = 1
+    if "/" in text:
+        text, den = text.split("/")
+        denominator = int(den)
+    negative = text.startswith("-")
+    body = text[1:] if negative else text
+    assert body.startswith("0x"), text
+    mantissa, exponent = body[2:].split("p")
+    value = Fraction(int(mantissa, 16)) * Fraction(2) ** int(exponent) / denominator
+    return Value(-value if negative else value, negative_zero=(negative and value == 0))
+
+
+def floor_log2(a):
+    """floor(log2 a) for a Fraction a > 0."""
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    if Fraction(2) ** e > a:
+        e -= 1
+    elif Fraction(2) ** (e + 1) <= a:
+        e += 1
+    return e
+
+
+def ulp_exponent(x):
+    if x == 0:
+        return EMIN - PRECISION + 1
+    e = min(floor_log2(abs(x)), EMAX)
+    return max(e, EMIN) - PRECISION + 1
+
+
+def round_to_binary32(v):
+    """RN-even of an exact Value to binary32, as a Python float (or inf)."""
+    if v.special:
+        return {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}[v.special.kind]
+    x = v.real
+    if x == 0:
+        return -0.0 if v.negative_zero else 0.0
+    a = abs(x)
+    quantum = Fraction(2) ** (max(floor_log2(a), EMIN) - PRECISION + 1)
+    m = a / quantum
+    n = m.numerator // m.denominator
+    rest = m - n
+    if rest > Fraction(1, 2) or (rest == Fraction(1, 2) and n % 2 == 1):
+        n += 1
+    r = n * quantum
+    if r > MAX_FINITE:
+        return -math.inf if x < 0 else math.inf
+    result = float(r)  # exact: a binary32 value
+    return -result if x < 0 else result  # a negative x that rounds to 0 gives -0.0
+
+
+def same_bits(a, b):
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return a == b and math.copysign(1, a) == math.copysign(1, b)
+
+
+def ulp_error(x, y):
+    """DESIGN.md's ULP error: dict(ulp, bin, special, signed_zero, correctly_rounded)."""
+    r = {"ulp": 0.0, "bin": 0, "special": False, "signed_zero": False, "correctly_rounded": False}
+    y_nan, y_inf = math.isnan(y), math.isinf(y)
+    if x.special and x.special.kind == "nan":
+        r["correctly_rounded"] = y_nan
+        r["special"] = not y_nan
+        return r
+    if x.special:
+        same = y_inf and ((y < 0) == (x.special.kind == "-inf"))
+        r["correctly_rounded"] = same
+        r["special"] = not same
+        return r
+    rounded = round_to_binary32(x)
+    if y_nan:
+        r["special"] = True
+        return r
+    if y_inf:
+        if same_bits(rounded, y):
+            r.update(ulp=0.5, bin=1, correctly_rounded=True)
+        else:
+            r["special"] = True
+        return r
+    r["correctly_rounded"] = (y == 0 and rounded == 0) or same_bits(rounded, y)
+    r["signed_zero"] = y == 0 and rounded == 0 and math.copysign(1, y) != math.copysign(1, rounded)
+    e = abs(Fraction(y) - x.real) / Fraction(2) ** ulp_exponent(x.real)
+    r["ulp"] = float(e)
+    r["bin"] = bin_of(e, ULP_BOUNDS)
+    return r
+
+
+def bin_of(e, bounds):
+    if e == 0:
+        return 0
+    for i in range(1, len(bounds)):
+        if e <= bounds[i]:
+            return i
+    return len(bounds)
+
+
+def gamma(m):
+    return Fraction(m, INVERSE_U - m)
+
+
+def bound_fraction(exact, y, bound):
+    """oracles/reduction_bound.h: dict(fraction, bin, above_one, exempt)."""
+    a_scaled, m, underflow, peak, denominator = bound
+    x = exact.real
+    overflow_possible = peak * INVERSE_U >= OVERFLOW_THRESHOLD * (INVERSE_U - m)
+    if math.isinf(y) or math.isnan(y):
+        if overflow_possible:
+            return {"fraction": None, "bin": None, "above_one": False, "exempt": True}
+        return {"fraction": math.inf, "bin": len(BOUND_FRACTION_BOUNDS), "above_one": True,
+                "exempt": False}
+    error = abs(Fraction(y) - x)
+    allowance = gamma(m) * a_scaled / denominator + underflow
+    if error == 0:
+        return {"fraction": 0.0, "bin": 0, "above_one": False, "exempt": False}
+    if allowance == 0:
+        return {"fraction": math.inf, "bin": len(BOUND_FRACTION_BOUNDS), "above_one": True,
+                "exempt": False}
+    f = error / allowance
+    b = bin_of(f, BOUND_FRACTION_BOUNDS)
+    return {"fraction": float(f), "bin": b, "above_one": b == len(BOUND_FRACTION_BOUNDS),
+            "exempt": False}
+
+
+# ---- The ops' exact values and bound ingredients, from their definitions ----
+
+def fr(v):
+    return Fraction(v)
+
+
+def exact_sum(terms):
+    """An exact sum from +0: a zero result is +0 (x + (-x) = +0 and +0 + -0 = +0)."""
+    return Value(sum(terms, Fraction(0)))
+
+
+def exact_tanh_bwd(grad, t):
+    """grad * (1 - t*t) in the extended reals, with IEEE zero signs."""
+    if math.isnan(grad) or math.isnan(t):
+        return Value(special=Special("nan"))
+    if math.isinf(t):
+        s = Value(special=Special("-inf"))  # 1 - inf
+    else:
+        s = Value(1 - fr(t) * fr(t))  # a zero here is +0 (1 - 1)
+    grad_negative = math.copysign(1, grad) < 0
+    if s.special:
+        if grad == 0:
+            return Value(special=Special("nan"))
+        return Value(special=Special("inf" if grad_negative else "-inf"))
+    if math.isinf(grad):
+        if s.real == 0:
+            return Value(special=Special("nan"))
+        return Value(special=Special("inf" if (grad > 0) == (s.real > 0) else "-inf"))
+    product = fr(grad) * s.real
+    if product == 0:
+        s_negative = s.real < 0
+        return Value(Fraction(0), negative_zero=(grad_negative != s_negative))
+    return Value(product)
+
+
+def shape_of(record):
+    extents = [int(v) for v in str(record["shape"]).split(",")]
+    return extents
+
+
+def elements(record):
+    """Yields (exact Value, bound ingredients or None) per output element."""
+    op = record["op"]
+    inputs = {k: [parse_float(v) for v in vs] for k, vs in record["inputs"].items()}
+    if op == "tanh_bwd":
+        yield exact_tanh_bwd(inputs["grad"][0], inputs["t"][0]), None
+        return
+    sub = HALF_SMALLEST_SUBNORMAL * 2  # 2^-149
+    if op in ("linear_fwd", "linear_bwd_input", "linear_bwd_weight", "linear_bwd_bias"):
+        batch, n_in, n_out = shape_of(record)
+        if op == "linear_fwd":
+            x, w, b = inputs["x"], inputs["w"], inputs["b"]
+            for r in range(batch):
+                for o in range(n_out):
+                    products = [fr(x[r * n_in + k]) * fr(w[o * n_in + k]) for k in range(n_in)]
+                    a = sum((abs(p) for p in products), Fraction(0)) + abs(fr(b[o]))
+                    yield exact_sum(products + [fr(b[o])]), (a, n_in + 1, n_in * sub, a, 1)
+        elif op == "linear_bwd_input":
+            dy, w = inputs["dy"], inputs["w"]
+            for r in range(batch):
+                for i in range(n_in):
+                    products = [fr(dy[r * n_out + o]) * fr(w[o * n_in + i]) for o in range(n_out)]
+                    a = sum((abs(p) for p in products), Fraction(0))
+                    yield exact_sum(products), (a, n_out, n_out * sub, a, 1)
+        elif op == "linear_bwd_weight":
+            dy, x = inputs["dy"], inputs["x"]
+            for o in range(n_out):
+                for i in range(n_in):
+                    products = [fr(dy[r * n_out + o]) * fr(x[r * n_in + i]) for r in range(batch)]
+                    a = sum((abs(p) for p in products), Fraction(0))
+                    yield exact_sum(products), (a, batch, batch * sub, a, 1)
+        else:
+            dy = inputs["dy"]
+            for o in range(n_out):
+                terms = [fr(dy[r * n_out + o]) for r in range(batch)]
+                a = sum((abs(t) for t in terms), Fraction(0))
+                yield exact_sum(terms), (a, max(batch - 1, 0), Fraction(0), a, 1)
+        return
+    (n,) = shape_of(record)
+    y, t = inputs["y"], inputs["target"]
+    if op == "mse_fwd":
+        s = sum(((fr(y[i]) - fr(t[i])) ** 2 for i in range(n)), Fraction(0))
+        yield Value(s / n), (s, n + 4, (n + 1) * sub, s, n)
+        return
+    if op == "mse_bwd":
+        g = inputs["grad_out"][0]
+        for i in range(n):
+            d = fr(y[i]) - fr(t[i])
+            e = 2 * d * fr(g)
+            # IEEE zero signs: y - t is -0 only for (-0) - (+0); the products xor signs.
+            d_negative = d < 0 or (d == 0 and math.copysign(1, y[i]) < 0 and
+                                   math.copysign(1, t[i]) > 0)
+            negative_zero = e == 0 and (d_negative != (math.copysign(1, g) < 0))
+            u = HALF_SMALLEST_SUBNORMAL + abs(fr(g)) * sub
+            yield (Value(e / n, negative_zero=negative_zero),
+                   (abs(e), 4, u, 2 * abs(d) + abs(e), n))
+        return
+    raise ValueError("unknown op " + op)
+
+
+class Checker:
+    def __init__(self):
+        self.problems = []
+        self.records = 0
+        self.outputs = 0
+
+    def problem(self, where, what):
+        self.problems.append(where + ": " + what)
+
+    def check_record(self, record, where):
+        if record.get("format") != FORMAT:
+            self.problem(where, "format is %r, expected %r" % (record.get("format"), FORMAT))
+            return
+        self.records += 1
+        computed = list(elements(record))
+        dumped = [parse_exact(s) for s in record["exact"]]
+        if len(computed) != len(dumped):
+            self.problem(where, "%d exact values, expected %d" % (len(dumped), len(computed)))
+            return
+        for e, ((x, _), d) in enumerate(zip(computed, dumped)):
+            same = (x.special == d.special if (x.special or d.special)
+                    else x.real == d.real and (x.real != 0 or x.negative_zero == d.negative_zero))
+            if not same:
+                self.problem(where, "element %d: exact %s, dump says %s" % (e, x.text(), d.text()))
+        for result in record["results"]:
+            self.check_result(record, result, computed, where)
+
+    def check_result(self, record, result, computed, where):
+        name = "%s %s on %s" % (record["op"], result["variant"], result["target"])
+        outputs = [parse_float(v) for v in result["outputs"]]
+        sets = {k: set(result.get(k, [])) for k in (
+            "special_mismatch", "signed_zero_mismatch", "not_correctly_rounded", "above_one",
+            "overflow_exempt")}
+        with_bound = "bound_fraction" in result
+        for e, (y, (x, bound)) in enumerate(zip(outputs, computed)):
+            self.outputs += 1
+            at = "%s, %s, element %d (output %s, exact %s)" % (where, name, e, y.hex(), x.text())
+            u = ulp_error(x, y)
+            want_ulp = None if u["special"] else u["ulp"]
+            want_bin = None if u["special"] else u["bin"]
+            if result["ulp_error"][e] != want_ulp:
+                self.problem(at, "ULP error %r, recomputed %r" % (result["ulp_error"][e], want_ulp))
+            if result["ulp_bin"][e] != want_bin:
+                self.problem(at, "ULP bin %r, recomputed %r" % (result["ulp_bin"][e], want_bin))
+            for key, flag in (("special_mismatch", u["special"]),
+                              ("signed_zero_mismatch", u["signed_zero"]),
+                              ("not_correctly_rounded", not u["correctly_rounded"])):
+                if (e in sets[key]) != flag:
+                    self.problem(at, "%s is %s in the dump, recomputed %s" %
+                                 (key, e in sets[key], flag))
+            if with_bound:
+                b = bound_fraction(x, y, bound)
+                dumped = result["bound_fraction"][e]
+                dumped = math.inf if dumped == "inf" else dumped
+                if dumped != b["fraction"]:
+                    self.problem(at, "bound fraction %r, recomputed %r" % (dumped, b["fraction"]))
+                if result["bound_bin"][e] != b["bin"]:
+                    self.problem(at, "bound bin %r, recomputed %r" % (result["bound_bin"][e], b["bin"]))
+                for key, flag in (("above_one", b["above_one"]), ("overflow_exempt", b["exempt"])):
+                    if (e in sets[key]) != flag:
+                        self.problem(at, "%s is %s in the dump, recomputed %s" %
+                                     (key, e in sets[key], flag))
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    checker = Checker()
+    for path in argv[1:]:
+        try:
+            with open(path) as f:
+                for number, line in enumerate(f, 1):
+                    if line.strip():
+                        checker.check_record(json.loads(line), "%s:%d" % (path, number))
+        except (OSError, ValueError) as error:
+            print("recheck_dump: %s: %s" % (path, error), file=sys.stderr)
+            return 2
+    if checker.records == 0:
+        print("recheck_dump: no records", file=sys.stderr)
+        return 1
+    if checker.problems:
+        for p in checker.problems[:20]:
+            print(p)
+        print("recheck_dump: %d disagreement(s) in %d records, %d outputs" %
+              (len(checker.problems), checker.records, checker.outputs))
+        return 1
+    print("recheck_dump: %d records, %d outputs: exact values, ULP errors, bins, flags and "
+          "bound fractions all agree" % (checker.records, checker.outputs))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,302 @@
+// ulpgate run for the linear-layer and MSE ops: a table per (variant, target)
+// with ULP error and bound fraction, their histograms, the worst elements, the
+// JSON report and the dump.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <iostream>
+#include <map>
+
+#include "kernels/reduction_spec.h"
+#include "kernels/registry.h"
+#include "oracles/float_text.h"
+#include "suites/dump.h"
+#include "suites/eigen_peer.h"
+#include "suites/reduction_engine.h"
+#include "suites/reduction_oracle.h"
+#include "suites/reduction_suites.h"
+#include "suites/report.h"
+#include "tools/cli.h"
+#include "tools/run_args.h"
+#include "tools/text_table.h"
+
+namespace ulpgate {
+namespace {
+
+std::string Number(double e) {
+  if (std::isinf(e)) return "inf";
+  if (e == 0) return "0";
+  if (e < 1e-3 || e >= 1e6) return fmt::format("{:.3e}", e);
+  return fmt::format("{:.4g}", e);
+}
+
+std::string PowerOfTwo(double x) {
+  if (x == 0.5) return "0.5";
+  if (x == 0) return "0";
+  if (x >= 1024 || x < 0.5) return fmt::format("2^{}", static_cast<int>(std::log2(x)));
+  return fmt::format("{}", x);
+}
+
+std::string BinLabel(const std::vector<double>& bounds, size_t i, const char* name) {
+  if (i == 0) return fmt::format("{} = 0", name);
+  if (i == bounds.size()) return fmt::format("{} > {}", name, PowerOfTwo(bounds.back()));
+  return fmt::format("({}, {}]", PowerOfTwo(bounds[i - 1]), PowerOfTwo(bounds[i]));
+}
+
+// One histogram table, targets as columns, rows up to the last non-empty bin.
+template <class GetCounts>
+void PrintHistogram(const std::vector<const ReductionCaseResult*>& cases,
+                    const std::vector<double>& bounds, const char* name, GetCounts counts,
+                    const std::string& extra_label,
+                    const std::function<uint64_t(const ReductionCaseResult&)>& extra) {
+  std::vector<std::string> header = {"bin"};
+  for (const auto* r : cases) {
+    header.push_back(r->kind == CaseKind::kModel ? r->target + "(model)" : r->target);
+  }
+  TextTable table(header);
+  table.SetLeftAligned({0});
+  const size_t bins = bounds.size() + 1;
+  size_t last = 0;
+  for (const auto* r : cases) {
+    for (size_t i = 0; i < bins; ++i) {
+      if (counts(*r)[i] != 0) last = std::max(last, i);
+    }
+  }
+  for (size_t i = 0; i <= last; ++i) {
+    std::vector<std::string> row = {BinLabel(bounds, i, name)};
+    for (const auto* r : cases) row.push_back(std::to_string(counts(*r)[i]));
+    table.AddRow(row);
+  }
+  std::vector<std::string> row = {extra_label};
+  for (const auto* r : cases) row.push_back(std::to_string(extra(*r)));
+  table.AddRow(row);
+  table.Print(std::cout, "  ");
+}
+
+std::string ReproduceCommand(const ReductionInputSet& inputs, const ReductionCaseResult& r,
+                             uint64_t instance) {
+  return fmt::format(
+      "ulpgate run --kernel {} --variant {} --target {} --suite {} --seed {} --shape {} "
+      "--instance {}{} --dump -",
+      r.op, r.variant, r.kind == CaseKind::kPeer ? std::string("all") : r.target, inputs.source,
+      inputs.seed, ShapeText(inputs.op, inputs.shape), instance,
+      r.kind == CaseKind::kModel ? " --emulate-unsupported" : "");
+}
+
+// The element behind a statistic: where it is, what the case gave, the exact
+// value and both error measures.
+void PrintElement(const char* what, const ReductionInputSet& inputs,
+                  const ReductionRun& run, size_t case_index, uint64_t global) {
+  const ReductionCaseResult& r = run.cases[case_index];
+  const size_t per_instance = inputs.outputs_per_instance();
+  const size_t i = global / per_instance, e = global % per_instance;
+  const ReductionInstance& instance = inputs.instances[i];
+  const ElementExact exact =
+      ReductionExact(inputs.op, GatherElementTerms(inputs.op, inputs.shape, instance, e));
+  const float y = run.outputs[i][case_index][e];
+  const UlpError ulp = MeasureUlpErrorOfQuotient(exact.numerator.get(), exact.denominator, y);
+  const BoundFraction bound =
+      MeasureBoundFraction(exact.numerator.get(), exact.denominator, y, exact.bound);
+  std::cout << fmt::format(
+      "  {}: {}{} on {}, instance {} {}: output {} ({}), exact {}\n"
+      "         ULP error {}{}, bound fraction {}{} (gamma_{} = {:.3e})\n"
+      "  reproduce: {}\n",
+      what, r.variant, r.kind == CaseKind::kPeer ? " (Eigen peer)" : "", r.target,
+      instance.index, ElementName(inputs.op, inputs.shape, e), HexFloat(y), BitsHex(y),
+      ExactValue(exact).ToDecimal(17), Number(ulp.ulp),
+      ulp.special_mismatch ? " (special mismatch)" : "", Number(bound.fraction),
+      bound.overflow_exempt ? " (overflow: bound does not apply)" : "", exact.bound.roundings,
+      Gamma(exact.bound.roundings), ReproduceCommand(inputs, r, instance.index));
+}
+
+void PrintText(const RunArgs& args, const ReductionRun& run, const ReductionInputSet& inputs,
+               const std::vector<std::string>& skipped, bool quiet) {
+  const ReductionOpInfo& op = GetReductionOp(inputs.op);
+  std::cout << fmt::format("{} on {} (seed {}, shape {}, {} instance{}, {} outputs each)\n",
+                           op.name, inputs.source, inputs.seed, ShapeText(inputs.op, inputs.shape),
+                           inputs.instances.size(), inputs.instances.size() == 1 ? "" : "s",
+                           inputs.outputs_per_instance());
+  std::cout << "  " << op.definition << '\n';
+  if (!skipped.empty()) {
+    std::string names;
+    for (const auto& s : skipped) names += (names.empty() ? "" : ", ") + s;
+    std::cout << (args.emulate_unsupported
+                      ? "not runnable here, their expected models reported as kind 'model': "
+                      : "skipped (compiled, not supported by this CPU): ")
+              << names << '\n';
+  }
+  std::cout << '\n';
+  TextTable summary({"variant", "target", "kind", "max_ulp", "mean_ulp", "p99", "max_bound",
+                     "bound>1", "ovf_exempt", "special", "signed_zero", "model", "expected",
+                     "mismatches"});
+  summary.SetLeftAligned({0, 1, 2, 11, 12});
+  for (const ReductionCaseResult& r : run.cases) {
+    const ErrorStatistics& s = r.stats;
+    const bool peer = r.kind == CaseKind::kPeer;
+    const std::string model = r.conformance.model();
+    summary.AddRow({r.variant, r.target, CaseKindName(r.kind), Number(s.max_ulp()),
+                    Number(s.mean_ulp()), Number(s.Percentile(99)),
+                    Number(r.bound.max_fraction()), std::to_string(r.bound.above_one()),
+                    std::to_string(r.bound.overflow_exempt()),
+                    std::to_string(s.special_mismatch()),
+                    std::to_string(s.signed_zero_mismatch()),
+                    peer ? "-" : (model.empty() ? "none" : model),
+                    peer ? "-" : r.conformance.expected_model,
+                    peer ? "-" : std::to_string(r.conformance.mismatches)});
+  }
+  summary.Print(std::cout);
+  if (run.cases.size() > 0 && run.cases.back().kind == CaseKind::kPeer) {
+    std::cout << "peer: " << EigenPeerDescription()
+              << ", no bit-exact model: statistics only, not gated\n";
+  }
+  // Bugs are said as such, whatever --quiet says.
+  for (size_t c = 0; c < run.cases.size(); ++c) {
+    const ReductionCaseResult& r = run.cases[c];
+    if (r.bound.above_one() > 0) {
+      std::cout << fmt::format("\n{}: {} {} output(s) of {} on {} break the classical error bound "
+                               "(bound fraction > 1)\n",
+                               r.kind == CaseKind::kPeer ? "PEER BREAKS THE BOUND" : "BUG",
+                               r.bound.above_one(), r.variant, r.op, r.target);
+      PrintElement("first", inputs, run, c, r.bound.first_above_one_index());
+    }
+    if (r.kind == CaseKind::kKernel && r.conformance.mismatches > 0) {
+      std::cout << fmt::format("\nNOT CONFORMING: {} on {}: {} output(s) differ from model {}\n",
+                               r.variant, r.target, r.conformance.mismatches,
+                               r.conformance.expected_model);
+      PrintElement("first", inputs, run, c, r.conformance.first_mismatch_index);
+    }
+  }
+  if (quiet) return;
+
+  std::map<std::string, std::vector<size_t>> by_variant;
+  std::vector<std::string> order;
+  for (size_t c = 0; c < run.cases.size(); ++c) {
+    if (by_variant[run.cases[c].variant].empty()) order.push_back(run.cases[c].variant);
+    by_variant[run.cases[c].variant].push_back(c);
+  }
+  for (const std::string& variant : order) {
+    std::vector<const ReductionCaseResult*> cases;
+    for (size_t c : by_variant[variant]) cases.push_back(&run.cases[c]);
+    std::cout << "\nhistogram of ULP error e, " << variant << " (outputs per bin)\n";
+    PrintHistogram(
+        cases, cases.front()->stats.bounds(), "e",
+        [](const ReductionCaseResult& r) { return r.stats.counts(); }, "special mismatch",
+        [](const ReductionCaseResult& r) { return r.stats.special_mismatch(); });
+    std::cout << "histogram of bound fraction f = |y - x| / (gamma_m A + U), " << variant << '\n';
+    PrintHistogram(
+        cases, cases.front()->bound.bounds(), "f",
+        [](const ReductionCaseResult& r) { return r.bound.counts(); }, "overflow (exempt)",
+        [](const ReductionCaseResult& r) { return r.bound.overflow_exempt(); });
+    size_t worst = by_variant[variant].front();
+    for (size_t c : by_variant[variant]) {
+      if (run.cases[c].stats.max_ulp() > run.cases[worst].stats.max_ulp()) worst = c;
+    }
+    if (run.cases[worst].stats.max_index() >= 0) {
+      PrintElement("worst ULP", inputs, run, worst, run.cases[worst].stats.max_index());
+    }
+    size_t widest = by_variant[variant].front();
+    for (size_t c : by_variant[variant]) {
+      if (run.cases[c].bound.max_fraction() > run.cases[widest].bound.max_fraction()) widest = c;
+    }
+    if (run.cases[widest].bound.max_index() >= 0 &&
+        run.cases[widest].bound.max_index() != run.cases[worst].stats.max_index()) {
+      PrintElement("largest bound fraction", inputs, run, widest,
+                   run.cases[widest].bound.max_index());
+    }
+  }
+}
+
+}  // namespace
+
+void RunReductionCommand(const RunArgs& args) {
+  const ReductionOpInfo& op = *FindReductionOp(args.kernel);
+  const bool mse = op.op == ReductionOp::kMseFwd || op.op == ReductionOp::kMseBwd;
+  if (!args.inputs_path.empty()) {
+    throw UsageError("--inputs is for tanh_bwd; " + std::string(op.name) +
+                     " takes --suite and --shape");
+  }
+  const std::string suite = args.suite.empty() ? "cancellation" : args.suite;
+  const SuiteInfo* info = nullptr;
+  for (const auto& s : ReductionSuites()) {
+    if (s.name == suite) info = &s;
+  }
+  if (!info) {
+    throw UsageError("unknown suite '" + suite + "' for " + std::string(op.name) +
+                     " (well_conditioned, cancellation, training, adversarial, exact)");
+  }
+  const ReductionShape shape =
+      ParseShape(op.op, args.shape.empty() ? (mse ? "1000" : "32,32,32") : args.shape);
+  // Keep a typo from asking for terabytes: 2^26 floats (256 MiB) per tensor.
+  for (const auto& extents : ReductionOperandShapes(op.op, shape)) {
+    uint64_t count = 1;
+    for (size_t e : extents) count *= e;
+    if (count > (uint64_t{1} << 26)) {
+      throw UsageError("--shape " + ShapeText(op.op, shape) +
+                       ": an operand would hold more than 2^26 floats");
+    }
+  }
+  ReductionInputSet inputs;
+  if (args.instance >= 0) {
+    inputs.op = op.op;
+    inputs.shape = shape;
+    inputs.source = suite;
+    inputs.seed = args.seed;
+    inputs.instances.push_back(GenerateReductionInstance(
+        op.op, shape, suite, args.seed, static_cast<uint64_t>(args.instance)));
+  } else {
+    inputs = GenerateReductionSuite(op.op, shape, suite, args.seed,
+                                    args.n ? args.n : info->default_n);
+  }
+
+  ReductionRunOptions options;
+  options.variants = SplitList(args.variant);
+  for (const auto& v : options.variants) {
+    const bool peer = op.op == ReductionOp::kLinearFwd && v == kEigenPeerVariant;
+    if (!peer && ReductionVariantIndex(op, v) < 0) {
+      std::string known;
+      for (const auto& variant : op.variants) known += std::string(variant.name) + ", ";
+      if (op.op == ReductionOp::kLinearFwd) known += std::string(kEigenPeerVariant) + ", ";
+      throw UsageError("unknown variant '" + v + "' for " + std::string(op.name) + " (" + known +
+                       "all)");
+    }
+  }
+  std::vector<std::string> skipped;
+  options.targets = ResolveTargets(args.target, &skipped);
+  options.emulate_unsupported = args.emulate_unsupported;
+  options.threads = args.threads;
+  options.keep_details = !args.dump_path.empty();
+  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  if (tty) {
+    options.progress = [](uint64_t done, uint64_t total) {
+      std::cerr << fmt::format("\r  {} / {} outputs ({:.0f}%)", done, total, 100.0 * done / total)
+                << std::flush;
+    };
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const ReductionRun run = RunReduction(inputs, options);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (tty) std::cerr << '\r' << std::string(60, ' ') << '\r';
+
+  PrintText(args, run, inputs, skipped, args.quiet);
+  std::cerr << fmt::format("ran {} instance(s) x {} outputs x {} (variant, target) cases in {:.2f} s\n",
+                           inputs.instances.size(), inputs.outputs_per_instance(),
+                           run.cases.size(), seconds);
+  if (!args.json_path.empty()) {
+    nlohmann::ordered_json report;
+    report["tool"] = "ulpgate 0.1.0";
+    for (const ReductionCaseResult& r : run.cases) {
+      report["results"].push_back(ReductionCaseJson(r, inputs));
+    }
+    WriteJsonFile(args.json_path, report);
+  }
+  if (!args.dump_path.empty()) {
+    WriteDumpFile(args.dump_path,
+                  [&](std::ostream& out) { WriteReductionDump(out, inputs, run); });
+  }
+}
+
+}  // namespace ulpgate
