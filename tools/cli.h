@@ -36,6 +36,7 @@ void AddRunCommand(CLI::App& app);
 void AddExplainCommand(CLI::App& app);
 void AddDivergeCommand(CLI::App& app);
 void AddMatrixCommand(CLI::App& app);
+void AddDriftCommand(CLI::App& app);
 
 }  // namespace ulpgate
 

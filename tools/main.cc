@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   ulpgate::AddExplainCommand(app);
   ulpgate::AddDivergeCommand(app);
   ulpgate::AddMatrixCommand(app);
+  ulpgate::AddDriftCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

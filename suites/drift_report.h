@@ -1,0 +1,25 @@
+// The drift report (JSON) and the loss-curve plot (SVG).
+#ifndef ULPGATE_SUITES_DRIFT_REPORT_H_
+#define ULPGATE_SUITES_DRIFT_REPORT_H_
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "suites/drift_run.h"
+
+namespace ulpgate {
+
+// Everything needed to replay the run elsewhere: the scenario, the batch and
+// the initial parameters as hex floats, the per-epoch losses of the reference
+// (decimal, 17 digits) and of each run (hex floats), parameter errors,
+// summary figures and in-situ histograms. Fields are documented in the README.
+nlohmann::ordered_json DriftJson(const DriftResult& result);
+
+// Two panels: the loss curves (reference and runs, log scale) and each run's
+// relative loss deviation from the reference (log scale).
+std::string DriftSvg(const DriftResult& result);
+
+}  // namespace ulpgate
+
+#endif  // ULPGATE_SUITES_DRIFT_REPORT_H_
