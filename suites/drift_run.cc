@@ -1,7 +1,9 @@
 #include "suites/drift_run.h"
 
 #include <cmath>
+#include <atomic>
 #include <sstream>
+#include <thread>
 
 #include "kernels/train_step.h"
 #include "oracles/exact.h"
@@ -15,8 +17,22 @@ namespace {
 
 // Exact values of one kernel call: sums of products of binary32 numbers span
 // at most 2^256 .. 2^-298 plus the carries of a few thousand terms, so 704
-// bits hold them exactly; ExactArith throws if that ever fails.
+// bits hold them exactly. The values of a training run span far less, so each
+// exact evaluation is tried at 128 bits first and redone at 704 only when the
+// exact arithmetic reports that it would have rounded (InexactError).
 constexpr mpfr_prec_t kCallPrecision = 704;
+constexpr mpfr_prec_t kFastPrecision = 128;
+
+template <class F>
+MpfrNumber Exactly(F evaluate) {
+  try {
+    ExactArith fast(kFastPrecision);
+    return evaluate(fast);
+  } catch (const InexactError&) {
+    ExactArith wide(kCallPrecision);
+    return evaluate(wide);
+  }
+}
 
 using Tensor = std::vector<float>;
 
@@ -68,15 +84,16 @@ class InSitu {
   void Dot(const std::string& op, const float* a, size_t a_row, size_t a_col, const float* b,
            size_t b_row, size_t b_col, const float* bias, const float* y, size_t rows,
            size_t cols, size_t length) {
-    ExactArith exact(kCallPrecision);
     for (size_t r = 0; r < rows; ++r) {
       for (size_t o = 0; o < cols; ++o) {
-        MpfrNumber sum = exact.Const(0.0f);
-        for (size_t k = 0; k < length; ++k) {
-          sum = exact.MulAdd(exact.FromFloat(a[r * a_row + k * a_col]),
-                             exact.FromFloat(b[o * b_row + k * b_col]), sum);
-        }
-        if (bias) sum = exact.Add(sum, exact.FromFloat(bias[o]));
+        const MpfrNumber sum = Exactly([&](ExactArith& exact) {
+          MpfrNumber acc = exact.Const(0.0f);
+          for (size_t k = 0; k < length; ++k) {
+            acc = exact.MulAdd(exact.FromFloat(a[r * a_row + k * a_col]),
+                               exact.FromFloat(b[o * b_row + k * b_col]), acc);
+          }
+          return bias ? exact.Add(acc, exact.FromFloat(bias[o])) : acc;
+        });
         Record(op, sum, y[r * cols + o]);
       }
     }
@@ -109,11 +126,11 @@ class FloatTrainer {
       for (size_t k = 0; k < w_.size(); ++k) {
         w_adv[k].resize(w_[k].size());
         kernels_.step->sam_perturb(w_[k].data(), g[k].data(), scale, w_adv[k].data(), w_[k].size());
-        ExactArith exact(kCallPrecision);
         for (size_t i = 0; i < w_[k].size(); ++i) {
-          in_situ_.Record("sam_perturb",
-                          exact.MulAdd(exact.FromFloat(g[k][i]), exact.FromFloat(scale),
-                                       exact.FromFloat(w_[k][i])),
+          in_situ_.Record("sam_perturb", Exactly([&](ExactArith& exact) {
+                            return exact.MulAdd(exact.FromFloat(g[k][i]), exact.FromFloat(scale),
+                                                exact.FromFloat(w_[k][i]));
+                          }),
                           w_adv[k][i]);
         }
       }
@@ -124,11 +141,12 @@ class FloatTrainer {
       const Tensor before = w_[k];
       (fused_sgd_ ? kernels_.step->sgd_step_fused : kernels_.step->sgd_step)(
           w_[k].data(), (*step)[k].data(), s_.lr, w_[k].size());
-      ExactArith exact(kCallPrecision);
       for (size_t i = 0; i < before.size(); ++i) {
-        in_situ_.Record("sgd_step",
-                        exact.NegMulAdd(exact.FromFloat(s_.lr), exact.FromFloat((*step)[k][i]),
-                                        exact.FromFloat(before[i])),
+        in_situ_.Record("sgd_step", Exactly([&](ExactArith& exact) {
+                          return exact.NegMulAdd(exact.FromFloat(s_.lr),
+                                                 exact.FromFloat((*step)[k][i]),
+                                                 exact.FromFloat(before[i]));
+                        }),
                         w_[k][i]);
       }
     }
@@ -142,20 +160,26 @@ class FloatTrainer {
   float GradNorm(const std::vector<Tensor>& g) {
     Tensor norms;
     const float zero = 0.0f;
-    ExactArith exact(kCallPrecision);
-    MpfrNumber total = exact.Const(0.0f);
+    std::vector<const Tensor*> tensors;
     for (const Tensor& t : g) {
       float sum;
       kernels_.linear_fwd(t.data(), t.data(), &zero, &sum, 1, t.size(), 1);
       in_situ_.Dot("grad_norm_sum_of_squares", t.data(), 0, 1, t.data(), 0, 1, nullptr, &sum, 1, 1,
                    t.size());
       norms.push_back(std::sqrt(sum));  // correctly rounded
-      for (float v : t) total = exact.MulAdd(exact.FromFloat(v), exact.FromFloat(v), total);
+      tensors.push_back(&t);
     }
+    MpfrNumber total = Exactly([&](ExactArith& exact) {
+      MpfrNumber acc = exact.Const(0.0f);
+      for (const Tensor* t : tensors) {
+        for (float v : *t) acc = exact.MulAdd(exact.FromFloat(v), exact.FromFloat(v), acc);
+      }
+      return acc;
+    });
     float sum;
     kernels_.linear_fwd(norms.data(), norms.data(), &zero, &sum, 1, norms.size(), 1);
     const float norm = std::sqrt(sum);
-    mpfr_sqrt(total.get(), total.get(), MPFR_RNDN);  // 704 bits: far below an ulp
+    mpfr_sqrt(total.get(), total.get(), MPFR_RNDN);  // >= 128 bits: far below an ulp
     in_situ_.Record("grad_norm", total, norm);
     return norm;
   }
@@ -164,7 +188,9 @@ class FloatTrainer {
     const size_t batch = s_.batch;
     std::vector<Tensor> values = {batch_.x};
     size_t linear = 0;
-    ExactArith exact(kCallPrecision);
+    // Selections, tanh and the elementwise MSE terms: 128 bits hold every
+    // value exactly (or, for tanh and the mean, far below an ulp).
+    ExactArith exact(kFastPrecision);
     for (const LayerSpec& l : s_.layers) {
       const Tensor& in = values.back();
       Tensor out(in.size());
@@ -185,7 +211,7 @@ class FloatTrainer {
         kernels_.step->tanh_forward(in.data(), out.data(), in.size());
         for (size_t i = 0; i < in.size(); ++i) {
           MpfrNumber t = exact.FromFloat(in[i]);
-          mpfr_tanh(t.get(), t.get(), MPFR_RNDN);  // 704 bits: far below an ulp
+          mpfr_tanh(t.get(), t.get(), MPFR_RNDN);  // 128 bits: far below an ulp
           in_situ_.Record("tanh_fwd", t, out[i]);
         }
       }
@@ -195,14 +221,16 @@ class FloatTrainer {
     const size_t n = y.size();
     const float loss = kernels_.mse_fwd(y.data(), batch_.target.data(), n);
     {
-      MpfrNumber sum = exact.Const(0.0f);
-      for (size_t i = 0; i < n; ++i) {
-        const MpfrNumber d = exact.Sub(exact.FromFloat(y[i]), exact.FromFloat(batch_.target[i]));
-        sum = exact.MulAdd(d, d, sum);
-      }
-      MpfrNumber count(kCallPrecision);
-      mpfr_set_ui(count.get(), n, MPFR_RNDN);
-      in_situ_.Record("mse_fwd", exact.Div(sum, count), loss);
+      MpfrNumber sum = Exactly([&](ExactArith& e) {
+        MpfrNumber acc = e.Const(0.0f);
+        for (size_t i = 0; i < n; ++i) {
+          const MpfrNumber d = e.Sub(e.FromFloat(y[i]), e.FromFloat(batch_.target[i]));
+          acc = e.MulAdd(d, d, acc);
+        }
+        return acc;
+      });
+      mpfr_div_ui(sum.get(), sum.get(), n, MPFR_RNDN);  // the mean, far below an ulp
+      in_situ_.Record("mse_fwd", sum, loss);
     }
     if (!grads) return loss;
 
@@ -210,9 +238,10 @@ class FloatTrainer {
     kernels_.mse_bwd(y.data(), batch_.target.data(), 1.0f, grad.data(), n);
     const float two_over_n = 2.0f / static_cast<float>(n);
     for (size_t i = 0; i < n; ++i) {
-      in_situ_.Record("mse_bwd",
-                      exact.Mul(exact.FromFloat(two_over_n),
-                                exact.Sub(exact.FromFloat(y[i]), exact.FromFloat(batch_.target[i]))),
+      in_situ_.Record("mse_bwd", Exactly([&](ExactArith& e) {
+                        return e.Mul(e.FromFloat(two_over_n),
+                                     e.Sub(e.FromFloat(y[i]), e.FromFloat(batch_.target[i])));
+                      }),
                       grad[i]);
     }
     grads->assign(w.size(), Tensor());
@@ -316,7 +345,8 @@ std::vector<size_t> LagEpochs(size_t epochs) {
 }
 
 DriftResult RunDrift(const Scenario& scenario, const std::vector<RunConfig>& configs, size_t epochs,
-                     const std::function<void(size_t, size_t)>& progress) {
+                     const std::function<void(size_t, size_t)>& progress, unsigned threads) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   DriftResult d;
   d.scenario = scenario;
   d.epochs = epochs ? epochs : scenario.epochs;
@@ -334,7 +364,11 @@ DriftResult RunDrift(const Scenario& scenario, const std::vector<RunConfig>& con
   d.reference = RunReference(
       d.scenario, d.batch, d.initial, d.epochs,
       [&](size_t epoch, const std::vector<ExactTensor>& reference) {
-        for (size_t r = 0; r < trainers.size(); ++r) {
+        // Runs are independent: step them on every core. Each writes only
+        // its own result, so the outcome does not depend on the threads.
+        std::atomic<size_t> next{0};
+        auto work = [&] {
+          for (size_t r; (r = next.fetch_add(1)) < trainers.size();) {
           FloatRunResult& run = d.runs[r];
           const auto& w = trainers[r].parameters();
           double max_rel = 0, max_ulp = 0;
@@ -348,7 +382,12 @@ DriftResult RunDrift(const Scenario& scenario, const std::vector<RunConfig>& con
           run.param_max_relative.push_back(max_rel);
           run.param_max_ulp.push_back(max_ulp);
           run.loss.push_back(trainers[r].Epoch());
-        }
+          }
+        };
+        std::vector<std::thread> helpers;
+        for (unsigned t = 1; t < threads && t < trainers.size(); ++t) helpers.emplace_back(work);
+        work();
+        for (auto& h : helpers) h.join();
         if (progress && (epoch % 50 == 0 || epoch + 1 == d.epochs)) progress(epoch + 1, d.epochs);
       });
   for (size_t r = 0; r < trainers.size(); ++r) {

@@ -67,9 +67,11 @@ struct DriftResult {
 };
 
 // Runs the reference and every configured float run for `epochs` epochs (the
-// scenario's when 0). progress(epoch, epochs) is called now and then.
+// scenario's when 0), the float runs on `threads` threads (0: every core; the
+// results do not depend on it). progress(epoch, epochs) is called now and then.
 DriftResult RunDrift(const Scenario& scenario, const std::vector<RunConfig>& runs, size_t epochs,
-                     const std::function<void(size_t, size_t)>& progress = nullptr);
+                     const std::function<void(size_t, size_t)>& progress = nullptr,
+                     unsigned threads = 0);
 
 // The epochs at which lag is measured: 10%, 25%, 50%, 75% and 100% of the run.
 std::vector<size_t> LagEpochs(size_t epochs);
