@@ -132,6 +132,23 @@ Scenario ParseScenario(const nlohmann::json& j, const std::string& where) {
     if (!j["targets"].is_array()) fail("'targets' must be an array");
     for (const auto& t : j["targets"]) s.targets.push_back(to_float(t, "'targets'"));
   }
+  if (j.contains("x")) {
+    if (!j["x"].is_array()) fail("'x' must be an array");
+    for (const auto& v : j["x"]) s.x.push_back(to_float(v, "'x'"));
+  }
+  if (j.contains("initial_parameters")) {
+    const auto& p = j["initial_parameters"];
+    if (!p.is_object()) fail("'initial_parameters' must be an object of arrays (W0, b0, ...)");
+    size_t linear = 0;
+    for (const LayerSpec& l : s.layers) linear += l.type == "linear";
+    for (size_t k = 0; k < 2 * linear; ++k) {
+      const std::string name = (k % 2 == 0 ? "W" : "b") + std::to_string(k / 2);
+      if (!p.contains(name) || !p[name].is_array()) fail("'initial_parameters' lacks array '" + name + "'");
+      std::vector<float> tensor;
+      for (const auto& v : p[name]) tensor.push_back(to_float(v, "'initial_parameters." + name + "'"));
+      s.initial.push_back(std::move(tensor));
+    }
+  }
   // Consistency.
   if (s.layers.front().type != "linear") fail("the first layer must be linear");
   size_t width = s.layers.front().in;
@@ -148,6 +165,20 @@ Scenario ParseScenario(const nlohmann::json& j, const std::string& where) {
   if (s.optimizer != "sam" && s.optimizer != "sgd") fail("unknown optimizer '" + s.optimizer + "' (sam, sgd)");
   if (s.epochs == 0 || s.batch == 0) fail("'epochs' and 'batch' must be positive");
   if (!(s.data_low < s.data_high)) fail("'data_low' must be below 'data_high'");
+  if (!s.x.empty() && s.x.size() != s.batch * s.input_size()) {
+    fail("'x' must hold batch * inputs = " + std::to_string(s.batch * s.input_size()) + " values");
+  }
+  if (!s.initial.empty()) {
+    size_t k = 0;
+    for (const LayerSpec& l : s.layers) {
+      if (l.type != "linear") continue;
+      if (s.initial[k].size() != l.out * l.in || s.initial[k + 1].size() != l.out) {
+        fail("'initial_parameters' W" + std::to_string(k / 2) + "/b" + std::to_string(k / 2) +
+             " must hold out*in and out values");
+      }
+      k += 2;
+    }
+  }
   return s;
 }
 
@@ -186,6 +217,13 @@ nlohmann::ordered_json ScenarioJson(const Scenario& s) {
   j["data_high"] = HexFloat(s.data_high);
   for (float t : s.targets) j["targets"].push_back(HexFloat(t));
   j["seed"] = s.seed;
+  if (!s.x.empty()) {
+    for (float v : s.x) j["x"].push_back(HexFloat(v));
+  }
+  for (size_t k = 0; k < s.initial.size(); ++k) {
+    const std::string name = (k % 2 == 0 ? "W" : "b") + std::to_string(k / 2);
+    for (float v : s.initial[k]) j["initial_parameters"][name].push_back(HexFloat(v));
+  }
   return j;
 }
 
@@ -193,12 +231,13 @@ Batch MakeBatch(const Scenario& s) {
   Batch batch;
   const size_t in = s.input_size(), out = s.output_size();
   batch.x.resize(s.batch * in);
-  for (size_t i = 0; i < batch.x.size(); ++i) {
+  for (size_t i = 0; i < batch.x.size() && s.x.empty(); ++i) {
     CounterRng rng(s.seed, kDataStream, i);
     // A 24-bit grid in [0, 1), exact in binary32, then scaled once.
     const double u = static_cast<double>(rng.Next32() >> 8) * 0x1p-24;
     batch.x[i] = static_cast<float>(s.data_low + u * (static_cast<double>(s.data_high) - s.data_low));
   }
+  if (!s.x.empty()) batch.x = s.x;
   for (size_t b = 0; b < s.batch; ++b) {
     for (size_t k = 0; k < out; ++k) batch.target.push_back(s.targets[k]);
   }
@@ -221,6 +260,7 @@ Parameters InitialParameters(const Scenario& s) {
         const double u = static_cast<double>(rng.Next32() >> 8) * 0x1p-24;  // [0, 1)
         v = static_cast<float>((2.0 * u - 1.0) * bound);
       }
+      if (!s.initial.empty()) tensor = s.initial[p.tensors.size()];
       p.tensors.push_back(std::move(tensor));
       p.names.push_back((t == 0 ? "W" : "b") + std::to_string(layer_index));
     }

@@ -36,6 +36,11 @@ struct Scenario {
   float data_low = 0.0f, data_high = 1.0f;
   std::vector<float> targets;
   uint64_t seed = 1;
+  // Optional overrides of the seeded draws (a report's recorded batch and
+  // initial parameters, or a hand-made case): x [batch, in] row-major, and
+  // per linear layer W [out, in] then b [out], named W0, b0, W1, ...
+  std::vector<float> x;
+  std::vector<std::vector<float>> initial;
 
   size_t input_size() const { return layers.front().in; }
   size_t output_size() const;
