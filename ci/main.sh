@@ -1,15 +1,29 @@
 #!/usr/bin/env bash
-# The main job: set up, build, and run every tanh_bwd variant on every target
-# this machine supports over the standard suites, printing the tables and
-# histograms; reports go to build/reports/.
+# The main job: set up, build, and run every op's variants on every target this
+# machine supports over the standard suites (tables and histograms), the
+# target matrix, and both built-in training-run drift scenarios; reports go to
+# build/reports/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/build.sh
-mkdir -p build/reports
+ulpgate=./build/bin/ulpgate
+out=build/reports
+mkdir -p "$out"
+banner() { printf '\n==================================================================\n%s\n' "$1"; }
 for suite in domain training adversarial random; do
-  echo "=================================================================="
-  ./build/bin/ulpgate run --kernel tanh_bwd --variant all --target all --suite "$suite" \
-    --json "build/reports/tanh_bwd-$suite.json"
-  echo
+  banner "tanh_bwd, suite $suite"
+  $ulpgate run --kernel tanh_bwd --variant all --target all --suite "$suite" --json "$out/tanh_bwd-$suite.json"
 done
-echo "reports: build/reports/"
+for op in linear_fwd linear_bwd_input linear_bwd_weight linear_bwd_bias mse_fwd mse_bwd; do
+  banner "$op, suite cancellation"
+  $ulpgate run --kernel "$op" --variant all --target all --suite cancellation --json "$out/$op-cancellation.json"
+done
+banner "target matrix"
+$ulpgate matrix
+for scenario in seed saturating; do
+  banner "drift, scenario $scenario"
+  $ulpgate drift --scenario "$scenario" --target all --json "$out/drift-$scenario.json" \
+    --svg "$out/drift-$scenario.svg"
+done
+echo
+echo "reports: $out/"
