@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "oracles/float_text.h"
+#include "suites/digest.h"
 #include "suites/report.h"
 
 namespace ulpgate {
@@ -24,17 +25,10 @@ nlohmann::ordered_json ParametersJson(const Parameters& p) {
   return j;
 }
 
+// FNV-1a over the parameters' bits, tensor after tensor.
 uint64_t ParametersDigest(const Parameters& p) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (const auto& t : p.tensors) {
-    for (float v : t) {
-      const uint32_t bits = FloatBits(v);
-      for (int b = 0; b < 4; ++b) {
-        h ^= (bits >> (8 * b)) & 0xff;
-        h *= 0x100000001b3ULL;
-      }
-    }
-  }
+  uint64_t h = kFnv1aOffset;
+  for (const auto& t : p.tensors) h = Fnv1a(t.data(), t.size() * sizeof(float), h);
   return h;
 }
 

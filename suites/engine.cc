@@ -1,4 +1,5 @@
 #include "suites/engine.h"
+#include "suites/digest.h"
 
 #include <algorithm>
 #include <atomic>
@@ -21,15 +22,6 @@ std::string Conformance::model() const {
 namespace {
 
 constexpr size_t kModelCount = kTanhBwdModels.size();
-
-uint64_t Fnv1a(const void* data, size_t bytes, uint64_t h = 0xcbf29ce484222325ULL) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < bytes; ++i) {
-    h ^= p[i];
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 struct Case {
   int variant;
@@ -187,7 +179,7 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
     std::array<uint64_t, kModelCount> mismatches{};
     std::array<int64_t, kModelCount> first{};
     first.fill(-1);
-    uint64_t digest = 0xcbf29ce484222325ULL;
+    uint64_t digest = kFnv1aOffset;
     for (size_t c = 0; c < chunks; ++c) {
       r.stats.Merge(partial[c].stats[k]);
       if (options.map_operand >= 0) MergeErrorMap(r.error_map, partial[c].maps[k]);

@@ -1,5 +1,7 @@
 #include "suites/matrix.h"
 
+#include "suites/digest.h"
+
 #include <algorithm>
 
 #include "kernels/tanh_bwd_spec.h"
@@ -50,7 +52,7 @@ ConformanceMatrix BuildTanhBwdMatrix(uint64_t n_per_suite, uint64_t seed, unsign
           std::string(t->fused_negmuladd ? v.model_fused_target : v.model_unfused_target);
       if (c.run) {
         for (const auto& model : kTanhBwdModels) c.matching.emplace_back(model.name);
-        c.digest = 0xcbf29ce484222325ULL;
+        c.digest = kFnv1aOffset;
       }
       m.cells.push_back(c);
     }

@@ -1,5 +1,7 @@
 #include "suites/reduction_engine.h"
 
+#include "suites/digest.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -27,15 +29,6 @@ const char* CaseKindName(CaseKind kind) {
 }
 
 namespace {
-
-uint64_t Fnv1a(const void* data, size_t bytes, uint64_t h = 0xcbf29ce484222325ULL) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < bytes; ++i) {
-    h ^= p[i];
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 // A buffer whose data starts `misalign` floats past a 64-byte boundary, with
 // guard floats on both sides that a kernel must not touch.
@@ -386,7 +379,7 @@ ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOpt
         if (first[m] < 0) first[m] = partial[k].first_mismatch[c][m];
       }
     }
-    uint64_t digest = 0xcbf29ce484222325ULL;
+    uint64_t digest = kFnv1aOffset;
     for (size_t i = 0; i < instance_count; ++i) {
       const uint64_t h = Fnv1a(outputs[i][c].data(), outputs[i][c].size() * sizeof(float));
       digest = Fnv1a(&h, sizeof h, digest);
