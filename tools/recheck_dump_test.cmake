@@ -1,5 +1,5 @@
 # ctest driver: `ulpgate run --dump` for one op over several suites, then
-# tools/recheck_dump.py on every dump (an independent exact recomputation).
+# tools/python/recheck_dump.py on every dump (an independent exact recomputation).
 # Variables: ULPGATE, PYTHON, CHECKER, OP, SUITES and RUN_ARGS ('|'-separated
 # lists), WORK (a scratch folder).
 string(REPLACE "|" ";" SUITES "${SUITES}")

@@ -1,6 +1,6 @@
 // explain's numbers against hand-derived cases, and against the models and the
 // exact arithmetic on sampled inputs it has never seen, for every variant and
-// every target this CPU runs. (tools/recheck_explain.py re-derives the same
+// every target this CPU runs. (tools/python/recheck_explain.py re-derives the same
 // numbers with no shared code; see suites/tests/CMakeLists.txt.)
 #include "suites/explain.h"
 

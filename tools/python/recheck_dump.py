@@ -8,7 +8,7 @@ of DESIGN.md ("Numerics") and oracles/reduction_bound.h, and compares them with
 what the dump says. Doubles must agree exactly: both sides round the exact
 rational to the nearest double once.
 
-    python3 tools/recheck_dump.py run.jsonl [more.jsonl ...]
+    python3 tools/python/recheck_dump.py run.jsonl [more.jsonl ...]
 
 Exit status 0 when everything agrees, 1 on any disagreement (the first ones
 are printed), 2 on an unreadable file.
