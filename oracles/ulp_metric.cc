@@ -26,6 +26,31 @@ Scratch& GetScratch() {
   return scratch;
 }
 
+// For a finite exact value x with binary32 rounding `rounded`: settles a NaN
+// or infinite y (true: nothing more to measure) and, for a finite y, sets
+// correctly_rounded and signed_zero_mismatch (false: measure |y - x|).
+bool ClassifyAgainstRounded(float rounded, float y, UlpError* result) {
+  if (std::isnan(y)) {
+    result->special_mismatch = true;
+    return true;
+  }
+  if (std::isinf(y)) {
+    // An overflow to the infinity x rounds to is half an ulp by definition.
+    if (FloatBits(rounded) == FloatBits(y)) {
+      result->ulp = 0.5;
+      result->bin = 1;
+      result->correctly_rounded = true;
+    } else {
+      result->special_mismatch = true;
+    }
+    return true;
+  }
+  result->correctly_rounded = (y == 0 && rounded == 0) || FloatBits(rounded) == FloatBits(y);
+  result->signed_zero_mismatch =
+      y == 0 && rounded == 0 && std::signbit(y) != std::signbit(rounded);
+  return false;
+}
+
 }  // namespace
 
 long UlpExponent(mpfr_srcptr x, const FloatFormat& format) {
@@ -66,25 +91,7 @@ UlpError MeasureUlpError(mpfr_srcptr x, float y, const FloatFormat& format) {
     result.special_mismatch = !same;
     return result;
   }
-  const float rounded = RoundToBinary32(x);
-  if (y_nan) {
-    result.special_mismatch = true;
-    return result;
-  }
-  if (y_inf) {
-    if (FloatBits(rounded) == FloatBits(y)) {
-      result.ulp = 0.5;
-      result.bin = 1;
-      result.correctly_rounded = true;
-    } else {
-      result.special_mismatch = true;
-    }
-    return result;
-  }
-  result.correctly_rounded =
-      (y == 0 && rounded == 0) || FloatBits(rounded) == FloatBits(y);
-  result.signed_zero_mismatch =
-      y == 0 && rounded == 0 && std::signbit(y) != std::signbit(rounded);
+  if (ClassifyAgainstRounded(RoundToBinary32(x), y, &result)) return result;
 
   // d = y - x exactly: its bits span from the larger leading bit down to the
   // smaller of the two operands' last bits.
@@ -154,25 +161,7 @@ UlpError MeasureUlpErrorOfQuotient(mpfr_srcptr numerator, uint64_t denominator, 
     }
   }
   UlpError result;
-  const float rounded = RoundToBinary32(stand_in.get());
-  if (std::isnan(y)) {
-    result.special_mismatch = true;
-    return result;
-  }
-  if (std::isinf(y)) {
-    if (FloatBits(rounded) == FloatBits(y)) {
-      result.ulp = 0.5;
-      result.bin = 1;
-      result.correctly_rounded = true;
-    } else {
-      result.special_mismatch = true;
-    }
-    return result;
-  }
-  result.correctly_rounded =
-      (y == 0 && rounded == 0) || FloatBits(rounded) == FloatBits(y);
-  result.signed_zero_mismatch =
-      y == 0 && rounded == 0 && std::signbit(y) != std::signbit(rounded);
+  if (ClassifyAgainstRounded(RoundToBinary32(stand_in.get()), y, &result)) return result;
 
   // |y*N - numerator| exactly: y*N has at most 24 + 64 bits.
   MpfrNumber scaled_y(24 + 64);
