@@ -30,6 +30,26 @@ std::string DigestHex(uint64_t digest) {
   return buffer;
 }
 
+namespace {
+
+// "conformance": the model matched (null if none), the expected one, the
+// mismatches against it, every model matched, and the first mismatching
+// input described by `describe`.
+template <class Describe>
+nlohmann::ordered_json ConformanceJson(const Conformance& c, Describe describe) {
+  const std::string model = c.model();
+  nlohmann::ordered_json j = {
+      {"model", model.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(model)},
+      {"expected", c.expected_model},
+      {"mismatches", c.mismatches},
+      {"matching", c.matching},
+  };
+  if (c.first_mismatch_index >= 0) j["first_mismatch_input"] = describe(c.first_mismatch_index);
+  return j;
+}
+
+}  // namespace
+
 nlohmann::ordered_json CaseJson(const CaseResult& r, const InputSet& inputs) {
   const ErrorStatistics& s = r.stats;
   nlohmann::ordered_json j;
@@ -54,17 +74,7 @@ nlohmann::ordered_json CaseJson(const CaseResult& r, const InputSet& inputs) {
   if (s.first_special_index() >= 0) {
     j["first_special_mismatch_input"] = InputJson(inputs, s.first_special_index());
   }
-  const std::string model = r.conformance.model();
-  j["conformance"] = {
-      {"model", model.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(model)},
-      {"expected", r.conformance.expected_model},
-      {"mismatches", r.conformance.mismatches},
-      {"matching", r.conformance.matching},
-  };
-  if (r.conformance.first_mismatch_index >= 0) {
-    j["conformance"]["first_mismatch_input"] =
-        InputJson(inputs, r.conformance.first_mismatch_index);
-  }
+  j["conformance"] = ConformanceJson(r.conformance, [&](int64_t i) { return InputJson(inputs, i); });
   j["output_digest"] = DigestHex(r.output_digest);
   if (!r.map_operand.empty()) {
     nlohmann::ordered_json buckets = nlohmann::ordered_json::array();
@@ -143,16 +153,7 @@ nlohmann::ordered_json ReductionCaseJson(const ReductionCaseResult& r,
   if (r.kind == CaseKind::kPeer) {
     j["conformance"] = nullptr;
   } else {
-    const std::string model = r.conformance.model();
-    j["conformance"] = {
-        {"model", model.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(model)},
-        {"expected", r.conformance.expected_model},
-        {"mismatches", r.conformance.mismatches},
-        {"matching", r.conformance.matching},
-    };
-    if (r.conformance.first_mismatch_index >= 0) {
-      j["conformance"]["first_mismatch_input"] = element(r.conformance.first_mismatch_index);
-    }
+    j["conformance"] = ConformanceJson(r.conformance, element);
   }
   j["output_digest"] = DigestHex(r.output_digest);
   return j;
