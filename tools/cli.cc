@@ -1,5 +1,6 @@
 #include "tools/cli.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace ulpgate {
@@ -32,9 +33,9 @@ std::vector<const TargetInfo*> ResolveTargets(const std::string& spec,
     }
     return targets;
   }
-  if (spec == "best") return {&BestTarget()};
   for (const std::string& name : SplitList(spec)) {
-    const TargetInfo* t = FindTarget(name);
+    // "best" may stand alone or in a list ("best,SSE4"); a target named twice runs once.
+    const TargetInfo* t = name == "best" ? &BestTarget() : FindTarget(name);
     if (t == nullptr) {
       std::string known;
       for (const TargetInfo& c : CompiledTargets()) known += (known.empty() ? "" : ", ") + c.name;
@@ -43,7 +44,7 @@ std::vector<const TargetInfo*> ResolveTargets(const std::string& spec,
     if (!t->supported) {
       throw UsageError("target " + t->name + " is compiled but this CPU cannot run it");
     }
-    targets.push_back(t);
+    if (std::find(targets.begin(), targets.end(), t) == targets.end()) targets.push_back(t);
   }
   if (targets.empty()) throw UsageError("no target given");
   return targets;

@@ -84,6 +84,16 @@ TEST(Cli, RunWritesTheReport) {
   EXPECT_EQ(j["results"][0]["special_mismatch"], 1);
 }
 
+TEST(Cli, BestCanBeListedWithOtherTargets) {
+  // "best" alone, or in a list as the README's drift example uses it; a
+  // target named twice runs once.
+  const Outcome o = Ulpgate("run --kernel tanh_bwd --variant mac --target best,SCALAR,SCALAR --n 10 --quiet");
+  ASSERT_EQ(o.status, 0) << o.output;
+  size_t rows = 0;
+  for (size_t at = 0; (at = o.output.find("\nmac ", at)) != std::string::npos; ++at) ++rows;
+  EXPECT_EQ(rows, 2u) << o.output;
+}
+
 TEST(Cli, ListShowsTargetsAndVariants) {
   const Outcome o = Ulpgate("list --json");
   ASSERT_EQ(o.status, 0);
