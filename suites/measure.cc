@@ -1,0 +1,210 @@
+#include "suites/measure.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/reduction_spec.h"
+#include "kernels/tanh_bwd_spec.h"
+#include "suites/drift_report.h"
+#include "suites/drift_run.h"
+#include "suites/drift_scenario.h"
+#include "suites/engine.h"
+#include "suites/inputs.h"
+#include "suites/reduction_engine.h"
+#include "suites/reduction_suites.h"
+#include "suites/report.h"
+#include "suites/tanh_bwd_oracle.h"
+#include "suites/tanh_bwd_suites.h"
+
+namespace ulpgate {
+namespace {
+
+std::string Joined(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+void CheckSuite(const std::string& op, const std::string& suite) {
+  const auto suites = MeasurableSuites(op);
+  if (std::find(suites.begin(), suites.end(), suite) == suites.end()) {
+    throw InputError(fmt::format("unknown {} '{}' for {} ({})",
+                                 op == kDriftOp ? "scenario" : "suite", suite, op,
+                                 Joined(suites)));
+  }
+}
+
+std::vector<const TargetInfo*> RunnableTargets(const std::vector<const TargetInfo*>& targets) {
+  if (!targets.empty()) {
+    for (const TargetInfo* t : targets) {
+      if (!t->supported) throw InputError("target " + t->name + " cannot run on this CPU");
+    }
+    return targets;
+  }
+  std::vector<const TargetInfo*> all;
+  for (const TargetInfo& t : CompiledTargets()) {
+    if (t.supported) all.push_back(&t);
+  }
+  return all;
+}
+
+Measurement MeasureTanhBwd(MeasureSpec spec,
+                           const std::function<void(uint64_t, uint64_t)>& progress) {
+  uint64_t default_n = 0;
+  for (const auto& s : TanhBwdSuites()) {
+    if (s.name == spec.suite) default_n = s.default_n;
+  }
+  if (spec.n == 0) spec.n = default_n;
+  Measurement m;
+  auto inputs = std::make_shared<InputSet>(GenerateTanhBwdSuite(spec.suite, spec.seed, spec.n));
+  RunOptions options;
+  options.variants = spec.variants;
+  options.targets = spec.targets;
+  options.threads = spec.threads;
+  options.keep_outputs = spec.keep_outputs;
+  if (progress) options.progress = progress;
+  for (CaseResult& r : RunTanhBwd(*inputs, options)) {
+    MeasuredCase c;
+    c.record = CaseJson(r, *inputs);
+    c.outputs = std::move(r.outputs);
+    m.cases.push_back(std::move(c));
+  }
+  m.describe = [inputs](uint64_t index) { return InputJson(*inputs, index); };
+  m.spec = std::move(spec);
+  return m;
+}
+
+Measurement MeasureReduction(MeasureSpec spec, const ReductionOpInfo& op,
+                             const std::function<void(uint64_t, uint64_t)>& progress) {
+  const bool mse = op.op == ReductionOp::kMseFwd || op.op == ReductionOp::kMseBwd;
+  if (spec.shape.empty()) spec.shape = mse ? "1000" : "32,32,32";
+  const ReductionShape shape = ParseShape(op.op, spec.shape);
+  spec.shape = ShapeText(op.op, shape);
+  for (const auto& extents : ReductionOperandShapes(op.op, shape)) {
+    uint64_t count = 1;
+    for (size_t e : extents) count *= e;
+    if (count > (uint64_t{1} << 26)) {
+      throw InputError("shape " + spec.shape + ": an operand would hold more than 2^26 floats");
+    }
+  }
+  for (const auto& s : ReductionSuites()) {
+    if (s.name == spec.suite && spec.n == 0) spec.n = s.default_n;
+  }
+  auto inputs = std::make_shared<ReductionInputSet>(
+      GenerateReductionSuite(op.op, shape, spec.suite, spec.seed, spec.n));
+  ReductionRunOptions options;
+  options.variants = spec.variants;
+  options.targets = spec.targets;
+  options.threads = spec.threads;
+  if (progress) options.progress = progress;
+  const ReductionRun run = RunReduction(*inputs, options);
+  Measurement m;
+  for (size_t c = 0; c < run.cases.size(); ++c) {
+    MeasuredCase mc;
+    mc.record = ReductionCaseJson(run.cases[c], *inputs);
+    if (spec.keep_outputs) {
+      for (const auto& instance : run.outputs) {
+        mc.outputs.insert(mc.outputs.end(), instance[c].begin(), instance[c].end());
+      }
+    }
+    m.cases.push_back(std::move(mc));
+  }
+  m.describe = [inputs](uint64_t index) { return ReductionElementJson(*inputs, index); };
+  m.spec = std::move(spec);
+  return m;
+}
+
+Measurement MeasureDrift(MeasureSpec spec,
+                         const std::function<void(uint64_t, uint64_t)>& progress) {
+  const Scenario scenario = BuiltinScenario(spec.suite);
+  if (spec.variants.empty()) spec.variants = MeasurableVariants(kDriftOp);
+  std::vector<RunConfig> configs;
+  for (const std::string& variants : spec.variants) {
+    for (const TargetInfo* target : spec.targets) configs.push_back(ParseRunConfig(variants, target));
+  }
+  std::function<void(size_t, size_t)> epoch_progress;
+  if (progress) epoch_progress = [&](size_t done, size_t total) { progress(done, total); };
+  const DriftResult d = RunDrift(scenario, configs, spec.n, epoch_progress, spec.threads);
+  spec.n = d.epochs;
+  const nlohmann::ordered_json report = DriftJson(d);
+  Measurement m;
+  for (size_t i = 0; i < d.runs.size(); ++i) {
+    const nlohmann::ordered_json& run = report["runs"][i];
+    MeasuredCase c;
+    c.record["op"] = kDriftOp;
+    c.record["variant"] = spec.variants[i / spec.targets.size()];
+    c.record["target"] = run["target"];
+    c.record["dtype"] = "f32";
+    c.record["suite"] = spec.suite;
+    c.record["epochs"] = d.epochs;
+    for (const char* key : {"label", "variants", "summary", "loss", "in_situ",
+                            "final_parameters", "final_parameters_digest"}) {
+      if (run.contains(key)) c.record[key] = run[key];
+    }
+    if (spec.keep_outputs) c.outputs = d.runs[i].loss;
+    m.cases.push_back(std::move(c));
+  }
+  m.describe = [](uint64_t index) { return nlohmann::ordered_json{{"epoch", index}}; };
+  m.spec = std::move(spec);
+  return m;
+}
+
+}  // namespace
+
+std::vector<std::string> MeasurableOps() {
+  std::vector<std::string> ops = {"tanh_bwd"};
+  for (const ReductionOpInfo& op : ReductionOps()) ops.emplace_back(op.name);
+  ops.emplace_back(kDriftOp);
+  return ops;
+}
+
+std::vector<std::string> MeasurableSuites(const std::string& op) {
+  std::vector<std::string> suites;
+  if (op == "tanh_bwd") {
+    for (const auto& s : TanhBwdSuites()) suites.push_back(s.name);
+  } else if (FindReductionOp(op) != nullptr) {
+    for (const auto& s : ReductionSuites()) suites.push_back(s.name);
+  } else if (op == kDriftOp) {
+    suites = BuiltinScenarioNames();
+  } else {
+    throw InputError(fmt::format("unknown op '{}' ({})", op, Joined(MeasurableOps())));
+  }
+  return suites;
+}
+
+std::vector<std::string> MeasurableVariants(const std::string& op) {
+  std::vector<std::string> variants;
+  if (op == "tanh_bwd" || op == kDriftOp) {
+    for (const auto& v : kTanhBwdVariants) {
+      variants.push_back(op == kDriftOp ? "tanh_bwd=" + std::string(v.name) : std::string(v.name));
+    }
+  } else if (const ReductionOpInfo* r = FindReductionOp(op)) {
+    for (const auto& v : r->variants) variants.emplace_back(v.name);
+  } else {
+    throw InputError(fmt::format("unknown op '{}' ({})", op, Joined(MeasurableOps())));
+  }
+  return variants;
+}
+
+Measurement Measure(const MeasureSpec& given,
+                    const std::function<void(uint64_t, uint64_t)>& progress) {
+  MeasureSpec spec = given;
+  CheckSuite(spec.op, spec.suite);
+  spec.targets = RunnableTargets(spec.targets);
+  if (spec.op == kDriftOp) return MeasureDrift(std::move(spec), progress);
+  const auto known = MeasurableVariants(spec.op);
+  for (const auto& v : spec.variants) {
+    const bool peer = spec.op == "linear_fwd" && v == kEigenPeerVariant;
+    if (!peer && std::find(known.begin(), known.end(), v) == known.end()) {
+      throw InputError(fmt::format("unknown variant '{}' for {} ({})", v, spec.op, Joined(known)));
+    }
+  }
+  if (spec.variants.empty()) spec.variants = known;
+  if (spec.op == "tanh_bwd") return MeasureTanhBwd(std::move(spec), progress);
+  const ReductionOpInfo& op = *FindReductionOp(spec.op);
+  return MeasureReduction(std::move(spec), op, progress);
+}
+
+}  // namespace ulpgate
