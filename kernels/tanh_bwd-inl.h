@@ -49,7 +49,16 @@ HWY_NOINLINE void TanhBwdMulSub(const float* grad, const float* t, float* out,
                                 size_t n) {
   impl::Elementwise2(hn::ScalableTag<float>(), grad, t, out, n,
                      [](const auto& a, auto g, auto x) HWY_ATTR {
+#ifdef ULPGATE_TEST_MUTANT_MULSUB
+                       // Test-only build (tools/CMakeLists.txt, ulpgate_mutant):
+                       // the kernel drifts from its op sequence, 1 - t^2 as
+                       // (1 - t)(1 + t), so that golden check and the gate must
+                       // name mulsub on every target.
+                       const auto one = a.Const(1.0f);
+                       return a.Mul(g, a.Mul(a.Sub(one, x), a.Add(one, x)));
+#else
                        return tanh_bwd_spec::MulSub(a, g, x);
+#endif
                      });
 }
 
