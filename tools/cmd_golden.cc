@@ -84,6 +84,15 @@ std::string FloatText(uint32_t bits) {
   return fmt::format("{} ({:#010x})", HexFloat(FloatFromBits(bits)), bits);
 }
 
+// "1 output differs", "3 sampled losses differ".
+std::string OutputsDiffer(const CaseDifference& d) {
+  const bool drift = d.label.rfind(kDriftOp, 0) == 0;
+  const uint64_t n = d.outputs_differing;
+  return fmt::format("{} {} {}", n, drift ? (n == 1 ? "sampled loss" : "sampled losses")
+                                          : (n == 1 ? "output" : "outputs"),
+                     n == 1 ? "differs" : "differ");
+}
+
 // Per case: the differing outputs (index, input, old, new) and a side-by-side
 // table of the statistics that changed.
 void PrintDifferences(const std::vector<CaseDifference>& differences, std::ostream& out) {
@@ -93,7 +102,7 @@ void PrintDifferences(const std::vector<CaseDifference>& differences, std::ostre
       continue;
     }
     out << fmt::format("  {}:", d.label);
-    if (d.outputs_differing > 0) out << fmt::format(" {} outputs differ", d.outputs_differing);
+    if (d.outputs_differing > 0) out << ' ' << OutputsDiffer(d);
     out << '\n';
     if (!d.outputs.empty()) {
       TextTable outputs({"index", "input", "old output", "new output"});
@@ -255,14 +264,11 @@ std::string ChangeSummary(const CaseDifference& d) {
   for (const FieldChange& f : d.fields) {
     s += fmt::format("{}{} {} -> {}", s.empty() ? "" : ", ", f.field, f.old_value, f.new_value);
     if ((f.field == "output_digest" || f.field == "loss_digest") && d.outputs_differing > 0) {
-      s += fmt::format(" ({} {} differ)", d.outputs_differing,
-                       f.field == "loss_digest" ? "sampled losses" : "outputs");
+      s += " (" + OutputsDiffer(d) + ")";
       digest = true;
     }
   }
-  if (!digest && d.outputs_differing > 0) {
-    s += fmt::format("{}{} outputs differ", s.empty() ? "" : ", ", d.outputs_differing);
-  }
+  if (!digest && d.outputs_differing > 0) s += (s.empty() ? "" : ", ") + OutputsDiffer(d);
   return s;
 }
 

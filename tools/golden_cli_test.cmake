@@ -15,8 +15,10 @@ function(run status_var output_var)
   set(${output_var} "${out}${err}" PARENT_SCOPE)
 endfunction()
 
+# expect(<condition as if() takes it> <message> <output>)
 function(expect condition message output)
-  if(NOT ${condition})
+  cmake_language(EVAL CODE "if(${condition})\nset(ok TRUE)\nendif()")
+  if(NOT ok)
     message(FATAL_ERROR "${message}\n--- output:\n${output}")
   endif()
 endfunction()
@@ -69,7 +71,7 @@ set(edited "${head}${tail}")
 file(WRITE "${tanh}" "${edited}")
 run(status out check --dir "${WORK}/a" --op ${ops})
 expect("status EQUAL 1" "check of an edited output: status ${status}" "${out}")
-expect("out MATCHES \"tanh_bwd mac SCALAR suite [a-z]+ seed 1 n [0-9]+: 1 outputs differ\""
+expect("out MATCHES \"tanh_bwd mac SCALAR suite [a-z]+ seed 1 n [0-9]+: 1 output differs\""
   "the difference does not name op, variant and target" "${out}")
 expect("out MATCHES \"0x${old_bits}\" AND out MATCHES \"0x${new_bits}\""
   "old and new output bits not shown" "${out}")
