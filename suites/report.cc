@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <stdexcept>
 
@@ -159,7 +161,8 @@ nlohmann::ordered_json ReductionCaseJson(const ReductionCaseResult& r,
   return j;
 }
 
-void WriteJsonFile(const std::string& path, const nlohmann::ordered_json& json) {
+void WriteJsonFile(const std::string& path, const nlohmann::ordered_json& json,
+                   const char* failpoint) {
   const std::string temporary = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(temporary, std::ios::trunc);
@@ -171,6 +174,8 @@ void WriteJsonFile(const std::string& path, const nlohmann::ordered_json& json) 
       throw std::runtime_error(path + ": write failed");
     }
   }
+  const char* armed = failpoint != nullptr ? std::getenv("ULPGATE_FAILPOINT") : nullptr;
+  if (armed != nullptr && std::strcmp(armed, failpoint) == 0) ::_exit(3);
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {
     std::remove(temporary.c_str());
     throw std::runtime_error(path + ": cannot replace the file");

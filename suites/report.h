@@ -31,8 +31,12 @@ nlohmann::ordered_json ReductionCaseJson(const ReductionCaseResult& result,
 
 // Writes JSON to a path atomically (temporary file in the same folder, then
 // rename), so a crash never leaves a half-written report. Throws
-// std::runtime_error naming the path on failure.
-void WriteJsonFile(const std::string& path, const nlohmann::ordered_json& json);
+// std::runtime_error naming the path on failure. For tests of that promise:
+// when the environment variable ULPGATE_FAILPOINT equals `failpoint`, the
+// process exits with status 3 after writing the temporary file, before the
+// rename, as a crash there would.
+void WriteJsonFile(const std::string& path, const nlohmann::ordered_json& json,
+                   const char* failpoint = nullptr);
 
 std::string DigestHex(uint64_t digest);
 

@@ -1,0 +1,389 @@
+// ulpgate golden bless | check: writes the golden snapshots of every op on the
+// targets this CPU runs, and compares fresh runs with them bit for bit.
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <optional>
+#include <sstream>
+
+#include "oracles/float_text.h"
+#include "suites/golden.h"
+#include "suites/inputs.h"
+#include "suites/report.h"
+#include "tools/cli.h"
+#include "tools/text_table.h"
+
+namespace ulpgate {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct GoldenArgs {
+  std::string dir = "golden";
+  std::string target = "all";
+  std::string op = "all";
+  unsigned threads = 0;
+  std::string force;
+  std::string budgets = "golden/budgets.json";
+};
+
+bool Tty() { return ::isatty(STDERR_FILENO) != 0; }
+
+void Progress(const std::string& what) {
+  if (Tty()) std::cerr << "\r\033[K  " << what << std::flush;
+}
+
+void EndProgress() {
+  if (Tty()) std::cerr << "\r\033[K" << std::flush;
+}
+
+std::vector<std::string> SelectedOps(const std::string& spec) {
+  const std::vector<std::string> all = MeasurableOps();
+  std::vector<std::string> ops = SplitList(spec);
+  if (ops.empty()) return all;
+  for (const std::string& op : ops) {
+    if (std::find(all.begin(), all.end(), op) == all.end()) {
+      std::string known;
+      for (const auto& o : all) known += (known.empty() ? "" : ", ") + o;
+      throw UsageError(fmt::format("--op: unknown op '{}' ({})", op, known));
+    }
+  }
+  return ops;
+}
+
+std::string FileText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// "grad=0x1.8p-1 t=-0x1p-3", "instance 1 y[2,5]", "epoch 40".
+std::string InputText(const nlohmann::ordered_json& input) {
+  if (!input.is_object()) return "?";
+  if (input.contains("epoch")) return fmt::format("epoch {}", input["epoch"].dump());
+  if (input.contains("name")) {
+    return fmt::format("instance {} {}", input["instance"].dump(),
+                       input["name"].get<std::string>());
+  }
+  std::string text;
+  for (const auto& [key, value] : input.items()) {
+    if (key == "index" || key == "bits" || !value.is_string()) continue;
+    text += fmt::format("{}{}={}", text.empty() ? "" : " ", key, value.get<std::string>());
+  }
+  return text;
+}
+
+std::string FloatText(uint32_t bits) {
+  return fmt::format("{} ({:#010x})", HexFloat(FloatFromBits(bits)), bits);
+}
+
+// "1 output differs", "3 sampled losses differ".
+std::string OutputsDiffer(const CaseDifference& d) {
+  const bool drift = d.label.rfind(kDriftOp, 0) == 0;
+  const uint64_t n = d.outputs_differing;
+  return fmt::format("{} {} {}", n, drift ? (n == 1 ? "sampled loss" : "sampled losses")
+                                          : (n == 1 ? "output" : "outputs"),
+                     n == 1 ? "differs" : "differ");
+}
+
+// Per case: the differing outputs (index, input, old, new) and a side-by-side
+// table of the statistics that changed.
+void PrintDifferences(const std::vector<CaseDifference>& differences, std::ostream& out) {
+  for (const CaseDifference& d : differences) {
+    if (!d.note.empty()) {
+      out << fmt::format("  {}: {}\n", d.label, d.note);
+      continue;
+    }
+    out << fmt::format("  {}:", d.label);
+    if (d.outputs_differing > 0) out << ' ' << OutputsDiffer(d);
+    out << '\n';
+    if (!d.outputs.empty()) {
+      TextTable outputs({"index", "input", "old output", "new output"});
+      outputs.SetLeftAligned({1, 2, 3});
+      for (const OutputChange& o : d.outputs) {
+        outputs.AddRow({std::to_string(o.index), InputText(o.input), FloatText(o.old_bits),
+                        FloatText(o.new_bits)});
+      }
+      outputs.Print(out, "    ");
+    }
+    if (!d.fields.empty()) {
+      TextTable fields({"field", "old", "new"});
+      fields.SetLeftAligned({0, 1, 2});
+      for (const FieldChange& f : d.fields) fields.AddRow({f.field, f.old_value, f.new_value});
+      fields.Print(out, "    ");
+    }
+  }
+}
+
+// ---- check ----
+
+struct GoldenDirectory {
+  const TargetInfo* target;
+  std::vector<GoldenFile> files;  // validated, in op order
+};
+
+void Check(const GoldenArgs& args) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<std::string> ops = SelectedOps(args.op);
+  // Selected targets: every compiled one for "all" (those this CPU cannot run
+  // are reported as skipped), else the named ones.
+  std::vector<const TargetInfo*> targets;
+  if (args.target == "all") {
+    for (const TargetInfo& t : CompiledTargets()) targets.push_back(&t);
+  } else {
+    for (const std::string& name : SplitList(args.target)) {
+      const TargetInfo* t = name == "best" ? &BestTarget() : FindTarget(name);
+      if (t == nullptr) throw UsageError("--target: unknown target '" + name + "'");
+      targets.push_back(t);
+    }
+  }
+  if (!fs::is_directory(args.dir)) throw UsageError(args.dir + ": no such golden directory");
+  // Every selected file is validated before anything runs.
+  std::vector<GoldenDirectory> directories;
+  std::vector<const TargetInfo*> uncovered;
+  for (const fs::directory_entry& entry : fs::directory_iterator(args.dir)) {
+    if (!entry.is_directory()) continue;  // budgets.json, worst-case lists
+    const std::string name = entry.path().filename().string();
+    const TargetInfo* t = FindTarget(name);
+    if (t == nullptr || t->name != name) {
+      throw InputError(entry.path().string() + ": not a golden directory (the name of a compiled "
+                       "target, e.g. " + CompiledTargets().front().name + ")");
+    }
+  }
+  for (const TargetInfo* t : targets) {
+    const fs::path target_dir = fs::path(args.dir) / t->name;
+    if (!fs::is_directory(target_dir)) {
+      if (t->supported) uncovered.push_back(t);
+      continue;
+    }
+    GoldenDirectory d{t, {}};
+    for (const std::string& op : ops) {
+      const std::string path = GoldenPath(args.dir, t->name, op);
+      if (fs::exists(path)) d.files.push_back(ReadGoldenFile(path));
+    }
+    if (args.op == "all") {
+      for (const fs::directory_entry& file : fs::directory_iterator(target_dir)) {
+        const std::string name = file.path().filename().string();
+        // Leftovers of an interrupted bless (<op>.json.tmp.<pid>) are not goldens.
+        if (name.find(".tmp.") != std::string::npos || file.path().extension() != ".json") continue;
+        const std::string op = file.path().stem().string();
+        // Not an op's file: reading it fails naming what is wrong.
+        if (std::find(ops.begin(), ops.end(), op) == ops.end()) ReadGoldenFile(file.path().string());
+      }
+    }
+    directories.push_back(std::move(d));
+  }
+
+  size_t matched = 0, differing = 0, skipped = 0;
+  for (const GoldenDirectory& d : directories) {
+    if (!d.target->supported) {
+      for (const GoldenFile& f : d.files) {
+        std::cout << fmt::format("SKIPPED {}: this CPU cannot run {}\n", f.path, d.target->name);
+        ++skipped;
+      }
+      continue;
+    }
+    for (const std::string& op : ops) {
+      const auto file = std::find_if(d.files.begin(), d.files.end(),
+                                     [&](const GoldenFile& f) { return f.op == op; });
+      const std::string path = GoldenPath(args.dir, d.target->name, op);
+      if (file == d.files.end()) {
+        std::cout << fmt::format("DIFFERS {}: missing (run ulpgate golden bless --target {} --op {})\n",
+                                 path, d.target->name, op);
+        ++differing;
+        continue;
+      }
+      Progress("checking " + path);
+      const GoldenFile now = MeasureGolden(RecordedRuns(*file), *d.target, op, args.threads);
+      std::vector<CaseDifference> differences = CompareGolden(*file, now);
+      for (const std::string& label : PlannedCaseLabels(op, d.target->name)) {
+        const bool recorded = std::any_of(
+            file->json["cases"].begin(), file->json["cases"].end(),
+            [&](const nlohmann::ordered_json& c) { return GoldenCaseLabel(c) == label; });
+        if (!recorded) {
+          differences.push_back({label, fmt::format("missing from the golden file (run ulpgate golden "
+                                                    "bless --target {} --op {})", d.target->name, op),
+                                 {}, {}, 0});
+        }
+      }
+      EndProgress();
+      const size_t cases = file->json["cases"].size();
+      if (differences.empty()) {
+        std::cout << fmt::format("ok      {} ({} cases)\n", path, cases);
+        ++matched;
+      } else {
+        std::cout << fmt::format("DIFFERS {}: {} of {} cases\n", path, differences.size(), cases);
+        PrintDifferences(differences, std::cout);
+        ++differing;
+      }
+    }
+  }
+  for (const TargetInfo* t : uncovered) {
+    std::cout << fmt::format("NOT COVERED {}: no golden files for this target in {} (run ulpgate "
+                             "golden bless --target {})\n", t->name, args.dir, t->name);
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cout << fmt::format("golden check: {} files match, {} differ, {} skipped, {} targets not "
+                           "covered ({:.1f} s)\n",
+                           matched, differing, skipped, uncovered.size(), seconds);
+  if (differing > 0) ExitStatus() = 1;
+}
+
+// ---- bless ----
+
+// Removes <op>.json.tmp.<pid> files left by a bless that died before its
+// rename (the pid no longer runs).
+void RemoveStaleTemporaries(const fs::path& dir) {
+  if (!fs::is_directory(dir)) return;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    const size_t at = name.find(".json.tmp.");
+    if (at == std::string::npos) continue;
+    const std::string pid = name.substr(at + 10);
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (::kill(static_cast<pid_t>(std::stol(pid)), 0) != 0 && errno == ESRCH) {
+      fs::remove(entry.path());
+      std::cout << fmt::format("removed {} (left by an interrupted bless)\n", entry.path().string());
+    }
+  }
+}
+
+// "output_digest 0123.. -> 4567.. (3 outputs differ), max_ulp 0.5 -> 0.75".
+std::string ChangeSummary(const CaseDifference& d) {
+  if (!d.note.empty()) return d.note;
+  std::string s;
+  bool digest = false;
+  for (const FieldChange& f : d.fields) {
+    s += fmt::format("{}{} {} -> {}", s.empty() ? "" : ", ", f.field, f.old_value, f.new_value);
+    if ((f.field == "output_digest" || f.field == "loss_digest") && d.outputs_differing > 0) {
+      s += " (" + OutputsDiffer(d) + ")";
+      digest = true;
+    }
+  }
+  if (!digest && d.outputs_differing > 0) s += (s.empty() ? "" : ", ") + OutputsDiffer(d);
+  return s;
+}
+
+void Bless(const GoldenArgs& args) {
+  const std::vector<std::string> ops = SelectedOps(args.op);
+  std::vector<std::string> unrunnable;
+  const std::vector<const TargetInfo*> targets = ResolveTargets(args.target, &unrunnable);
+  // Existing goldens are read first: a malformed one stops the bless before
+  // anything runs or is written.
+  std::vector<std::optional<GoldenFile>> old_files;
+  for (const TargetInfo* t : targets) {
+    for (const std::string& op : ops) {
+      const std::string path = GoldenPath(args.dir, t->name, op);
+      old_files.push_back(fs::exists(path) ? std::optional<GoldenFile>(ReadGoldenFile(path))
+                                           : std::nullopt);
+    }
+  }
+  const std::vector<std::string> failing = FailingBudgets(args.budgets, targets, args.threads);
+  std::optional<ForcedBless> forced;
+  if (!failing.empty()) {
+    std::cout << fmt::format("budgets failing on the targets being blessed ({}):\n", args.budgets);
+    for (const std::string& row : failing) std::cout << "  " << row << '\n';
+    if (args.force.empty()) {
+      std::cout << "golden bless: refused, nothing written (fix the kernels or the budgets, or "
+                   "bless anyway with --force REASON, which is recorded)\n";
+      ExitStatus() = 1;
+      return;
+    }
+    forced = ForcedBless{args.force, failing};
+    std::cout << "blessing anyway (--force): the reason and these rows are recorded in each file\n";
+  }
+  // Everything is measured before anything is written.
+  std::vector<GoldenFile> new_files;
+  for (const TargetInfo* t : targets) {
+    for (const std::string& op : ops) {
+      Progress(fmt::format("measuring {} on {}", op, t->name));
+      GoldenFile f = MeasureGolden(GoldenPlan(op), *t, op, args.threads, forced ? &*forced : nullptr);
+      f.path = GoldenPath(args.dir, t->name, op);
+      new_files.push_back(std::move(f));
+    }
+  }
+  EndProgress();
+  size_t created = 0, changed = 0, unchanged = 0;
+  for (size_t i = 0; i < new_files.size(); ++i) {
+    const GoldenFile& f = new_files[i];
+    const fs::path dir = fs::path(f.path).parent_path();
+    fs::create_directories(dir);
+    RemoveStaleTemporaries(dir);
+    const std::string text = GoldenText(f);
+    if (!old_files[i]) {
+      WriteJsonFile(f.path, f.json, "bless_before_rename");
+      std::cout << fmt::format("new       {} ({} cases)\n", f.path, f.json["cases"].size());
+      ++created;
+      continue;
+    }
+    if (FileText(f.path) == text) {
+      std::cout << fmt::format("unchanged {}\n", f.path);
+      ++unchanged;
+      continue;
+    }
+    const std::vector<CaseDifference> differences = CompareGolden(*old_files[i], f);
+    WriteJsonFile(f.path, f.json, "bless_before_rename");
+    ++changed;
+    std::cout << fmt::format("changed   {}: {} of {} cases{}\n", f.path, differences.size(),
+                             f.json["cases"].size(),
+                             differences.empty() ? " (header only: format or --force record)" : "");
+    for (const CaseDifference& d : differences) {
+      std::cout << fmt::format("  {}: {}\n", d.label, ChangeSummary(d));
+    }
+  }
+  for (const std::string& name : unrunnable) {
+    if (fs::is_directory(fs::path(args.dir) / name)) {
+      std::cout << fmt::format("left alone {}/{}: this CPU cannot run {}\n", args.dir, name, name);
+    }
+  }
+  std::cout << fmt::format("golden bless: {} new, {} changed, {} unchanged\n", created, changed,
+                           unchanged);
+}
+
+void AddCommonOptions(CLI::App* cmd, GoldenArgs& args) {
+  cmd->add_option("--dir", args.dir, "Golden directory: <dir>/<TARGET>/<op>.json")
+      ->capture_default_str();
+  cmd->add_option("--target", args.target,
+                  "Targets: all (default) or a comma-separated list of target names")
+      ->capture_default_str();
+  cmd->add_option("--op", args.op, "Ops: all (default) or a comma-separated list (see 'ulpgate list')")
+      ->capture_default_str();
+  cmd->add_option("--threads", args.threads,
+                  "Worker threads (0: every core); results do not depend on it")
+      ->capture_default_str();
+}
+
+}  // namespace
+
+void AddGoldenCommand(CLI::App& app) {
+  auto args = std::make_shared<GoldenArgs>();
+  auto* golden = app.add_subcommand(
+      "golden", "Golden snapshots: write them (bless) or compare fresh runs with them (check)");
+  golden->require_subcommand(1);
+  auto* check = golden->add_subcommand(
+      "check",
+      "Re-run what every golden file records and compare bit for bit; exit 1 on any difference, "
+      "2 on a malformed file");
+  AddCommonOptions(check, *args);
+  check->callback([args] { Check(*args); });
+  auto* bless = golden->add_subcommand(
+      "bless", "Run the golden plan on the targets this CPU runs and write the golden files "
+               "atomically, saying what changed");
+  AddCommonOptions(bless, *args);
+  bless->add_option("--force", args->force,
+                    "Bless although budgets fail; the reason and the failing rows are recorded "
+                    "in each file written");
+  bless->add_option("--budgets", args->budgets, "The budget ledger bless checks first")
+      ->capture_default_str();
+  bless->callback([args] { Bless(*args); });
+}
+
+}  // namespace ulpgate

@@ -1,0 +1,130 @@
+# ctest driver for `ulpgate golden bless|check` end to end, on SCALAR and two
+# ops to stay fast: deterministic bytes (twice, 1 vs 2 threads), exact
+# comparison, bad files rejected with nothing overwritten, goldens of a target
+# this CPU cannot run skipped visibly, and an interrupted bless leaving the
+# old file intact. Needs -DULPGATE=<binary> -DWORK=<scratch folder>.
+set(ops tanh_bwd,mse_bwd)
+file(REMOVE_RECURSE "${WORK}")
+file(MAKE_DIRECTORY "${WORK}")
+
+# run(<status var> <output var> <arg>...): stdout and stderr together.
+function(run status_var output_var)
+  execute_process(COMMAND "${ULPGATE}" golden ${ARGN}
+    RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  set(${status_var} "${status}" PARENT_SCOPE)
+  set(${output_var} "${out}${err}" PARENT_SCOPE)
+endfunction()
+
+# expect(<condition as if() takes it> <message> <output>)
+function(expect condition message output)
+  cmake_language(EVAL CODE "if(${condition})\nset(ok TRUE)\nendif()")
+  if(NOT ok)
+    message(FATAL_ERROR "${message}\n--- output:\n${output}")
+  endif()
+endfunction()
+
+# Reads every golden under a folder into <var> (names and contents), to
+# compare folders byte for byte.
+function(snapshot dir var)
+  file(GLOB_RECURSE files RELATIVE "${dir}" "${dir}/*.json")
+  list(SORT files)
+  set(all "")
+  foreach(f IN LISTS files)
+    file(READ "${dir}/${f}" text)
+    string(APPEND all "== ${f}\n${text}")
+  endforeach()
+  set(${var} "${all}" PARENT_SCOPE)
+endfunction()
+
+# Deterministic: bless twice, and with 1 and 2 threads: the same bytes.
+run(status out bless --dir "${WORK}/a" --target SCALAR --op ${ops} --threads 1)
+expect("status EQUAL 0" "first bless failed (${status})" "${out}")
+expect("out MATCHES \"new +[^\n]*SCALAR/tanh_bwd.json\"" "bless did not say new" "${out}")
+snapshot("${WORK}/a" first)
+run(status out bless --dir "${WORK}/a" --target SCALAR --op ${ops} --threads 2)
+expect("status EQUAL 0" "second bless failed (${status})" "${out}")
+expect("out MATCHES \"unchanged [^\n]*SCALAR/mse_bwd.json\"" "bless did not say unchanged" "${out}")
+snapshot("${WORK}/a" second)
+run(status out bless --dir "${WORK}/b" --target SCALAR --op ${ops} --threads 2)
+snapshot("${WORK}/b" other)
+expect("first STREQUAL second" "a second bless changed the bytes" "${out}")
+expect("first STREQUAL other" "bless with 2 threads wrote other bytes than with 1" "${out}")
+
+set(tanh "${WORK}/a/SCALAR/tanh_bwd.json")
+file(READ "${tanh}" blessed)
+
+# check: everything matches; the targets without goldens are not covered.
+run(status out check --dir "${WORK}/a" --op ${ops})
+expect("status EQUAL 0" "check of fresh goldens: status ${status}" "${out}")
+expect("out MATCHES \"NOT COVERED\"" "no NOT COVERED line for the other targets" "${out}")
+
+# One output edited: exit 1, naming variant, target, old and new output.
+string(FIND "${blessed}" "\"outputs\": [" at)
+math(EXPR at "${at} + 12")
+string(SUBSTRING "${blessed}" 0 ${at} head)
+string(SUBSTRING "${blessed}" ${at} -1 tail)
+string(REGEX MATCH "^[\n ]+\"([0-9a-f]+)" first_line "${tail}")
+set(new_bits "${CMAKE_MATCH_1}")
+set(old_bits "12345678")
+string(REGEX REPLACE "^([\n ]+\")[0-9a-f]+" "\\1${old_bits}" tail "${tail}")
+set(edited "${head}${tail}")
+file(WRITE "${tanh}" "${edited}")
+run(status out check --dir "${WORK}/a" --op ${ops})
+expect("status EQUAL 1" "check of an edited output: status ${status}" "${out}")
+expect("out MATCHES \"tanh_bwd mac SCALAR suite [a-z]+ seed 1 n [0-9]+: 1 output differs\""
+  "the difference does not name op, variant and target" "${out}")
+expect("out MATCHES \"0x${old_bits}\" AND out MATCHES \"0x${new_bits}\""
+  "old and new output bits not shown" "${out}")
+
+# A truncated golden: exit 2 naming the file, for check and for bless, and
+# bless overwrites nothing (the edited tanh_bwd.json stays edited).
+set(mse "${WORK}/a/SCALAR/mse_bwd.json")
+file(READ "${mse}" mse_text)
+string(LENGTH "${mse_text}" length)
+math(EXPR half "${length} / 2")
+string(SUBSTRING "${mse_text}" 0 ${half} truncated)
+file(WRITE "${mse}" "${truncated}")
+snapshot("${WORK}/a" before)
+run(status out check --dir "${WORK}/a" --op ${ops})
+expect("status EQUAL 2" "check of a truncated file: status ${status}" "${out}")
+expect("out MATCHES \"^ulpgate: error: [^\n]*SCALAR/mse_bwd.json:[0-9]+:[0-9]+: malformed JSON[^\n]*truncated\""
+  "the error does not name the truncated file" "${out}")
+run(status out bless --dir "${WORK}/a" --target SCALAR --op ${ops})
+expect("status EQUAL 2" "bless over a truncated file: status ${status}" "${out}")
+snapshot("${WORK}/a" after)
+expect("before STREQUAL after" "bless with a malformed golden changed files" "${out}")
+file(WRITE "${mse}" "${mse_text}")
+
+# An interrupted bless (killed after writing its temporary file, before the
+# rename) leaves the old file as it was; check ignores the leftover, and the
+# next bless removes it.
+execute_process(COMMAND "${CMAKE_COMMAND}" -E env ULPGATE_FAILPOINT=bless_before_rename
+  "${ULPGATE}" golden bless --dir "${WORK}/a" --target SCALAR --op tanh_bwd
+  RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+expect("status EQUAL 3" "the fail point did not stop bless (status ${status})" "${out}${err}")
+file(READ "${tanh}" now)
+expect("now STREQUAL edited" "an interrupted bless changed the old file" "${out}")
+file(GLOB leftovers "${WORK}/a/SCALAR/tanh_bwd.json.tmp.*")
+expect("leftovers" "no temporary file left by the interrupted bless" "${out}")
+run(status out check --dir "${WORK}/a" --op ${ops})
+expect("status EQUAL 1" "check beside a leftover temporary file: status ${status}" "${out}")
+run(status out bless --dir "${WORK}/a" --target SCALAR --op ${ops})
+expect("status EQUAL 0 AND out MATCHES \"removed [^\n]*tmp\" AND out MATCHES \"changed +[^\n]*tanh_bwd.json: 1 of\""
+  "bless after an interruption: status ${status}" "${out}")
+file(GLOB leftovers "${WORK}/a/SCALAR/tanh_bwd.json.tmp.*")
+expect("NOT leftovers" "the stale temporary file is still there" "${out}")
+file(READ "${tanh}" now)
+expect("now STREQUAL blessed" "bless did not restore the blessed bytes" "${out}")
+
+# A golden for a target this CPU cannot run: SKIPPED, visibly, not a failure.
+execute_process(COMMAND "${ULPGATE}" list OUTPUT_VARIABLE targets)
+if(NOT targets MATCHES "AVX3_DL[^\n]*yes")
+  file(MAKE_DIRECTORY "${WORK}/a/AVX3_DL")
+  string(REPLACE "SCALAR" "AVX3_DL" moved "${blessed}")
+  file(WRITE "${WORK}/a/AVX3_DL/tanh_bwd.json" "${moved}")
+  run(status out check --dir "${WORK}/a" --op ${ops})
+  expect("status EQUAL 0" "check with an unrunnable target's golden: status ${status}" "${out}")
+  expect("out MATCHES \"SKIPPED [^\n]*AVX3_DL/tanh_bwd.json: this CPU cannot run AVX3_DL\""
+    "no SKIPPED line" "${out}")
+  expect("out MATCHES \"1 skipped\"" "the summary does not count the skipped file" "${out}")
+endif()
