@@ -33,6 +33,8 @@ nlohmann::ordered_json ReductionCaseJson(const ReductionCaseResult& result,
 // rename), so a crash never leaves a half-written report. Throws
 // std::runtime_error naming the path on failure.
 void WriteJsonFile(const std::string& path, const nlohmann::ordered_json& json);
+// The same for any text (JUnit XML, say).
+void WriteTextFile(const std::string& path, const std::string& text);
 
 std::string DigestHex(uint64_t digest);
 

@@ -37,6 +37,7 @@ void AddExplainCommand(CLI::App& app);
 void AddDivergeCommand(CLI::App& app);
 void AddMatrixCommand(CLI::App& app);
 void AddDriftCommand(CLI::App& app);
+void AddGateCommand(CLI::App& app);
 
 }  // namespace ulpgate
 

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   ulpgate::AddDivergeCommand(app);
   ulpgate::AddMatrixCommand(app);
   ulpgate::AddDriftCommand(app);
+  ulpgate::AddGateCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
