@@ -346,19 +346,24 @@ Measured Measure(const nlohmann::ordered_json& record, const BudgetLimit& limit)
     const double v = summary.at("final_parameter_max_relative_error").get<double>();
     return {v, Number(v)};
   }
-  // max_lag_epochs: the largest |lag| over the lag points; a reference loss
-  // never reached is an infinite lag.
+  // max_lag_epochs: the largest |lag| over the lag points. A reference loss
+  // the run never reaches only says that the lag is more than the epochs left
+  // after that point, so it counts as that lower bound (epochs - E): it fails
+  // any limit the run had room to show, and the last point (0 epochs left),
+  // which a run that ends a rounding above the reference never reaches, does
+  // not fail on noise.
+  const double epochs = record.at("epochs").get<double>();
   double worst = 0;
   std::string text = "0";
   for (const auto& point : summary.at("lag")) {
     const auto& lag = point.at("lag");
-    const double v = lag.is_null() ? std::numeric_limits<double>::infinity()
-                                   : std::fabs(lag.get<double>());
+    const double epoch = point.at("epoch").get<double>();
+    const double v = lag.is_null() ? epochs - epoch : std::fabs(lag.get<double>());
     if (v > worst) {
       worst = v;
-      text = lag.is_null() ? fmt::format("never (reference epoch {})", point.at("epoch").dump())
-                           : fmt::format("{} (reference epoch {})", Number(v),
-                                         point.at("epoch").dump());
+      text = lag.is_null()
+                 ? fmt::format(">= {} (reference epoch {} never reached)", Number(v), Number(epoch))
+                 : fmt::format("{} (reference epoch {})", Number(v), Number(epoch));
     }
   }
   return {worst, text};
