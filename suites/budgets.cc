@@ -183,6 +183,9 @@ void ParseLimits(const JsonField& f, const std::string& op, BudgetRule& rule) {
       if (limit.value > 1) field.Fail("a fraction is at most 1");
       const JsonField k = f["k"];
       limit.k = k.Number();
+      if (limit.k == 1 && f.Has("max_fraction_above_1_ulp")) {
+        k.Fail("k = 1 repeats max_fraction_above_1_ulp; choose another bound");
+      }
       const auto bounds = ErrorStatistics().bounds();
       if (std::find(bounds.begin(), bounds.end(), limit.k) == bounds.end() || limit.k == 0) {
         k.Fail(fmt::format(
