@@ -60,6 +60,28 @@ function(expect_match text regex what)
   endif()
 endfunction()
 
+# check_junit(<file> <failures> <first failing testcase>): the XML parses and
+# holds that many <failure> elements.
+function(check_junit file failures first)
+  if(NOT PYTHON)
+    return()
+  endif()
+  execute_process(COMMAND "${PYTHON}" -c [=[
+import sys, xml.dom.minidom
+dom = xml.dom.minidom.parse(sys.argv[1])
+suite = dom.getElementsByTagName("testsuite")[0]
+failures = dom.getElementsByTagName("failure")
+assert suite.getAttribute("name") == "ulpgate gate", suite.getAttribute("name")
+assert len(failures) == int(sys.argv[2]), len(failures)
+assert suite.getAttribute("failures") == sys.argv[2], suite.getAttribute("failures")
+case = failures[0].parentNode.getAttribute("name")
+assert case == sys.argv[3], case
+]=] "${file}" ${failures} ${first} RESULT_VARIABLE status ERROR_VARIABLE err)
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "JUnit XML ${file}: ${err}")
+  endif()
+endfunction()
+
 # 1. Within budget: the table, every row PASS, exit 0.
 write_ledger("${WORK}/pass.json" 1000000000 "")
 gate(0 --budgets "${WORK}/pass.json" --json "${WORK}/pass_report.json")
@@ -79,27 +101,14 @@ gate(1 --budgets "${WORK}/fail.json" --junit "${WORK}/fail.xml")
 expect_match("${gate_out}" "small.mac +max_ulp +${measured} +0.5 +[^\n]* FAIL" "failing row")
 expect_match("${gate_out}" "FAIL small.mac.max_ulp: max_ulp = ${measured} > 0.5" "failure message")
 expect_match("${gate_out}" "gate: FAIL \\(1 row\\)" "verdict")
-if(PYTHON)
-  execute_process(COMMAND "${PYTHON}" -c [=[
-import sys, xml.dom.minidom
-dom = xml.dom.minidom.parse(sys.argv[1])
-suite = dom.getElementsByTagName("testsuite")[0]
-failures = dom.getElementsByTagName("failure")
-assert suite.getAttribute("name") == "ulpgate gate", suite.getAttribute("name")
-assert len(failures) == 1 and suite.getAttribute("failures") == "1", len(failures)
-case = failures[0].parentNode.getAttribute("name")
-assert case == "small.mac.max_ulp", case
-]=] "${WORK}/fail.xml" RESULT_VARIABLE status ERROR_VARIABLE err)
-  if(NOT status EQUAL 0)
-    message(FATAL_ERROR "JUnit XML ${WORK}/fail.xml: ${err}")
-  endif()
-endif()
+check_junit("${WORK}/fail.xml" 1 small.mac.max_ulp)
 
 # 3. A waiver that expired yesterday: EXPIRED, exit 1, saying when.
 write_ledger("${WORK}/expired.json" 0.5 "2030-01-01")
-gate(1 --budgets "${WORK}/expired.json" --today 2030-01-02)
+gate(1 --budgets "${WORK}/expired.json" --today 2030-01-02 --junit "${WORK}/expired.xml")
 expect_match("${gate_out}" "small.mac +max_ulp [^\n]* EXPIRED" "expired row")
 expect_match("${gate_out}" "expired on 2030-01-01" "expiry in the message")
+check_junit("${WORK}/expired.xml" 2 small.mac.max_ulp)
 
 # 4. The same waiver a year before its expiry: WAIVED, exit 0.
 gate(0 --budgets "${WORK}/expired.json" --today 2029-01-02)
