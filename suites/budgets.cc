@@ -199,7 +199,8 @@ void ParseLimits(const JsonField& f, const std::string& op, BudgetRule& rule) {
     }
     rule.limits.push_back(limit);
   }
-  if (rule.limits.empty()) f.Fail("expected at least one limit (conformance_required false sets none)");
+  if (rule.limits.empty())
+    f.Fail("expected at least one limit (conformance_required false sets none)");
 }
 
 BudgetRule ParseRule(const JsonField& f, const std::vector<BudgetRun>& runs) {
@@ -225,8 +226,8 @@ BudgetRule ParseRule(const JsonField& f, const std::vector<BudgetRun>& runs) {
     rule.variant = match["variant"].String();
     if (std::none_of(variants.begin(), variants.end(),
                      [&](const std::string& v) { return GlobMatch(rule.variant, v); })) {
-      match["variant"].Fail(fmt::format("'{}' matches no variant of {} ({})", rule.variant,
-                                        rule.op, Joined(variants)));
+      match["variant"].Fail(fmt::format("'{}' matches no variant of {} ({})", rule.variant, rule.op,
+                                        Joined(variants)));
     }
   }
   if (match.Has("target")) {
@@ -234,8 +235,8 @@ BudgetRule ParseRule(const JsonField& f, const std::vector<BudgetRun>& runs) {
     const auto targets = CompiledTargetNames();
     if (std::none_of(targets.begin(), targets.end(),
                      [&](const std::string& t) { return GlobMatch(rule.target, t); })) {
-      match["target"].Fail(fmt::format("'{}' matches no compiled target ({})", rule.target,
-                                       Joined(targets)));
+      match["target"].Fail(
+          fmt::format("'{}' matches no compiled target ({})", rule.target, Joined(targets)));
     }
   }
   if (match.Has("suite")) {
@@ -262,9 +263,10 @@ BudgetRule ParseRule(const JsonField& f, const std::vector<BudgetRun>& runs) {
                             [&](const std::string& s) { return GlobMatch(rule.suite, s); }));
   }
   if (!measured) {
-    match.Fail(fmt::format("matches nothing the runs measure (no run of {} has a variant "
-                           "matching '{}' on a suite matching '{}')",
-                           rule.op, rule.variant, rule.suite));
+    match.Fail(
+        fmt::format("matches nothing the runs measure (no run of {} has a variant "
+                    "matching '{}' on a suite matching '{}')",
+                    rule.op, rule.variant, rule.suite));
   }
   ParseLimits(f["limits"], rule.op, rule);
   rule.why = f["why"].String();
@@ -332,8 +334,8 @@ Measured Measure(const nlohmann::ordered_json& record, const BudgetLimit& limit)
     if (c.is_null()) return {std::numeric_limits<double>::infinity(), "no model"};
     const uint64_t v = c.at("mismatches").get<uint64_t>();
     const std::string model = c.at("model").is_null() ? "none" : c.at("model").get<std::string>();
-    return {static_cast<double>(v),
-            fmt::format("{} (expected {}, follows {})", v, c.at("expected").get<std::string>(), model)};
+    return {static_cast<double>(v), fmt::format("{} (expected {}, follows {})", v,
+                                                c.at("expected").get<std::string>(), model)};
   }
   if (name == "max_bound_fraction") {
     const auto& max = record.at("bound_fraction").at("max");
@@ -382,8 +384,7 @@ bool Matches(const BudgetRule& rule, const nlohmann::ordered_json& record) {
 
 std::string CaseName(const nlohmann::ordered_json& record) {
   return fmt::format("{}@{} {}", record.at("variant").get<std::string>(),
-                     record.at("target").get<std::string>(),
-                     record.at("suite").get<std::string>());
+                     record.at("target").get<std::string>(), record.at("suite").get<std::string>());
 }
 
 }  // namespace
@@ -489,10 +490,9 @@ std::vector<GateRow> EvaluateBudgets(const BudgetLedger& ledger,
         for (const auto& t : ran_targets) {
           if (GlobMatch(rule.target, t)) ran.push_back(t);
         }
-        row.message = ran.empty()
-                          ? fmt::format("no target matching '{}' ran here", rule.target)
-                          : fmt::format("nothing measured matches (targets that ran: {})",
-                                        Joined(ran));
+        row.message = ran.empty() ? fmt::format("no target matching '{}' ran here", rule.target)
+                                  : fmt::format("nothing measured matches (targets that ran: {})",
+                                                Joined(ran));
       } else {
         std::vector<Measured> values;
         for (const auto* record : matched) values.push_back(Measure(*record, limit));
@@ -523,8 +523,8 @@ std::vector<GateRow> EvaluateBudgets(const BudgetLedger& ledger,
         row.message = fmt::format("waived until {}: {}; {}", rule.waiver_expires,
                                   rule.waiver_reason, row.message);
       } else if (row.status == kPass && rule.has_waiver) {
-        row.message = fmt::format("passes without its waiver (until {}): remove it",
-                                  rule.waiver_expires);
+        row.message =
+            fmt::format("passes without its waiver (until {}): remove it", rule.waiver_expires);
       }
       rows.push_back(std::move(row));
     }

@@ -15,9 +15,8 @@
 #ifndef ULPGATE_SUITES_BUDGETS_H_
 #define ULPGATE_SUITES_BUDGETS_H_
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,10 +30,10 @@ struct BudgetRun {
   std::string op;
   std::vector<std::string> suites;
   uint64_t seed = 1;
-  uint64_t n = 0;       // 0: the suite's default
-  std::string shape;    // reductions only; empty: the default
+  uint64_t n = 0;                     // 0: the suite's default
+  std::string shape;                  // reductions only; empty: the default
   std::vector<std::string> variants;  // empty: every variant of the op
-  std::string pointer;  // "/runs/2", for messages
+  std::string pointer;                // "/runs/2", for messages
 };
 
 // A limit a rule sets. `value` is the limit; for max_fraction_above_k_ulp,
@@ -48,7 +47,7 @@ struct BudgetLimit {
 
 struct BudgetRule {
   std::string id;
-  std::string op;  // exact
+  std::string op;                                        // exact
   std::string variant = "*", target = "*", suite = "*";  // glob patterns
   std::string dtype = "f32";
   std::vector<BudgetLimit> limits;  // in the ledger's order

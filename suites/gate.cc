@@ -14,12 +14,23 @@ std::string XmlEscaped(const std::string& text) {
   std::string s;
   for (char c : text) {
     switch (c) {
-      case '&': s += "&amp;"; break;
-      case '<': s += "&lt;"; break;
-      case '>': s += "&gt;"; break;
-      case '"': s += "&quot;"; break;
-      case '\'': s += "&apos;"; break;
-      default: s += c;
+      case '&':
+        s += "&amp;";
+        break;
+      case '<':
+        s += "&lt;";
+        break;
+      case '>':
+        s += "&gt;";
+        break;
+      case '"':
+        s += "&quot;";
+        break;
+      case '\'':
+        s += "&apos;";
+        break;
+      default:
+        s += c;
     }
   }
   return s;
@@ -59,8 +70,8 @@ GateReport RunGate(const GateOptions& options) {
       runnable.push_back(&t);
       ran.push_back(t.name);
     } else {
-      report.skipped_targets.push_back(
-          t.name + (chosen ? " (this CPU cannot run it)" : " (not selected)"));
+      report.skipped_targets.push_back(t.name +
+                                       (chosen ? " (this CPU cannot run it)" : " (not selected)"));
     }
   }
 
@@ -124,12 +135,14 @@ std::string GateJunitXml(const GateReport& report) {
   const size_t failures = report.failures();
   const size_t skipped = CountStatus(report, kSkipped);
   std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  xml += fmt::format("<testsuites name=\"ulpgate gate\" tests=\"{}\" failures=\"{}\" errors=\"0\" "
-                     "skipped=\"{}\">\n",
-                     tests, failures, skipped);
-  xml += fmt::format("  <testsuite name=\"ulpgate gate\" tests=\"{}\" failures=\"{}\" "
-                     "errors=\"0\" skipped=\"{}\">\n",
-                     tests, failures, skipped);
+  xml += fmt::format(
+      "<testsuites name=\"ulpgate gate\" tests=\"{}\" failures=\"{}\" errors=\"0\" "
+      "skipped=\"{}\">\n",
+      tests, failures, skipped);
+  xml += fmt::format(
+      "  <testsuite name=\"ulpgate gate\" tests=\"{}\" failures=\"{}\" "
+      "errors=\"0\" skipped=\"{}\">\n",
+      tests, failures, skipped);
   xml += "    <properties>\n";
   xml += fmt::format("      <property name=\"budgets\" value=\"{}\"/>\n",
                      XmlEscaped(report.budgets_path));
@@ -139,8 +152,8 @@ std::string GateJunitXml(const GateReport& report) {
   }
   xml += "    </properties>\n";
   for (const GateRow& row : report.rows) {
-    const std::string summary = fmt::format("measured {} (limit {}) at {}", row.measured,
-                                            row.limit_value, row.where);
+    const std::string summary =
+        fmt::format("measured {} (limit {}) at {}", row.measured, row.limit_value, row.where);
     xml += fmt::format("    <testcase classname=\"ulpgate.gate\" name=\"{}.{}\">\n",
                        XmlEscaped(row.rule), XmlEscaped(row.limit));
     if (RowFails(row)) {
@@ -149,9 +162,9 @@ std::string GateJunitXml(const GateReport& report) {
     } else if (row.status == kSkipped) {
       xml += fmt::format("      <skipped message=\"{}\"/>\n", XmlEscaped(row.message));
     } else {
-      xml += fmt::format("      <system-out>{}: {}{}</system-out>\n", row.status,
-                         XmlEscaped(summary),
-                         row.message.empty() ? "" : "; " + XmlEscaped(row.message));
+      xml +=
+          fmt::format("      <system-out>{}: {}{}</system-out>\n", row.status, XmlEscaped(summary),
+                      row.message.empty() ? "" : "; " + XmlEscaped(row.message));
     }
     xml += "    </testcase>\n";
   }

@@ -4,9 +4,8 @@
 #ifndef ULPGATE_SUITES_GATE_H_
 #define ULPGATE_SUITES_GATE_H_
 
-#include <nlohmann/json.hpp>
-
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -17,9 +16,9 @@ namespace ulpgate {
 
 struct GateOptions {
   std::string budgets_path = "golden/budgets.json";
-  std::vector<const TargetInfo*> targets;  // empty: every compiled target
-  unsigned threads = 0;                    // 0: every core; results do not depend on it
-  std::string today;                       // "YYYY-MM-DD"; empty: the local date
+  std::vector<const TargetInfo*> targets;            // empty: every compiled target
+  unsigned threads = 0;                              // 0: every core; results do not depend on it
+  std::string today;                                 // "YYYY-MM-DD"; empty: the local date
   std::function<void(const std::string&)> progress;  // one line per measurement
 };
 

@@ -28,8 +28,8 @@ void PrintReport(const GateReport& report, std::ostream& out) {
   TextTable table({"rule", "limit", "measured", "limit value", "where", "status"});
   table.SetLeftAligned({0, 1, 4, 5});
   for (const GateRow& row : report.rows) {
-    table.AddRow({row.rule, row.limit, row.measured.empty() ? "-" : row.measured,
-                  row.limit_value, row.where.empty() ? "-" : row.where, row.status});
+    table.AddRow({row.rule, row.limit, row.measured.empty() ? "-" : row.measured, row.limit_value,
+                  row.where.empty() ? "-" : row.where, row.status});
   }
   table.Print(out);
   bool header = false;
@@ -86,8 +86,9 @@ void Gate(const GateArgs& args) {
 void AddGateCommand(CLI::App& app) {
   auto args = std::make_shared<GateArgs>();
   auto* cmd = app.add_subcommand(
-      "gate", "Check the budget ledger: measure what it names, one row per rule and limit; "
-              "exit 1 if any row fails");
+      "gate",
+      "Check the budget ledger: measure what it names, one row per rule and limit; "
+      "exit 1 if any row fails");
   cmd->add_option("--budgets", args->budgets_path, "The budget ledger")->capture_default_str();
   cmd->add_option("--target", args->target,
                   "Target(s): all (default: every compiled target, those this CPU cannot run "

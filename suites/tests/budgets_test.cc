@@ -63,6 +63,14 @@ void ExpectLedgerError(const Json& ledger, const std::string& pointer, const std
   }
 }
 
+// The same for the minimal ledger with the field at `pointer` set to `value`.
+void ExpectEditError(const std::string& pointer, const Json& value, const std::string& where,
+                     const std::string& what) {
+  Json j = MinimalLedger();
+  j[Json::json_pointer(pointer)] = value;
+  ExpectLedgerError(j, where, what);
+}
+
 TEST(BudgetLedger, TheMinimalLedgerParses) {
   const BudgetLedger ledger = ParseBudgetLedger("ledger.json", MinimalLedger());
   ASSERT_EQ(ledger.rules.size(), 3u);
@@ -96,116 +104,78 @@ TEST(BudgetLedger, NotJsonNamesTheFile) {
 }
 
 TEST(BudgetLedger, WrongTypeNamesThePointer) {
-  Json j = MinimalLedger();
-  j["rules"][0]["limits"]["max_ulp"] = "2";
-  ExpectLedgerError(j, "/rules/0/limits/max_ulp", "expected a number, found a string");
-  j = MinimalLedger();
-  j["runs"][0]["n"] = -5;
-  ExpectLedgerError(j, "/runs/0/n", "expected a non-negative integer");
-  j = MinimalLedger();
-  j["rules"] = Json::object();
-  ExpectLedgerError(j, "/rules", "expected an array");
+  ExpectEditError("/rules/0/limits/max_ulp", "2", "/rules/0/limits/max_ulp",
+                  "expected a number, found a string");
+  ExpectEditError("/runs/0/n", -5, "/runs/0/n", "expected a non-negative integer");
+  ExpectEditError("/rules", Json::object(), "/rules", "expected an array");
 }
 
 TEST(BudgetLedger, UnknownKeysAreTypos) {
-  Json j = MinimalLedger();
-  j["rules"][0]["limits"]["max_ulps"] = 1;
-  ExpectLedgerError(j, "/rules/0/limits", "unknown field \"max_ulps\"");
-  j = MinimalLedger();
-  j["rules"][1]["match"]["varaint"] = "*";
-  ExpectLedgerError(j, "/rules/1/match", "unknown field \"varaint\"");
-  j = MinimalLedger();
-  j["runs"][0]["sizes"] = 1;
-  ExpectLedgerError(j, "/runs/0", "unknown field \"sizes\"");
+  ExpectEditError("/rules/0/limits/max_ulps", 1, "/rules/0/limits", "unknown field \"max_ulps\"");
+  ExpectEditError("/rules/1/match/varaint", "*", "/rules/1/match", "unknown field \"varaint\"");
+  ExpectEditError("/runs/0/sizes", 1, "/runs/0", "unknown field \"sizes\"");
 }
 
 TEST(BudgetLedger, UnknownOpsVariantsSuitesAndTargets) {
-  Json j = MinimalLedger();
-  j["rules"][0]["match"]["op"] = "tanh_fwd";
-  ExpectLedgerError(j, "/rules/0/match/op", "unknown op 'tanh_fwd'");
-  j = MinimalLedger();
-  j["runs"][0]["op"] = "tanh_fwd";
-  ExpectLedgerError(j, "/runs/0/op", "unknown op 'tanh_fwd'");
-  j = MinimalLedger();
-  j["rules"][0]["match"]["variant"] = "mac_fused|fma*";
-  ExpectLedgerError(j, "/rules/0/match/variant", "'mac_fused|fma*' matches no variant of tanh_bwd");
-  j = MinimalLedger();
-  j["rules"][0]["match"]["suite"] = "exhaustive";
-  ExpectLedgerError(j, "/rules/0/match/suite", "matches no suite of tanh_bwd");
-  j = MinimalLedger();
-  j["rules"][0]["match"]["target"] = "NEON*";
-  ExpectLedgerError(j, "/rules/0/match/target", "'NEON*' matches no compiled target");
-  j = MinimalLedger();
-  j["runs"][0]["variants"] = {"mac", "fma"};
-  ExpectLedgerError(j, "/runs/0/variants/1", "unknown variant 'fma'");
-  j = MinimalLedger();
-  j["runs"][0]["suites"][1] = "adverse";
-  ExpectLedgerError(j, "/runs/0/suites/1", "unknown suite 'adverse'");
-  j = MinimalLedger();
-  j["runs"][2]["variants"][0] = "tanh_bwd=fma";
-  ExpectLedgerError(j, "/runs/2/variants/0", "unknown tanh_bwd variant 'fma'");
-  j = MinimalLedger();
-  j["runs"][1]["shape"] = "4,8";
-  ExpectLedgerError(j, "/runs/1/shape", "");
+  ExpectEditError("/rules/0/match/op", "tanh_fwd", "/rules/0/match/op", "unknown op 'tanh_fwd'");
+  ExpectEditError("/runs/0/op", "tanh_fwd", "/runs/0/op", "unknown op 'tanh_fwd'");
+  ExpectEditError("/rules/0/match/variant", "mac_fused|fma*", "/rules/0/match/variant",
+                  "'mac_fused|fma*' matches no variant of tanh_bwd");
+  ExpectEditError("/rules/0/match/suite", "exhaustive", "/rules/0/match/suite",
+                  "matches no suite of tanh_bwd");
+  ExpectEditError("/rules/0/match/target", "NEON*", "/rules/0/match/target",
+                  "'NEON*' matches no compiled target");
+  ExpectEditError("/runs/0/variants", Json{"mac", "fma"}, "/runs/0/variants/1",
+                  "unknown variant 'fma'");
+  ExpectEditError("/runs/0/suites/1", "adverse", "/runs/0/suites/1", "unknown suite 'adverse'");
+  ExpectEditError("/runs/2/variants/0", "tanh_bwd=fma", "/runs/2/variants/0",
+                  "unknown tanh_bwd variant 'fma'");
+  ExpectEditError("/runs/1/shape", "4,8", "/runs/1/shape", "");
 }
 
 TEST(BudgetLedger, ARuleMustMatchSomethingTheRunsMeasure) {
-  Json j = MinimalLedger();
-  j["rules"][0]["match"]["suite"] = "random";  // a tanh_bwd suite, but no run measures it
-  ExpectLedgerError(j, "/rules/0/match", "matches nothing the runs measure");
-  j = MinimalLedger();
-  j["rules"][2]["match"]["variant"] = "tanh_bwd=mac";  // a drift default no run names
-  ExpectLedgerError(j, "/rules/2/match", "matches nothing the runs measure");
+  // A tanh_bwd suite, but no run measures it.
+  ExpectEditError("/rules/0/match/suite", "random", "/rules/0/match",
+                  "matches nothing the runs measure");
+  // A drift default no run names.
+  ExpectEditError("/rules/2/match/variant", "tanh_bwd=mac", "/rules/2/match",
+                  "matches nothing the runs measure");
 }
 
 TEST(BudgetLedger, KMustBeAHistogramBound) {
+  ExpectEditError("/rules/0/limits/k", 3, "/rules/0/limits/k", "k = 3 is not a histogram bound");
   Json j = MinimalLedger();
-  j["rules"][0]["limits"]["k"] = 3;
-  ExpectLedgerError(j, "/rules/0/limits/k", "k = 3 is not a histogram bound");
-  j = MinimalLedger();
   j["rules"][0]["limits"].erase("k");
   ExpectLedgerError(j, "/rules/0/limits", "go together");
-  j = MinimalLedger();
-  j["rules"][0]["limits"]["max_fraction_above_k_ulp"] = 1.5;
-  ExpectLedgerError(j, "/rules/0/limits/max_fraction_above_k_ulp", "at most 1");
+  ExpectEditError("/rules/0/limits/max_fraction_above_k_ulp", 1.5,
+                  "/rules/0/limits/max_fraction_above_k_ulp", "at most 1");
 }
 
 TEST(BudgetLedger, LimitsThatDoNotApplyToTheOp) {
-  Json j = MinimalLedger();
-  j["rules"][0]["limits"]["max_bound_fraction"] = 1;
-  ExpectLedgerError(j, "/rules/0/limits/max_bound_fraction",
-                    "max_bound_fraction does not apply to tanh_bwd");
-  j = MinimalLedger();
-  j["rules"][1]["limits"]["max_lag_epochs"] = 1;
-  ExpectLedgerError(j, "/rules/1/limits/max_lag_epochs", "does not apply to linear_fwd");
-  j = MinimalLedger();
-  j["rules"][2]["limits"]["max_ulp"] = 1;
-  ExpectLedgerError(j, "/rules/2/limits/max_ulp", "does not apply to drift");
-  j = MinimalLedger();
-  j["rules"][0]["limits"]["max_ulp"] = -1;
-  ExpectLedgerError(j, "/rules/0/limits/max_ulp", "expected a limit >= 0");
+  ExpectEditError("/rules/0/limits/max_bound_fraction", 1, "/rules/0/limits/max_bound_fraction",
+                  "max_bound_fraction does not apply to tanh_bwd");
+  ExpectEditError("/rules/1/limits/max_lag_epochs", 1, "/rules/1/limits/max_lag_epochs",
+                  "does not apply to linear_fwd");
+  ExpectEditError("/rules/2/limits/max_ulp", 1, "/rules/2/limits/max_ulp",
+                  "does not apply to drift");
+  ExpectEditError("/rules/0/limits/max_ulp", -1, "/rules/0/limits/max_ulp",
+                  "expected a limit >= 0");
 }
 
 TEST(BudgetLedger, BadDatesAndDuplicateIds) {
   for (const char* date : {"2025-02-29", "2025-13-01", "2025-04-31", "2025-1-01", "tomorrow",
                            "2025-00-10", "2025-01-00", "2025-01-01x"}) {
-    Json j = MinimalLedger();
-    j["rules"][0]["waiver"] = {{"reason", "r"}, {"expires", date}};
-    ExpectLedgerError(j, "/rules/0/waiver/expires", "is not a date YYYY-MM-DD");
+    ExpectEditError("/rules/0/waiver", Json{{"reason", "r"}, {"expires", date}},
+                    "/rules/0/waiver/expires", "is not a date YYYY-MM-DD");
   }
   EXPECT_TRUE(IsValidDate("2024-02-29"));
   EXPECT_TRUE(IsValidDate("2000-02-29"));
   EXPECT_FALSE(IsValidDate("1900-02-29"));
   EXPECT_TRUE(IsValidDate("2025-12-31"));
-  Json j = MinimalLedger();
-  j["rules"][0]["waiver"] = {{"reason", "r"}, {"until", "2025-01-01"}};
-  ExpectLedgerError(j, "/rules/0/waiver", "unknown field \"until\"");
-  j = MinimalLedger();
-  j["rules"][1]["id"] = "mac";
-  ExpectLedgerError(j, "/rules/1/id", "duplicate rule id 'mac'");
-  j = MinimalLedger();
-  j["format"] = "ulpgate-budgets-2";
-  ExpectLedgerError(j, "/format", "unknown format");
+  ExpectEditError("/rules/0/waiver", Json{{"reason", "r"}, {"until", "2025-01-01"}},
+                  "/rules/0/waiver", "unknown field \"until\"");
+  ExpectEditError("/rules/1/id", "mac", "/rules/1/id", "duplicate rule id 'mac'");
+  ExpectEditError("/format", "ulpgate-budgets-2", "/format", "unknown format");
 }
 
 TEST(GlobMatch, StarQuestionAndAlternatives) {
@@ -242,8 +212,7 @@ Json TanhRecord(const std::string& variant, const std::string& target, const std
           {"histogram", {{"bounds", bounds}, {"counts", counts}}},
           {"special_mismatch", 0},
           {"max_ulp", max_ulp},
-          {"conformance",
-           {{"model", "mac_fused"}, {"expected", "mac_fused"}, {"mismatches", 0}}}};
+          {"conformance", {{"model", "mac_fused"}, {"expected", "mac_fused"}, {"mismatches", 0}}}};
 }
 
 // Moves `count` results from e == 0 to the bin just above `e` (e a bound).
@@ -252,7 +221,8 @@ void AddErrors(Json& record, double e, uint64_t count) {
   size_t i = 0;
   while (bounds[i].get<double>() != e) ++i;
   record["histogram"]["counts"][0] = record["histogram"]["counts"][0].get<uint64_t>() - count;
-  record["histogram"]["counts"][i + 1] = record["histogram"]["counts"][i + 1].get<uint64_t>() + count;
+  record["histogram"]["counts"][i + 1] =
+      record["histogram"]["counts"][i + 1].get<uint64_t>() + count;
 }
 
 BudgetLedger OneRule(const std::string& limits_json, const std::string& waiver_json = "") {
@@ -314,7 +284,8 @@ TEST(EvaluateBudgets, FractionAboveKIsReadFromTheHistogram) {
 }
 
 TEST(EvaluateBudgets, SpecialsAndConformance) {
-  const BudgetLedger ledger = OneRule(R"({"max_special_mismatches": 2, "conformance_required": true})");
+  const BudgetLedger ledger =
+      OneRule(R"({"max_special_mismatches": 2, "conformance_required": true})");
   Json record = TanhRecord("mac", Narrowest(), "domain", 0.5);
   record["special_mismatch"] = 2;
   auto rows = Evaluate(ledger, {record});
@@ -365,8 +336,8 @@ TEST(EvaluateBudgets, SkippedWhenNoMatchedTargetRan) {
   for (size_t i = 0; i < 4; ++i) {
     EXPECT_EQ(rows[i].status, kSkipped) << rows[i].limit;
     EXPECT_FALSE(RowFails(rows[i]));
-    EXPECT_NE(rows[i].message.find("no target matching '" + Widest() + "' ran"),
-              std::string::npos) << rows[i].message;
+    EXPECT_NE(rows[i].message.find("no target matching '" + Widest() + "' ran"), std::string::npos)
+        << rows[i].message;
   }
 }
 
