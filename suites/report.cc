@@ -163,11 +163,15 @@ nlohmann::ordered_json ReductionCaseJson(const ReductionCaseResult& r,
 
 void WriteJsonFile(const std::string& path, const nlohmann::ordered_json& json,
                    const char* failpoint) {
+  WriteTextFile(path, json.dump(2) + '\n', failpoint);
+}
+
+void WriteTextFile(const std::string& path, const std::string& text, const char* failpoint) {
   const std::string temporary = path + ".tmp." + std::to_string(::getpid());
   {
-    std::ofstream out(temporary, std::ios::trunc);
+    std::ofstream out(temporary, std::ios::trunc | std::ios::binary);
     if (!out) throw std::runtime_error(path + ": cannot open for writing");
-    out << json.dump(2) << '\n';
+    out << text;
     out.flush();
     if (!out) {
       std::remove(temporary.c_str());

@@ -37,6 +37,9 @@ nlohmann::ordered_json ReductionCaseJson(const ReductionCaseResult& result,
 // rename, as a crash there would.
 void WriteJsonFile(const std::string& path, const nlohmann::ordered_json& json,
                    const char* failpoint = nullptr);
+// The same for any text (JUnit XML, say).
+void WriteTextFile(const std::string& path, const std::string& text,
+                   const char* failpoint = nullptr);
 
 std::string DigestHex(uint64_t digest);
 

@@ -38,6 +38,7 @@ void AddDivergeCommand(CLI::App& app);
 void AddMatrixCommand(CLI::App& app);
 void AddDriftCommand(CLI::App& app);
 void AddGoldenCommand(CLI::App& app);
+void AddGateCommand(CLI::App& app);
 
 }  // namespace ulpgate
 

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   ulpgate::AddMatrixCommand(app);
   ulpgate::AddDriftCommand(app);
   ulpgate::AddGoldenCommand(app);
+  ulpgate::AddGateCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

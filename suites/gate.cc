@@ -1,0 +1,175 @@
+#include "suites/gate.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "suites/inputs.h"
+#include "suites/measure.h"
+
+namespace ulpgate {
+namespace {
+
+std::string XmlEscaped(const std::string& text) {
+  std::string s;
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        s += "&amp;";
+        break;
+      case '<':
+        s += "&lt;";
+        break;
+      case '>':
+        s += "&gt;";
+        break;
+      case '"':
+        s += "&quot;";
+        break;
+      case '\'':
+        s += "&apos;";
+        break;
+      default:
+        s += c;
+    }
+  }
+  return s;
+}
+
+size_t CountStatus(const GateReport& report, const char* status) {
+  return static_cast<size_t>(std::count_if(report.rows.begin(), report.rows.end(),
+                                           [&](const GateRow& r) { return r.status == status; }));
+}
+
+}  // namespace
+
+bool GateReport::failed() const { return failures() > 0; }
+
+size_t GateReport::failures() const {
+  return static_cast<size_t>(std::count_if(rows.begin(), rows.end(), RowFails));
+}
+
+GateReport RunGate(const GateOptions& options) {
+  GateReport report;
+  report.budgets_path = options.budgets_path;
+  report.today = options.today.empty() ? LocalDate() : options.today;
+  if (!IsValidDate(report.today)) {
+    throw InputError("--today " + report.today + ": not a date YYYY-MM-DD");
+  }
+  const BudgetLedger ledger = ReadBudgetLedger(options.budgets_path);
+
+  std::vector<const TargetInfo*> selected = options.targets;
+  if (selected.empty()) {
+    for (const TargetInfo& t : CompiledTargets()) selected.push_back(&t);
+  }
+  std::vector<const TargetInfo*> runnable;
+  std::vector<std::string> ran;
+  for (const TargetInfo& t : CompiledTargets()) {
+    const bool chosen = std::find(selected.begin(), selected.end(), &t) != selected.end();
+    if (chosen && t.supported) {
+      runnable.push_back(&t);
+      ran.push_back(t.name);
+    } else {
+      report.skipped_targets.push_back(t.name +
+                                       (chosen ? " (this CPU cannot run it)" : " (not selected)"));
+    }
+  }
+
+  std::vector<nlohmann::ordered_json> records;
+  size_t done = 0, total = 0;
+  for (const BudgetRun& run : ledger.runs) total += run.suites.size();
+  for (size_t r = 0; r < ledger.runs.size() && !runnable.empty(); ++r) {
+    const BudgetRun& run = ledger.runs[r];
+    for (const std::string& suite : run.suites) {
+      if (options.progress) {
+        options.progress(fmt::format("[{}/{}] {} {}", ++done, total, run.op, suite));
+      }
+      MeasureSpec spec;
+      spec.op = run.op;
+      spec.suite = suite;
+      spec.seed = run.seed;
+      spec.n = run.n;
+      spec.shape = run.shape;
+      spec.variants = run.variants;
+      spec.targets = runnable;
+      spec.threads = options.threads;
+      Measurement m;
+      try {
+        m = Measure(spec);
+      } catch (const InputError& e) {
+        throw InputError(fmt::format("{}: {}: {}", ledger.path, run.pointer, e.what()));
+      }
+      for (MeasuredCase& c : m.cases) records.push_back(std::move(c.record));
+    }
+  }
+  report.rows = EvaluateBudgets(ledger, records, ran, report.today);
+  return report;
+}
+
+nlohmann::ordered_json GateJson(const GateReport& report) {
+  nlohmann::ordered_json j;
+  j["format"] = "ulpgate-gate-1";
+  j["budgets"] = report.budgets_path;
+  j["today"] = report.today;
+  j["status"] = report.failed() ? kFail : kPass;
+  j["counts"] = nlohmann::ordered_json::object();
+  for (const char* status : {kPass, kFail, kWaived, kExpired, kSkipped}) {
+    j["counts"][status] = CountStatus(report, status);
+  }
+  j["rows"] = nlohmann::ordered_json::array();
+  for (const GateRow& row : report.rows) {
+    j["rows"].push_back({{"rule", row.rule},
+                         {"limit", row.limit},
+                         {"status", row.status},
+                         {"measured", row.measured},
+                         {"limit_value", row.limit_value},
+                         {"where", row.where},
+                         {"message", row.message}});
+  }
+  j["skipped_targets"] = report.skipped_targets;
+  return j;
+}
+
+std::string GateJunitXml(const GateReport& report) {
+  const size_t tests = report.rows.size();
+  const size_t failures = report.failures();
+  const size_t skipped = CountStatus(report, kSkipped);
+  std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  xml += fmt::format(
+      "<testsuites name=\"ulpgate gate\" tests=\"{}\" failures=\"{}\" errors=\"0\" "
+      "skipped=\"{}\">\n",
+      tests, failures, skipped);
+  xml += fmt::format(
+      "  <testsuite name=\"ulpgate gate\" tests=\"{}\" failures=\"{}\" "
+      "errors=\"0\" skipped=\"{}\">\n",
+      tests, failures, skipped);
+  xml += "    <properties>\n";
+  xml += fmt::format("      <property name=\"budgets\" value=\"{}\"/>\n",
+                     XmlEscaped(report.budgets_path));
+  xml += fmt::format("      <property name=\"today\" value=\"{}\"/>\n", report.today);
+  for (const std::string& t : report.skipped_targets) {
+    xml += fmt::format("      <property name=\"skipped_target\" value=\"{}\"/>\n", XmlEscaped(t));
+  }
+  xml += "    </properties>\n";
+  for (const GateRow& row : report.rows) {
+    const std::string summary =
+        fmt::format("measured {} (limit {}) at {}", row.measured, row.limit_value, row.where);
+    xml += fmt::format("    <testcase classname=\"ulpgate.gate\" name=\"{}.{}\">\n",
+                       XmlEscaped(row.rule), XmlEscaped(row.limit));
+    if (RowFails(row)) {
+      xml += fmt::format("      <failure type=\"{}\" message=\"{}\">{}</failure>\n", row.status,
+                         XmlEscaped(row.message), XmlEscaped(summary));
+    } else if (row.status == kSkipped) {
+      xml += fmt::format("      <skipped message=\"{}\"/>\n", XmlEscaped(row.message));
+    } else {
+      xml +=
+          fmt::format("      <system-out>{}: {}{}</system-out>\n", row.status, XmlEscaped(summary),
+                      row.message.empty() ? "" : "; " + XmlEscaped(row.message));
+    }
+    xml += "    </testcase>\n";
+  }
+  xml += "  </testsuite>\n</testsuites>\n";
+  return xml;
+}
+
+}  // namespace ulpgate

@@ -1,0 +1,45 @@
+// The release gate: measures what the budget ledger's "runs" name on every
+// selected target and checks every rule's limits (suites/budgets.h). Called by
+// `ulpgate gate` and by anything else that must not release over budget.
+#ifndef ULPGATE_SUITES_GATE_H_
+#define ULPGATE_SUITES_GATE_H_
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "kernels/registry.h"
+#include "suites/budgets.h"
+
+namespace ulpgate {
+
+struct GateOptions {
+  std::string budgets_path = "golden/budgets.json";
+  std::vector<const TargetInfo*> targets;            // empty: every compiled target
+  unsigned threads = 0;                              // 0: every core; results do not depend on it
+  std::string today;                                 // "YYYY-MM-DD"; empty: the local date
+  std::function<void(const std::string&)> progress;  // one line per measurement
+};
+
+struct GateReport {
+  std::string budgets_path, today;
+  std::vector<GateRow> rows;
+  // Compiled targets that did not run, with why: "AVX3 (this CPU cannot run it)".
+  std::vector<std::string> skipped_targets;
+  bool failed() const;
+  size_t failures() const;  // rows that are FAIL or EXPIRED
+};
+
+// Throws InputError "PATH: POINTER: ..." for a bad ledger (before measuring
+// anything) or a bad --today.
+GateReport RunGate(const GateOptions& options);
+
+// The report as JSON ("ulpgate-gate-1") and as JUnit XML: nothing in either
+// varies between runs or with the thread count.
+nlohmann::ordered_json GateJson(const GateReport& report);
+std::string GateJunitXml(const GateReport& report);
+
+}  // namespace ulpgate
+
+#endif  // ULPGATE_SUITES_GATE_H_
