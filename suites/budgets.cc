@@ -291,16 +291,29 @@ struct Measured {
   std::string text;
 };
 
+// Every digit (round trip), for messages and limits.
 std::string Number(double v) {
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   return fmt::format("{}", v);
+}
+
+// For the table's measured column: six significant digits, or as many more
+// as it takes to tell the value from a limit it differs from (1.5000000000000002
+// against 1.5), so a FAIL is never shown as equal to its limit.
+std::string Shown(double v, double limit) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  for (int digits = 6; digits < 17; ++digits) {
+    const std::string text = fmt::format("{:.{}g}", v, digits);
+    if (v == limit || text != fmt::format("{:.{}g}", limit, digits)) return text;
+  }
+  return Number(v);
 }
 
 uint64_t Count(const nlohmann::ordered_json& record, const char* key) {
   return record.at(key).get<uint64_t>();
 }
 
-Measured FractionAbove(const nlohmann::ordered_json& record, double k) {
+Measured FractionAbove(const nlohmann::ordered_json& record, double k, double limit) {
   const auto& bounds = record.at("histogram").at("bounds");
   const auto& counts = record.at("histogram").at("counts");
   // counts[i + 1] holds bounds[i] < e <= bounds[i + 1]: above k = bounds[j]
@@ -314,17 +327,17 @@ Measured FractionAbove(const nlohmann::ordered_json& record, double k) {
   for (size_t i = j + 1; i < counts.size(); ++i) above += counts[i].get<uint64_t>();
   const uint64_t n = Count(record, "n");
   const double fraction = n == 0 ? 0 : static_cast<double>(above) / static_cast<double>(n);
-  return {fraction, fmt::format("{} ({} of {})", Number(fraction), above, n)};
+  return {fraction, fmt::format("{} ({} of {})", Shown(fraction, limit), above, n)};
 }
 
 Measured Measure(const nlohmann::ordered_json& record, const BudgetLimit& limit) {
   const std::string& name = limit.name;
   if (name == "max_ulp") {
     const double v = record.at("max_ulp").get<double>();
-    return {v, Number(v)};
+    return {v, Shown(v, limit.value)};
   }
-  if (name == "max_fraction_above_1_ulp") return FractionAbove(record, 1);
-  if (name == "max_fraction_above_k_ulp") return FractionAbove(record, limit.k);
+  if (name == "max_fraction_above_1_ulp") return FractionAbove(record, 1, limit.value);
+  if (name == "max_fraction_above_k_ulp") return FractionAbove(record, limit.k, limit.value);
   if (name == "max_special_mismatches") {
     const uint64_t v = Count(record, "special_mismatch");
     return {static_cast<double>(v), std::to_string(v)};
@@ -334,22 +347,24 @@ Measured Measure(const nlohmann::ordered_json& record, const BudgetLimit& limit)
     if (c.is_null()) return {std::numeric_limits<double>::infinity(), "no model"};
     const uint64_t v = c.at("mismatches").get<uint64_t>();
     const std::string model = c.at("model").is_null() ? "none" : c.at("model").get<std::string>();
-    return {static_cast<double>(v), fmt::format("{} (expected {}, follows {})", v,
-                                                c.at("expected").get<std::string>(), model)};
+    const std::string expected = c.at("expected").get<std::string>();
+    return {static_cast<double>(v),
+            model == expected ? fmt::format("{} (follows {})", v, model)
+                              : fmt::format("{} (expected {}, follows {})", v, expected, model)};
   }
   if (name == "max_bound_fraction") {
     const auto& max = record.at("bound_fraction").at("max");
     const double v = max.is_string() ? std::numeric_limits<double>::infinity() : max.get<double>();
-    return {v, Number(v)};
+    return {v, Shown(v, limit.value)};
   }
   const auto& summary = record.at("summary");
   if (name == "max_relative_loss_deviation") {
     const double v = summary.at("max_relative_loss_deviation").get<double>();
-    return {v, fmt::format("{} (epoch {})", Number(v), summary.at("max_deviation_epoch").dump())};
+    return {v, fmt::format("{} (epoch {})", Shown(v, limit.value), summary.at("max_deviation_epoch").dump())};
   }
   if (name == "max_final_parameter_relative_error") {
     const double v = summary.at("final_parameter_max_relative_error").get<double>();
-    return {v, Number(v)};
+    return {v, Shown(v, limit.value)};
   }
   // max_lag_epochs: the largest |lag| over the lag points. A reference loss
   // the run never reaches only says that the lag is more than the epochs left

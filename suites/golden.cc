@@ -1,5 +1,7 @@
 #include "suites/golden.h"
 
+#include "suites/gate.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,6 +11,7 @@
 #include "oracles/float_text.h"
 #include "suites/digest.h"
 #include "suites/drift_run.h"
+#include "suites/gate.h"
 #include "suites/inputs.h"
 #include "suites/json_file.h"
 #include "suites/reduction_problem.h"
@@ -553,12 +556,20 @@ std::string GoldenText(const GoldenFile& file) { return file.json.dump(2) + "\n"
 std::vector<std::string> FailingBudgets(const std::string& budgets_path,
                                         const std::vector<const TargetInfo*>& targets,
                                         unsigned threads) {
-  // Wired to the budget gate (`ulpgate gate`) when it is merged: the rows of
-  // budgets_path that fail on `targets`. Until then every budget holds.
-  (void)budgets_path;
-  (void)targets;
-  (void)threads;
-  return {};
+  GateOptions options;
+  options.budgets_path = budgets_path;
+  options.targets = targets;
+  options.threads = threads;
+  std::vector<std::string> failing;
+  for (const GateRow& row : RunGate(options).rows) {
+    if (row.status != kFail && row.status != kExpired) continue;
+    failing.push_back(fmt::format("{} {}.{}: {}", row.status, row.rule, row.limit,
+                                  row.message.empty()
+                                      ? fmt::format("measured {}, limit {}, at {}", row.measured,
+                                                    row.limit_value, row.where)
+                                      : row.message));
+  }
+  return failing;
 }
 
 }  // namespace ulpgate

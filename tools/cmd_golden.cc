@@ -32,7 +32,7 @@ struct GoldenArgs {
   std::string op = "all";
   unsigned threads = 0;
   std::string force;
-  std::string budgets = "golden/budgets.json";
+  std::string budgets;  // empty: <dir>/budgets.json
 };
 
 bool Tty() { return ::isatty(STDERR_FILENO) != 0; }
@@ -286,10 +286,12 @@ void Bless(const GoldenArgs& args) {
                                            : std::nullopt);
     }
   }
-  const std::vector<std::string> failing = FailingBudgets(args.budgets, targets, args.threads);
+  const std::string budgets = args.budgets.empty() ? args.dir + "/budgets.json" : args.budgets;
+  Progress("checking the budgets of " + budgets);
+  const std::vector<std::string> failing = FailingBudgets(budgets, targets, args.threads);
   std::optional<ForcedBless> forced;
   if (!failing.empty()) {
-    std::cout << fmt::format("budgets failing on the targets being blessed ({}):\n", args.budgets);
+    std::cout << fmt::format("budgets failing on the targets being blessed ({}):\n", budgets);
     for (const std::string& row : failing) std::cout << "  " << row << '\n';
     if (args.force.empty()) {
       std::cout << "golden bless: refused, nothing written (fix the kernels or the budgets, or "
@@ -381,8 +383,9 @@ void AddGoldenCommand(CLI::App& app) {
   bless->add_option("--force", args->force,
                     "Bless although budgets fail; the reason and the failing rows are recorded "
                     "in each file written");
-  bless->add_option("--budgets", args->budgets, "The budget ledger bless checks first")
-      ->capture_default_str();
+  bless->add_option("--budgets", args->budgets,
+                    "The budget ledger bless checks first (default: DIR/budgets.json); bless "
+                    "refuses while a budget fails on the targets being blessed");
   bless->callback([args] { Bless(*args); });
 }
 

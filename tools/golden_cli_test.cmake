@@ -36,16 +36,33 @@ function(snapshot dir var)
   set(${var} "${all}" PARENT_SCOPE)
 endfunction()
 
+# Bless checks budgets first: a small ledger that holds, and one that fails.
+set(ledger "${WORK}/budgets.json")
+set(ledger_text [=[{
+  "format": "ulpgate-budgets-1",
+  "about": "golden_cli_test: a small ledger",
+  "runs": [{"op": "tanh_bwd", "suites": ["domain"], "n": 2000, "variants": ["mulsub"]}],
+  "rules": [{"id": "small.mulsub", "match": {"op": "tanh_bwd", "variant": "mulsub"},
+             "limits": {"max_ulp": @LIMIT@, "conformance_required": true}, "why": "test"}]
+}
+]=])
+set(LIMIT 100000)
+string(CONFIGURE "${ledger_text}" text @ONLY)
+file(WRITE "${ledger}" "${text}")
+set(LIMIT 0.5)
+string(CONFIGURE "${ledger_text}" text @ONLY)
+file(WRITE "${WORK}/failing_budgets.json" "${text}")
+
 # Deterministic: bless twice, and with 1 and 2 threads: the same bytes.
-run(status out bless --dir "${WORK}/a" --target SCALAR --op ${ops} --threads 1)
+run(status out bless --dir "${WORK}/a" --budgets "${ledger}" --target SCALAR --op ${ops} --threads 1)
 expect("status EQUAL 0" "first bless failed (${status})" "${out}")
 expect("out MATCHES \"new +[^\n]*SCALAR/tanh_bwd.json\"" "bless did not say new" "${out}")
 snapshot("${WORK}/a" first)
-run(status out bless --dir "${WORK}/a" --target SCALAR --op ${ops} --threads 2)
+run(status out bless --dir "${WORK}/a" --budgets "${ledger}" --target SCALAR --op ${ops} --threads 2)
 expect("status EQUAL 0" "second bless failed (${status})" "${out}")
 expect("out MATCHES \"unchanged [^\n]*SCALAR/mse_bwd.json\"" "bless did not say unchanged" "${out}")
 snapshot("${WORK}/a" second)
-run(status out bless --dir "${WORK}/b" --target SCALAR --op ${ops} --threads 2)
+run(status out bless --dir "${WORK}/b" --budgets "${ledger}" --target SCALAR --op ${ops} --threads 2)
 snapshot("${WORK}/b" other)
 expect("first STREQUAL second" "a second bless changed the bytes" "${out}")
 expect("first STREQUAL other" "bless with 2 threads wrote other bytes than with 1" "${out}")
@@ -89,7 +106,7 @@ run(status out check --dir "${WORK}/a" --op ${ops})
 expect("status EQUAL 2" "check of a truncated file: status ${status}" "${out}")
 expect("out MATCHES \"^ulpgate: error: [^\n]*SCALAR/mse_bwd.json:[0-9]+:[0-9]+: malformed JSON[^\n]*truncated\""
   "the error does not name the truncated file" "${out}")
-run(status out bless --dir "${WORK}/a" --target SCALAR --op ${ops})
+run(status out bless --dir "${WORK}/a" --budgets "${ledger}" --target SCALAR --op ${ops})
 expect("status EQUAL 2" "bless over a truncated file: status ${status}" "${out}")
 snapshot("${WORK}/a" after)
 expect("before STREQUAL after" "bless with a malformed golden changed files" "${out}")
@@ -99,7 +116,7 @@ file(WRITE "${mse}" "${mse_text}")
 # rename) leaves the old file as it was; check ignores the leftover, and the
 # next bless removes it.
 execute_process(COMMAND "${CMAKE_COMMAND}" -E env ULPGATE_FAILPOINT=bless_before_rename
-  "${ULPGATE}" golden bless --dir "${WORK}/a" --target SCALAR --op tanh_bwd
+  "${ULPGATE}" golden bless --dir "${WORK}/a" --budgets "${ledger}" --target SCALAR --op tanh_bwd
   RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
 expect("status EQUAL 3" "the fail point did not stop bless (status ${status})" "${out}${err}")
 file(READ "${tanh}" now)
@@ -108,7 +125,7 @@ file(GLOB leftovers "${WORK}/a/SCALAR/tanh_bwd.json.tmp.*")
 expect("leftovers" "no temporary file left by the interrupted bless" "${out}")
 run(status out check --dir "${WORK}/a" --op ${ops})
 expect("status EQUAL 1" "check beside a leftover temporary file: status ${status}" "${out}")
-run(status out bless --dir "${WORK}/a" --target SCALAR --op ${ops})
+run(status out bless --dir "${WORK}/a" --budgets "${ledger}" --target SCALAR --op ${ops})
 expect("status EQUAL 0 AND out MATCHES \"removed [^\n]*tmp\" AND out MATCHES \"changed +[^\n]*tanh_bwd.json: 1 of\""
   "bless after an interruption: status ${status}" "${out}")
 file(GLOB leftovers "${WORK}/a/SCALAR/tanh_bwd.json.tmp.*")
@@ -128,3 +145,21 @@ if(NOT targets MATCHES "AVX3_DL[^\n]*yes")
     "no SKIPPED line" "${out}")
   expect("out MATCHES \"1 skipped\"" "the summary does not count the skipped file" "${out}")
 endif()
+
+# A budget failing on the target: bless refuses and writes nothing; with
+# --force REASON it writes, and the reason and the failing row are recorded.
+snapshot("${WORK}/a" before)
+run(status out bless --dir "${WORK}/a" --budgets "${WORK}/failing_budgets.json" --target SCALAR
+    --op tanh_bwd)
+expect("status EQUAL 1 AND out MATCHES \"FAIL small.mulsub.max_ulp\" AND out MATCHES \"refused\""
+  "bless over a failing budget: status ${status}" "${out}")
+snapshot("${WORK}/a" after)
+expect("before STREQUAL after" "a refused bless changed files" "${out}")
+run(status out bless --dir "${WORK}/a" --budgets "${WORK}/failing_budgets.json" --target SCALAR
+    --op tanh_bwd --force "accepted for the test")
+expect("status EQUAL 0" "forced bless: status ${status}" "${out}")
+file(READ "${tanh}" forced)
+string(FIND "${forced}" "\"reason\": \"accepted for the test\"" at_reason)
+string(FIND "${forced}" "FAIL small.mulsub.max_ulp" at_row)
+expect("NOT at_reason EQUAL -1 AND NOT at_row EQUAL -1"
+  "the forced bless did not record its reason and the failing row" "${forced}")
