@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The main job: set up, build, and run every op's variants on every target this
+# The main job: set up, build, run every op's variants on every target this
 # machine supports over the standard suites (tables and histograms), the
-# target matrix, and both built-in training-run drift scenarios; reports go to
-# build/reports/.
+# target matrix, both built-in training-run drift scenarios, the golden check,
+# and last the release gate over golden/budgets.json (its table ends the
+# output). Reports go to build/reports/. The job fails when the golden check or
+# the gate does; every report is written either way.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/build.sh
@@ -10,6 +12,8 @@ ulpgate=./build/bin/ulpgate
 out=build/reports
 mkdir -p "$out"
 banner() { printf '\n==================================================================\n%s\n' "$1"; }
+status=0
+
 for suite in domain training adversarial random; do
   banner "tanh_bwd, suite $suite"
   $ulpgate run --kernel tanh_bwd --variant all --target all --suite "$suite" --json "$out/tanh_bwd-$suite.json"
@@ -25,5 +29,11 @@ for scenario in seed saturating; do
   $ulpgate drift --scenario "$scenario" --target all --json "$out/drift-$scenario.json" \
     --svg "$out/drift-$scenario.svg"
 done
+
+banner "golden check (golden/)"
+$ulpgate golden check || status=1
+banner "release gate (golden/budgets.json)"
+$ulpgate gate --json "$out/gate.json" --junit "$out/gate.junit.xml" || status=1
 echo
 echo "reports: $out/"
+exit $status
