@@ -95,17 +95,7 @@ void Drift(const DriftArgs& args) {
   std::cerr << fmt::format("drift: {} epochs x ({} float runs + the exact run) in {:.2f} s\n",
                            d.epochs, d.runs.size(), seconds);
   if (!args.json_path.empty()) WriteJsonFile(args.json_path, DriftJson(d));
-  if (!args.svg_path.empty()) {
-    const std::string temporary = args.svg_path + ".tmp." + std::to_string(::getpid());
-    {
-      std::ofstream out(temporary, std::ios::trunc);
-      out << DriftSvg(d);
-      if (!out) throw UsageError(args.svg_path + ": cannot write");
-    }
-    if (std::rename(temporary.c_str(), args.svg_path.c_str()) != 0) {
-      throw UsageError(args.svg_path + ": cannot replace the file");
-    }
-  }
+  if (!args.svg_path.empty()) WriteTextFile(args.svg_path, DriftSvg(d));
 }
 
 }  // namespace
