@@ -284,6 +284,17 @@ CaseDifference CompareCase(const Json& old_case, const Json& new_case,
   for (const auto& [name, value] : old_fields) {
     if (new_map.count(name) == 0) d.fields.push_back({name, value, absent(name)});
   }
+  // Keep each changed field with its group ("histogram (2, 4]" that only the
+  // old case has beside the other histogram bins), in the new case's order.
+  auto group = [](const std::string& name) { return name.substr(0, name.find_first_of(" .[")); };
+  auto rank = [&](const FieldChange& f) {
+    for (size_t i = 0; i < new_fields.size(); ++i) {
+      if (group(new_fields[i].first) == group(f.field)) return i;
+    }
+    return new_fields.size();
+  };
+  std::stable_sort(d.fields.begin(), d.fields.end(),
+                   [&](const FieldChange& a, const FieldChange& b) { return rank(a) < rank(b); });
   auto add_output = [&](uint64_t index, uint32_t old_bits, uint32_t new_bits) {
     ++d.outputs_differing;
     if (d.outputs.size() < kOutputChangesShown) {
