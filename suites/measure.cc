@@ -78,17 +78,8 @@ Measurement MeasureTanhBwd(MeasureSpec spec,
 
 Measurement MeasureReduction(MeasureSpec spec, const ReductionOpInfo& op,
                              const std::function<void(uint64_t, uint64_t)>& progress) {
-  const bool mse = op.op == ReductionOp::kMseFwd || op.op == ReductionOp::kMseBwd;
-  if (spec.shape.empty()) spec.shape = mse ? "1000" : "32,32,32";
-  const ReductionShape shape = ParseShape(op.op, spec.shape);
+  const ReductionShape shape = RunShape(op.op, spec.shape);
   spec.shape = ShapeText(op.op, shape);
-  for (const auto& extents : ReductionOperandShapes(op.op, shape)) {
-    uint64_t count = 1;
-    for (size_t e : extents) count *= e;
-    if (count > (uint64_t{1} << 26)) {
-      throw InputError("shape " + spec.shape + ": an operand would hold more than 2^26 floats");
-    }
-  }
   for (const auto& s : ReductionSuites()) {
     if (s.name == spec.suite && spec.n == 0) spec.n = s.default_n;
   }

@@ -113,4 +113,18 @@ ReductionShape ParseShape(ReductionOp op, const std::string& text) {
   return shape;
 }
 
+ReductionShape RunShape(ReductionOp op, const std::string& text) {
+  const bool mse = op == ReductionOp::kMseFwd || op == ReductionOp::kMseBwd;
+  const ReductionShape shape = ParseShape(op, text.empty() ? (mse ? "1000" : "32,32,32") : text);
+  for (const auto& extents : ReductionOperandShapes(op, shape)) {
+    uint64_t count = 1;
+    for (size_t e : extents) count *= e;
+    if (count > (uint64_t{1} << 26)) {
+      throw InputError("--shape " + ShapeText(op, shape) +
+                       ": an operand would hold more than 2^26 floats");
+    }
+  }
+  return shape;
+}
+
 }  // namespace ulpgate

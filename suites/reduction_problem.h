@@ -59,6 +59,12 @@ std::string ShapeText(ReductionOp op, const ReductionShape& shape);
 // Parses --shape; throws InputError naming the problem.
 ReductionShape ParseShape(ReductionOp op, const std::string& text);
 
+// The shape a run uses: `text` parsed, or the op's default when it is empty
+// ("32,32,32" for the linear ops, "1000" for the MSE ops). Throws InputError
+// also when an operand would hold more than 2^26 floats (256 MiB), so that a
+// typo does not ask for terabytes.
+ReductionShape RunShape(ReductionOp op, const std::string& text);
+
 }  // namespace ulpgate
 
 #endif  // ULPGATE_SUITES_REDUCTION_PROBLEM_H_

@@ -213,7 +213,6 @@ void PrintText(const RunArgs& args, const ReductionRun& run, const ReductionInpu
 
 void RunReductionCommand(const RunArgs& args) {
   const ReductionOpInfo& op = *FindReductionOp(args.kernel);
-  const bool mse = op.op == ReductionOp::kMseFwd || op.op == ReductionOp::kMseBwd;
   if (!args.inputs_path.empty()) {
     throw UsageError("--inputs is for tanh_bwd; " + std::string(op.name) +
                      " takes --suite and --shape");
@@ -227,17 +226,7 @@ void RunReductionCommand(const RunArgs& args) {
     throw UsageError("unknown suite '" + suite + "' for " + std::string(op.name) +
                      " (well_conditioned, cancellation, training, adversarial, exact)");
   }
-  const ReductionShape shape =
-      ParseShape(op.op, args.shape.empty() ? (mse ? "1000" : "32,32,32") : args.shape);
-  // Keep a typo from asking for terabytes: 2^26 floats (256 MiB) per tensor.
-  for (const auto& extents : ReductionOperandShapes(op.op, shape)) {
-    uint64_t count = 1;
-    for (size_t e : extents) count *= e;
-    if (count > (uint64_t{1} << 26)) {
-      throw UsageError("--shape " + ShapeText(op.op, shape) +
-                       ": an operand would hold more than 2^26 floats");
-    }
-  }
+  const ReductionShape shape = RunShape(op.op, args.shape);
   ReductionInputSet inputs;
   if (args.instance >= 0) {
     inputs.op = op.op;
