@@ -1,6 +1,6 @@
 // Compiles every kernel family once per Highway target (foreach_target.h
 // re-includes this file per target) and collects the per-target function
-// pointers into the registry.
+// pointers into the registry: one table per target, one registry.
 
 #include <algorithm>
 #include <cctype>
@@ -8,6 +8,7 @@
 
 #include "kernels/reduction_spec.h"
 #include "kernels/registry.h"
+#include "kernels/train_step.h"
 
 #ifndef ULPGATE_KERNELS_REGISTRY_TYPES_
 #define ULPGATE_KERNELS_REGISTRY_TYPES_
@@ -25,6 +26,7 @@ struct TargetKernels {
   LinearBwdBiasKernel linear_bwd_bias[3];
   MseFwdKernel mse_fwd[8];
   MseBwdKernel mse_bwd[1];
+  TrainStepKernels train_step;
 };
 }  // namespace registry_detail
 }  // namespace ulpgate
@@ -38,6 +40,7 @@ struct TargetKernels {
 #include "kernels/linear-inl.h"
 #include "kernels/mse-inl.h"
 #include "kernels/tanh_bwd-inl.h"
+#include "kernels/train_step-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace ulpgate {
@@ -46,8 +49,10 @@ namespace HWY_NAMESPACE {
 // Returns a constant-initialized table rather than building one: the registry
 // calls this for every compiled target, also those the CPU cannot run (AVX3 on
 // an AVX2 machine), and code compiled for such a target may use its
-// instructions (GCC filled a by-value struct with AVX-512 stores). Returning an
-// address runs no target-specific instruction.
+// instructions (GCC built a by-value struct with pinsrq in the SSE4 copy and
+// vinserti128 in the AVX2 and AVX3 copies). Returning an address runs no
+// target-specific instruction; tools/baseline_accessors_test.cmake checks the
+// disassembly of every such accessor.
 const ::ulpgate::registry_detail::TargetKernels* GetTargetKernels() {
   using S = ReductionSchedule;
   using M = MeanScaling;
@@ -70,6 +75,7 @@ const ::ulpgate::registry_detail::TargetKernels* GetTargetKernels() {
        &MseFwd<S::kSequentialUnfused, M::kReciprocal>,
        &MseFwd<S::kLaneParallel, M::kReciprocal>, &MseFwd<S::kPairwise, M::kReciprocal>},
       {&MseBwd},
+      {&TanhForward, &ReluForward, &ReluBackward, &SgdStep, &SgdStepFused, &SamPerturb},
   };
   return &kKernels;
 }
@@ -222,6 +228,13 @@ MseFwdKernel FindMseFwdKernel(std::string_view variant, int64_t target) {
 MseBwdKernel FindMseBwdKernel(std::string_view variant, int64_t target) {
   return FindReductionKernel(ReductionOp::kMseBwd, variant, target,
                              &registry_detail::TargetKernels::mse_bwd);
+}
+
+const TrainStepKernels* FindTrainStepKernels(int64_t target) {
+  for (const registry_detail::TargetKernels& k : GetRegistry().kernels) {
+    if (k.target == target) return &k.train_step;
+  }
+  return nullptr;
 }
 
 }  // namespace ulpgate
