@@ -25,7 +25,10 @@ set(expected_Haswell SCALAR SSSE3 SSE4 AVX2)
 
 # emulate(<model> <output var> <arg>...): fails unless the program exits 0.
 function(emulate model output_var)
-  execute_process(COMMAND "${QEMU}" -cpu "${model}" "${ULPGATE}" ${ARGN}
+  # The variable would restrict the targets further; this test is about the CPU.
+  execute_process(
+    COMMAND "${CMAKE_COMMAND}" -E env --unset=ULPGATE_CPU_TARGETS
+      "${QEMU}" -cpu "${model}" "${ULPGATE}" ${ARGN}
     RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
   # qemu warns about host features its emulator lacks (pcid, x2apic, ...).
   string(REGEX REPLACE "qemu-x86_64: warning: TCG doesn't support[^\n]*\n" "" err "${err}")
@@ -76,3 +79,12 @@ foreach(model IN LISTS models)
   emulate(${model} ignored drift --scenario seed --epochs 3 --target all)
   message(STATUS "qemu -cpu ${model}: list, run and drift on ${got}")
 endforeach()
+
+# A restriction naming a target the CPU lacks leaves it off and says so.
+emulate(Westmere listing --cpu-targets max:AVX2 list --json)
+runnable("${listing}" got)
+string(JSON lacking GET "${listing}" cpu_targets_restriction lacking 0)
+if(NOT got STREQUAL "SCALAR;SSSE3;SSE4" OR NOT lacking STREQUAL "AVX2")
+  message(FATAL_ERROR "qemu -cpu Westmere --cpu-targets max:AVX2: runnable '${got}', lacking "
+    "'${lacking}'; expected SCALAR;SSSE3;SSE4 and AVX2")
+endif()
