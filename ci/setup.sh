@@ -15,6 +15,7 @@ packages=(
   libcli11-dev          # the command line
   libfmt-dev            # text formatting
   python3               # the independent rechecks of reports (tools/python)
+  qemu-user             # qemu-x86_64 -cpu MODEL: ulpgate on emulated smaller CPUs (a test)
 )
 
 missing=()

@@ -1,13 +1,18 @@
 // Compiles every kernel family once per Highway target (foreach_target.h
 // re-includes this file per target) and collects the per-target function
-// pointers into the registry.
+// pointers into the registry: one table per target, one registry.
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
 
 #include "kernels/reduction_spec.h"
 #include "kernels/registry.h"
+#include "kernels/train_step.h"
 
 #ifndef ULPGATE_KERNELS_REGISTRY_TYPES_
 #define ULPGATE_KERNELS_REGISTRY_TYPES_
@@ -25,6 +30,7 @@ struct TargetKernels {
   LinearBwdBiasKernel linear_bwd_bias[3];
   MseFwdKernel mse_fwd[8];
   MseBwdKernel mse_bwd[1];
+  TrainStepKernels train_step;
 };
 }  // namespace registry_detail
 }  // namespace ulpgate
@@ -38,6 +44,7 @@ struct TargetKernels {
 #include "kernels/linear-inl.h"
 #include "kernels/mse-inl.h"
 #include "kernels/tanh_bwd-inl.h"
+#include "kernels/train_step-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace ulpgate {
@@ -46,8 +53,10 @@ namespace HWY_NAMESPACE {
 // Returns a constant-initialized table rather than building one: the registry
 // calls this for every compiled target, also those the CPU cannot run (AVX3 on
 // an AVX2 machine), and code compiled for such a target may use its
-// instructions (GCC filled a by-value struct with AVX-512 stores). Returning an
-// address runs no target-specific instruction.
+// instructions (GCC built a by-value struct with pinsrq in the SSE4 copy and
+// vinserti128 in the AVX2 and AVX3 copies). Returning an address runs no
+// target-specific instruction; tools/baseline_accessors_test.cmake checks the
+// disassembly of every such accessor.
 const ::ulpgate::registry_detail::TargetKernels* GetTargetKernels() {
   using S = ReductionSchedule;
   using M = MeanScaling;
@@ -70,6 +79,7 @@ const ::ulpgate::registry_detail::TargetKernels* GetTargetKernels() {
        &MseFwd<S::kSequentialUnfused, M::kReciprocal>,
        &MseFwd<S::kLaneParallel, M::kReciprocal>, &MseFwd<S::kPairwise, M::kReciprocal>},
       {&MseBwd},
+      {&TanhForward, &ReluForward, &ReluBackward, &SgdStep, &SgdStepFused, &SamPerturb},
   };
   return &kKernels;
 }
@@ -98,51 +108,8 @@ bool HasFusedNegMulAdd(int64_t target) {
 struct Registry {
   std::vector<TargetInfo> targets;
   std::vector<::ulpgate::registry_detail::TargetKernels> kernels;  // parallel to targets
+  std::optional<CpuTargetsRestriction> restriction;
 };
-
-const Registry& GetRegistry() {
-  static const Registry registry = [] {
-    Registry r;
-    const int64_t supported = hwy::SupportedTargets();
-    // Entry 0 of a dispatch table is the chooser; the others are the compiled
-    // targets (nullptr where not compiled), the fallback possibly twice.
-    for (const auto& entry : HWY_DISPATCH_TABLE(GetTargetKernels)) {
-      if (entry == nullptr ||
-          entry == HWY_DISPATCH_TABLE(GetTargetKernels)[0]) {
-        continue;
-      }
-      const ::ulpgate::registry_detail::TargetKernels k = *entry();
-      const bool seen =
-          std::any_of(r.kernels.begin(), r.kernels.end(),
-                      [&](const ::ulpgate::registry_detail::TargetKernels& o) { return o.target == k.target; });
-      if (seen) continue;
-      TargetInfo info;
-      info.bits = k.target;
-      info.name = hwy::TargetName(k.target);
-      info.supported = (supported & k.target) != 0;
-      info.fused_negmuladd = HasFusedNegMulAdd(k.target);
-      // MulAdd is fused on exactly the same targets (_mm*_fmadd_ps under the
-      // same #if in x86_128/256/512-inl.h; scalar-inl.h computes mul*x + add).
-      info.fused_muladd = HasFusedNegMulAdd(k.target);
-      info.f32_lanes = k.f32_lanes;
-      r.targets.push_back(info);
-      r.kernels.push_back(k);
-    }
-    // Highway's target bits grow as targets get narrower: sort widest-last.
-    std::vector<size_t> order(r.targets.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return r.targets[a].bits > r.targets[b].bits;
-    });
-    Registry sorted;
-    for (size_t i : order) {
-      sorted.targets.push_back(r.targets[i]);
-      sorted.kernels.push_back(r.kernels[i]);
-    }
-    return sorted;
-  }();
-  return registry;
-}
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return a.size() == b.size() &&
@@ -152,7 +119,162 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
          });
 }
 
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// The compiled targets' bits a restriction leaves, before intersecting with
+// what this CPU has; `targets` is sorted narrowest first.
+int64_t AllowedTargets(const std::string& spec, std::string_view source,
+                       const std::vector<TargetInfo>& targets) {
+  const auto error = [&](const std::string& what) {
+    std::string compiled;
+    for (const TargetInfo& t : targets) compiled += (compiled.empty() ? "" : ", ") + t.name;
+    return std::invalid_argument(what + " in " + std::string(source) + " '" + spec +
+                                 "' (the forms are max:T, T1,T2,... and all; compiled: " +
+                                 compiled + ")");
+  };
+  const auto find = [&](std::string_view name) -> const TargetInfo& {
+    if (name.empty()) throw error("empty target name");
+    for (const TargetInfo& t : targets) {
+      if (EqualsIgnoreCase(t.name, name)) return t;
+    }
+    throw error("unknown target '" + std::string(name) + "'");
+  };
+  constexpr std::string_view kMax = "max:";
+  const std::string_view whole = Trim(spec);
+  int64_t allowed = 0;
+  if (whole.size() >= kMax.size() && EqualsIgnoreCase(whole.substr(0, kMax.size()), kMax)) {
+    const TargetInfo& last = find(Trim(whole.substr(kMax.size())));
+    for (const TargetInfo& t : targets) {
+      allowed |= t.bits;
+      if (&t == &last) break;
+    }
+    return allowed;
+  }
+  std::string_view rest = whole;
+  for (;;) {
+    const size_t comma = rest.find(',');
+    allowed |= find(Trim(rest.substr(0, comma))).bits;
+    if (comma == std::string_view::npos) return allowed;
+    rest.remove_prefix(comma + 1);
+  }
+}
+
+Registry BuildRegistry(const std::optional<std::string>& spec, std::string_view source) {
+  Registry r;
+  const int64_t cpu = hwy::SupportedTargets();
+  // Entry 0 of a dispatch table is the chooser; the others are the compiled
+  // targets (nullptr where not compiled), the fallback possibly twice.
+  for (const auto& entry : HWY_DISPATCH_TABLE(GetTargetKernels)) {
+    if (entry == nullptr || entry == HWY_DISPATCH_TABLE(GetTargetKernels)[0]) continue;
+    const ::ulpgate::registry_detail::TargetKernels& k = *entry();
+    const bool seen =
+        std::any_of(r.kernels.begin(), r.kernels.end(),
+                    [&](const ::ulpgate::registry_detail::TargetKernels& o) { return o.target == k.target; });
+    if (seen) continue;
+    TargetInfo info;
+    info.bits = k.target;
+    info.name = hwy::TargetName(k.target);
+    info.cpu_supported = (cpu & k.target) != 0;
+    info.supported = info.cpu_supported;
+    info.fused_negmuladd = HasFusedNegMulAdd(k.target);
+    // MulAdd is fused on exactly the same targets (_mm*_fmadd_ps under the
+    // same #if in x86_128/256/512-inl.h; scalar-inl.h computes mul*x + add).
+    info.fused_muladd = HasFusedNegMulAdd(k.target);
+    info.f32_lanes = k.f32_lanes;
+    r.targets.push_back(info);
+    r.kernels.push_back(k);
+  }
+  // Highway's target bits grow as targets get narrower: sort widest-last.
+  std::vector<size_t> order(r.targets.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return r.targets[a].bits > r.targets[b].bits;
+  });
+  Registry sorted;
+  for (size_t i : order) {
+    sorted.targets.push_back(r.targets[i]);
+    sorted.kernels.push_back(r.kernels[i]);
+  }
+  if (!spec || EqualsIgnoreCase(Trim(*spec), "all")) return sorted;
+
+  CpuTargetsRestriction restriction{*spec, std::string(source), {}};
+  const int64_t allowed = AllowedTargets(*spec, source, sorted.targets) | HWY_SCALAR;
+  int64_t removed = 0;
+  for (const TargetInfo& t : sorted.targets) {
+    if ((allowed & t.bits) == 0) removed |= t.bits;
+    if ((allowed & t.bits) != 0 && !t.cpu_supported) restriction.lacking.push_back(t.name);
+  }
+  // DisableTargets, not SetSupportedTargetsForTest: a mask can only remove
+  // targets, so Highway never believes in one this CPU lacks.
+  hwy::DisableTargets(removed);
+  const int64_t runnable = hwy::SupportedTargets();
+  for (TargetInfo& t : sorted.targets) t.supported = (runnable & t.bits) != 0;
+  sorted.restriction = std::move(restriction);
+  return sorted;
+}
+
+// The restriction InitRegistry asked for; without one, the registry's first
+// use reads the environment.
+struct RegistryRequest {
+  std::optional<std::string> spec;
+  std::string source;
+  bool throw_errors = false;  // InitRegistry's caller reports them
+};
+
+RegistryRequest& Request() {
+  static RegistryRequest request;
+  return request;
+}
+
+std::atomic<bool> initialised{false};
+
+const Registry& GetRegistry() {
+  static const Registry registry = [] {
+    RegistryRequest request = Request();
+    if (!request.spec) {
+      const char* value = std::getenv(kCpuTargetsVariable);
+      if (value != nullptr && *value != '\0') request.spec = value;
+      request.source = kCpuTargetsVariable;
+    }
+    try {
+      Registry r = BuildRegistry(request.spec, request.source);
+      initialised = true;
+      return r;
+    } catch (const std::invalid_argument& e) {
+      // InitRegistry's caller reports the error; a test binary or any other
+      // program that just uses the registry cannot run on a target set it
+      // does not know, so it stops here, saying why.
+      if (request.throw_errors) throw;
+      std::fprintf(stderr, "ulpgate: error: %s\n", e.what());
+      std::abort();
+    }
+  }();
+  return registry;
+}
+
 }  // namespace
+
+void InitRegistry(const std::optional<std::string>& spec, std::string_view source) {
+  if (initialised) throw std::logic_error("InitRegistry: the registry is already initialised");
+  Request() = RegistryRequest{spec, std::string(source), true};
+  GetRegistry();
+}
+
+const CpuTargetsRestriction* CpuRestriction() {
+  const Registry& r = GetRegistry();
+  return r.restriction ? &*r.restriction : nullptr;
+}
+
+std::string NotRunnableReason(const TargetInfo& target) {
+  if (target.supported) return "";
+  const CpuTargetsRestriction* r = CpuRestriction();
+  if (!target.cpu_supported || r == nullptr) return "not on this CPU";
+  return "left out by " + r->source + " '" + r->spec + "'";
+}
 
 const std::vector<TargetInfo>& CompiledTargets() { return GetRegistry().targets; }
 
@@ -222,6 +344,13 @@ MseFwdKernel FindMseFwdKernel(std::string_view variant, int64_t target) {
 MseBwdKernel FindMseBwdKernel(std::string_view variant, int64_t target) {
   return FindReductionKernel(ReductionOp::kMseBwd, variant, target,
                              &registry_detail::TargetKernels::mse_bwd);
+}
+
+const TrainStepKernels* FindTrainStepKernels(int64_t target) {
+  for (const registry_detail::TargetKernels& k : GetRegistry().kernels) {
+    if (k.target == target) return &k.train_step;
+  }
+  return nullptr;
 }
 
 }  // namespace ulpgate

@@ -1,4 +1,5 @@
-// The elementwise training-step kernels per target (kernels/train_step-inl.h).
+// The elementwise training-step kernels per target (kernels/train_step-inl.h),
+// held in the kernel registry's per-target table (kernels/registry.cc).
 #ifndef ULPGATE_KERNELS_TRAIN_STEP_H_
 #define ULPGATE_KERNELS_TRAIN_STEP_H_
 

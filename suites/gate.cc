@@ -70,8 +70,8 @@ GateReport RunGate(const GateOptions& options) {
       runnable.push_back(&t);
       ran.push_back(t.name);
     } else {
-      report.skipped_targets.push_back(t.name +
-                                       (chosen ? " (this CPU cannot run it)" : " (not selected)"));
+      report.skipped_targets.push_back(
+          t.name + " (" + (chosen ? NotRunnableReason(t) : std::string("not selected")) + ")");
     }
   }
 

@@ -39,7 +39,10 @@ void CheckSuite(const std::string& op, const std::string& suite) {
 std::vector<const TargetInfo*> RunnableTargets(const std::vector<const TargetInfo*>& targets) {
   if (!targets.empty()) {
     for (const TargetInfo* t : targets) {
-      if (!t->supported) throw InputError("target " + t->name + " cannot run on this CPU");
+      if (!t->supported) {
+        throw InputError("target " + t->name + " is not runnable here (" + NotRunnableReason(*t) +
+                         ")");
+      }
     }
     return targets;
   }

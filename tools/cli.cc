@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <utility>
 
 namespace ulpgate {
 
@@ -42,12 +43,30 @@ std::vector<const TargetInfo*> ResolveTargets(const std::string& spec,
       throw UsageError("unknown target '" + name + "' (compiled: " + known + ")");
     }
     if (!t->supported) {
-      throw UsageError("target " + t->name + " is compiled but this CPU cannot run it");
+      throw UsageError("target " + t->name + " is compiled but not runnable here (" +
+                       NotRunnableReason(*t) + ")");
     }
     if (std::find(targets.begin(), targets.end(), t) == targets.end()) targets.push_back(t);
   }
   if (targets.empty()) throw UsageError("no target given");
   return targets;
+}
+
+std::string DescribeSkipped(const std::vector<std::string>& skipped) {
+  std::vector<std::pair<std::string, std::string>> groups;  // reason, names
+  for (const std::string& name : skipped) {
+    const TargetInfo* t = FindTarget(name);
+    const std::string reason = t ? NotRunnableReason(*t) : "";
+    auto group = std::find_if(groups.begin(), groups.end(),
+                              [&](const auto& g) { return g.first == reason; });
+    if (group == groups.end()) group = groups.insert(groups.end(), {reason, ""});
+    group->second += (group->second.empty() ? "" : ", ") + name;
+  }
+  std::string text;
+  for (const auto& [reason, names] : groups) {
+    text += (text.empty() ? "" : "; ") + names + (reason.empty() ? "" : " (" + reason + ")");
+  }
+  return text;
 }
 
 }  // namespace ulpgate

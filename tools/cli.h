@@ -24,6 +24,10 @@ class UsageError : public std::runtime_error {
 std::vector<const TargetInfo*> ResolveTargets(const std::string& spec,
                                               std::vector<std::string>* skipped);
 
+// The targets ResolveTargets skipped, each group followed by why:
+// "AVX3, AVX3_DL (left out by ULPGATE_CPU_TARGETS 'max:AVX2')".
+std::string DescribeSkipped(const std::vector<std::string>& skipped);
+
 // Splits "a,b,c"; "all" or empty gives {}.
 std::vector<std::string> SplitList(const std::string& spec);
 

@@ -185,7 +185,8 @@ void Check(const GoldenArgs& args) {
   for (const GoldenDirectory& d : directories) {
     if (!d.target->supported) {
       for (const GoldenFile& f : d.files) {
-        std::cout << fmt::format("SKIPPED {}: this CPU cannot run {}\n", f.path, d.target->name);
+        std::cout << fmt::format("SKIPPED {}: {} is {}\n", f.path, d.target->name,
+                                 NotRunnableReason(*d.target));
         ++skipped;
       }
       continue;

@@ -1,5 +1,5 @@
-// ulpgate list: ops, variants, models, targets (compiled and supported here),
-// suites.
+// ulpgate list: ops, variants, models, targets (compiled, and runnable here:
+// on this CPU and not removed by --cpu-targets or ULPGATE_CPU_TARGETS), suites.
 #include <nlohmann/json.hpp>
 
 #include <iostream>
@@ -62,11 +62,44 @@ nlohmann::ordered_json ListJson() {
     j["targets"].push_back({{"name", t.name},
                             {"compiled", true},
                             {"supported", t.supported},
+                            {"cpu_supported", t.cpu_supported},
                             {"fused_negmuladd", t.fused_negmuladd},
                             {"f32_lanes", t.f32_lanes}});
   }
   j["best_target"] = BestTarget().name;
+  if (const CpuTargetsRestriction* r = CpuRestriction()) {
+    j["cpu_targets_restriction"] = {
+        {"spec", r->spec}, {"source", r->source}, {"lacking", r->lacking}};
+  } else {
+    j["cpu_targets_restriction"] = nullptr;
+  }
   return j;
+}
+
+std::string Runnable(const TargetInfo& t) {
+  if (t.supported) return "yes";
+  return t.cpu_supported ? "no (restricted)" : "no (not on this CPU)";
+}
+
+// One line on how the runnable set was chosen, and what a restriction removed.
+std::string RunnableSummary() {
+  const CpuTargetsRestriction* r = CpuRestriction();
+  if (r == nullptr) {
+    return "runnable: every target this CPU has (restrict with --cpu-targets or " +
+           std::string(kCpuTargetsVariable) + ")";
+  }
+  std::string removed;
+  for (const TargetInfo& t : CompiledTargets()) {
+    if (t.cpu_supported && !t.supported) removed += (removed.empty() ? "" : ", ") + t.name;
+  }
+  std::string line = "runnable: restricted by " + r->source + " '" + r->spec + "'; ";
+  line += removed.empty() ? "it removes nothing this CPU has"
+                          : "not run though this CPU has them: " + removed;
+  if (!r->lacking.empty()) {
+    line += "; in it but not on this CPU:";
+    for (const std::string& name : r->lacking) line += " " + name;
+  }
+  return line;
 }
 
 void PrintList() {
@@ -102,13 +135,14 @@ void PrintList() {
     table.Print(std::cout, "    ");
   }
   std::cout << "\ntargets (compiled into this binary)\n";
-  TextTable targets({"target", "supported here", "NegMulAdd", "f32 lanes"});
+  TextTable targets({"target", "runnable here", "NegMulAdd", "f32 lanes"});
   targets.SetLeftAligned({0, 1, 2});
   for (const TargetInfo& t : CompiledTargets()) {
-    targets.AddRow({t.name, t.supported ? "yes" : "no",
-                    t.fused_negmuladd ? "fused" : "two roundings", std::to_string(t.f32_lanes)});
+    targets.AddRow({t.name, Runnable(t), t.fused_negmuladd ? "fused" : "two roundings",
+                    std::to_string(t.f32_lanes)});
   }
   targets.Print(std::cout, "  ");
+  std::cout << "  " << RunnableSummary() << "\n";
   std::cout << "  best here: " << BestTarget().name << "\n\nsuites (tanh_bwd)\n";
   TextTable suites({"suite", "default n", "inputs"});
   suites.SetLeftAligned({0, 2});

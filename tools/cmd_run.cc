@@ -124,9 +124,7 @@ void PrintText(const std::vector<CaseResult>& results, const InputSet& inputs,
   std::cout << fmt::format("tanh_bwd on {} (seed {}, n {})\n", inputs.source, inputs.seed,
                            inputs.size());
   if (!skipped.empty()) {
-    std::string names;
-    for (const auto& s : skipped) names += (names.empty() ? "" : ", ") + s;
-    std::cout << "skipped (compiled, not supported by this CPU): " << names << '\n';
+    std::cout << "skipped (compiled, not runnable here): " << DescribeSkipped(skipped) << '\n';
   }
   std::cout << '\n';
   TextTable summary({"variant", "target", "max_ulp", "mean_ulp", "p99", "correctly_rounded",

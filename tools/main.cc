@@ -2,6 +2,8 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <optional>
+#include <string>
 
 #include "tools/cli.h"
 
@@ -12,6 +14,21 @@ int main(int argc, char** argv) {
       "kernel follows bit for bit."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "ulpgate 0.1.0");
+  // Global options are accepted after the subcommand too (`ulpgate run
+  // --cpu-targets ...`); subcommands inherit this when they are added.
+  app.fallthrough();
+  std::optional<std::string> cpu_targets;
+  app.add_option("--cpu-targets", cpu_targets,
+                 "Run as if this CPU had only these Highway targets: max:T (every target up "
+                 "to T, e.g. max:AVX2) or T1,T2,...; SCALAR always runs, targets this CPU "
+                 "lacks stay off; 'all': no restriction. Overrides the environment variable " +
+                     std::string(ulpgate::kCpuTargetsVariable))
+      ->type_name("LIST");
+  // Runs after parsing and before the subcommand's callback, the registry's
+  // first user: the restriction must be in place before any target is looked at.
+  app.parse_complete_callback([&cpu_targets] {
+    ulpgate::InitRegistry(cpu_targets, "--cpu-targets");
+  });
   ulpgate::AddListCommand(app);
   ulpgate::AddRunCommand(app);
   ulpgate::AddExplainCommand(app);

@@ -121,12 +121,10 @@ void PrintText(const RunArgs& args, const ReductionRun& run, const ReductionInpu
                            inputs.outputs_per_instance());
   std::cout << "  " << op.definition << '\n';
   if (!skipped.empty()) {
-    std::string names;
-    for (const auto& s : skipped) names += (names.empty() ? "" : ", ") + s;
     std::cout << (args.emulate_unsupported
                       ? "not runnable here, their expected models reported as kind 'model': "
-                      : "skipped (compiled, not supported by this CPU): ")
-              << names << '\n';
+                      : "skipped (compiled, not runnable here): ")
+              << DescribeSkipped(skipped) << '\n';
   }
   std::cout << '\n';
   TextTable summary({"variant", "target", "kind", "max_ulp", "mean_ulp", "p99", "max_bound",

@@ -51,8 +51,8 @@ class MseTargetTest : public ::testing::TestWithParam<Param> {
   void SetUp() override {
     if (!GetParam().target->supported) {
       GTEST_SKIP() << GetParam().target->name
-                   << " is compiled but this CPU cannot run it; its 16-lane model is checked "
-                      "in linear_targets_test";
+                   << " is " << NotRunnableReason(*GetParam().target)
+                   << "; its 16-lane model is checked in linear_targets_test";
     }
   }
   const ReductionOpInfo& op() const { return GetReductionOp(GetParam().op); }

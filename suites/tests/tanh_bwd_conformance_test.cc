@@ -47,14 +47,14 @@ void ExpectConformance(const TargetInfo* target, const InputSet& inputs) {
   }
 }
 
-class TanhBwdConformance : public testing::TestWithParam<const TargetInfo*> {};
+class TanhBwdConformance : public PerTargetTest {};
 
 TEST_P(TanhBwdConformance, AdversarialCatalogue) {
   ExpectConformance(GetParam(), GenerateTanhBwdSuite("adversarial", 1,
                                                      TanhBwdAdversarialCatalogueSize() + 7000));
 }
 
-class TanhBwdConformanceSampled : public testing::TestWithParam<const TargetInfo*> {};
+class TanhBwdConformanceSampled : public PerTargetTest {};
 
 TEST_P(TanhBwdConformanceSampled, EverySuite) {
   for (const SuiteInfo& suite : TanhBwdSuites()) {

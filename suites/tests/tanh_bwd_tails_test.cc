@@ -15,7 +15,7 @@
 namespace ulpgate {
 namespace {
 
-class TanhBwdTails : public testing::TestWithParam<const TargetInfo*> {};
+class TanhBwdTails : public PerTargetTest {};
 
 TEST_P(TanhBwdTails, AnyLengthAnyOffsetMatchesFullVectors) {
   const TargetInfo* target = GetParam();
