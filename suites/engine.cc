@@ -4,13 +4,45 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <iterator>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 #include "oracles/float_text.h"
+#include "suites/guarded_buffer.h"
 #include "suites/tanh_bwd_oracle.h"
 
 namespace ulpgate {
+
+const char* CaseKindName(CaseKind kind) {
+  switch (kind) {
+    case CaseKind::kKernel:
+      return "kernel";
+    case CaseKind::kModel:
+      return "model";
+    case CaseKind::kPeer:
+      return "peer";
+  }
+  return "?";
+}
+
+std::vector<KernelCall> TanhBwdCallPlan(size_t count) {
+  // Short calls leave every tail of 1, 4, 8 and 16 lanes (and calls shorter
+  // than one vector); the long ones run the body many times. 17 lengths and
+  // 16 offsets are coprime, so every length meets every offset.
+  static constexpr size_t kLengths[] = {1,  2,  3,  5,   7,   8,  11, 13, 16,
+                                        17, 31, 33, 100, 257, 47, 64, 515};
+  constexpr size_t kOffsets = 16;
+  std::vector<KernelCall> plan;
+  size_t begin = 0;
+  for (size_t k = 0; begin < count; ++k) {
+    const size_t length = std::min(kLengths[k % std::size(kLengths)], count - begin);
+    plan.push_back({begin, length, k % kOffsets, (k * 7 + 3) % kOffsets});
+    begin += length;
+  }
+  return plan;
+}
 
 std::string Conformance::model() const {
   for (const auto& m : matching) {
@@ -26,9 +58,29 @@ constexpr size_t kModelCount = kTanhBwdModels.size();
 struct Case {
   int variant;
   const TargetInfo* target;
-  TanhBwdKernel kernel;
+  TanhBwdKernel kernel;  // nullptr for a "model" case
   int expected_model;
 };
+
+// Runs `kernel` over a chunk's inputs call by call as TanhBwdCallPlan says,
+// each call's operands and output copied into buffers at the call's offsets.
+void CallKernelByPlan(TanhBwdKernel kernel, const float* grad, const float* t, float* out,
+                      const std::vector<KernelCall>& plan,
+                      const std::string& name) {
+  for (const KernelCall& call : plan) {
+    GuardedBuffer g(call.count, call.operand_misalign);
+    GuardedBuffer x(call.count, call.operand_misalign);
+    GuardedBuffer y(call.count, call.output_misalign);
+    std::copy(grad + call.begin, grad + call.begin + call.count, g.data());
+    std::copy(t + call.begin, t + call.begin + call.count, x.data());
+    kernel(g.data(), x.data(), y.data(), call.count);
+    if (!y.GuardsIntact() || !g.GuardsIntact() || !x.GuardsIntact()) {
+      throw std::logic_error(name + " wrote outside its output (a call of " +
+                             std::to_string(call.count) + " inputs)");
+    }
+    std::copy(y.data(), y.data() + call.count, out + call.begin);
+  }
+}
 
 // What one chunk of inputs contributes, per case.
 struct ChunkResult {
@@ -73,7 +125,8 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
       const auto& info = kTanhBwdVariants[v];
       const auto expected =
           target->fused_negmuladd ? info.model_fused_target : info.model_unfused_target;
-      cases.push_back({v, target, FindTanhBwdKernel(info.name, target->bits),
+      const bool model = options.models_only || !target->supported;
+      cases.push_back({v, target, model ? nullptr : FindTanhBwdKernel(info.name, target->bits),
                        TanhBwdModelIndex(expected)});
     }
   }
@@ -99,9 +152,22 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
     out.digests.assign(cases.size(), 0);
     if (options.map_operand >= 0) out.maps.assign(cases.size(), ErrorMap());
 
+    std::vector<std::array<float, kModelCount>> model_outputs(count);
+    for (size_t i = 0; i < count; ++i) {
+      model_outputs[i] = TanhBwdModels(grad[begin + i], t[begin + i]);
+    }
+    const std::vector<KernelCall> plan = TanhBwdCallPlan(count);
     std::vector<std::vector<float>> outputs(cases.size(), std::vector<float>(count));
     for (size_t k = 0; k < cases.size(); ++k) {
-      cases[k].kernel(grad + begin, t + begin, outputs[k].data(), count);
+      if (cases[k].kernel != nullptr) {
+        CallKernelByPlan(cases[k].kernel, grad + begin, t + begin, outputs[k].data(), plan,
+                         "tanh_bwd " + std::string(kTanhBwdVariants[cases[k].variant].name) +
+                             " on " + cases[k].target->name);
+      } else {
+        for (size_t i = 0; i < count; ++i) {
+          outputs[k][i] = model_outputs[i][cases[k].expected_model];
+        }
+      }
       out.digests[k] = Fnv1a(outputs[k].data(), count * sizeof(float));
       if (options.keep_outputs) {
         std::copy(outputs[k].begin(), outputs[k].end(), results[k].outputs.begin() + begin);
@@ -113,7 +179,7 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
     for (size_t i = 0; i < count; ++i) {
       const uint64_t index = begin + i;
       const MpfrNumber exact = TanhBwdExact(grad[index], t[index]);
-      const std::array<float, kModelCount> models = TanhBwdModels(grad[index], t[index]);
+      const std::array<float, kModelCount>& models = model_outputs[i];
       seen.clear();
       for (size_t k = 0; k < cases.size(); ++k) {
         const float y = outputs[k][i];
@@ -172,6 +238,7 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
     r.op = "tanh_bwd";
     r.variant = std::string(kTanhBwdVariants[cs.variant].name);
     r.target = cs.target->name;
+    r.kind = cs.kernel != nullptr ? CaseKind::kKernel : CaseKind::kModel;
     r.dtype = kBinary32.name;
     r.suite = inputs.source;
     r.seed = inputs.seed;

@@ -25,8 +25,15 @@ struct Conformance {
   std::string model() const;
 };
 
+// What produced a case's outputs: the target's kernel; the model the target's
+// kernel must follow, evaluated in emulation (for a target this CPU cannot
+// run, or when asked); or a peer library (no model).
+enum class CaseKind { kKernel, kModel, kPeer };
+const char* CaseKindName(CaseKind kind);  // "kernel", "model", "peer"
+
 struct CaseResult {
   std::string op, variant, target, dtype, suite;
+  CaseKind kind = CaseKind::kKernel;
   uint64_t seed = 0;
   uint64_t n = 0;
   ErrorStatistics stats;
@@ -41,7 +48,10 @@ struct CaseResult {
 
 struct RunOptions {
   std::vector<std::string> variants;       // empty: all
-  std::vector<const TargetInfo*> targets;  // empty: all supported
+  // Empty: all runnable. A target this CPU cannot run becomes a "model" case:
+  // its expected model stands in for its kernel.
+  std::vector<const TargetInfo*> targets;
+  bool models_only = false;                // every case is its target's model
   unsigned threads = 0;                    // 0: hardware concurrency
   bool keep_outputs = false;
   // >= 0: also break every case's statistics down by the binade and sign of
@@ -52,13 +62,33 @@ struct RunOptions {
 };
 
 // One result per (variant, target), variants in registry order, targets from
-// narrowest to widest. Targets the CPU cannot run must not be passed.
+// narrowest to widest.
+//
+// Kernels are not called once over all inputs but over a call plan
+// (TanhBwdCallPlan): calls of many lengths, so that every lane count leaves
+// tails of every size, whose operands and outputs start at varied offsets
+// from a 64-byte boundary, in guarded buffers. The plan depends on the input
+// count only, so results are reproducible from the seed alone.
 std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& options);
 
 // Outputs are digested in chunks of this many inputs: the digest is FNV-1a
 // over the per-chunk FNV-1a digests of the output bits, so it does not depend
 // on thread count (and can be recomputed from a dump).
 inline constexpr size_t kEngineChunk = 4096;
+
+// One kernel call of the plan: inputs [begin, begin + count) of a chunk, the
+// two operands starting `operand_misalign` and the output `output_misalign`
+// floats past a 64-byte boundary.
+struct KernelCall {
+  size_t begin = 0;
+  size_t count = 0;
+  size_t operand_misalign = 0;
+  size_t output_misalign = 0;
+};
+// The calls that cover `count` inputs (a chunk): lengths cycle through short
+// ones (every tail of 1..16 lanes) and long ones (many full vectors), and the
+// offsets through 0..15 floats, aligned calls included.
+std::vector<KernelCall> TanhBwdCallPlan(size_t count);
 
 }  // namespace ulpgate
 

@@ -12,52 +12,15 @@
 
 #include "oracles/float_text.h"
 #include "suites/eigen_peer.h"
+#include "suites/guarded_buffer.h"
 #include "suites/reduction_oracle.h"
 
 namespace ulpgate {
 
-const char* CaseKindName(CaseKind kind) {
-  switch (kind) {
-    case CaseKind::kKernel:
-      return "kernel";
-    case CaseKind::kModel:
-      return "model";
-    case CaseKind::kPeer:
-      return "peer";
-  }
-  return "?";
-}
-
 namespace {
 
-// A buffer whose data starts `misalign` floats past a 64-byte boundary, with
-// guard floats on both sides that a kernel must not touch.
-class GuardedBuffer {
- public:
-  static constexpr size_t kGuard = 32;  // floats, two 512-bit vectors
-  static constexpr uint32_t kGuardBits = 0x7fa11ed0;  // a NaN nobody computes
-
-  GuardedBuffer(size_t size, size_t misalign)
-      : storage_(size + 2 * kGuard + misalign + 16, FloatFromBits(kGuardBits)), size_(size) {
-    const auto address = reinterpret_cast<uintptr_t>(storage_.data() + kGuard);
-    const size_t skip = ((64 - address % 64) % 64) / sizeof(float);
-    data_ = storage_.data() + kGuard + skip + misalign;
-  }
-  float* data() { return data_; }
-  // True when every float outside [data, data + size) still holds the guard.
-  bool GuardsIntact() const {
-    for (const float* p = storage_.data(); p < storage_.data() + storage_.size(); ++p) {
-      if (p >= data_ && p < data_ + size_) continue;
-      if (FloatBits(*p) != kGuardBits) return false;
-    }
-    return true;
-  }
-
- private:
-  std::vector<float> storage_;
-  size_t size_;
-  float* data_;
-};
+// Offsets of 0..15 floats: every misalignment of a 512-bit vector.
+constexpr size_t kMisalignCycle = 16;
 
 struct Case {
   CaseKind kind;
@@ -201,12 +164,16 @@ ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOpt
     cases.push_back(c);
   };
   for (int v : variants) {
-    for (const TargetInfo* target : targets) add_case(CaseKind::kKernel, v, target);
+    for (const TargetInfo* target : targets) {
+      const bool model = options.models_only || !target->supported;
+      add_case(model ? CaseKind::kModel : CaseKind::kKernel, v, target);
+    }
   }
   if (options.emulate_unsupported) {
     for (int v : variants) {
       for (const TargetInfo& target : CompiledTargets()) {
-        if (!target.supported) add_case(CaseKind::kModel, v, &target);
+        const bool listed = std::find(targets.begin(), targets.end(), &target) != targets.end();
+        if (!target.supported && !listed) add_case(CaseKind::kModel, v, &target);
       }
     }
   }
@@ -224,8 +191,9 @@ ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOpt
     for (size_t c = 0; c < cases.size(); ++c) {
       const Case& cs = cases[c];
       if (cs.kind == CaseKind::kKernel) {
-        outputs[i][c] = RunReductionKernel(op, op.variants[cs.variant].name, *cs.target,
-                                           inputs.shape, inputs.instances[i], options.misalign);
+        outputs[i][c] = RunReductionKernel(
+            op, op.variants[cs.variant].name, *cs.target, inputs.shape, inputs.instances[i],
+            (options.misalign + inputs.instances[i].index) % kMisalignCycle);
       } else if (cs.kind == CaseKind::kPeer) {
         outputs[i][c] = RunEigenPeer(inputs.shape, inputs.instances[i]);
       } else {

@@ -25,9 +25,6 @@
 
 namespace ulpgate {
 
-enum class CaseKind { kKernel, kModel, kPeer };
-const char* CaseKindName(CaseKind kind);  // "kernel", "model", "peer"
-
 struct ReductionCaseResult {
   std::string op, variant, target, dtype, suite;
   CaseKind kind = CaseKind::kKernel;
@@ -58,13 +55,18 @@ struct InstanceDetail {
 struct ReductionRunOptions {
   std::vector<std::string> variants;       // empty: all, plus the peer where there is one
   std::vector<const TargetInfo*> targets;  // empty: all supported
+  // Targets this CPU cannot run may be named: they become "model" cases.
   bool emulate_unsupported = false;        // add "model" cases for compiled, unsupported targets
+  bool models_only = false;                // every target's case is its model, none is run
   unsigned threads = 0;                    // 0: hardware concurrency
   bool keep_details = false;               // fill ReductionRun::details
   // Compare every output with every candidate model (the report's "matching"
   // list); false: with the expected model only, about a third of the work.
   bool all_candidate_models = true;
-  size_t misalign = 0;  // operands and outputs start this many floats past an aligned start
+  // Operands and outputs of instance i start (misalign + i's index) % 16
+  // floats past a 64-byte boundary: runs of several instances call every
+  // kernel aligned and misaligned, reproducibly.
+  size_t misalign = 0;
   std::function<void(uint64_t, uint64_t)> progress;  // (elements done, total)
 };
 

@@ -58,6 +58,7 @@ nlohmann::ordered_json CaseJson(const CaseResult& r, const InputSet& inputs) {
   j["op"] = r.op;
   j["variant"] = r.variant;
   j["target"] = r.target;
+  j["kind"] = CaseKindName(r.kind);
   j["dtype"] = r.dtype;
   j["suite"] = r.suite;
   j["seed"] = r.seed;
