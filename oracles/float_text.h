@@ -44,6 +44,13 @@ inline bool SameFloat(float a, float b) {
   return (a != a && b != b) || FloatBits(a) == FloatBits(b);
 }
 
+// Every NaN as the quiet NaN 0x7fc00000. A NaN's sign and payload are part of
+// no model: x86 gives the default NaN 0xffc00000 for an invalid operation and
+// propagates an operand's NaN otherwise, in an order that differs between
+// instructions and targets. Outputs are recorded this way (goldens, digests),
+// so that a kernel and its model agree on every NaN they agree is a NaN.
+inline float CanonicalNan(float x) { return x != x ? FloatFromBits(0x7fc00000u) : x; }
+
 }  // namespace ulpgate
 
 #endif  // ULPGATE_ORACLES_FLOAT_TEXT_H_

@@ -397,9 +397,14 @@ bool Matches(const BudgetRule& rule, const nlohmann::ordered_json& record) {
          GlobMatch(rule.suite, record.at("suite").get<std::string>());
 }
 
+std::string CaseKindOf(const nlohmann::ordered_json& record) {
+  return record.contains("kind") ? record.at("kind").get<std::string>() : "kernel";
+}
+
 std::string CaseName(const nlohmann::ordered_json& record) {
-  return fmt::format("{}@{} {}", record.at("variant").get<std::string>(),
-                     record.at("target").get<std::string>(), record.at("suite").get<std::string>());
+  return fmt::format("{}@{} {}{}", record.at("variant").get<std::string>(),
+                     record.at("target").get<std::string>(), record.at("suite").get<std::string>(),
+                     CaseKindOf(record) == "model" ? " (model)" : "");
 }
 
 }  // namespace
@@ -498,6 +503,8 @@ std::vector<GateRow> EvaluateBudgets(const BudgetLedger& ledger,
                       ? fmt::format("max_fraction_above_{}_ulp", Number(limit.k))
                       : limit.name;
       row.limit_value = limit.name == "conformance_required" ? "0" : Number(limit.value);
+      row.limit_number = limit.name == "conformance_required" ? 0 : limit.value;
+      row.measured_value = std::numeric_limits<double>::quiet_NaN();
       bool pass = true;
       if (matched.empty()) {
         row.status = kSkipped;
@@ -519,7 +526,9 @@ std::vector<GateRow> EvaluateBudgets(const BudgetLedger& ledger,
         }
         const Measured* worst = &values[worst_index];
         row.measured = worst->text;
+        row.measured_value = worst->value;
         row.where = CaseName(*matched[worst_index]);
+        row.evaluated = CaseKindOf(*matched[worst_index]);
         pass = worst->value <= limit.value;
         if (pass) {
           row.status = kPass;

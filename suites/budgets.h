@@ -89,8 +89,13 @@ BudgetLedger ParseBudgetLedger(const std::string& path, const nlohmann::ordered_
 struct GateRow {
   std::string rule, limit;
   std::string status;  // PASS, FAIL, WAIVED, EXPIRED, SKIPPED
-  std::string measured, limit_value;
-  std::string where;    // the worst case: "mulsub@AVX2 domain"
+  std::string measured, limit_value;  // as text: "0.003 (3 of 1000)", "0.5"
+  double measured_value = 0;           // the same as numbers (NaN when nothing measured)
+  double limit_number = 0;
+  // The worst case: "mulsub@AVX2 domain", "+ (model)" when it was its target's
+  // model evaluated in emulation (a target this CPU cannot run).
+  std::string where;
+  std::string evaluated;  // the worst case's kind: "kernel", "model", "peer"; empty if none
   std::string message;  // why it failed, the waiver, or why it was skipped
 };
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "suites/inputs.h"
 #include "suites/measure.h"
@@ -62,24 +63,37 @@ GateReport RunGate(const GateOptions& options) {
   if (selected.empty()) {
     for (const TargetInfo& t : CompiledTargets()) selected.push_back(&t);
   }
-  std::vector<const TargetInfo*> runnable;
+  std::vector<const TargetInfo*> measured;
   std::vector<std::string> ran;
   for (const TargetInfo& t : CompiledTargets()) {
     const bool chosen = std::find(selected.begin(), selected.end(), &t) != selected.end();
-    if (chosen && t.supported) {
-      runnable.push_back(&t);
-      ran.push_back(t.name);
-    } else {
-      report.skipped_targets.push_back(
-          t.name + " (" + (chosen ? NotRunnableReason(t) : std::string("not selected")) + ")");
+    if (!chosen) {
+      report.skipped_targets.push_back(t.name + " (not selected)");
+      continue;
     }
+    measured.push_back(&t);
+    ran.push_back(t.name);
+    if (!t.supported) report.model_targets.push_back(t.name + " (" + NotRunnableReason(t) + ")");
+  }
+  auto op_selected = [&](const std::string& op) {
+    return options.ops.empty() ||
+           std::find(options.ops.begin(), options.ops.end(), op) != options.ops.end();
+  };
+  BudgetLedger selected_ledger = ledger;
+  selected_ledger.runs.clear();
+  selected_ledger.rules.clear();
+  for (const BudgetRun& run : ledger.runs) {
+    if (op_selected(run.op)) selected_ledger.runs.push_back(run);
+  }
+  for (const BudgetRule& rule : ledger.rules) {
+    if (op_selected(rule.op)) selected_ledger.rules.push_back(rule);
   }
 
   std::vector<nlohmann::ordered_json> records;
   size_t done = 0, total = 0;
-  for (const BudgetRun& run : ledger.runs) total += run.suites.size();
-  for (size_t r = 0; r < ledger.runs.size() && !runnable.empty(); ++r) {
-    const BudgetRun& run = ledger.runs[r];
+  for (const BudgetRun& run : selected_ledger.runs) total += run.suites.size();
+  for (size_t r = 0; r < selected_ledger.runs.size() && !measured.empty(); ++r) {
+    const BudgetRun& run = selected_ledger.runs[r];
     for (const std::string& suite : run.suites) {
       if (options.progress) {
         options.progress(fmt::format("[{}/{}] {} {}", ++done, total, run.op, suite));
@@ -91,7 +105,7 @@ GateReport RunGate(const GateOptions& options) {
       spec.n = run.n;
       spec.shape = run.shape;
       spec.variants = run.variants;
-      spec.targets = runnable;
+      spec.targets = measured;
       spec.threads = options.threads;
       Measurement m;
       try {
@@ -102,13 +116,13 @@ GateReport RunGate(const GateOptions& options) {
       for (MeasuredCase& c : m.cases) records.push_back(std::move(c.record));
     }
   }
-  report.rows = EvaluateBudgets(ledger, records, ran, report.today);
+  report.rows = EvaluateBudgets(selected_ledger, records, ran, report.today);
   return report;
 }
 
 nlohmann::ordered_json GateJson(const GateReport& report) {
   nlohmann::ordered_json j;
-  j["format"] = "ulpgate-gate-1";
+  j["format"] = "ulpgate-gate-2";
   j["budgets"] = report.budgets_path;
   j["today"] = report.today;
   j["status"] = report.failed() ? kFail : kPass;
@@ -118,14 +132,19 @@ nlohmann::ordered_json GateJson(const GateReport& report) {
   }
   j["rows"] = nlohmann::ordered_json::array();
   for (const GateRow& row : report.rows) {
+    nlohmann::ordered_json measured;  // null when nothing was measured
+    if (!std::isnan(row.measured_value)) measured = row.measured_value;
     j["rows"].push_back({{"rule", row.rule},
                          {"limit", row.limit},
                          {"status", row.status},
-                         {"measured", row.measured},
-                         {"limit_value", row.limit_value},
+                         {"measured", measured},
+                         {"measured_text", row.measured},
+                         {"limit_value", row.limit_number},
                          {"where", row.where},
+                         {"evaluated", row.evaluated},
                          {"message", row.message}});
   }
+  j["model_targets"] = report.model_targets;
   j["skipped_targets"] = report.skipped_targets;
   return j;
 }
@@ -147,6 +166,9 @@ std::string GateJunitXml(const GateReport& report) {
   xml += fmt::format("      <property name=\"budgets\" value=\"{}\"/>\n",
                      XmlEscaped(report.budgets_path));
   xml += fmt::format("      <property name=\"today\" value=\"{}\"/>\n", report.today);
+  for (const std::string& t : report.model_targets) {
+    xml += fmt::format("      <property name=\"model_target\" value=\"{}\"/>\n", XmlEscaped(t));
+  }
   for (const std::string& t : report.skipped_targets) {
     xml += fmt::format("      <property name=\"skipped_target\" value=\"{}\"/>\n", XmlEscaped(t));
   }

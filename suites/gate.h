@@ -16,7 +16,12 @@ namespace ulpgate {
 
 struct GateOptions {
   std::string budgets_path = "golden/budgets.json";
-  std::vector<const TargetInfo*> targets;            // empty: every compiled target
+  // Empty: every compiled target. A target this CPU cannot run is measured
+  // on its model (what its kernel must compute), and its rows say so.
+  std::vector<const TargetInfo*> targets;
+  // Empty: every op. Else only the ledger's runs and rules of these ops
+  // (`golden bless --op X` checks the budgets of the ops it writes).
+  std::vector<std::string> ops;
   unsigned threads = 0;                              // 0: every core; results do not depend on it
   std::string today;                                 // "YYYY-MM-DD"; empty: the local date
   std::function<void(const std::string&)> progress;  // one line per measurement
@@ -25,7 +30,10 @@ struct GateOptions {
 struct GateReport {
   std::string budgets_path, today;
   std::vector<GateRow> rows;
-  // Compiled targets that did not run, with why: "AVX3 (this CPU cannot run it)".
+  // Selected targets measured on their models, with why: "AVX3 (not on this CPU)".
+  // A model cannot catch a kernel bug: only a CPU that runs the target can.
+  std::vector<std::string> model_targets;
+  // Compiled targets not selected.
   std::vector<std::string> skipped_targets;
   bool failed() const;
   size_t failures() const;  // rows that are FAIL or EXPIRED
@@ -35,7 +43,8 @@ struct GateReport {
 // anything) or a bad --today.
 GateReport RunGate(const GateOptions& options);
 
-// The report as JSON ("ulpgate-gate-1") and as JUnit XML: nothing in either
+// The report as JSON ("ulpgate-gate-2": numbers as JSON numbers, the text
+// beside them) and as JUnit XML: nothing in either
 // varies between runs or with the thread count.
 nlohmann::ordered_json GateJson(const GateReport& report);
 std::string GateJunitXml(const GateReport& report);

@@ -2,7 +2,14 @@
 // (target, op) at golden/<TARGET>/<op>.json, written only by `ulpgate golden
 // bless` and compared exactly by `ulpgate golden check` (the runs are
 // deterministic, so any change of a statistic or of one output bit is a
-// difference). Format "ulpgate-golden-1", documented in the README.
+// difference). Format "ulpgate-golden-2", documented in the README.
+//
+// A golden file holds what the target's kernels must give, not what the
+// blessing machine's kernels gave: bless evaluates every case on the target's
+// expected model (its lane count, its MulAdd fused or not), so every compiled
+// target has goldens whatever CPU blesses them. Check runs the kernels of the
+// targets this CPU runs (RAN) and evaluates the models of the others (MODEL
+// ONLY: that catches a change of a model or of the oracle, never a kernel bug).
 #ifndef ULPGATE_SUITES_GOLDEN_H_
 #define ULPGATE_SUITES_GOLDEN_H_
 
@@ -18,7 +25,7 @@
 
 namespace ulpgate {
 
-inline constexpr const char* kGoldenFormat = "ulpgate-golden-1";
+inline constexpr const char* kGoldenFormat = "ulpgate-golden-2";
 
 // What bless snapshots for an op: one Measure call per suite (drift: per
 // scenario), every kernel variant, seed 1, sizes small enough to commit and
@@ -47,10 +54,16 @@ struct ForcedBless {
   std::vector<std::string> failing_budgets;
 };
 
+// How MeasureGolden measures a target.
+enum class GoldenSource {
+  kModels,   // every case on the target's model (bless)
+  kKernels,  // the target's kernels where this CPU runs it, else its model (check)
+};
+
 // Runs `specs` (GoldenPlan's, or a file's own cases) on one target and
 // returns the golden file they make. `forced` is recorded when non-null.
 GoldenFile MeasureGolden(const std::vector<MeasureSpec>& specs, const TargetInfo& target,
-                         const std::string& op, unsigned threads,
+                         const std::string& op, unsigned threads, GoldenSource source,
                          const ForcedBless* forced = nullptr);
 
 // The golden form of one measured case (outputs must have been kept).
@@ -105,12 +118,12 @@ std::vector<CaseDifference> CompareGolden(const GoldenFile& old_file, const Gold
 // The golden file as it is written: 2-space pretty print, trailing newline.
 std::string GoldenText(const GoldenFile& file);
 
-// The budget rows (as the gate prints them) that fail on `targets`; empty
-// when all hold. Bless refuses to write while this is not empty, unless
-// forced.
+// The budget rows (as the gate prints them) of `ops` that fail on `targets`;
+// empty when all hold. Bless refuses to write while this is not empty,
+// unless forced.
 std::vector<std::string> FailingBudgets(const std::string& budgets_path,
                                         const std::vector<const TargetInfo*>& targets,
-                                        unsigned threads);
+                                        const std::vector<std::string>& ops, unsigned threads);
 
 }  // namespace ulpgate
 

@@ -37,15 +37,7 @@ void CheckSuite(const std::string& op, const std::string& suite) {
 }
 
 std::vector<const TargetInfo*> RunnableTargets(const std::vector<const TargetInfo*>& targets) {
-  if (!targets.empty()) {
-    for (const TargetInfo* t : targets) {
-      if (!t->supported) {
-        throw InputError("target " + t->name + " is not runnable here (" + NotRunnableReason(*t) +
-                         ")");
-      }
-    }
-    return targets;
-  }
+  if (!targets.empty()) return targets;
   std::vector<const TargetInfo*> all;
   for (const TargetInfo& t : CompiledTargets()) {
     if (t.supported) all.push_back(&t);
@@ -65,6 +57,7 @@ Measurement MeasureTanhBwd(MeasureSpec spec,
   RunOptions options;
   options.variants = spec.variants;
   options.targets = spec.targets;
+  options.models_only = spec.models_only;
   options.threads = spec.threads;
   options.keep_outputs = spec.keep_outputs;
   if (progress) options.progress = progress;
@@ -91,6 +84,7 @@ Measurement MeasureReduction(MeasureSpec spec, const ReductionOpInfo& op,
   ReductionRunOptions options;
   options.variants = spec.variants;
   options.targets = spec.targets;
+  options.models_only = spec.models_only;
   options.threads = spec.threads;
   if (progress) options.progress = progress;
   const ReductionRun run = RunReduction(*inputs, options);
@@ -112,6 +106,11 @@ Measurement MeasureReduction(MeasureSpec spec, const ReductionOpInfo& op,
 
 Measurement MeasureDrift(MeasureSpec spec,
                          const std::function<void(uint64_t, uint64_t)>& progress) {
+  for (const TargetInfo* target : spec.targets) {
+    if (spec.models_only || !target->supported) {
+      throw InputError("drift on " + target->name + ": training runs on models are not available");
+    }
+  }
   const Scenario scenario = BuiltinScenario(spec.suite);
   if (spec.variants.empty()) spec.variants = MeasurableVariants(kDriftOp);
   std::vector<RunConfig> configs;

@@ -30,7 +30,10 @@ struct MeasureSpec {
   // For "drift": run specs as `ulpgate drift --variants` takes them
   // ("tanh_bwd=mulsub_fma,sgd=fused"); empty: one run per tanh_bwd variant.
   std::vector<std::string> variants;
-  std::vector<const TargetInfo*> targets;  // runnable on this CPU; empty: all runnable
+  // Empty: all runnable. A target this CPU cannot run is measured on its
+  // model (record "kind": "model"), as is every target with models_only.
+  std::vector<const TargetInfo*> targets;
+  bool models_only = false;
   unsigned threads = 0;                    // 0: every core; results do not depend on it
   bool keep_outputs = false;
 };

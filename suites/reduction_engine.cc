@@ -349,6 +349,7 @@ ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOpt
     }
     uint64_t digest = kFnv1aOffset;
     for (size_t i = 0; i < instance_count; ++i) {
+      for (float& y : outputs[i][c]) y = CanonicalNan(y);
       const uint64_t h = Fnv1a(outputs[i][c].data(), outputs[i][c].size() * sizeof(float));
       digest = Fnv1a(&h, sizeof h, digest);
     }

@@ -52,6 +52,25 @@ std::vector<const TargetInfo*> ResolveTargets(const std::string& spec,
   return targets;
 }
 
+std::vector<const TargetInfo*> ResolveCompiledTargets(const std::string& spec) {
+  std::vector<const TargetInfo*> targets;
+  if (spec == "all") {
+    for (const TargetInfo& t : CompiledTargets()) targets.push_back(&t);
+    return targets;
+  }
+  for (const std::string& name : SplitList(spec)) {
+    const TargetInfo* t = name == "best" ? &BestTarget() : FindTarget(name);
+    if (t == nullptr) {
+      std::string known;
+      for (const TargetInfo& c : CompiledTargets()) known += (known.empty() ? "" : ", ") + c.name;
+      throw UsageError("unknown target '" + name + "' (compiled: " + known + ")");
+    }
+    if (std::find(targets.begin(), targets.end(), t) == targets.end()) targets.push_back(t);
+  }
+  if (targets.empty()) throw UsageError("no target given");
+  return targets;
+}
+
 std::string DescribeSkipped(const std::vector<std::string>& skipped) {
   std::vector<std::pair<std::string, std::string>> groups;  // reason, names
   for (const std::string& name : skipped) {

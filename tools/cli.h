@@ -24,6 +24,12 @@ class UsageError : public std::runtime_error {
 std::vector<const TargetInfo*> ResolveTargets(const std::string& spec,
                                               std::vector<std::string>* skipped);
 
+// For the golden files and the gate, which check every compiled target
+// (those this CPU cannot run on their models): "all" -> every compiled
+// target; else a comma-separated list of compiled target names ("best": the
+// best runnable one).
+std::vector<const TargetInfo*> ResolveCompiledTargets(const std::string& spec);
+
 // The targets ResolveTargets skipped, each group followed by why:
 // "AVX3, AVX3_DL (left out by ULPGATE_CPU_TARGETS 'max:AVX2')".
 std::string DescribeSkipped(const std::vector<std::string>& skipped);

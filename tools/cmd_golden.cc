@@ -1,5 +1,7 @@
-// ulpgate golden bless | check: writes the golden snapshots of every op on the
-// targets this CPU runs, and compares fresh runs with them bit for bit.
+// ulpgate golden bless | check: writes the golden snapshots of every op on
+// every compiled target, from the targets' models, and compares fresh runs
+// with them bit for bit: the kernels of the targets this CPU runs, the models
+// of the others.
 #include <fmt/format.h>
 #include <signal.h>
 #include <unistd.h>
@@ -132,18 +134,9 @@ struct GoldenDirectory {
 void Check(const GoldenArgs& args) {
   const auto start = std::chrono::steady_clock::now();
   const std::vector<std::string> ops = SelectedOps(args.op);
-  // Selected targets: every compiled one for "all" (those this CPU cannot run
-  // are reported as skipped), else the named ones.
-  std::vector<const TargetInfo*> targets;
-  if (args.target == "all") {
-    for (const TargetInfo& t : CompiledTargets()) targets.push_back(&t);
-  } else {
-    for (const std::string& name : SplitList(args.target)) {
-      const TargetInfo* t = name == "best" ? &BestTarget() : FindTarget(name);
-      if (t == nullptr) throw UsageError("--target: unknown target '" + name + "'");
-      targets.push_back(t);
-    }
-  }
+  // Every selected compiled target is checked: by running its kernels where
+  // this CPU runs it (RAN), else by evaluating its models (MODEL ONLY).
+  const std::vector<const TargetInfo*> targets = ResolveCompiledTargets(args.target);
   if (!fs::is_directory(args.dir)) throw UsageError(args.dir + ": no such golden directory");
   // Every selected file is validated before anything runs.
   std::vector<GoldenDirectory> directories;
@@ -160,7 +153,7 @@ void Check(const GoldenArgs& args) {
   for (const TargetInfo* t : targets) {
     const fs::path target_dir = fs::path(args.dir) / t->name;
     if (!fs::is_directory(target_dir)) {
-      if (t->supported) uncovered.push_back(t);
+      uncovered.push_back(t);
       continue;
     }
     GoldenDirectory d{t, {}};
@@ -181,28 +174,25 @@ void Check(const GoldenArgs& args) {
     directories.push_back(std::move(d));
   }
 
-  size_t matched = 0, differing = 0, skipped = 0;
+  size_t matched = 0, differing = 0;
+  std::vector<std::string> ran, model_only;
   for (const GoldenDirectory& d : directories) {
-    if (!d.target->supported) {
-      for (const GoldenFile& f : d.files) {
-        std::cout << fmt::format("SKIPPED {}: {} is {}\n", f.path, d.target->name,
-                                 NotRunnableReason(*d.target));
-        ++skipped;
-      }
-      continue;
-    }
+    const bool runs = d.target->supported;
+    const char* how = runs ? "RAN       " : "MODEL ONLY";
+    (runs ? ran : model_only).push_back(d.target->name);
     for (const std::string& op : ops) {
       const auto file = std::find_if(d.files.begin(), d.files.end(),
                                      [&](const GoldenFile& f) { return f.op == op; });
       const std::string path = GoldenPath(args.dir, d.target->name, op);
       if (file == d.files.end()) {
-        std::cout << fmt::format("DIFFERS {}: missing (run ulpgate golden bless --target {} --op {})\n",
-                                 path, d.target->name, op);
+        std::cout << fmt::format("DIFFERS {} {}: missing (run ulpgate golden bless --target {} "
+                                 "--op {})\n", how, path, d.target->name, op);
         ++differing;
         continue;
       }
-      Progress("checking " + path);
-      const GoldenFile now = MeasureGolden(RecordedRuns(*file), *d.target, op, args.threads);
+      Progress(fmt::format("checking {} ({})", path, runs ? "running its kernels" : "on its models"));
+      const GoldenFile now = MeasureGolden(RecordedRuns(*file), *d.target, op, args.threads,
+                                           GoldenSource::kKernels);
       std::vector<CaseDifference> differences = CompareGolden(*file, now);
       for (const std::string& label : PlannedCaseLabels(op, d.target->name)) {
         const bool recorded = std::any_of(
@@ -217,10 +207,11 @@ void Check(const GoldenArgs& args) {
       EndProgress();
       const size_t cases = file->json["cases"].size();
       if (differences.empty()) {
-        std::cout << fmt::format("ok      {} ({} cases)\n", path, cases);
+        std::cout << fmt::format("ok      {} {} ({} cases)\n", how, path, cases);
         ++matched;
       } else {
-        std::cout << fmt::format("DIFFERS {}: {} of {} cases\n", path, differences.size(), cases);
+        std::cout << fmt::format("DIFFERS {} {}: {} of {} cases\n", how, path, differences.size(),
+                                 cases);
         PrintDifferences(differences, std::cout);
         ++differing;
       }
@@ -232,10 +223,26 @@ void Check(const GoldenArgs& args) {
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::cout << fmt::format("golden check: {} files match, {} differ, {} skipped, {} targets not "
-                           "covered ({:.1f} s)\n",
-                           matched, differing, skipped, uncovered.size(), seconds);
-  if (differing > 0) ExitStatus() = 1;
+  auto list = [](const std::vector<std::string>& names) {
+    std::string s;
+    for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
+    return s.empty() ? std::string("none") : s;
+  };
+  std::cout << fmt::format("golden check: {} files match, {} differ, {} targets not covered "
+                           "({:.1f} s)\n",
+                           matched, differing, uncovered.size(), seconds);
+  std::cout << fmt::format("  RAN (kernels run on this CPU): {}\n", list(ran));
+  if (!model_only.empty()) {
+    std::string why;
+    for (const std::string& name : model_only) {
+      why += fmt::format("{}{} ({})", why.empty() ? "" : ", ", name,
+                         NotRunnableReason(*FindTarget(name)));
+    }
+    std::cout << fmt::format("  MODEL ONLY (models evaluated, kernels not run): {}\n", why)
+              << "  A MODEL ONLY check catches a change of a model or of the oracle, never a bug in\n"
+                 "  that target's kernels: only a CPU that runs the target can.\n";
+  }
+  if (differing > 0 || !uncovered.empty()) ExitStatus() = 1;
 }
 
 // ---- bless ----
@@ -275,8 +282,9 @@ std::string ChangeSummary(const CaseDifference& d) {
 
 void Bless(const GoldenArgs& args) {
   const std::vector<std::string> ops = SelectedOps(args.op);
-  std::vector<std::string> unrunnable;
-  const std::vector<const TargetInfo*> targets = ResolveTargets(args.target, &unrunnable);
+  // Goldens are the targets' models, so every compiled target is blessed
+  // whatever this CPU runs.
+  const std::vector<const TargetInfo*> targets = ResolveCompiledTargets(args.target);
   // Existing goldens are read first: a malformed one stops the bless before
   // anything runs or is written.
   std::vector<std::optional<GoldenFile>> old_files;
@@ -289,7 +297,7 @@ void Bless(const GoldenArgs& args) {
   }
   const std::string budgets = args.budgets.empty() ? args.dir + "/budgets.json" : args.budgets;
   Progress("checking the budgets of " + budgets);
-  const std::vector<std::string> failing = FailingBudgets(budgets, targets, args.threads);
+  const std::vector<std::string> failing = FailingBudgets(budgets, targets, ops, args.threads);
   std::optional<ForcedBless> forced;
   if (!failing.empty()) {
     std::cout << fmt::format("budgets failing on the targets being blessed ({}):\n", budgets);
@@ -308,7 +316,8 @@ void Bless(const GoldenArgs& args) {
   for (const TargetInfo* t : targets) {
     for (const std::string& op : ops) {
       Progress(fmt::format("measuring {} on {}", op, t->name));
-      GoldenFile f = MeasureGolden(GoldenPlan(op), *t, op, args.threads, forced ? &*forced : nullptr);
+      GoldenFile f = MeasureGolden(GoldenPlan(op), *t, op, args.threads, GoldenSource::kModels,
+                                   forced ? &*forced : nullptr);
       f.path = GoldenPath(args.dir, t->name, op);
       new_files.push_back(std::move(f));
     }
@@ -342,11 +351,6 @@ void Bless(const GoldenArgs& args) {
       std::cout << fmt::format("  {}: {}\n", d.label, ChangeSummary(d));
     }
   }
-  for (const std::string& name : unrunnable) {
-    if (fs::is_directory(fs::path(args.dir) / name)) {
-      std::cout << fmt::format("left alone {}/{}: this CPU cannot run {}\n", args.dir, name, name);
-    }
-  }
   std::cout << fmt::format("golden bless: {} new, {} changed, {} unchanged\n", created, changed,
                            unchanged);
 }
@@ -355,7 +359,7 @@ void AddCommonOptions(CLI::App* cmd, GoldenArgs& args) {
   cmd->add_option("--dir", args.dir, "Golden directory: <dir>/<TARGET>/<op>.json")
       ->capture_default_str();
   cmd->add_option("--target", args.target,
-                  "Targets: all (default) or a comma-separated list of target names")
+                  "Targets: all (default: every compiled target) or a comma-separated list")
       ->capture_default_str();
   cmd->add_option("--op", args.op, "Ops: all (default) or a comma-separated list (see 'ulpgate list')")
       ->capture_default_str();
@@ -373,13 +377,14 @@ void AddGoldenCommand(CLI::App& app) {
   golden->require_subcommand(1);
   auto* check = golden->add_subcommand(
       "check",
-      "Re-run what every golden file records and compare bit for bit; exit 1 on any difference, "
-      "2 on a malformed file");
+      "Re-run what every golden file records and compare bit for bit: the kernels of the targets "
+      "this CPU runs (RAN), the models of the others (MODEL ONLY); exit 1 on any difference or "
+      "a target without goldens, 2 on a malformed file");
   AddCommonOptions(check, *args);
   check->callback([args] { Check(*args); });
   auto* bless = golden->add_subcommand(
-      "bless", "Run the golden plan on the targets this CPU runs and write the golden files "
-               "atomically, saying what changed");
+      "bless", "Evaluate the golden plan on every selected target's models (what its kernels "
+               "must give) and write the golden files atomically, saying what changed");
   AddCommonOptions(bless, *args);
   bless->add_option("--force", args->force,
                     "Bless although budgets fail; the reason and the failing rows are recorded "

@@ -51,7 +51,7 @@ class GoldenTest : public ::testing::Test {
   static GoldenFile SmallTanhBwd() {
     return MeasureGolden({Spec("tanh_bwd", "adversarial", 100, {"mac", "mulsub"}),
                           Spec("tanh_bwd", "domain", 40, {"mac_unfused"})},
-                         Scalar(), "tanh_bwd", 1);
+                         Scalar(), "tanh_bwd", 1, GoldenSource::kKernels);
   }
   std::string PathOf(const std::string& target, const std::string& op) const {
     return GoldenPath(dir_.string(), target, op);
@@ -77,11 +77,11 @@ TEST_F(GoldenTest, RoundTripOfEveryKindOfCaseComparesEqual) {
   EXPECT_TRUE(CompareGolden(Write(tanh), tanh).empty());
   const GoldenFile linear = MeasureGolden(
       {Spec("linear_fwd", "cancellation", 2, {"sequential_fma", "pairwise"}, "7,13,9")}, Scalar(),
-      "linear_fwd", 1);
+      "linear_fwd", 1, GoldenSource::kKernels);
   EXPECT_TRUE(CompareGolden(Write(linear), linear).empty());
   const GoldenFile drift =
       MeasureGolden({Spec("drift", "seed", 23, {"tanh_bwd=mac", "tanh_bwd=mulsub_fma,sgd=fused"})},
-                    Scalar(), "drift", 1);
+                    Scalar(), "drift", 1, GoldenSource::kKernels);
   EXPECT_TRUE(CompareGolden(Write(drift), drift).empty());
   EXPECT_EQ(drift.json["cases"][0]["loss"].size(), 4u);  // epochs 0, 10, 20 and 22
   // The bytes read back are the bytes written.
