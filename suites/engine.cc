@@ -28,11 +28,14 @@ const char* CaseKindName(CaseKind kind) {
 }
 
 std::vector<KernelCall> TanhBwdCallPlan(size_t count) {
-  // Short calls leave every tail of 1, 4, 8 and 16 lanes (and calls shorter
-  // than one vector); the long ones run the body many times. 17 lengths and
-  // 16 offsets are coprime, so every length meets every offset.
-  static constexpr size_t kLengths[] = {1,  2,  3,  5,   7,   8,  11, 13, 16,
-                                        17, 31, 33, 100, 257, 47, 64, 515};
+  // Every length 1..33 leaves every tail of 4, 8 and 16 lanes (and calls
+  // shorter than one vector), and puts a third of the inputs of a 16-lane
+  // target in tails, so that a bug confined to the tail shows on most suites;
+  // the long calls run the body many times. 35 lengths and 16 offsets are
+  // coprime, so every length meets every offset.
+  static constexpr size_t kLengths[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12,
+                                        13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24,
+                                        25, 26, 27, 28, 29, 30, 31, 32, 33, 64, 100};
   constexpr size_t kOffsets = 16;
   std::vector<KernelCall> plan;
   size_t begin = 0;

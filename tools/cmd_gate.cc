@@ -3,10 +3,12 @@
 // worst case, and exits 1 if any row is FAIL or EXPIRED (2 on bad input).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 
 #include "suites/gate.h"
+#include "suites/measure.h"
 #include "suites/report.h"
 #include "tools/cli.h"
 #include "tools/text_table.h"
@@ -17,6 +19,7 @@ namespace {
 struct GateArgs {
   std::string budgets_path = "golden/budgets.json";
   std::string target = "all";
+  std::string op = "all";
   unsigned threads = 0;
   std::string today;
   std::string json_path;
@@ -67,6 +70,15 @@ void Gate(const GateArgs& args) {
   GateOptions options;
   options.budgets_path = args.budgets_path;
   options.targets = ResolveCompiledTargets(args.target);
+  if (args.op != "all") {
+    const std::vector<std::string> known = MeasurableOps();
+    for (const std::string& op : SplitList(args.op)) {
+      if (std::find(known.begin(), known.end(), op) == known.end()) {
+        throw UsageError("--op: unknown op '" + op + "' (see 'ulpgate list')");
+      }
+      options.ops.push_back(op);
+    }
+  }
   options.threads = args.threads;
   options.today = args.today;
   if (!args.quiet) {
@@ -101,6 +113,9 @@ void AddGateCommand(CLI::App& app) {
   cmd->add_option("--target", args->target,
                   "Target(s): all (default: every compiled target; those this CPU cannot run "
                   "are evaluated on their models) or a comma-separated list")
+      ->capture_default_str();
+  cmd->add_option("--op", args->op,
+                  "Ops: all (default) or a comma-separated list: only their runs and rules")
       ->capture_default_str();
   cmd->add_option("--threads", args->threads, "Worker threads (default: all cores)");
   cmd->add_option("--today", args->today,

@@ -1,30 +1,94 @@
-# ctest driver: the test-only build ulpgate_mutant, whose tanh_bwd mulsub
-# kernel computes 1 - t^2 as (1 - t)(1 + t) (kernels/tanh_bwd-inl.h), must
-# fail both `golden check` and `gate` against the committed golden/ files,
-# naming mulsub and the target, while the other variants still match.
-# -DMUTANT=<ulpgate_mutant> -DGOLDEN=<repo>/golden
-execute_process(COMMAND "${MUTANT}" golden check --dir "${GOLDEN}" --op tanh_bwd --target SCALAR
-  RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
-set(out "${out}${err}")
-if(NOT status EQUAL 1)
-  message(FATAL_ERROR "golden check of the mutant: status ${status}, expected 1\n${out}")
-endif()
-foreach(needle "DIFFERS [^\n]*SCALAR/tanh_bwd.json: 4 of 16 cases"
-               "tanh_bwd mulsub SCALAR suite domain seed 1 n [0-9]+: [0-9]+ outputs differ"
-               "old output +new output" "conformance.mismatches +0 +[1-9]")
-  if(NOT out MATCHES "${needle}")
-    message(FATAL_ERROR "golden check of the mutant: no '${needle}' in\n${out}")
-  endif()
-endforeach()
-if(out MATCHES "tanh_bwd (mac|mac_unfused|mulsub_fma) SCALAR")
-  message(FATAL_ERROR "golden check of the mutant blames an unchanged variant\n${out}")
+# ctest driver: the test-only build ulpgate_mutant carries one kernel bug in
+# tanh_bwd mulsub, picked by ULPGATE_MUTANT=KIND (kernels/test_mutant.h):
+#   drifted     1 - t^2 as (1 - t)(1 + t) on every target
+#   avx3        the same on AVX3 only
+#   tail        the remainder of a call computed with a fused NegMulAdd (shows
+#               on targets with FMA and more than one lane: AVX2, AVX3, AVX3_DL)
+#   misaligned  drifted when the output is not vector-aligned (every target
+#               with more than one lane)
+# `golden check` against the committed goldens and `gate` on the shipped
+# ledger must fail naming mulsub and exactly the targets the bug shows on,
+# among those this CPU runs (RAN). A target this CPU cannot run is checked on
+# its model, which cannot see a kernel bug: then the check passes, and says so.
+# -DMUTANT=<ulpgate_mutant> -DGOLDEN=<repo>/golden -DKIND=<kind>
+cmake_policy(SET CMP0057 NEW)  # if(IN_LIST)
+set(ENV{ULPGATE_MUTANT} "${KIND}")
+if(KIND STREQUAL "drifted")
+  set(shows SCALAR SSSE3 SSE4 AVX2 AVX3 AVX3_DL)
+elseif(KIND STREQUAL "avx3")
+  set(shows AVX3)
+elseif(KIND STREQUAL "tail")
+  set(shows AVX2 AVX3 AVX3_DL)
+elseif(KIND STREQUAL "misaligned")
+  set(shows SSSE3 SSE4 AVX2 AVX3 AVX3_DL)
+else()
+  message(FATAL_ERROR "unknown KIND '${KIND}'")
 endif()
 
-execute_process(COMMAND "${MUTANT}" gate --quiet --budgets "${GOLDEN}/budgets.json" --target SCALAR
+execute_process(COMMAND "${MUTANT}" golden check --dir "${GOLDEN}" --op tanh_bwd
   RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT status EQUAL 1)
-  message(FATAL_ERROR "gate of the mutant: status ${status}, expected 1\n${out}${err}")
+set(out "${out}${err}")
+if(NOT out MATCHES "RAN \\(kernels run on this CPU\\): ([A-Z0-9_, ]+)\n")
+  message(FATAL_ERROR "golden check of the mutant: no RAN line in\n${out}")
 endif()
-if(NOT out MATCHES "FAIL tanh_bwd.conformance.conformance_required: [^\n]*at mulsub@SCALAR")
-  message(FATAL_ERROR "the gate of the mutant does not name mulsub@SCALAR\n${out}${err}")
+string(REPLACE ", " ";" ran "${CMAKE_MATCH_1}")
+set(expected "")
+foreach(t IN LISTS shows)
+  if(t IN_LIST ran)
+    list(APPEND expected ${t})
+  endif()
+endforeach()
+message(STATUS "mutant ${KIND}: this CPU runs ${ran}; the bug must show on: ${expected}")
+
+foreach(t SCALAR SSSE3 SSE4 AVX2 AVX3 AVX3_DL)
+  set(differs "DIFFERS RAN +[^\n]*/${t}/tanh_bwd.json: [0-9]+ of 16 cases")
+  if(t IN_LIST expected)
+    if(NOT out MATCHES "${differs}")
+      message(FATAL_ERROR "golden check of mutant ${KIND}: ${t} does not differ\n${out}")
+    endif()
+    if(NOT out MATCHES "tanh_bwd mulsub ${t} suite [a-z]+ seed 1 n [0-9]+: [0-9]+ outputs? differs?")
+      message(FATAL_ERROR "golden check of mutant ${KIND}: no differing mulsub case on ${t}\n${out}")
+    endif()
+  elseif(out MATCHES "DIFFERS [^\n]*/${t}/tanh_bwd.json")
+    message(FATAL_ERROR "golden check of mutant ${KIND}: ${t} differs, but the bug is not there\n${out}")
+  endif()
+endforeach()
+if(out MATCHES "tanh_bwd (mac|mac_unfused|mulsub_fma) [A-Z0-9_]+ suite")
+  message(FATAL_ERROR "golden check of mutant ${KIND} blames an unchanged variant\n${out}")
+endif()
+
+if(expected)
+  if(NOT status EQUAL 1)
+    message(FATAL_ERROR "golden check of mutant ${KIND}: status ${status}, expected 1\n${out}")
+  endif()
+else()
+  # The bug is only on targets this CPU cannot run: their models match, and
+  # the output must say that a MODEL ONLY check cannot see a kernel bug.
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "golden check of mutant ${KIND}: status ${status}, expected 0\n${out}")
+  endif()
+  if(NOT out MATCHES "MODEL ONLY \\(models evaluated, kernels not run\\)" OR
+     NOT out MATCHES "never a bug in")
+    message(FATAL_ERROR "golden check of mutant ${KIND} does not say MODEL ONLY cannot catch it\n${out}")
+  endif()
+endif()
+
+execute_process(COMMAND "${MUTANT}" gate --quiet --op tanh_bwd --budgets "${GOLDEN}/budgets.json"
+  RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+set(out "${out}${err}")
+if(expected)
+  if(NOT status EQUAL 1)
+    message(FATAL_ERROR "gate of mutant ${KIND}: status ${status}, expected 1\n${out}")
+  endif()
+  if(NOT out MATCHES "FAIL tanh_bwd.conformance.conformance_required: [^\n]*at mulsub@([A-Z0-9_]+) ")
+    message(FATAL_ERROR "the gate of mutant ${KIND} does not fail conformance at mulsub\n${out}")
+  endif()
+  if(NOT CMAKE_MATCH_1 IN_LIST expected)
+    message(FATAL_ERROR "the gate of mutant ${KIND} blames ${CMAKE_MATCH_1}, not one of ${expected}\n${out}")
+  endif()
+else()
+  if(NOT status EQUAL 0 OR NOT out MATCHES "cannot catch a bug in that target's kernels")
+    message(FATAL_ERROR "gate of mutant ${KIND}: status ${status}, expected 0 and the MODEL ONLY "
+                        "caveat\n${out}")
+  endif()
 endif()

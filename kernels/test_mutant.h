@@ -1,0 +1,34 @@
+// Test-only: which bug the kernels of build/bin/ulpgate_mutant carry, so that
+// the golden and gate tests can show that each kind of kernel bug fails both.
+// Only compiled into the mutant build (ULPGATE_TEST_MUTANT_MULSUB); the
+// environment variable ULPGATE_MUTANT picks the bug of tanh_bwd mulsub:
+//   drifted     (default) 1 - t^2 as (1 - t)(1 + t) on every target
+//   avx3        the same, on AVX3 only
+//   tail        the remainder of a call (n mod lanes) computes 1 - t^2 with a
+//               fused NegMulAdd: a bug only targets with FMA and lanes > 1 show
+//   misaligned  drifted when the output does not start on a vector boundary
+#ifndef ULPGATE_KERNELS_TEST_MUTANT_H_
+#define ULPGATE_KERNELS_TEST_MUTANT_H_
+
+#include <cstdlib>
+#include <cstring>
+
+namespace ulpgate {
+
+enum class TestMutant { kDrifted, kAvx3, kTail, kMisaligned };
+
+inline TestMutant SelectedTestMutant() {
+  static const TestMutant mutant = [] {
+    const char* v = std::getenv("ULPGATE_MUTANT");
+    if (v == nullptr || *v == '\0' || std::strcmp(v, "drifted") == 0) return TestMutant::kDrifted;
+    if (std::strcmp(v, "avx3") == 0) return TestMutant::kAvx3;
+    if (std::strcmp(v, "tail") == 0) return TestMutant::kTail;
+    if (std::strcmp(v, "misaligned") == 0) return TestMutant::kMisaligned;
+    std::abort();  // a typo must not silently test the default mutant
+  }();
+  return mutant;
+}
+
+}  // namespace ulpgate
+
+#endif  // ULPGATE_KERNELS_TEST_MUTANT_H_
