@@ -1,8 +1,9 @@
 # ctest driver for `ulpgate golden bless|check` end to end, on SCALAR and two
 # ops to stay fast: deterministic bytes (twice, 1 vs 2 threads), exact
-# comparison, bad files rejected with nothing overwritten, goldens of a target
-# this CPU cannot run skipped visibly, and an interrupted bless leaving the
-# old file intact. Needs -DULPGATE=<binary> -DWORK=<scratch folder>.
+# comparison, bad files rejected with nothing overwritten, goldens written from
+# the targets' models (the same bytes whatever the CPU runs), a target this CPU
+# cannot run checked MODEL ONLY, visibly, a target without goldens failing the
+# check, and an interrupted bless leaving the old file intact. Needs -DULPGATE=<binary> -DWORK=<scratch folder>.
 set(ops tanh_bwd,mse_bwd)
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
@@ -70,10 +71,15 @@ expect("first STREQUAL other" "bless with 2 threads wrote other bytes than with 
 set(tanh "${WORK}/a/SCALAR/tanh_bwd.json")
 file(READ "${tanh}" blessed)
 
-# check: everything matches; the targets without goldens are not covered.
-run(status out check --dir "${WORK}/a" --op ${ops})
+# check: everything matches on SCALAR; the targets without goldens are not
+# covered, which fails the check.
+run(status out check --dir "${WORK}/a" --op ${ops} --target SCALAR)
 expect("status EQUAL 0" "check of fresh goldens: status ${status}" "${out}")
-expect("out MATCHES \"NOT COVERED\"" "no NOT COVERED line for the other targets" "${out}")
+expect("out MATCHES \"ok +RAN +[^\n]*SCALAR/tanh_bwd.json\"" "no RAN line for SCALAR" "${out}")
+run(status out check --dir "${WORK}/a" --op ${ops})
+expect("status EQUAL 1" "check with targets not covered: status ${status}" "${out}")
+expect("out MATCHES \"NOT COVERED AVX2\" AND out MATCHES \"5 targets not covered\""
+  "no NOT COVERED line for the other targets" "${out}")
 
 # One output edited: exit 1, naming variant, target, old and new output.
 string(FIND "${blessed}" "\"outputs\": [" at)
@@ -86,7 +92,7 @@ set(old_bits "12345678")
 string(REGEX REPLACE "^([\n ]+\")[0-9a-f]+" "\\1${old_bits}" tail "${tail}")
 set(edited "${head}${tail}")
 file(WRITE "${tanh}" "${edited}")
-run(status out check --dir "${WORK}/a" --op ${ops})
+run(status out check --dir "${WORK}/a" --op ${ops} --target SCALAR)
 expect("status EQUAL 1" "check of an edited output: status ${status}" "${out}")
 expect("out MATCHES \"tanh_bwd mac SCALAR suite [a-z]+ seed 1 n [0-9]+: 1 output differs\""
   "the difference does not name op, variant and target" "${out}")
@@ -102,7 +108,7 @@ math(EXPR half "${length} / 2")
 string(SUBSTRING "${mse_text}" 0 ${half} truncated)
 file(WRITE "${mse}" "${truncated}")
 snapshot("${WORK}/a" before)
-run(status out check --dir "${WORK}/a" --op ${ops})
+run(status out check --dir "${WORK}/a" --op ${ops} --target SCALAR)
 expect("status EQUAL 2" "check of a truncated file: status ${status}" "${out}")
 expect("out MATCHES \"^ulpgate: error: [^\n]*SCALAR/mse_bwd.json:[0-9]+:[0-9]+: malformed JSON[^\n]*truncated\""
   "the error does not name the truncated file" "${out}")
@@ -123,7 +129,7 @@ file(READ "${tanh}" now)
 expect("now STREQUAL edited" "an interrupted bless changed the old file" "${out}")
 file(GLOB leftovers "${WORK}/a/SCALAR/tanh_bwd.json.tmp.*")
 expect("leftovers" "no temporary file left by the interrupted bless" "${out}")
-run(status out check --dir "${WORK}/a" --op ${ops})
+run(status out check --dir "${WORK}/a" --op ${ops} --target SCALAR)
 expect("status EQUAL 1" "check beside a leftover temporary file: status ${status}" "${out}")
 run(status out bless --dir "${WORK}/a" --budgets "${ledger}" --target SCALAR --op ${ops})
 expect("status EQUAL 0 AND out MATCHES \"removed [^\n]*tmp\" AND out MATCHES \"changed +[^\n]*tanh_bwd.json: 1 of\""
@@ -133,18 +139,33 @@ expect("NOT leftovers" "the stale temporary file is still there" "${out}")
 file(READ "${tanh}" now)
 expect("now STREQUAL blessed" "bless did not restore the blessed bytes" "${out}")
 
-# A golden for a target not runnable here: SKIPPED, visibly, not a failure.
-# --cpu-targets makes AVX3_DL unrunnable on any CPU (where the CPU lacks it,
-# that is the reason given).
-file(MAKE_DIRECTORY "${WORK}/a/AVX3_DL")
-string(REPLACE "SCALAR" "AVX3_DL" moved "${blessed}")
-file(WRITE "${WORK}/a/AVX3_DL/tanh_bwd.json" "${moved}")
-run(status out check --dir "${WORK}/a" --op ${ops} --cpu-targets max:AVX3)
+# Goldens come from the targets' models: blessing AVX3_DL and SSE4 on a CPU
+# restricted to SCALAR writes the same bytes as on one that runs them.
+run(status out bless --dir "${WORK}/m" --budgets "${ledger}" --target SSE4,AVX3_DL --op tanh_bwd)
+expect("status EQUAL 0" "bless of SSE4 and AVX3_DL: status ${status}" "${out}")
+snapshot("${WORK}/m" unrestricted)
+run(status out bless --dir "${WORK}/r" --budgets "${ledger}" --target SSE4,AVX3_DL --op tanh_bwd
+    --cpu-targets SCALAR)
+expect("status EQUAL 0" "restricted bless of SSE4 and AVX3_DL: status ${status}" "${out}")
+snapshot("${WORK}/r" restricted)
+expect("unrestricted STREQUAL restricted" "the goldens depend on the CPU that blessed them" "${out}")
+
+# A target this CPU cannot run is checked on its model: MODEL ONLY, visibly,
+# saying that this cannot catch a kernel bug; an edited output still differs.
+# --cpu-targets makes AVX3_DL unrunnable on any CPU.
+run(status out check --dir "${WORK}/m" --op tanh_bwd --target SSE4,AVX3_DL --cpu-targets max:AVX3)
 expect("status EQUAL 0" "check with an unrunnable target's golden: status ${status}" "${out}")
-expect("out MATCHES \"SKIPPED [^\n]*AVX3_DL/tanh_bwd.json: AVX3_DL is (not on this CPU|left out by --cpu-targets 'max:AVX3')\""
-  "no SKIPPED line" "${out}")
-expect("out MATCHES \"1 skipped\"" "the summary does not count the skipped file" "${out}")
-file(REMOVE_RECURSE "${WORK}/a/AVX3_DL")
+expect("out MATCHES \"ok +MODEL ONLY [^\n]*AVX3_DL/tanh_bwd.json\""
+  "no MODEL ONLY line for AVX3_DL" "${out}")
+expect("out MATCHES \"MODEL ONLY .models evaluated, kernels not run.: AVX3_DL .(not on this CPU|left out by --cpu-targets 'max:AVX3')\""
+  "the summary does not name the MODEL ONLY target and why" "${out}")
+expect("out MATCHES \"never a bug in\"" "the summary does not say what MODEL ONLY cannot catch" "${out}")
+file(READ "${WORK}/m/AVX3_DL/tanh_bwd.json" model_text)
+string(REGEX REPLACE "(\"outputs\": \\[[\n ]+\")[0-9a-f]+" "\\112345678" model_edited "${model_text}")
+file(WRITE "${WORK}/m/AVX3_DL/tanh_bwd.json" "${model_edited}")
+run(status out check --dir "${WORK}/m" --op tanh_bwd --target AVX3_DL --cpu-targets max:AVX3)
+expect("status EQUAL 1 AND out MATCHES \"DIFFERS MODEL ONLY [^\n]*AVX3_DL/tanh_bwd.json\""
+  "an edited MODEL ONLY golden does not differ: status ${status}" "${out}")
 
 # A budget failing on the target: bless refuses and writes nothing; with
 # --force REASON it writes, and the reason and the failing row are recorded.

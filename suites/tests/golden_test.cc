@@ -176,8 +176,8 @@ TEST_F(GoldenTest, MalformedFilesFailNamingTheFileAndThePlace) {
   EXPECT_NE(ErrorReading(edited([](Json& j) { j["cases"][0]["suite"] = "exhaustive"; }))
                 .find(path + ": /cases/0/suite: unknown suite 'exhaustive'"),
             std::string::npos);
-  EXPECT_NE(ErrorReading(edited([](Json& j) { j["format"] = "ulpgate-golden-2"; }))
-                .find(path + ": /format: unsupported format 'ulpgate-golden-2'"),
+  EXPECT_NE(ErrorReading(edited([](Json& j) { j["format"] = "ulpgate-golden-1"; }))
+                .find(path + ": /format: unsupported format 'ulpgate-golden-1'"),
             std::string::npos);
   EXPECT_NE(ErrorReading(edited([](Json& j) { j["cases"][0]["outputs"][0] = "3f80 0000"; }))
                 .find(path + ": /cases/0/outputs/0: expected bit patterns"),
