@@ -5,7 +5,7 @@
 #include <sstream>
 #include <thread>
 
-#include "kernels/train_step.h"
+#include "suites/drift_models.h"
 #include "oracles/exact.h"
 #include "oracles/float_text.h"
 #include "oracles/ulp_metric.h"
@@ -36,36 +36,18 @@ MpfrNumber Exactly(F evaluate) {
 
 using Tensor = std::vector<float>;
 
-// The kernels of a run, looked up once.
-struct Kernels {
-  TanhBwdKernel tanh_bwd;
-  LinearFwdKernel linear_fwd;
-  LinearBwdInputKernel linear_bwd_input;
-  LinearBwdWeightKernel linear_bwd_weight;
-  LinearBwdBiasKernel linear_bwd_bias;
-  MseFwdKernel mse_fwd;
-  MseBwdKernel mse_bwd;
-  const TrainStepKernels* step;
-};
-
-Kernels LookUp(const RunConfig& c) {
-  const int64_t t = c.target->bits;
-  Kernels k{FindTanhBwdKernel(c.tanh_bwd, t),     FindLinearFwdKernel(c.linear, t),
-            FindLinearBwdInputKernel(c.linear, t), FindLinearBwdWeightKernel(c.linear, t),
-            FindLinearBwdBiasKernel(c.bias, t),    FindMseFwdKernel(c.mse, t),
-            FindMseBwdKernel("framework", t),      FindTrainStepKernels(t)};
-  if (!k.tanh_bwd) throw InputError("unknown tanh_bwd variant '" + c.tanh_bwd + "'");
-  if (!k.linear_fwd || !k.linear_bwd_input || !k.linear_bwd_weight) {
-    throw InputError("unknown linear variant '" + c.linear +
-                     "' (must exist for linear_fwd, linear_bwd_input and linear_bwd_weight)");
-  }
-  if (!k.linear_bwd_bias) throw InputError("unknown linear_bwd_bias variant '" + c.bias + "'");
-  if (!k.mse_fwd) throw InputError("unknown mse_fwd variant '" + c.mse + "'");
-  if (!k.mse_bwd || !k.step) throw InputError("target " + c.target->name + " lacks kernels");
+// The kernels of a run, looked up once: the target's, or their models.
+RunKernels LookUp(const RunConfig& c) {
   if (c.sgd != "fused" && c.sgd != "unfused") {
     throw InputError("unknown sgd variant '" + c.sgd + "' (fused, unfused)");
   }
-  return k;
+  const RunVariants variants{c.tanh_bwd, c.linear, c.bias, c.mse};
+  if (c.model) return ModelRunKernels(variants, *c.target);
+  if (!c.target->supported) {
+    throw InputError("target " + c.target->name + " is not runnable here (" +
+                     NotRunnableReason(*c.target) + "): run it on its models");
+  }
+  return TargetRunKernels(variants, *c.target);
 }
 
 // Records each kernel call's outputs against their exact values.
@@ -125,7 +107,7 @@ class FloatTrainer {
       std::vector<Tensor> w_adv(w_.size());
       for (size_t k = 0; k < w_.size(); ++k) {
         w_adv[k].resize(w_[k].size());
-        kernels_.step->sam_perturb(w_[k].data(), g[k].data(), scale, w_adv[k].data(), w_[k].size());
+        kernels_.sam_perturb(w_[k].data(), g[k].data(), scale, w_adv[k].data(), w_[k].size());
         for (size_t i = 0; i < w_[k].size(); ++i) {
           in_situ_.Record("sam_perturb", Exactly([&](ExactArith& exact) {
                             return exact.MulAdd(exact.FromFloat(g[k][i]), exact.FromFloat(scale),
@@ -139,7 +121,7 @@ class FloatTrainer {
     }
     for (size_t k = 0; k < w_.size(); ++k) {
       const Tensor before = w_[k];
-      (fused_sgd_ ? kernels_.step->sgd_step_fused : kernels_.step->sgd_step)(
+      (fused_sgd_ ? kernels_.sgd_step_fused : kernels_.sgd_step)(
           w_[k].data(), (*step)[k].data(), s_.lr, w_[k].size());
       for (size_t i = 0; i < before.size(); ++i) {
         in_situ_.Record("sgd_step", Exactly([&](ExactArith& exact) {
@@ -203,12 +185,12 @@ class FloatTrainer {
                      batch, l.out, l.in);
         ++linear;
       } else if (l.type == "relu") {
-        kernels_.step->relu_forward(in.data(), out.data(), in.size());
+        kernels_.relu_forward(in.data(), out.data(), in.size());
         for (size_t i = 0; i < in.size(); ++i) {
           in_situ_.Record("relu_fwd", exact.FromFloat(in[i] > 0 ? in[i] : 0.0f), out[i]);
         }
       } else {
-        kernels_.step->tanh_forward(in.data(), out.data(), in.size());
+        kernels_.tanh_forward(in.data(), out.data(), in.size());
         for (size_t i = 0; i < in.size(); ++i) {
           MpfrNumber t = exact.FromFloat(in[i]);
           mpfr_tanh(t.get(), t.get(), MPFR_RNDN);  // 128 bits: far below an ulp
@@ -256,7 +238,7 @@ class FloatTrainer {
           in_situ_.Record("tanh_bwd", TanhBwdExact(grad[i], out[i]), next[i]);
         }
       } else if (l.type == "relu") {
-        kernels_.step->relu_backward(grad.data(), in.data(), next.data(), grad.size());
+        kernels_.relu_backward(grad.data(), in.data(), next.data(), grad.size());
         for (size_t i = 0; i < grad.size(); ++i) {
           in_situ_.Record("relu_bwd", exact.FromFloat(in[i] > 0 ? grad[i] : 0.0f), next[i]);
         }
@@ -288,7 +270,7 @@ class FloatTrainer {
 
   const Scenario& s_;
   const Batch& batch_;
-  Kernels kernels_;
+  RunKernels kernels_;
   bool fused_sgd_;
   std::vector<Tensor> w_;
   InSitu in_situ_;
@@ -331,7 +313,11 @@ RunConfig ParseRunConfig(const std::string& spec, const TargetInfo* target) {
       throw InputError("unknown op '" + op + "' in '" + spec + "' (tanh_bwd, linear, bias, mse, sgd)");
     }
   }
-  LookUp(c);  // validates every name
+  // Validates every name, for any compiled target (the models need no
+  // instruction of the target).
+  RunConfig check = c;
+  check.model = true;
+  LookUp(check);
   return c;
 }
 

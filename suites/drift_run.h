@@ -25,6 +25,10 @@ struct RunConfig {
   std::string bias = "sequential";        // linear_bwd_bias
   std::string mse = "sequential_fma";     // mse_fwd
   std::string sgd = "unfused";            // "unfused": w - RN(lr*g); "fused": NegMulAdd
+  // Evaluate the models of the target's kernels (suites/drift_models.h)
+  // instead of calling them: for a target this CPU cannot run. The results of
+  // a conforming target are the same bit for bit; the label does not change.
+  bool model = false;
   // "tanh_bwd=mac,linear=sequential_fma,bias=sequential,mse=sequential_fma,sgd=unfused@AVX2"
   std::string Label() const;
 };

@@ -106,16 +106,14 @@ Measurement MeasureReduction(MeasureSpec spec, const ReductionOpInfo& op,
 
 Measurement MeasureDrift(MeasureSpec spec,
                          const std::function<void(uint64_t, uint64_t)>& progress) {
-  for (const TargetInfo* target : spec.targets) {
-    if (spec.models_only || !target->supported) {
-      throw InputError("drift on " + target->name + ": training runs on models are not available");
-    }
-  }
   const Scenario scenario = BuiltinScenario(spec.suite);
   if (spec.variants.empty()) spec.variants = MeasurableVariants(kDriftOp);
   std::vector<RunConfig> configs;
   for (const std::string& variants : spec.variants) {
-    for (const TargetInfo* target : spec.targets) configs.push_back(ParseRunConfig(variants, target));
+    for (const TargetInfo* target : spec.targets) {
+      configs.push_back(ParseRunConfig(variants, target));
+      configs.back().model = spec.models_only || !target->supported;
+    }
   }
   std::function<void(size_t, size_t)> epoch_progress;
   if (progress) epoch_progress = [&](size_t done, size_t total) { progress(done, total); };
@@ -129,6 +127,7 @@ Measurement MeasureDrift(MeasureSpec spec,
     c.record["op"] = kDriftOp;
     c.record["variant"] = spec.variants[i / spec.targets.size()];
     c.record["target"] = run["target"];
+    c.record["kind"] = configs[i].model ? "model" : "kernel";
     c.record["dtype"] = "f32";
     c.record["suite"] = spec.suite;
     c.record["epochs"] = d.epochs;
