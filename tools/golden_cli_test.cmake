@@ -184,3 +184,25 @@ string(FIND "${forced}" "\"reason\": \"accepted for the test\"" at_reason)
 string(FIND "${forced}" "FAIL small.mulsub.max_ulp" at_row)
 expect("NOT at_reason EQUAL -1 AND NOT at_row EQUAL -1"
   "the forced bless did not record its reason and the failing row" "${forced}")
+
+# bless --op X checks only X's budgets: a ledger whose only failing rule is
+# about mse_bwd refuses a bless of mse_bwd, not one of tanh_bwd.
+file(WRITE "${WORK}/mse_failing.json" [=[{
+  "format": "ulpgate-budgets-1",
+  "about": "golden_cli_test: tanh_bwd holds, mse_bwd fails",
+  "runs": [{"op": "tanh_bwd", "suites": ["domain"], "n": 2000, "variants": ["mulsub"]},
+           {"op": "mse_bwd", "suites": ["training"], "n": 2}],
+  "rules": [{"id": "ok.mulsub", "match": {"op": "tanh_bwd", "variant": "mulsub"},
+             "limits": {"max_ulp": 100000}, "why": "test"},
+            {"id": "tight.mse_bwd", "match": {"op": "mse_bwd"},
+             "limits": {"max_ulp": 0}, "why": "test"}]
+}
+]=])
+run(status out bless --dir "${WORK}/o" --budgets "${WORK}/mse_failing.json" --target SCALAR
+    --op tanh_bwd)
+expect("status EQUAL 0 AND NOT out MATCHES \"tight.mse_bwd\""
+  "bless --op tanh_bwd was held up by an mse_bwd budget: status ${status}" "${out}")
+run(status out bless --dir "${WORK}/o" --budgets "${WORK}/mse_failing.json" --target SCALAR
+    --op mse_bwd)
+expect("status EQUAL 1 AND out MATCHES \"FAIL tight.mse_bwd.max_ulp\" AND out MATCHES \"refused\""
+  "bless --op mse_bwd went through a failing mse_bwd budget: status ${status}" "${out}")
