@@ -42,6 +42,10 @@ nlohmann::ordered_json ReadJsonFile(const std::string& path) {
   if (!in) throw InputError(path + ": cannot open for reading");
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) throw InputError(path + ": read failed");
+  return ParseJsonText(text, path);
+}
+
+nlohmann::ordered_json ParseJsonText(const std::string& text, const std::string& path) {
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
     throw InputError(path + ": empty file (expected JSON)");
   }

@@ -18,6 +18,8 @@ namespace ulpgate {
 // "PATH: empty file", or "PATH:LINE:COLUMN: malformed JSON (...)", which also
 // covers a truncated file.
 nlohmann::ordered_json ReadJsonFile(const std::string& path);
+// The same on text already read; `path` names it in messages.
+nlohmann::ordered_json ParseJsonText(const std::string& text, const std::string& path);
 
 // A JSON value with where it came from, for typed reads that fail with the
 // file and the JSON pointer of the field:

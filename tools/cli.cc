@@ -1,6 +1,9 @@
 #include "tools/cli.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cerrno>
+#include <fmt/format.h>
 #include <sstream>
 #include <utility>
 
@@ -86,6 +89,26 @@ std::string DescribeSkipped(const std::vector<std::string>& skipped) {
     text += (text.empty() ? "" : "; ") + names + (reason.empty() ? "" : " (" + reason + ")");
   }
   return text;
+}
+
+CLI::Validator CountValidator(const std::string& what, uint64_t min, uint64_t max) {
+  std::string limit = std::to_string(max);
+  for (int k = 1; k < 64; ++k) {
+    if (max == (uint64_t{1} << k)) limit += fmt::format(" = 2^{}", k);
+  }
+  const std::string expected =
+      fmt::format("expected {}: a whole number from {} to {}", what, min, limit);
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        const bool digits = !text.empty() && text.size() <= 20 &&
+                            text.find_first_not_of("0123456789") == std::string::npos;
+        if (!digits) return fmt::format("{}, got '{}'", expected, text);
+        errno = 0;
+        const unsigned long long v = std::strtoull(text.c_str(), nullptr, 10);
+        if (errno == ERANGE || v < min || v > max) return fmt::format("{}, got {}", expected, text);
+        return std::string();
+      },
+      "", "count");
 }
 
 }  // namespace ulpgate

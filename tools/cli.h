@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -33,6 +34,19 @@ std::vector<const TargetInfo*> ResolveCompiledTargets(const std::string& spec);
 // The targets ResolveTargets skipped, each group followed by why:
 // "AVX3, AVX3_DL (left out by ULPGATE_CPU_TARGETS 'max:AVX2')".
 std::string DescribeSkipped(const std::vector<std::string>& skipped);
+
+// Limits of the counts the CLI takes, so that a typo fails with a message
+// naming the limit instead of asking for terabytes.
+inline constexpr uint64_t kMaxTanhBwdInputs = uint64_t{1} << 26;  // 512 MiB of operands
+inline constexpr uint64_t kMaxInstances = uint64_t{1} << 20;
+inline constexpr uint64_t kMaxEpochs = 1000000;
+inline constexpr uint64_t kMaxThreads = 1024;
+inline constexpr uint64_t kMaxSeed = ~uint64_t{0};
+
+// A CLI11 check of a count option: a whole decimal number from `min` to `max`
+// (no sign, no exponent), e.g. "--n: expected the number of inputs: a whole
+// number from 1 to 67108864 = 2^26, got '-5'". `what` names the quantity.
+CLI::Validator CountValidator(const std::string& what, uint64_t min, uint64_t max);
 
 // Splits "a,b,c"; "all" or empty gives {}.
 std::vector<std::string> SplitList(const std::string& spec);

@@ -186,9 +186,14 @@ void AddDivergeCommand(CLI::App& app) {
   cmd->add_option("--b", args->b, "VARIANT[@TARGET], or exact; disagreement is in ULPs of b")
       ->required();
   cmd->add_option("--evals", args->evaluations, "Inputs to evaluate on both sides")
-      ->capture_default_str();
-  cmd->add_option("--seed", args->seed, "Search seed")->capture_default_str();
-  cmd->add_option("--keep", args->keep, "Distinct worst inputs to report")->capture_default_str();
+      ->capture_default_str()
+      ->check(CountValidator("the number of evaluations", 1, kMaxTanhBwdInputs));
+  cmd->add_option("--seed", args->seed, "Search seed")
+      ->capture_default_str()
+      ->check(CountValidator("a seed", 0, kMaxSeed));
+  cmd->add_option("--keep", args->keep, "Distinct worst inputs to report")
+      ->capture_default_str()
+      ->check(CountValidator("the number of inputs to keep", 1, 100000));
   cmd->add_option("--out", args->out_path,
                   "Write the worst inputs here (input-file format: run --inputs, golden/ worst-case list)");
   cmd->callback([args] { RunDiverge(*args); });

@@ -113,7 +113,8 @@ void AddDriftCommand(CLI::App& app) {
                   "One float run per value: op=variant,... over the defaults "
                   "(tanh_bwd=mac,linear=sequential_fma,bias=sequential,mse=sequential_fma,"
                   "sgd=unfused); default: one run per tanh_bwd variant");
-  cmd->add_option("--epochs", args->epochs, "Epochs (default: the scenario's)");
+  cmd->add_option("--epochs", args->epochs, "Epochs (default: the scenario's)")
+      ->check(CountValidator("the number of epochs", 1, kMaxEpochs));
   cmd->add_option("--json", args->json_path, "Write the JSON report here");
   cmd->add_option("--svg", args->svg_path, "Write the loss curves as SVG here");
   cmd->callback([args] { Drift(*args); });

@@ -364,8 +364,8 @@ void AddCommonOptions(CLI::App* cmd, GoldenArgs& args) {
   cmd->add_option("--op", args.op, "Ops: all (default) or a comma-separated list (see 'ulpgate list')")
       ->capture_default_str();
   cmd->add_option("--threads", args.threads,
-                  "Worker threads (0: every core); results do not depend on it")
-      ->capture_default_str();
+                  "Worker threads (default: every core); results do not depend on it")
+      ->check(CountValidator("a thread count", 1, kMaxThreads));
 }
 
 }  // namespace

@@ -123,9 +123,14 @@ void AddMatrixCommand(CLI::App& app) {
       "Variant x target: the model each kernel conforms to, max ULP per suite, identical-output "
       "groups (exit 1 if a kernel does not follow the model its target should)");
   cmd->add_option("--kernel", args->kernel, "Op (tanh_bwd)")->capture_default_str();
-  cmd->add_option("--n", args->n, "Inputs per suite")->capture_default_str();
-  cmd->add_option("--seed", args->seed, "Suite seed")->capture_default_str();
-  cmd->add_option("--threads", args->threads, "Worker threads (default: all cores)");
+  cmd->add_option("--n", args->n, "Inputs per suite")
+      ->capture_default_str()
+      ->check(CountValidator("the number of inputs", 1, kMaxTanhBwdInputs));
+  cmd->add_option("--seed", args->seed, "Suite seed")
+      ->capture_default_str()
+      ->check(CountValidator("a seed", 0, kMaxSeed));
+  cmd->add_option("--threads", args->threads, "Worker threads (default: all cores)")
+      ->check(CountValidator("a thread count", 1, kMaxThreads));
   cmd->add_option("--json", args->json_path, "Write the matrix as JSON here");
   cmd->callback([args] { RunMatrix(*args); });
 }

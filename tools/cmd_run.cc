@@ -325,22 +325,27 @@ void AddRunCommand(CLI::App& app) {
                   "Input file: one 'grad t' tuple per line, hex floats or decimals, # comments; - for stdin");
   cmd->add_option("--n", args->n,
                   "Number of inputs (default: the suite's; with --inputs: at most this many); "
-                  "for the linear and MSE ops, the number of problem instances");
+                  "for the linear and MSE ops, the number of problem instances")
+      ->check(CountValidator("the number of inputs or instances", 1, kMaxTanhBwdInputs));
   cmd->add_option("--shape", args->shape,
                   "Linear ops: B,IN,OUT (default 32,32,32); MSE ops: N (default 1000)");
   cmd->add_option("--instance", args->instance,
-                  "Linear and MSE ops: run only this instance of the suite (to reproduce one)");
+                  "Linear and MSE ops: run only this instance of the suite (to reproduce one)")
+      ->check(CountValidator("an instance index", 0, kMaxInstances - 1));
   cmd->add_flag("--emulate-unsupported", args->emulate_unsupported,
                 "Linear and MSE ops: for compiled targets this CPU cannot run (AVX3 on an AVX2 "
                 "machine), report the variant's expected model in place of the kernel");
   cmd->add_option("--dump", args->dump_path,
                   "Write every evaluated case as JSON Lines here (- for stdout): inputs, outputs, "
                   "exact values, errors; see docs/dump-format.md");
-  cmd->add_option("--seed", args->seed, "Suite seed")->capture_default_str();
+  cmd->add_option("--seed", args->seed, "Suite seed")
+      ->capture_default_str()
+      ->check(CountValidator("a seed", 0, kMaxSeed));
   cmd->add_option("--json", args->json_path, "Write the JSON report here");
   cmd->add_option("--save-inputs", args->save_inputs_path,
                   "Also write the inputs as an input file (hex floats), for replay elsewhere");
-  cmd->add_option("--threads", args->threads, "Worker threads (default: all cores)");
+  cmd->add_option("--threads", args->threads, "Worker threads (default: all cores)")
+      ->check(CountValidator("a thread count", 1, kMaxThreads));
   cmd->add_flag("--quiet", args->quiet, "Only the summary table");
   cmd->add_option("--by", args->by,
                   "Break the statistics down by the binary exponent and sign of this operand "

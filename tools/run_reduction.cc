@@ -234,8 +234,23 @@ void RunReductionCommand(const RunArgs& args) {
     inputs.instances.push_back(GenerateReductionInstance(
         op.op, shape, suite, args.seed, static_cast<uint64_t>(args.instance)));
   } else {
-    inputs = GenerateReductionSuite(op.op, shape, suite, args.seed,
-                                    args.n ? args.n : info->default_n);
+    const uint64_t instances = args.n ? args.n : info->default_n;
+    if (instances > kMaxInstances) {
+      throw UsageError(fmt::format("--n: expected the number of instances of {}: a whole number "
+                                   "from 1 to {} = 2^20, got {}",
+                                   op.name, kMaxInstances, instances));
+    }
+    // Every instance holds its operands: keep them within 2^28 floats (1 GiB).
+    size_t floats_per_instance = 0;
+    const ReductionInstance one = GenerateReductionInstance(op.op, shape, suite, args.seed, 0);
+    for (const auto& operand : one.operands) floats_per_instance += operand.size();
+    if (instances * floats_per_instance > (uint64_t{1} << 28)) {
+      throw UsageError(fmt::format(
+          "--n {} with shape {}: {} instances of {} floats exceed 2^28 floats (1 GiB); use fewer "
+          "instances or a smaller shape",
+          instances, ShapeText(op.op, shape), instances, floats_per_instance));
+    }
+    inputs = GenerateReductionSuite(op.op, shape, suite, args.seed, instances);
   }
 
   ReductionRunOptions options;
