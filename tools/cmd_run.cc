@@ -19,6 +19,7 @@
 #include "suites/tanh_bwd_suites.h"
 #include "tools/cli.h"
 #include "tools/run_args.h"
+#include "tools/run_limits.h"
 #include "tools/text_table.h"
 
 namespace ulpgate {
@@ -212,6 +213,9 @@ std::string KernelNames() {
 }
 
 void Run(const RunArgs& args) {
+  if (args.dump_path == "-" && args.json_path == "-") {
+    throw UsageError("--dump - and --json - cannot both have stdout: give one a file");
+  }
   if (FindReductionOp(args.kernel) != nullptr) {
     RunReductionCommand(args);
     return;
@@ -286,23 +290,50 @@ void Run(const RunArgs& args) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (tty) std::cerr << '\r' << std::string(60, ' ') << '\r';
 
-  PrintText(results, inputs, skipped, args.quiet);
-  if (options.map_operand >= 0) PrintErrorMaps(results, inputs);
-  std::cerr << fmt::format("ran {} inputs x {} (variant, target) cases in {:.2f} s ({:.0f} inputs/s)\n",
-                           inputs.size(), results.size(), seconds, inputs.size() / seconds);
-  if (!args.json_path.empty()) {
-    nlohmann::ordered_json report;
-    report["tool"] = "ulpgate 0.1.0";
-    for (const CaseResult& r : results) report["results"].push_back(CaseJson(r, inputs));
-    WriteJsonFile(args.json_path, report);
-  }
-  if (!args.dump_path.empty()) {
-    WriteDumpFile(args.dump_path,
-                  [&](std::ostream& out) { WriteTanhBwdDump(out, inputs, results); });
-  }
+  std::vector<nlohmann::ordered_json> records;
+  for (const CaseResult& r : results) records.push_back(CaseJson(r, inputs));
+  FinishRun(
+      args, records,
+      [&] {
+        PrintText(results, inputs, skipped, args.quiet);
+        if (options.map_operand >= 0) PrintErrorMaps(results, inputs);
+        std::cerr << fmt::format(
+            "ran {} inputs x {} (variant, target) cases in {:.2f} s ({:.0f} inputs/s)\n",
+            inputs.size(), results.size(), seconds, inputs.size() / seconds);
+      },
+      [&](std::ostream& out) { WriteTanhBwdDump(out, inputs, results); });
 }
 
 }  // namespace
+
+void FinishRun(const RunArgs& args, const std::vector<nlohmann::ordered_json>& records,
+               const std::function<void()>& print_text,
+               const std::function<void(std::ostream&)>& write_dump) {
+  RunLimits limits;
+  limits.max_ulp = args.max_ulp;
+  limits.require_conformance = args.require_conformance;
+  size_t failed = 0;
+  {
+    StdoutToStderr guard(args.dump_path == "-" || args.json_path == "-");
+    print_text();
+    if (limits.max_ulp || limits.require_conformance) {
+      std::cout << '\n';
+      failed = CheckRunLimits(records, limits, std::cout);
+      std::cout << (failed == 0 ? std::string("run: PASS (every case within the limits)\n")
+                                : fmt::format("run: FAIL ({} case{} over the limits)\n", failed,
+                                              failed == 1 ? "" : "s"));
+    }
+  }
+  if (!args.json_path.empty()) {
+    nlohmann::ordered_json report;
+    report["format"] = kRunReportFormat;
+    report["tool"] = "ulpgate 0.1.0";
+    report["results"] = records;
+    WriteRunReport(args.json_path, report);
+  }
+  if (!args.dump_path.empty()) WriteDumpFile(args.dump_path, write_dump);
+  if (failed > 0) ExitStatus() = 1;
+}
 
 void AddRunCommand(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
@@ -341,7 +372,14 @@ void AddRunCommand(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "Suite seed")
       ->capture_default_str()
       ->check(CountValidator("a seed", 0, kMaxSeed));
-  cmd->add_option("--json", args->json_path, "Write the JSON report here");
+  cmd->add_option("--json", args->json_path, "Write the JSON report here (- for stdout)");
+  cmd->add_option("--max-ulp", args->max_ulp,
+                  "Exit 1 (listing the cases) if a case's max ULP error is above this, or it has "
+                  "a special mismatch")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--require-conformance", args->require_conformance,
+                "Exit 1 (listing the cases) if a kernel does not follow its expected model bit "
+                "for bit");
   cmd->add_option("--save-inputs", args->save_inputs_path,
                   "Also write the inputs as an input file (hex floats), for replay elsewhere");
   cmd->add_option("--threads", args->threads, "Worker threads (default: all cores)")

@@ -2,7 +2,13 @@
 #ifndef ULPGATE_TOOLS_RUN_ARGS_H_
 #define ULPGATE_TOOLS_RUN_ARGS_H_
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
+#include <functional>
+#include <ostream>
+#include <vector>
+#include <optional>
 #include <string>
 
 namespace ulpgate {
@@ -21,6 +27,8 @@ struct RunArgs {
   unsigned threads = 0;
   bool quiet = false;
   std::string by;  // operand to map errors by (tanh_bwd)
+  std::optional<double> max_ulp;  // exit 1 when a case's max ULP error is above it
+  bool require_conformance = false;  // exit 1 when a case does not follow its model
   // Reductions only.
   std::string shape;
   int64_t instance = -1;  // >= 0: only this instance of the suite
@@ -29,6 +37,14 @@ struct RunArgs {
 
 // The linear and MSE ops (tools/run_reduction.cc).
 void RunReductionCommand(const RunArgs& args);
+
+// What every path of `run` does last: prints the text (to stderr when --dump -
+// or --json - owns stdout) through `print_text`, the rows over --max-ulp or
+// failing --require-conformance, writes the JSON report and the dump, and sets
+// exit status 1 when a row failed.
+void FinishRun(const RunArgs& args, const std::vector<nlohmann::ordered_json>& records,
+               const std::function<void()>& print_text,
+               const std::function<void(std::ostream&)>& write_dump);
 
 }  // namespace ulpgate
 

@@ -283,22 +283,17 @@ void RunReductionCommand(const RunArgs& args) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (tty) std::cerr << '\r' << std::string(60, ' ') << '\r';
 
-  PrintText(args, run, inputs, skipped, args.quiet);
-  std::cerr << fmt::format("ran {} instance(s) x {} outputs x {} (variant, target) cases in {:.2f} s\n",
-                           inputs.instances.size(), inputs.outputs_per_instance(),
-                           run.cases.size(), seconds);
-  if (!args.json_path.empty()) {
-    nlohmann::ordered_json report;
-    report["tool"] = "ulpgate 0.1.0";
-    for (const ReductionCaseResult& r : run.cases) {
-      report["results"].push_back(ReductionCaseJson(r, inputs));
-    }
-    WriteJsonFile(args.json_path, report);
-  }
-  if (!args.dump_path.empty()) {
-    WriteDumpFile(args.dump_path,
-                  [&](std::ostream& out) { WriteReductionDump(out, inputs, run); });
-  }
+  std::vector<nlohmann::ordered_json> records;
+  for (const ReductionCaseResult& r : run.cases) records.push_back(ReductionCaseJson(r, inputs));
+  FinishRun(
+      args, records,
+      [&] {
+        PrintText(args, run, inputs, skipped, args.quiet);
+        std::cerr << fmt::format(
+            "ran {} instance(s) x {} outputs x {} (variant, target) cases in {:.2f} s\n",
+            inputs.instances.size(), inputs.outputs_per_instance(), run.cases.size(), seconds);
+      },
+      [&](std::ostream& out) { WriteReductionDump(out, inputs, run); });
 }
 
 }  // namespace ulpgate
