@@ -14,6 +14,7 @@ then w -= lr * those; plain SGD: w -= lr * grad(w). ReLU'(0) = 0.
 
 Usage: recheck_drift.py REPORT        exit 0 when every epoch agrees
 """
+import argparse
 import decimal
 from decimal import Decimal
 import json
@@ -96,12 +97,17 @@ def loss_and_grads(layers, x, target, params, batch, two_over_n):
     return loss, grads
 
 
-def main():
-    if len(sys.argv) != 2:
-        print(__doc__)
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("report", help="the JSON report of `ulpgate drift --json`")
+    args = parser.parse_args(argv)
+    try:
+        with open(args.report) as f:
+            report = json.load(f)
+    except (OSError, ValueError) as error:
+        print("recheck_drift: %s: %s" % (args.report, error), file=sys.stderr)
         return 2
-    with open(sys.argv[1]) as f:
-        report = json.load(f)
     sc = report["scenario"]
     layers, batch = sc["layers"], sc["batch"]
     lr, rho, eps = f32(sc["lr"]), f32(sc["rho"]), f32(sc["eps"])

@@ -14,6 +14,7 @@ Exit status 0 when everything agrees, 1 on any disagreement (the first ones
 are printed), 2 on an unreadable file.
 """
 
+import argparse
 import json
 import math
 import sys
@@ -367,12 +368,14 @@ class Checker:
                                      (key, e in sets[key], flag))
 
 
-def main(argv):
-    if len(argv) < 2:
-        print(__doc__.strip(), file=sys.stderr)
-        return 2
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("dumps", nargs="+", metavar="DUMP",
+                        help="JSON Lines written by `ulpgate run --dump`")
+    args = parser.parse_args(argv)
     checker = Checker()
-    for path in argv[1:]:
+    for path in args.dumps:
         try:
             with open(path) as f:
                 for number, line in enumerate(f, 1):
@@ -396,4 +399,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main())

@@ -12,6 +12,7 @@ those of that model's outputs.
 
 Usage: recheck_run.py INPUTS REPORT          exit 0 when everything agrees
 """
+import argparse
 import json
 import os
 import sys
@@ -69,13 +70,19 @@ def statistics(errors):
     return counts, special, signed_zero, correct, max_e
 
 
-def main():
-    if len(sys.argv) != 3:
-        print(__doc__)
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("inputs", help="the input file given to `ulpgate run --inputs`")
+    parser.add_argument("report", help="the JSON report of that run (--json)")
+    args = parser.parse_args(argv)
+    try:
+        inputs = read_inputs(args.inputs)
+        with open(args.report) as f:
+            report = json.load(f)
+    except (OSError, ValueError) as error:
+        print("recheck_run: %s" % error, file=sys.stderr)
         return 2
-    inputs = read_inputs(sys.argv[1])
-    with open(sys.argv[2]) as f:
-        report = json.load(f)
     per_model = {m: [] for m in ("mac_fused", "mac_unfused", "mulsub", "mulsub_fused")}
     for g, t in inputs:
         x = exact_value(g, t)
