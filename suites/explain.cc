@@ -286,8 +286,10 @@ std::string FormatUlp(double ulp) {
 std::string FormatFactor(double factor) {
   if (std::isnan(factor)) return "n/a";
   if (std::isinf(factor)) return "inf";
-  if (factor < 16) return Printf("%.3g", factor);
-  return "2^" + Printf("%.0f", std::log2(factor));
+  if (factor < 1e5) return Printf("%.4g", factor);
+  // Large factors with their binary magnitude, to one decimal: 2^20.6, not a
+  // rounded power that misstates the value.
+  return Printf("%.3g", factor) + " (2^" + Printf("%.1f", std::log2(factor)) + ")";
 }
 
 const ExplainableOp& TanhBwdExplainable() {

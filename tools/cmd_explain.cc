@@ -83,7 +83,6 @@ void PrintHeader(const Explanation& x) {
                          op.operand_names[k]);
   }
   kappa += " = " + FormatFactor(x.condition_total);
-  if (std::isfinite(x.condition_total)) kappa += fmt::format(" = {:.4g}", x.condition_total);
   std::cout << kappa << "\n";
   std::cout << "  (a relative change of u in every operand moves the output by up to kappa*u)\n";
 }

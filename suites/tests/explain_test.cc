@@ -330,5 +330,25 @@ TEST(MpfrNumberTest, ToHexExactIsNormalizedAndExact) {
   EXPECT_EQ(wide.ToHexExact(), "0x1.0000000000000000000000001p+0");
 }
 
+// A factor is printed as a number a reader can add up: "kappa = 1 (grad) +
+// 6391 (t) = 6392", never a rounded power of two ("2^13 = 6391"). The printed
+// value, read back, is within its printed precision of the factor.
+TEST(ExplainText, FactorsPrintTheirValue) {
+  EXPECT_EQ(FormatFactor(6391.0), "6391");
+  EXPECT_EQ(FormatFactor(6392.0), "6392");
+  EXPECT_EQ(FormatFactor(1.0), "1");
+  EXPECT_EQ(FormatFactor(729000.5), "7.29e+05 (2^19.5)");
+  EXPECT_EQ(FormatFactor(std::ldexp(1.0, 60)), "1.15e+18 (2^60.0)");
+  for (double v = 1.5; v < 1e15; v *= 1.37) {
+    const std::string text = FormatFactor(v);
+    const double printed = std::strtod(text.c_str(), nullptr);
+    EXPECT_NEAR(printed, v, v * 5e-3) << text;
+    const size_t power = text.find("(2^");
+    if (power != std::string::npos) {
+      EXPECT_NEAR(std::strtod(text.c_str() + power + 3, nullptr), std::log2(v), 0.05) << text;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ulpgate
