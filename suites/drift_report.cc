@@ -47,6 +47,7 @@ nlohmann::ordered_json StatisticsJson(const ErrorStatistics& s) {
 
 nlohmann::ordered_json DriftJson(const DriftResult& d) {
   nlohmann::ordered_json j;
+  j["format"] = "ulpgate-drift-1";
   j["tool"] = "ulpgate 0.1.0";
   j["scenario"] = ScenarioJson(d.scenario);
   j["epochs"] = d.epochs;

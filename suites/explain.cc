@@ -368,6 +368,7 @@ Explanation Explain(const ExplainableOp& op, const std::vector<float>& operands,
 nlohmann::ordered_json ExplanationJson(const Explanation& x) {
   const ExplainableOp& op = *x.op;
   nlohmann::ordered_json j;
+  j["format"] = "ulpgate-explain-1";
   j["tool"] = "ulpgate 0.1.0";
   j["command"] = "explain";
   j["op"] = op.name;

@@ -17,6 +17,7 @@ namespace {
 
 nlohmann::ordered_json ListJson() {
   nlohmann::ordered_json j;
+  j["format"] = "ulpgate-list-1";
   nlohmann::ordered_json op;
   op["name"] = "tanh_bwd";
   op["definition"] = "grad * (1 - t^2)";
