@@ -37,7 +37,7 @@ V MulSubFma(A& a, const V& grad, const V& t) {
   return a.Mul(grad, s);
 }
 
-// The op's definition in extended-real arithmetic (DESIGN.md "Numerics"): the
+// The op's definition in extended-real arithmetic (docs/design.md "Numerics"): the
 // exact value is this formula, so grad = inf, t = 0.5 is inf although the MAC
 // form computes inf - inf*0.25 = NaN there.
 template <class A, class V = typename A::Value>

@@ -90,7 +90,7 @@ class TracingArith {
   std::vector<Step> steps_;
 };
 
-// (approx - exact) / ulp(exact) in binary32 ULPs (DESIGN.md "Numerics"), signed,
+// (approx - exact) / ulp(exact) in binary32 ULPs (docs/design.md "Numerics"), signed,
 // computed exactly and rounded once to double. NaN when either is not finite.
 double SignedUlpError(const MpfrNumber& exact, const MpfrNumber& approx);
 

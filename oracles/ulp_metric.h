@@ -1,5 +1,5 @@
 // The ULP error of a computed binary32 value against an exact real, exactly as
-// DESIGN.md "Numerics" defines it.
+// docs/design.md "Numerics" defines it.
 //
 // ulp(x) = 2^(max(E, emin) - p + 1), E = floor(log2 |x|) capped at emax;
 // ulp(0) is the smallest subnormal. e = |y - x| / ulp(x), with the special
@@ -38,7 +38,7 @@ struct UlpError {
   bool correctly_rounded = false;  // y == RN(x) bit for bit; a zero matches a zero
 };
 
-// Histogram bounds of DESIGN.md: [0, 0.5, 1, 2, 4, ..., 2^(p)] for the format.
+// Histogram bounds (docs/design.md "Numerics"): [0, 0.5, 1, 2, 4, ..., 2^(p)] for the format.
 // counts[0] is e == 0, counts[i] is bounds[i-1] < e <= bounds[i], the last count
 // e > the last bound. UlpError::bin is the index into counts.
 int HistogramBoundCount(const FloatFormat& format = kBinary32);

@@ -76,7 +76,7 @@ struct DivergeSide {
 };
 
 // Disagreement = MeasureUlpError(b, a): |a - b| / ulp(b) with b taken as the
-// exact value, so it is in ULPs of the b side (DESIGN.md's metric when b is
+// exact value, so it is in ULPs of the b side (the ULP error of docs/design.md "Numerics" when b is
 // exact; its special rules decide infinities and NaN). `a` must not be exact.
 // Throws std::invalid_argument for an unknown variant or a missing target.
 DivergeScorer TanhBwdDivergeScorer(const DivergeSide& a, const DivergeSide& b);

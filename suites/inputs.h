@@ -33,7 +33,7 @@ struct SuiteInfo {
   size_t default_n;
 };
 
-// Input file format (DESIGN.md "Inputs"): one tuple per line in the op's
+// Input file format (docs/design.md "Inputs"): one tuple per line in the op's
 // operand order, values as C99 hex floats or decimals (or inf/nan, or
 // bits:0x...), separated by spaces, tabs or commas; '#' starts a comment;
 // blank lines are skipped. `where` names the stream in messages.

@@ -1,4 +1,4 @@
-// Report JSON (DESIGN.md "Reports and the CLI"). Every number that identifies an
+// Report JSON (docs/design.md "Reports and formats"). Every number that identifies an
 // input is written as a C99 hex float and as its bit pattern.
 #ifndef ULPGATE_SUITES_REPORT_H_
 #define ULPGATE_SUITES_REPORT_H_

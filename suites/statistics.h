@@ -1,4 +1,4 @@
-// Statistics of a stream of ULP errors: the histogram of DESIGN.md, counts of
+// Statistics of a stream of ULP errors: the histogram of docs/design.md "Numerics", counts of
 // special and signed-zero mismatches, the maximum with the input that made it,
 // the mean, and percentiles read from a fine log-scale histogram.
 //

@@ -19,7 +19,7 @@ constexpr float kMaxSubnormal = 0x1.fffffcp-127f;
 // RN(1/sqrt(2)) = 0x1.6a09e6p-1 (1/sqrt(2) = 0x1.6a09e667f3bcc9...p-1).
 constexpr float kRecipSqrt2 = 0x1.6a09e6p-1f;
 
-// The special values of DESIGN.md's adversarial catalogue plus the landmarks of
+// The special values of the adversarial catalogue (docs/design.md "Inputs") plus the landmarks of
 // tanh_bwd (1, 1/sqrt(2), 0.5, values past 1).
 const std::vector<float>& SpecialValues() {
   static const std::vector<float> values = [] {

@@ -24,7 +24,7 @@ std::array<float, 2> TanhBwdInput(std::string_view suite, uint64_t seed, uint64_
 InputSet GenerateTanhBwdSuite(std::string_view suite, uint64_t seed, size_t n);
 
 // The fixed head of the adversarial suite: the cross product of the special
-// values of DESIGN.md ("Inputs") for grad and t. Inputs past it are drawn
+// values of docs/design.md ("Inputs") for grad and t. Inputs past it are drawn
 // from the structured families (near 1, near 1/sqrt(2), ties of t*t, ...).
 size_t TanhBwdAdversarialCatalogueSize();
 

@@ -98,7 +98,7 @@ void PrintMatrix(const ConformanceMatrix& m) {
     expected += c.as_expected();
   }
   std::cout << fmt::format(
-      "\nDESIGN.md's expectation (fused model where NegMulAdd is an FMA, two-rounding model "
+      "\nthe expected models (fused model where NegMulAdd is an FMA, two-rounding model "
       "elsewhere): {} of {} cases run here conform{}\n",
       expected, run, m.AllAsExpected() ? "" : "; '!' or NONE above marks the others");
 }

@@ -152,7 +152,7 @@ TEST(DivergeTest, SameModelOnTwoTargetsNeverDisagrees) {
   for (const DivergePoint& p : r.worst) EXPECT_EQ(p.evaluation.ulp, 0) << Describe(p);
 }
 
-// DESIGN.md: for RN(t*t) in [1/2, 2], 1 - RN(t*t) is exact (Sterbenz), so the
+// docs/design.md "Models and conformance": for RN(t*t) in [1/2, 2], 1 - RN(t*t) is exact (Sterbenz), so the
 // fused mac and mulsub agree bit for bit there; every disagreement diverge
 // finds must lie outside.
 TEST(DivergeTest, FusedMacAndMulSubDisagreeOnlyOutsideSterbenz) {

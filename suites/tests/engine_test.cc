@@ -52,7 +52,7 @@ TEST(Engine, CountsAddUpAndMatchADirectRecomputation) {
 }
 
 TEST(Engine, TheMacFormIsASpecialMismatchAtInfiniteGrad) {
-  // grad = inf, t = 0.5: the op is inf, the MAC form gives NaN (DESIGN.md).
+  // grad = inf, t = 0.5: the op is inf, the MAC form gives NaN (docs/design.md "Numerics").
   InputSet inputs;
   inputs.operand_names = {"grad", "t"};
   inputs.columns = {{std::numeric_limits<float>::infinity()}, {0.5f}};

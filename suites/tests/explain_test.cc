@@ -181,7 +181,7 @@ TEST(ExplainTest, ExactInputHasNoErrorAnywhere) {
 
 TEST(ExplainTest, SpecialMismatchNamesTheStepThatMadeTheNaN) {
   // grad = inf, t = 1/2: the op is inf*(3/4) = inf; the MAC form computes
-  // inf - inf*(1/4) = NaN (DESIGN.md "Numerics").
+  // inf - inf*(1/4) = NaN (docs/design.md "Numerics").
   const Explanation x = ExplainAll(std::numeric_limits<float>::infinity(), 0.5f);
   EXPECT_TRUE(x.exact.IsInf());
   EXPECT_TRUE(std::isnan(x.condition_total));

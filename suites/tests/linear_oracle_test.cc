@@ -2,7 +2,7 @@
 //   - The plain-loop exact values agree with an Eigen product over
 //     Boost.Multiprecision mpfr_float (an independent path to the same reals).
 //   - Every variant's op sequence over exact arithmetic gives the exact value
-//     (DESIGN.md: "every variant of an op must give the same real value").
+//     (every variant of an op has the same exact value).
 //   - The bound fraction: exact bins, > 1 flagged, the underflow allowance and
 //     the overflow exemption.
 //   - The ULP error of a quotient (mse: sum / N) decided exactly, also next to

@@ -1,4 +1,4 @@
-// DESIGN.md's "facts worth pinning", each measured on the models (which the
+// The facts docs/design.md "Models and conformance" pins, each measured on the models (which the
 // conformance tests tie to the kernels of every target), with the bound
 // derived beside it.
 #include <gtest/gtest.h>

@@ -46,7 +46,7 @@ TEST(TanhBwdSpec, ExactArithmeticRefusesToRound) {
 
 TEST(TanhBwdSpec, CanonicalValueAtInfinityIsTheFormulas) {
   // grad = inf, t = 0.5: grad * (1 - 0.25) = inf, while the MAC form computes
-  // inf - inf * 0.25 = NaN (DESIGN.md "Numerics").
+  // inf - inf * 0.25 = NaN (docs/design.md "Numerics").
   const float inf = std::numeric_limits<float>::infinity();
   EXPECT_TRUE(TanhBwdExact(inf, 0.5f).IsInf());
   EXPECT_TRUE(TanhBwdVariantExact("mac", inf, 0.5f).IsNan());

@@ -1,5 +1,5 @@
 // The ULP metric on hand-checked cases: every expected value below is derived
-// in the comment beside it from DESIGN.md's definition.
+// in the comment beside it from the definition in docs/design.md "Numerics".
 #include "oracles/ulp_metric.h"
 
 #include <gtest/gtest.h>

@@ -173,7 +173,7 @@ def fma(a, b, c):
     return add(mul(a, b), c)
 
 
-# ULP metric of DESIGN.md.
+# ULP metric of docs/design.md "Numerics".
 
 def ulp_exponent(x):
     if x.q == 0:

@@ -4,7 +4,7 @@
 Independent of the C++ harness: it reads only the dump (docs/dump-format.md),
 recomputes every exact value from the inputs with fractions.Fraction, and from
 it every ULP error, histogram bin, flag and bound fraction, by the definitions
-of DESIGN.md ("Numerics") and oracles/reduction_bound.h, and compares them with
+of docs/design.md ("Numerics") and oracles/reduction_bound.h, and compares them with
 what the dump says. Doubles must agree exactly: both sides round the exact
 rational to the nearest double once.
 
@@ -138,7 +138,7 @@ def same_bits(a, b):
 
 
 def ulp_error(x, y):
-    """DESIGN.md's ULP error: dict(ulp, bin, special, signed_zero, correctly_rounded)."""
+    """The ULP error of docs/design.md "Numerics": dict(ulp, bin, special, signed_zero, correctly_rounded)."""
     r = {"ulp": 0.0, "bin": 0, "special": False, "signed_zero": False, "correctly_rounded": False}
     y_nan, y_inf = math.isnan(y), math.isinf(y)
     if x.special and x.special.kind == "nan":

@@ -9,7 +9,7 @@ against-ideal errors in ULPs, each step's contribution to the final error, the
 op's exact and correctly rounded value, the ULP error of the kernel's output,
 which models the kernel's output matches, the expected model per target, and
 the condition numbers. It shares no code with ulpgate: the variants' op
-sequences below are restated from DESIGN.md's table, not read from the C++.
+sequences below are restated from the table of docs/design.md "Models and conformance", not read from the C++.
 
 Usage:
   recheck_explain.py FILE.json...            check explain reports
@@ -37,7 +37,7 @@ EMIN = -126
 EMAX = 127
 MAX_FINITE = Fraction((1 << 24) - 1) * Fraction(2) ** (EMAX - 23)
 
-# DESIGN.md "tanh_bwd variants": each model as a straight-line program over the
+# docs/design.md "Models and conformance": each model as a straight-line program over the
 # names grad, t, 1 and the steps' results. fnma(a, b, c) = c - a*b, one rounding.
 MODELS = {
     "mac_fused": [("mul", "t", "t"), ("fnma", "grad", "#1", "grad")],
@@ -207,7 +207,7 @@ def ulp_difference(frm, to, unit_of):
 
 
 def ulp_error(exact, y):
-    """DESIGN.md's metric: dict with ulp (None for a special mismatch),
+    """the ULP error of docs/design.md "Numerics": dict with ulp (None for a special mismatch),
     correctly_rounded, special_mismatch, signed_zero_mismatch."""
     out = {"ulp": 0.0, "correctly_rounded": False, "special_mismatch": False,
            "signed_zero_mismatch": False}

@@ -5,7 +5,7 @@ For every input it computes, in exact rational arithmetic (binary32_exact.py, no
 MPFR): the op's exact value grad*(1 - t^2), the four models (mac_fused,
 mac_unfused, mulsub, mulsub_fused) rounded one operation at a time, and their
 ULP errors. For every result in the report it then checks that the reported
-model is the one DESIGN.md expects for the target (fused on AVX2/AVX3/AVX3_DL),
+model is the one docs/design.md expects for the target (fused on AVX2/AVX3/AVX3_DL),
 with zero mismatches, and that the histogram counts, special and signed-zero
 mismatch counts, correctly rounded count and max_ulp (to 1e-6 relative) equal
 those of that model's outputs.
