@@ -151,21 +151,26 @@ void RunDiverge(const DivergeArgs& args) {
     table.Print(std::cout, "  ");
     const DivergePoint& worst = result.worst.front();
     const TargetInfo* target = a.target;
-    std::cout << fmt::format(
-        "explain the worst: ulpgate explain --kernel tanh_bwd --input grad={} --input t={} "
-        "--target {}\n",
-        HexFloat(worst.operands[0]), HexFloat(worst.operands[1]),
-        (b.exact() || b.target == target) ? target->name : target->name + "," + b.target->name);
+    std::cout << "explain the worst: "
+              << WrappedCommand(
+                     fmt::format("ulpgate explain --kernel tanh_bwd --input grad={} --input t={} "
+                                 "--target {}",
+                                 HexFloat(worst.operands[0]), HexFloat(worst.operands[1]),
+                                 (b.exact() || b.target == target)
+                                     ? target->name
+                                     : target->name + "," + b.target->name),
+                     19, 4)
+              << '\n';
   }
   if (result.special_mismatches > 0) {
     const DivergePoint& s = *result.first_special;
-    std::cout << fmt::format(
+    PrintWrapped(std::cout, fmt::format(
         "special mismatches (NaN or infinity against something else, not ranked): {}, first: "
-        "grad = {}, t = {}: a = {}, b = {}\n",
+        "grad = {}, t = {}: a = {}, b = {}",
         result.special_mismatches, HexFloat(s.operands[0]), HexFloat(s.operands[1]),
         HexFloat(s.evaluation.a),
         b.exact() ? TanhBwdExact(s.operands[0], s.operands[1]).ToDecimal(9)
-                  : HexFloat(s.evaluation.b));
+                  : HexFloat(s.evaluation.b)), 2);
   }
   if (!args.out_path.empty()) {
     WriteInputFile(args.out_path, args, a, b, result);

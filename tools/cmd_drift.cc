@@ -89,8 +89,10 @@ void Drift(const DriftArgs& args) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (tty) std::cerr << '\r' << std::string(40, ' ') << '\r';
-  std::cout << fmt::format("drift: scenario {} ({}), {} epochs, {} runs\n", scenario.name,
-                           scenario.description, d.epochs, d.runs.size());
+  PrintWrapped(std::cout,
+               fmt::format("drift: scenario {} ({}), {} epochs, {} runs", scenario.name,
+                           scenario.description, d.epochs, d.runs.size()),
+               2);
   for (const FloatRunResult& r : d.runs) PrintRun(d, r);
   std::cerr << fmt::format("drift: {} epochs x ({} float runs + the exact run) in {:.2f} s\n",
                            d.epochs, d.runs.size(), seconds);

@@ -121,13 +121,17 @@ void PrintCaseGroup(const Explanation& x, const std::vector<const ExplainedCase*
       c.contributions_defined
           ? fmt::format("signed {}; contributions sum to {}", Signed(c.signed_error_ulp), Signed(sum))
           : std::string("no contributions: a value is not finite");
-  std::cout << fmt::format("  output {}  exact {}  error {} ({})\n", HexFloat(c.model_output),
-                           x.exact.ToDecimal(17), error, detail);
+  std::cout << "  ";
+  PrintWrapped(std::cout,
+               fmt::format("output {}  exact {}  error {} ({})", HexFloat(c.model_output),
+                           x.exact.ToDecimal(17), error, detail),
+               4, 2);
   if (!SameFloat(c.model_output, c.kernel_output)) {
     std::cout << fmt::format("  the kernel gave {}, not the traced model's {}\n",
                              HexFloat(c.kernel_output), HexFloat(c.model_output));
   }
-  std::cout << "  verdict: " << c.verdict << "\n";
+  std::cout << "  verdict: ";
+  PrintWrapped(std::cout, c.verdict, 11, 11);
 }
 
 void RunExplain(const ExplainArgs& args) {
@@ -151,7 +155,8 @@ void RunExplain(const ExplainArgs& args) {
   if (!skipped.empty()) {
     std::string names;
     for (const auto& s : skipped) names += (names.empty() ? "" : ", ") + s;
-    std::cout << "  skipped (compiled, not supported by this CPU): " << names << "\n";
+    std::cout << "  ";
+    PrintWrapped(std::cout, "skipped (compiled, not supported by this CPU): " + names, 4, 2);
   }
   // Targets whose kernel followed the same model to the same output share one trace.
   std::vector<std::vector<const ExplainedCase*>> groups;

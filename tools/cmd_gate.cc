@@ -40,7 +40,7 @@ void PrintReport(const GateReport& report, std::ostream& out) {
     if (row.message.empty() || row.status == kPass) continue;
     if (!header) out << '\n';
     header = true;
-    out << row.status << ' ' << row.rule << '.' << row.limit << ": " << row.message << '\n';
+    PrintWrapped(out, row.status + " " + row.rule + "." + row.limit + ": " + row.message, 2);
   }
   std::string counts;
   for (const char* status : {kPass, kFail, kWaived, kExpired, kSkipped}) {
@@ -52,15 +52,15 @@ void PrintReport(const GateReport& report, std::ostream& out) {
   if (!report.model_targets.empty()) {
     std::string models;
     for (const auto& t : report.model_targets) models += (models.empty() ? "" : ", ") + t;
-    out << "evaluated on their models (MODEL ONLY; rows say \"(model)\"): " << models << '\n'
-        << "  a model stands for what the kernel must compute: it checks the budgets hold for\n"
+    PrintWrapped(out, "evaluated on their models (MODEL ONLY; rows say \"(model)\"): " + models, 2);
+    out << "  a model stands for what the kernel must compute: it checks the budgets hold for\n"
         << "  the target's rounding model, but it cannot catch a bug in that target's kernels;\n"
         << "  only a CPU that runs the target can.\n";
   }
   if (!report.skipped_targets.empty()) {
     std::string skipped;
     for (const auto& t : report.skipped_targets) skipped += (skipped.empty() ? "" : ", ") + t;
-    out << "skipped targets: " << skipped << '\n';
+    PrintWrapped(out, "skipped targets: " + skipped, 2);
   }
   out << "budgets: " << report.budgets_path << ", today: " << report.today << '\n';
 }

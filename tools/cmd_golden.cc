@@ -231,15 +231,18 @@ void Check(const GoldenArgs& args) {
   std::cout << fmt::format("golden check: {} files match, {} differ, {} targets not covered "
                            "({:.1f} s)\n",
                            matched, differing, uncovered.size(), seconds);
-  std::cout << fmt::format("  RAN (kernels run on this CPU): {}\n", list(ran));
+  std::cout << "  ";
+  PrintWrapped(std::cout, fmt::format("RAN (kernels run on this CPU): {}", list(ran)), 4, 2);
   if (!model_only.empty()) {
     std::string why;
     for (const std::string& name : model_only) {
       why += fmt::format("{}{} ({})", why.empty() ? "" : ", ", name,
                          NotRunnableReason(*FindTarget(name)));
     }
-    std::cout << fmt::format("  MODEL ONLY (models evaluated, kernels not run): {}\n", why)
-              << "  A MODEL ONLY check catches a change of a model or of the oracle, never a bug in\n"
+    std::cout << "  ";
+    PrintWrapped(std::cout, fmt::format("MODEL ONLY (models evaluated, kernels not run): {}", why),
+                 4, 2);
+    std::cout << "  A MODEL ONLY check catches a change of a model or of the oracle, never a bug in\n"
                  "  that target's kernels: only a CPU that runs the target can.\n";
   }
   if (differing > 0 || !uncovered.empty()) ExitStatus() = 1;

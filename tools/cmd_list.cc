@@ -114,7 +114,8 @@ void PrintList() {
   }
   variants.Print(std::cout, "  ");
   for (const auto& info : ReductionOps()) {
-    std::cout << "\n  " << info.name << ": " << info.definition << "\n";
+    std::cout << "\n  ";
+    PrintWrapped(std::cout, std::string(info.name) + ": " + std::string(info.definition), 4, 2);
     std::vector<std::string> header = {"variant", "op sequence"};
     for (const TargetInfo& t : CompiledTargets()) header.push_back("model on " + t.name);
     TextTable table(header);

@@ -82,8 +82,10 @@ void PrintMatrix(const ConformanceMatrix& m) {
     for (size_t i : m.groups[g]) {
       members += (members.empty() ? "" : " ") + m.cells[i].variant + "@" + m.cells[i].target->name;
     }
-    std::cout << fmt::format("  {}  {}  {}\n", GroupName(static_cast<int>(g)),
-                             DigestHex(m.cells[m.groups[g].front()].digest), members);
+    const std::string head = fmt::format("  {}  {}  ", GroupName(static_cast<int>(g)),
+                                         DigestHex(m.cells[m.groups[g].front()].digest));
+    std::cout << head;
+    PrintWrapped(std::cout, members, head.size(), head.size());
   }
   std::string not_run;
   for (const TargetInfo* t : m.targets) {
@@ -97,10 +99,13 @@ void PrintMatrix(const ConformanceMatrix& m) {
     run += c.run;
     expected += c.as_expected();
   }
-  std::cout << fmt::format(
-      "\nthe expected models (fused model where NegMulAdd is an FMA, two-rounding model "
-      "elsewhere): {} of {} cases run here conform{}\n",
-      expected, run, m.AllAsExpected() ? "" : "; '!' or NONE above marks the others");
+  std::cout << '\n';
+  PrintWrapped(std::cout,
+               fmt::format("the expected models (fused model where NegMulAdd is an FMA, "
+                           "two-rounding model elsewhere): {} of {} cases run here conform{}",
+                           expected, run,
+                           m.AllAsExpected() ? "" : "; '!' or NONE above marks the others"),
+               2);
 }
 
 void RunMatrix(const MatrixArgs& args) {

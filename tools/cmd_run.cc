@@ -113,9 +113,12 @@ void PrintErrorMaps(const std::vector<CaseResult>& results, const InputSet& inpu
     table.Print(std::cout, "  ");
     if (worst > 0) {
       const uint64_t i = worst_case->error_map.at(worst_bucket).max_index;
-      std::cout << fmt::format("  largest error in {} {}: {} ULP at input #{}; explain: {}\n",
-                               operand, BinadeLabel(worst_bucket), Ulp(worst), i,
-                               ReproduceCommand(*worst_case, inputs, i));
+      std::cout << "  ";
+      PrintWrapped(std::cout,
+                   fmt::format("largest error in {} {}: {} ULP at input #{}; explain: {}", operand,
+                               BinadeLabel(worst_bucket), Ulp(worst), i,
+                               ReproduceCommand(*worst_case, inputs, i)),
+                   4, 2);
     }
   }
 }
@@ -125,7 +128,7 @@ void PrintText(const std::vector<CaseResult>& results, const InputSet& inputs,
   std::cout << fmt::format("tanh_bwd on {} (seed {}, n {})\n", inputs.source, inputs.seed,
                            inputs.size());
   if (!skipped.empty()) {
-    std::cout << "skipped (compiled, not runnable here): " << DescribeSkipped(skipped) << '\n';
+    PrintWrapped(std::cout, "skipped (compiled, not runnable here): " + DescribeSkipped(skipped), 2);
   }
   std::cout << '\n';
   TextTable summary({"variant", "target", "max_ulp", "mean_ulp", "p99", "correctly_rounded",
@@ -192,7 +195,7 @@ void PrintText(const std::vector<CaseResult>& results, const InputSet& inputs,
           "  reproduce: {}\n",
           Ulp(worst->stats.max_ulp()), worst->target, i, HexFloat(g), BitsHex(g), HexFloat(t),
           BitsHex(t), HexFloat(y), BitsHex(y), TanhBwdExact(g, t).ToDecimal(17),
-          ReproduceCommand(*worst, inputs, i));
+          WrappedCommand(ReproduceCommand(*worst, inputs, i), 13, 6));
     }
     for (const CaseResult* r : cases) {
       if (r->stats.first_special_index() >= 0) {

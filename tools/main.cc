@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tools/cli.h"
+#include "tools/text_table.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -13,6 +14,8 @@ int main(int argc, char** argv) {
       "measures every output's error in ULPs and checks which rounding model each\n"
       "kernel follows bit for bit."};
   app.require_subcommand(1);
+  // Help fits 120 columns; subcommands inherit the formatter when added.
+  app.formatter(std::make_shared<ulpgate::WrappingHelpFormatter>());
   app.set_version_flag("--version", "ulpgate 0.1.0");
   // Global options are accepted after the subcommand too (`ulpgate run
   // --cpu-targets ...`); subcommands inherit this when they are added.

@@ -100,16 +100,21 @@ void PrintElement(const char* what, const ReductionInputSet& inputs,
   const UlpError ulp = MeasureUlpErrorOfQuotient(exact.numerator.get(), exact.denominator, y);
   const BoundFraction bound =
       MeasureBoundFraction(exact.numerator.get(), exact.denominator, y, exact.bound);
+  std::cout << "  ";
+  PrintWrapped(std::cout,
+               fmt::format("{}: {}{} on {}, instance {} {}: output {} ({}), exact {}", what,
+                           r.variant, r.kind == CaseKind::kPeer ? " (Eigen peer)" : "", r.target,
+                           instance.index, ElementName(inputs.op, inputs.shape, e), HexFloat(y),
+                           BitsHex(y), ExactValue(exact).ToDecimal(17)),
+               9, 2);
   std::cout << fmt::format(
-      "  {}: {}{} on {}, instance {} {}: output {} ({}), exact {}\n"
       "         ULP error {}{}, bound fraction {}{} (gamma_{} = {:.3e})\n"
       "  reproduce: {}\n",
-      what, r.variant, r.kind == CaseKind::kPeer ? " (Eigen peer)" : "", r.target,
-      instance.index, ElementName(inputs.op, inputs.shape, e), HexFloat(y), BitsHex(y),
-      ExactValue(exact).ToDecimal(17), Number(ulp.ulp),
+      Number(ulp.ulp),
       ulp.special_mismatch ? " (special mismatch)" : "", Number(bound.fraction),
       bound.overflow_exempt ? " (overflow: bound does not apply)" : "", exact.bound.roundings,
-      Gamma(exact.bound.roundings), ReproduceCommand(inputs, r, instance.index));
+      Gamma(exact.bound.roundings),
+      WrappedCommand(ReproduceCommand(inputs, r, instance.index), 13, 6));
 }
 
 void PrintText(const RunArgs& args, const ReductionRun& run, const ReductionInputSet& inputs,
@@ -119,33 +124,45 @@ void PrintText(const RunArgs& args, const ReductionRun& run, const ReductionInpu
                            op.name, inputs.source, inputs.seed, ShapeText(inputs.op, inputs.shape),
                            inputs.instances.size(), inputs.instances.size() == 1 ? "" : "s",
                            inputs.outputs_per_instance());
-  std::cout << "  " << op.definition << '\n';
+  std::cout << "  ";
+  PrintWrapped(std::cout, std::string(op.definition), 4, 2);
   if (!skipped.empty()) {
-    std::cout << (args.emulate_unsupported
-                      ? "not runnable here, their expected models reported as kind 'model': "
-                      : "skipped (compiled, not runnable here): ")
-              << DescribeSkipped(skipped) << '\n';
+    PrintWrapped(std::cout,
+                 (args.emulate_unsupported
+                      ? std::string("not runnable here, their expected models reported as kind "
+                                    "'model': ")
+                      : std::string("skipped (compiled, not runnable here): ")) +
+                     DescribeSkipped(skipped),
+                 2);
   }
   std::cout << '\n';
-  TextTable summary({"variant", "target", "kind", "max_ulp", "mean_ulp", "p99", "max_bound",
-                     "bound>1", "ovf_exempt", "special", "signed_zero", "model", "expected",
-                     "mismatches"});
-  summary.SetLeftAligned({0, 1, 2, 11, 12});
+  // Two tables, so that each fits the width: the errors, then the models. The
+  // kind of a case that is not a kernel follows its target: "AVX3 (model)".
+  auto target_of = [](const ReductionCaseResult& r) {
+    return r.kind == CaseKind::kKernel ? r.target
+                                       : r.target + " (" + CaseKindName(r.kind) + ")";
+  };
+  TextTable summary({"variant", "target", "max_ulp", "mean_ulp", "p99", "max_bound", "bound>1",
+                     "ovf_exempt", "special", "signed_zero"});
+  summary.SetLeftAligned({0, 1});
+  TextTable models({"variant", "target", "model", "expected", "mismatches"});
+  models.SetLeftAligned({0, 1, 2, 3});
   for (const ReductionCaseResult& r : run.cases) {
     const ErrorStatistics& s = r.stats;
     const bool peer = r.kind == CaseKind::kPeer;
     const std::string model = r.conformance.model();
-    summary.AddRow({r.variant, r.target, CaseKindName(r.kind), Number(s.max_ulp()),
-                    Number(s.mean_ulp()), Number(s.Percentile(99)),
-                    Number(r.bound.max_fraction()), std::to_string(r.bound.above_one()),
-                    std::to_string(r.bound.overflow_exempt()),
+    summary.AddRow({r.variant, target_of(r), Number(s.max_ulp()), Number(s.mean_ulp()),
+                    Number(s.Percentile(99)), Number(r.bound.max_fraction()),
+                    std::to_string(r.bound.above_one()), std::to_string(r.bound.overflow_exempt()),
                     std::to_string(s.special_mismatch()),
-                    std::to_string(s.signed_zero_mismatch()),
-                    peer ? "-" : (model.empty() ? "none" : model),
-                    peer ? "-" : r.conformance.expected_model,
-                    peer ? "-" : std::to_string(r.conformance.mismatches)});
+                    std::to_string(s.signed_zero_mismatch())});
+    models.AddRow({r.variant, target_of(r), peer ? "-" : (model.empty() ? "none" : model),
+                   peer ? "-" : r.conformance.expected_model,
+                   peer ? "-" : std::to_string(r.conformance.mismatches)});
   }
   summary.Print(std::cout);
+  std::cout << '\n';
+  models.Print(std::cout);
   if (run.cases.size() > 0 && run.cases.back().kind == CaseKind::kPeer) {
     std::cout << "peer: " << EigenPeerDescription()
               << ", no bit-exact model: statistics only, not gated\n";

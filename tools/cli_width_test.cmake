@@ -1,0 +1,51 @@
+# ctest driver: what ulpgate prints for people fits 120 columns (tables wrap
+# their widest text columns, prose wraps, commands continue with " \"): every
+# subcommand's --help and typical runs, on every target and on models.
+# -DULPGATE=<ulpgate> -DMUTANT=<ulpgate_mutant> -DGOLDEN=<repo>/golden
+set(width 120)
+math(EXPR over "${width} + 1")
+string(REPEAT "[^\n]" ${over} too_long)
+# <binary: u or m>|<args, separated by !>
+set(cases
+  "u|--help" "u|list" "u|list!--cpu-targets!SSE4" "u|run!--help" "u|explain!--help"
+  "u|diverge!--help" "u|matrix!--help" "u|drift!--help" "u|golden!--help"
+  "u|golden!check!--help" "u|golden!bless!--help" "u|gate!--help" "u|list!--help"
+  "u|run!--kernel!tanh_bwd!--n!3000"
+  "u|run!--kernel!tanh_bwd!--n!3000!--by!t"
+  "u|run!--kernel!tanh_bwd!--suite!adversarial!--n!3000"
+  "u|run!--kernel!linear_fwd!--n!2"
+  "u|run!--kernel!linear_bwd_weight!--n!2!--suite!adversarial"
+  "u|run!--kernel!mse_fwd!--n!2!--emulate-unsupported!--cpu-targets!max:SSE4"
+  "u|run!--kernel!mse_bwd!--n!2"
+  "u|explain!--kernel!tanh_bwd!--input!grad=0x1.537fa2p+4!--input!t=0x1.ffffd2p-1"
+  "u|explain!--kernel!tanh_bwd!--input!grad=inf!--input!t=0.5"
+  "u|diverge!--kernel!tanh_bwd!--a!mac!--b!exact!--evals!3000"
+  "u|matrix!--n!1000"
+  "u|drift!--scenario!seed!--epochs!20!--target!all"
+  "u|drift!--scenario!saturating!--epochs!20!--variants!tanh_bwd=mulsub_fma,linear=lane_parallel,sgd=fused"
+  "u|golden!check!--dir!${GOLDEN}!--op!mse_bwd!--cpu-targets!max:SSE4"
+  "u|gate!--quiet!--budgets!${GOLDEN}/budgets.json!--op!mse_bwd!--cpu-targets!max:AVX2"
+  "m|golden!check!--dir!${GOLDEN}!--op!tanh_bwd"
+  "m|gate!--quiet!--budgets!${GOLDEN}/budgets.json!--op!tanh_bwd")
+set(ENV{ULPGATE_MUTANT} tail)
+foreach(case IN LISTS cases)
+  string(SUBSTRING "${case}" 0 1 which)
+  string(SUBSTRING "${case}" 2 -1 args)
+  string(REPLACE "!" ";" args "${args}")
+  set(binary "${ULPGATE}")
+  if(which STREQUAL "m")
+    set(binary "${MUTANT}")
+  endif()
+  execute_process(COMMAND "${binary}" ${args} RESULT_VARIABLE status OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err)
+  if(status GREATER 1)
+    message(FATAL_ERROR "ulpgate ${args}: status ${status}\n${err}")
+  endif()
+  # A line of more than `width` characters (output lines may hold ';' and
+  # brackets, so they are not split into a CMake list).
+  string(REGEX MATCH "${too_long}[^\n]*" line "${out}${err}")
+  if(line)
+    string(LENGTH "${line}" length)
+    message(FATAL_ERROR "ulpgate ${args}: a line of ${length} columns (over ${width}):\n${line}")
+  endif()
+endforeach()
