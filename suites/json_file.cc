@@ -64,6 +64,12 @@ nlohmann::ordered_json ParseJsonText(const std::string& text, const std::string&
     if (colon != std::string::npos) what = what.substr(colon + 2);
     throw InputError(fmt::format("{}:{}:{}: malformed JSON{}: {}", path, line, column,
                                  truncated ? " (the file ends early: truncated?)" : "", what));
+  } catch (const nlohmann::json::exception& e) {
+    // A number no double holds ("1e3081") is out_of_range, not a parse error.
+    std::string what = e.what();
+    const size_t bracket = what.find("] ");
+    if (bracket != std::string::npos) what = what.substr(bracket + 2);
+    throw InputError(fmt::format("{}: malformed JSON: {}", path, what));
   }
 }
 

@@ -103,6 +103,23 @@ TEST(BudgetLedger, NotJsonNamesTheFile) {
   }
 }
 
+// Found by fuzzing: a number no double holds is nlohmann's out_of_range, not a
+// parse error; it must still be one InputError naming the file.
+TEST(BudgetLedger, ANumberBeyondDoubleIsMalformedJson) {
+  for (const char* number : {"1e3081", "-1e400", "18446744073709551616E1616"}) {
+    const std::string path =
+        WriteLedger("huge.json", std::string("{\"format\": \"ulpgate-budgets-1\", \"runs\": [], "
+                                             "\"rules\": [], \"about\": ") + number + "}");
+    try {
+      ReadBudgetLedger(path);
+      FAIL() << "no error for " << number;
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(path + ": malformed JSON: number overflow", 0), 0u)
+          << e.what();
+    }
+  }
+}
+
 TEST(BudgetLedger, WrongTypeNamesThePointer) {
   ExpectEditError("/rules/0/limits/max_ulp", "2", "/rules/0/limits/max_ulp",
                   "expected a number, found a string");
