@@ -24,6 +24,28 @@ std::vector<std::string> SplitList(const std::string& spec) {
   return items;
 }
 
+namespace {
+
+// The targets a comma-separated list names, each once, in the order given
+// ("best" may stand alone or in a list: "best,SSE4"); throws UsageError for an
+// unknown name or an empty list.
+std::vector<const TargetInfo*> NamedTargets(const std::string& spec) {
+  std::vector<const TargetInfo*> targets;
+  for (const std::string& name : SplitList(spec)) {
+    const TargetInfo* t = name == "best" ? &BestTarget() : FindTarget(name);
+    if (t == nullptr) {
+      std::string known;
+      for (const TargetInfo& c : CompiledTargets()) known += (known.empty() ? "" : ", ") + c.name;
+      throw UsageError("unknown target '" + name + "' (compiled: " + known + ")");
+    }
+    if (std::find(targets.begin(), targets.end(), t) == targets.end()) targets.push_back(t);
+  }
+  if (targets.empty()) throw UsageError("no target given");
+  return targets;
+}
+
+}  // namespace
+
 std::vector<const TargetInfo*> ResolveTargets(const std::string& spec,
                                               std::vector<std::string>* skipped) {
   std::vector<const TargetInfo*> targets;
@@ -37,40 +59,20 @@ std::vector<const TargetInfo*> ResolveTargets(const std::string& spec,
     }
     return targets;
   }
-  for (const std::string& name : SplitList(spec)) {
-    // "best" may stand alone or in a list ("best,SSE4"); a target named twice runs once.
-    const TargetInfo* t = name == "best" ? &BestTarget() : FindTarget(name);
-    if (t == nullptr) {
-      std::string known;
-      for (const TargetInfo& c : CompiledTargets()) known += (known.empty() ? "" : ", ") + c.name;
-      throw UsageError("unknown target '" + name + "' (compiled: " + known + ")");
-    }
+  targets = NamedTargets(spec);
+  for (const TargetInfo* t : targets) {
     if (!t->supported) {
       throw UsageError("target " + t->name + " is compiled but not runnable here (" +
                        NotRunnableReason(*t) + ")");
     }
-    if (std::find(targets.begin(), targets.end(), t) == targets.end()) targets.push_back(t);
   }
-  if (targets.empty()) throw UsageError("no target given");
   return targets;
 }
 
 std::vector<const TargetInfo*> ResolveCompiledTargets(const std::string& spec) {
+  if (spec != "all") return NamedTargets(spec);
   std::vector<const TargetInfo*> targets;
-  if (spec == "all") {
-    for (const TargetInfo& t : CompiledTargets()) targets.push_back(&t);
-    return targets;
-  }
-  for (const std::string& name : SplitList(spec)) {
-    const TargetInfo* t = name == "best" ? &BestTarget() : FindTarget(name);
-    if (t == nullptr) {
-      std::string known;
-      for (const TargetInfo& c : CompiledTargets()) known += (known.empty() ? "" : ", ") + c.name;
-      throw UsageError("unknown target '" + name + "' (compiled: " + known + ")");
-    }
-    if (std::find(targets.begin(), targets.end(), t) == targets.end()) targets.push_back(t);
-  }
-  if (targets.empty()) throw UsageError("no target given");
+  for (const TargetInfo& t : CompiledTargets()) targets.push_back(&t);
   return targets;
 }
 
