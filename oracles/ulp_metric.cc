@@ -15,7 +15,7 @@ namespace {
 struct Scratch {
   mpfr_t y, difference;
   Scratch() {
-    mpfr_init2(y, 24);
+    mpfr_init2(y, 53);
     mpfr_init2(difference, 64);
   }
   ~Scratch() { mpfr_clears(y, difference, static_cast<mpfr_ptr>(nullptr)); }
@@ -29,14 +29,14 @@ Scratch& GetScratch() {
 // For a finite exact value x with binary32 rounding `rounded`: settles a NaN
 // or infinite y (true: nothing more to measure) and, for a finite y, sets
 // correctly_rounded and signed_zero_mismatch (false: measure |y - x|).
-bool ClassifyAgainstRounded(float rounded, float y, UlpError* result) {
+bool ClassifyAgainstRounded(double rounded, double y, UlpError* result) {
   if (std::isnan(y)) {
     result->special_mismatch = true;
     return true;
   }
   if (std::isinf(y)) {
     // An overflow to the infinity x rounds to is half an ulp by definition.
-    if (FloatBits(rounded) == FloatBits(y)) {
+    if (rounded == y) {  // the same infinity
       result->ulp = 0.5;
       result->bin = 1;
       result->correctly_rounded = true;
@@ -45,7 +45,7 @@ bool ClassifyAgainstRounded(float rounded, float y, UlpError* result) {
     }
     return true;
   }
-  result->correctly_rounded = (y == 0 && rounded == 0) || FloatBits(rounded) == FloatBits(y);
+  result->correctly_rounded = rounded == y;  // a zero matches a zero of either sign
   result->signed_zero_mismatch =
       y == 0 && rounded == 0 && std::signbit(y) != std::signbit(rounded);
   return false;
@@ -73,6 +73,10 @@ double HistogramBound(int i) {
 }
 
 UlpError MeasureUlpError(mpfr_srcptr x, float y, const FloatFormat& format) {
+  return MeasureUlpError(x, static_cast<double>(y), format);
+}
+
+UlpError MeasureUlpError(mpfr_srcptr x, double y, const FloatFormat& format) {
   UlpError result;
   const bool y_nan = std::isnan(y);
   const bool y_inf = std::isinf(y);
@@ -91,12 +95,12 @@ UlpError MeasureUlpError(mpfr_srcptr x, float y, const FloatFormat& format) {
     result.special_mismatch = !same;
     return result;
   }
-  if (ClassifyAgainstRounded(RoundToBinary32(x), y, &result)) return result;
+  if (ClassifyAgainstRounded(RoundToFormat(format, x), y, &result)) return result;
 
   // d = y - x exactly: its bits span from the larger leading bit down to the
   // smaller of the two operands' last bits.
   Scratch& s = GetScratch();
-  mpfr_set_flt(s.y, y, MPFR_RNDN);
+  mpfr_set_d(s.y, y, MPFR_RNDN);  // exact: y has at most 53 bits
   if (mpfr_cmp(s.y, x) == 0) return result;  // e == 0 (either zero sign)
   const long ulp_exp = UlpExponent(x, format);
   long high = -100000, low = 100000;
@@ -106,7 +110,7 @@ UlpError MeasureUlpError(mpfr_srcptr x, float y, const FloatFormat& format) {
   }
   if (y != 0) {
     high = std::max<long>(high, mpfr_get_exp(s.y));
-    low = std::min<long>(low, mpfr_get_exp(s.y) - 24);
+    low = std::min<long>(low, mpfr_get_exp(s.y) - format.precision);
   }
   mpfr_set_prec(s.difference, std::max<long>(high - low + 2, MPFR_PREC_MIN));
   mpfr_sub(s.difference, s.y, x, MPFR_RNDN);  // exact by the precision above
@@ -135,6 +139,11 @@ UlpError MeasureUlpError(mpfr_srcptr x, float y, const FloatFormat& format) {
 
 UlpError MeasureUlpErrorOfQuotient(mpfr_srcptr numerator, uint64_t denominator, float y,
                                    const FloatFormat& format) {
+  return MeasureUlpErrorOfQuotient(numerator, denominator, static_cast<double>(y), format);
+}
+
+UlpError MeasureUlpErrorOfQuotient(mpfr_srcptr numerator, uint64_t denominator, double y,
+                                   const FloatFormat& format) {
   if (denominator == 1 || !mpfr_number_p(numerator) || mpfr_zero_p(numerator)) {
     // inf / N and NaN / N are themselves, 0 / N is the same zero.
     return MeasureUlpError(numerator, y, format);
@@ -161,18 +170,21 @@ UlpError MeasureUlpErrorOfQuotient(mpfr_srcptr numerator, uint64_t denominator, 
     }
   }
   UlpError result;
-  if (ClassifyAgainstRounded(RoundToBinary32(stand_in.get()), y, &result)) return result;
+  if (ClassifyAgainstRounded(RoundToFormat(format, stand_in.get()), y, &result)) return result;
 
-  // |y*N - numerator| exactly: y*N has at most 24 + 64 bits.
-  MpfrNumber scaled_y(24 + 64);
-  if (mpfr_mul_ui(scaled_y.get(), MpfrNumber(24, y).get(), denominator, MPFR_RNDN) != 0) {
+  // |y*N - numerator| exactly: y*N has at most p + 64 bits.
+  const mpfr_prec_t y_bits = format.precision + 64;
+  MpfrNumber scaled_y(y_bits);
+  MpfrNumber y_value(format.precision);
+  mpfr_set_d(y_value.get(), y, MPFR_RNDN);  // exact: y is a value of the format
+  if (mpfr_mul_ui(scaled_y.get(), y_value.get(), denominator, MPFR_RNDN) != 0) {
     throw InexactError("y * N rounded in MeasureUlpErrorOfQuotient");
   }
   long high = mpfr_get_exp(numerator);
   long low = mpfr_get_exp(numerator) - mpfr_get_prec(numerator);
   if (y != 0) {
     high = std::max<long>(high, mpfr_get_exp(scaled_y.get()));
-    low = std::min<long>(low, mpfr_get_exp(scaled_y.get()) - (24 + 64));
+    low = std::min<long>(low, mpfr_get_exp(scaled_y.get()) - y_bits);
   }
   MpfrNumber difference(std::max<long>(high - low + 2, MPFR_PREC_MIN));
   if (mpfr_sub(difference.get(), scaled_y.get(), numerator, MPFR_RNDN) != 0) {

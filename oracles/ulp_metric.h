@@ -1,4 +1,4 @@
-// The ULP error of a computed binary32 value against an exact real, exactly as
+// The ULP error of a computed value of any format against an exact real, exactly as
 // docs/design.md "Numerics" defines it.
 //
 // ulp(x) = 2^(max(E, emin) - p + 1), E = floor(log2 |x|) capped at emax;
@@ -11,16 +11,10 @@
 
 #include <cstdint>
 
+#include "oracles/format.h"
+
 namespace ulpgate {
 
-struct FloatFormat {
-  const char* name;
-  int precision;  // p, counting the implicit bit
-  int emin;       // exponent of the smallest normal
-  int emax;       // exponent of the largest finite
-};
-
-inline constexpr FloatFormat kBinary32{"f32", 24, -126, 127};
 
 // log2 of ulp(x) in the format. x must not be NaN or infinite.
 long UlpExponent(mpfr_srcptr x, const FloatFormat& format = kBinary32);
@@ -47,6 +41,9 @@ double HistogramBound(int i);
 // The error of y against the exact value x. Bins are decided by exact
 // comparison in MPFR, so an error a hair above a bound is never counted at it.
 UlpError MeasureUlpError(mpfr_srcptr exact, float y, const FloatFormat& format = kBinary32);
+// The same for a value of any format held in a double (bf16, f16, f64; a
+// binary32 value as well): y must be a value of `format`.
+UlpError MeasureUlpError(mpfr_srcptr exact, double y, const FloatFormat& format);
 
 // The same error against an exact value given as numerator / denominator
 // (denominator >= 1; the numerator any MPFR value, exact): for results such as
@@ -55,6 +52,8 @@ UlpError MeasureUlpError(mpfr_srcptr exact, float y, const FloatFormat& format =
 // ulp(x) correctly rounded to double, as in the dyadic case.
 UlpError MeasureUlpErrorOfQuotient(mpfr_srcptr numerator, uint64_t denominator, float y,
                                    const FloatFormat& format = kBinary32);
+UlpError MeasureUlpErrorOfQuotient(mpfr_srcptr numerator, uint64_t denominator, double y,
+                                   const FloatFormat& format);
 
 }  // namespace ulpgate
 

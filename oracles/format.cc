@@ -1,0 +1,115 @@
+#include "oracles/format.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "oracles/mpfr_number.h"
+
+namespace ulpgate {
+namespace {
+
+// Rounds x (any precision) to the format in `rnd`, through one MPFR value of
+// precision p in the format's exponent range: mpfr_check_range for overflow,
+// mpfr_subnormalize for gradual underflow, each re-rounding with the ternary
+// value of the step before, so the result is one rounding of x.
+double Round(const FloatFormat& format, mpfr_srcptr x, mpfr_rnd_t rnd) {
+  if (mpfr_nan_p(x)) return std::nan("");
+  MpfrNumber r(format.precision);
+  const mpfr_exp_t old_emin = mpfr_get_emin();
+  const mpfr_exp_t old_emax = mpfr_get_emax();
+  int ternary = mpfr_set(r.get(), x, rnd);
+  mpfr_set_emin(format.mpfr_emin());
+  mpfr_set_emax(format.mpfr_emax());
+  ternary = mpfr_check_range(r.get(), ternary, rnd);
+  mpfr_subnormalize(r.get(), ternary, rnd);
+  mpfr_set_emin(old_emin);
+  mpfr_set_emax(old_emax);
+  return mpfr_get_d(r.get(), MPFR_RNDN);  // exact: p <= 53 and in double's range
+}
+
+}  // namespace
+
+const std::vector<const FloatFormat*>& Formats() {
+  static const std::vector<const FloatFormat*> formats = {&kBinary32, &kBFloat16, &kBinary16,
+                                                          &kBinary64};
+  return formats;
+}
+
+const FloatFormat* FindFormat(std::string_view name) {
+  for (const FloatFormat* f : Formats()) {
+    if (name == f->name) return f;
+  }
+  return nullptr;
+}
+
+double DecodeBits(const FloatFormat& format, uint64_t bits) {
+  const int m = format.mantissa_bits();
+  const int e = format.exponent_bits();
+  const uint64_t mantissa = bits & ((uint64_t{1} << m) - 1);
+  const uint64_t exponent = (bits >> m) & ((uint64_t{1} << e) - 1);
+  const bool negative = ((bits >> (format.bits - 1)) & 1) != 0;
+  const uint64_t max_exponent = (uint64_t{1} << e) - 1;
+  double v;
+  if (exponent == max_exponent) {
+    v = mantissa == 0 ? HUGE_VAL : std::nan("");
+  } else if (exponent == 0) {
+    v = std::ldexp(static_cast<double>(mantissa), format.emin - m);  // subnormal or zero
+  } else {
+    v = std::ldexp(static_cast<double>(mantissa | (uint64_t{1} << m)),
+                   static_cast<int>(exponent) - (static_cast<int>(max_exponent) >> 1) - m);
+  }
+  return negative ? -v : v;
+}
+
+bool IsRepresentable(const FloatFormat& format, double value) {
+  if (std::isnan(value) || std::isinf(value)) return true;
+  return RoundToFormat(format, value) == value;
+}
+
+uint64_t EncodeBits(const FloatFormat& format, double value) {
+  const int m = format.mantissa_bits();
+  const int e = format.exponent_bits();
+  const uint64_t sign = std::signbit(value) ? uint64_t{1} << (format.bits - 1) : 0;
+  const uint64_t max_exponent = (uint64_t{1} << e) - 1;
+  if (std::isnan(value)) return sign | (max_exponent << m) | (uint64_t{1} << (m - 1));
+  if (std::isinf(value)) return sign | (max_exponent << m);
+  if (!IsRepresentable(format, value)) {
+    throw std::invalid_argument(fmt::format("EncodeBits: {} is not a value of {}", value,
+                                            format.name));
+  }
+  const double magnitude = std::fabs(value);
+  if (magnitude == 0) return sign;
+  int exponent;
+  std::frexp(magnitude, &exponent);  // magnitude = f x 2^exponent, f in [0.5, 1)
+  const int unbiased = exponent - 1;
+  if (unbiased < format.emin) {  // subnormal: mantissa = magnitude / 2^(emin - m)
+    return sign | static_cast<uint64_t>(std::ldexp(magnitude, m - format.emin));
+  }
+  const uint64_t significand = static_cast<uint64_t>(std::ldexp(magnitude, m - unbiased));
+  const uint64_t biased = static_cast<uint64_t>(unbiased + (static_cast<int>(max_exponent) >> 1));
+  return sign | (biased << m) | (significand & ((uint64_t{1} << m) - 1));
+}
+
+double RoundToFormat(const FloatFormat& format, mpfr_srcptr x) {
+  return Round(format, x, MPFR_RNDN);
+}
+
+double RoundToFormat(const FloatFormat& format, double x) {
+  if (std::isnan(x) || std::isinf(x)) return x;
+  MpfrNumber exact(53);
+  mpfr_set_d(exact.get(), x, MPFR_RNDN);  // exact: a double
+  return Round(format, exact.get(), MPFR_RNDN);
+}
+
+double TruncateToFormat(const FloatFormat& format, mpfr_srcptr x) {
+  return Round(format, x, MPFR_RNDZ);
+}
+
+std::string BitsText(const FloatFormat& format, uint64_t bits) {
+  return fmt::format("0x{:0{}x}", bits, format.bits / 4);
+}
+
+}  // namespace ulpgate
