@@ -61,6 +61,17 @@ class MpfrNumber {
   mpfr_t value_;
 };
 
+// Frees MPFR's per-thread caches (constants such as log 2, kept in
+// thread-local storage) when it goes out of scope. Every worker thread that
+// calls MPFR holds one for its whole life: a thread that ends without freeing
+// them leaks them, once per thread.
+struct MpfrThreadCaches {
+  MpfrThreadCaches() = default;
+  MpfrThreadCaches(const MpfrThreadCaches&) = delete;
+  MpfrThreadCaches& operator=(const MpfrThreadCaches&) = delete;
+  ~MpfrThreadCaches() { mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE); }
+};
+
 }  // namespace ulpgate
 
 #endif  // ULPGATE_ORACLES_MPFR_NUMBER_H_

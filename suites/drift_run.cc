@@ -8,6 +8,7 @@
 #include "suites/drift_models.h"
 #include "oracles/exact.h"
 #include "oracles/float_text.h"
+#include "oracles/mpfr_number.h"
 #include "oracles/ulp_metric.h"
 #include "suites/inputs.h"
 #include "suites/tanh_bwd_oracle.h"
@@ -354,6 +355,7 @@ DriftResult RunDrift(const Scenario& scenario, const std::vector<RunConfig>& con
         // its own result, so the outcome does not depend on the threads.
         std::atomic<size_t> next{0};
         auto work = [&] {
+          MpfrThreadCaches caches;
           for (size_t r; (r = next.fetch_add(1)) < trainers.size();) {
           FloatRunResult& run = d.runs[r];
           const auto& w = trainers[r].parameters();

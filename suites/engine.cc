@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "oracles/float_text.h"
+#include "oracles/mpfr_number.h"
 #include "suites/guarded_buffer.h"
 #include "suites/tanh_bwd_oracle.h"
 
@@ -214,6 +215,7 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
   std::exception_ptr failure;
   std::mutex failure_mutex;
   auto work = [&](bool report) {
+    MpfrThreadCaches caches;
     for (;;) {
       const size_t c = next.fetch_add(1);
       if (c >= chunks) return;

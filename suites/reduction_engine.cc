@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "oracles/float_text.h"
+#include "oracles/mpfr_number.h"
 #include "suites/eigen_peer.h"
 #include "suites/guarded_buffer.h"
 #include "suites/reduction_oracle.h"
@@ -296,6 +297,7 @@ ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOpt
   std::exception_ptr failure;
   std::mutex failure_mutex;
   auto work = [&](bool report) {
+    MpfrThreadCaches caches;
     for (;;) {
       const size_t c = next.fetch_add(1);
       if (c >= chunks.size()) return;

@@ -3,8 +3,13 @@
 # CPU has as runnable, and `run --target all` and `drift` must finish: any
 # instruction beyond the CPU, such as a registry accessor of a target it lacks
 # using that target's instructions, ends the program with SIGILL.
-# Needs -DULPGATE=<binary> -DQEMU=<qemu-x86_64 or empty> -DWORK=<scratch folder>.
+# Needs -DULPGATE=<binary> -DQEMU=<qemu-x86_64 or empty> -DWORK=<scratch folder>;
+# -DSKIP=<reason> skips it.
 
+if(SKIP)
+  message("SKIPPED: qemu: ${SKIP}")
+  return()
+endif()
 if(NOT QEMU OR NOT EXISTS "${QEMU}")
   # SKIP_REGULAR_EXPRESSION marks the test skipped; ci/setup.sh installs qemu-user.
   message("SKIPPED: qemu-x86_64 not installed (Debian package qemu-user)")
