@@ -1,5 +1,7 @@
 #include "oracles/ieee_emulation.h"
 
+#include "oracles/mpfr_number.h"
+
 namespace ulpgate {
 namespace {
 
@@ -86,6 +88,76 @@ float Binary32Arith::NegMulAdd(float a, float b, float c) const {
   mpfr_set_flt(s.b, b, MPFR_RNDN);
   mpfr_set_flt(s.c, c, MPFR_RNDN);
   return Finish(s.r, mpfr_fma(s.r, s.a, s.b, s.c, MPFR_RNDN));
+}
+
+namespace {
+
+struct FormatScratch {
+  mpfr_t a, b, c;
+  FormatScratch() { mpfr_inits2(53, a, b, c, static_cast<mpfr_ptr>(nullptr)); }
+  ~FormatScratch() { mpfr_clears(a, b, c, static_cast<mpfr_ptr>(nullptr)); }
+};
+
+FormatScratch& GetFormatScratch() {
+  thread_local FormatScratch scratch;
+  return scratch;
+}
+
+// MPFR rounds an operation correctly at the destination's precision p; done in
+// the format's exponent range and followed by mpfr_subnormalize (with the
+// ternary value of that rounding), it is one IEEE rounding to the format,
+// subnormals and overflow included (MPFR manual, "Exponent Related Functions").
+template <class Compute>
+double RoundedOnce(const FloatFormat& format, Compute compute) {
+  MpfrNumber r(format.precision);
+  const mpfr_exp_t old_emin = mpfr_get_emin();
+  const mpfr_exp_t old_emax = mpfr_get_emax();
+  mpfr_set_emin(format.mpfr_emin());
+  mpfr_set_emax(format.mpfr_emax());
+  int ternary = compute(r.get());
+  ternary = mpfr_check_range(r.get(), ternary, MPFR_RNDN);
+  mpfr_subnormalize(r.get(), ternary, MPFR_RNDN);
+  mpfr_set_emin(old_emin);
+  mpfr_set_emax(old_emax);
+  return mpfr_get_d(r.get(), MPFR_RNDN);
+}
+
+template <class MpfrOp>
+double Rounded2(const FloatFormat& format, MpfrOp op, double a, double b) {
+  FormatScratch& s = GetFormatScratch();
+  mpfr_set_d(s.a, a, MPFR_RNDN);  // exact: doubles
+  mpfr_set_d(s.b, b, MPFR_RNDN);
+  return RoundedOnce(format, [&](mpfr_ptr r) { return op(r, s.a, s.b, MPFR_RNDN); });
+}
+
+}  // namespace
+
+double FormatArith::Add(double a, double b) const { return Rounded2(*format_, mpfr_add, a, b); }
+double FormatArith::Sub(double a, double b) const { return Rounded2(*format_, mpfr_sub, a, b); }
+double FormatArith::Mul(double a, double b) const { return Rounded2(*format_, mpfr_mul, a, b); }
+
+double FormatArith::Div(double a, double b) const { return Rounded2(*format_, mpfr_div, a, b); }
+
+double FormatArith::Sqrt(double a) const {
+  FormatScratch& s = GetFormatScratch();
+  mpfr_set_d(s.a, a, MPFR_RNDN);
+  return RoundedOnce(*format_, [&](mpfr_ptr r) { return mpfr_sqrt(r, s.a, MPFR_RNDN); });
+}
+
+double FormatArith::MulAdd(double a, double b, double c) const {
+  if (!fused_) return Add(Mul(a, b), c);
+  FormatScratch& s = GetFormatScratch();
+  mpfr_set_d(s.a, a, MPFR_RNDN);
+  mpfr_set_d(s.b, b, MPFR_RNDN);
+  mpfr_set_d(s.c, c, MPFR_RNDN);
+  return RoundedOnce(*format_,
+                     [&](mpfr_ptr r) { return mpfr_fma(r, s.a, s.b, s.c, MPFR_RNDN); });
+}
+
+double FormatArith::NegMulAdd(double a, double b, double c) const {
+  if (!fused_) return Sub(c, Mul(a, b));
+  // fma(-a, b, c): negation is exact, and the zero signs are IEEE fma's.
+  return MulAdd(-a, b, c);
 }
 
 }  // namespace ulpgate

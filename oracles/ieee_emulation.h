@@ -13,6 +13,8 @@
 
 #include <mpfr.h>
 
+#include "oracles/format.h"
+
 namespace ulpgate {
 
 // Correctly rounds an MPFR value of any precision and exponent to binary32.
@@ -39,6 +41,36 @@ class Binary32Arith {
   float NegMulAdd(float a, float b, float c) const;
 
  private:
+  bool fused_;
+};
+
+// The same arithmetic in any format (oracles/format.h), values held exactly
+// in doubles: each operation is computed exactly and rounded once to the
+// format, with its subnormals and overflow. FormatArith(kBinary32, fused)
+// gives Binary32Arith's results bit for bit; in bf16 or f16 it is the
+// arithmetic of a kernel that rounds every step to the narrow format.
+class FormatArith {
+ public:
+  using Value = double;
+
+  FormatArith(const FloatFormat& format, bool fused_negmuladd)
+      : format_(&format), fused_(fused_negmuladd) {}
+  const FloatFormat& format() const { return *format_; }
+  bool fused() const { return fused_; }
+
+  // c must be a value of the format.
+  double Const(double c) const { return c; }
+  double Zero() const { return 0.0; }
+  double Add(double a, double b) const;
+  double Sub(double a, double b) const;
+  double Mul(double a, double b) const;
+  double Div(double a, double b) const;
+  double Sqrt(double a) const;
+  double MulAdd(double a, double b, double c) const;
+  double NegMulAdd(double a, double b, double c) const;
+
+ private:
+  const FloatFormat* format_;
   bool fused_;
 };
 

@@ -12,6 +12,7 @@
 #include <random>
 
 #include "oracles/float_text.h"
+#include "oracles/ieee_emulation.h"
 #include "oracles/mpfr_number.h"
 #include "oracles/ulp_metric.h"
 
@@ -161,6 +162,91 @@ TEST(UlpMetricInFormats, AgreesWithLongDouble) {
         ASSERT_EQ(e.correctly_rounded, y == nearest) << f->name << " x=" << x << " y=" << y;
       }
     }
+  }
+}
+
+}  // namespace
+}  // namespace ulpgate
+
+namespace ulpgate {
+namespace {
+
+// A random value of the format with an exponent in [lo, hi] (normal range).
+double RandomValue(const FloatFormat& f, std::mt19937_64& rng, int lo, int hi) {
+  const int exponent = lo + static_cast<int>(rng() % static_cast<uint64_t>(hi - lo + 1));
+  const uint64_t mantissa = rng() & ((uint64_t{1} << f.mantissa_bits()) - 1);
+  const double v = std::ldexp(static_cast<double>(mantissa | (uint64_t{1} << f.mantissa_bits())),
+                              exponent - f.mantissa_bits());
+  return (rng() & 1) ? -v : v;
+}
+
+// Binary32 results rounded to bf16 or f16 are correctly rounded results of
+// those formats for +, -, *, / and sqrt: 24 >= 2p + 2 bits make the double
+// rounding innocuous (Figueroa, "When is double rounding innocuous?", 1995).
+// So the host's float arithmetic, then the frameworks' bf16 bit trick or the
+// compiler's _Float16 conversion, is an independent oracle for FormatArith.
+double NarrowFromFloat(const FloatFormat& f, float x) {
+  if (&f == &kBFloat16) {
+    const uint32_t bits = FloatBits(x);
+    return DecodeBits(f, (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+  }
+  return static_cast<double>(static_cast<_Float16>(x));
+}
+
+TEST(FormatArith, NarrowFormatsAgreeWithFloatThenNarrowed) {
+  std::mt19937_64 rng(23);
+  for (const FloatFormat* f : {&kBFloat16, &kBinary16}) {
+    const FormatArith a(*f, /*fused_negmuladd=*/true);
+    // Results stay in the normal range of both the format and binary32.
+    const int lo = f == &kBinary16 ? -6 : -40, hi = f == &kBinary16 ? 6 : 40;
+    for (int i = 0; i < 100000; ++i) {
+      const double x = RandomValue(*f, rng, lo, hi), y = RandomValue(*f, rng, lo, hi);
+      const float fx = static_cast<float>(x), fy = static_cast<float>(y);
+      ASSERT_EQ(a.Add(x, y), NarrowFromFloat(*f, fx + fy)) << f->name << " " << x << " + " << y;
+      ASSERT_EQ(a.Sub(x, y), NarrowFromFloat(*f, fx - fy)) << f->name << " " << x << " - " << y;
+      ASSERT_EQ(a.Mul(x, y), NarrowFromFloat(*f, fx * fy)) << f->name << " " << x << " * " << y;
+      ASSERT_EQ(a.Div(x, y), NarrowFromFloat(*f, fx / fy)) << f->name << " " << x << " / " << y;
+      ASSERT_EQ(a.Sqrt(std::fabs(x)), NarrowFromFloat(*f, std::sqrt(std::fabs(fx))))
+          << f->name << " sqrt " << x;
+      // A fused product-sum is exact in a double when z is within 2^8 of the
+      // product's binade (at most 2p + 9 bits), so one rounding of the double
+      // is the oracle.
+      const int e = std::ilogb(x * y);
+      const double z = RandomValue(*f, rng, e - 8, e + 8);
+      ASSERT_EQ(a.MulAdd(x, y, z), RoundToFormat(*f, std::fma(x, y, z))) << f->name;
+      ASSERT_EQ(a.NegMulAdd(x, y, z), RoundToFormat(*f, std::fma(-x, y, z))) << f->name;
+    }
+  }
+}
+
+TEST(FormatArith, Binary32IsBinary32Arith) {
+  std::mt19937_64 rng(29);
+  for (bool fused : {false, true}) {
+    const FormatArith a(kBinary32, fused);
+    const Binary32Arith b(fused);
+    for (int i = 0; i < 100000; ++i) {
+      // Every finite bit pattern: subnormals, overflow and cancellation included.
+      const float x = FloatFromBits(static_cast<uint32_t>(rng()) & 0xff7fffffu);
+      const float y = FloatFromBits(static_cast<uint32_t>(rng()) & 0xff7fffffu);
+      const float z = FloatFromBits(static_cast<uint32_t>(rng()) & 0xff7fffffu);
+      auto same = [](double u, float v) { return std::isnan(u) ? std::isnan(v) : u == v && std::signbit(u) == std::signbit(v); };
+      ASSERT_TRUE(same(a.Add(x, y), b.Add(x, y))) << HexFloat(x) << " " << HexFloat(y);
+      ASSERT_TRUE(same(a.Mul(x, y), b.Mul(x, y))) << HexFloat(x) << " " << HexFloat(y);
+      ASSERT_TRUE(same(a.Div(x, y), b.Div(x, y))) << HexFloat(x) << " " << HexFloat(y);
+      ASSERT_TRUE(same(a.NegMulAdd(x, y, z), b.NegMulAdd(x, y, z)))
+          << HexFloat(x) << " " << HexFloat(y) << " " << HexFloat(z);
+    }
+  }
+}
+
+// In the subnormal range of f16 (2^-24 .. 2^-14), which binary32 holds exactly.
+TEST(FormatArith, F16Subnormals) {
+  const FormatArith a(kBinary16, false);
+  std::mt19937_64 rng(31);
+  for (int i = 0; i < 50000; ++i) {
+    const double x = RandomValue(kBinary16, rng, -14, -10), y = RandomValue(kBinary16, rng, -14, -10);
+    ASSERT_EQ(a.Sub(x, y), NarrowFromFloat(kBinary16, static_cast<float>(x) - static_cast<float>(y)));
+    ASSERT_EQ(a.Mul(x, 0.0078125), NarrowFromFloat(kBinary16, static_cast<float>(x) * 0.0078125f));
   }
 }
 
