@@ -194,4 +194,24 @@ std::string GateJunitXml(const GateReport& report) {
   return xml;
 }
 
+std::vector<std::string> FailingBudgets(const std::string& budgets_path,
+                                        const std::vector<const TargetInfo*>& targets,
+                                        const std::vector<std::string>& ops, unsigned threads) {
+  GateOptions options;
+  options.budgets_path = budgets_path;
+  options.targets = targets;
+  options.ops = ops;
+  options.threads = threads;
+  std::vector<std::string> failing;
+  for (const GateRow& row : RunGate(options).rows) {
+    if (row.status != kFail && row.status != kExpired) continue;
+    failing.push_back(fmt::format("{} {}.{}: {}", row.status, row.rule, row.limit,
+                                  row.message.empty()
+                                      ? fmt::format("measured {}, limit {}, at {}", row.measured,
+                                                    row.limit_value, row.where)
+                                      : row.message));
+  }
+  return failing;
+}
+
 }  // namespace ulpgate

@@ -49,6 +49,13 @@ GateReport RunGate(const GateOptions& options);
 nlohmann::ordered_json GateJson(const GateReport& report);
 std::string GateJunitXml(const GateReport& report);
 
+// The budget rows (as the gate prints them) of `ops` that fail on `targets`;
+// empty when all hold. Bless refuses to write while this is not empty,
+// unless forced.
+std::vector<std::string> FailingBudgets(const std::string& budgets_path,
+                                        const std::vector<const TargetInfo*>& targets,
+                                        const std::vector<std::string>& ops, unsigned threads);
+
 }  // namespace ulpgate
 
 #endif  // ULPGATE_SUITES_GATE_H_

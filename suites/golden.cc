@@ -1,7 +1,5 @@
 #include "suites/golden.h"
 
-#include "suites/gate.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,7 +9,6 @@
 #include "oracles/float_text.h"
 #include "suites/digest.h"
 #include "suites/drift_run.h"
-#include "suites/gate.h"
 #include "suites/inputs.h"
 #include "suites/json_file.h"
 #include "suites/reduction_problem.h"
@@ -569,25 +566,5 @@ std::vector<CaseDifference> CompareGolden(const GoldenFile& old_file, const Gold
 }
 
 std::string GoldenText(const GoldenFile& file) { return file.json.dump(2) + "\n"; }
-
-std::vector<std::string> FailingBudgets(const std::string& budgets_path,
-                                        const std::vector<const TargetInfo*>& targets,
-                                        const std::vector<std::string>& ops, unsigned threads) {
-  GateOptions options;
-  options.budgets_path = budgets_path;
-  options.targets = targets;
-  options.ops = ops;
-  options.threads = threads;
-  std::vector<std::string> failing;
-  for (const GateRow& row : RunGate(options).rows) {
-    if (row.status != kFail && row.status != kExpired) continue;
-    failing.push_back(fmt::format("{} {}.{}: {}", row.status, row.rule, row.limit,
-                                  row.message.empty()
-                                      ? fmt::format("measured {}, limit {}, at {}", row.measured,
-                                                    row.limit_value, row.where)
-                                      : row.message));
-  }
-  return failing;
-}
 
 }  // namespace ulpgate

@@ -118,13 +118,6 @@ std::vector<CaseDifference> CompareGolden(const GoldenFile& old_file, const Gold
 // The golden file as it is written: 2-space pretty print, trailing newline.
 std::string GoldenText(const GoldenFile& file);
 
-// The budget rows (as the gate prints them) of `ops` that fail on `targets`;
-// empty when all hold. Bless refuses to write while this is not empty,
-// unless forced.
-std::vector<std::string> FailingBudgets(const std::string& budgets_path,
-                                        const std::vector<const TargetInfo*>& targets,
-                                        const std::vector<std::string>& ops, unsigned threads);
-
 }  // namespace ulpgate
 
 #endif  // ULPGATE_SUITES_GOLDEN_H_

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "oracles/float_text.h"
+#include "suites/gate.h"
 #include "suites/golden.h"
 #include "suites/inputs.h"
 #include "suites/report.h"
