@@ -1,10 +1,9 @@
 #include "suites/drift_run.h"
 
 #include <cmath>
-#include <atomic>
 #include <sstream>
-#include <thread>
 
+#include "suites/chunk_driver.h"
 #include "suites/drift_models.h"
 #include "oracles/exact.h"
 #include "oracles/float_text.h"
@@ -333,7 +332,6 @@ std::vector<size_t> LagEpochs(size_t epochs) {
 
 DriftResult RunDrift(const Scenario& scenario, const std::vector<RunConfig>& configs, size_t epochs,
                      const std::function<void(size_t, size_t)>& progress, unsigned threads) {
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   DriftResult d;
   d.scenario = scenario;
   d.epochs = epochs ? epochs : scenario.epochs;
@@ -353,10 +351,7 @@ DriftResult RunDrift(const Scenario& scenario, const std::vector<RunConfig>& con
       [&](size_t epoch, const std::vector<ExactTensor>& reference) {
         // Runs are independent: step them on every core. Each writes only
         // its own result, so the outcome does not depend on the threads.
-        std::atomic<size_t> next{0};
-        auto work = [&] {
-          MpfrThreadCaches caches;
-          for (size_t r; (r = next.fetch_add(1)) < trainers.size();) {
+        RunUnits(trainers.size(), threads, [&](size_t r) {
           FloatRunResult& run = d.runs[r];
           const auto& w = trainers[r].parameters();
           double max_rel = 0, max_ulp = 0;
@@ -370,12 +365,7 @@ DriftResult RunDrift(const Scenario& scenario, const std::vector<RunConfig>& con
           run.param_max_relative.push_back(max_rel);
           run.param_max_ulp.push_back(max_ulp);
           run.loss.push_back(trainers[r].Epoch());
-          }
-        };
-        std::vector<std::thread> helpers;
-        for (unsigned t = 1; t < threads && t < trainers.size(); ++t) helpers.emplace_back(work);
-        work();
-        for (auto& h : helpers) h.join();
+        });
         if (progress && (epoch % 50 == 0 || epoch + 1 == d.epochs)) progress(epoch + 1, d.epochs);
       });
   for (size_t r = 0; r < trainers.size(); ++r) {

@@ -1,13 +1,10 @@
 #include "suites/engine.h"
 #include "suites/digest.h"
+#include "suites/chunk_driver.h"
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
 #include <iterator>
-#include <mutex>
 #include <stdexcept>
-#include <thread>
 
 #include "oracles/float_text.h"
 #include "oracles/mpfr_number.h"
@@ -95,10 +92,6 @@ struct ChunkResult {
   std::vector<ErrorMap> maps;  // per case, when RunOptions::map_operand >= 0
 };
 
-unsigned ThreadCount(unsigned requested) {
-  if (requested != 0) return requested;
-  return std::max(1u, std::thread::hardware_concurrency());
-}
 
 }  // namespace
 
@@ -209,34 +202,11 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
     }
   };
 
-  // Workers take chunks in any order; results are merged in chunk order below.
-  std::atomic<size_t> next{0};
-  std::atomic<size_t> done_inputs{0};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  auto work = [&](bool report) {
-    MpfrThreadCaches caches;
-    for (;;) {
-      const size_t c = next.fetch_add(1);
-      if (c >= chunks) return;
-      try {
-        run_chunk(c);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(failure_mutex);
-        if (!failure) failure = std::current_exception();
-        next = chunks;
-        return;
-      }
-      done_inputs += std::min(kEngineChunk, n - c * kEngineChunk);
-      if (report && options.progress) options.progress(done_inputs.load(), n);
-    }
-  };
-  const unsigned thread_count = std::min<size_t>(ThreadCount(options.threads), std::max<size_t>(chunks, 1));
-  std::vector<std::thread> workers;
-  for (unsigned w = 1; w < thread_count; ++w) workers.emplace_back(work, false);
-  work(true);
-  for (auto& w : workers) w.join();
-  if (failure) std::rethrow_exception(failure);
+  // Results are merged in chunk order below.
+  RunUnits(
+      chunks, options.threads, run_chunk,
+      [&](size_t c) { return static_cast<uint64_t>(std::min(kEngineChunk, n - c * kEngineChunk)); },
+      options.progress ? std::function<void(uint64_t, uint64_t)>(options.progress) : nullptr);
 
   for (size_t k = 0; k < cases.size(); ++k) {
     CaseResult& r = results[k];

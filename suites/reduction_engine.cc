@@ -1,14 +1,11 @@
 #include "suites/reduction_engine.h"
 
+#include "suites/chunk_driver.h"
 #include "suites/digest.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
-#include <exception>
-#include <mutex>
 #include <stdexcept>
-#include <thread>
 
 #include "oracles/float_text.h"
 #include "oracles/mpfr_number.h"
@@ -38,10 +35,6 @@ struct ChunkResult {
   std::vector<std::vector<int64_t>> first_mismatch;
 };
 
-unsigned ThreadCount(unsigned requested) {
-  if (requested != 0) return requested;
-  return std::max(1u, std::thread::hardware_concurrency());
-}
 
 }  // namespace
 
@@ -292,34 +285,10 @@ ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOpt
     }
   };
 
-  std::atomic<size_t> next{0};
-  std::atomic<uint64_t> done{0};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  auto work = [&](bool report) {
-    MpfrThreadCaches caches;
-    for (;;) {
-      const size_t c = next.fetch_add(1);
-      if (c >= chunks.size()) return;
-      try {
-        run_chunk(c);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(failure_mutex);
-        if (!failure) failure = std::current_exception();
-        next = chunks.size();
-        return;
-      }
-      done += chunks[c].count;
-      if (report && options.progress) options.progress(done.load(), total);
-    }
-  };
-  const unsigned thread_count = static_cast<unsigned>(
-      std::min<size_t>(ThreadCount(options.threads), std::max<size_t>(chunks.size(), 1)));
-  std::vector<std::thread> workers;
-  for (unsigned w = 1; w < thread_count; ++w) workers.emplace_back(work, false);
-  work(true);
-  for (auto& w : workers) w.join();
-  if (failure) std::rethrow_exception(failure);
+  RunUnits(
+      chunks.size(), options.threads, run_chunk,
+      [&](size_t c) { return static_cast<uint64_t>(chunks[c].count); },
+      options.progress ? std::function<void(uint64_t, uint64_t)>(options.progress) : nullptr);
 
   for (size_t c = 0; c < cases.size(); ++c) {
     const Case& cs = cases[c];
