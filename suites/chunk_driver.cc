@@ -51,6 +51,9 @@ void RunUnits(size_t units, unsigned threads, const std::function<void(size_t)>&
   work(true);
   for (auto& w : workers) w.join();
   if (failure) std::rethrow_exception(failure);
+  // The other threads may have finished every unit before the calling thread
+  // took one (short units, slow thread start): the last report comes here.
+  if (progress && units > 0) progress(done.load(), total);
 }
 
 }  // namespace ulpgate

@@ -20,7 +20,8 @@ unsigned WorkerCount(unsigned requested, size_t units);
 // workers from starting more units and is rethrown here once all have
 // stopped. When `progress` is given, it is called on the calling thread after
 // each unit that thread finishes, with the summed weight(u) of the units
-// finished so far (any thread) and the total weight.
+// finished so far (any thread) and the total weight, and once more after all
+// units ended, so the last report is always the total.
 void RunUnits(size_t units, unsigned threads, const std::function<void(size_t)>& run_unit,
               const std::function<uint64_t(size_t)>& weight = nullptr,
               const std::function<void(uint64_t, uint64_t)>& progress = nullptr);
