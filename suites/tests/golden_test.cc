@@ -188,5 +188,19 @@ TEST_F(GoldenTest, MalformedFilesFailNamingTheFileAndThePlace) {
   EXPECT_EQ(ErrorReading(text), "(no error)");
 }
 
+// The shipped drift golden with a loss key of more digits than a 64-bit
+// number holds: the file's error, not an exception from the number parser.
+TEST_F(GoldenTest, AnEpochKeyBeyondSixtyFourBitsIsTheFilesError) {
+  const GoldenFile shipped = ReadGoldenFile(GoldenPath(ULPGATE_GOLDEN_DIR, "SCALAR", "drift"));
+  Json j = shipped.json;
+  j["cases"][0]["loss"]["123456789012345678901234567890"] = "0x1p+0";
+  const std::string error = ErrorReading(j.dump(2), "SCALAR", "drift");
+  EXPECT_NE(error.find(PathOf("SCALAR", "drift") + ": /cases/0/loss/123456789012345678901234567890: "
+                       "expected an epoch number below"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(ErrorReading(shipped.json.dump(2), "SCALAR", "drift"), "(no error)");
+}
+
 }  // namespace
 }  // namespace ulpgate
