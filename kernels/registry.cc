@@ -3,6 +3,7 @@
 // pointers into the registry: one table per target, one registry.
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cctype>
 #include <cstdint>
@@ -12,6 +13,7 @@
 
 #include "kernels/reduction_spec.h"
 #include "kernels/registry.h"
+#include "kernels/tanh_bwd_spec.h"
 #include "kernels/train_step.h"
 
 #ifndef ULPGATE_KERNELS_REGISTRY_TYPES_
@@ -24,6 +26,10 @@ struct TargetKernels {
   int64_t target;
   size_t f32_lanes;
   TanhBwdKernel tanh_bwd[4];
+  // In the order of kTanhBwdNarrowVariants, sized by it.
+  using NarrowTable = std::array<TanhBwdNarrowKernel, kTanhBwdNarrowVariants.size()>;
+  NarrowTable tanh_bwd_bf16;
+  NarrowTable tanh_bwd_f16;
   LinearFwdKernel linear_fwd[4];
   LinearBwdInputKernel linear_bwd_input[4];
   LinearBwdWeightKernel linear_bwd_weight[4];
@@ -44,11 +50,19 @@ struct TargetKernels {
 #include "kernels/linear-inl.h"
 #include "kernels/mse-inl.h"
 #include "kernels/tanh_bwd-inl.h"
+#include "kernels/tanh_bwd_narrow-inl.h"
 #include "kernels/train_step-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace ulpgate {
 namespace HWY_NAMESPACE {
+
+// One kernel per kTanhBwdNarrowVariants entry, in its order.
+template <class ExactConv, class HighwayConv, size_t... kVariant>
+constexpr ::ulpgate::registry_detail::TargetKernels::NarrowTable NarrowKernels(
+    std::index_sequence<kVariant...>) {
+  return {{&TanhBwdNarrow<ExactConv, HighwayConv, kVariant>...}};
+}
 
 // Returns a constant-initialized table rather than building one: the registry
 // calls this for every compiled target, also those the CPU cannot run (AVX3 on
@@ -65,6 +79,10 @@ const ::ulpgate::registry_detail::TargetKernels* GetTargetKernels() {
       HWY_TARGET,
       hn::MaxLanes(hn::ScalableTag<float>()),
       {&TanhBwdMac, &TanhBwdMacUnfused, &TanhBwdMulSub, &TanhBwdMulSubFma},
+      NarrowKernels<ExactBf16, HighwayBf16>(
+          std::make_index_sequence<kTanhBwdNarrowVariants.size()>()),
+      NarrowKernels<ExactF16, HighwayF16>(
+          std::make_index_sequence<kTanhBwdNarrowVariants.size()>()),
       {&LinearFwd<S::kSequentialFused>, &LinearFwd<S::kSequentialUnfused>,
        &LinearFwd<S::kLaneParallel>, &LinearFwd<S::kPairwise>},
       {&LinearBwdInput<S::kSequentialFused>, &LinearBwdInput<S::kSequentialUnfused>,
@@ -185,6 +203,9 @@ Registry BuildRegistry(const std::optional<std::string>& spec, std::string_view 
     // same #if in x86_128/256/512-inl.h; scalar-inl.h computes mul*x + add).
     info.fused_muladd = HasFusedNegMulAdd(k.target);
     info.f32_lanes = k.f32_lanes;
+    // Highway 1.0.3 converts f16 with F16C instructions (vcvtps2ph, rounding
+    // to nearest even) where HWY_TARGET < HWY_SSE4, bit manipulation below.
+    info.f16c_conversions = HasFusedNegMulAdd(k.target);
     r.targets.push_back(info);
     r.kernels.push_back(k);
   }
@@ -299,6 +320,20 @@ TanhBwdKernel FindTanhBwdKernel(std::string_view variant, int64_t target) {
     if (kTanhBwdVariants[v].name != variant) continue;
     for (const ::ulpgate::registry_detail::TargetKernels& k : r.kernels) {
       if (k.target == target) return k.tanh_bwd[v];
+    }
+  }
+  return nullptr;
+}
+
+TanhBwdNarrowKernel FindTanhBwdNarrowKernel(std::string_view format, std::string_view variant,
+                                            int64_t target) {
+  const bool bf16 = format == "bf16";
+  const bool f16 = format == "f16";
+  if (!bf16 && !f16) return nullptr;
+  for (size_t v = 0; v < kTanhBwdNarrowVariants.size(); ++v) {
+    if (kTanhBwdNarrowVariants[v].name != variant) continue;
+    for (const registry_detail::TargetKernels& k : GetRegistry().kernels) {
+      if (k.target == target) return bf16 ? k.tanh_bwd_bf16[v] : k.tanh_bwd_f16[v];
     }
   }
   return nullptr;

@@ -18,6 +18,11 @@ namespace ulpgate {
 using TanhBwdKernel = void (*)(const float* grad, const float* t, float* out,
                                size_t n);
 
+// The same in a 16-bit format (bf16 or f16): operands and output are the
+// format's bit patterns; see kernels/tanh_bwd_narrow-inl.h for the contract.
+using TanhBwdNarrowKernel = void (*)(const uint16_t* grad, const uint16_t* t, uint16_t* out,
+                                     size_t n);
+
 // The reduction kernels (kernels/linear-inl.h, kernels/mse-inl.h); tensors are
 // row-major, shapes as in reduction_spec.h.
 // y [batch, out] = x [batch, in] * w [out, in]^T + b [out].
@@ -45,6 +50,7 @@ struct TargetInfo {
   bool cpu_supported = false; // this CPU has it, whatever the restriction
   bool fused_negmuladd = false;  // Highway's NegMulAdd is one FMA instruction
   bool fused_muladd = false;     // Highway's MulAdd is one FMA instruction
+  bool f16c_conversions = false; // Highway's f16 PromoteTo/DemoteTo are F16C instructions
   size_t f32_lanes = 0;       // float lanes of a full vector
 };
 
@@ -98,6 +104,11 @@ const TargetInfo& BestTarget();
 
 // nullptr when the variant is unknown or the target not compiled.
 TanhBwdKernel FindTanhBwdKernel(std::string_view variant, int64_t target);
+
+// kTanhBwdNarrowVariants' names, for format "bf16" or "f16"; nullptr for
+// another format, an unknown variant or a target not compiled.
+TanhBwdNarrowKernel FindTanhBwdNarrowKernel(std::string_view format, std::string_view variant,
+                                            int64_t target);
 
 // Variants are the names of reduction_spec.h's op tables; nullptr when the
 // variant is unknown or the target not compiled.

@@ -60,6 +60,47 @@ inline constexpr std::array<TanhBwdModelInfo, 4> kTanhBwdModels = {{
     {"mulsub_fused", "mulsub_fma", true},
 }};
 
+// The variants in the 16-bit formats (bf16, f16): operands and output in the
+// format, the arithmetic of one of the binary32 sequences above.
+enum class NarrowRounding {
+  kOpmath,          // promote exactly, the binary32 sequence, one rounding to the format
+  kPerOp,           // every operation's result rounded to the format (eager frameworks)
+  kHighwayConvert,  // kOpmath with Highway 1.0.3's own PromoteTo and DemoteTo
+};
+
+struct TanhBwdNarrowVariantInfo {
+  std::string_view name;
+  std::string_view sequence;  // the kTanhBwdVariants entry whose op sequence it runs
+  NarrowRounding rounding;
+  std::string_view description;
+};
+
+// Adding a variant is one line here (the registry and the models follow).
+inline constexpr std::array<TanhBwdNarrowVariantInfo, 7> kTanhBwdNarrowVariants = {{
+    {"mac_opmath", "mac", NarrowRounding::kOpmath,
+     "in f32: r = t*t; out = NegMulAdd(grad, r, grad); rounded once to the format"},
+    {"mac_unfused_opmath", "mac_unfused", NarrowRounding::kOpmath,
+     "in f32: r = t*t; p = grad*r; out = grad - p; rounded once to the format"},
+    {"mulsub_opmath", "mulsub", NarrowRounding::kOpmath,
+     "in f32: r = t*t; s = 1 - r; out = grad*s; rounded once to the format"},
+    {"mulsub_fma_opmath", "mulsub_fma", NarrowRounding::kOpmath,
+     "in f32: s = NegMulAdd(t, t, 1); out = grad*s; rounded once to the format"},
+    {"mac_per_op", "mac_unfused", NarrowRounding::kPerOp,
+     "r = t*t; p = grad*r; out = grad - p, each step rounded to the format"},
+    {"mulsub_per_op", "mulsub", NarrowRounding::kPerOp,
+     "r = t*t; s = 1 - r; out = grad*s, each step rounded to the format"},
+    {"mulsub_opmath_hwy", "mulsub", NarrowRounding::kHighwayConvert,
+     "mulsub_opmath converted by Highway 1.0.3's PromoteTo/DemoteTo"},
+}};
+
+// Index of a binary32 variant in kTanhBwdVariants, at compile time; -1 if none.
+constexpr int TanhBwdSequenceIndex(std::string_view name) {
+  for (size_t i = 0; i < kTanhBwdVariants.size(); ++i) {
+    if (kTanhBwdVariants[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
 }  // namespace ulpgate
 
 #endif  // ULPGATE_KERNELS_TANH_BWD_SPEC_H_

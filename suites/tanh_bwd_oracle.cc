@@ -1,7 +1,11 @@
 #include "suites/tanh_bwd_oracle.h"
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
+
+#include "oracles/highway_f16.h"
 
 namespace ulpgate {
 
@@ -45,6 +49,147 @@ std::array<float, 4> TanhBwdModels(float grad, float t) {
     out[m] = TanhBwdSequence(kTanhBwdModels[m].sequence_of, arith, grad, t);
   }
   return out;
+}
+
+namespace {
+
+bool IsBFloat16(const FloatFormat& format) { return std::string_view(format.name) == "bf16"; }
+bool IsBinary16(const FloatFormat& format) { return std::string_view(format.name) == "f16"; }
+
+void RequireNarrow(const FloatFormat& format) {
+  if (!IsBFloat16(format) && !IsBinary16(format)) {
+    throw std::invalid_argument(std::string("no 16-bit tanh_bwd variants in ") + format.name);
+  }
+}
+
+float ToFloat(double v) { return static_cast<float>(v); }  // exact for 16-bit values
+
+// A 16-bit model: how it rounds, and the binary32 model or sequence it runs.
+struct NarrowModel {
+  std::string name;
+  enum Kind { kOpmath, kPerOp, kTruncating, kHighwaySoft } kind;
+  int f32_model = -1;          // kOpmath, kTruncating, kHighwaySoft
+  std::string_view sequence;   // kPerOp
+};
+
+// From the tables: every binary32 model rounded once; every per-op variant;
+// for each Highway-converting variant, the binary32 models of its sequence
+// between the format's Highway conversions (F16C's are the IEEE ones).
+std::vector<NarrowModel> BuildNarrowModels(const FloatFormat& format) {
+  std::vector<NarrowModel> models;
+  for (size_t m = 0; m < kTanhBwdModels.size(); ++m) {
+    models.push_back({std::string(kTanhBwdModels[m].name) + "_opmath", NarrowModel::kOpmath,
+                      static_cast<int>(m), {}});
+  }
+  for (const auto& v : kTanhBwdNarrowVariants) {
+    if (v.rounding == NarrowRounding::kPerOp) {
+      models.push_back({std::string(v.name), NarrowModel::kPerOp, -1, v.sequence});
+    }
+  }
+  for (const auto& v : kTanhBwdNarrowVariants) {
+    if (v.rounding != NarrowRounding::kHighwayConvert) continue;
+    for (size_t m = 0; m < kTanhBwdModels.size(); ++m) {
+      if (kTanhBwdModels[m].sequence_of != v.sequence) continue;
+      const bool bf16 = IsBFloat16(format);
+      NarrowModel model{std::string(kTanhBwdModels[m].name) +
+                            (bf16 ? "_opmath_truncating" : "_opmath_hwy_soft"),
+                        bf16 ? NarrowModel::kTruncating : NarrowModel::kHighwaySoft,
+                        static_cast<int>(m), {}};
+      const bool known = std::any_of(models.begin(), models.end(),
+                                     [&](const NarrowModel& o) { return o.name == model.name; });
+      if (!known) models.push_back(model);
+    }
+  }
+  return models;
+}
+
+const std::vector<NarrowModel>& NarrowModels(const FloatFormat& format) {
+  RequireNarrow(format);
+  static const std::vector<NarrowModel> bf16 = BuildNarrowModels(kBFloat16);
+  static const std::vector<NarrowModel> f16 = BuildNarrowModels(kBinary16);
+  return IsBFloat16(format) ? bf16 : f16;
+}
+
+float F32Model(int m, float grad, float t) {
+  Binary32Arith arith(kTanhBwdModels[m].fused);
+  return TanhBwdSequence(kTanhBwdModels[m].sequence_of, arith, grad, t);
+}
+
+}  // namespace
+
+const std::vector<std::string>& TanhBwdNarrowModelNames(const FloatFormat& format) {
+  static const auto names = [](const FloatFormat& f) {
+    std::vector<std::string> v;
+    for (const auto& m : NarrowModels(f)) v.push_back(m.name);
+    return v;
+  };
+  static const std::vector<std::string> bf16 = names(kBFloat16);
+  static const std::vector<std::string> f16 = names(kBinary16);
+  RequireNarrow(format);
+  return IsBFloat16(format) ? bf16 : f16;
+}
+
+std::vector<float> TanhBwdNarrowModels(const FloatFormat& format, uint16_t grad_bits,
+                                       uint16_t t_bits) {
+  const std::vector<NarrowModel>& models = NarrowModels(format);
+  const float grad = ToFloat(DecodeBits(format, grad_bits));
+  const float t = ToFloat(DecodeBits(format, t_bits));
+  std::vector<float> out;
+  out.reserve(models.size());
+  for (const NarrowModel& m : models) {
+    switch (m.kind) {
+      case NarrowModel::kOpmath:
+        out.push_back(ToFloat(RoundToFormat(format, F32Model(m.f32_model, grad, t))));
+        break;
+      case NarrowModel::kPerOp: {
+        FormatArith per_op(format, false);
+        out.push_back(ToFloat(TanhBwdSequence(m.sequence, per_op, double{grad}, double{t})));
+        break;
+      }
+      case NarrowModel::kTruncating: {
+        const float y = F32Model(m.f32_model, grad, t);
+        MpfrNumber x(24, y);
+        out.push_back(std::isnan(y) ? y : ToFloat(TruncateToFormat(format, x.get())));
+        break;
+      }
+      case NarrowModel::kHighwaySoft: {
+        const float g = HighwaySoftF16ToF32(grad_bits);
+        const float x = HighwaySoftF16ToF32(t_bits);
+        out.push_back(
+            ToFloat(DecodeBits(format, HighwaySoftF32ToF16(F32Model(m.f32_model, g, x)))));
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+int TanhBwdNarrowVariantIndex(std::string_view variant) {
+  for (size_t i = 0; i < kTanhBwdNarrowVariants.size(); ++i) {
+    if (kTanhBwdNarrowVariants[i].name == variant) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::string ExpectedNarrowModel(const FloatFormat& format, std::string_view variant,
+                                const TargetInfo& target) {
+  RequireNarrow(format);
+  const int v = TanhBwdNarrowVariantIndex(variant);
+  if (v < 0) throw std::invalid_argument("unknown tanh_bwd variant '" + std::string(variant) + "'");
+  const TanhBwdNarrowVariantInfo& info = kTanhBwdNarrowVariants[v];
+  const auto& f32 = kTanhBwdVariants[TanhBwdSequenceIndex(info.sequence)];
+  const std::string f32_model(target.fused_negmuladd ? f32.model_fused_target
+                                                     : f32.model_unfused_target);
+  switch (info.rounding) {
+    case NarrowRounding::kOpmath:
+      return f32_model + "_opmath";
+    case NarrowRounding::kPerOp:
+      return std::string(info.name);
+    case NarrowRounding::kHighwayConvert:
+      if (IsBFloat16(format)) return f32_model + "_opmath_truncating";
+      return f32_model + (target.f16c_conversions ? "_opmath" : "_opmath_hwy_soft");
+  }
+  return "";
 }
 
 }  // namespace ulpgate

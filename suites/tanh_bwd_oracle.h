@@ -5,6 +5,10 @@
 
 #include <array>
 #include <string_view>
+#include <vector>
+
+#include "kernels/registry.h"
+#include "oracles/format.h"
 
 #include "kernels/tanh_bwd_spec.h"
 #include "oracles/exact.h"
@@ -28,6 +32,28 @@ std::array<float, 4> TanhBwdModels(float grad, float t);
 // Index of a variant or model in kTanhBwdVariants / kTanhBwdModels, or -1.
 int TanhBwdVariantIndex(std::string_view variant);
 int TanhBwdModelIndex(std::string_view model);
+
+// The bit-exact models of the 16-bit variants (kTanhBwdNarrowVariants) in
+// `format` (bf16 or f16), in this order:
+//   <m>_opmath for each binary32 model m: m's output rounded once to the
+//     format (to nearest even);
+//   mac_per_op, mulsub_per_op: the sequence with every operation rounded to
+//     the format (FormatArith);
+//   bf16: mulsub_opmath_truncating: the binary32 mulsub rounded toward zero
+//     (Highway 1.0.3's DemoteTo drops the low 16 bits);
+//   f16: mulsub_opmath_hwy_soft: the binary32 mulsub between Highway 1.0.3's
+//     software conversions (oracles/highway_f16.h).
+const std::vector<std::string>& TanhBwdNarrowModelNames(const FloatFormat& format);
+// Every model's output for one input (values of the format, as floats), in
+// TanhBwdNarrowModelNames order. The operands are the format's bit patterns:
+// a NaN's payload is what Highway's software conversion turns into a number.
+std::vector<float> TanhBwdNarrowModels(const FloatFormat& format, uint16_t grad_bits,
+                                       uint16_t t_bits);
+// The model a target's kernel of a 16-bit variant must follow.
+std::string ExpectedNarrowModel(const FloatFormat& format, std::string_view variant,
+                                const TargetInfo& target);
+// Index in kTanhBwdNarrowVariants, or -1.
+int TanhBwdNarrowVariantIndex(std::string_view variant);
 
 // A variant's sequence run through any arithmetic: the one place that maps a
 // variant name to its template.
