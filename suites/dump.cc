@@ -1,5 +1,6 @@
 #include "suites/dump.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iostream>
@@ -8,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "oracles/float_text.h"
+#include "oracles/format.h"
+#include "suites/engine.h"
 #include "suites/tanh_bwd_oracle.h"
 
 namespace ulpgate {
@@ -80,13 +83,25 @@ Json ResultJson(const std::string& variant, const std::string& target, const std
 
 void WriteTanhBwdDump(std::ostream& out, const InputSet& inputs,
                       const std::vector<CaseResult>& results) {
+  const FloatFormat* format = FindFormat(results.empty() ? "f32" : results.front().dtype);
+  if (format == nullptr) throw std::logic_error("WriteTanhBwdDump: unknown dtype");
+  const std::vector<std::string> model_names = TanhBwdModelNames(*format);
+  const bool binary32 = std::string_view(format->name) == "f32";
   for (size_t i = 0; i < inputs.size(); ++i) {
     const float grad = inputs.columns[0][i], t = inputs.columns[1][i];
     const MpfrNumber exact = TanhBwdExact(grad, t);
-    const auto models = TanhBwdModels(grad, t);
+    std::vector<float> models;
+    if (binary32) {
+      const auto m = TanhBwdModels(grad, t);
+      models.assign(m.begin(), m.end());
+    } else {
+      models = TanhBwdNarrowModels(*format, static_cast<uint16_t>(EncodeBits(*format, grad)),
+                                   static_cast<uint16_t>(EncodeBits(*format, t)));
+    }
     Json record;
     record["format"] = kDumpFormat;
     record["op"] = "tanh_bwd";
+    record["dtype"] = format->name;
     record["suite"] = inputs.source;
     record["seed"] = inputs.seed;
     record["instance"] = i;
@@ -100,9 +115,11 @@ void WriteTanhBwdDump(std::ostream& out, const InputSet& inputs,
       }
       ElementMeasure m;
       m.output = r.outputs[i];
-      m.ulp = MeasureUlpError(exact.get(), m.output);
-      const int model = TanhBwdModelIndex(r.conformance.expected_model);
-      m.conforms = model >= 0 && SameFloat(m.output, models[model]);
+      m.ulp = MeasureUlpError(exact.get(), m.output, *format);
+      const auto model = std::find(model_names.begin(), model_names.end(),
+                                   r.conformance.expected_model);
+      m.conforms = model != model_names.end() &&
+                   SameFloat(m.output, models[model - model_names.begin()]);
       list.push_back(ResultJson(r.variant, r.target, "kernel", r.conformance.expected_model, {m},
                                 /*with_bound=*/false));
     }
@@ -123,6 +140,7 @@ void WriteReductionDump(std::ostream& out, const ReductionInputSet& inputs,
     Json record;
     record["format"] = kDumpFormat;
     record["op"] = std::string(op.name);
+    record["dtype"] = "f32";
     record["suite"] = inputs.source;
     record["seed"] = inputs.seed;
     record["instance"] = instance.index;

@@ -6,7 +6,10 @@
 #include <iterator>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "oracles/float_text.h"
+#include "oracles/format.h"
 #include "oracles/mpfr_number.h"
 #include "suites/guarded_buffer.h"
 #include "suites/tanh_bwd_oracle.h"
@@ -54,60 +57,138 @@ std::string Conformance::model() const {
 
 namespace {
 
-constexpr size_t kModelCount = kTanhBwdModels.size();
+// What produces one case's outputs over a chunk: its kernel called by the
+// plan, or nullptr for a "model" case.
+using ChunkKernel = std::function<void(const float* grad, const float* t, float* out,
+                                       const std::vector<KernelCall>& plan)>;
 
 struct Case {
-  int variant;
+  std::string variant;
   const TargetInfo* target;
-  TanhBwdKernel kernel;  // nullptr for a "model" case
-  int expected_model;
+  ChunkKernel kernel;  // empty for a "model" case
+  std::string expected_model;
+  size_t expected_index;  // in the format's model list
 };
 
-// Runs `kernel` over a chunk's inputs call by call as TanhBwdCallPlan says,
-// each call's operands and output copied into buffers at the call's offsets.
-void CallKernelByPlan(TanhBwdKernel kernel, const float* grad, const float* t, float* out,
-                      const std::vector<KernelCall>& plan,
-                      const std::string& name) {
-  for (const KernelCall& call : plan) {
-    GuardedBuffer g(call.count, call.operand_misalign);
-    GuardedBuffer x(call.count, call.operand_misalign);
-    GuardedBuffer y(call.count, call.output_misalign);
-    std::copy(grad + call.begin, grad + call.begin + call.count, g.data());
-    std::copy(t + call.begin, t + call.begin + call.count, x.data());
-    kernel(g.data(), x.data(), y.data(), call.count);
-    if (!y.GuardsIntact() || !g.GuardsIntact() || !x.GuardsIntact()) {
-      throw std::logic_error(name + " wrote outside its output (a call of " +
-                             std::to_string(call.count) + " inputs)");
-    }
-    std::copy(y.data(), y.data() + call.count, out + call.begin);
+void CheckGuards(bool intact, const std::string& name, const KernelCall& call) {
+  if (!intact) {
+    throw std::logic_error(name + " wrote outside its output (a call of " +
+                           std::to_string(call.count) + " inputs)");
   }
+}
+
+// Runs a binary32 kernel over a chunk's inputs call by call as TanhBwdCallPlan
+// says, each call's operands and output copied into buffers at the call's
+// offsets.
+ChunkKernel Binary32Kernel(TanhBwdKernel kernel, std::string name) {
+  return [kernel, name](const float* grad, const float* t, float* out,
+                        const std::vector<KernelCall>& plan) {
+    for (const KernelCall& call : plan) {
+      GuardedBuffer g(call.count, call.operand_misalign);
+      GuardedBuffer x(call.count, call.operand_misalign);
+      GuardedBuffer y(call.count, call.output_misalign);
+      std::copy(grad + call.begin, grad + call.begin + call.count, g.data());
+      std::copy(t + call.begin, t + call.begin + call.count, x.data());
+      kernel(g.data(), x.data(), y.data(), call.count);
+      CheckGuards(y.GuardsIntact() && g.GuardsIntact() && x.GuardsIntact(), name, call);
+      std::copy(y.data(), y.data() + call.count, out + call.begin);
+    }
+  };
+}
+
+// The same for a 16-bit kernel: operands encoded in the format (a NaN as its
+// sign's quiet NaN), outputs decoded.
+ChunkKernel NarrowKernel(TanhBwdNarrowKernel kernel, const FloatFormat& format, std::string name) {
+  return [kernel, &format, name](const float* grad, const float* t, float* out,
+                                 const std::vector<KernelCall>& plan) {
+    for (const KernelCall& call : plan) {
+      BasicGuardedBuffer<uint16_t> g(call.count, call.operand_misalign);
+      BasicGuardedBuffer<uint16_t> x(call.count, call.operand_misalign);
+      BasicGuardedBuffer<uint16_t> y(call.count, call.output_misalign);
+      for (size_t i = 0; i < call.count; ++i) {
+        g.data()[i] = static_cast<uint16_t>(EncodeBits(format, grad[call.begin + i]));
+        x.data()[i] = static_cast<uint16_t>(EncodeBits(format, t[call.begin + i]));
+      }
+      kernel(g.data(), x.data(), y.data(), call.count);
+      CheckGuards(y.GuardsIntact() && g.GuardsIntact() && x.GuardsIntact(), name, call);
+      for (size_t i = 0; i < call.count; ++i) {
+        out[call.begin + i] = static_cast<float>(DecodeBits(format, y.data()[i]));
+      }
+    }
+  };
 }
 
 // What one chunk of inputs contributes, per case.
 struct ChunkResult {
   std::vector<ErrorStatistics> stats;
-  std::vector<std::array<uint64_t, kModelCount>> model_mismatches;
-  std::vector<std::array<int64_t, kModelCount>> first_mismatch;
+  std::vector<std::vector<uint64_t>> model_mismatches;  // [case][model]
+  std::vector<std::vector<int64_t>> first_mismatch;     // [case][model]
   std::vector<uint64_t> digests;
   std::vector<ErrorMap> maps;  // per case, when RunOptions::map_operand >= 0
 };
 
+bool IsBinary32(const FloatFormat& format) { return std::string_view(format.name) == "f32"; }
 
 }  // namespace
+
+std::vector<std::string> TanhBwdVariantNames(const FloatFormat& format) {
+  std::vector<std::string> names;
+  if (IsBinary32(format)) {
+    for (const auto& v : kTanhBwdVariants) names.emplace_back(v.name);
+  } else {
+    TanhBwdNarrowModelNames(format);  // throws for a format without variants
+    for (const auto& v : kTanhBwdNarrowVariants) names.emplace_back(v.name);
+  }
+  return names;
+}
+
+std::vector<std::string> TanhBwdModelNames(const FloatFormat& format) {
+  if (!IsBinary32(format)) return TanhBwdNarrowModelNames(format);
+  std::vector<std::string> names;
+  for (const auto& m : kTanhBwdModels) names.emplace_back(m.name);
+  return names;
+}
+
+std::string ExpectedTanhBwdModel(const FloatFormat& format, std::string_view variant,
+                                 const TargetInfo& target) {
+  if (!IsBinary32(format)) return ExpectedNarrowModel(format, variant, target);
+  const int v = TanhBwdVariantIndex(variant);
+  if (v < 0) throw InputError("unknown tanh_bwd variant '" + std::string(variant) + "'");
+  const auto& info = kTanhBwdVariants[v];
+  return std::string(target.fused_negmuladd ? info.model_fused_target : info.model_unfused_target);
+}
 
 std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& options) {
   if (inputs.columns.size() != 2) throw InputError("tanh_bwd takes 2 operands (grad t)");
   if (options.map_operand >= static_cast<int>(inputs.columns.size())) {
     throw InputError("no operand " + std::to_string(options.map_operand) + " to map errors by");
   }
-  std::vector<int> variants;
+  const FloatFormat& format = *options.format;
+  const bool binary32 = IsBinary32(format);
+  if (!binary32 && format.bits != 16) {
+    throw InputError(std::string("tanh_bwd has no kernels in ") + format.name + " (f32, bf16, f16)");
+  }
+  for (const auto& column : inputs.columns) {
+    for (float v : column) {
+      if (!IsRepresentable(format, v)) {
+        throw InputError(fmt::format("input {} is not a {} value", HexFloat(v), format.name));
+      }
+    }
+  }
+  const std::vector<std::string> all_variants = TanhBwdVariantNames(format);
+  const std::vector<std::string> model_names = TanhBwdModelNames(format);
+  std::vector<std::string> variants;
   if (options.variants.empty()) {
-    for (size_t v = 0; v < kTanhBwdVariants.size(); ++v) variants.push_back(static_cast<int>(v));
+    variants = all_variants;
   } else {
     for (const auto& name : options.variants) {
-      const int v = TanhBwdVariantIndex(name);
-      if (v < 0) throw InputError("unknown tanh_bwd variant '" + name + "'");
-      variants.push_back(v);
+      if (std::find(all_variants.begin(), all_variants.end(), name) == all_variants.end()) {
+        std::string known;
+        for (const auto& v : all_variants) known += (known.empty() ? "" : ", ") + v;
+        throw InputError("unknown tanh_bwd variant '" + name + "' in " + format.name + " (" +
+                         known + ")");
+      }
+      variants.push_back(name);
     }
   }
   std::vector<const TargetInfo*> targets = options.targets;
@@ -117,16 +198,23 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
     }
   }
   std::vector<Case> cases;
-  for (int v : variants) {
+  for (const std::string& v : variants) {
     for (const TargetInfo* target : targets) {
-      const auto& info = kTanhBwdVariants[v];
-      const auto expected =
-          target->fused_negmuladd ? info.model_fused_target : info.model_unfused_target;
-      const bool model = options.models_only || !target->supported;
-      cases.push_back({v, target, model ? nullptr : FindTanhBwdKernel(info.name, target->bits),
-                       TanhBwdModelIndex(expected)});
+      Case c{v, target, nullptr, ExpectedTanhBwdModel(format, v, *target), 0};
+      c.expected_index = static_cast<size_t>(
+          std::find(model_names.begin(), model_names.end(), c.expected_model) -
+          model_names.begin());
+      if (!options.models_only && target->supported) {
+        const std::string name =
+            "tanh_bwd " + v + " (" + format.name + ") on " + target->name;
+        c.kernel = binary32 ? Binary32Kernel(FindTanhBwdKernel(v, target->bits), name)
+                            : NarrowKernel(FindTanhBwdNarrowKernel(format.name, v, target->bits),
+                                           format, name);
+      }
+      cases.push_back(std::move(c));
     }
   }
+  const size_t model_count = model_names.size();
 
   const size_t n = inputs.size();
   const float* grad = inputs.columns[0].data();
@@ -142,27 +230,31 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
     const size_t begin = c * kEngineChunk;
     const size_t count = std::min(kEngineChunk, n - begin);
     ChunkResult& out = partial[c];
-    out.stats.assign(cases.size(), ErrorStatistics());
-    out.model_mismatches.assign(cases.size(), {});
-    out.first_mismatch.assign(cases.size(), {});
-    for (auto& f : out.first_mismatch) f.fill(-1);
+    out.stats.assign(cases.size(), ErrorStatistics(format));
+    out.model_mismatches.assign(cases.size(), std::vector<uint64_t>(model_count, 0));
+    out.first_mismatch.assign(cases.size(), std::vector<int64_t>(model_count, -1));
     out.digests.assign(cases.size(), 0);
     if (options.map_operand >= 0) out.maps.assign(cases.size(), ErrorMap());
 
-    std::vector<std::array<float, kModelCount>> model_outputs(count);
+    std::vector<std::vector<float>> model_outputs(count);
     for (size_t i = 0; i < count; ++i) {
-      model_outputs[i] = TanhBwdModels(grad[begin + i], t[begin + i]);
+      const float g = grad[begin + i], x = t[begin + i];
+      if (binary32) {
+        const auto m = TanhBwdModels(g, x);
+        model_outputs[i].assign(m.begin(), m.end());
+      } else {
+        model_outputs[i] = TanhBwdNarrowModels(format, static_cast<uint16_t>(EncodeBits(format, g)),
+                                               static_cast<uint16_t>(EncodeBits(format, x)));
+      }
     }
     const std::vector<KernelCall> plan = TanhBwdCallPlan(count);
     std::vector<std::vector<float>> outputs(cases.size(), std::vector<float>(count));
     for (size_t k = 0; k < cases.size(); ++k) {
-      if (cases[k].kernel != nullptr) {
-        CallKernelByPlan(cases[k].kernel, grad + begin, t + begin, outputs[k].data(), plan,
-                         "tanh_bwd " + std::string(kTanhBwdVariants[cases[k].variant].name) +
-                             " on " + cases[k].target->name);
+      if (cases[k].kernel) {
+        cases[k].kernel(grad + begin, t + begin, outputs[k].data(), plan);
       } else {
         for (size_t i = 0; i < count; ++i) {
-          outputs[k][i] = model_outputs[i][cases[k].expected_model];
+          outputs[k][i] = model_outputs[i][cases[k].expected_index];
         }
       }
       for (float& y : outputs[k]) y = CanonicalNan(y);
@@ -177,11 +269,11 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
     for (size_t i = 0; i < count; ++i) {
       const uint64_t index = begin + i;
       const MpfrNumber exact = TanhBwdExact(grad[index], t[index]);
-      const std::array<float, kModelCount>& models = model_outputs[i];
+      const std::vector<float>& models = model_outputs[i];
       seen.clear();
       for (size_t k = 0; k < cases.size(); ++k) {
         const float y = outputs[k][i];
-        for (size_t m = 0; m < kModelCount; ++m) {
+        for (size_t m = 0; m < model_count; ++m) {
           if (!SameFloat(y, models[m])) {
             if (out.model_mismatches[k][m]++ == 0) out.first_mismatch[k][m] = index;
           }
@@ -190,7 +282,7 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
         auto it = std::find_if(seen.begin(), seen.end(),
                                [&](const auto& s) { return s.first == bits; });
         if (it == seen.end()) {
-          seen.emplace_back(bits, MeasureUlpError(exact.get(), y));
+          seen.emplace_back(bits, MeasureUlpError(exact.get(), y, format));
           it = seen.end() - 1;
         }
         out.stats[k].Add(it->second, index);
@@ -212,21 +304,21 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
     CaseResult& r = results[k];
     const Case& cs = cases[k];
     r.op = "tanh_bwd";
-    r.variant = std::string(kTanhBwdVariants[cs.variant].name);
+    r.variant = cs.variant;
     r.target = cs.target->name;
-    r.kind = cs.kernel != nullptr ? CaseKind::kKernel : CaseKind::kModel;
-    r.dtype = kBinary32.name;
+    r.kind = cs.kernel ? CaseKind::kKernel : CaseKind::kModel;
+    r.dtype = format.name;
     r.suite = inputs.source;
     r.seed = inputs.seed;
     r.n = n;
-    std::array<uint64_t, kModelCount> mismatches{};
-    std::array<int64_t, kModelCount> first{};
-    first.fill(-1);
+    r.stats = ErrorStatistics(format);
+    std::vector<uint64_t> mismatches(model_count, 0);
+    std::vector<int64_t> first(model_count, -1);
     uint64_t digest = kFnv1aOffset;
     for (size_t c = 0; c < chunks; ++c) {
       r.stats.Merge(partial[c].stats[k]);
       if (options.map_operand >= 0) MergeErrorMap(r.error_map, partial[c].maps[k]);
-      for (size_t m = 0; m < kModelCount; ++m) {
+      for (size_t m = 0; m < model_count; ++m) {
         mismatches[m] += partial[c].model_mismatches[k][m];
         if (first[m] < 0) first[m] = partial[c].first_mismatch[k][m];
       }
@@ -234,11 +326,11 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
     }
     r.output_digest = digest;
     if (options.map_operand >= 0) r.map_operand = inputs.operand_names[options.map_operand];
-    r.conformance.expected_model = std::string(kTanhBwdModels[cs.expected_model].name);
-    r.conformance.mismatches = mismatches[cs.expected_model];
-    r.conformance.first_mismatch_index = first[cs.expected_model];
-    for (size_t m = 0; m < kModelCount; ++m) {
-      if (mismatches[m] == 0) r.conformance.matching.emplace_back(kTanhBwdModels[m].name);
+    r.conformance.expected_model = cs.expected_model;
+    r.conformance.mismatches = mismatches[cs.expected_index];
+    r.conformance.first_mismatch_index = first[cs.expected_index];
+    for (size_t m = 0; m < model_count; ++m) {
+      if (mismatches[m] == 0) r.conformance.matching.push_back(model_names[m]);
     }
   }
   return results;

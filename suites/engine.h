@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/registry.h"
+#include "oracles/format.h"
 #include "suites/error_map.h"
 #include "suites/inputs.h"
 #include "suites/statistics.h"
@@ -47,6 +48,9 @@ struct CaseResult {
 };
 
 struct RunOptions {
+  // The format of operands and outputs: f32, bf16 or f16 (each has its own
+  // variants, TanhBwdVariantNames). Inputs must be values of it.
+  const FloatFormat* format = &kBinary32;
   std::vector<std::string> variants;       // empty: all
   // Empty: all runnable. A target this CPU cannot run becomes a "model" case:
   // its expected model stands in for its kernel.
@@ -60,6 +64,14 @@ struct RunOptions {
   // Called now and then with (inputs done, inputs total), from the caller's thread.
   std::function<void(uint64_t, uint64_t)> progress;
 };
+
+// The variants of tanh_bwd in a format (kTanhBwdVariants for f32,
+// kTanhBwdNarrowVariants for bf16 and f16), their models, and the model a
+// target's kernel must follow. Throw for a format without variants.
+std::vector<std::string> TanhBwdVariantNames(const FloatFormat& format);
+std::vector<std::string> TanhBwdModelNames(const FloatFormat& format);
+std::string ExpectedTanhBwdModel(const FloatFormat& format, std::string_view variant,
+                                 const TargetInfo& target);
 
 // One result per (variant, target), variants in registry order, targets from
 // narrowest to widest.

@@ -13,34 +13,54 @@
 
 namespace ulpgate {
 
-class GuardedBuffer {
+// T is float (guard: a NaN nobody computes) or uint16_t, the bit patterns of
+// a 16-bit format (guard: an f16 NaN with a payload, a bf16 number near
+// 2^123, neither of which the kernels produce); `misalign` counts elements.
+template <class T>
+class BasicGuardedBuffer {
  public:
-  static constexpr size_t kGuard = 32;  // floats, two 512-bit vectors
-  static constexpr uint32_t kGuardBits = 0x7fa11ed0;  // a NaN nobody computes
+  static constexpr size_t kGuard = 64 / sizeof(T) * 2;  // two 512-bit vectors
 
-  GuardedBuffer(size_t size, size_t misalign)
-      : storage_(size + 2 * kGuard + misalign + 16, FloatFromBits(kGuardBits)), size_(size) {
+  BasicGuardedBuffer(size_t size, size_t misalign)
+      : storage_(size + 2 * kGuard + misalign + 64 / sizeof(T), GuardValue()), size_(size) {
     const auto address = reinterpret_cast<uintptr_t>(storage_.data() + kGuard);
-    const size_t skip = ((64 - address % 64) % 64) / sizeof(float);
+    const size_t skip = ((64 - address % 64) % 64) / sizeof(T);
     data_ = storage_.data() + kGuard + skip + misalign;
   }
-  float* data() { return data_; }
-  const float* data() const { return data_; }
+  T* data() { return data_; }
+  const T* data() const { return data_; }
   size_t size() const { return size_; }
-  // True when every float outside [data, data + size) still holds the guard.
+  // True when every element outside [data, data + size) still holds the guard.
   bool GuardsIntact() const {
-    for (const float* p = storage_.data(); p < storage_.data() + storage_.size(); ++p) {
+    for (const T* p = storage_.data(); p < storage_.data() + storage_.size(); ++p) {
       if (p >= data_ && p < data_ + size_) continue;
-      if (FloatBits(*p) != kGuardBits) return false;
+      if (!IsGuard(*p)) return false;
     }
     return true;
   }
 
  private:
-  std::vector<float> storage_;
+  static T GuardValue() {
+    if constexpr (sizeof(T) == 4) {
+      return FloatFromBits(0x7fa11ed0);
+    } else {
+      return T{0x7e1d};
+    }
+  }
+  static bool IsGuard(T v) {
+    if constexpr (sizeof(T) == 4) {
+      return FloatBits(v) == 0x7fa11ed0;
+    } else {
+      return v == T{0x7e1d};
+    }
+  }
+
+  std::vector<T> storage_;
   size_t size_;
-  float* data_;
+  T* data_;
 };
+
+using GuardedBuffer = BasicGuardedBuffer<float>;
 
 }  // namespace ulpgate
 

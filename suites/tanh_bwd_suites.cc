@@ -4,6 +4,9 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
+#include <mutex>
+#include <string>
 
 #include "oracles/float_text.h"
 #include "suites/counter_rng.h"
@@ -214,6 +217,182 @@ InputSet GenerateTanhBwdSuite(std::string_view suite, uint64_t seed, size_t n) {
   set.seed = seed;
   for (size_t i = 0; i < n; ++i) {
     const auto input = TanhBwdInput(suite, seed, i);
+    set.columns[0][i] = input[0];
+    set.columns[1][i] = input[1];
+  }
+  return set;
+}
+
+namespace {
+
+bool IsBinary32(const FloatFormat& format) { return std::string_view(format.name) == "f32"; }
+
+float ValueOf(const FloatFormat& format, uint64_t bits) {
+  return static_cast<float>(DecodeBits(format, bits));
+}
+float Round(const FloatFormat& format, double x) {
+  return static_cast<float>(RoundToFormat(format, x));
+}
+uint64_t BitsOf(const FloatFormat& format, float x) { return EncodeBits(format, x); }
+// The value `k` patterns above x (x positive finite, same binade or next).
+float Step(const FloatFormat& format, float x, int64_t k) {
+  return ValueOf(format, static_cast<uint64_t>(static_cast<int64_t>(BitsOf(format, x)) + k));
+}
+
+struct NarrowLandmarks {
+  float max_finite, min_normal, min_subnormal, max_subnormal, below_one, recip_sqrt2;
+  std::vector<float> specials;
+  std::vector<float> ties, near_ties;  // t in [0.5, 1) whose square is a tie / nearly
+};
+
+const NarrowLandmarks& Landmarks(const FloatFormat& format) {
+  static std::map<std::string, NarrowLandmarks> cache;
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find(format.name);
+  if (it != cache.end()) return it->second;
+  NarrowLandmarks l;
+  const int p = format.precision;
+  const uint64_t exponent_mask = ((uint64_t{1} << format.exponent_bits()) - 1) << (p - 1);
+  l.max_finite = ValueOf(format, exponent_mask - 1);
+  l.min_normal = ValueOf(format, uint64_t{1} << (p - 1));
+  l.min_subnormal = ValueOf(format, 1);
+  l.max_subnormal = ValueOf(format, (uint64_t{1} << (p - 1)) - 1);
+  l.below_one = Step(format, 1.0f, -1);
+  l.recip_sqrt2 = Round(format, 0.70710678118654752440);
+  for (float m : {0.0f, l.min_subnormal, l.max_subnormal, l.min_normal, l.max_finite, kInf, 1.0f,
+                  0.5f, l.recip_sqrt2, l.below_one, 1.5f}) {
+    l.specials.push_back(m);
+    l.specials.push_back(-m);
+  }
+  l.specials.push_back(std::numeric_limits<float>::quiet_NaN());
+  // t = m 2^-p, m in [2^(p-1), 2^p): m^2 has 2p-1 or 2p bits, of which p are
+  // kept; the rest decides the rounding. Few enough to enumerate.
+  for (uint64_t m = uint64_t{1} << (p - 1); m < (uint64_t{1} << p); ++m) {
+    const uint64_t square = m * m;
+    const int dropped = square >= (uint64_t{1} << (2 * p - 1)) ? p : p - 1;
+    const uint64_t rest = square & ((uint64_t{1} << dropped) - 1);
+    const uint64_t half = uint64_t{1} << (dropped - 1);
+    const float t = std::ldexp(static_cast<float>(m), -p);
+    if (rest == half) {
+      l.ties.push_back(t);
+    } else if ((rest > half ? rest - half : half - rest) <= (half >> 3)) {
+      l.near_ties.push_back(t);
+    }
+  }
+  return cache.emplace(format.name, std::move(l)).first->second;
+}
+
+float NarrowRandomFinite(const FloatFormat& format, CounterRng& rng) {
+  for (;;) {
+    const float x = ValueOf(format, rng.Next32() & ((uint64_t{1} << format.bits) - 1));
+    if (std::isfinite(x)) return x;
+  }
+}
+
+// |x| = 2^e (1 + random mantissa bits), e uniform in [lo, hi), random sign;
+// exponents below the normal range round into the format's subnormals.
+float NarrowLogUniform(const FloatFormat& format, CounterRng& rng, int lo, int hi) {
+  const int e = lo + static_cast<int>(rng.Below(static_cast<uint64_t>(hi - lo)));
+  const int m = format.mantissa_bits();
+  const double significand = 1.0 + static_cast<double>(rng.Next32() >> (32 - m)) * std::ldexp(1.0, -m);
+  return RandomSign(rng, Round(format, std::ldexp(significand, e)));
+}
+
+std::array<float, 2> NarrowAdversarial(const FloatFormat& format, CounterRng& rng,
+                                       uint64_t index) {
+  const NarrowLandmarks& l = Landmarks(format);
+  const uint64_t catalogue = l.specials.size() * l.specials.size();
+  if (index < catalogue) {
+    return {l.specials[index / l.specials.size()], l.specials[index % l.specials.size()]};
+  }
+  const int p = format.precision;
+  const float grad = NarrowLogUniform(format, rng, -20, 20);
+  switch ((index - catalogue) % 7) {
+    case 0: {  // within k of the format's ulps of +-1, both sides
+      const int64_t k = 1 + static_cast<int64_t>(rng.Below(uint64_t{1} << (p - 2)));
+      const float t = (rng.Next() & 1) ? Step(format, 1.0f, -k) : Step(format, 1.0f, k);
+      return {grad, RandomSign(rng, t)};
+    }
+    case 1: {  // within 8 of its ulps of +-1/sqrt(2)
+      const int64_t k = static_cast<int64_t>(rng.Below(17)) - 8;
+      return {grad, RandomSign(rng, Step(format, l.recip_sqrt2, k))};
+    }
+    case 2: {  // t*t a tie in the format, t scaled by a power of 2
+      const int j = static_cast<int>(rng.Below(11)) - 5;
+      const float t = l.ties.empty() ? 0.75f : l.ties[rng.Below(l.ties.size())];
+      return {grad, RandomSign(rng, std::ldexp(t, j))};
+    }
+    case 3: {  // t*t within an eighth of the dropped part off a tie
+      const float t = l.near_ties.empty() ? 0.75f : l.near_ties[rng.Below(l.near_ties.size())];
+      return {grad, RandomSign(rng, t)};
+    }
+    case 4: {  // grad*t*t overflows the format: |grad| near its max, |t| in [1, 2)
+      const float g = RandomSign(rng, Round(format, l.max_finite * (0.5 + 0.5 * rng.Unit())));
+      return {g, RandomSign(rng, Round(format, 1.0 + rng.Unit()))};
+    }
+    case 5: {  // results in the format's subnormals or below
+      const int sub = format.emin - p + 1;
+      if (rng.Next() & 1) {
+        return {NarrowLogUniform(format, rng, sub, format.emin + 4),
+                RandomSign(rng, Round(format, rng.Unit()))};
+      }
+      return {NarrowLogUniform(format, rng, format.emin / 2, 0),
+              NarrowLogUniform(format, rng, sub, format.emin / 2)};
+    }
+    default: {  // |t| > 1, up to 2^min(20, emax / 2)
+      return {grad, NarrowLogUniform(format, rng, 0, std::min(20, format.emax / 2))};
+    }
+  }
+}
+
+}  // namespace
+
+size_t TanhBwdAdversarialCatalogueSize(const FloatFormat& format) {
+  if (IsBinary32(format)) return TanhBwdAdversarialCatalogueSize();
+  const size_t specials = Landmarks(format).specials.size();
+  return specials * specials;
+}
+
+float NarrowTieSquareOperand(const FloatFormat& format, bool tie, uint64_t pick) {
+  const NarrowLandmarks& l = Landmarks(format);
+  const std::vector<float>& from = tie ? l.ties : l.near_ties;
+  return from.empty() ? 0.0f : from[pick % from.size()];
+}
+
+std::array<float, 2> TanhBwdInput(const FloatFormat& format, std::string_view suite,
+                                  uint64_t seed, uint64_t index) {
+  if (IsBinary32(format)) return TanhBwdInput(suite, seed, index);
+  if (format.bits != 16) {
+    throw InputError(std::string("no tanh_bwd suites in ") + format.name + " (f32, bf16, f16)");
+  }
+  CounterRng rng(seed, StreamId(suite), index);
+  if (suite == "random") {
+    const float grad = NarrowRandomFinite(format, rng);
+    return {grad, NarrowRandomFinite(format, rng)};
+  }
+  if (suite == "domain") {
+    const float grad = NarrowLogUniform(format, rng, -format.precision, 8);
+    return {grad, Round(format, static_cast<double>(UniformSymmetric(rng)))};
+  }
+  if (suite == "training") {
+    const float t = Round(format, TanhToFloat(1.5 * NormalLike(rng)));
+    return {Round(format, NormalLike(rng) * 0x1p-7), t};
+  }
+  if (suite == "adversarial") return NarrowAdversarial(format, rng, index);
+  return TanhBwdInput(suite, seed, index);  // names the suites in its error
+}
+
+InputSet GenerateTanhBwdSuite(const FloatFormat& format, std::string_view suite, uint64_t seed,
+                              size_t n) {
+  if (IsBinary32(format)) return GenerateTanhBwdSuite(suite, seed, n);
+  InputSet set;
+  set.operand_names = kTanhBwdOperands;
+  set.columns.assign(2, std::vector<float>(n));
+  set.source = std::string(suite);
+  set.seed = seed;
+  for (size_t i = 0; i < n; ++i) {
+    const auto input = TanhBwdInput(format, suite, seed, i);
     set.columns[0][i] = input[0];
     set.columns[1][i] = input[1];
   }

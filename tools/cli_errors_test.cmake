@@ -9,7 +9,11 @@ set(cases
   "--kernel|linear_fwd|--suite|domain"
   "--kernel|linear_fwd|--inputs|x.txt"
   "--kernel|linear_bwd_bias|--variant|sequential_fma"
-  "--kernel|tanh_bwd|--shape|3")
+  "--kernel|tanh_bwd|--shape|3"
+  "--kernel|tanh_bwd|--dtype|f64"
+  "--kernel|tanh_bwd|--dtype|fp8"
+  "--kernel|linear_fwd|--dtype|bf16"
+  "--kernel|tanh_bwd|--dtype|bf16|--variant|mac")
 foreach(case IN LISTS cases)
   string(REPLACE "|" ";" args "${case}")
   execute_process(COMMAND "${ULPGATE}" run ${args}

@@ -2,11 +2,15 @@
 // on this CPU and not removed by --cpu-targets or ULPGATE_CPU_TARGETS), suites.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <functional>
 #include <iostream>
 
 #include "kernels/reduction_spec.h"
 #include "kernels/registry.h"
 #include "kernels/tanh_bwd_spec.h"
+#include "oracles/format.h"
+#include "suites/engine.h"
 #include "suites/reduction_suites.h"
 #include "suites/tanh_bwd_suites.h"
 #include "tools/cli.h"
@@ -36,6 +40,20 @@ nlohmann::ordered_json ListJson() {
     op["suites"].push_back(
         {{"name", s.name}, {"description", s.description}, {"default_n", s.default_n}});
   }
+  op["formats"] = {"f32", "bf16", "f16"};
+  for (const FloatFormat* format : {&kBFloat16, &kBinary16}) {
+    nlohmann::ordered_json f;
+    for (const auto& v : kTanhBwdNarrowVariants) {
+      nlohmann::ordered_json models;
+      for (const TargetInfo& t : CompiledTargets()) {
+        models[t.name] = ExpectedTanhBwdModel(*format, v.name, t);
+      }
+      f["variants"].push_back(
+          {{"name", v.name}, {"computes", v.description}, {"model_per_target", models}});
+    }
+    f["models"] = TanhBwdModelNames(*format);
+    op["variants_in"][format->name] = f;
+  }
   j["ops"].push_back(op);
   for (const auto& info : ReductionOps()) {
     nlohmann::ordered_json r;
@@ -53,6 +71,7 @@ nlohmann::ordered_json ListJson() {
     if (info.op == ReductionOp::kLinearFwd) {
       r["peers"].push_back({{"name", "eigen"}, {"model", nullptr}});
     }
+    r["formats"] = {"f32"};
     for (const auto& s : ReductionSuites()) {
       r["suites"].push_back(
           {{"name", s.name}, {"description", s.description}, {"default_instances", s.default_n}});
@@ -103,6 +122,24 @@ std::string RunnableSummary() {
   return line;
 }
 
+// "m" when every compiled target expects m, else "m1 (T1, T2), m2 (T3)".
+std::string ModelsByTarget(const std::function<std::string(const TargetInfo&)>& model) {
+  std::vector<std::pair<std::string, std::string>> groups;
+  for (const TargetInfo& t : CompiledTargets()) {
+    const std::string m = model(t);
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == m; });
+    if (it == groups.end()) {
+      groups.emplace_back(m, t.name);
+    } else {
+      it->second += ", " + t.name;
+    }
+  }
+  if (groups.size() == 1) return groups.front().first;
+  std::string text;
+  for (const auto& [m, targets] : groups) text += (text.empty() ? "" : "; ") + m + " (" + targets + ")";
+  return text;
+}
+
 void PrintList() {
   std::cout << "ops\n";
   std::cout << "  tanh_bwd(grad, t) = grad * (1 - t^2)\n\n";
@@ -113,28 +150,37 @@ void PrintList() {
                      std::string(v.model_fused_target), std::string(v.model_unfused_target)});
   }
   variants.Print(std::cout, "  ");
+  std::cout << "\n  in bf16 and f16 (run --dtype): operands and output in the format\n";
+  for (const auto& v : kTanhBwdNarrowVariants) {
+    std::cout << "    ";
+    PrintWrapped(std::cout, std::string(v.name) + ": " + std::string(v.description), 8, 4);
+    const auto models_in = [&](const FloatFormat& format) {
+      return ModelsByTarget(
+          [&](const TargetInfo& t) { return ExpectedTanhBwdModel(format, v.name, t); });
+    };
+    const std::string bf16 = models_in(kBFloat16), f16 = models_in(kBinary16);
+    std::cout << "      ";
+    PrintWrapped(std::cout,
+                 bf16 == f16 ? "model: " + bf16 : "model in bf16: " + bf16 + "; in f16: " + f16,
+                 8, 6);
+  }
   for (const auto& info : ReductionOps()) {
     std::cout << "\n  ";
-    PrintWrapped(std::cout, std::string(info.name) + ": " + std::string(info.definition), 4, 2);
-    std::vector<std::string> header = {"variant", "op sequence"};
-    for (const TargetInfo& t : CompiledTargets()) header.push_back("model on " + t.name);
-    TextTable table(header);
-    std::vector<size_t> left;
-    for (size_t c = 0; c < header.size(); ++c) left.push_back(c);
-    table.SetLeftAligned(left);
+    PrintWrapped(std::cout, std::string(info.name) + ": " + std::string(info.definition) +
+                                " (f32)", 4, 2);
     for (const auto& v : info.variants) {
-      std::vector<std::string> row = {std::string(v.name), std::string(v.op_sequence)};
-      for (const TargetInfo& t : CompiledTargets()) {
-        row.push_back(ExpectedReductionModel(info, v, t.f32_lanes, t.fused_muladd).Name(info));
-      }
-      table.AddRow(row);
+      std::cout << "    ";
+      PrintWrapped(std::cout, std::string(v.name) + ": " + std::string(v.op_sequence), 8, 4);
+      std::cout << "      ";
+      PrintWrapped(std::cout, "model: " + ModelsByTarget([&](const TargetInfo& t) {
+                                return ExpectedReductionModel(info, v, t.f32_lanes, t.fused_muladd)
+                                    .Name(info);
+                              }),
+                   8, 6);
     }
     if (info.op == ReductionOp::kLinearFwd) {
-      std::vector<std::string> row = {"eigen", "Eigen's float product, then + b (peer)"};
-      for (size_t t = 0; t < CompiledTargets().size(); ++t) row.push_back("none");
-      table.AddRow(row);
+      std::cout << "    eigen: Eigen's float product, then + b (a peer: no model)\n";
     }
-    table.Print(std::cout, "    ");
   }
   std::cout << "\ntargets (compiled into this binary)\n";
   TextTable targets({"target", "runnable here", "NegMulAdd", "f32 lanes"});

@@ -11,6 +11,7 @@
 
 #include "kernels/registry.h"
 #include "oracles/float_text.h"
+#include "oracles/format.h"
 #include "kernels/reduction_spec.h"
 #include "suites/dump.h"
 #include "suites/engine.h"
@@ -123,26 +124,53 @@ void PrintErrorMaps(const std::vector<CaseResult>& results, const InputSet& inpu
   }
 }
 
+// One input's output from a case's kernel, computed again.
+float OneOutput(const CaseResult& r, const FloatFormat& format, float g, float t) {
+  const int64_t target = FindTarget(r.target)->bits;
+  if (std::string_view(format.name) == "f32") {
+    float y;
+    FindTanhBwdKernel(r.variant, target)(&g, &t, &y, 1);
+    return y;
+  }
+  const uint16_t gb = static_cast<uint16_t>(EncodeBits(format, g));
+  const uint16_t tb = static_cast<uint16_t>(EncodeBits(format, t));
+  uint16_t yb;
+  FindTanhBwdNarrowKernel(format.name, r.variant, target)(&gb, &tb, &yb, 1);
+  return static_cast<float>(DecodeBits(format, yb));
+}
+
+// A value and its bit pattern in the run's format: "-0x1.8p+0 (0xbfc0)".
+std::string ValueText(const FloatFormat& format, float x) {
+  return HexFloat(x) + " (" + BitsText(format, EncodeBits(format, x)) + ")";
+}
+
 void PrintText(const std::vector<CaseResult>& results, const InputSet& inputs,
-               const std::vector<std::string>& skipped, bool quiet) {
-  std::cout << fmt::format("tanh_bwd on {} (seed {}, n {})\n", inputs.source, inputs.seed,
-                           inputs.size());
+               const std::vector<std::string>& skipped, bool quiet, const FloatFormat& format) {
+  std::cout << fmt::format("tanh_bwd in {} on {} (seed {}, n {})\n", format.name, inputs.source,
+                           inputs.seed, inputs.size());
   if (!skipped.empty()) {
     PrintWrapped(std::cout, "skipped (compiled, not runnable here): " + DescribeSkipped(skipped), 2);
   }
   std::cout << '\n';
+  // The model column names the expected model when the case follows it, and
+  // otherwise what it follows instead, so that the table fits 120 columns
+  // with the long names of the 16-bit models.
   TextTable summary({"variant", "target", "max_ulp", "mean_ulp", "p99", "correctly_rounded",
-                     "special", "signed_zero", "model", "expected", "mismatches"});
-  summary.SetLeftAligned({0, 1, 8, 9});
+                     "special", "signed_zero", "model", "mismatches"});
+  summary.SetLeftAligned({0, 1, 8});
   for (const CaseResult& r : results) {
     const ErrorStatistics& s = r.stats;
     const std::string model = r.conformance.model();
+    const std::string follows =
+        model == r.conformance.expected_model
+            ? model
+            : (model.empty() ? std::string("none") : model) + " (expected " +
+                  r.conformance.expected_model + ")";
     summary.AddRow({r.variant, r.target, Ulp(s.max_ulp()), Ulp(s.mean_ulp()),
                     Ulp(s.Percentile(99)),
                     fmt::format("{:.2f}%", 100.0 * s.correctly_rounded() / std::max<uint64_t>(s.n(), 1)),
                     std::to_string(s.special_mismatch()), std::to_string(s.signed_zero_mismatch()),
-                    model.empty() ? "none" : model, r.conformance.expected_model,
-                    std::to_string(r.conformance.mismatches)});
+                    follows, std::to_string(r.conformance.mismatches)});
   }
   summary.Print(std::cout);
   if (quiet) return;
@@ -187,15 +215,20 @@ void PrintText(const std::vector<CaseResult>& results, const InputSet& inputs,
     if (worst) {
       const uint64_t i = worst->stats.max_index();
       const float g = inputs.columns[0][i], t = inputs.columns[1][i];
-      float y;
-      FindTanhBwdKernel(worst->variant, FindTarget(worst->target)->bits)(&g, &t, &y, 1);
+      const float y = worst->kind == CaseKind::kKernel ? OneOutput(*worst, format, g, t)
+                                                       : worst->outputs.empty()
+                                                             ? std::nanf("")
+                                                             : worst->outputs[i];
       std::cout << fmt::format(
-          "  worst: {} ULP on {} at input #{}: grad = {} ({}), t = {} ({})\n"
-          "         output {} ({}), exact {}\n"
-          "  reproduce: {}\n",
-          Ulp(worst->stats.max_ulp()), worst->target, i, HexFloat(g), BitsHex(g), HexFloat(t),
-          BitsHex(t), HexFloat(y), BitsHex(y), TanhBwdExact(g, t).ToDecimal(17),
-          WrappedCommand(ReproduceCommand(*worst, inputs, i), 13, 6));
+          "  worst: {} ULP on {} at input #{}: grad = {}, t = {}\n"
+          "         output {}, exact {}\n",
+          Ulp(worst->stats.max_ulp()), worst->target, i, ValueText(format, g),
+          ValueText(format, t), ValueText(format, y), TanhBwdExact(g, t).ToDecimal(17));
+      // explain follows the binary32 sequences; a 16-bit input is one too.
+      if (std::string_view(format.name) == "f32") {
+        std::cout << "  reproduce: " << WrappedCommand(ReproduceCommand(*worst, inputs, i), 13, 6)
+                  << "\n";
+      }
     }
     for (const CaseResult* r : cases) {
       if (r->stats.first_special_index() >= 0) {
@@ -219,7 +252,15 @@ void Run(const RunArgs& args) {
   if (args.dump_path == "-" && args.json_path == "-") {
     throw UsageError("--dump - and --json - cannot both have stdout: give one a file");
   }
+  const FloatFormat* format = FindFormat(args.dtype);
+  if (format == nullptr || format->bits > 32) {
+    throw UsageError("unknown --dtype '" + args.dtype + "' (f32, bf16, f16)");
+  }
   if (FindReductionOp(args.kernel) != nullptr) {
+    if (args.dtype != "f32") {
+      throw UsageError("--dtype " + args.dtype + ": the linear and MSE ops run in f32 only; "
+                       "tanh_bwd runs in f32, bf16 and f16");
+    }
     RunReductionCommand(args);
     return;
   }
@@ -248,12 +289,13 @@ void Run(const RunArgs& args) {
     if (!info) {
       throw UsageError("unknown suite '" + suite + "' (random, domain, training, adversarial)");
     }
-    inputs = GenerateTanhBwdSuite(suite, args.seed, args.n ? args.n : info->default_n);
+    inputs = GenerateTanhBwdSuite(*format, suite, args.seed, args.n ? args.n : info->default_n);
   }
   if (!args.save_inputs_path.empty()) {
     const std::string source = args.inputs_path.empty()
-                                   ? fmt::format("--suite {} --seed {} --n {}", inputs.source,
-                                                 inputs.seed, inputs.size())
+                                   ? fmt::format("--dtype {} --suite {} --seed {} --n {}",
+                                                 format->name, inputs.source, inputs.seed,
+                                                 inputs.size())
                                    : "--inputs " + args.inputs_path;
     WriteInputFile(args.save_inputs_path, inputs,
                    {fmt::format("ulpgate inputs of tanh_bwd: {} ({} tuples)", inputs.source,
@@ -262,10 +304,27 @@ void Run(const RunArgs& args) {
                         " --save-inputs " + args.save_inputs_path});
   }
   RunOptions options;
+  options.format = format;
   options.variants = SplitList(args.variant);
+  const std::vector<std::string> known = TanhBwdVariantNames(*format);
   for (const auto& v : options.variants) {
-    if (TanhBwdVariantIndex(v) < 0) {
-      throw UsageError("unknown variant '" + v + "' (mac, mac_unfused, mulsub, mulsub_fma, all)");
+    if (std::find(known.begin(), known.end(), v) == known.end()) {
+      std::string names;
+      for (const auto& k : known) names += k + ", ";
+      throw UsageError("unknown variant '" + v + "' of tanh_bwd in " + format->name + " (" +
+                       names + "all)");
+    }
+  }
+  // The inputs must be values of the format (an input file's may not be).
+  for (size_t k = 0; k < inputs.columns.size(); ++k) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!IsRepresentable(*format, inputs.columns[k][i])) {
+        throw InputError(fmt::format("input #{}: {} = {} is not a {} value (rounded: {})", i,
+                                     inputs.operand_names[k], HexFloat(inputs.columns[k][i]),
+                                     format->name,
+                                     HexFloat(static_cast<float>(
+                                         RoundToFormat(*format, inputs.columns[k][i])))));
+      }
     }
   }
   std::vector<std::string> skipped;
@@ -298,7 +357,7 @@ void Run(const RunArgs& args) {
   FinishRun(
       args, records,
       [&] {
-        PrintText(results, inputs, skipped, args.quiet);
+        PrintText(results, inputs, skipped, args.quiet, *format);
         if (options.map_operand >= 0) PrintErrorMaps(results, inputs);
         std::cerr << fmt::format(
             "ran {} inputs x {} (variant, target) cases in {:.2f} s ({:.0f} inputs/s)\n",
@@ -345,7 +404,13 @@ void AddRunCommand(CLI::App& app) {
                   "Op to run: tanh_bwd, linear_fwd, linear_bwd_input, linear_bwd_weight, "
                   "linear_bwd_bias, mse_fwd, mse_bwd")
       ->required();
-  cmd->add_option("--variant", args->variant, "Variant, comma-separated list, or all")
+  cmd->add_option("--variant", args->variant,
+                  "Variant, comma-separated list, or all (the variants of each --dtype: "
+                  "ulpgate list)")
+      ->capture_default_str();
+  cmd->add_option("--dtype", args->dtype,
+                  "Format of the operands and outputs: f32; for tanh_bwd also bf16 and f16 "
+                  "(suites drawn in that format, errors in its ULPs)")
       ->capture_default_str();
   cmd->add_option("--target", args->target,
                   "Target (SCALAR, SSSE3, SSE4, AVX2, ...), comma-separated list, best, or all "

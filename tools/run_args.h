@@ -15,6 +15,7 @@ namespace ulpgate {
 
 struct RunArgs {
   std::string kernel;
+  std::string dtype = "f32";  // operands' and outputs' format
   std::string variant = "all";
   std::string target = "all";
   std::string suite;

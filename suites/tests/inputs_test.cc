@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "oracles/format.h"
+
 #include <cmath>
 #include <sstream>
 
@@ -125,6 +127,63 @@ TEST(InputFile, RejectsBadLinesWithTheirPlace) {
   EXPECT_NE(error_of("0x1.000001p0 1\n").find("not exactly representable"), std::string::npos);
   EXPECT_EQ(error_of("# nothing\n"), "f.txt: no inputs in the file");
   EXPECT_THROW(ReadInputFile("/nonexistent/inputs.txt", {"grad", "t"}), InputError);
+}
+
+// The suites in bf16 and f16: every input a value of the format, a pure
+// function of (format, suite, seed, index); the catalogue has the format's
+// own extremes; the tie family's squares are exact ties in the format.
+TEST(NarrowSuites, EveryInputIsAValueOfTheFormat) {
+  for (const FloatFormat* format : {&kBFloat16, &kBinary16}) {
+    for (const auto& suite : TanhBwdSuites()) {
+      const InputSet set = GenerateTanhBwdSuite(*format, suite.name, 3, 5000);
+      for (size_t i = 0; i < set.size(); ++i) {
+        for (int k = 0; k < 2; ++k) {
+          ASSERT_TRUE(IsRepresentable(*format, set.columns[k][i]))
+              << format->name << " " << suite.name << " #" << i << " " << set.columns[k][i];
+        }
+        const auto one = TanhBwdInput(*format, suite.name, 3, i);
+        ASSERT_EQ(FloatBits(one[0]), FloatBits(set.columns[0][i]));
+        ASSERT_EQ(FloatBits(one[1]), FloatBits(set.columns[1][i]));
+      }
+    }
+  }
+}
+
+TEST(NarrowSuites, CatalogueHasTheFormatsExtremes) {
+  struct Extremes { const FloatFormat* format; float max, min_subnormal, below_one; };
+  for (const Extremes& e : {Extremes{&kBFloat16, 0x1.fep127f, 0x1p-133f, 0x1.fep-1f},
+                            Extremes{&kBinary16, 65504.0f, 0x1p-24f, 0x1.ffcp-1f}}) {
+    const InputSet set = GenerateTanhBwdSuite(*e.format, "adversarial", 1,
+                                              TanhBwdAdversarialCatalogueSize(*e.format));
+    bool max = false, sub = false, below_one = false, nan = false;
+    for (float t : set.columns[1]) {
+      max |= t == -e.max;
+      sub |= t == e.min_subnormal;
+      below_one |= t == e.below_one;
+      nan |= std::isnan(t);
+    }
+    EXPECT_TRUE(max && sub && below_one && nan) << e.format->name;
+  }
+}
+
+TEST(NarrowSuites, TieOperandsSquareToTiesOfTheFormat) {
+  for (const FloatFormat* format : {&kBFloat16, &kBinary16}) {
+    for (uint64_t pick = 0; pick < 20; ++pick) {
+      const float t = NarrowTieSquareOperand(*format, true, pick);
+      ASSERT_GE(t, 0.5f);
+      ASSERT_LT(t, 1.0f);
+      // t*t is exact in double, in [1/4, 1): normal in both formats. A tie
+      // is an odd multiple of half the format's ulp there.
+      const double square = static_cast<double>(t) * t;
+      int exponent = 0;
+      std::frexp(square, &exponent);  // square in [2^(exponent-1), 2^exponent)
+      const double half_ulp = std::ldexp(1.0, exponent - 1 - format->precision);
+      const double halves = square / half_ulp;
+      EXPECT_EQ(halves, std::floor(halves));
+      EXPECT_EQ(std::fmod(halves, 2.0), 1.0)
+          << format->name << " t = " << t;
+    }
+  }
 }
 
 }  // namespace

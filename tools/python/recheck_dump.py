@@ -22,9 +22,30 @@ from fractions import Fraction
 
 FORMAT = "ulpgate-dump-1"
 
-# binary32
-PRECISION, EMIN, EMAX = 24, -126, 127
+# The output format: binary32 unless a record's "dtype" says bf16 or f16
+# (set_format): its ULP, rounding and histogram bounds (0, 1/2, 1, ..., 2^p).
+FORMATS = {"f32": (24, -126, 127), "bf16": (8, -126, 127), "f16": (11, -14, 15)}
+PRECISION, EMIN, EMAX = FORMATS["f32"]
 MAX_FINITE = Fraction((1 << 24) - 1) * Fraction(2) ** 104
+
+
+def set_format(dtype):
+    """Makes `dtype` the format of what follows; KeyError for an unknown one."""
+    global PRECISION, EMIN, EMAX, MAX_FINITE, ULP_BOUNDS
+    PRECISION, EMIN, EMAX = FORMATS[dtype]
+    MAX_FINITE = Fraction((1 << PRECISION) - 1) * Fraction(2) ** (EMAX - PRECISION + 1)
+    ULP_BOUNDS = [Fraction(0), Fraction(1, 2)] + [Fraction(2) ** k for k in range(PRECISION + 1)]
+
+
+def representable(y):
+    """True when the float y is a value of the current format."""
+    if math.isnan(y) or math.isinf(y) or y == 0:
+        return True
+    a = abs(Fraction(y))
+    if a > MAX_FINITE:
+        return False
+    quantum = Fraction(2) ** (max(floor_log2(a), EMIN) - PRECISION + 1)
+    return (a / quantum).denominator == 1
 OVERFLOW_THRESHOLD = Fraction(2) ** 128 - Fraction(2) ** 103  # the least |x| that rounds to inf
 ULP_BOUNDS = [Fraction(0), Fraction(1, 2)] + [Fraction(2) ** k for k in range(PRECISION + 1)]
 BOUND_FRACTION_BOUNDS = [Fraction(0)] + [Fraction(1, 2 ** k) for k in (10, 8, 6, 5, 4, 3, 2, 1, 0)]
@@ -111,7 +132,7 @@ def ulp_exponent(x):
 
 
 def round_to_binary32(v):
-    """RN-even of an exact Value to binary32, as a Python float (or inf)."""
+    """RN-even of an exact Value to the current format, as a Python float (or inf)."""
     if v.special:
         return {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}[v.special.kind]
     x = v.real
@@ -317,6 +338,14 @@ class Checker:
         if record.get("format") != FORMAT:
             self.problem(where, "format is %r, expected %r" % (record.get("format"), FORMAT))
             return
+        dtype = record.get("dtype", "f32")
+        if dtype not in FORMATS:
+            self.problem(where, "unknown dtype %r" % dtype)
+            return
+        if dtype != "f32" and record["op"] != "tanh_bwd":
+            self.problem(where, "%s has no %s results" % (record["op"], dtype))
+            return
+        set_format(dtype)
         self.records += 1
         computed = list(elements(record))
         dumped = [parse_exact(s) for s in record["exact"]]
@@ -341,6 +370,8 @@ class Checker:
         for e, (y, (x, bound)) in enumerate(zip(outputs, computed)):
             self.outputs += 1
             at = "%s, %s, element %d (output %s, exact %s)" % (where, name, e, y.hex(), x.text())
+            if not representable(y):
+                self.problem(at, "output is not a %s value" % record.get("dtype", "f32"))
             u = ulp_error(x, y)
             want_ulp = None if u["special"] else u["ulp"]
             want_bin = None if u["special"] else u["bin"]
