@@ -120,8 +120,8 @@ void WriteTanhBwdDump(std::ostream& out, const InputSet& inputs,
                                    r.conformance.expected_model);
       m.conforms = model != model_names.end() &&
                    SameFloat(m.output, models[model - model_names.begin()]);
-      list.push_back(ResultJson(r.variant, r.target, "kernel", r.conformance.expected_model, {m},
-                                /*with_bound=*/false));
+      list.push_back(ResultJson(r.variant, r.target, CaseKindName(r.kind),
+                                r.conformance.expected_model, {m}, /*with_bound=*/false));
     }
     record["results"] = list;
     out << record.dump() << '\n';

@@ -267,9 +267,8 @@ void Run(const RunArgs& args) {
   if (args.kernel != "tanh_bwd") {
     throw UsageError("unknown kernel '" + args.kernel + "' (available: " + KernelNames() + ")");
   }
-  if (!args.shape.empty() || args.instance >= 0 || args.emulate_unsupported) {
-    throw UsageError("--shape, --instance and --emulate-unsupported are for the linear and MSE "
-                     "ops, not tanh_bwd");
+  if (!args.shape.empty() || args.instance >= 0) {
+    throw UsageError("--shape and --instance are for the linear and MSE ops, not tanh_bwd");
   }
   if (!args.suite.empty() && !args.inputs_path.empty()) {
     throw UsageError("--suite and --inputs exclude each other");
@@ -328,9 +327,12 @@ void Run(const RunArgs& args) {
     }
   }
   std::vector<std::string> skipped;
-  options.targets = ResolveTargets(args.target, &skipped);
+  // With --emulate-unsupported a target this CPU cannot run is a "model" case.
+  options.targets = args.emulate_unsupported ? ResolveCompiledTargets(args.target)
+                                             : ResolveTargets(args.target, &skipped);
   options.threads = args.threads;
-  options.keep_outputs = !args.dump_path.empty();
+  // A model case's worst output is read back from its outputs.
+  options.keep_outputs = !args.dump_path.empty() || args.emulate_unsupported;
   if (!args.by.empty()) {
     const auto it = std::find(inputs.operand_names.begin(), inputs.operand_names.end(), args.by);
     if (it == inputs.operand_names.end()) {
@@ -432,8 +434,8 @@ void AddRunCommand(CLI::App& app) {
                   "Linear and MSE ops: run only this instance of the suite (to reproduce one)")
       ->check(CountValidator("an instance index", 0, kMaxInstances - 1));
   cmd->add_flag("--emulate-unsupported", args->emulate_unsupported,
-                "Linear and MSE ops: for compiled targets this CPU cannot run (AVX3 on an AVX2 "
-                "machine), report the variant's expected model in place of the kernel");
+                "For compiled targets this CPU cannot run (AVX3 on an AVX2 machine), report the "
+                "variant's expected model in place of the kernel (kind \"model\")");
   cmd->add_option("--dump", args->dump_path,
                   "Write every evaluated case as JSON Lines here (- for stdout): inputs, outputs, "
                   "exact values, errors; see docs/dump-format.md");
