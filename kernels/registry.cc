@@ -314,7 +314,29 @@ const TargetInfo& BestTarget() {
   return targets.front();  // the fallback is always supported
 }
 
+namespace {
+
+struct Replacement {
+  std::string variant;
+  int64_t target;
+  TanhBwdKernel kernel;
+};
+std::vector<Replacement>& Replacements() {
+  static std::vector<Replacement> replacements;  // filled before main, read after
+  return replacements;
+}
+
+}  // namespace
+
+void ReplaceTanhBwdKernelForTesting(std::string_view variant, int64_t target,
+                                    TanhBwdKernel kernel) {
+  Replacements().push_back({std::string(variant), target, kernel});
+}
+
 TanhBwdKernel FindTanhBwdKernel(std::string_view variant, int64_t target) {
+  for (const Replacement& r : Replacements()) {
+    if (r.variant == variant && r.target == target) return r.kernel;
+  }
   const Registry& r = GetRegistry();
   for (size_t v = 0; v < kTanhBwdVariants.size(); ++v) {
     if (kTanhBwdVariants[v].name != variant) continue;

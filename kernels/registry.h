@@ -105,6 +105,11 @@ const TargetInfo& BestTarget();
 // nullptr when the variant is unknown or the target not compiled.
 TanhBwdKernel FindTanhBwdKernel(std::string_view variant, int64_t target);
 
+// The test seam of the mutant build (kernels/testing/): from now on
+// FindTanhBwdKernel(variant, target) returns `kernel`. Production code never
+// calls it.
+void ReplaceTanhBwdKernelForTesting(std::string_view variant, int64_t target, TanhBwdKernel kernel);
+
 // kTanhBwdNarrowVariants' names, for format "bf16" or "f16"; nullptr for
 // another format, an unknown variant or a target not compiled.
 TanhBwdNarrowKernel FindTanhBwdNarrowKernel(std::string_view format, std::string_view variant,

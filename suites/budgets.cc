@@ -101,15 +101,19 @@ std::vector<std::string> CompiledTargetNames() {
 
 // The variants a run measures (its list, or every variant of the op).
 std::vector<std::string> RunVariants(const BudgetRun& run) {
-  return run.variants.empty() ? MeasurableVariants(run.op) : run.variants;
+  return run.variants.empty() ? MeasurableVariants(run.op, run.dtype) : run.variants;
 }
 
 BudgetRun ParseRun(const JsonField& f) {
-  f.OnlyKeys({"op", "suites", "seed", "n", "shape", "variants"});
+  f.OnlyKeys({"op", "dtype", "suites", "seed", "n", "shape", "variants"});
   BudgetRun run;
   run.pointer = f.pointer();
   run.op = f["op"].String();
   const auto suites = At(f["op"], [&] { return MeasurableSuites(run.op); });
+  if (f.Has("dtype")) {
+    run.dtype = f["dtype"].String();
+    At(f["dtype"], [&] { return MeasurableVariants(run.op, run.dtype); });
+  }
   const OpKind kind = KindOf(run.op);
   const JsonField suite_list = f["suites"];
   if (suite_list.Size() == 0) suite_list.Fail("expected at least one suite");
@@ -136,7 +140,7 @@ BudgetRun ParseRun(const JsonField& f) {
   if (f.Has("variants")) {
     const JsonField list = f["variants"];
     if (list.Size() == 0) list.Fail("expected at least one variant (leave it out for every one)");
-    const auto known = MeasurableVariants(run.op);
+    const auto known = MeasurableVariants(run.op, run.dtype);
     for (size_t i = 0; i < list.Size(); ++i) {
       const std::string v = list[i].String();
       if (kind == kDrift) {
@@ -213,11 +217,16 @@ BudgetRule ParseRule(const JsonField& f, const std::vector<BudgetRun>& runs) {
   match.OnlyKeys({"op", "variant", "target", "suite", "dtype"});
   rule.op = match["op"].String();
   const auto suites = At(match["op"], [&] { return MeasurableSuites(rule.op); });
-  // The variants the runs give this op (drift: run specs as written there).
-  std::vector<std::string> variants = MeasurableVariants(rule.op);
+  if (match.Has("dtype")) {
+    rule.dtype = match["dtype"].String();
+    At(match["dtype"], [&] { return MeasurableVariants(rule.op, rule.dtype); });
+  }
+  // The variants the runs give this op in this dtype (drift: run specs as
+  // written there).
+  std::vector<std::string> variants = MeasurableVariants(rule.op, rule.dtype);
   if (rule.op == "linear_fwd") variants.emplace_back(kEigenPeerVariant);
   for (const BudgetRun& run : runs) {
-    if (run.op != rule.op) continue;
+    if (run.op != rule.op || run.dtype != rule.dtype) continue;
     for (const auto& v : RunVariants(run)) {
       if (!Contains(variants, v)) variants.push_back(v);
     }
@@ -248,13 +257,9 @@ BudgetRule ParseRule(const JsonField& f, const std::vector<BudgetRun>& runs) {
                                       Joined(suites)));
     }
   }
-  if (match.Has("dtype")) {
-    rule.dtype = match["dtype"].String();
-    if (rule.dtype != "f32") match["dtype"].Fail("unknown dtype '" + rule.dtype + "' (f32)");
-  }
   bool measured = false;
   for (const BudgetRun& run : runs) {
-    if (run.op != rule.op) continue;
+    if (run.op != rule.op || run.dtype != rule.dtype) continue;
     const auto run_variants = RunVariants(run);
     measured = measured ||
                (std::any_of(run_variants.begin(), run_variants.end(),
@@ -264,9 +269,9 @@ BudgetRule ParseRule(const JsonField& f, const std::vector<BudgetRun>& runs) {
   }
   if (!measured) {
     match.Fail(
-        fmt::format("matches nothing the runs measure (no run of {} has a variant "
+        fmt::format("matches nothing the runs measure (no run of {} in {} has a variant "
                     "matching '{}' on a suite matching '{}')",
-                    rule.op, rule.variant, rule.suite));
+                    rule.op, rule.dtype, rule.variant, rule.suite));
   }
   ParseLimits(f["limits"], rule.op, rule);
   rule.why = f["why"].String();

@@ -32,7 +32,8 @@ struct BudgetRun {
   uint64_t seed = 1;
   uint64_t n = 0;                     // 0: the suite's default
   std::string shape;                  // reductions only; empty: the default
-  std::vector<std::string> variants;  // empty: every variant of the op
+  std::string dtype = "f32";          // the format the op runs in
+  std::vector<std::string> variants;  // empty: every variant of the op in dtype
   std::string pointer;                // "/runs/2", for messages
 };
 

@@ -96,11 +96,13 @@ GateReport RunGate(const GateOptions& options) {
     const BudgetRun& run = selected_ledger.runs[r];
     for (const std::string& suite : run.suites) {
       if (options.progress) {
-        options.progress(fmt::format("[{}/{}] {} {}", ++done, total, run.op, suite));
+        options.progress(fmt::format("[{}/{}] {}{} {}", ++done, total, run.op,
+                                     run.dtype == "f32" ? "" : " (" + run.dtype + ")", suite));
       }
       MeasureSpec spec;
       spec.op = run.op;
       spec.suite = suite;
+      spec.dtype = run.dtype;
       spec.seed = run.seed;
       spec.n = run.n;
       spec.shape = run.shape;

@@ -104,10 +104,12 @@ std::string SizeText(const std::string& op, const Json& c) {
   return fmt::format("seed {} n {}", c["seed"].get<uint64_t>(), c["n"].get<uint64_t>());
 }
 
+// The format shows only when it is not f32, so binary32 labels stay as they were.
 std::string Label(const std::string& op, const std::string& variant, const std::string& target,
-                  const std::string& suite, const std::string& size) {
-  return fmt::format("{} {} {} {} {} {}", op, variant, target,
-                     op == kDriftOp ? "scenario" : "suite", suite, size);
+                  const std::string& dtype, const std::string& suite, const std::string& size) {
+  return fmt::format("{} {} {}{} {} {} {}", op, variant, target,
+                     dtype == "f32" ? "" : " " + dtype, op == kDriftOp ? "scenario" : "suite",
+                     suite, size);
 }
 
 // The fields of a golden case, in the order they are written.
@@ -170,13 +172,15 @@ void ValidateCase(const JsonField& c, const std::string& op, const TargetInfo& t
     } catch (const InputError& e) {
       c["variant"].Fail(e.what());
     }
-  } else {
-    RequireOneOf(c["variant"], MeasurableVariants(op), ("variant of " + op).c_str());
+  }
+  RequireOneOf(c["dtype"], MeasurableDtypes(op), ("format of " + op).c_str());
+  if (op != kDriftOp) {
+    RequireOneOf(c["variant"], MeasurableVariants(op, c["dtype"].String()),
+                 ("variant of " + op + " in " + c["dtype"].String()).c_str());
   }
   if (c["target"].String() != target.name) {
     c["target"].Fail("expected \"" + target.name + "\", the target of the file");
   }
-  if (c["dtype"].String() != "f32") c["dtype"].Fail("expected \"f32\"");
   RequireOneOf(c["suite"], MeasurableSuites(op), op == kDriftOp ? "scenario" : "suite");
   if (op == kDriftOp) {
     const uint64_t epochs = c["epochs"].Unsigned();
@@ -323,12 +327,14 @@ CaseDifference CompareCase(const Json& old_case, const Json& new_case,
 
 std::vector<MeasureSpec> GoldenPlan(const std::string& op) {
   std::vector<MeasureSpec> plan;
+  for (const std::string& dtype : MeasurableDtypes(op)) {
   for (const std::string& suite : MeasurableSuites(op)) {
     MeasureSpec spec;
     spec.op = op;
+    spec.dtype = dtype;
     spec.suite = suite;
     spec.seed = 1;
-    spec.variants = MeasurableVariants(op);
+    spec.variants = MeasurableVariants(op, dtype);
     if (op == "tanh_bwd") {
       // Adversarial: the 23 x 23 special pairs (529) and about 70 of each of
       // its seven families (near +-1, near 1/sqrt 2, ties, overflow, ...).
@@ -349,6 +355,7 @@ std::vector<MeasureSpec> GoldenPlan(const std::string& op) {
       spec.n = mse ? 4 : 2;
     }
     plan.push_back(std::move(spec));
+  }
   }
   return plan;
 }
@@ -505,6 +512,7 @@ std::vector<MeasureSpec> RecordedRuns(const GoldenFile& file) {
     MeasureSpec spec;
     spec.op = file.op;
     spec.suite = c["suite"];
+    spec.dtype = c["dtype"];
     if (file.op == kDriftOp) {
       spec.n = c["epochs"];
     } else {
@@ -513,7 +521,8 @@ std::vector<MeasureSpec> RecordedRuns(const GoldenFile& file) {
       if (IsReduction(file.op)) spec.shape = c["shape"];
     }
     auto same = [&](const MeasureSpec& s) {
-      return s.suite == spec.suite && s.seed == spec.seed && s.n == spec.n && s.shape == spec.shape;
+      return s.suite == spec.suite && s.dtype == spec.dtype && s.seed == spec.seed &&
+             s.n == spec.n && s.shape == spec.shape;
     };
     auto it = std::find_if(runs.begin(), runs.end(), same);
     if (it == runs.end()) it = runs.insert(runs.end(), spec);
@@ -524,7 +533,7 @@ std::vector<MeasureSpec> RecordedRuns(const GoldenFile& file) {
 
 std::string GoldenCaseLabel(const Json& c) {
   const std::string op = c["op"];
-  return Label(op, c["variant"], c["target"], c["suite"], SizeText(op, c));
+  return Label(op, c["variant"], c["target"], c["dtype"], c["suite"], SizeText(op, c));
 }
 
 std::vector<std::string> PlannedCaseLabels(const std::string& op, const std::string& target) {
@@ -533,7 +542,7 @@ std::vector<std::string> PlannedCaseLabels(const std::string& op, const std::str
     Json size = {{"seed", spec.seed}, {"n", spec.n}, {"instances", spec.n},
                  {"shape", spec.shape}, {"epochs", spec.n}};
     for (const std::string& variant : spec.variants) {
-      labels.push_back(Label(op, variant, target, spec.suite, SizeText(op, size)));
+      labels.push_back(Label(op, variant, target, spec.dtype, spec.suite, SizeText(op, size)));
     }
   }
   return labels;

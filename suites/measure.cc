@@ -7,6 +7,7 @@
 
 #include "kernels/reduction_spec.h"
 #include "kernels/tanh_bwd_spec.h"
+#include "oracles/format.h"
 #include "suites/drift_report.h"
 #include "suites/drift_run.h"
 #include "suites/drift_scenario.h"
@@ -53,8 +54,11 @@ Measurement MeasureTanhBwd(MeasureSpec spec,
   }
   if (spec.n == 0) spec.n = default_n;
   Measurement m;
-  auto inputs = std::make_shared<InputSet>(GenerateTanhBwdSuite(spec.suite, spec.seed, spec.n));
+  const FloatFormat& format = *FindFormat(spec.dtype);
+  auto inputs = std::make_shared<InputSet>(
+      GenerateTanhBwdSuite(format, spec.suite, spec.seed, spec.n));
   RunOptions options;
+  options.format = &format;
   options.variants = spec.variants;
   options.targets = spec.targets;
   options.models_only = spec.models_only;
@@ -166,7 +170,18 @@ std::vector<std::string> MeasurableSuites(const std::string& op) {
   return suites;
 }
 
-std::vector<std::string> MeasurableVariants(const std::string& op) {
+std::vector<std::string> MeasurableDtypes(const std::string& op) {
+  MeasurableSuites(op);  // throws for an unknown op
+  if (op == "tanh_bwd") return {"f32", "bf16", "f16"};
+  return {"f32"};
+}
+
+std::vector<std::string> MeasurableVariants(const std::string& op, const std::string& dtype) {
+  const auto dtypes = MeasurableDtypes(op);
+  if (std::find(dtypes.begin(), dtypes.end(), dtype) == dtypes.end()) {
+    throw InputError(fmt::format("{} does not run in '{}' ({})", op, dtype, Joined(dtypes)));
+  }
+  if (dtype != "f32") return TanhBwdVariantNames(*FindFormat(dtype));
   std::vector<std::string> variants;
   if (op == "tanh_bwd" || op == kDriftOp) {
     for (const auto& v : kTanhBwdVariants) {
@@ -185,8 +200,8 @@ Measurement Measure(const MeasureSpec& given,
   MeasureSpec spec = given;
   CheckSuite(spec.op, spec.suite);
   spec.targets = RunnableTargets(spec.targets);
+  const auto known = MeasurableVariants(spec.op, spec.dtype);  // checks the dtype too
   if (spec.op == kDriftOp) return MeasureDrift(std::move(spec), progress);
-  const auto known = MeasurableVariants(spec.op);
   for (const auto& v : spec.variants) {
     const bool peer = spec.op == "linear_fwd" && v == kEigenPeerVariant;
     if (!peer && std::find(known.begin(), known.end(), v) == known.end()) {

@@ -21,6 +21,7 @@ inline constexpr const char* kDriftOp = "drift";
 struct MeasureSpec {
   std::string op;     // "tanh_bwd", a reduction op ("linear_fwd", ...) or "drift"
   std::string suite;  // a suite of the op; for "drift" a built-in scenario
+  std::string dtype = "f32";  // one of MeasurableDtypes(op)
   uint64_t seed = 1;  // ignored by "drift" (a scenario carries its own seed)
   // tanh_bwd: inputs; reductions: instances; drift: epochs. 0: the default.
   uint64_t n = 0;
@@ -62,9 +63,13 @@ std::vector<std::string> MeasurableOps();
 // The suites of an op (drift: the built-in scenarios); throws InputError for
 // an unknown op.
 std::vector<std::string> MeasurableSuites(const std::string& op);
-// The kernel variants of an op (drift: the tanh_bwd variants, as the default
-// run specs "tanh_bwd=<variant>"); throws InputError for an unknown op.
-std::vector<std::string> MeasurableVariants(const std::string& op);
+// The formats an op runs in: f32 for every op, bf16 and f16 for tanh_bwd.
+std::vector<std::string> MeasurableDtypes(const std::string& op);
+// The kernel variants of an op in a format (drift: the tanh_bwd variants, as
+// the default run specs "tanh_bwd=<variant>"); throws InputError for an
+// unknown op or a format the op does not run in.
+std::vector<std::string> MeasurableVariants(const std::string& op,
+                                            const std::string& dtype = "f32");
 
 // Throws InputError naming the problem for an unknown op, suite, variant or a
 // malformed shape.

@@ -28,10 +28,15 @@ struct GateArgs {
 };
 
 void PrintReport(const GateReport& report, std::ostream& out) {
-  TextTable table({"rule", "limit", "measured", "limit value", "where", "status"});
-  table.SetLeftAligned({0, 1, 4, 5});
+  // Each rule's id on a line of its own above its rows: the ids are long, and
+  // as a column they squeezed the table past 120 columns.
+  TextTable table({"limit", "measured", "limit value", "where", "status"});
+  table.SetLeftAligned({0, 3, 4});
+  const std::string* rule = nullptr;
   for (const GateRow& row : report.rows) {
-    table.AddRow({row.rule, row.limit, row.measured.empty() ? "-" : row.measured, row.limit_value,
+    if (rule == nullptr || *rule != row.rule) table.AddSection(row.rule);
+    rule = &row.rule;
+    table.AddRow({"  " + row.limit, row.measured.empty() ? "-" : row.measured, row.limit_value,
                   row.where.empty() ? "-" : row.where, row.status});
   }
   table.Print(out);

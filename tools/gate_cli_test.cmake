@@ -85,8 +85,8 @@ endfunction()
 # 1. Within budget: the table, every row PASS, exit 0.
 write_ledger("${WORK}/pass.json" 1000000000 "")
 gate(0 --budgets "${WORK}/pass.json" --json "${WORK}/pass_report.json")
-expect_match("${gate_out}" "rule +limit +measured +limit value +where +status" "table header")
-expect_match("${gate_out}" "small.mac +max_ulp +[0-9.e+]+ +1000000000 +mac@[A-Z0-9_]+ domain +PASS"
+expect_match("${gate_out}" "limit +measured +limit value +where +status" "table header")
+expect_match("${gate_out}" "small.mac\n +max_ulp +[0-9.e+]+ +1000000000 +mac@[A-Z0-9_]+ domain +PASS"
              "passing row")
 expect_match("${gate_out}" "gate: PASS" "verdict")
 file(READ "${WORK}/pass_report.json" report)
@@ -109,7 +109,7 @@ endif()
 # 2. One limit below its measurement: exit 1, the rule named, one JUnit failure.
 write_ledger("${WORK}/fail.json" 0.5 "")
 gate(1 --budgets "${WORK}/fail.json" --junit "${WORK}/fail.xml")
-expect_match("${gate_out}" "small.mac +max_ulp +${measured} +0.5 +[^\n]* FAIL" "failing row")
+expect_match("${gate_out}" "small.mac\n +max_ulp +${measured} +0.5 +[^\n]* FAIL" "failing row")
 # The table shows six digits, the message every digit.
 expect_match("${gate_out}" "FAIL small.mac.max_ulp: max_ulp = ${measured}[0-9]* > 0.5" "failure message")
 expect_match("${gate_out}" "gate: FAIL \\(1 row\\)" "verdict")
@@ -118,13 +118,13 @@ check_junit("${WORK}/fail.xml" 1 small.mac.max_ulp)
 # 3. A waiver that expired yesterday: EXPIRED, exit 1, saying when.
 write_ledger("${WORK}/expired.json" 0.5 "2030-01-01")
 gate(1 --budgets "${WORK}/expired.json" --today 2030-01-02 --junit "${WORK}/expired.xml")
-expect_match("${gate_out}" "small.mac +max_ulp [^\n]* EXPIRED" "expired row")
+expect_match("${gate_out}" "small.mac\n +max_ulp [^\n]* EXPIRED" "expired row")
 expect_match("${gate_out}" "expired on 2030-01-01" "expiry in the message")
 check_junit("${WORK}/expired.xml" 2 small.mac.max_ulp)
 
 # 4. The same waiver a year before its expiry: WAIVED, exit 0.
 gate(0 --budgets "${WORK}/expired.json" --today 2029-01-02)
-expect_match("${gate_out}" "small.mac +max_ulp [^\n]* WAIVED" "waived row")
+expect_match("${gate_out}" "small.mac\n +max_ulp [^\n]* WAIVED" "waived row")
 expect_match("${gate_out}" "gate: PASS" "verdict")
 
 # 5. A truncated ledger: exit 2, one line naming the file; earlier reports kept.

@@ -1,5 +1,5 @@
 # ctest driver: the test-only build ulpgate_mutant carries one kernel bug in
-# tanh_bwd mulsub, picked by ULPGATE_MUTANT=KIND (kernels/test_mutant.h):
+# tanh_bwd mulsub, picked by ULPGATE_MUTANT=KIND (kernels/testing/test_mutant.h):
 #   drifted     1 - t^2 as (1 - t)(1 + t) on every target
 #   avx3        the same on AVX3 only
 #   tail        the remainder of a call computed with a fused NegMulAdd (shows
@@ -41,7 +41,7 @@ endforeach()
 message(STATUS "mutant ${KIND}: this CPU runs ${ran}; the bug must show on: ${expected}")
 
 foreach(t SCALAR SSSE3 SSE4 AVX2 AVX3 AVX3_DL)
-  set(differs "DIFFERS RAN +[^\n]*/${t}/tanh_bwd.json: [0-9]+ of 16 cases")
+  set(differs "DIFFERS RAN +[^\n]*/${t}/tanh_bwd.json: [0-9]+ of [0-9]+ cases")
   if(t IN_LIST expected)
     if(NOT out MATCHES "${differs}")
       message(FATAL_ERROR "golden check of mutant ${KIND}: ${t} does not differ\n${out}")

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <map>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -96,6 +97,9 @@ class TextTable {
  public:
   explicit TextTable(std::vector<std::string> header) : rows_{std::move(header)} {}
   void AddRow(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  // A line of its own before the rows that follow (a group's name): printed
+  // at the table's indent, taking no part in the column widths.
+  void AddSection(std::string title) { sections_[rows_.size()].push_back(std::move(title)); }
   // Columns listed here are left-aligned (and may wrap); others right-aligned.
   void SetLeftAligned(std::vector<size_t> columns) { left_ = std::move(columns); }
 
@@ -140,6 +144,9 @@ class TextTable {
       width[widest] = std::max<size_t>(10, width[widest] - std::min(width[widest] - 10, total() - kTextWidth));
     }
     for (size_t r = 0; r < rows_.size(); ++r) {
+      if (const auto it = sections_.find(r); it != sections_.end()) {
+        for (const std::string& title : it->second) out << indent << title << '\n';
+      }
       const auto& row = rows_[r];
       std::vector<std::vector<std::string>> cells(row.size());
       size_t height = 1;
@@ -200,6 +207,7 @@ class TextTable {
     return lines;
   }
 
+  std::map<size_t, std::vector<std::string>> sections_;  // by the row they precede
   std::vector<std::vector<std::string>> rows_;
   std::vector<size_t> left_;
 };

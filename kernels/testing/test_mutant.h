@@ -1,14 +1,14 @@
 // Test-only: which bug the kernels of build/bin/ulpgate_mutant carry, so that
 // the golden and gate tests can show that each kind of kernel bug fails both.
-// Only compiled into the mutant build (ULPGATE_TEST_MUTANT_MULSUB); the
-// environment variable ULPGATE_MUTANT picks the bug of tanh_bwd mulsub:
+// Only compiled into the mutant build (kernels/testing/tanh_bwd_mutant.cc);
+// the environment variable ULPGATE_MUTANT picks the bug of tanh_bwd mulsub:
 //   drifted     (default) 1 - t^2 as (1 - t)(1 + t) on every target
 //   avx3        the same, on AVX3 only
 //   tail        the remainder of a call (n mod lanes) computes 1 - t^2 with a
 //               fused NegMulAdd: a bug only targets with FMA and lanes > 1 show
 //   misaligned  drifted when the output does not start on a vector boundary
-#ifndef ULPGATE_KERNELS_TEST_MUTANT_H_
-#define ULPGATE_KERNELS_TEST_MUTANT_H_
+#ifndef ULPGATE_KERNELS_TESTING_TEST_MUTANT_H_
+#define ULPGATE_KERNELS_TESTING_TEST_MUTANT_H_
 
 #include <cstdlib>
 #include <cstring>
@@ -31,4 +31,4 @@ inline TestMutant SelectedTestMutant() {
 
 }  // namespace ulpgate
 
-#endif  // ULPGATE_KERNELS_TEST_MUTANT_H_
+#endif  // ULPGATE_KERNELS_TESTING_TEST_MUTANT_H_
