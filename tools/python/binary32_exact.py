@@ -1,18 +1,34 @@
-"""Exact binary32 arithmetic in pure Python, independent of MPFR and of ulpgate's C++.
+"""Exact binary32 (and bf16, f16) arithmetic in pure Python, independent of MPFR and of
+ulpgate's C++.
 
 Values are exact rationals (fractions.Fraction) with a separate sign for zeros,
 or the strings 'nan', 'inf', '-inf'. Rounding is IEEE 754 round-to-nearest-even
-to binary32 with gradual underflow and overflow to infinity, written from the
-standard's definition. Used by the recheck scripts to verify ulpgate's reports.
+(or toward zero) to a binary format with gradual underflow and overflow to
+infinity, written from the standard's definition. The format is a parameter
+(Format); binary32 is the default. Used by the recheck scripts to verify
+ulpgate's reports.
 """
 from fractions import Fraction
 import math
 import struct
 
-P = 24            # precision
-EMIN = -126       # exponent of the smallest normal
-EMAX = 127        # exponent of the largest finite
-MAX_FINITE = Fraction((1 << P) - 1) * Fraction(2) ** (EMAX - P + 1)
+class Format:
+    """A binary format: precision p (with the implicit bit), exponent range."""
+
+    def __init__(self, name, p, emin, emax):
+        self.name, self.p, self.emin, self.emax = name, p, emin, emax
+        self.max_finite = Fraction((1 << p) - 1) * Fraction(2) ** (emax - p + 1)
+
+
+F32 = Format("f32", 24, -126, 127)
+BF16 = Format("bf16", 8, -126, 127)
+F16 = Format("f16", 11, -14, 15)
+FORMATS = {f.name: f for f in (F32, BF16, F16)}
+
+P = F32.p         # precision
+EMIN = F32.emin   # exponent of the smallest normal
+EMAX = F32.emax   # exponent of the largest finite
+MAX_FINITE = F32.max_finite
 
 
 class Value:
@@ -89,24 +105,32 @@ def floor_log2(q):
     return e
 
 
-def round_binary32(v):
-    """Round an exact Value to binary32, nearest-even, gradual underflow."""
+def round_to(v, fmt, toward_zero=False):
+    """Round an exact Value to fmt, nearest-even (or toward zero), gradual underflow."""
     if v.kind != "num":
         return v
     if v.q == 0:
         return v
     a = abs(v.q)
-    e = max(floor_log2(a), EMIN)
-    scale = Fraction(2) ** (e - P + 1)           # ulp at this exponent
-    m = a / scale                                 # significand, < 2^24
+    e = max(floor_log2(a), fmt.emin)
+    scale = Fraction(2) ** (e - fmt.p + 1)       # ulp at this exponent
+    m = a / scale                                 # significand, < 2^p
     n = math.floor(m)
     rest = m - n
-    if rest > Fraction(1, 2) or (rest == Fraction(1, 2) and n % 2 == 1):
+    if not toward_zero and (rest > Fraction(1, 2) or (rest == Fraction(1, 2) and n % 2 == 1)):
         n += 1
     r = n * scale
-    if r > MAX_FINITE:
-        return inf(v.neg)
+    if r > fmt.max_finite:
+        if toward_zero:
+            r = fmt.max_finite
+        else:
+            return inf(v.neg)
     return Value.num(-r if v.neg else r, neg_zero=v.neg)
+
+
+def round_binary32(v):
+    """Round an exact Value to binary32, nearest-even, gradual underflow."""
+    return round_to(v, F32)
 
 
 def to_float(v):
@@ -175,25 +199,25 @@ def fma(a, b, c):
 
 # ULP metric of docs/design.md "Numerics".
 
-def ulp_exponent(x):
+def ulp_exponent(x, fmt=F32):
     if x.q == 0:
-        return EMIN - P + 1
-    e = min(floor_log2(abs(x.q)), EMAX)
-    return max(e, EMIN) - P + 1
+        return fmt.emin - fmt.p + 1
+    e = min(floor_log2(abs(x.q)), fmt.emax)
+    return max(e, fmt.emin) - fmt.p + 1
 
 
-def histogram_bounds():
-    return [Fraction(0), Fraction(1, 2)] + [Fraction(2) ** k for k in range(0, P + 1)]
+def histogram_bounds(fmt=F32):
+    return [Fraction(0), Fraction(1, 2)] + [Fraction(2) ** k for k in range(0, fmt.p + 1)]
 
 
-def ulp_error(exact, y):
+def ulp_error(exact, y, fmt=F32):
     """(e as Fraction or None for a special mismatch, correctly_rounded, signed_zero_mismatch)."""
     if exact.kind == "nan":
         return (Fraction(0), True, False) if y.kind == "nan" else (None, False, False)
     if exact.kind == "inf":
         ok = y.kind == "inf" and y.neg == exact.neg
         return (Fraction(0), True, False) if ok else (None, False, False)
-    rounded = round_binary32(exact)
+    rounded = round_to(exact, fmt)
     if y.kind == "nan":
         return None, False, False
     if y.kind == "inf":
@@ -201,14 +225,14 @@ def ulp_error(exact, y):
             return Fraction(1, 2), True, False
         return None, False, False
     cr = (y.q == 0 and rounded.kind == "num" and rounded.q == 0) or (
-        rounded.kind == "num" and bits(rounded) == bits(y))
+        rounded.kind == "num" and rounded.q == y.q and rounded.neg == y.neg)
     szm = y.q == 0 and rounded.kind == "num" and rounded.q == 0 and y.neg != rounded.neg
-    e = abs(y.q - exact.q) / Fraction(2) ** ulp_exponent(exact)
+    e = abs(y.q - exact.q) / Fraction(2) ** ulp_exponent(exact, fmt)
     return e, cr, szm
 
 
-def histogram_bin(e):
-    bounds = histogram_bounds()
+def histogram_bin(e, fmt=F32):
+    bounds = histogram_bounds(fmt)
     if e == 0:
         return 0
     for i in range(1, len(bounds)):
