@@ -25,8 +25,8 @@ namespace registry_detail {
 struct TargetKernels {
   int64_t target;
   size_t f32_lanes;
-  TanhBwdKernel tanh_bwd[4];
-  // In the order of kTanhBwdNarrowVariants, sized by it.
+  // In the order of kTanhBwdVariants and kTanhBwdNarrowVariants, sized by them.
+  std::array<TanhBwdKernel, kTanhBwdVariants.size()> tanh_bwd;
   using NarrowTable = std::array<TanhBwdNarrowKernel, kTanhBwdNarrowVariants.size()>;
   NarrowTable tanh_bwd_bf16;
   NarrowTable tanh_bwd_f16;
@@ -57,6 +57,13 @@ HWY_BEFORE_NAMESPACE();
 namespace ulpgate {
 namespace HWY_NAMESPACE {
 
+// One kernel per kTanhBwdVariants row, in its order.
+template <size_t... kVariant>
+constexpr std::array<TanhBwdKernel, sizeof...(kVariant)> F32Kernels(
+    std::index_sequence<kVariant...>) {
+  return {{&TanhBwdF32<kVariant>...}};
+}
+
 // One kernel per kTanhBwdNarrowVariants entry, in its order.
 template <class ExactConv, class HighwayConv, size_t... kVariant>
 constexpr ::ulpgate::registry_detail::TargetKernels::NarrowTable NarrowKernels(
@@ -78,7 +85,7 @@ const ::ulpgate::registry_detail::TargetKernels* GetTargetKernels() {
   static constexpr ::ulpgate::registry_detail::TargetKernels kKernels{
       HWY_TARGET,
       hn::MaxLanes(hn::ScalableTag<float>()),
-      {&TanhBwdMac, &TanhBwdMacUnfused, &TanhBwdMulSub, &TanhBwdMulSubFma},
+      F32Kernels(std::make_index_sequence<kTanhBwdVariants.size()>()),
       NarrowKernels<ExactBf16, HighwayBf16>(
           std::make_index_sequence<kTanhBwdNarrowVariants.size()>()),
       NarrowKernels<ExactF16, HighwayF16>(

@@ -4,7 +4,7 @@
 //   lanes: float (binary32) in and out; any n, any alignment, in != out
 //     (outputs may not alias inputs).
 //   op sequence: kernels/tanh_bwd_spec.h, instantiated over Highway vectors.
-//   model: the kernel must equal, bit for bit, the model named by
+//   model: the kernel must equal, bit for bit, the model named by its row of
 //     kTanhBwdVariants (tanh_bwd_spec.h) for the target's NegMulAdd: the fused
 //     model on AVX2/AVX3/AVX3_DL, the two-rounding model on SSSE3/SSE4/SCALAR.
 //   error: no bound is promised here; each variant's measured ULP budget lives
@@ -18,6 +18,7 @@
 #endif
 
 #include "hwy/highway.h"
+#include "kernels/tanh_bwd_spec.h"
 #include "kernels/vector_arith-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -29,35 +30,13 @@ namespace tanh_bwd_spec {
 #include "kernels/tanh_bwd_spec-inl.h"
 }  // namespace tanh_bwd_spec
 
-HWY_NOINLINE void TanhBwdMac(const float* grad, const float* t, float* out,
-                             size_t n) {
+// The kernel of row kVariant of kTanhBwdVariants; the registry instantiates
+// one per row.
+template <size_t kVariant>
+HWY_NOINLINE void TanhBwdF32(const float* grad, const float* t, float* out, size_t n) {
   impl::Elementwise2(hn::ScalableTag<float>(), grad, t, out, n,
                      [](const auto& a, auto g, auto x) HWY_ATTR {
-                       return tanh_bwd_spec::Mac(a, g, x);
-                     });
-}
-
-HWY_NOINLINE void TanhBwdMacUnfused(const float* grad, const float* t,
-                                    float* out, size_t n) {
-  impl::Elementwise2(hn::ScalableTag<float>(), grad, t, out, n,
-                     [](const auto& a, auto g, auto x) HWY_ATTR {
-                       return tanh_bwd_spec::MacUnfused(a, g, x);
-                     });
-}
-
-HWY_NOINLINE void TanhBwdMulSub(const float* grad, const float* t, float* out,
-                                size_t n) {
-  impl::Elementwise2(hn::ScalableTag<float>(), grad, t, out, n,
-                     [](const auto& a, auto g, auto x) HWY_ATTR {
-                       return tanh_bwd_spec::MulSub(a, g, x);
-                     });
-}
-
-HWY_NOINLINE void TanhBwdMulSubFma(const float* grad, const float* t,
-                                   float* out, size_t n) {
-  impl::Elementwise2(hn::ScalableTag<float>(), grad, t, out, n,
-                     [](const auto& a, auto g, auto x) HWY_ATTR {
-                       return tanh_bwd_spec::MulSubFma(a, g, x);
+                       return tanh_bwd_spec::SequenceAt<static_cast<int>(kVariant)>(a, g, x);
                      });
 }
 

@@ -72,21 +72,6 @@ HWY_INLINE void ElementwiseNarrow2(D d, const A& arith, const uint16_t* a, const
   for (size_t j = 0; j < rest; ++j) out[i + j] = tail_out[j];
 }
 
-// A binary32 sequence by its index in kTanhBwdVariants.
-template <int kSequence, class A, class V>
-HWY_INLINE V TanhBwdSequenceAt(const A& a, V grad, V t) {
-  if constexpr (kSequence == TanhBwdSequenceIndex("mac")) {
-    return tanh_bwd_spec::Mac(a, grad, t);
-  } else if constexpr (kSequence == TanhBwdSequenceIndex("mac_unfused")) {
-    return tanh_bwd_spec::MacUnfused(a, grad, t);
-  } else if constexpr (kSequence == TanhBwdSequenceIndex("mulsub")) {
-    return tanh_bwd_spec::MulSub(a, grad, t);
-  } else {
-    static_assert(kSequence == TanhBwdSequenceIndex("mulsub_fma"), "unknown sequence");
-    return tanh_bwd_spec::MulSubFma(a, grad, t);
-  }
-}
-
 }  // namespace impl
 
 // The kernel of kTanhBwdNarrowVariants[kVariant] in the format whose exact
@@ -99,7 +84,7 @@ HWY_NOINLINE void TanhBwdNarrow(const uint16_t* grad, const uint16_t* t, uint16_
   static_assert(kSequence >= 0, "a narrow variant names an unknown binary32 sequence");
   const hn::ScalableTag<float> d;
   const auto sequence = [](const auto& a, auto g, auto x) HWY_ATTR {
-    return impl::TanhBwdSequenceAt<kSequence>(a, g, x);
+    return tanh_bwd_spec::SequenceAt<kSequence>(a, g, x);
   };
   if constexpr (kInfo.rounding == NarrowRounding::kPerOp) {
     impl::ElementwiseNarrow2<ExactConv>(d, RoundingArith<decltype(d), ExactConv>{d}, grad, t,

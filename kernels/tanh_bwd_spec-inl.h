@@ -37,6 +37,23 @@ V MulSubFma(A& a, const V& grad, const V& t) {
   return a.Mul(grad, s);
 }
 
+// The sequence of row kIndex of kTanhBwdVariants (tanh_bwd_spec.h): the one
+// map from a variant to its template, for kernels, models and exact values.
+template <int kIndex, class A, class V = typename A::Value>
+V SequenceAt(A& a, const V& grad, const V& t) {
+  if constexpr (kIndex == ::ulpgate::TanhBwdSequenceIndex("mac")) {
+    return Mac(a, grad, t);
+  } else if constexpr (kIndex == ::ulpgate::TanhBwdSequenceIndex("mac_unfused")) {
+    return MacUnfused(a, grad, t);
+  } else if constexpr (kIndex == ::ulpgate::TanhBwdSequenceIndex("mulsub")) {
+    return MulSub(a, grad, t);
+  } else {
+    static_assert(kIndex == ::ulpgate::TanhBwdSequenceIndex("mulsub_fma"),
+                  "a row of kTanhBwdVariants without a template here");
+    return MulSubFma(a, grad, t);
+  }
+}
+
 // The op's definition in extended-real arithmetic (docs/design.md "Numerics"): the
 // exact value is this formula, so grad = inf, t = 0.5 is inf although the MAC
 // form computes inf - inf*0.25 = NaN there.

@@ -20,11 +20,6 @@
 #include <string_view>
 
 namespace ulpgate {
-namespace tanh_bwd_spec {
-
-#include "kernels/tanh_bwd_spec-inl.h"  // IWYU pragma: export
-
-}  // namespace tanh_bwd_spec
 
 // Names and op sequences, in the order reports list them.
 struct TanhBwdVariantInfo {
@@ -100,6 +95,14 @@ constexpr int TanhBwdSequenceIndex(std::string_view name) {
   }
   return -1;
 }
+
+// The templates, after the tables: SequenceAt maps a row of kTanhBwdVariants
+// to its template.
+namespace tanh_bwd_spec {
+
+#include "kernels/tanh_bwd_spec-inl.h"  // IWYU pragma: export
+
+}  // namespace tanh_bwd_spec
 
 }  // namespace ulpgate
 

@@ -4,6 +4,10 @@
 #define ULPGATE_SUITES_TANH_BWD_ORACLE_H_
 
 #include <array>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -57,13 +61,26 @@ int TanhBwdNarrowVariantIndex(std::string_view variant);
 
 // A variant's sequence run through any arithmetic: the one place that maps a
 // variant name to its template.
+namespace tanh_bwd_detail {
+template <class A, class V, size_t... kIndex>
+V SequenceByIndex(size_t index, A& a, const V& grad, const V& t, std::index_sequence<kIndex...>) {
+  std::optional<V> out;
+  ((index == kIndex ? (out.emplace(tanh_bwd_spec::SequenceAt<static_cast<int>(kIndex)>(a, grad, t)),
+                       true)
+                    : false) ||
+   ...);
+  return std::move(*out);
+}
+}  // namespace tanh_bwd_detail
+
 template <class A, class V = typename A::Value>
 V TanhBwdSequence(std::string_view variant, A& a, const V& grad, const V& t) {
-  if (variant == "mac") return tanh_bwd_spec::Mac(a, grad, t);
-  if (variant == "mac_unfused") return tanh_bwd_spec::MacUnfused(a, grad, t);
-  if (variant == "mulsub") return tanh_bwd_spec::MulSub(a, grad, t);
-  if (variant == "mulsub_fma") return tanh_bwd_spec::MulSubFma(a, grad, t);
-  throw std::invalid_argument("unknown tanh_bwd variant '" + std::string(variant) + "'");
+  const int index = TanhBwdSequenceIndex(variant);
+  if (index < 0) {
+    throw std::invalid_argument("unknown tanh_bwd variant '" + std::string(variant) + "'");
+  }
+  return tanh_bwd_detail::SequenceByIndex(static_cast<size_t>(index), a, grad, t,
+                                          std::make_index_sequence<kTanhBwdVariants.size()>());
 }
 
 }  // namespace ulpgate

@@ -26,6 +26,7 @@ struct MutantKernel {
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
 #include "hwy/highway.h"
+#include "kernels/tanh_bwd_spec.h"
 #include "kernels/vector_arith-inl.h"
 
 HWY_BEFORE_NAMESPACE();
