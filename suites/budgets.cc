@@ -45,10 +45,11 @@ const LimitKind kLimitKinds[] = {
     {"max_lag_epochs", kDrift, true},
 };
 
-OpKind KindOf(const std::string& op) {
-  if (op == kDriftOp) return kDrift;
-  return FindReductionOp(op) != nullptr ? kReduction : kElementwise;
-}
+// The op table's family, as a bit of the limits' masks.
+static_assert(static_cast<unsigned>(OpFamily::kElementwise) == kElementwise &&
+              static_cast<unsigned>(OpFamily::kReduction) == kReduction &&
+              static_cast<unsigned>(OpFamily::kDrift) == kDrift);
+OpKind KindOf(const std::string& op) { return static_cast<OpKind>(FamilyOf(op)); }
 
 std::string Joined(const std::vector<std::string>& names) {
   std::string s;
@@ -253,7 +254,7 @@ BudgetRule ParseRule(const JsonField& f, const std::vector<BudgetRun>& runs) {
     if (std::none_of(suites.begin(), suites.end(),
                      [&](const std::string& s) { return GlobMatch(rule.suite, s); })) {
       match["suite"].Fail(fmt::format("'{}' matches no {} of {} ({})", rule.suite,
-                                      rule.op == kDriftOp ? "scenario" : "suite", rule.op,
+                                      GetOp(rule.op).suite_word(), rule.op,
                                       Joined(suites)));
     }
   }

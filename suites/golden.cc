@@ -24,7 +24,8 @@ constexpr size_t kLossEvery = 10;  // drift: the loss of every 10th epoch and of
 constexpr size_t kOutputChangesShown = 5;
 constexpr uint64_t kDriftEpochs = 200;
 
-bool IsReduction(const std::string& op) { return op != "tanh_bwd" && op != kDriftOp; }
+bool IsReduction(const std::string& op) { return FamilyOf(op) == OpFamily::kReduction; }
+bool IsDrift(const std::string& op) { return FamilyOf(op) == OpFamily::kDrift; }
 
 bool Contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
@@ -96,7 +97,7 @@ Json SparseHistogram(const Json& histogram) {
 }
 
 std::string SizeText(const std::string& op, const Json& c) {
-  if (op == kDriftOp) return fmt::format("epochs {}", c["epochs"].get<uint64_t>());
+  if (IsDrift(op)) return fmt::format("epochs {}", c["epochs"].get<uint64_t>());
   if (IsReduction(op)) {
     return fmt::format("seed {} shape {} instances {}", c["seed"].get<uint64_t>(),
                        c["shape"].get<std::string>(), c["instances"].get<uint64_t>());
@@ -108,13 +109,13 @@ std::string SizeText(const std::string& op, const Json& c) {
 std::string Label(const std::string& op, const std::string& variant, const std::string& target,
                   const std::string& dtype, const std::string& suite, const std::string& size) {
   return fmt::format("{} {} {}{} {} {} {}", op, variant, target,
-                     dtype == "f32" ? "" : " " + dtype, op == kDriftOp ? "scenario" : "suite",
+                     dtype == "f32" ? "" : " " + dtype, GetOp(op).suite_word(),
                      suite, size);
 }
 
 // The fields of a golden case, in the order they are written.
 std::vector<std::string> CaseKeys(const std::string& op) {
-  if (op == kDriftOp) {
+  if (IsDrift(op)) {
     return {"op",       "variant", "target",  "dtype",  "suite", "epochs", "summary",
             "in_situ", "final_parameters_digest", "loss_digest", "loss"};
   }
@@ -165,7 +166,7 @@ void ValidateCase(const JsonField& c, const std::string& op, const TargetInfo& t
   c.OnlyKeys(CaseKeys(op));
   for (const std::string& key : CaseKeys(op)) c[key];  // every field present
   if (c["op"].String() != op) c["op"].Fail("expected \"" + op + "\", the op of the file");
-  if (op == kDriftOp) {
+  if (IsDrift(op)) {
     const std::string spec = c["variant"].String();
     try {
       ParseRunConfig(spec, &target);
@@ -174,15 +175,15 @@ void ValidateCase(const JsonField& c, const std::string& op, const TargetInfo& t
     }
   }
   RequireOneOf(c["dtype"], MeasurableDtypes(op), ("format of " + op).c_str());
-  if (op != kDriftOp) {
+  if (!IsDrift(op)) {
     RequireOneOf(c["variant"], MeasurableVariants(op, c["dtype"].String()),
                  ("variant of " + op + " in " + c["dtype"].String()).c_str());
   }
   if (c["target"].String() != target.name) {
     c["target"].Fail("expected \"" + target.name + "\", the target of the file");
   }
-  RequireOneOf(c["suite"], MeasurableSuites(op), op == kDriftOp ? "scenario" : "suite");
-  if (op == kDriftOp) {
+  RequireOneOf(c["suite"], MeasurableSuites(op), GetOp(op).suite_word().c_str());
+  if (IsDrift(op)) {
     const uint64_t epochs = c["epochs"].Unsigned();
     RequireNumbers(c["summary"]);
     c["in_situ"].RequireObject();
@@ -305,7 +306,7 @@ CaseDifference CompareCase(const Json& old_case, const Json& new_case,
       d.outputs.push_back({index, describe ? describe(index) : Json(), old_bits, new_bits});
     }
   };
-  if (new_case["op"] == kDriftOp) {
+  if (IsDrift(new_case["op"])) {
     for (const auto& [epoch, value] : new_case["loss"].items()) {
       const uint32_t new_bits = FloatBits(*ParseFloat(value.get<std::string>()));
       const auto it = old_case["loss"].find(epoch);
@@ -335,13 +336,13 @@ std::vector<MeasureSpec> GoldenPlan(const std::string& op) {
     spec.suite = suite;
     spec.seed = 1;
     spec.variants = MeasurableVariants(op, dtype);
-    if (op == "tanh_bwd") {
+    if (FamilyOf(op) == OpFamily::kElementwise) {
       // Adversarial: the 23 x 23 special pairs (529) and about 70 of each of
       // its seven families (near +-1, near 1/sqrt 2, ties, overflow, ...).
       // n is odd, so that a run's inputs end in a tail of every lane count
       // (the engine's call plan leaves tails of every length besides).
       spec.n = suite == "adversarial" ? 1027 : 515;
-    } else if (op == kDriftOp) {
+    } else if (IsDrift(op)) {
       // One run per tanh_bwd variant plus the fully fused run. 200 epochs,
       // not the scenarios' 1000: the exact shadow run dominates the cost, and
       // 200 epochs already carry every kernel through thousands of calls.
@@ -369,7 +370,7 @@ Json GoldenCaseJson(const MeasuredCase& measured) {
   const std::string op = r["op"];
   Json c;
   for (const char* key : {"op", "variant", "target", "dtype", "suite"}) c[key] = r[key];
-  if (op == kDriftOp) {
+  if (IsDrift(op)) {
     c["epochs"] = r["epochs"];
     c["summary"] = r["summary"];
     c["in_situ"] = Json::object();
@@ -437,7 +438,7 @@ GoldenFile MeasureGolden(const std::vector<MeasureSpec>& specs, const TargetInfo
   j["generated_by"] = "ulpgate 0.1.0 golden bless";
   j["regenerate"] = fmt::format("build/bin/ulpgate golden bless --target {} --op {}", target.name, op);
   j["about"] =
-      op == kDriftOp
+      IsDrift(op)
           ? "Training-run drift per (scenario, run spec) on this target: summary figures, in-situ "
             "error statistics, the digest of the final parameters, the loss of every 10th epoch "
             "and of the last (hex floats) and the digest of every epoch's loss bits."
@@ -513,7 +514,7 @@ std::vector<MeasureSpec> RecordedRuns(const GoldenFile& file) {
     spec.op = file.op;
     spec.suite = c["suite"];
     spec.dtype = c["dtype"];
-    if (file.op == kDriftOp) {
+    if (IsDrift(file.op)) {
       spec.n = c["epochs"];
     } else {
       spec.seed = c["seed"];

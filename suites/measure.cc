@@ -13,6 +13,7 @@
 #include "suites/drift_scenario.h"
 #include "suites/engine.h"
 #include "suites/inputs.h"
+#include "suites/op_table.h"
 #include "suites/reduction_engine.h"
 #include "suites/reduction_suites.h"
 #include "suites/report.h"
@@ -31,9 +32,8 @@ std::string Joined(const std::vector<std::string>& names) {
 void CheckSuite(const std::string& op, const std::string& suite) {
   const auto suites = MeasurableSuites(op);
   if (std::find(suites.begin(), suites.end(), suite) == suites.end()) {
-    throw InputError(fmt::format("unknown {} '{}' for {} ({})",
-                                 op == kDriftOp ? "scenario" : "suite", suite, op,
-                                 Joined(suites)));
+    throw InputError(fmt::format("unknown {} '{}' for {} ({})", GetOp(op).suite_word(), suite,
+                                 op, Joined(suites)));
   }
 }
 
@@ -150,47 +150,31 @@ Measurement MeasureDrift(MeasureSpec spec,
 }  // namespace
 
 std::vector<std::string> MeasurableOps() {
-  std::vector<std::string> ops = {"tanh_bwd"};
-  for (const ReductionOpInfo& op : ReductionOps()) ops.emplace_back(op.name);
-  ops.emplace_back(kDriftOp);
+  std::vector<std::string> ops;
+  for (const OpInfo& op : OpTable()) ops.push_back(op.name);
   return ops;
 }
 
-std::vector<std::string> MeasurableSuites(const std::string& op) {
-  std::vector<std::string> suites;
-  if (op == "tanh_bwd") {
-    for (const auto& s : TanhBwdSuites()) suites.push_back(s.name);
-  } else if (FindReductionOp(op) != nullptr) {
-    for (const auto& s : ReductionSuites()) suites.push_back(s.name);
-  } else if (op == kDriftOp) {
-    suites = BuiltinScenarioNames();
-  } else {
-    throw InputError(fmt::format("unknown op '{}' ({})", op, Joined(MeasurableOps())));
-  }
-  return suites;
-}
+std::vector<std::string> MeasurableSuites(const std::string& op) { return GetOp(op).suites; }
 
-std::vector<std::string> MeasurableDtypes(const std::string& op) {
-  MeasurableSuites(op);  // throws for an unknown op
-  if (op == "tanh_bwd") return {"f32", "bf16", "f16"};
-  return {"f32"};
-}
+std::vector<std::string> MeasurableDtypes(const std::string& op) { return GetOp(op).dtypes; }
 
 std::vector<std::string> MeasurableVariants(const std::string& op, const std::string& dtype) {
-  const auto dtypes = MeasurableDtypes(op);
-  if (std::find(dtypes.begin(), dtypes.end(), dtype) == dtypes.end()) {
-    throw InputError(fmt::format("{} does not run in '{}' ({})", op, dtype, Joined(dtypes)));
+  const OpInfo& info = GetOp(op);
+  if (std::find(info.dtypes.begin(), info.dtypes.end(), dtype) == info.dtypes.end()) {
+    throw InputError(fmt::format("{} does not run in '{}' ({})", op, dtype, Joined(info.dtypes)));
   }
-  if (dtype != "f32") return TanhBwdVariantNames(*FindFormat(dtype));
   std::vector<std::string> variants;
-  if (op == "tanh_bwd" || op == kDriftOp) {
-    for (const auto& v : kTanhBwdVariants) {
-      variants.push_back(op == kDriftOp ? "tanh_bwd=" + std::string(v.name) : std::string(v.name));
-    }
-  } else if (const ReductionOpInfo* r = FindReductionOp(op)) {
-    for (const auto& v : r->variants) variants.emplace_back(v.name);
-  } else {
-    throw InputError(fmt::format("unknown op '{}' ({})", op, Joined(MeasurableOps())));
+  switch (info.family) {
+    case OpFamily::kElementwise:
+      return TanhBwdVariantNames(*FindFormat(dtype));
+    case OpFamily::kDrift:
+      // The default run specs: one per tanh_bwd variant.
+      for (const std::string& v : TanhBwdVariantNames(kBinary32)) variants.push_back("tanh_bwd=" + v);
+      return variants;
+    case OpFamily::kReduction:
+      for (const auto& v : FindReductionOp(op)->variants) variants.emplace_back(v.name);
+      return variants;
   }
   return variants;
 }
@@ -201,7 +185,8 @@ Measurement Measure(const MeasureSpec& given,
   CheckSuite(spec.op, spec.suite);
   spec.targets = RunnableTargets(spec.targets);
   const auto known = MeasurableVariants(spec.op, spec.dtype);  // checks the dtype too
-  if (spec.op == kDriftOp) return MeasureDrift(std::move(spec), progress);
+  const OpFamily family = FamilyOf(spec.op);
+  if (family == OpFamily::kDrift) return MeasureDrift(std::move(spec), progress);
   for (const auto& v : spec.variants) {
     const bool peer = spec.op == "linear_fwd" && v == kEigenPeerVariant;
     if (!peer && std::find(known.begin(), known.end(), v) == known.end()) {
@@ -209,7 +194,7 @@ Measurement Measure(const MeasureSpec& given,
     }
   }
   if (spec.variants.empty()) spec.variants = known;
-  if (spec.op == "tanh_bwd") return MeasureTanhBwd(std::move(spec), progress);
+  if (family == OpFamily::kElementwise) return MeasureTanhBwd(std::move(spec), progress);
   const ReductionOpInfo& op = *FindReductionOp(spec.op);
   return MeasureReduction(std::move(spec), op, progress);
 }

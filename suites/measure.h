@@ -13,10 +13,9 @@
 #include <vector>
 
 #include "kernels/registry.h"
+#include "suites/op_table.h"
 
 namespace ulpgate {
-
-inline constexpr const char* kDriftOp = "drift";
 
 struct MeasureSpec {
   std::string op;     // "tanh_bwd", a reduction op ("linear_fwd", ...) or "drift"

@@ -15,6 +15,7 @@
 #include "kernels/reduction_spec.h"
 #include "suites/dump.h"
 #include "suites/engine.h"
+#include "suites/op_table.h"
 #include "suites/report.h"
 #include "suites/tanh_bwd_oracle.h"
 #include "suites/tanh_bwd_suites.h"
@@ -242,9 +243,12 @@ void PrintText(const std::vector<CaseResult>& results, const InputSet& inputs,
   }
 }
 
+// The ops `run` takes: every op of the table but the training runs.
 std::string KernelNames() {
-  std::string names = "tanh_bwd";
-  for (const auto& op : ReductionOps()) names += ", " + std::string(op.name);
+  std::string names;
+  for (const OpInfo& op : OpTable()) {
+    if (op.family != OpFamily::kDrift) names += (names.empty() ? "" : ", ") + op.name;
+  }
   return names;
 }
 
@@ -256,16 +260,18 @@ void Run(const RunArgs& args) {
   if (format == nullptr || format->bits > 32) {
     throw UsageError("unknown --dtype '" + args.dtype + "' (f32, bf16, f16)");
   }
-  if (FindReductionOp(args.kernel) != nullptr) {
-    if (args.dtype != "f32") {
-      throw UsageError("--dtype " + args.dtype + ": the linear and MSE ops run in f32 only; "
-                       "tanh_bwd runs in f32, bf16 and f16");
-    }
+  const OpInfo* op = FindOp(args.kernel);
+  if (op == nullptr || op->family == OpFamily::kDrift) {
+    throw UsageError("unknown kernel '" + args.kernel + "' (available: " + KernelNames() + ")");
+  }
+  if (std::find(op->dtypes.begin(), op->dtypes.end(), args.dtype) == op->dtypes.end()) {
+    std::string dtypes;
+    for (const auto& d : op->dtypes) dtypes += (dtypes.empty() ? "" : ", ") + d;
+    throw UsageError("--dtype " + args.dtype + ": " + op->name + " runs in " + dtypes);
+  }
+  if (op->family == OpFamily::kReduction) {
     RunReductionCommand(args);
     return;
-  }
-  if (args.kernel != "tanh_bwd") {
-    throw UsageError("unknown kernel '" + args.kernel + "' (available: " + KernelNames() + ")");
   }
   if (!args.shape.empty() || args.instance >= 0) {
     throw UsageError("--shape and --instance are for the linear and MSE ops, not tanh_bwd");

@@ -1,0 +1,45 @@
+#include "suites/op_table.h"
+
+#include "kernels/reduction_spec.h"
+#include "suites/drift_scenario.h"
+#include "suites/inputs.h"
+#include "suites/reduction_suites.h"
+#include "suites/tanh_bwd_suites.h"
+
+namespace ulpgate {
+
+const std::vector<OpInfo>& OpTable() {
+  static const std::vector<OpInfo> table = [] {
+    auto names = [](const std::vector<SuiteInfo>& suites) {
+      std::vector<std::string> v;
+      for (const SuiteInfo& s : suites) v.push_back(s.name);
+      return v;
+    };
+    std::vector<OpInfo> ops;
+    ops.push_back({"tanh_bwd", OpFamily::kElementwise, {"f32", "bf16", "f16"},
+                   names(TanhBwdSuites())});
+    for (const ReductionOpInfo& op : ReductionOps()) {
+      ops.push_back({std::string(op.name), OpFamily::kReduction, {"f32"},
+                     names(ReductionSuites())});
+    }
+    ops.push_back({kDriftOp, OpFamily::kDrift, {"f32"}, BuiltinScenarioNames()});
+    return ops;
+  }();
+  return table;
+}
+
+const OpInfo* FindOp(std::string_view name) {
+  for (const OpInfo& op : OpTable()) {
+    if (op.name == name) return &op;
+  }
+  return nullptr;
+}
+
+const OpInfo& GetOp(std::string_view name) {
+  if (const OpInfo* op = FindOp(name)) return *op;
+  std::string known;
+  for (const OpInfo& op : OpTable()) known += (known.empty() ? "" : ", ") + op.name;
+  throw InputError("unknown op '" + std::string(name) + "' (" + known + ")");
+}
+
+}  // namespace ulpgate

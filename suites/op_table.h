@@ -1,0 +1,43 @@
+// The ops ulpgate measures, in one table: each op's name, family, the formats
+// it runs in and its suites (drift: scenarios). Whatever asks what kind of op
+// a name is asks here; the variants of each family live in their own tables
+// (kernels/tanh_bwd_spec.h, kernels/reduction_spec.h, the drift run specs).
+#ifndef ULPGATE_SUITES_OP_TABLE_H_
+#define ULPGATE_SUITES_OP_TABLE_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ulpgate {
+
+inline constexpr const char* kDriftOp = "drift";
+
+// Bit values, so that a set of families is a mask.
+enum class OpFamily : unsigned {
+  kElementwise = 1,  // one output per input tuple (tanh_bwd)
+  kReduction = 2,    // the linear and MSE ops: dot products and sums over a shape
+  kDrift = 4,        // a training run (scenario) composed of the kernels
+};
+
+struct OpInfo {
+  std::string name;
+  OpFamily family;
+  std::vector<std::string> dtypes;  // the formats it runs in, f32 first
+  std::vector<std::string> suites;  // its suites; for drift the built-in scenarios
+  // "suite", or "scenario" for drift: what messages call an entry of suites.
+  std::string suite_word() const { return family == OpFamily::kDrift ? "scenario" : "suite"; }
+};
+
+// tanh_bwd, the reduction ops (reduction_spec.h's order), drift.
+const std::vector<OpInfo>& OpTable();
+// nullptr for an unknown name.
+const OpInfo* FindOp(std::string_view name);
+// Throws InputError "unknown op 'x' (tanh_bwd, linear_fwd, ...)".
+const OpInfo& GetOp(std::string_view name);
+// The family of a known op (GetOp's error otherwise).
+inline OpFamily FamilyOf(std::string_view name) { return GetOp(name).family; }
+
+}  // namespace ulpgate
+
+#endif  // ULPGATE_SUITES_OP_TABLE_H_
