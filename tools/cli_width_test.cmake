@@ -13,6 +13,8 @@ set(cases
   "u|run!--kernel!tanh_bwd!--n!3000"
   "u|run!--kernel!tanh_bwd!--n!3000!--by!t"
   "u|run!--kernel!tanh_bwd!--suite!adversarial!--n!3000"
+  "u|run!--kernel!tanh_bwd!--dtype!bf16!--suite!adversarial!--n!3000"
+  "u|run!--kernel!tanh_bwd!--dtype!f16!--suite!random!--n!3000!--target!all!--emulate-unsupported"
   "u|run!--kernel!linear_fwd!--n!2"
   "u|run!--kernel!linear_bwd_weight!--n!2!--suite!adversarial"
   "u|run!--kernel!mse_fwd!--n!2!--emulate-unsupported!--cpu-targets!max:SSE4"
