@@ -21,13 +21,13 @@ struct FloatFormat {
   int emax;          // exponent of the largest finite
   int bits;          // storage width
 
-  int mantissa_bits() const { return precision - 1; }
-  int exponent_bits() const { return bits - precision; }
+  constexpr int mantissa_bits() const { return precision - 1; }
+  constexpr int exponent_bits() const { return bits - precision; }
   // MPFR's exponent convention (x = 0.1b... x 2^e): the smallest subnormal,
   // 2^(emin - p + 1), is 0.1b x 2^(emin - p + 2); the largest finite value is
   // below 2^(emax + 1).
-  mpfr_exp_t mpfr_emin() const { return emin - precision + 2; }
-  mpfr_exp_t mpfr_emax() const { return emax + 1; }
+  constexpr mpfr_exp_t mpfr_emin() const { return emin - precision + 2; }
+  constexpr mpfr_exp_t mpfr_emax() const { return emax + 1; }
 };
 
 inline constexpr FloatFormat kBinary32{"f32", 24, -126, 127, 32};

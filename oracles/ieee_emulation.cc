@@ -5,12 +5,13 @@
 namespace ulpgate {
 namespace {
 
-// binary32 in MPFR's exponent convention (x = 0.1b... x 2^e): the largest
-// finite value is 0.11...1b x 2^128, the smallest subnormal 2^-149 = 0.1b x
-// 2^-148, which is the emin mpfr_subnormalize needs.
-constexpr mpfr_exp_t kBinary32Emin = -148;
-constexpr mpfr_exp_t kBinary32Emax = 128;
-constexpr mpfr_prec_t kBinary32Precision = 24;
+// binary32 in MPFR's exponent convention (x = 0.1b... x 2^e), from its
+// descriptor: the largest finite value is 0.11...1b x 2^128, the smallest
+// subnormal 2^-149 = 0.1b x 2^-148, which is the emin mpfr_subnormalize needs.
+constexpr mpfr_exp_t kBinary32Emin = kBinary32.mpfr_emin();
+constexpr mpfr_exp_t kBinary32Emax = kBinary32.mpfr_emax();
+constexpr mpfr_prec_t kBinary32Precision = kBinary32.precision;
+static_assert(kBinary32Emin == -148 && kBinary32Emax == 128 && kBinary32Precision == 24);
 
 // Per-thread scratch: MPFR's exponent range is thread-local too, so the
 // emulation is safe to call from several threads.
