@@ -329,34 +329,34 @@ CaseDifference CompareCase(const Json& old_case, const Json& new_case,
 std::vector<MeasureSpec> GoldenPlan(const std::string& op) {
   std::vector<MeasureSpec> plan;
   for (const std::string& dtype : MeasurableDtypes(op)) {
-  for (const std::string& suite : MeasurableSuites(op)) {
-    MeasureSpec spec;
-    spec.op = op;
-    spec.dtype = dtype;
-    spec.suite = suite;
-    spec.seed = 1;
-    spec.variants = MeasurableVariants(op, dtype);
-    if (FamilyOf(op) == OpFamily::kElementwise) {
-      // Adversarial: the 23 x 23 special pairs (529) and about 70 of each of
-      // its seven families (near +-1, near 1/sqrt 2, ties, overflow, ...).
-      // n is odd, so that a run's inputs end in a tail of every lane count
-      // (the engine's call plan leaves tails of every length besides).
-      spec.n = suite == "adversarial" ? 1027 : 515;
-    } else if (IsDrift(op)) {
-      // One run per tanh_bwd variant plus the fully fused run. 200 epochs,
-      // not the scenarios' 1000: the exact shadow run dominates the cost, and
-      // 200 epochs already carry every kernel through thousands of calls.
-      spec.variants.emplace_back("tanh_bwd=mulsub_fma,sgd=fused");
-      spec.n = kDriftEpochs;
-    } else {
-      // Odd extents: every lane width (1, 4, 8, 16) leaves a tail; each
-      // instance starts at another offset from a 64-byte boundary.
-      const bool mse = op == "mse_fwd" || op == "mse_bwd";
-      spec.shape = mse ? "37" : "7,13,9";
-      spec.n = mse ? 4 : 2;
+    for (const std::string& suite : MeasurableSuites(op)) {
+      MeasureSpec spec;
+      spec.op = op;
+      spec.dtype = dtype;
+      spec.suite = suite;
+      spec.seed = 1;
+      spec.variants = MeasurableVariants(op, dtype);
+      if (FamilyOf(op) == OpFamily::kElementwise) {
+        // Adversarial: the 23 x 23 special pairs (529) and about 70 of each of
+        // its seven families (near +-1, near 1/sqrt 2, ties, overflow, ...).
+        // n is odd, so that a run's inputs end in a tail of every lane count
+        // (the engine's call plan leaves tails of every length besides).
+        spec.n = suite == "adversarial" ? 1027 : 515;
+      } else if (IsDrift(op)) {
+        // One run per tanh_bwd variant plus the fully fused run. 200 epochs,
+        // not the scenarios' 1000: the exact shadow run dominates the cost, and
+        // 200 epochs already carry every kernel through thousands of calls.
+        spec.variants.emplace_back("tanh_bwd=mulsub_fma,sgd=fused");
+        spec.n = kDriftEpochs;
+      } else {
+        // Odd extents: every lane width (1, 4, 8, 16) leaves a tail; each
+        // instance starts at another offset from a 64-byte boundary.
+        const bool mse = op == "mse_fwd" || op == "mse_bwd";
+        spec.shape = mse ? "37" : "7,13,9";
+        spec.n = mse ? 4 : 2;
+      }
+      plan.push_back(std::move(spec));
     }
-    plan.push_back(std::move(spec));
-  }
   }
   return plan;
 }

@@ -210,17 +210,7 @@ std::array<float, 2> TanhBwdInput(std::string_view suite, uint64_t seed, uint64_
 }
 
 InputSet GenerateTanhBwdSuite(std::string_view suite, uint64_t seed, size_t n) {
-  InputSet set;
-  set.operand_names = kTanhBwdOperands;
-  set.columns.assign(2, std::vector<float>(n));
-  set.source = std::string(suite);
-  set.seed = seed;
-  for (size_t i = 0; i < n; ++i) {
-    const auto input = TanhBwdInput(suite, seed, i);
-    set.columns[0][i] = input[0];
-    set.columns[1][i] = input[1];
-  }
-  return set;
+  return GenerateTanhBwdSuite(kBinary32, suite, seed, n);
 }
 
 namespace {
@@ -385,7 +375,6 @@ std::array<float, 2> TanhBwdInput(const FloatFormat& format, std::string_view su
 
 InputSet GenerateTanhBwdSuite(const FloatFormat& format, std::string_view suite, uint64_t seed,
                               size_t n) {
-  if (IsBinary32(format)) return GenerateTanhBwdSuite(suite, seed, n);
   InputSet set;
   set.operand_names = kTanhBwdOperands;
   set.columns.assign(2, std::vector<float>(n));
