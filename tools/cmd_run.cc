@@ -45,8 +45,19 @@ std::string BinLabel(const ErrorStatistics& s, size_t i) {
   return fmt::format("({}, {}]", bound(b[i - 1]), bound(b[i]));
 }
 
-// The command that explains one input on one target, rounding by rounding.
+// The command that reproduces one input on one target: in f32 `explain`,
+// which follows it rounding by rounding; in a 16-bit format (explain follows
+// the f32 sequences) the case itself, the input given on stdin.
 std::string ReproduceCommand(const CaseResult& r, const InputSet& inputs, uint64_t index) {
+  if (r.dtype != "f32") {
+    std::string tuple;
+    for (size_t k = 0; k < inputs.operand_names.size(); ++k) {
+      tuple += (k ? " " : "") + HexFloat(inputs.columns[k][index]);
+    }
+    return fmt::format("echo '{}' | ulpgate run --kernel {} --dtype {} --variant {} --target {} "
+                       "--inputs -",
+                       tuple, r.op, r.dtype, r.variant, r.target);
+  }
   std::string command = "ulpgate explain --kernel " + r.op;
   for (size_t k = 0; k < inputs.operand_names.size(); ++k) {
     command += fmt::format(" --input {}={}", inputs.operand_names[k],
@@ -117,7 +128,7 @@ void PrintErrorMaps(const std::vector<CaseResult>& results, const InputSet& inpu
       const uint64_t i = worst_case->error_map.at(worst_bucket).max_index;
       std::cout << "  ";
       PrintWrapped(std::cout,
-                   fmt::format("largest error in {} {}: {} ULP at input #{}; explain: {}", operand,
+                   fmt::format("largest error in {} {}: {} ULP at input #{}; reproduce: {}", operand,
                                BinadeLabel(worst_bucket), Ulp(worst), i,
                                ReproduceCommand(*worst_case, inputs, i)),
                    4, 2);
@@ -225,11 +236,8 @@ void PrintText(const std::vector<CaseResult>& results, const InputSet& inputs,
           "         output {}, exact {}\n",
           Ulp(worst->stats.max_ulp()), worst->target, i, ValueText(format, g),
           ValueText(format, t), ValueText(format, y), TanhBwdExact(g, t).ToDecimal(17));
-      // explain follows the binary32 sequences; a 16-bit input is one too.
-      if (std::string_view(format.name) == "f32") {
-        std::cout << "  reproduce: " << WrappedCommand(ReproduceCommand(*worst, inputs, i), 13, 6)
-                  << "\n";
-      }
+      std::cout << "  reproduce: " << WrappedCommand(ReproduceCommand(*worst, inputs, i), 13, 6)
+                << "\n";
     }
     for (const CaseResult* r : cases) {
       if (r->stats.first_special_index() >= 0) {
