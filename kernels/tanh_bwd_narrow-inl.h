@@ -42,38 +42,6 @@ struct RoundingArith {
   HWY_INLINE Value Mul(Value a, Value b) const { return Round(hn::Mul(a, b)); }
 };
 
-namespace impl {
-
-// out[i] = Demote(f(arith, Promote(a[i]), Promote(b[i]))) for any n and any
-// pointers; the tail goes through one full vector on the stack, as in
-// Elementwise2, padded with +0.
-template <class Conv, class D, class A, class F>
-HWY_INLINE void ElementwiseNarrow2(D d, const A& arith, const uint16_t* a, const uint16_t* b,
-                                   uint16_t* out, size_t n, F f) {
-  const narrow::U16<D> du16;
-  const size_t lanes = hn::Lanes(d);
-  auto one = [&](const uint16_t* pa, const uint16_t* pb, uint16_t* po) HWY_ATTR {
-    const auto va = Conv::Promote(d, hn::LoadU(du16, pa));
-    const auto vb = Conv::Promote(d, hn::LoadU(du16, pb));
-    hn::StoreU(Conv::Demote(d, f(arith, va, vb)), du16, po);
-  };
-  size_t i = 0;
-  for (; i + lanes <= n; i += lanes) one(a + i, b + i, out + i);
-  if (i == n) return;
-  HWY_ALIGN uint16_t tail_a[hn::MaxLanes(d)] = {};
-  HWY_ALIGN uint16_t tail_b[hn::MaxLanes(d)] = {};
-  HWY_ALIGN uint16_t tail_out[hn::MaxLanes(d)];
-  const size_t rest = n - i;
-  for (size_t j = 0; j < rest; ++j) {
-    tail_a[j] = a[i + j];
-    tail_b[j] = b[i + j];
-  }
-  one(tail_a, tail_b, tail_out);
-  for (size_t j = 0; j < rest; ++j) out[i + j] = tail_out[j];
-}
-
-}  // namespace impl
-
 // The kernel of kTanhBwdNarrowVariants[kVariant] in the format whose exact
 // and Highway conversions are ExactConv and HighwayConv.
 template <class ExactConv, class HighwayConv, size_t kVariant>
@@ -87,13 +55,13 @@ HWY_NOINLINE void TanhBwdNarrow(const uint16_t* grad, const uint16_t* t, uint16_
     return tanh_bwd_spec::SequenceAt<kSequence>(a, g, x);
   };
   if constexpr (kInfo.rounding == NarrowRounding::kPerOp) {
-    impl::ElementwiseNarrow2<ExactConv>(d, RoundingArith<decltype(d), ExactConv>{d}, grad, t,
+    impl::ElementwiseConverted2<ExactConv>(d, RoundingArith<decltype(d), ExactConv>{d}, grad, t,
                                         out, n, sequence);
   } else if constexpr (kInfo.rounding == NarrowRounding::kHighwayConvert) {
-    impl::ElementwiseNarrow2<HighwayConv>(d, VectorArith<decltype(d)>{d}, grad, t, out, n,
+    impl::ElementwiseConverted2<HighwayConv>(d, VectorArith<decltype(d)>{d}, grad, t, out, n,
                                           sequence);
   } else {
-    impl::ElementwiseNarrow2<ExactConv>(d, VectorArith<decltype(d)>{d}, grad, t, out, n,
+    impl::ElementwiseConverted2<ExactConv>(d, VectorArith<decltype(d)>{d}, grad, t, out, n,
                                         sequence);
   }
 }

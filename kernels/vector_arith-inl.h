@@ -66,31 +66,54 @@ struct ScalarArith {
 
 namespace impl {
 
-// out[i] = f(arith, a[i], b[i]) for any n and any (unaligned) pointers; out may
-// be a or b (each vector is loaded before its result is stored). The
-// tail goes through one full vector on the stack so that every lane of every
-// call runs the same instruction sequence as in the body; padding lanes hold
-// 0, which no op here traps on.
-template <class D, class F>
-HWY_INLINE void Elementwise2(D d, const float* a, const float* b, float* out, size_t n,
-                             F f) {
-  const VectorArith<D> arith{d};
-  const size_t lanes = hn::Lanes(d);
-  size_t i = 0;
-  for (; i + lanes <= n; i += lanes) {
-    hn::StoreU(f(arith, hn::LoadU(d, a + i), hn::LoadU(d, b + i)), d, out + i);
+// Storage lanes are the compute lanes: float in, float out.
+struct SameLanes {
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Promote(D /*d*/, hn::Vec<D> v) {
+    return v;
   }
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Demote(D /*d*/, hn::Vec<D> v) {
+    return v;
+  }
+};
+
+// out[i] = Conv::Demote(f(arith, Conv::Promote(a[i]), Conv::Promote(b[i])))
+// for any n and any (unaligned) pointers to storage lanes T (float, or the
+// bit patterns of a 16-bit format, kernels/narrow_convert-inl.h); out may be a
+// or b (each vector is loaded before its result is stored). The tail goes
+// through one full vector on the stack so that every lane of every call runs
+// the same instruction sequence as in the body; padding lanes hold 0 (+0),
+// which no op here traps on.
+template <class Conv, class T, class D, class A, class F>
+HWY_INLINE void ElementwiseConverted2(D d, const A& arith, const T* a, const T* b, T* out,
+                                      size_t n, F f) {
+  const hn::Rebind<T, D> dt;
+  const size_t lanes = hn::Lanes(d);
+  const auto one = [&](const T* pa, const T* pb, T* po) HWY_ATTR {
+    const auto va = Conv::Promote(d, hn::LoadU(dt, pa));
+    const auto vb = Conv::Promote(d, hn::LoadU(dt, pb));
+    hn::StoreU(Conv::Demote(d, f(arith, va, vb)), dt, po);
+  };
+  size_t i = 0;
+  for (; i + lanes <= n; i += lanes) one(a + i, b + i, out + i);
   if (i == n) return;
-  HWY_ALIGN float tail_a[hn::MaxLanes(d)] = {};
-  HWY_ALIGN float tail_b[hn::MaxLanes(d)] = {};
-  HWY_ALIGN float tail_out[hn::MaxLanes(d)];
+  HWY_ALIGN T tail_a[hn::MaxLanes(d)] = {};
+  HWY_ALIGN T tail_b[hn::MaxLanes(d)] = {};
+  HWY_ALIGN T tail_out[hn::MaxLanes(d)];
   const size_t rest = n - i;
   for (size_t j = 0; j < rest; ++j) {
     tail_a[j] = a[i + j];
     tail_b[j] = b[i + j];
   }
-  hn::Store(f(arith, hn::Load(d, tail_a), hn::Load(d, tail_b)), d, tail_out);
+  one(tail_a, tail_b, tail_out);
   for (size_t j = 0; j < rest; ++j) out[i + j] = tail_out[j];
+}
+
+// The binary32 case: out[i] = f(arith, a[i], b[i]).
+template <class D, class F>
+HWY_INLINE void Elementwise2(D d, const float* a, const float* b, float* out, size_t n, F f) {
+  ElementwiseConverted2<SameLanes>(d, VectorArith<D>{d}, a, b, out, n, f);
 }
 
 }  // namespace impl
