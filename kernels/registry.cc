@@ -130,6 +130,15 @@ bool HasFusedNegMulAdd(int64_t target) {
   return target == HWY_AVX2 || target == HWY_AVX3 || target == HWY_AVX3_DL;
 }
 
+// Highway 1.0.3 converts f16 with F16C instructions (vcvtph2ps/vcvtps2ph,
+// rounding to nearest even) where HWY_TARGET < HWY_SSE4 and HWY_DISABLE_F16C
+// is not defined (x86_128-inl.h), by bit manipulation on SSE4, SSSE3 and
+// SCALAR (x86_128-inl.h, scalar-inl.h). The conformance tests hold the
+// kernels to the model this implies.
+bool HasF16cConversions(int64_t target) {
+  return target == HWY_AVX2 || target == HWY_AVX3 || target == HWY_AVX3_DL;
+}
+
 struct Registry {
   std::vector<TargetInfo> targets;
   std::vector<::ulpgate::registry_detail::TargetKernels> kernels;  // parallel to targets
@@ -210,9 +219,7 @@ Registry BuildRegistry(const std::optional<std::string>& spec, std::string_view 
     // same #if in x86_128/256/512-inl.h; scalar-inl.h computes mul*x + add).
     info.fused_muladd = HasFusedNegMulAdd(k.target);
     info.f32_lanes = k.f32_lanes;
-    // Highway 1.0.3 converts f16 with F16C instructions (vcvtps2ph, rounding
-    // to nearest even) where HWY_TARGET < HWY_SSE4, bit manipulation below.
-    info.f16c_conversions = HasFusedNegMulAdd(k.target);
+    info.f16c_conversions = HasF16cConversions(k.target);
     r.targets.push_back(info);
     r.kernels.push_back(k);
   }

@@ -19,12 +19,7 @@ MpfrNumber TanhBwdVariantExact(std::string_view variant, float grad, float t) {
   return TanhBwdSequence(variant, exact, exact.FromFloat(grad), exact.FromFloat(t));
 }
 
-int TanhBwdVariantIndex(std::string_view variant) {
-  for (size_t i = 0; i < kTanhBwdVariants.size(); ++i) {
-    if (kTanhBwdVariants[i].name == variant) return static_cast<int>(i);
-  }
-  return -1;
-}
+int TanhBwdVariantIndex(std::string_view variant) { return TanhBwdSequenceIndex(variant); }
 
 int TanhBwdModelIndex(std::string_view model) {
   for (size_t i = 0; i < kTanhBwdModels.size(); ++i) {
@@ -33,21 +28,27 @@ int TanhBwdModelIndex(std::string_view model) {
   return -1;
 }
 
+namespace {
+
+// Binary32 model m of kTanhBwdModels.
+float ModelAt(size_t m, float grad, float t) {
+  Binary32Arith arith(kTanhBwdModels[m].fused);
+  return TanhBwdSequence(kTanhBwdModels[m].sequence_of, arith, grad, t);
+}
+
+}  // namespace
+
 float TanhBwdModel(std::string_view model, float grad, float t) {
   const int index = TanhBwdModelIndex(model);
   if (index < 0) {
     throw std::invalid_argument("unknown tanh_bwd model '" + std::string(model) + "'");
   }
-  Binary32Arith arith(kTanhBwdModels[index].fused);
-  return TanhBwdSequence(kTanhBwdModels[index].sequence_of, arith, grad, t);
+  return ModelAt(static_cast<size_t>(index), grad, t);
 }
 
 std::array<float, 4> TanhBwdModels(float grad, float t) {
   std::array<float, 4> out;
-  for (size_t m = 0; m < kTanhBwdModels.size(); ++m) {
-    Binary32Arith arith(kTanhBwdModels[m].fused);
-    out[m] = TanhBwdSequence(kTanhBwdModels[m].sequence_of, arith, grad, t);
-  }
+  for (size_t m = 0; m < kTanhBwdModels.size(); ++m) out[m] = ModelAt(m, grad, t);
   return out;
 }
 
@@ -68,7 +69,7 @@ float ToFloat(double v) { return static_cast<float>(v); }  // exact for 16-bit v
 struct NarrowModel {
   std::string name;
   enum Kind { kOpmath, kPerOp, kTruncating, kHighwaySoft } kind;
-  int f32_model = -1;          // kOpmath, kTruncating, kHighwaySoft
+  size_t f32_model = 0;        // kOpmath, kTruncating, kHighwaySoft
   std::string_view sequence;   // kPerOp
 };
 
@@ -79,11 +80,11 @@ std::vector<NarrowModel> BuildNarrowModels(const FloatFormat& format) {
   std::vector<NarrowModel> models;
   for (size_t m = 0; m < kTanhBwdModels.size(); ++m) {
     models.push_back({std::string(kTanhBwdModels[m].name) + "_opmath", NarrowModel::kOpmath,
-                      static_cast<int>(m), {}});
+                      m, {}});
   }
   for (const auto& v : kTanhBwdNarrowVariants) {
     if (v.rounding == NarrowRounding::kPerOp) {
-      models.push_back({std::string(v.name), NarrowModel::kPerOp, -1, v.sequence});
+      models.push_back({std::string(v.name), NarrowModel::kPerOp, 0, v.sequence});
     }
   }
   for (const auto& v : kTanhBwdNarrowVariants) {
@@ -94,7 +95,7 @@ std::vector<NarrowModel> BuildNarrowModels(const FloatFormat& format) {
       NarrowModel model{std::string(kTanhBwdModels[m].name) +
                             (bf16 ? "_opmath_truncating" : "_opmath_hwy_soft"),
                         bf16 ? NarrowModel::kTruncating : NarrowModel::kHighwaySoft,
-                        static_cast<int>(m), {}};
+                        m, {}};
       const bool known = std::any_of(models.begin(), models.end(),
                                      [&](const NarrowModel& o) { return o.name == model.name; });
       if (!known) models.push_back(model);
@@ -108,11 +109,6 @@ const std::vector<NarrowModel>& NarrowModels(const FloatFormat& format) {
   static const std::vector<NarrowModel> bf16 = BuildNarrowModels(kBFloat16);
   static const std::vector<NarrowModel> f16 = BuildNarrowModels(kBinary16);
   return IsBFloat16(format) ? bf16 : f16;
-}
-
-float F32Model(int m, float grad, float t) {
-  Binary32Arith arith(kTanhBwdModels[m].fused);
-  return TanhBwdSequence(kTanhBwdModels[m].sequence_of, arith, grad, t);
 }
 
 }  // namespace
@@ -139,7 +135,7 @@ std::vector<float> TanhBwdNarrowModels(const FloatFormat& format, uint16_t grad_
   for (const NarrowModel& m : models) {
     switch (m.kind) {
       case NarrowModel::kOpmath:
-        out.push_back(ToFloat(RoundToFormat(format, F32Model(m.f32_model, grad, t))));
+        out.push_back(ToFloat(RoundToFormat(format, ModelAt(m.f32_model, grad, t))));
         break;
       case NarrowModel::kPerOp: {
         FormatArith per_op(format, false);
@@ -147,8 +143,8 @@ std::vector<float> TanhBwdNarrowModels(const FloatFormat& format, uint16_t grad_
         break;
       }
       case NarrowModel::kTruncating: {
-        const float y = F32Model(m.f32_model, grad, t);
-        MpfrNumber x(24, y);
+        const float y = ModelAt(m.f32_model, grad, t);
+        MpfrNumber x(kBinary32.precision, y);
         out.push_back(std::isnan(y) ? y : ToFloat(TruncateToFormat(format, x.get())));
         break;
       }
@@ -156,7 +152,7 @@ std::vector<float> TanhBwdNarrowModels(const FloatFormat& format, uint16_t grad_
         const float g = HighwaySoftF16ToF32(grad_bits);
         const float x = HighwaySoftF16ToF32(t_bits);
         out.push_back(
-            ToFloat(DecodeBits(format, HighwaySoftF32ToF16(F32Model(m.f32_model, g, x)))));
+            ToFloat(DecodeBits(format, HighwaySoftF32ToF16(ModelAt(m.f32_model, g, x)))));
         break;
       }
     }
