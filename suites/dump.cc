@@ -86,18 +86,10 @@ void WriteTanhBwdDump(std::ostream& out, const InputSet& inputs,
   const FloatFormat* format = FindFormat(results.empty() ? "f32" : results.front().dtype);
   if (format == nullptr) throw std::logic_error("WriteTanhBwdDump: unknown dtype");
   const std::vector<std::string> model_names = TanhBwdModelNames(*format);
-  const bool binary32 = std::string_view(format->name) == "f32";
   for (size_t i = 0; i < inputs.size(); ++i) {
     const float grad = inputs.columns[0][i], t = inputs.columns[1][i];
     const MpfrNumber exact = TanhBwdExact(grad, t);
-    std::vector<float> models;
-    if (binary32) {
-      const auto m = TanhBwdModels(grad, t);
-      models.assign(m.begin(), m.end());
-    } else {
-      models = TanhBwdNarrowModels(*format, static_cast<uint16_t>(EncodeBits(*format, grad)),
-                                   static_cast<uint16_t>(EncodeBits(*format, t)));
-    }
+    const std::vector<float> models = TanhBwdModelOutputs(*format, grad, t);
     Json record;
     record["format"] = kDumpFormat;
     record["op"] = "tanh_bwd";

@@ -149,6 +149,15 @@ std::vector<std::string> TanhBwdModelNames(const FloatFormat& format) {
   return names;
 }
 
+std::vector<float> TanhBwdModelOutputs(const FloatFormat& format, float grad, float t) {
+  if (IsBinary32(format)) {
+    const auto m = TanhBwdModels(grad, t);
+    return {m.begin(), m.end()};
+  }
+  return TanhBwdNarrowModels(format, static_cast<uint16_t>(EncodeBits(format, grad)),
+                             static_cast<uint16_t>(EncodeBits(format, t)));
+}
+
 std::string ExpectedTanhBwdModel(const FloatFormat& format, std::string_view variant,
                                  const TargetInfo& target) {
   if (!IsBinary32(format)) return ExpectedNarrowModel(format, variant, target);
@@ -168,10 +177,14 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
   if (!binary32 && format.bits != 16) {
     throw InputError(std::string("tanh_bwd has no kernels in ") + format.name + " (f32, bf16, f16)");
   }
-  for (const auto& column : inputs.columns) {
-    for (float v : column) {
+  // The inputs must be values of the format (an input file's may not be).
+  for (size_t k = 0; k < inputs.columns.size(); ++k) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const float v = inputs.columns[k][i];
       if (!IsRepresentable(format, v)) {
-        throw InputError(fmt::format("input {} is not a {} value", HexFloat(v), format.name));
+        throw InputError(fmt::format("input #{}: {} = {} is not a {} value (rounded: {})", i,
+                                     inputs.operand_names[k], HexFloat(v), format.name,
+                                     HexFloat(static_cast<float>(RoundToFormat(format, v)))));
       }
     }
   }
@@ -238,14 +251,7 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
 
     std::vector<std::vector<float>> model_outputs(count);
     for (size_t i = 0; i < count; ++i) {
-      const float g = grad[begin + i], x = t[begin + i];
-      if (binary32) {
-        const auto m = TanhBwdModels(g, x);
-        model_outputs[i].assign(m.begin(), m.end());
-      } else {
-        model_outputs[i] = TanhBwdNarrowModels(format, static_cast<uint16_t>(EncodeBits(format, g)),
-                                               static_cast<uint16_t>(EncodeBits(format, x)));
-      }
+      model_outputs[i] = TanhBwdModelOutputs(format, grad[begin + i], t[begin + i]);
     }
     const std::vector<KernelCall> plan = TanhBwdCallPlan(count);
     std::vector<std::vector<float>> outputs(cases.size(), std::vector<float>(count));

@@ -70,6 +70,9 @@ struct RunOptions {
 // target's kernel must follow. Throw for a format without variants.
 std::vector<std::string> TanhBwdVariantNames(const FloatFormat& format);
 std::vector<std::string> TanhBwdModelNames(const FloatFormat& format);
+// Every model's output for one input (values of the format), in
+// TanhBwdModelNames order; a NaN operand is its sign's quiet NaN.
+std::vector<float> TanhBwdModelOutputs(const FloatFormat& format, float grad, float t);
 std::string ExpectedTanhBwdModel(const FloatFormat& format, std::string_view variant,
                                  const TargetInfo& target);
 

@@ -328,18 +328,6 @@ void Run(const RunArgs& args) {
                        names + "all)");
     }
   }
-  // The inputs must be values of the format (an input file's may not be).
-  for (size_t k = 0; k < inputs.columns.size(); ++k) {
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      if (!IsRepresentable(*format, inputs.columns[k][i])) {
-        throw InputError(fmt::format("input #{}: {} = {} is not a {} value (rounded: {})", i,
-                                     inputs.operand_names[k], HexFloat(inputs.columns[k][i]),
-                                     format->name,
-                                     HexFloat(static_cast<float>(
-                                         RoundToFormat(*format, inputs.columns[k][i])))));
-      }
-    }
-  }
   std::vector<std::string> skipped;
   // With --emulate-unsupported a target this CPU cannot run is a "model" case.
   options.targets = args.emulate_unsupported ? ResolveCompiledTargets(args.target)

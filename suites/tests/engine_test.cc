@@ -65,6 +65,24 @@ TEST(Engine, TheMacFormIsASpecialMismatchAtInfiniteGrad) {
   EXPECT_EQ(results[1].stats.correctly_rounded(), 1u);
 }
 
+// A 16-bit run takes only values of its format, and says which input is not.
+TEST(Engine, InputsMustBeValuesOfTheRunsFormat) {
+  InputSet inputs;
+  inputs.operand_names = kTanhBwdOperands;
+  inputs.columns = {{1.0f, 0x1.002p+0f}, {0.5f, 0.25f}};
+  RunOptions options;
+  options.format = &kBFloat16;
+  options.targets = {&CompiledTargets().front()};
+  try {
+    RunTanhBwd(inputs, options);
+    FAIL() << "0x1.002p+0 is not a bf16 value";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "input #1: grad = 0x1.002p+0 is not a bf16 value (rounded: 0x1p+0)");
+  }
+  inputs.columns[0][1] = 0x1.02p+0f;  // a bf16 value: runs
+  EXPECT_EQ(RunTanhBwd(inputs, options).size(), kTanhBwdNarrowVariants.size());
+}
+
 TEST(Statistics, PercentilesAndMeanFollowTheData) {
   ErrorStatistics s;
   UlpError e;
