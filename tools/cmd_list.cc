@@ -11,6 +11,7 @@
 #include "kernels/tanh_bwd_spec.h"
 #include "oracles/format.h"
 #include "suites/engine.h"
+#include "suites/op_table.h"
 #include "suites/reduction_suites.h"
 #include "suites/tanh_bwd_suites.h"
 #include "tools/cli.h"
@@ -40,8 +41,10 @@ nlohmann::ordered_json ListJson() {
     op["suites"].push_back(
         {{"name", s.name}, {"description", s.description}, {"default_n", s.default_n}});
   }
-  op["formats"] = {"f32", "bf16", "f16"};
-  for (const FloatFormat* format : {&kBFloat16, &kBinary16}) {
+  op["formats"] = GetOp("tanh_bwd").dtypes;
+  for (const std::string& dtype : GetOp("tanh_bwd").dtypes) {
+    if (dtype == kBinary32.name) continue;  // the variants above
+    const FloatFormat* format = FindFormat(dtype);
     nlohmann::ordered_json f;
     for (const auto& v : kTanhBwdNarrowVariants) {
       nlohmann::ordered_json models;
@@ -71,7 +74,7 @@ nlohmann::ordered_json ListJson() {
     if (info.op == ReductionOp::kLinearFwd) {
       r["peers"].push_back({{"name", "eigen"}, {"model", nullptr}});
     }
-    r["formats"] = {"f32"};
+    r["formats"] = GetOp(info.name).dtypes;
     for (const auto& s : ReductionSuites()) {
       r["suites"].push_back(
           {{"name", s.name}, {"description", s.description}, {"default_instances", s.default_n}});
