@@ -15,7 +15,7 @@
 #include "suites/inputs.h"
 #include "suites/json_file.h"
 #include "suites/measure.h"
-#include "suites/reduction_engine.h"
+#include "suites/reduction_cases.h"
 #include "suites/reduction_problem.h"
 #include "suites/statistics.h"
 

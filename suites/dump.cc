@@ -10,7 +10,7 @@
 
 #include "oracles/float_text.h"
 #include "oracles/format.h"
-#include "suites/engine.h"
+#include "suites/tanh_bwd_cases.h"
 #include "suites/tanh_bwd_oracle.h"
 
 namespace ulpgate {
@@ -145,7 +145,7 @@ void WriteReductionDump(std::ostream& out, const ReductionInputSet& inputs,
     record["exact"] = detail.exact;
     Json list = Json::array();
     for (size_t c = 0; c < run.cases.size(); ++c) {
-      const ReductionCaseResult& r = run.cases[c];
+      const CaseResult& r = run.cases[c];
       list.push_back(ResultJson(r.variant, r.target, CaseKindName(r.kind),
                                 r.conformance.expected_model, detail.cases[c],
                                 /*with_bound=*/true));

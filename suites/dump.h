@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "suites/engine.h"
+#include "suites/tanh_bwd_cases.h"
 #include "suites/inputs.h"
-#include "suites/reduction_engine.h"
+#include "suites/reduction_cases.h"
 
 namespace ulpgate {
 

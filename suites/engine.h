@@ -1,25 +1,36 @@
-// The engine: inputs -> kernel(variant, target) -> outputs -> oracle (exact)
-// -> ULP error -> statistics, and conformance of every output to the models.
+// The engine, one for every op family: cases (variant x target) -> outputs
+// (a kernel, a model standing in for one, a peer library) -> exact value ->
+// ULP error (and bound fraction) -> statistics and conformance to the models
+// -> one typed record per case, CaseResult.
+//
+// An op family tells the engine only what differs (an EngineProblem): how
+// many output elements, how they split into units of work, what one case's
+// kernel outputs over a unit are, and each element's exact value and model
+// outputs. suites/tanh_bwd_cases.h and suites/reduction_cases.h are the two
+// families; everything else (threads, statistics, conformance, digests, error
+// maps, per-element details) is here, once.
 #ifndef ULPGATE_SUITES_ENGINE_H_
 #define ULPGATE_SUITES_ENGINE_H_
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "kernels/registry.h"
 #include "oracles/format.h"
+#include "oracles/mpfr_number.h"
+#include "oracles/reduction_bound.h"
 #include "suites/error_map.h"
-#include "suites/inputs.h"
 #include "suites/statistics.h"
 
 namespace ulpgate {
 
 struct Conformance {
-  std::string expected_model;            // what the target's NegMulAdd implies
+  std::string expected_model;            // what the target's kernel must follow
   uint64_t mismatches = 0;               // outputs that differ from expected_model's
-  std::vector<std::string> matching;     // every model matched on all inputs
+  std::vector<std::string> matching;     // every model compared that matched on all inputs
   int64_t first_mismatch_index = -1;     // first input differing from expected_model
   // The model to report: the expected one when it matched, else the first that
   // matched, else empty (conforms to no model).
@@ -32,78 +43,107 @@ struct Conformance {
 enum class CaseKind { kKernel, kModel, kPeer };
 const char* CaseKindName(CaseKind kind);  // "kernel", "model", "peer"
 
+// The record of one case: what every report, dump, golden and gate reads.
 struct CaseResult {
   std::string op, variant, target, dtype, suite;
   CaseKind kind = CaseKind::kKernel;
   uint64_t seed = 0;
-  uint64_t n = 0;
+  uint64_t n = 0;  // output elements measured
+  // Reductions: the shape of one instance as --shape takes it ("B,IN,OUT",
+  // "N") and how many (n = instances x the outputs of one); elementwise ops:
+  // empty and 0.
+  std::string shape;
+  uint64_t instances = 0;
   ErrorStatistics stats;
-  Conformance conformance;
-  uint64_t output_digest = 0;  // FNV-1a over the output bits in input order
-  std::vector<float> outputs;  // kept when RunOptions::keep_outputs
-  // With RunOptions::map_operand >= 0: the statistics by that operand's binade
-  // and sign (suites/error_map.h).
+  // Reductions: the fraction of the classical error bound every output used.
+  bool bounded = false;
+  BoundFractionStatistics bound;
+  Conformance conformance;     // expected_model empty for a peer
+  uint64_t output_digest = 0;  // FNV-1a over the digests of the op's output groups
+  std::vector<float> outputs;  // every output, element order, with EngineOptions::keep_outputs
+  // With EngineOptions::map: the statistics by the binade and sign of
+  // map_operand (suites/error_map.h).
   std::string map_operand;
   ErrorMap error_map;
 };
 
-struct RunOptions {
-  // The format of operands and outputs: f32, bf16 or f16 (each has its own
-  // variants, TanhBwdVariantNames). Inputs must be values of it.
-  const FloatFormat* format = &kBinary32;
-  std::vector<std::string> variants;       // empty: all
-  // Empty: all runnable. A target this CPU cannot run becomes a "model" case:
-  // its expected model stands in for its kernel.
-  std::vector<const TargetInfo*> targets;
-  bool models_only = false;                // every case is its target's model
-  unsigned threads = 0;                    // 0: hardware concurrency
+// The truth about one output element: its exact value numerator / denominator
+// and, for reductions, the classical error bound.
+struct ElementTruth {
+  explicit ElementTruth(MpfrNumber value) : numerator(std::move(value)) {}
+  MpfrNumber numerator;
+  uint64_t denominator = 1;
+  std::optional<ReductionBound> bound;
+  // Exact hex, "/N" appended when N > 1.
+  std::string Text() const;
+};
+
+// A range of output elements measured by one worker at a time. Outputs are
+// digested by group (a chunk of inputs, an instance): the digest of a case is
+// FNV-1a over the FNV-1a digests of its groups' output bits, so it depends on
+// neither the thread count nor the unit size within a group.
+struct EngineUnit {
+  uint64_t begin = 0;
+  uint64_t count = 0;
+  uint64_t group = 0;  // units of a group are consecutive
+};
+
+struct EngineCase {
+  CaseKind kind = CaseKind::kKernel;
+  std::string variant;
+  const TargetInfo* target = nullptr;  // nullptr for a peer
+  int expected = -1;                   // index into the problem's models; -1 for a peer
+  std::vector<int> compared;           // the models compared with (expected among them)
+};
+
+class EngineProblem {
+ public:
+  virtual ~EngineProblem() = default;
+  virtual const FloatFormat& format() const = 0;
+  virtual uint64_t size() const = 0;  // output elements
+  // Cover [0, size()) in order.
+  virtual std::vector<EngineUnit> Units() const = 0;
+  virtual const std::vector<std::string>& model_names() const = 0;
+  // Whether every element's truth carries an error bound (reductions).
+  virtual bool bounded() const { return false; }
+  // Case `c`'s outputs (a kernel or a peer) over a unit. Called from worker
+  // threads, for different units at once.
+  virtual void Outputs(size_t c, const EngineUnit& unit, float* out) const = 0;
+  // Element i's exact value, and every model's output into models[0 ..).
+  virtual ElementTruth Truth(uint64_t i, float* models) const = 0;
+  // The operand error maps sort element i by (only with EngineOptions::map).
+  virtual float MapValue(uint64_t /*i*/) const { return 0; }
+};
+
+struct EngineOptions {
+  unsigned threads = 0;  // 0: hardware concurrency; results do not depend on it
   bool keep_outputs = false;
-  // >= 0: also break every case's statistics down by the binade and sign of
-  // this operand (index into InputSet::columns) into CaseResult::error_map.
-  int map_operand = -1;
-  // Called now and then with (inputs done, inputs total), from the caller's thread.
-  std::function<void(uint64_t, uint64_t)> progress;
+  bool map = false;       // fill error_map by MapValue
+  bool keep_details = false;
+  std::function<void(uint64_t, uint64_t)> progress;  // (elements done, total)
 };
 
-// The variants of tanh_bwd in a format (kTanhBwdVariants for f32,
-// kTanhBwdNarrowVariants for bf16 and f16), their models, and the model a
-// target's kernel must follow. Throw for a format without variants.
-std::vector<std::string> TanhBwdVariantNames(const FloatFormat& format);
-std::vector<std::string> TanhBwdModelNames(const FloatFormat& format);
-// Every model's output for one input (values of the format), in
-// TanhBwdModelNames order; a NaN operand is its sign's quiet NaN.
-std::vector<float> TanhBwdModelOutputs(const FloatFormat& format, float grad, float t);
-std::string ExpectedTanhBwdModel(const FloatFormat& format, std::string_view variant,
-                                 const TargetInfo& target);
-
-// One result per (variant, target), variants in registry order, targets from
-// narrowest to widest.
-//
-// Kernels are not called once over all inputs but over a call plan
-// (TanhBwdCallPlan): calls of many lengths, so that every lane count leaves
-// tails of every size, whose operands and outputs start at varied offsets
-// from a 64-byte boundary, in guarded buffers. The plan depends on the input
-// count only, so results are reproducible from the seed alone.
-std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& options);
-
-// Outputs are digested in chunks of this many inputs: the digest is FNV-1a
-// over the per-chunk FNV-1a digests of the output bits, so it does not depend
-// on thread count (and can be recomputed from a dump).
-inline constexpr size_t kEngineChunk = 4096;
-
-// One kernel call of the plan: inputs [begin, begin + count) of a chunk, the
-// two operands starting `operand_misalign` and the output `output_misalign`
-// floats past a 64-byte boundary.
-struct KernelCall {
-  size_t begin = 0;
-  size_t count = 0;
-  size_t operand_misalign = 0;
-  size_t output_misalign = 0;
+// The measurements of one output element of one case, for dumps.
+struct ElementMeasure {
+  float output = 0;
+  UlpError ulp;
+  BoundFraction bound;
+  bool conforms = true;  // equals the case's expected model (true for a peer)
 };
-// The calls that cover `count` inputs (a chunk): lengths cycle through short
-// ones (every tail of 1..16 lanes) and long ones (many full vectors), and the
-// offsets through 0..15 floats, aligned calls included.
-std::vector<KernelCall> TanhBwdCallPlan(size_t count);
+struct ElementDetail {
+  std::string exact;                  // ElementTruth::Text
+  std::vector<ElementMeasure> cases;  // per case
+};
+
+struct EngineRun {
+  // Everything but the names (op, variant, target, dtype, suite, seed,
+  // shape, instances), which the family fills in.
+  std::vector<CaseResult> cases;
+  std::vector<ElementDetail> details;  // per element, with keep_details
+};
+
+EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>& cases,
+                    const EngineOptions& options);
 
 }  // namespace ulpgate
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "kernels/tanh_bwd_spec.h"
-#include "suites/engine.h"
+#include "suites/tanh_bwd_cases.h"
 #include "suites/report.h"
 #include "suites/tanh_bwd_suites.h"
 

@@ -11,10 +11,10 @@
 #include "suites/drift_report.h"
 #include "suites/drift_run.h"
 #include "suites/drift_scenario.h"
-#include "suites/engine.h"
+#include "suites/tanh_bwd_cases.h"
 #include "suites/inputs.h"
 #include "suites/op_table.h"
-#include "suites/reduction_engine.h"
+#include "suites/reduction_cases.h"
 #include "suites/reduction_suites.h"
 #include "suites/report.h"
 #include "suites/tanh_bwd_oracle.h"
@@ -95,7 +95,7 @@ Measurement MeasureReduction(MeasureSpec spec, const ReductionOpInfo& op,
   Measurement m;
   for (size_t c = 0; c < run.cases.size(); ++c) {
     MeasuredCase mc;
-    mc.record = ReductionCaseJson(run.cases[c], *inputs);
+    mc.record = CaseJson(run.cases[c], *inputs);
     if (spec.keep_outputs) {
       for (const auto& instance : run.outputs) {
         mc.outputs.insert(mc.outputs.end(), instance[c].begin(), instance[c].end());

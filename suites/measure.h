@@ -39,7 +39,7 @@ struct MeasureSpec {
 };
 
 struct MeasuredCase {
-  // tanh_bwd: CaseJson; reductions: ReductionCaseJson; drift: the run's entry
+  // tanh_bwd: CaseJson; reductions: CaseJson; drift: the run's entry
   // of DriftJson plus "op", "suite" (scenario), "variant" (the run spec as
   // given), "dtype" and "epochs". Every record has op, variant, target, dtype
   // and suite.

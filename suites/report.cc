@@ -52,8 +52,22 @@ nlohmann::ordered_json ConformanceJson(const Conformance& c, Describe describe) 
 
 }  // namespace
 
-nlohmann::ordered_json CaseJson(const CaseResult& r, const InputSet& inputs) {
+nlohmann::ordered_json ReductionElementJson(const ReductionInputSet& inputs, uint64_t index) {
+  const size_t per_instance = inputs.outputs_per_instance();
+  const size_t instance = index / per_instance, element = index % per_instance;
+  nlohmann::ordered_json j;
+  j["index"] = index;
+  j["instance"] = inputs.instances.at(instance).index;
+  j["element"] = ElementIndices(inputs.op, inputs.shape, element);
+  j["name"] = ElementName(inputs.op, inputs.shape, element);
+  return j;
+}
+
+nlohmann::ordered_json CaseJson(const CaseResult& r, const DescribeInput& describe) {
   const ErrorStatistics& s = r.stats;
+  auto input = [&](int64_t index) {
+    return index >= 0 ? describe(static_cast<uint64_t>(index)) : nlohmann::ordered_json();
+  };
   nlohmann::ordered_json j;
   j["op"] = r.op;
   j["variant"] = r.variant;
@@ -62,12 +76,16 @@ nlohmann::ordered_json CaseJson(const CaseResult& r, const InputSet& inputs) {
   j["dtype"] = r.dtype;
   j["suite"] = r.suite;
   j["seed"] = r.seed;
+  if (r.instances > 0) {
+    j["shape"] = r.shape;
+    j["instances"] = r.instances;
+  }
   j["n"] = r.n;
   j["histogram"] = {{"bounds", s.bounds()}, {"counts", s.counts()}};
   j["special_mismatch"] = s.special_mismatch();
   j["signed_zero_mismatch"] = s.signed_zero_mismatch();
   j["max_ulp"] = s.max_ulp();
-  j["max_input"] = s.max_index() >= 0 ? InputJson(inputs, s.max_index()) : nlohmann::ordered_json();
+  j["max_input"] = input(s.max_index());
   j["mean_ulp"] = s.mean_ulp();
   j["percentiles"] = {{"50", s.Percentile(50)},
                       {"90", s.Percentile(90)},
@@ -75,9 +93,27 @@ nlohmann::ordered_json CaseJson(const CaseResult& r, const InputSet& inputs) {
                       {"99.9", s.Percentile(99.9)}};
   j["correctly_rounded"] = s.correctly_rounded();
   if (s.first_special_index() >= 0) {
-    j["first_special_mismatch_input"] = InputJson(inputs, s.first_special_index());
+    j["first_special_mismatch_input"] = input(s.first_special_index());
   }
-  j["conformance"] = ConformanceJson(r.conformance, [&](int64_t i) { return InputJson(inputs, i); });
+  if (r.bounded) {
+    const BoundFractionStatistics& b = r.bound;
+    j["bound_fraction"] = {
+        {"histogram", {{"bounds", b.bounds()}, {"counts", b.counts()}}},
+        {"max", std::isinf(b.max_fraction()) ? nlohmann::ordered_json("inf")
+                                              : nlohmann::ordered_json(b.max_fraction())},
+        {"max_input", input(b.max_index())},
+        {"above_one", b.above_one()},
+        {"overflow_exempt", b.overflow_exempt()},
+    };
+    if (b.first_above_one_index() >= 0) {
+      j["bound_fraction"]["first_above_one_input"] = input(b.first_above_one_index());
+    }
+  }
+  if (r.kind == CaseKind::kPeer) {
+    j["conformance"] = nullptr;
+  } else {
+    j["conformance"] = ConformanceJson(r.conformance, input);
+  }
   j["output_digest"] = DigestHex(r.output_digest);
   if (!r.map_operand.empty()) {
     nlohmann::ordered_json buckets = nlohmann::ordered_json::array();
@@ -90,7 +126,7 @@ nlohmann::ordered_json CaseJson(const CaseResult& r, const InputSet& inputs) {
       bj["above_1_ulp"] = b.above_one_ulp;
       bj["correctly_rounded"] = b.correctly_rounded;
       bj["special_mismatch"] = b.special_mismatch;
-      bj["max_input"] = b.max_index >= 0 ? InputJson(inputs, b.max_index) : nlohmann::ordered_json();
+      bj["max_input"] = input(b.max_index);
       buckets.push_back(bj);
     }
     j["error_map"] = {{"operand", r.map_operand}, {"buckets", buckets}};
@@ -98,68 +134,12 @@ nlohmann::ordered_json CaseJson(const CaseResult& r, const InputSet& inputs) {
   return j;
 }
 
-nlohmann::ordered_json ReductionElementJson(const ReductionInputSet& inputs, uint64_t index) {
-  const size_t per_instance = inputs.outputs_per_instance();
-  const size_t instance = index / per_instance, element = index % per_instance;
-  nlohmann::ordered_json j;
-  j["index"] = index;
-  j["instance"] = inputs.instances.at(instance).index;
-  j["element"] = ElementIndices(inputs.op, inputs.shape, element);
-  j["name"] = ElementName(inputs.op, inputs.shape, element);
-  return j;
+nlohmann::ordered_json CaseJson(const CaseResult& r, const InputSet& inputs) {
+  return CaseJson(r, [&](uint64_t i) { return InputJson(inputs, i); });
 }
 
-nlohmann::ordered_json ReductionCaseJson(const ReductionCaseResult& r,
-                                         const ReductionInputSet& inputs) {
-  const ErrorStatistics& s = r.stats;
-  const BoundFractionStatistics& b = r.bound;
-  auto element = [&](int64_t index) {
-    return index >= 0 ? ReductionElementJson(inputs, static_cast<uint64_t>(index))
-                      : nlohmann::ordered_json();
-  };
-  nlohmann::ordered_json j;
-  j["op"] = r.op;
-  j["variant"] = r.variant;
-  j["target"] = r.target;
-  j["kind"] = CaseKindName(r.kind);
-  j["dtype"] = r.dtype;
-  j["suite"] = r.suite;
-  j["seed"] = r.seed;
-  j["shape"] = ShapeText(inputs.op, r.shape);
-  j["instances"] = r.instances;
-  j["n"] = r.n;
-  j["histogram"] = {{"bounds", s.bounds()}, {"counts", s.counts()}};
-  j["special_mismatch"] = s.special_mismatch();
-  j["signed_zero_mismatch"] = s.signed_zero_mismatch();
-  j["max_ulp"] = s.max_ulp();
-  j["max_input"] = element(s.max_index());
-  j["mean_ulp"] = s.mean_ulp();
-  j["percentiles"] = {{"50", s.Percentile(50)},
-                      {"90", s.Percentile(90)},
-                      {"99", s.Percentile(99)},
-                      {"99.9", s.Percentile(99.9)}};
-  j["correctly_rounded"] = s.correctly_rounded();
-  if (s.first_special_index() >= 0) {
-    j["first_special_mismatch_input"] = element(s.first_special_index());
-  }
-  j["bound_fraction"] = {
-      {"histogram", {{"bounds", b.bounds()}, {"counts", b.counts()}}},
-      {"max", std::isinf(b.max_fraction()) ? nlohmann::ordered_json("inf")
-                                            : nlohmann::ordered_json(b.max_fraction())},
-      {"max_input", element(b.max_index())},
-      {"above_one", b.above_one()},
-      {"overflow_exempt", b.overflow_exempt()},
-  };
-  if (b.first_above_one_index() >= 0) {
-    j["bound_fraction"]["first_above_one_input"] = element(b.first_above_one_index());
-  }
-  if (r.kind == CaseKind::kPeer) {
-    j["conformance"] = nullptr;
-  } else {
-    j["conformance"] = ConformanceJson(r.conformance, element);
-  }
-  j["output_digest"] = DigestHex(r.output_digest);
-  return j;
+nlohmann::ordered_json CaseJson(const CaseResult& r, const ReductionInputSet& inputs) {
+  return CaseJson(r, [&](uint64_t i) { return ReductionElementJson(inputs, i); });
 }
 
 void WriteJsonFile(const std::string& path, const nlohmann::ordered_json& json,

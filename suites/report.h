@@ -5,29 +5,33 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <string>
 
-#include "suites/engine.h"
-#include "suites/reduction_engine.h"
+#include "suites/tanh_bwd_cases.h"
+#include "suites/reduction_cases.h"
 
 namespace ulpgate {
 
 // {"index": i, "grad": "0x1p-1", "t": "...", "bits": {"grad": "0x3f000000", ...}}
 nlohmann::ordered_json InputJson(const InputSet& inputs, uint64_t index);
 
-// One entry of "results": the fields of the report format plus
-// percentiles, the expected model and the output digest.
-nlohmann::ordered_json CaseJson(const CaseResult& result, const InputSet& inputs);
-
 // {"index": global, "instance": i, "element": [b, o], "name": "y[b,o]"}: one
 // output element of a reduction run (global = instance * outputs + element).
 nlohmann::ordered_json ReductionElementJson(const ReductionInputSet& inputs, uint64_t index);
 
-// One entry of "results" for a reduction: the fields of CaseJson plus kind,
-// shape, instances and "bound_fraction" (histogram, max, above_one,
-// overflow_exempt); "conformance" is null for the peer.
-nlohmann::ordered_json ReductionCaseJson(const ReductionCaseResult& result,
-                                         const ReductionInputSet& inputs);
+// The JSON of a case record, one entry of a report's "results" (and what
+// golden and gate read): names, kind, dtype, suite, seed, for reductions shape
+// and instances, n, the ULP histogram, special and signed-zero mismatches, max
+// with its input, mean, percentiles, correctly rounded, for reductions
+// "bound_fraction" (histogram, max, above_one, overflow_exempt),
+// "conformance" (null for a peer), the output digest and any error map.
+// `describe` gives the JSON of the input behind output element i.
+using DescribeInput = std::function<nlohmann::ordered_json(uint64_t)>;
+nlohmann::ordered_json CaseJson(const CaseResult& result, const DescribeInput& describe);
+// With InputJson or ReductionElementJson as `describe`.
+nlohmann::ordered_json CaseJson(const CaseResult& result, const InputSet& inputs);
+nlohmann::ordered_json CaseJson(const CaseResult& result, const ReductionInputSet& inputs);
 
 // Writes JSON to a path atomically (temporary file in the same folder, then
 // rename), so a crash never leaves a half-written report. Throws

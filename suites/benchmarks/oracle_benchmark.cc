@@ -5,7 +5,7 @@
 #include <benchmark/benchmark.h>
 
 #include "oracles/ulp_metric.h"
-#include "suites/engine.h"
+#include "suites/tanh_bwd_cases.h"
 #include "suites/tanh_bwd_oracle.h"
 #include "suites/tanh_bwd_suites.h"
 

@@ -9,7 +9,7 @@
 #include <limits>
 
 #include "oracles/float_text.h"
-#include "suites/engine.h"
+#include "suites/tanh_bwd_cases.h"
 #include "suites/tanh_bwd_oracle.h"
 #include "suites/tanh_bwd_suites.h"
 

@@ -85,7 +85,7 @@ TEST_P(LinearTargetTest, ExactFillGivesZeroError) {
     const ReductionInputSet inputs = GenerateReductionSuite(GetParam().op, shape, "exact", 3, 2);
     const ReductionRun run = RunOnTarget(inputs, target(), peer);
     for (size_t c = 0; c < run.cases.size(); ++c) {
-      const ReductionCaseResult& r = run.cases[c];
+      const CaseResult& r = run.cases[c];
       if (r.kind == CaseKind::kPeer) {
         std::cout << "Eigen peer (reported, not gated) on the exact fill, shape "
                   << ShapeText(inputs.op, shape) << ":\n"
@@ -118,7 +118,7 @@ TEST_P(LinearTargetTest, TailsAndMisalignedStarts) {
     // floats past a 64-byte boundary give the same bits.
     for (size_t misalign : {1, 2, 3, 5}) {
       for (size_t c = 0; c < run.cases.size(); ++c) {
-        const ReductionCaseResult& r = run.cases[c];
+        const CaseResult& r = run.cases[c];
         const std::vector<float> shifted = RunReductionKernel(
             op(), r.variant, target(), shape, inputs.instances[0], misalign);
         const std::vector<float>& aligned = run.outputs[0][c];
@@ -151,7 +151,7 @@ TEST(LinearPeerTest, EigenPeerIsReportedBesideTheKernels) {
   options.all_candidate_models = false;
   const ReductionRun run = RunReduction(inputs, options);
   ASSERT_FALSE(run.cases.empty());
-  const ReductionCaseResult& peer = run.cases.back();
+  const CaseResult& peer = run.cases.back();
   ASSERT_EQ(peer.kind, CaseKind::kPeer) << "with all variants, the Eigen peer comes last";
   EXPECT_EQ(peer.variant, kEigenPeerVariant);
   EXPECT_EQ(peer.n, inputs.instances.size() * inputs.outputs_per_instance());

@@ -162,7 +162,7 @@ TEST_P(FusionTest, SequentialFmaIsFusedExactlyWhereMulAddIs) {
   options.threads = 1;
   const ReductionRun run = RunReduction(inputs, options);
   for (size_t c = 0; c < run.cases.size(); ++c) {
-    const ReductionCaseResult& r = run.cases[c];
+    const CaseResult& r = run.cases[c];
     const bool fused = FindTarget(r.target)->fused_muladd;
     const auto& m = r.conformance.matching;
     auto matches = [&](const char* name) { return std::find(m.begin(), m.end(), name) != m.end(); };

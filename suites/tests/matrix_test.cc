@@ -9,7 +9,7 @@
 #include <algorithm>
 
 #include "oracles/float_text.h"
-#include "suites/engine.h"
+#include "suites/tanh_bwd_cases.h"
 #include "suites/tanh_bwd_suites.h"
 
 namespace ulpgate {

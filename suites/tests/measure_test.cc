@@ -10,7 +10,7 @@
 
 #include "oracles/float_text.h"
 #include "suites/digest.h"
-#include "suites/engine.h"
+#include "suites/tanh_bwd_cases.h"
 #include "suites/inputs.h"
 #include "suites/json_file.h"
 #include "suites/report.h"

@@ -82,7 +82,7 @@ TEST_P(MseTargetTest, ExactFillGivesZeroErrorWhenNIsAPowerOfTwo) {
     const ReductionInputSet inputs = GenerateReductionSuite(GetParam().op, N(n), "exact", 3, 6);
     const ReductionRun run = RunOnTarget(inputs, target());
     for (size_t c = 0; c < run.cases.size(); ++c) {
-      const ReductionCaseResult& r = run.cases[c];
+      const CaseResult& r = run.cases[c];
       EXPECT_EQ(r.stats.counts()[0], r.n)
           << "N = " << n << ": " << r.n - r.stats.counts()[0]
           << " outputs have a nonzero error on the exact fill; worst:\n"
@@ -97,7 +97,7 @@ TEST_P(MseTargetTest, ExactFillGivesZeroErrorWhenNIsAPowerOfTwo) {
       const ReductionInputSet inputs = GenerateReductionSuite(GetParam().op, N(n), "exact", 3, 6);
       const ReductionRun run = RunOnTarget(inputs, target());
       for (size_t c = 0; c < run.cases.size(); ++c) {
-        const ReductionCaseResult& r = run.cases[c];
+        const CaseResult& r = run.cases[c];
         const auto& variant = op().variants[ReductionVariantIndex(op(), r.variant)];
         if (variant.scaling != MeanScaling::kDivide) continue;
         EXPECT_EQ(r.stats.correctly_rounded(), r.n)

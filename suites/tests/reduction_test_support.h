@@ -15,7 +15,7 @@
 #include "kernels/reduction_spec.h"
 #include "kernels/registry.h"
 #include "oracles/float_text.h"
-#include "suites/reduction_engine.h"
+#include "suites/reduction_cases.h"
 #include "suites/reduction_oracle.h"
 #include "suites/reduction_suites.h"
 
@@ -62,7 +62,7 @@ inline ReductionRun RunOnTarget(const ReductionInputSet& inputs, const TargetInf
 inline std::string DescribeElement(const ReductionInputSet& inputs, const ReductionRun& run,
                                    size_t case_index, int64_t global) {
   std::ostringstream out;
-  const ReductionCaseResult& r = run.cases[case_index];
+  const CaseResult& r = run.cases[case_index];
   out << r.op << " variant " << r.variant << " on " << r.target << " (" << CaseKindName(r.kind)
       << "), suite " << inputs.source << " seed " << inputs.seed << " shape "
       << ShapeText(inputs.op, inputs.shape);
@@ -105,7 +105,7 @@ inline std::string DescribeElement(const ReductionInputSet& inputs, const Reduct
 }
 
 // One line per case: what a passing test prints as its summary.
-inline std::string CaseLine(const ReductionCaseResult& r) {
+inline std::string CaseLine(const CaseResult& r) {
   std::ostringstream out;
   out << "  " << r.variant << " on " << r.target << ": max ULP " << r.stats.max_ulp()
       << ", max bound fraction " << r.bound.max_fraction() << ", overflow exempt "
@@ -120,7 +120,7 @@ inline std::string CaseLine(const ReductionCaseResult& r) {
 // Every kernel case conforms to its expected model and stays within the bound.
 inline void ExpectConformsAndBounded(const ReductionInputSet& inputs, const ReductionRun& run) {
   for (size_t c = 0; c < run.cases.size(); ++c) {
-    const ReductionCaseResult& r = run.cases[c];
+    const CaseResult& r = run.cases[c];
     if (r.kind == CaseKind::kPeer) continue;  // reported, not gated
     EXPECT_EQ(r.conformance.mismatches, 0u)
         << r.conformance.mismatches << " outputs differ from model "

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "oracles/float_text.h"
-#include "suites/engine.h"
+#include "suites/tanh_bwd_cases.h"
 #include "suites/tanh_bwd_oracle.h"
 #include "suites/tanh_bwd_suites.h"
 #include "suites/tests/test_targets.h"

@@ -1,16 +1,17 @@
-// The engine for reductions: instances -> kernel(variant, target) -> outputs
-// -> oracle (exact value and error bound) -> ULP error and bound fraction ->
-// statistics, and conformance of every output to the variant's models.
+// The reductions (linear layer, MSE loss) for the engine (suites/engine.h):
+// instances -> kernel(variant, target) -> outputs, measured against the exact
+// value and its classical error bound (bound fraction) and the variant's
+// candidate models.
 //
-// As in engine.h, one result per (variant, target). Besides the kernels on the
-// targets this CPU runs, a run can hold two other kinds of case:
+// One result per (variant, target). Besides the kernels on the targets this
+// CPU runs, a run can hold two other kinds of case:
 //   - "model": a target compiled but not runnable here (AVX3 on an AVX2
 //     machine); its variant's expected model stands in for the kernel, so the
 //     report shows what that target would give if it conforms;
 //   - "peer": Eigen's float product for linear_fwd (suites/eigen_peer.h), no
 //     model, statistics only.
-#ifndef ULPGATE_SUITES_REDUCTION_ENGINE_H_
-#define ULPGATE_SUITES_REDUCTION_ENGINE_H_
+#ifndef ULPGATE_SUITES_REDUCTION_CASES_H_
+#define ULPGATE_SUITES_REDUCTION_CASES_H_
 
 #include <cstdint>
 #include <functional>
@@ -24,27 +25,6 @@
 #include "suites/statistics.h"
 
 namespace ulpgate {
-
-struct ReductionCaseResult {
-  std::string op, variant, target, dtype, suite;
-  CaseKind kind = CaseKind::kKernel;
-  uint64_t seed = 0;
-  ReductionShape shape;
-  uint64_t instances = 0;
-  uint64_t n = 0;  // output elements over all instances
-  ErrorStatistics stats;
-  BoundFractionStatistics bound;
-  Conformance conformance;     // expected_model empty for the peer
-  uint64_t output_digest = 0;  // FNV-1a over per-instance FNV-1a of the output bits
-};
-
-// The measurements of one output element of one case, for dumps.
-struct ElementMeasure {
-  float output = 0;
-  UlpError ulp;
-  BoundFraction bound;
-  bool conforms = true;  // equals the case's expected model (true for the peer)
-};
 
 // Everything a dump record of one instance needs.
 struct InstanceDetail {
@@ -71,7 +51,7 @@ struct ReductionRunOptions {
 };
 
 struct ReductionRun {
-  std::vector<ReductionCaseResult> cases;
+  std::vector<CaseResult> cases;
   std::vector<std::vector<std::vector<float>>> outputs;  // [instance][case][element]
   std::vector<InstanceDetail> details;  // per instance, when keep_details
 };
@@ -94,4 +74,4 @@ inline constexpr const char* kEigenPeerTarget = "host";
 
 }  // namespace ulpgate
 
-#endif  // ULPGATE_SUITES_REDUCTION_ENGINE_H_
+#endif  // ULPGATE_SUITES_REDUCTION_CASES_H_

@@ -1,0 +1,79 @@
+// tanh_bwd for the engine (suites/engine.h): its cases (variants x targets in
+// a format), its kernels called over a call plan, its models and exact value.
+#ifndef ULPGATE_SUITES_TANH_BWD_CASES_H_
+#define ULPGATE_SUITES_TANH_BWD_CASES_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/registry.h"
+#include "oracles/format.h"
+#include "suites/engine.h"
+#include "suites/inputs.h"
+
+namespace ulpgate {
+
+struct RunOptions {
+  // The format of operands and outputs: f32, bf16 or f16 (each has its own
+  // variants, TanhBwdVariantNames). Inputs must be values of it.
+  const FloatFormat* format = &kBinary32;
+  std::vector<std::string> variants;       // empty: all
+  // Empty: all runnable. A target this CPU cannot run becomes a "model" case:
+  // its expected model stands in for its kernel.
+  std::vector<const TargetInfo*> targets;
+  bool models_only = false;                // every case is its target's model
+  unsigned threads = 0;                    // 0: hardware concurrency
+  bool keep_outputs = false;
+  // >= 0: also break every case's statistics down by the binade and sign of
+  // this operand (index into InputSet::columns) into CaseResult::error_map.
+  int map_operand = -1;
+  // Called now and then with (inputs done, inputs total), from the caller's thread.
+  std::function<void(uint64_t, uint64_t)> progress;
+};
+
+// The variants of tanh_bwd in a format (kTanhBwdVariants for f32,
+// kTanhBwdNarrowVariants for bf16 and f16), their models, and the model a
+// target's kernel must follow. Throw for a format without variants.
+std::vector<std::string> TanhBwdVariantNames(const FloatFormat& format);
+std::vector<std::string> TanhBwdModelNames(const FloatFormat& format);
+// Every model's output for one input (values of the format), in
+// TanhBwdModelNames order; a NaN operand is its sign's quiet NaN.
+std::vector<float> TanhBwdModelOutputs(const FloatFormat& format, float grad, float t);
+std::string ExpectedTanhBwdModel(const FloatFormat& format, std::string_view variant,
+                                 const TargetInfo& target);
+
+// One result per (variant, target), variants in registry order, targets from
+// narrowest to widest.
+//
+// Kernels are not called once over all inputs but over a call plan
+// (TanhBwdCallPlan): calls of many lengths, so that every lane count leaves
+// tails of every size, whose operands and outputs start at varied offsets
+// from a 64-byte boundary, in guarded buffers. The plan depends on the input
+// count only, so results are reproducible from the seed alone.
+std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& options);
+
+// Outputs are digested in chunks of this many inputs: the digest is FNV-1a
+// over the per-chunk FNV-1a digests of the output bits, so it does not depend
+// on thread count (and can be recomputed from a dump).
+inline constexpr size_t kEngineChunk = 4096;
+
+// One kernel call of the plan: inputs [begin, begin + count) of a chunk, the
+// two operands starting `operand_misalign` and the output `output_misalign`
+// floats past a 64-byte boundary.
+struct KernelCall {
+  size_t begin = 0;
+  size_t count = 0;
+  size_t operand_misalign = 0;
+  size_t output_misalign = 0;
+};
+// The calls that cover `count` inputs (a chunk): lengths cycle through short
+// ones (every tail of 1..16 lanes) and long ones (many full vectors), and the
+// offsets through 0..15 floats, aligned calls included.
+std::vector<KernelCall> TanhBwdCallPlan(size_t count);
+
+}  // namespace ulpgate
+
+#endif  // ULPGATE_SUITES_TANH_BWD_CASES_H_
