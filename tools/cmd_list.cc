@@ -10,7 +10,7 @@
 #include "kernels/registry.h"
 #include "kernels/tanh_bwd_spec.h"
 #include "oracles/format.h"
-#include "suites/engine.h"
+#include "suites/tanh_bwd_cases.h"
 #include "suites/op_table.h"
 #include "suites/reduction_suites.h"
 #include "suites/tanh_bwd_suites.h"

@@ -14,7 +14,7 @@
 #include "oracles/format.h"
 #include "kernels/reduction_spec.h"
 #include "suites/dump.h"
-#include "suites/engine.h"
+#include "suites/tanh_bwd_cases.h"
 #include "suites/op_table.h"
 #include "suites/report.h"
 #include "suites/tanh_bwd_oracle.h"

@@ -15,7 +15,7 @@
 #include "oracles/float_text.h"
 #include "suites/dump.h"
 #include "suites/eigen_peer.h"
-#include "suites/reduction_engine.h"
+#include "suites/reduction_cases.h"
 #include "suites/reduction_oracle.h"
 #include "suites/reduction_suites.h"
 #include "suites/report.h"
@@ -48,10 +48,10 @@ std::string BinLabel(const std::vector<double>& bounds, size_t i, const char* na
 
 // One histogram table, targets as columns, rows up to the last non-empty bin.
 template <class GetCounts>
-void PrintHistogram(const std::vector<const ReductionCaseResult*>& cases,
+void PrintHistogram(const std::vector<const CaseResult*>& cases,
                     const std::vector<double>& bounds, const char* name, GetCounts counts,
                     const std::string& extra_label,
-                    const std::function<uint64_t(const ReductionCaseResult&)>& extra) {
+                    const std::function<uint64_t(const CaseResult&)>& extra) {
   std::vector<std::string> header = {"bin"};
   for (const auto* r : cases) {
     header.push_back(r->kind == CaseKind::kModel ? r->target + "(model)" : r->target);
@@ -76,7 +76,7 @@ void PrintHistogram(const std::vector<const ReductionCaseResult*>& cases,
   table.Print(std::cout, "  ");
 }
 
-std::string ReproduceCommand(const ReductionInputSet& inputs, const ReductionCaseResult& r,
+std::string ReproduceCommand(const ReductionInputSet& inputs, const CaseResult& r,
                              uint64_t instance) {
   return fmt::format(
       "ulpgate run --kernel {} --variant {} --target {} --suite {} --seed {} --shape {} "
@@ -90,7 +90,7 @@ std::string ReproduceCommand(const ReductionInputSet& inputs, const ReductionCas
 // value and both error measures.
 void PrintElement(const char* what, const ReductionInputSet& inputs,
                   const ReductionRun& run, size_t case_index, uint64_t global) {
-  const ReductionCaseResult& r = run.cases[case_index];
+  const CaseResult& r = run.cases[case_index];
   const size_t per_instance = inputs.outputs_per_instance();
   const size_t i = global / per_instance, e = global % per_instance;
   const ReductionInstance& instance = inputs.instances[i];
@@ -138,7 +138,7 @@ void PrintText(const RunArgs& args, const ReductionRun& run, const ReductionInpu
   std::cout << '\n';
   // Two tables, so that each fits the width: the errors, then the models. The
   // kind of a case that is not a kernel follows its target: "AVX3 (model)".
-  auto target_of = [](const ReductionCaseResult& r) {
+  auto target_of = [](const CaseResult& r) {
     return r.kind == CaseKind::kKernel ? r.target
                                        : r.target + " (" + CaseKindName(r.kind) + ")";
   };
@@ -147,7 +147,7 @@ void PrintText(const RunArgs& args, const ReductionRun& run, const ReductionInpu
   summary.SetLeftAligned({0, 1});
   TextTable models({"variant", "target", "model", "expected", "mismatches"});
   models.SetLeftAligned({0, 1, 2, 3});
-  for (const ReductionCaseResult& r : run.cases) {
+  for (const CaseResult& r : run.cases) {
     const ErrorStatistics& s = r.stats;
     const bool peer = r.kind == CaseKind::kPeer;
     const std::string model = r.conformance.model();
@@ -169,7 +169,7 @@ void PrintText(const RunArgs& args, const ReductionRun& run, const ReductionInpu
   }
   // Bugs are said as such, whatever --quiet says.
   for (size_t c = 0; c < run.cases.size(); ++c) {
-    const ReductionCaseResult& r = run.cases[c];
+    const CaseResult& r = run.cases[c];
     if (r.bound.above_one() > 0) {
       std::cout << fmt::format("\n{}: {} {} output(s) of {} on {} break the classical error bound "
                                "(bound fraction > 1)\n",
@@ -193,18 +193,18 @@ void PrintText(const RunArgs& args, const ReductionRun& run, const ReductionInpu
     by_variant[run.cases[c].variant].push_back(c);
   }
   for (const std::string& variant : order) {
-    std::vector<const ReductionCaseResult*> cases;
+    std::vector<const CaseResult*> cases;
     for (size_t c : by_variant[variant]) cases.push_back(&run.cases[c]);
     std::cout << "\nhistogram of ULP error e, " << variant << " (outputs per bin)\n";
     PrintHistogram(
         cases, cases.front()->stats.bounds(), "e",
-        [](const ReductionCaseResult& r) { return r.stats.counts(); }, "special mismatch",
-        [](const ReductionCaseResult& r) { return r.stats.special_mismatch(); });
+        [](const CaseResult& r) { return r.stats.counts(); }, "special mismatch",
+        [](const CaseResult& r) { return r.stats.special_mismatch(); });
     std::cout << "histogram of bound fraction f = |y - x| / (gamma_m A + U), " << variant << '\n';
     PrintHistogram(
         cases, cases.front()->bound.bounds(), "f",
-        [](const ReductionCaseResult& r) { return r.bound.counts(); }, "overflow (exempt)",
-        [](const ReductionCaseResult& r) { return r.bound.overflow_exempt(); });
+        [](const CaseResult& r) { return r.bound.counts(); }, "overflow (exempt)",
+        [](const CaseResult& r) { return r.bound.overflow_exempt(); });
     size_t worst = by_variant[variant].front();
     for (size_t c : by_variant[variant]) {
       if (run.cases[c].stats.max_ulp() > run.cases[worst].stats.max_ulp()) worst = c;
@@ -301,7 +301,7 @@ void RunReductionCommand(const RunArgs& args) {
   if (tty) std::cerr << '\r' << std::string(60, ' ') << '\r';
 
   std::vector<nlohmann::ordered_json> records;
-  for (const ReductionCaseResult& r : run.cases) records.push_back(ReductionCaseJson(r, inputs));
+  for (const CaseResult& r : run.cases) records.push_back(CaseJson(r, inputs));
   FinishRun(
       args, records,
       [&] {
