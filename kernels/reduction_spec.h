@@ -40,9 +40,12 @@ enum class ReductionSchedule {
   kPairwise,           // cascade of the rounded terms
   kElementwise,        // no reduction (mse_bwd)
 };
+inline constexpr size_t kReductionScheduleCount =
+    static_cast<size_t>(ReductionSchedule::kElementwise) + 1;
 
 // How mse_fwd turns the sum into the mean; kNone for every other op.
 enum class MeanScaling { kNone, kDivide, kReciprocal };
+inline constexpr size_t kMeanScalingCount = static_cast<size_t>(MeanScaling::kReciprocal) + 1;
 
 struct ReductionVariantInfo {
   std::string_view name;

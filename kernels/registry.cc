@@ -20,8 +20,15 @@
 #define ULPGATE_KERNELS_REGISTRY_TYPES_
 namespace ulpgate {
 namespace registry_detail {
-// What one target contributes to the registry. Variants are in the order of
-// kTanhBwdVariants and of each op's table in reduction_spec.cc.
+// A reduction op's kernels on one target, by the (schedule, scaling) a
+// variant of reduction_spec.cc names; nullptr where the op has no such kernel.
+template <class Kernel>
+using ReductionTable = std::array<std::array<Kernel, kReductionScheduleCount>, kMeanScalingCount>;
+
+// What one target contributes to the registry: every table is generated from
+// the variant tables (kTanhBwdVariants, kTanhBwdNarrowVariants) or indexed by
+// what a variant row says (ReductionSchedule, MeanScaling), so nothing here
+// follows another table's order by hand.
 struct TargetKernels {
   int64_t target;
   size_t f32_lanes;
@@ -30,12 +37,12 @@ struct TargetKernels {
   using NarrowTable = std::array<TanhBwdNarrowKernel, kTanhBwdNarrowVariants.size()>;
   NarrowTable tanh_bwd_bf16;
   NarrowTable tanh_bwd_f16;
-  LinearFwdKernel linear_fwd[4];
-  LinearBwdInputKernel linear_bwd_input[4];
-  LinearBwdWeightKernel linear_bwd_weight[4];
-  LinearBwdBiasKernel linear_bwd_bias[3];
-  MseFwdKernel mse_fwd[8];
-  MseBwdKernel mse_bwd[1];
+  ReductionTable<LinearFwdKernel> linear_fwd;
+  ReductionTable<LinearBwdInputKernel> linear_bwd_input;
+  ReductionTable<LinearBwdWeightKernel> linear_bwd_weight;
+  ReductionTable<LinearBwdBiasKernel> linear_bwd_bias;
+  ReductionTable<MseFwdKernel> mse_fwd;
+  ReductionTable<MseBwdKernel> mse_bwd;
   TrainStepKernels train_step;
 };
 }  // namespace registry_detail
@@ -71,6 +78,94 @@ constexpr ::ulpgate::registry_detail::TargetKernels::NarrowTable NarrowKernels(
   return {{&TanhBwdNarrow<ExactConv, HighwayConv, kVariant>...}};
 }
 
+// The kernel of each (scaling, schedule) an op can have. The linear ops
+// reduce with every schedule but kElementwise and take no scaling (kNone);
+// mse_fwd takes every reducing schedule with either mean; mse_bwd is the
+// elementwise schedule.
+template <class Kernel, class At, size_t... kCell>
+constexpr ::ulpgate::registry_detail::ReductionTable<Kernel> ReductionKernels(
+    At at, std::index_sequence<kCell...>) {
+  ::ulpgate::registry_detail::ReductionTable<Kernel> table{};
+  ((table[kCell / kReductionScheduleCount][kCell % kReductionScheduleCount] =
+        at.template operator()<static_cast<MeanScaling>(kCell / kReductionScheduleCount),
+                               static_cast<ReductionSchedule>(kCell % kReductionScheduleCount)>()),
+   ...);
+  return table;
+}
+template <class Kernel, class At>
+constexpr ::ulpgate::registry_detail::ReductionTable<Kernel> ReductionKernels(At at) {
+  return ReductionKernels<Kernel>(
+      at, std::make_index_sequence<kMeanScalingCount * kReductionScheduleCount>());
+}
+constexpr bool Reduces(ReductionSchedule s) { return s != ReductionSchedule::kElementwise; }
+
+struct LinearFwdAt {
+  template <MeanScaling kM, ReductionSchedule kS>
+  constexpr LinearFwdKernel operator()() const {
+    using M = MeanScaling;
+    if constexpr (kM == M::kNone && Reduces(kS)) {
+      return &LinearFwd<kS>;
+    } else {
+      return nullptr;
+    }
+  }
+};
+struct LinearBwdInputAt {
+  template <MeanScaling kM, ReductionSchedule kS>
+  constexpr LinearBwdInputKernel operator()() const {
+    using M = MeanScaling;
+    if constexpr (kM == M::kNone && Reduces(kS)) {
+      return &LinearBwdInput<kS>;
+    } else {
+      return nullptr;
+    }
+  }
+};
+struct LinearBwdWeightAt {
+  template <MeanScaling kM, ReductionSchedule kS>
+  constexpr LinearBwdWeightKernel operator()() const {
+    using M = MeanScaling;
+    if constexpr (kM == M::kNone && Reduces(kS)) {
+      return &LinearBwdWeight<kS>;
+    } else {
+      return nullptr;
+    }
+  }
+};
+struct LinearBwdBiasAt {
+  template <MeanScaling kM, ReductionSchedule kS>
+  constexpr LinearBwdBiasKernel operator()() const {
+    using M = MeanScaling;
+    if constexpr (kM == M::kNone && Reduces(kS)) {
+      return &LinearBwdBias<kS>;
+    } else {
+      return nullptr;
+    }
+  }
+};
+struct MseFwdAt {
+  template <MeanScaling kM, ReductionSchedule kS>
+  constexpr MseFwdKernel operator()() const {
+    using M = MeanScaling;
+    if constexpr (kM != M::kNone && Reduces(kS)) {
+      return &MseFwd<kS, kM>;
+    } else {
+      return nullptr;
+    }
+  }
+};
+struct MseBwdAt {
+  template <MeanScaling kM, ReductionSchedule kS>
+  constexpr MseBwdKernel operator()() const {
+    using M = MeanScaling;
+    if constexpr (kM == M::kNone && !Reduces(kS)) {
+      return &MseBwd;
+    } else {
+      return nullptr;
+    }
+  }
+};
+
 // Returns a constant-initialized table rather than building one: the registry
 // calls this for every compiled target, also those the CPU cannot run (AVX3 on
 // an AVX2 machine), and code compiled for such a target may use its
@@ -79,8 +174,6 @@ constexpr ::ulpgate::registry_detail::TargetKernels::NarrowTable NarrowKernels(
 // target-specific instruction; tools/baseline_accessors_test.cmake checks the
 // disassembly of every such accessor.
 const ::ulpgate::registry_detail::TargetKernels* GetTargetKernels() {
-  using S = ReductionSchedule;
-  using M = MeanScaling;
   // MaxLanes is constexpr, and equals Lanes on x86's fixed-width targets.
   static constexpr ::ulpgate::registry_detail::TargetKernels kKernels{
       HWY_TARGET,
@@ -90,20 +183,12 @@ const ::ulpgate::registry_detail::TargetKernels* GetTargetKernels() {
           std::make_index_sequence<kTanhBwdNarrowVariants.size()>()),
       NarrowKernels<ExactF16, HighwayF16>(
           std::make_index_sequence<kTanhBwdNarrowVariants.size()>()),
-      {&LinearFwd<S::kSequentialFused>, &LinearFwd<S::kSequentialUnfused>,
-       &LinearFwd<S::kLaneParallel>, &LinearFwd<S::kPairwise>},
-      {&LinearBwdInput<S::kSequentialFused>, &LinearBwdInput<S::kSequentialUnfused>,
-       &LinearBwdInput<S::kLaneParallel>, &LinearBwdInput<S::kPairwise>},
-      {&LinearBwdWeight<S::kSequentialFused>, &LinearBwdWeight<S::kSequentialUnfused>,
-       &LinearBwdWeight<S::kLaneParallel>, &LinearBwdWeight<S::kPairwise>},
-      {&LinearBwdBias<S::kSequentialFused>, &LinearBwdBias<S::kLaneParallel>,
-       &LinearBwdBias<S::kPairwise>},
-      {&MseFwd<S::kSequentialFused, M::kDivide>, &MseFwd<S::kSequentialUnfused, M::kDivide>,
-       &MseFwd<S::kLaneParallel, M::kDivide>, &MseFwd<S::kPairwise, M::kDivide>,
-       &MseFwd<S::kSequentialFused, M::kReciprocal>,
-       &MseFwd<S::kSequentialUnfused, M::kReciprocal>,
-       &MseFwd<S::kLaneParallel, M::kReciprocal>, &MseFwd<S::kPairwise, M::kReciprocal>},
-      {&MseBwd},
+      ReductionKernels<LinearFwdKernel>(LinearFwdAt()),
+      ReductionKernels<LinearBwdInputKernel>(LinearBwdInputAt()),
+      ReductionKernels<LinearBwdWeightKernel>(LinearBwdWeightAt()),
+      ReductionKernels<LinearBwdBiasKernel>(LinearBwdBiasAt()),
+      ReductionKernels<MseFwdKernel>(MseFwdAt()),
+      ReductionKernels<MseBwdKernel>(MseBwdAt()),
       {&TanhForward, &ReluForward, &ReluBackward, &SgdStep, &SgdStepFused, &SamPerturb},
   };
   return &kKernels;
@@ -377,15 +462,20 @@ TanhBwdNarrowKernel FindTanhBwdNarrowKernel(std::string_view format, std::string
 
 namespace {
 
-// The kernel of one (op, variant, target): `table` picks the op's array out of
-// a target's TargetKernels, in the order of the op's variant table.
-template <class Kernel, size_t kCount>
-Kernel FindReductionKernel(ReductionOp op, std::string_view variant, int64_t target,
-                           const Kernel (registry_detail::TargetKernels::*table)[kCount]) {
-  const int v = ReductionVariantIndex(GetReductionOp(op), variant);
-  if (v < 0 || static_cast<size_t>(v) >= kCount) return nullptr;
+// The kernel of one (op, variant, target): `table` picks the op's table out
+// of a target's TargetKernels; the variant's row says which entry.
+template <class Kernel>
+Kernel FindReductionKernel(
+    ReductionOp op, std::string_view variant, int64_t target,
+    const registry_detail::ReductionTable<Kernel> registry_detail::TargetKernels::*table) {
+  const ReductionOpInfo& info = GetReductionOp(op);
+  const int v = ReductionVariantIndex(info, variant);
+  if (v < 0) return nullptr;
+  const ReductionVariantInfo& row = info.variants[v];
   for (const registry_detail::TargetKernels& k : GetRegistry().kernels) {
-    if (k.target == target) return (k.*table)[v];
+    if (k.target == target) {
+      return (k.*table)[static_cast<size_t>(row.scaling)][static_cast<size_t>(row.schedule)];
+    }
   }
   return nullptr;
 }
