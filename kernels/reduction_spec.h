@@ -46,6 +46,23 @@ inline constexpr size_t kReductionScheduleCount =
 // How mse_fwd turns the sum into the mean; kNone for every other op.
 enum class MeanScaling { kNone, kDivide, kReciprocal };
 inline constexpr size_t kMeanScalingCount = static_cast<size_t>(MeanScaling::kReciprocal) + 1;
+inline constexpr size_t kReductionOpCount = static_cast<size_t>(ReductionOp::kMseBwd) + 1;
+
+// Whether an op has a kernel of that (scaling, schedule): the linear ops
+// reduce with every schedule but kElementwise and take no scaling; mse_fwd
+// reduces with either mean; mse_bwd is elementwise. The registry compiles a
+// kernel for every such cell, and a variant row may name any of them.
+constexpr bool HasReductionKernel(ReductionOp op, MeanScaling scaling, ReductionSchedule schedule) {
+  const bool reduces = schedule != ReductionSchedule::kElementwise;
+  switch (op) {
+    case ReductionOp::kMseFwd:
+      return scaling != MeanScaling::kNone && reduces;
+    case ReductionOp::kMseBwd:
+      return scaling == MeanScaling::kNone && !reduces;
+    default:
+      return scaling == MeanScaling::kNone && reduces;
+  }
+}
 
 struct ReductionVariantInfo {
   std::string_view name;

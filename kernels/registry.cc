@@ -43,6 +43,11 @@ struct TargetKernels {
   ReductionTable<LinearBwdBiasKernel> linear_bwd_bias;
   ReductionTable<MseFwdKernel> mse_fwd;
   ReductionTable<MseBwdKernel> mse_bwd;
+  // Per format, [op][scaling][schedule], as ReductionTable.
+  using NarrowReductions =
+      std::array<ReductionTable<ReductionNarrowKernel>, kReductionOpCount>;
+  NarrowReductions reductions_bf16;
+  NarrowReductions reductions_f16;
   TrainStepKernels train_step;
 };
 }  // namespace registry_detail
@@ -56,6 +61,7 @@ struct TargetKernels {
 #include "hwy/highway.h"
 #include "kernels/linear-inl.h"
 #include "kernels/mse-inl.h"
+#include "kernels/reduction_narrow-inl.h"
 #include "kernels/tanh_bwd-inl.h"
 #include "kernels/tanh_bwd_narrow-inl.h"
 #include "kernels/train_step-inl.h"
@@ -97,13 +103,10 @@ constexpr ::ulpgate::registry_detail::ReductionTable<Kernel> ReductionKernels(At
   return ReductionKernels<Kernel>(
       at, std::make_index_sequence<kMeanScalingCount * kReductionScheduleCount>());
 }
-constexpr bool Reduces(ReductionSchedule s) { return s != ReductionSchedule::kElementwise; }
-
 struct LinearFwdAt {
   template <MeanScaling kM, ReductionSchedule kS>
   constexpr LinearFwdKernel operator()() const {
-    using M = MeanScaling;
-    if constexpr (kM == M::kNone && Reduces(kS)) {
+    if constexpr (HasReductionKernel(ReductionOp::kLinearFwd, kM, kS)) {
       return &LinearFwd<kS>;
     } else {
       return nullptr;
@@ -113,8 +116,7 @@ struct LinearFwdAt {
 struct LinearBwdInputAt {
   template <MeanScaling kM, ReductionSchedule kS>
   constexpr LinearBwdInputKernel operator()() const {
-    using M = MeanScaling;
-    if constexpr (kM == M::kNone && Reduces(kS)) {
+    if constexpr (HasReductionKernel(ReductionOp::kLinearBwdInput, kM, kS)) {
       return &LinearBwdInput<kS>;
     } else {
       return nullptr;
@@ -124,8 +126,7 @@ struct LinearBwdInputAt {
 struct LinearBwdWeightAt {
   template <MeanScaling kM, ReductionSchedule kS>
   constexpr LinearBwdWeightKernel operator()() const {
-    using M = MeanScaling;
-    if constexpr (kM == M::kNone && Reduces(kS)) {
+    if constexpr (HasReductionKernel(ReductionOp::kLinearBwdWeight, kM, kS)) {
       return &LinearBwdWeight<kS>;
     } else {
       return nullptr;
@@ -135,8 +136,7 @@ struct LinearBwdWeightAt {
 struct LinearBwdBiasAt {
   template <MeanScaling kM, ReductionSchedule kS>
   constexpr LinearBwdBiasKernel operator()() const {
-    using M = MeanScaling;
-    if constexpr (kM == M::kNone && Reduces(kS)) {
+    if constexpr (HasReductionKernel(ReductionOp::kLinearBwdBias, kM, kS)) {
       return &LinearBwdBias<kS>;
     } else {
       return nullptr;
@@ -146,8 +146,7 @@ struct LinearBwdBiasAt {
 struct MseFwdAt {
   template <MeanScaling kM, ReductionSchedule kS>
   constexpr MseFwdKernel operator()() const {
-    using M = MeanScaling;
-    if constexpr (kM != M::kNone && Reduces(kS)) {
+    if constexpr (HasReductionKernel(ReductionOp::kMseFwd, kM, kS)) {
       return &MseFwd<kS, kM>;
     } else {
       return nullptr;
@@ -157,14 +156,43 @@ struct MseFwdAt {
 struct MseBwdAt {
   template <MeanScaling kM, ReductionSchedule kS>
   constexpr MseBwdKernel operator()() const {
-    using M = MeanScaling;
-    if constexpr (kM == M::kNone && !Reduces(kS)) {
+    if constexpr (HasReductionKernel(ReductionOp::kMseBwd, kM, kS)) {
       return &MseBwd;
     } else {
       return nullptr;
     }
   }
 };
+
+// The 16-bit kernel of cell kCell = (op, scaling, schedule) in row-major order.
+template <class Conv, size_t kCell>
+constexpr ReductionNarrowKernel NarrowReductionAt() {
+  constexpr auto op =
+      static_cast<ReductionOp>(kCell / (kMeanScalingCount * kReductionScheduleCount));
+  constexpr auto scaling =
+      static_cast<MeanScaling>(kCell / kReductionScheduleCount % kMeanScalingCount);
+  constexpr auto schedule = static_cast<ReductionSchedule>(kCell % kReductionScheduleCount);
+  if constexpr (HasReductionKernel(op, scaling, schedule)) {
+    return &ReductionNarrow<Conv, op, schedule, scaling>;
+  } else {
+    return nullptr;
+  }
+}
+template <class Conv, size_t... kCell>
+constexpr ::ulpgate::registry_detail::TargetKernels::NarrowReductions NarrowReductionKernels(
+    std::index_sequence<kCell...>) {
+  ::ulpgate::registry_detail::TargetKernels::NarrowReductions table{};
+  ((table[kCell / (kMeanScalingCount * kReductionScheduleCount)]
+         [kCell / kReductionScheduleCount % kMeanScalingCount][kCell % kReductionScheduleCount] =
+        NarrowReductionAt<Conv, kCell>()),
+   ...);
+  return table;
+}
+template <class Conv>
+constexpr ::ulpgate::registry_detail::TargetKernels::NarrowReductions NarrowReductionKernels() {
+  return NarrowReductionKernels<Conv>(std::make_index_sequence<
+                                      kReductionOpCount * kMeanScalingCount * kReductionScheduleCount>());
+}
 
 // Returns a constant-initialized table rather than building one: the registry
 // calls this for every compiled target, also those the CPU cannot run (AVX3 on
@@ -189,6 +217,8 @@ const ::ulpgate::registry_detail::TargetKernels* GetTargetKernels() {
       ReductionKernels<LinearBwdBiasKernel>(LinearBwdBiasAt()),
       ReductionKernels<MseFwdKernel>(MseFwdAt()),
       ReductionKernels<MseBwdKernel>(MseBwdAt()),
+      NarrowReductionKernels<ExactBf16>(),
+      NarrowReductionKernels<ExactF16>(),
       {&TanhForward, &ReluForward, &ReluBackward, &SgdStep, &SgdStepFused, &SamPerturb},
   };
   return &kKernels;
@@ -505,6 +535,25 @@ MseFwdKernel FindMseFwdKernel(std::string_view variant, int64_t target) {
 MseBwdKernel FindMseBwdKernel(std::string_view variant, int64_t target) {
   return FindReductionKernel(ReductionOp::kMseBwd, variant, target,
                              &registry_detail::TargetKernels::mse_bwd);
+}
+
+ReductionNarrowKernel FindReductionNarrowKernel(std::string_view format, std::string_view op,
+                                                std::string_view variant, int64_t target) {
+  const bool bf16 = format == "bf16";
+  if (!bf16 && format != "f16") return nullptr;
+  const ReductionOpInfo* info = FindReductionOp(op);
+  if (info == nullptr) return nullptr;
+  const int v = ReductionVariantIndex(*info, variant);
+  if (v < 0) return nullptr;
+  const ReductionVariantInfo& row = info->variants[v];
+  for (const registry_detail::TargetKernels& k : GetRegistry().kernels) {
+    if (k.target == target) {
+      const auto& tables = bf16 ? k.reductions_bf16 : k.reductions_f16;
+      return tables[static_cast<size_t>(info->op)][static_cast<size_t>(row.scaling)]
+                   [static_cast<size_t>(row.schedule)];
+    }
+  }
+  return nullptr;
 }
 
 const TrainStepKernels* FindTrainStepKernels(int64_t target) {

@@ -42,6 +42,12 @@ using MseFwdKernel = float (*)(const float* y, const float* target, size_t n);
 using MseBwdKernel = void (*)(const float* y, const float* target, float grad_out, float* dy,
                               size_t n);
 
+// A reduction in a 16-bit format (kernels/reduction_narrow-inl.h): operands[k]
+// holds operand k's bit patterns (in ReductionOpInfo::operands order), out
+// the output's; shapes as for the binary32 kernels (the MSE ops: N in batch).
+using ReductionNarrowKernel = void (*)(const uint16_t* const* operands, uint16_t* out,
+                                       size_t batch, size_t in, size_t out_features);
+
 // One Highway target this binary was compiled for.
 struct TargetInfo {
   int64_t bits = 0;           // the HWY_* target bit
@@ -123,6 +129,11 @@ LinearBwdWeightKernel FindLinearBwdWeightKernel(std::string_view variant, int64_
 LinearBwdBiasKernel FindLinearBwdBiasKernel(std::string_view variant, int64_t target);
 MseFwdKernel FindMseFwdKernel(std::string_view variant, int64_t target);
 MseBwdKernel FindMseBwdKernel(std::string_view variant, int64_t target);
+// The same ops and variants with operands and outputs in "bf16" or "f16" and
+// binary32 accumulation; nullptr for another format, an unknown op or
+// variant, or a target not compiled.
+ReductionNarrowKernel FindReductionNarrowKernel(std::string_view format, std::string_view op,
+                                                std::string_view variant, int64_t target);
 
 }  // namespace ulpgate
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/reduction_spec.h"
+#include "oracles/format.h"
 
 namespace ulpgate {
 
@@ -21,6 +22,9 @@ struct ReductionInstance {
 
 struct ReductionInputSet {
   ReductionOp op = ReductionOp::kLinearFwd;
+  // The format of operands and outputs (binary32 accumulation in every one):
+  // every operand value is a value of it.
+  const FloatFormat* format = &kBinary32;
   ReductionShape shape;
   std::string source;  // suite name
   uint64_t seed = 0;

@@ -1,8 +1,10 @@
 #include "suites/reduction_suites.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "oracles/float_text.h"
+#include "oracles/format.h"
 #include "suites/counter_rng.h"
 
 namespace ulpgate {
@@ -45,16 +47,47 @@ bool IsMse(ReductionOp op) { return op == ReductionOp::kMseFwd || op == Reductio
 
 float RandomSign(CounterRng& rng, float x) { return (rng.Next() & 1) ? -x : x; }
 
-// |x| log-uniform over [2^lo, 2^hi), all significand bits random; exact
-// (ldexp of a 24-bit significand), rounded only where it leaves the normal range.
-float LogUniformMagnitude(CounterRng& rng, int lo, int hi) {
+// |x| log-uniform over [2^lo, 2^hi), all p significand bits random (p the
+// precision of the suite's format, 24 at most); exact (ldexp of a p-bit
+// significand), rounded only where it leaves the normal range.
+float LogUniformMagnitude(CounterRng& rng, int lo, int hi, int p = 24) {
   const int e = lo + static_cast<int>(rng.Below(static_cast<uint64_t>(hi - lo)));
-  const float significand = 1.0f + static_cast<float>(rng.Next32() >> 9) * 0x1p-23f;
+  const float significand =
+      1.0f + static_cast<float>(rng.Next32() >> (33 - p)) * std::ldexp(1.0f, 1 - p);
   return std::ldexp(significand, e);
 }
 
-float LogUniform(CounterRng& rng, int lo, int hi) {
-  return RandomSign(rng, LogUniformMagnitude(rng, lo, hi));
+float LogUniform(CounterRng& rng, int lo, int hi, int p = 24) {
+  return RandomSign(rng, LogUniformMagnitude(rng, lo, hi, p));
+}
+
+// The binades of the adversarial families in a format: f32 and bf16 share
+// binary32's exponent range (bf16's subnormals start at 2^-133); f16 spans
+// 2^-24 .. 65504, so its families are placed in that range: products that
+// reach its top or its subnormals, cancellations its sums cannot hold.
+struct Binades {
+  int huge;                 // huge_range: 2^-huge .. 2^huge
+  int cancel;               // mirrored and equal families: 2^-cancel .. 2^cancel
+  int sub_lo, sub_hi;       // operands whose products are subnormal or below
+  int tiny_lo, tiny_hi;     // the format's subnormals: [2^(emin-p+1), 2^emin)
+  int big_lo, big_hi;       // operands whose products reach the top of the range
+  int pair_lo, pair_hi;     // huge mirrored pairs
+  int left_lo, left_hi;     // the tiny terms they leave
+  int top_lo, top_hi;       // magnitudes at the top of the range: [2^(emax-1), max]
+  int grad_big_lo, grad_big_hi, grad_small_lo, grad_small_hi;  // extreme grad_out
+};
+
+Binades BinadesOf(const FloatFormat& f) {
+  const int subnormal = f.emin - f.precision + 1;
+  if (f.emax == kBinary32.emax) {
+    return {40, 20, -90, -60, subnormal, f.emin, 62, 64, 30, 40, -30, -20, f.emax - 1, f.emax + 1,
+            100, 120, std::max(-140, subnormal), -120};
+  }
+  // f16: products of operands in [2^7, 2^8) reach 2^16 (its top), of operands
+  // below 2^-10 its subnormals; mirrored pairs of 2^8 .. 2^12 make sums no
+  // f16 accumulator holds.
+  return {6, 6, -16, -10, subnormal, f.emin, 7, 8, 8, 12, -8, -4, f.emax - 1, f.emax + 1,
+          8, f.emax, subnormal, -16};
 }
 
 // Normal-like with unit variance (Irwin-Hall of four uniforms, exact in
@@ -80,8 +113,11 @@ int CeilLog2(uint64_t x) {
 class Generator {
  public:
   Generator(ReductionOp op, const ReductionShape& shape, std::string_view suite, uint64_t seed,
-            uint64_t instance)
-      : op_(op),
+            uint64_t instance, const FloatFormat& format)
+      : format_(format),
+        p_(format.precision),
+        b_(BinadesOf(format)),
+        op_(op),
         shape_(shape),
         suite_(suite),
         seed_(seed),
@@ -97,14 +133,15 @@ class Generator {
     pairs_ = family_ == 4 ? (n_ == 0 ? 0 : (n_ - 1) / 2) : n_ / 2;
     shift_ = pairs_ == 0 ? 0 : rng.Below(pairs_);
     // The exact fill: integers small enough that every intermediate of every
-    // variant is an integer of magnitude <= 2^24, exact in binary32.
+    // variant is an integer of magnitude <= 2^p, exact in the format (and in
+    // binary32, where it accumulates).
     const int log_terms = CeilLog2(n_ + 2);
     if (op == ReductionOp::kLinearBwdBias) {
-      exact_bits_ = 24 - log_terms;  // n 2^b + ... <= 2^24
+      exact_bits_ = p_ - log_terms;  // n 2^b + ... <= 2^p
     } else if (IsMse(op)) {
-      exact_bits_ = (24 - log_terms) / 2 - 1;  // |y - t| <= 2^(b+1), n 4^(b+1) <= 2^24
+      exact_bits_ = (p_ - log_terms) / 2 - 1;  // |y - t| <= 2^(b+1), n 4^(b+1) <= 2^p
     } else {
-      exact_bits_ = (24 - log_terms) / 2;  // (n + 1) 4^b <= 2^24
+      exact_bits_ = (p_ - log_terms) / 2;  // (n + 1) 4^b <= 2^p
     }
     if (exact_bits_ < 0) exact_bits_ = 0;
   }
@@ -142,8 +179,15 @@ class Generator {
   }
 
   // Tensor t at reduction index k and other index r (k = 0 outside the
-  // reduction).
+  // reduction), a value of the suite's format (a draw outside its range
+  // rounds, as a framework's cast would).
   float Value(size_t t, uint64_t k, uint64_t r) const {
+    const float v = BinaryValue(t, k, r);
+    if (format_.bits == 32) return v;
+    return static_cast<float>(RoundToFormat(format_, static_cast<double>(v)));
+  }
+
+  float BinaryValue(size_t t, uint64_t k, uint64_t r) const {
     const TensorLayout& layout = layouts_[t];
     const bool mirrored_family = !IsMse(op_) && (family_ == 1 || family_ == 4);
     if (mirrored_family && layout.role != Role::kOutside) {
@@ -160,12 +204,12 @@ class Generator {
     const TensorLayout& layout = layouts_[t];
     CounterRng rng = Rng(t, k, r);
     if (suite_ == "well_conditioned") {
-      if (layout.kind == Kind::kGradOut) return LogUniformMagnitude(rng, -4, 4);
-      return LogUniformMagnitude(rng, -2, 2);
+      if (layout.kind == Kind::kGradOut) return LogUniformMagnitude(rng, -4, 4, p_);
+      return LogUniformMagnitude(rng, -2, 2, p_);
     }
     if (suite_ == "cancellation") {
-      if (layout.kind == Kind::kGradOut) return LogUniform(rng, -4, 4);
-      return LogUniform(rng, -2, 2);
+      if (layout.kind == Kind::kGradOut) return LogUniform(rng, -4, 4, p_);
+      return LogUniform(rng, -2, 2, p_);
     }
     if (suite_ == "training") return Training(t, k, r);
     if (suite_ == "exact") {
@@ -210,25 +254,25 @@ class Generator {
     const bool outside = layout.role == Role::kOutside;
     switch (family_) {
       case 0:  // huge dynamic range within one sum
-        return LogUniform(rng, -40, 40);
+        return LogUniform(rng, -b_.huge, b_.huge, p_);
       case 1:  // exact cancellation to zero: mirrored pairs, bias 0, odd term 0
         if (outside) return 0.0f;
         if (k >= 2 * pairs_ && layout.role == Role::kLeft) return 0.0f;
-        return LogUniform(rng, -20, 20);
+        return LogUniform(rng, -b_.cancel, b_.cancel, p_);
       case 2:  // products in the subnormal range or below it
-        if (outside) return LogUniform(rng, -149, -126);
-        return LogUniform(rng, -90, -60);
+        if (outside) return LogUniform(rng, b_.tiny_lo, b_.tiny_hi, p_);
+        return LogUniform(rng, b_.sub_lo, b_.sub_hi, p_);
       case 3:  // products near 2^127, positive then negative: partial sums overflow
-        if (outside) return LogUniform(rng, -2, 2);
+        if (outside) return LogUniform(rng, -2, 2, p_);
         if (layout.role == Role::kLeft) {
-          const float m = LogUniformMagnitude(rng, 62, 64);
+          const float m = LogUniformMagnitude(rng, b_.big_lo, b_.big_hi, p_);
           return k < (n_ + 1) / 2 ? m : -m;
         }
-        return LogUniformMagnitude(rng, 62, 64);
+        return LogUniformMagnitude(rng, b_.big_lo, b_.big_hi, p_);
       default:  // huge mirrored pairs cancel exactly, leaving tiny terms
         if (outside) return 0.0f;
-        if (k < 2 * pairs_) return LogUniform(rng, 30, 40);
-        return layout.role == Role::kLeft ? LogUniform(rng, -30, -20) : LogUniform(rng, -2, 2);
+        if (k < 2 * pairs_) return LogUniform(rng, b_.pair_lo, b_.pair_hi, p_);
+        return layout.role == Role::kLeft ? LogUniform(rng, b_.left_lo, b_.left_hi, p_) : LogUniform(rng, -2, 2, p_);
     }
   }
 
@@ -236,39 +280,48 @@ class Generator {
     const TensorLayout& layout = layouts_[t];
     if (layout.kind == Kind::kGradOut) {
       if (family_ == 4 && op_ == ReductionOp::kMseBwd) {
-        return (rng.Next() & 1) ? LogUniform(rng, 100, 120) : LogUniform(rng, -140, -120);
+        return (rng.Next() & 1) ? LogUniform(rng, b_.grad_big_lo, b_.grad_big_hi, p_) : LogUniform(rng, b_.grad_small_lo, b_.grad_small_hi, p_);
       }
-      return LogUniform(rng, -4, 4);
+      return LogUniform(rng, -4, 4, p_);
     }
     // The prediction is derived from the target's draw where the family ties them.
     CounterRng shared = Rng(0, k, 0);
     const bool target = layout.kind == Kind::kTarget;
     switch (family_) {
       case 0:  // huge dynamic range
-        return LogUniform(rng, -40, 40);
+        return LogUniform(rng, -b_.huge, b_.huge, p_);
       case 1:  // y == t exactly: loss 0, gradient 0
-        return LogUniform(shared, -20, 20);
+        return LogUniform(shared, -b_.cancel, b_.cancel, p_);
       case 2:  // subnormal differences: squares underflow
-        return LogUniform(rng, -149, -126);
+        return LogUniform(rng, b_.tiny_lo, b_.tiny_hi, p_);
       case 3:
         if (op_ == ReductionOp::kMseFwd) {  // squares near 2^127: partial sums overflow
-          return target ? LogUniform(rng, -2, 2) : LogUniform(rng, 62, 64);
+          return target ? LogUniform(rng, -2, 2, p_) : LogUniform(rng, b_.big_lo, b_.big_hi, p_);
         } else {  // y - t overflows: opposite signs near the top of the range
-          const float m = LogUniformMagnitude(rng, 126, 128);
+          const float m = LogUniformMagnitude(rng, b_.top_lo, b_.top_hi, p_);
           const bool positive = (shared.Next() & 1) != 0;
           return (positive != target) ? m : -m;
         }
       default:
         if (op_ == ReductionOp::kMseFwd) {  // t within a few ulps of y: exact tiny differences
-          const float y = LogUniform(shared, -20, 20);
+          const float y = LogUniform(shared, -b_.cancel, b_.cancel, p_);
           if (!target) return y;
           const int32_t step = static_cast<int32_t>(rng.Below(9)) - 4;
-          return FloatFromBits(static_cast<uint32_t>(static_cast<int32_t>(FloatBits(y)) + step));
+          if (format_.bits == 32) {
+            return FloatFromBits(static_cast<uint32_t>(static_cast<int32_t>(FloatBits(y)) + step));
+          }
+          // Steps of the format's ulp: y is rounded to it first (|y| >= 2^-cancel
+          // is normal, so no step crosses zero).
+          const uint64_t bits = EncodeBits(format_, RoundToFormat(format_, static_cast<double>(y)));
+          return static_cast<float>(DecodeBits(format_, static_cast<uint64_t>(static_cast<int64_t>(bits) + step)));
         }
-        return LogUniform(rng, -2, 2);  // with an extreme grad_out
+        return LogUniform(rng, -2, 2, p_);  // with an extreme grad_out
     }
   }
 
+  const FloatFormat& format_;
+  int p_;
+  Binades b_;
   ReductionOp op_;
   ReductionShape shape_;
   std::string suite_;
@@ -329,23 +382,25 @@ const std::vector<std::string>& AdversarialFamilies(ReductionOp op) {
 
 ReductionInstance GenerateReductionInstance(ReductionOp op, const ReductionShape& shape,
                                             std::string_view suite, uint64_t seed,
-                                            uint64_t index) {
+                                            uint64_t index, const FloatFormat& format) {
   if (!IsReductionSuite(suite)) {
     throw InputError("unknown suite '" + std::string(suite) +
                      "' (well_conditioned, cancellation, training, adversarial, exact)");
   }
-  return Generator(op, shape, suite, seed, index).Generate();
+  return Generator(op, shape, suite, seed, index, format).Generate();
 }
 
 ReductionInputSet GenerateReductionSuite(ReductionOp op, const ReductionShape& shape,
-                                         std::string_view suite, uint64_t seed, size_t count) {
+                                         std::string_view suite, uint64_t seed, size_t count,
+                                         const FloatFormat& format) {
   ReductionInputSet set;
+  set.format = &format;
   set.op = op;
   set.shape = shape;
   set.source = std::string(suite);
   set.seed = seed;
   for (size_t i = 0; i < count; ++i) {
-    set.instances.push_back(GenerateReductionInstance(op, shape, suite, seed, i));
+    set.instances.push_back(GenerateReductionInstance(op, shape, suite, seed, i, format));
   }
   return set;
 }

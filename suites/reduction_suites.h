@@ -25,14 +25,18 @@ bool IsReductionSuite(std::string_view suite);
 // overflowing_partials, cancel_leaving_tiny; the MSE ops their analogues.
 const std::vector<std::string>& AdversarialFamilies(ReductionOp op);
 
-// Instance `index` of a suite. Throws InputError for an unknown suite.
+// Instance `index` of a suite in a format: every operand a value of it (f32,
+// bf16 or f16; each format places the adversarial families in its own
+// range). Throws InputError for an unknown suite.
 ReductionInstance GenerateReductionInstance(ReductionOp op, const ReductionShape& shape,
                                             std::string_view suite, uint64_t seed,
-                                            uint64_t index);
+                                            uint64_t index,
+                                            const FloatFormat& format = kBinary32);
 
 // Instances 0 .. count-1.
 ReductionInputSet GenerateReductionSuite(ReductionOp op, const ReductionShape& shape,
-                                         std::string_view suite, uint64_t seed, size_t count);
+                                         std::string_view suite, uint64_t seed, size_t count,
+                                         const FloatFormat& format = kBinary32);
 
 // The shapes the tests and the issue name: 1x1x1, every odd size s up to twice
 // the widest vector (s,s,s for s = 1, 3, ..., 31: tails of every lane count),
