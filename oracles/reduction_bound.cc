@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 #include "oracles/exact.h"
 
@@ -61,7 +62,11 @@ double Gamma(uint64_t m) {
 }
 
 BoundFraction MeasureBoundFraction(mpfr_srcptr numerator, uint64_t denominator, float y,
-                                   const ReductionBound& bound) {
+                                   const ReductionBound& bound, const FloatFormat& format) {
+  const bool binary32 = format.precision == kBinary32.precision && format.emax == kBinary32.emax;
+  if (!binary32 && format.precision > kBinary32.precision) {
+    throw std::invalid_argument("bound fraction: outputs wider than the binary32 accumulation");
+  }
   const uint64_t m = bound.roundings;
   if (m > kInverseUnitRoundoff / 2) throw InexactError("bound fraction: m u > 1/2");
   // gamma_m = m u / (1 - m u) = m / (2^24 - m): scale everything by (2^24 - m)
@@ -71,10 +76,15 @@ BoundFraction MeasureBoundFraction(mpfr_srcptr numerator, uint64_t denominator, 
   const uint64_t complement = kInverseUnitRoundoff - m;
   BoundFraction result;
 
-  // Overflow was possible iff (1 + gamma_m) peak >= 2^128 - 2^103, i.e.
-  // peak 2^24 >= (2^128 - 2^103)(2^24 - m).
+  // Overflow was possible iff (1 + gamma_m) peak reaches the output format's
+  // overflow threshold (2 - 2^-p) 2^emax (2^128 - 2^103 for binary32), i.e.
+  // peak 2^24 >= threshold (2^24 - m): the binary32 result z is within
+  // gamma_m peak of the exact one, and a 16-bit output overflows only where
+  // its one rounding of z does.
+  const int p = format.precision;
   MpfrNumber threshold(64);
-  mpfr_set_ui_2exp(threshold.get(), (uint64_t{1} << 25) - 1, 103, MPFR_RNDN);  // exact
+  mpfr_set_ui_2exp(threshold.get(), (uint64_t{1} << (p + 1)) - 1, format.emax - p,
+                   MPFR_RNDN);  // exact
   const MpfrNumber scaled_threshold = ExactMulUi(threshold.get(), complement);
   MpfrNumber scaled_peak(mpfr_get_prec(bound.peak.get()));
   mpfr_mul_2si(scaled_peak.get(), bound.peak.get(), 24, MPFR_RNDN);  // exact
@@ -95,11 +105,29 @@ BoundFraction MeasureBoundFraction(mpfr_srcptr numerator, uint64_t denominator, 
   const MpfrNumber scaled_y = ExactMulUi(y_value.get(), denominator);
   MpfrNumber error = ExactSub(scaled_y.get(), numerator);
   mpfr_abs(error.get(), error.get(), MPFR_RNDN);
-  const MpfrNumber num = ExactMulUi(error.get(), complement);
+  MpfrNumber num = ExactMulUi(error.get(), complement);
   const MpfrNumber weighted_sum = ExactMulUi(bound.abs_sum.get(), m);
   const MpfrNumber allowance =
       ExactMulUi(ExactMulUi(bound.underflow.get(), denominator).get(), complement);
-  const MpfrNumber den = ExactAdd(weighted_sum.get(), allowance.get());
+  MpfrNumber den = ExactAdd(weighted_sum.get(), allowance.get());
+  if (!binary32) {
+    // A 16-bit output y = RN_p(z) of the binary32 result z, |z - x| <= B:
+    // |y - z| <= u_p |z| + U_p with u_p = 2^-p and U_p = 2^(emin - p) (half
+    // the format's smallest subnormal), and |z| <= |x| + B, so
+    //   |y - x| <= B (1 + u_p) + u_p |x| + U_p.
+    // Scaled by N (2^24 - m) 2^p, as num and den are above (times 2^p):
+    //   den' = den (2^p + 1) + |E| (2^24 - m) + 2^(emin) N (2^24 - m).
+    mpfr_mul_2si(num.get(), num.get(), p, MPFR_RNDN);  // exact
+    MpfrNumber magnitude(mpfr_get_prec(numerator));
+    mpfr_abs(magnitude.get(), numerator, MPFR_RNDN);  // exact
+    const MpfrNumber relative = ExactMulUi(magnitude.get(), complement);
+    MpfrNumber subnormal(64);
+    mpfr_set_ui_2exp(subnormal.get(), 1, format.emin, MPFR_RNDN);  // exact
+    const MpfrNumber absolute =
+        ExactMulUi(ExactMulUi(subnormal.get(), denominator).get(), complement);
+    const MpfrNumber widened = ExactMulUi(den.get(), (uint64_t{1} << p) + 1);
+    den = ExactAdd(ExactAdd(widened.get(), relative.get()).get(), absolute.get());
+  }
 
   if (mpfr_zero_p(num.get())) return result;  // f == 0, bin 0
   if (mpfr_zero_p(den.get())) {

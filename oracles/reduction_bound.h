@@ -39,6 +39,7 @@
 
 #include <cstdint>
 
+#include "oracles/format.h"
 #include "oracles/mpfr_number.h"
 
 namespace ulpgate {
@@ -78,8 +79,14 @@ double BoundFractionBound(int i);
 // The bound fraction of y against the exact value numerator / denominator
 // (denominator >= 1, numerator finite). Throws InexactError if an internal
 // operation that must be exact rounded.
+//
+// For an output in a narrower format (bf16, f16: binary32 accumulation, one
+// rounding to the format at the end), the bound grows by that rounding:
+// B (1 + u_p) + u_p |x| + U_p with u_p = 2^-p and U_p half the format's
+// smallest subnormal, and overflow is judged against the format's range.
 BoundFraction MeasureBoundFraction(mpfr_srcptr numerator, uint64_t denominator, float y,
-                                   const ReductionBound& bound);
+                                   const ReductionBound& bound,
+                                   const FloatFormat& format = kBinary32);
 
 // gamma_m = m u / (1 - m u), u = 2^-24, rounded to double (for text).
 double Gamma(uint64_t m);

@@ -132,7 +132,7 @@ void WriteReductionDump(std::ostream& out, const ReductionInputSet& inputs,
     Json record;
     record["format"] = kDumpFormat;
     record["op"] = std::string(op.name);
-    record["dtype"] = "f32";
+    record["dtype"] = inputs.format->name;
     record["suite"] = inputs.source;
     record["seed"] = inputs.seed;
     record["instance"] = instance.index;

@@ -140,7 +140,8 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
                  MeasureUlpErrorOfQuotient(exact.numerator.get(), exact.denominator, y, format),
                  {}};
           if (exact.bound) {
-            s.bound = MeasureBoundFraction(exact.numerator.get(), exact.denominator, y, *exact.bound);
+            s.bound = MeasureBoundFraction(exact.numerator.get(), exact.denominator, y, *exact.bound,
+                                           format);
           }
           seen.push_back(s);
           it = seen.end() - 1;

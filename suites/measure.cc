@@ -84,7 +84,7 @@ Measurement MeasureReduction(MeasureSpec spec, const ReductionOpInfo& op,
     if (s.name == spec.suite && spec.n == 0) spec.n = s.default_n;
   }
   auto inputs = std::make_shared<ReductionInputSet>(
-      GenerateReductionSuite(op.op, shape, spec.suite, spec.seed, spec.n));
+      GenerateReductionSuite(op.op, shape, spec.suite, spec.seed, spec.n, *FindFormat(spec.dtype)));
   ReductionRunOptions options;
   options.variants = spec.variants;
   options.targets = spec.targets;

@@ -19,7 +19,7 @@ const std::vector<OpInfo>& OpTable() {
     ops.push_back({"tanh_bwd", OpFamily::kElementwise, {"f32", "bf16", "f16"},
                    names(TanhBwdSuites())});
     for (const ReductionOpInfo& op : ReductionOps()) {
-      ops.push_back({std::string(op.name), OpFamily::kReduction, {"f32"},
+      ops.push_back({std::string(op.name), OpFamily::kReduction, {"f32", "bf16", "f16"},
                      names(ReductionSuites())});
     }
     ops.push_back({kDriftOp, OpFamily::kDrift, {"f32"}, BuiltinScenarioNames()});

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "oracles/float_text.h"
 #include "oracles/mpfr_number.h"
 #include "suites/eigen_peer.h"
@@ -35,7 +37,7 @@ class ReductionProblem : public EngineProblem {
         produced_(std::move(produced)),
         elements_(inputs.outputs_per_instance()) {}
 
-  const FloatFormat& format() const override { return kBinary32; }
+  const FloatFormat& format() const override { return *inputs_.format; }
   uint64_t size() const override { return inputs_.instances.size() * elements_; }
   bool bounded() const override { return true; }
   std::vector<EngineUnit> Units() const override {
@@ -64,8 +66,12 @@ class ReductionProblem : public EngineProblem {
     const ElementTerms terms =
         GatherElementTerms(inputs_.op, inputs_.shape, instance, index % elements_);
     ElementExact exact = ReductionExact(inputs_.op, terms);
+    // A model in a 16-bit format: the binary32 model rounded once to it.
+    const FloatFormat& format = *inputs_.format;
     for (size_t m = 0; m < models_.size(); ++m) {
-      models[m] = ReductionModelOutput(op_, models_[m], terms);
+      const float binary32 = ReductionModelOutput(op_, models_[m], terms);
+      models[m] = format.bits == 32 ? binary32
+                                    : static_cast<float>(RoundToFormat(format, binary32));
     }
     ElementTruth truth(std::move(exact.numerator));
     truth.denominator = exact.denominator;
@@ -84,9 +90,55 @@ class ReductionProblem : public EngineProblem {
 
 }  // namespace
 
+namespace {
+
+// The 16-bit kernel: operands encoded in the format, outputs decoded.
+std::vector<float> RunNarrowReductionKernel(const ReductionOpInfo& op, std::string_view variant,
+                                            const TargetInfo& target, const ReductionShape& s,
+                                            const ReductionInstance& instance, size_t misalign,
+                                            const FloatFormat& format) {
+  const ReductionNarrowKernel kernel =
+      FindReductionNarrowKernel(format.name, op.name, variant, target.bits);
+  if (kernel == nullptr) {
+    throw std::invalid_argument("no " + std::string(op.name) + " kernel '" + std::string(variant) +
+                                "' in " + format.name + " for target " + target.name);
+  }
+  std::vector<BasicGuardedBuffer<uint16_t>> in;
+  std::vector<const uint16_t*> operands;
+  for (const auto& operand : instance.operands) {
+    in.emplace_back(operand.size(), misalign);
+    for (size_t i = 0; i < operand.size(); ++i) {
+      in.back().data()[i] = static_cast<uint16_t>(EncodeBits(format, operand[i]));
+    }
+    operands.push_back(in.back().data());
+  }
+  const size_t count = ReductionOutputCount(op.op, s);
+  BasicGuardedBuffer<uint16_t> out(count, misalign);
+  kernel(operands.data(), out.data(), s.batch, s.in, s.out);
+  bool intact = out.GuardsIntact();
+  for (const auto& b : in) intact = intact && b.GuardsIntact();
+  if (!intact) {
+    throw std::logic_error(std::string(op.name) + " " + std::string(variant) + " (" + format.name +
+                           ") on " + target.name + " wrote outside its output");
+  }
+  std::vector<float> y(count);
+  for (size_t i = 0; i < count; ++i) y[i] = static_cast<float>(DecodeBits(format, out.data()[i]));
+  return y;
+}
+
+}  // namespace
+
 std::vector<float> RunReductionKernel(const ReductionOpInfo& op, std::string_view variant,
                                       const TargetInfo& target, const ReductionShape& s,
-                                      const ReductionInstance& instance, size_t misalign) {
+                                      const ReductionInstance& instance, size_t misalign,
+                                      const FloatFormat& format) {
+  if (format.bits == 16) {
+    return RunNarrowReductionKernel(op, variant, target, s, instance, misalign, format);
+  }
+  if (format.bits != 32) {
+    throw InputError(std::string(op.name) + " has no kernels in " + format.name +
+                     " (f32, bf16, f16)");
+  }
   std::vector<GuardedBuffer> in;
   for (const auto& operand : instance.operands) {
     in.emplace_back(operand.size(), misalign);
@@ -152,7 +204,21 @@ std::vector<float> RunEigenPeer(const ReductionShape& s, const ReductionInstance
 
 ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOptions& options) {
   const ReductionOpInfo& op = GetReductionOp(inputs.op);
-  const bool has_peer = inputs.op == ReductionOp::kLinearFwd;
+  const FloatFormat& format = *inputs.format;
+  // Eigen's product is binary32 only.
+  const bool has_peer = inputs.op == ReductionOp::kLinearFwd && format.bits == 32;
+  for (const ReductionInstance& instance : inputs.instances) {
+    for (size_t k = 0; k < instance.operands.size(); ++k) {
+      for (size_t i = 0; i < instance.operands[k].size(); ++i) {
+        const float v = instance.operands[k][i];
+        if (!IsRepresentable(format, v)) {
+          throw InputError(fmt::format("instance {}: {}[{}] = {} is not a {} value",
+                                       instance.index, op.operands[k], i, HexFloat(v),
+                                       format.name));
+        }
+      }
+    }
+  }
   std::vector<int> variants;
   bool peer = has_peer && options.variants.empty();
   for (const auto& name : options.variants) {
@@ -236,7 +302,7 @@ ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOpt
       if (cs.kind == CaseKind::kKernel) {
         produced[i][c] = RunReductionKernel(
             op, cs.variant, *cs.target, inputs.shape, inputs.instances[i],
-            (options.misalign + inputs.instances[i].index) % kMisalignCycle);
+            (options.misalign + inputs.instances[i].index) % kMisalignCycle, *inputs.format);
       } else if (cs.kind == CaseKind::kPeer) {
         produced[i][c] = RunEigenPeer(inputs.shape, inputs.instances[i]);
       }
@@ -259,7 +325,7 @@ ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOpt
     r.op = std::string(op.name);
     r.variant = cases[c].variant;
     r.target = cases[c].target ? cases[c].target->name : kEigenPeerTarget;
-    r.dtype = kBinary32.name;
+    r.dtype = inputs.format->name;
     r.suite = inputs.source;
     r.seed = inputs.seed;
     r.shape = ShapeText(inputs.op, inputs.shape);

@@ -61,10 +61,13 @@ struct ReductionRun {
 ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOptions& options);
 
 // One kernel on one instance: copies the operands to buffers that start
-// `misalign` floats past a 64-byte boundary and returns the outputs.
+// `misalign` elements past a 64-byte boundary and returns the outputs. In a
+// 16-bit format the operands (values of it) are passed as its bit patterns
+// and the outputs decoded.
 std::vector<float> RunReductionKernel(const ReductionOpInfo& op, std::string_view variant,
                                       const TargetInfo& target, const ReductionShape& shape,
-                                      const ReductionInstance& instance, size_t misalign = 0);
+                                      const ReductionInstance& instance, size_t misalign = 0,
+                                      const FloatFormat& format = kBinary32);
 
 // The Eigen peer on one linear_fwd instance.
 std::vector<float> RunEigenPeer(const ReductionShape& shape, const ReductionInstance& instance);

@@ -78,11 +78,12 @@ void PrintHistogram(const std::vector<const CaseResult*>& cases,
 
 std::string ReproduceCommand(const ReductionInputSet& inputs, const CaseResult& r,
                              uint64_t instance) {
+  const std::string dtype = r.dtype == "f32" ? "" : " --dtype " + r.dtype;
   return fmt::format(
-      "ulpgate run --kernel {} --variant {} --target {} --suite {} --seed {} --shape {} "
+      "ulpgate run --kernel {}{} --variant {} --target {} --suite {} --seed {} --shape {} "
       "--instance {}{} --dump -",
-      r.op, r.variant, r.kind == CaseKind::kPeer ? std::string("all") : r.target, inputs.source,
-      inputs.seed, ShapeText(inputs.op, inputs.shape), instance,
+      r.op, dtype, r.variant, r.kind == CaseKind::kPeer ? std::string("all") : r.target,
+      inputs.source, inputs.seed, ShapeText(inputs.op, inputs.shape), instance,
       r.kind == CaseKind::kModel ? " --emulate-unsupported" : "");
 }
 
@@ -97,15 +98,19 @@ void PrintElement(const char* what, const ReductionInputSet& inputs,
   const ElementExact exact =
       ReductionExact(inputs.op, GatherElementTerms(inputs.op, inputs.shape, instance, e));
   const float y = run.outputs[i][case_index][e];
-  const UlpError ulp = MeasureUlpErrorOfQuotient(exact.numerator.get(), exact.denominator, y);
+  const FloatFormat& format = *inputs.format;
+  const UlpError ulp =
+      MeasureUlpErrorOfQuotient(exact.numerator.get(), exact.denominator, y, format);
   const BoundFraction bound =
-      MeasureBoundFraction(exact.numerator.get(), exact.denominator, y, exact.bound);
+      MeasureBoundFraction(exact.numerator.get(), exact.denominator, y, exact.bound, format);
   std::cout << "  ";
   PrintWrapped(std::cout,
                fmt::format("{}: {}{} on {}, instance {} {}: output {} ({}), exact {}", what,
                            r.variant, r.kind == CaseKind::kPeer ? " (Eigen peer)" : "", r.target,
                            instance.index, ElementName(inputs.op, inputs.shape, e), HexFloat(y),
-                           BitsHex(y), ExactValue(exact).ToDecimal(17)),
+                           format.bits == 32 ? BitsHex(y)
+                                             : BitsText(format, EncodeBits(format, y)),
+                           ExactValue(exact).ToDecimal(17)),
                9, 2);
   std::cout << fmt::format(
       "         ULP error {}{}, bound fraction {}{} (gamma_{} = {:.3e})\n"
@@ -120,8 +125,10 @@ void PrintElement(const char* what, const ReductionInputSet& inputs,
 void PrintText(const RunArgs& args, const ReductionRun& run, const ReductionInputSet& inputs,
                const std::vector<std::string>& skipped, bool quiet) {
   const ReductionOpInfo& op = GetReductionOp(inputs.op);
-  std::cout << fmt::format("{} on {} (seed {}, shape {}, {} instance{}, {} outputs each)\n",
-                           op.name, inputs.source, inputs.seed, ShapeText(inputs.op, inputs.shape),
+  std::cout << fmt::format("{}{} on {} (seed {}, shape {}, {} instance{}, {} outputs each)\n",
+                           op.name,
+                           inputs.format->bits == 32 ? "" : std::string(" in ") + inputs.format->name,
+                           inputs.source, inputs.seed, ShapeText(inputs.op, inputs.shape),
                            inputs.instances.size(), inputs.instances.size() == 1 ? "" : "s",
                            inputs.outputs_per_instance());
   std::cout << "  ";
@@ -242,14 +249,16 @@ void RunReductionCommand(const RunArgs& args) {
                      " (well_conditioned, cancellation, training, adversarial, exact)");
   }
   const ReductionShape shape = RunShape(op.op, args.shape);
+  const FloatFormat& format = *FindFormat(args.dtype);  // checked by the caller
   ReductionInputSet inputs;
   if (args.instance >= 0) {
     inputs.op = op.op;
+    inputs.format = &format;
     inputs.shape = shape;
     inputs.source = suite;
     inputs.seed = args.seed;
     inputs.instances.push_back(GenerateReductionInstance(
-        op.op, shape, suite, args.seed, static_cast<uint64_t>(args.instance)));
+        op.op, shape, suite, args.seed, static_cast<uint64_t>(args.instance), format));
   } else {
     const uint64_t instances = args.n ? args.n : info->default_n;
     if (instances > kMaxInstances) {
@@ -267,17 +276,18 @@ void RunReductionCommand(const RunArgs& args) {
           "instances or a smaller shape",
           instances, ShapeText(op.op, shape), instances, floats_per_instance));
     }
-    inputs = GenerateReductionSuite(op.op, shape, suite, args.seed, instances);
+    inputs = GenerateReductionSuite(op.op, shape, suite, args.seed, instances, format);
   }
 
   ReductionRunOptions options;
   options.variants = SplitList(args.variant);
   for (const auto& v : options.variants) {
-    const bool peer = op.op == ReductionOp::kLinearFwd && v == kEigenPeerVariant;
+    const bool has_peer = op.op == ReductionOp::kLinearFwd && format.bits == 32;
+    const bool peer = has_peer && v == kEigenPeerVariant;
     if (!peer && ReductionVariantIndex(op, v) < 0) {
       std::string known;
       for (const auto& variant : op.variants) known += std::string(variant.name) + ", ";
-      if (op.op == ReductionOp::kLinearFwd) known += std::string(kEigenPeerVariant) + ", ";
+      if (has_peer) known += std::string(kEigenPeerVariant) + ", ";
       throw UsageError("unknown variant '" + v + "' for " + std::string(op.name) + " (" + known +
                        "all)");
     }
