@@ -12,7 +12,8 @@ set(cases
   "--kernel|tanh_bwd|--shape|3"
   "--kernel|tanh_bwd|--dtype|f64"
   "--kernel|tanh_bwd|--dtype|fp8"
-  "--kernel|linear_fwd|--dtype|bf16"
+  "--kernel|linear_fwd|--dtype|f64"
+  "--kernel|linear_fwd|--dtype|bf16|--variant|eigen"
   "--kernel|tanh_bwd|--dtype|bf16|--variant|mac")
 foreach(case IN LISTS cases)
   string(REPLACE "|" ";" args "${case}")

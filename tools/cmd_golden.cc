@@ -101,7 +101,8 @@ std::string OutputsDiffer(const CaseDifference& d) {
 void PrintDifferences(const std::vector<CaseDifference>& differences, std::ostream& out) {
   for (const CaseDifference& d : differences) {
     if (!d.note.empty()) {
-      out << fmt::format("  {}: {}\n", d.label, d.note);
+      out << "  ";
+      PrintWrapped(out, fmt::format("{}: {}", d.label, d.note), 4, 2);
       continue;
     }
     out << fmt::format("  {}:", d.label);

@@ -63,8 +63,9 @@ inline std::string DescribeElement(const ReductionInputSet& inputs, const Reduct
                                    size_t case_index, int64_t global) {
   std::ostringstream out;
   const CaseResult& r = run.cases[case_index];
-  out << r.op << " variant " << r.variant << " on " << r.target << " (" << CaseKindName(r.kind)
-      << "), suite " << inputs.source << " seed " << inputs.seed << " shape "
+  const FloatFormat& format = *inputs.format;
+  out << r.op << " variant " << r.variant << " in " << format.name << " on " << r.target << " ("
+      << CaseKindName(r.kind) << "), suite " << inputs.source << " seed " << inputs.seed << " shape "
       << ShapeText(inputs.op, inputs.shape);
   if (global < 0) return out.str();
   const size_t per_instance = inputs.outputs_per_instance();
@@ -74,14 +75,16 @@ inline std::string DescribeElement(const ReductionInputSet& inputs, const Reduct
   const ElementTerms terms = GatherElementTerms(inputs.op, inputs.shape, instance, e);
   const ElementExact exact = ReductionExact(inputs.op, terms);
   const float y = run.outputs[i][case_index][e];
-  const UlpError ulp = MeasureUlpErrorOfQuotient(exact.numerator.get(), exact.denominator, y);
+  const UlpError ulp =
+      MeasureUlpErrorOfQuotient(exact.numerator.get(), exact.denominator, y, format);
   const BoundFraction bound =
-      MeasureBoundFraction(exact.numerator.get(), exact.denominator, y, exact.bound);
+      MeasureBoundFraction(exact.numerator.get(), exact.denominator, y, exact.bound, format);
   out << "\n  instance " << instance.index << ", " << ElementName(inputs.op, inputs.shape, e)
       << ": output " << HexFloat(y) << " (" << BitsHex(y) << ")"
       << "\n  exact " << ExactValue(exact).ToDecimal(25) << " = " << exact.numerator.ToHexExact()
       << (exact.denominator != 1 ? "/" + std::to_string(exact.denominator) : "")
-      << ", correctly rounded " << HexFloat(RoundToBinary32(ExactValue(exact).get()));
+      << ", correctly rounded "
+      << HexFloat(static_cast<float>(RoundToFormat(format, ExactValue(exact).get())));
   if (r.kind != CaseKind::kPeer && !r.conformance.expected_model.empty()) {
     const ReductionOpInfo& op = GetReductionOp(inputs.op);
     for (const auto& variant : op.variants) {
@@ -89,15 +92,18 @@ inline std::string DescribeElement(const ReductionInputSet& inputs, const Reduct
       const TargetInfo* target = FindTarget(r.target);
       const ReductionModel model = ExpectedReductionModel(op, variant, target->f32_lanes,
                                                           target->fused_muladd);
-      const float m = ReductionModelOutput(op, model, terms);
-      out << "\n  model " << model.Name(op) << " gives " << HexFloat(m) << " (" << BitsHex(m)
+      const float binary32 = ReductionModelOutput(op, model, terms);
+      const float m = static_cast<float>(RoundToFormat(format, binary32));
+      out << "\n  model " << model.Name(op) << (format.bits == 32 ? "" : " rounded once")
+          << " gives " << HexFloat(m) << " (" << BitsHex(m)
           << ")";
     }
   }
   out << "\n  ULP error " << ulp.ulp << (ulp.special_mismatch ? " (special mismatch)" : "")
       << ", bound fraction " << bound.fraction
       << (bound.overflow_exempt ? " (overflow exempt)" : "") << " with m = "
-      << exact.bound.roundings << "\n  replay: ulpgate run --kernel " << r.op << " --variant "
+      << exact.bound.roundings << "\n  replay: ulpgate run --kernel " << r.op << " --dtype "
+      << format.name << " --variant "
       << r.variant << " --target " << r.target << " --suite " << inputs.source << " --seed "
       << inputs.seed << " --shape " << ShapeText(inputs.op, inputs.shape) << " --instance "
       << instance.index << " --dump -";
