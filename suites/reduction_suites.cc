@@ -83,11 +83,14 @@ Binades BinadesOf(const FloatFormat& f) {
     return {40, 20, -90, -60, subnormal, f.emin, 62, 64, 30, 40, -30, -20, f.emax - 1, f.emax + 1,
             100, 120, std::max(-140, subnormal), -120};
   }
-  // f16: products of operands in [2^7, 2^8) reach 2^16 (its top), of operands
-  // below 2^-10 its subnormals; mirrored pairs of 2^8 .. 2^12 make sums no
-  // f16 accumulator holds.
-  return {6, 6, -16, -10, subnormal, f.emin, 7, 8, 8, 12, -8, -4, f.emax - 1, f.emax + 1,
-          8, f.emax, subnormal, -16};
+  // A narrower range (f16: 2^-24 .. 65504), placed by its exponents, h =
+  // (emax + 1) / 2: operands below 2^h multiply to at most the top 2^(2h);
+  // products of operands in [2^(h-1), 2^h) reach it, mirrored pairs of 2^h ..
+  // 2^(h+4) make sums no accumulator of the format holds, operands near
+  // 2^(emin-2) .. 2^(emin+4) multiply into its subnormals or below.
+  const int h = (f.emax + 1) / 2;
+  return {h - 2, h - 2, f.emin - 2, f.emin + 4, subnormal, f.emin, h - 1, h, h, h + 4, -h, -h / 2,
+          f.emax - 1, f.emax + 1, h, f.emax, subnormal, f.emin - 2};
 }
 
 // Normal-like with unit variance (Irwin-Hall of four uniforms, exact in

@@ -153,24 +153,48 @@ void PrintList() {
                      std::string(v.model_fused_target), std::string(v.model_unfused_target)});
   }
   variants.Print(std::cout, "  ");
-  std::cout << "\n  in bf16 and f16 (run --dtype): operands and output in the format\n";
+  // The 16-bit formats tanh_bwd runs in, from the op table.
+  std::vector<const FloatFormat*> narrow;
+  std::string narrow_names;
+  for (const std::string& dtype : GetOp("tanh_bwd").dtypes) {
+    const FloatFormat* format = FindFormat(dtype);
+    if (format->bits == 32) continue;
+    narrow.push_back(format);
+    narrow_names += (narrow_names.empty() ? "" : " and ") + dtype;
+  }
+  std::cout << "\n  in " << narrow_names << " (run --dtype): operands and output in the format\n";
   for (const auto& v : kTanhBwdNarrowVariants) {
     std::cout << "    ";
     PrintWrapped(std::cout, std::string(v.name) + ": " + std::string(v.description), 8, 4);
-    const auto models_in = [&](const FloatFormat& format) {
-      return ModelsByTarget(
-          [&](const TargetInfo& t) { return ExpectedTanhBwdModel(format, v.name, t); });
-    };
-    const std::string bf16 = models_in(kBFloat16), f16 = models_in(kBinary16);
+    std::vector<std::pair<std::string, std::string>> models;  // (format, models by target)
+    for (const FloatFormat* format : narrow) {
+      models.emplace_back(format->name, ModelsByTarget([&](const TargetInfo& t) {
+                            return ExpectedTanhBwdModel(*format, v.name, t);
+                          }));
+    }
+    bool same = true;
+    for (const auto& m : models) same = same && m.second == models.front().second;
+    std::string text;
+    if (same) {
+      text = "model: " + models.front().second;
+    } else {
+      for (const auto& [format, by_target] : models) {
+        text += (text.empty() ? "model in " : "; in ") + format + ": " + by_target;
+      }
+    }
     std::cout << "      ";
-    PrintWrapped(std::cout,
-                 bf16 == f16 ? "model: " + bf16 : "model in bf16: " + bf16 + "; in f16: " + f16,
-                 8, 6);
+    PrintWrapped(std::cout, text, 8, 6);
   }
   for (const auto& info : ReductionOps()) {
     std::cout << "\n  ";
-    PrintWrapped(std::cout, std::string(info.name) + ": " + std::string(info.definition) +
-                                " (f32)", 4, 2);
+    std::string formats;
+    for (const std::string& dtype : GetOp(std::string(info.name)).dtypes) {
+      formats += (formats.empty() ? "" : ", ") + dtype;
+    }
+    PrintWrapped(std::cout,
+                 std::string(info.name) + ": " + std::string(info.definition) + " (" + formats +
+                     "; in 16 bits, f32 accumulation and each output rounded once)",
+                 4, 2);
     for (const auto& v : info.variants) {
       std::cout << "    ";
       PrintWrapped(std::cout, std::string(v.name) + ": " + std::string(v.op_sequence), 8, 4);
@@ -182,7 +206,7 @@ void PrintList() {
                    8, 6);
     }
     if (info.op == ReductionOp::kLinearFwd) {
-      std::cout << "    eigen: Eigen's float product, then + b (a peer: no model)\n";
+      std::cout << "    eigen: Eigen's float product, then + b (a peer: no model; f32 only)\n";
     }
   }
   std::cout << "\ntargets (compiled into this binary)\n";
