@@ -13,6 +13,7 @@
 //                             (x86_128-inl.h, scalar-inl.h).
 // Each policy: Promote(d, u16 lanes) -> f32 lanes, Demote(d, f32 lanes) -> u16
 // lanes, for D a float tag; the u16 vector has the same lane count.
+// ConversionsOf<&format> names a format's two policies.
 
 #if defined(ULPGATE_KERNELS_NARROW_CONVERT_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef ULPGATE_KERNELS_NARROW_CONVERT_INL_H_
@@ -22,6 +23,7 @@
 #endif
 
 #include "hwy/highway.h"
+#include "oracles/format.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace ulpgate {
@@ -144,6 +146,22 @@ struct HighwayF16 {
   static HWY_INLINE hn::Vec<narrow::U16<D>> Demote(D /*d*/, hn::Vec<D> v) {
     return hn::BitCast(narrow::U16<D>(), hn::DemoteTo(hn::Rebind<hwy::float16_t, D>(), v));
   }
+};
+
+// A format's conversions (one specialization per row of kNarrowFormats,
+// kernels/narrow_formats.h): Exact rounds to nearest even, Highway is what
+// Highway 1.0.3 itself does.
+template <const FloatFormat* kFormat>
+struct ConversionsOf;
+template <>
+struct ConversionsOf<&kBFloat16> {
+  using Exact = ExactBf16;
+  using Highway = HighwayBf16;
+};
+template <>
+struct ConversionsOf<&kBinary16> {
+  using Exact = ExactF16;
+  using Highway = HighwayF16;
 };
 
 }  // namespace HWY_NAMESPACE

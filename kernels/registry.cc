@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "kernels/narrow_formats.h"
 #include "kernels/reduction_spec.h"
 #include "kernels/registry.h"
 #include "kernels/tanh_bwd_spec.h"
@@ -32,22 +33,21 @@ using ReductionTable = std::array<std::array<Kernel, kReductionScheduleCount>, k
 struct TargetKernels {
   int64_t target;
   size_t f32_lanes;
-  // In the order of kTanhBwdVariants and kTanhBwdNarrowVariants, sized by them.
+  // In the order of kTanhBwdVariants and kTanhBwdNarrowVariants, sized by them;
+  // the 16-bit tables per row of kNarrowFormats.
   std::array<TanhBwdKernel, kTanhBwdVariants.size()> tanh_bwd;
   using NarrowTable = std::array<TanhBwdNarrowKernel, kTanhBwdNarrowVariants.size()>;
-  NarrowTable tanh_bwd_bf16;
-  NarrowTable tanh_bwd_f16;
+  std::array<NarrowTable, kNarrowFormats.size()> tanh_bwd_narrow;
   ReductionTable<LinearFwdKernel> linear_fwd;
   ReductionTable<LinearBwdInputKernel> linear_bwd_input;
   ReductionTable<LinearBwdWeightKernel> linear_bwd_weight;
   ReductionTable<LinearBwdBiasKernel> linear_bwd_bias;
   ReductionTable<MseFwdKernel> mse_fwd;
   ReductionTable<MseBwdKernel> mse_bwd;
-  // Per format, [op][scaling][schedule], as ReductionTable.
+  // Per row of kNarrowFormats, [op][scaling][schedule], as ReductionTable.
   using NarrowReductions =
       std::array<ReductionTable<ReductionNarrowKernel>, kReductionOpCount>;
-  NarrowReductions reductions_bf16;
-  NarrowReductions reductions_f16;
+  std::array<NarrowReductions, kNarrowFormats.size()> reductions_narrow;
   TrainStepKernels train_step;
 };
 }  // namespace registry_detail
@@ -194,6 +194,23 @@ constexpr ::ulpgate::registry_detail::TargetKernels::NarrowReductions NarrowRedu
                                       kReductionOpCount * kMeanScalingCount * kReductionScheduleCount>());
 }
 
+// Every table above once per row of kNarrowFormats, with its conversions.
+template <size_t kFormat>
+using FormatConversions = ConversionsOf<kNarrowFormats[kFormat].format>;
+template <size_t... kFormat>
+constexpr std::array<::ulpgate::registry_detail::TargetKernels::NarrowTable, sizeof...(kFormat)>
+NarrowKernelsPerFormat(std::index_sequence<kFormat...>) {
+  return {{NarrowKernels<typename FormatConversions<kFormat>::Exact,
+                         typename FormatConversions<kFormat>::Highway>(
+      std::make_index_sequence<kTanhBwdNarrowVariants.size()>())...}};
+}
+template <size_t... kFormat>
+constexpr std::array<::ulpgate::registry_detail::TargetKernels::NarrowReductions,
+                     sizeof...(kFormat)>
+NarrowReductionKernelsPerFormat(std::index_sequence<kFormat...>) {
+  return {{NarrowReductionKernels<typename FormatConversions<kFormat>::Exact>()...}};
+}
+
 // Returns a constant-initialized table rather than building one: the registry
 // calls this for every compiled target, also those the CPU cannot run (AVX3 on
 // an AVX2 machine), and code compiled for such a target may use its
@@ -207,18 +224,14 @@ const ::ulpgate::registry_detail::TargetKernels* GetTargetKernels() {
       HWY_TARGET,
       hn::MaxLanes(hn::ScalableTag<float>()),
       F32Kernels(std::make_index_sequence<kTanhBwdVariants.size()>()),
-      NarrowKernels<ExactBf16, HighwayBf16>(
-          std::make_index_sequence<kTanhBwdNarrowVariants.size()>()),
-      NarrowKernels<ExactF16, HighwayF16>(
-          std::make_index_sequence<kTanhBwdNarrowVariants.size()>()),
+      NarrowKernelsPerFormat(std::make_index_sequence<kNarrowFormats.size()>()),
       ReductionKernels<LinearFwdKernel>(LinearFwdAt()),
       ReductionKernels<LinearBwdInputKernel>(LinearBwdInputAt()),
       ReductionKernels<LinearBwdWeightKernel>(LinearBwdWeightAt()),
       ReductionKernels<LinearBwdBiasKernel>(LinearBwdBiasAt()),
       ReductionKernels<MseFwdKernel>(MseFwdAt()),
       ReductionKernels<MseBwdKernel>(MseBwdAt()),
-      NarrowReductionKernels<ExactBf16>(),
-      NarrowReductionKernels<ExactF16>(),
+      NarrowReductionKernelsPerFormat(std::make_index_sequence<kNarrowFormats.size()>()),
       {&TanhForward, &ReluForward, &ReluBackward, &SgdStep, &SgdStepFused, &SamPerturb},
   };
   return &kKernels;
@@ -478,13 +491,12 @@ TanhBwdKernel FindTanhBwdKernel(std::string_view variant, int64_t target) {
 
 TanhBwdNarrowKernel FindTanhBwdNarrowKernel(std::string_view format, std::string_view variant,
                                             int64_t target) {
-  const bool bf16 = format == "bf16";
-  const bool f16 = format == "f16";
-  if (!bf16 && !f16) return nullptr;
+  const int f = NarrowFormatIndex(format);
+  if (f < 0) return nullptr;
   for (size_t v = 0; v < kTanhBwdNarrowVariants.size(); ++v) {
     if (kTanhBwdNarrowVariants[v].name != variant) continue;
     for (const registry_detail::TargetKernels& k : GetRegistry().kernels) {
-      if (k.target == target) return bf16 ? k.tanh_bwd_bf16[v] : k.tanh_bwd_f16[v];
+      if (k.target == target) return k.tanh_bwd_narrow[f][v];
     }
   }
   return nullptr;
@@ -539,8 +551,8 @@ MseBwdKernel FindMseBwdKernel(std::string_view variant, int64_t target) {
 
 ReductionNarrowKernel FindReductionNarrowKernel(std::string_view format, std::string_view op,
                                                 std::string_view variant, int64_t target) {
-  const bool bf16 = format == "bf16";
-  if (!bf16 && format != "f16") return nullptr;
+  const int f = NarrowFormatIndex(format);
+  if (f < 0) return nullptr;
   const ReductionOpInfo* info = FindReductionOp(op);
   if (info == nullptr) return nullptr;
   const int v = ReductionVariantIndex(*info, variant);
@@ -548,7 +560,7 @@ ReductionNarrowKernel FindReductionNarrowKernel(std::string_view format, std::st
   const ReductionVariantInfo& row = info->variants[v];
   for (const registry_detail::TargetKernels& k : GetRegistry().kernels) {
     if (k.target == target) {
-      const auto& tables = bf16 ? k.reductions_bf16 : k.reductions_f16;
+      const auto& tables = k.reductions_narrow[f];
       return tables[static_cast<size_t>(info->op)][static_cast<size_t>(row.scaling)]
                    [static_cast<size_t>(row.schedule)];
     }

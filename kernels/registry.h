@@ -116,8 +116,9 @@ TanhBwdKernel FindTanhBwdKernel(std::string_view variant, int64_t target);
 // calls it.
 void ReplaceTanhBwdKernelForTesting(std::string_view variant, int64_t target, TanhBwdKernel kernel);
 
-// kTanhBwdNarrowVariants' names, for format "bf16" or "f16"; nullptr for
-// another format, an unknown variant or a target not compiled.
+// kTanhBwdNarrowVariants' names, for a format of kNarrowFormats ("bf16",
+// "f16"); nullptr for another format, an unknown variant or a target not
+// compiled.
 TanhBwdNarrowKernel FindTanhBwdNarrowKernel(std::string_view format, std::string_view variant,
                                             int64_t target);
 
@@ -129,9 +130,9 @@ LinearBwdWeightKernel FindLinearBwdWeightKernel(std::string_view variant, int64_
 LinearBwdBiasKernel FindLinearBwdBiasKernel(std::string_view variant, int64_t target);
 MseFwdKernel FindMseFwdKernel(std::string_view variant, int64_t target);
 MseBwdKernel FindMseBwdKernel(std::string_view variant, int64_t target);
-// The same ops and variants with operands and outputs in "bf16" or "f16" and
-// binary32 accumulation; nullptr for another format, an unknown op or
-// variant, or a target not compiled.
+// The same ops and variants with operands and outputs in a format of
+// kNarrowFormats and binary32 accumulation; nullptr for another format, an
+// unknown op or variant, or a target not compiled.
 ReductionNarrowKernel FindReductionNarrowKernel(std::string_view format, std::string_view op,
                                                 std::string_view variant, int64_t target);
 

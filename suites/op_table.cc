@@ -1,5 +1,6 @@
 #include "suites/op_table.h"
 
+#include "kernels/narrow_formats.h"
 #include "kernels/reduction_spec.h"
 #include "suites/drift_scenario.h"
 #include "suites/inputs.h"
@@ -16,10 +17,13 @@ const std::vector<OpInfo>& OpTable() {
       return v;
     };
     std::vector<OpInfo> ops;
-    ops.push_back({"tanh_bwd", OpFamily::kElementwise, {"f32", "bf16", "f16"},
+    // Every op runs in binary32 and in every 16-bit format the kernels have.
+    std::vector<std::string> formats = {kBinary32.name};
+    for (const NarrowFormat& f : kNarrowFormats) formats.emplace_back(f.format->name);
+    ops.push_back({"tanh_bwd", OpFamily::kElementwise, formats,
                    names(TanhBwdSuites())});
     for (const ReductionOpInfo& op : ReductionOps()) {
-      ops.push_back({std::string(op.name), OpFamily::kReduction, {"f32", "bf16", "f16"},
+      ops.push_back({std::string(op.name), OpFamily::kReduction, formats,
                      names(ReductionSuites())});
     }
     ops.push_back({kDriftOp, OpFamily::kDrift, {"f32"}, BuiltinScenarioNames()});

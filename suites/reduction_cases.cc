@@ -1,12 +1,12 @@
 #include "suites/reduction_cases.h"
 
-
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "kernels/narrow_formats.h"
 #include "oracles/float_text.h"
 #include "oracles/mpfr_number.h"
 #include "suites/eigen_peer.h"
@@ -132,12 +132,11 @@ std::vector<float> RunReductionKernel(const ReductionOpInfo& op, std::string_vie
                                       const TargetInfo& target, const ReductionShape& s,
                                       const ReductionInstance& instance, size_t misalign,
                                       const FloatFormat& format) {
-  if (format.bits == 16) {
+  if (NarrowFormatIndex(format.name) >= 0) {
     return RunNarrowReductionKernel(op, variant, target, s, instance, misalign, format);
   }
   if (format.bits != 32) {
-    throw InputError(std::string(op.name) + " has no kernels in " + format.name +
-                     " (f32, bf16, f16)");
+    throw InputError(std::string(op.name) + " has no kernels in " + format.name);
   }
   std::vector<GuardedBuffer> in;
   for (const auto& operand : instance.operands) {

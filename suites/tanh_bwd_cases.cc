@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/narrow_formats.h"
 #include "oracles/float_text.h"
 #include "oracles/format.h"
 #include "oracles/mpfr_number.h"
@@ -183,8 +184,8 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
   }
   const FloatFormat& format = *options.format;
   const bool binary32 = IsBinary32(format);
-  if (!binary32 && format.bits != 16) {
-    throw InputError(std::string("tanh_bwd has no kernels in ") + format.name + " (f32, bf16, f16)");
+  if (!binary32 && NarrowFormatIndex(format.name) < 0) {
+    throw InputError(std::string("tanh_bwd has no kernels in ") + format.name);
   }
   // The inputs must be values of the format (an input file's may not be).
   for (size_t k = 0; k < inputs.columns.size(); ++k) {

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/narrow_formats.h"
 #include "oracles/highway_f16.h"
 
 namespace ulpgate {
@@ -54,13 +55,13 @@ std::array<float, 4> TanhBwdModels(float grad, float t) {
 
 namespace {
 
-bool IsBFloat16(const FloatFormat& format) { return std::string_view(format.name) == "bf16"; }
-bool IsBinary16(const FloatFormat& format) { return std::string_view(format.name) == "f16"; }
-
-void RequireNarrow(const FloatFormat& format) {
-  if (!IsBFloat16(format) && !IsBinary16(format)) {
+// The format's row of kNarrowFormats; throws for a format without one.
+const NarrowFormat& RequireNarrow(const FloatFormat& format) {
+  const int f = NarrowFormatIndex(format.name);
+  if (f < 0) {
     throw std::invalid_argument(std::string("no 16-bit tanh_bwd variants in ") + format.name);
   }
+  return kNarrowFormats[f];
 }
 
 float ToFloat(double v) { return static_cast<float>(v); }  // exact for 16-bit values
@@ -76,7 +77,7 @@ struct NarrowModel {
 // From the tables: every binary32 model rounded once; every per-op variant;
 // for each Highway-converting variant, the binary32 models of its sequence
 // between the format's Highway conversions (F16C's are the IEEE ones).
-std::vector<NarrowModel> BuildNarrowModels(const FloatFormat& format) {
+std::vector<NarrowModel> BuildNarrowModels(const NarrowFormat& format) {
   std::vector<NarrowModel> models;
   for (size_t m = 0; m < kTanhBwdModels.size(); ++m) {
     models.push_back({std::string(kTanhBwdModels[m].name) + "_opmath", NarrowModel::kOpmath,
@@ -91,10 +92,10 @@ std::vector<NarrowModel> BuildNarrowModels(const FloatFormat& format) {
     if (v.rounding != NarrowRounding::kHighwayConvert) continue;
     for (size_t m = 0; m < kTanhBwdModels.size(); ++m) {
       if (kTanhBwdModels[m].sequence_of != v.sequence) continue;
-      const bool bf16 = IsBFloat16(format);
+      const bool truncating = format.highway == HighwayConversion::kTruncatingDemotion;
       NarrowModel model{std::string(kTanhBwdModels[m].name) +
-                            (bf16 ? "_opmath_truncating" : "_opmath_hwy_soft"),
-                        bf16 ? NarrowModel::kTruncating : NarrowModel::kHighwaySoft,
+                            (truncating ? "_opmath_truncating" : "_opmath_hwy_soft"),
+                        truncating ? NarrowModel::kTruncating : NarrowModel::kHighwaySoft,
                         m, {}};
       const bool known = std::any_of(models.begin(), models.end(),
                                      [&](const NarrowModel& o) { return o.name == model.name; });
@@ -105,24 +106,25 @@ std::vector<NarrowModel> BuildNarrowModels(const FloatFormat& format) {
 }
 
 const std::vector<NarrowModel>& NarrowModels(const FloatFormat& format) {
-  RequireNarrow(format);
-  static const std::vector<NarrowModel> bf16 = BuildNarrowModels(kBFloat16);
-  static const std::vector<NarrowModel> f16 = BuildNarrowModels(kBinary16);
-  return IsBFloat16(format) ? bf16 : f16;
+  static const auto models = [] {
+    std::array<std::vector<NarrowModel>, kNarrowFormats.size()> all;
+    for (size_t f = 0; f < kNarrowFormats.size(); ++f) all[f] = BuildNarrowModels(kNarrowFormats[f]);
+    return all;
+  }();
+  return models[&RequireNarrow(format) - kNarrowFormats.data()];
 }
 
 }  // namespace
 
 const std::vector<std::string>& TanhBwdNarrowModelNames(const FloatFormat& format) {
-  static const auto names = [](const FloatFormat& f) {
-    std::vector<std::string> v;
-    for (const auto& m : NarrowModels(f)) v.push_back(m.name);
-    return v;
-  };
-  static const std::vector<std::string> bf16 = names(kBFloat16);
-  static const std::vector<std::string> f16 = names(kBinary16);
-  RequireNarrow(format);
-  return IsBFloat16(format) ? bf16 : f16;
+  static const auto names = [] {
+    std::array<std::vector<std::string>, kNarrowFormats.size()> all;
+    for (size_t f = 0; f < kNarrowFormats.size(); ++f) {
+      for (const auto& m : NarrowModels(*kNarrowFormats[f].format)) all[f].push_back(m.name);
+    }
+    return all;
+  }();
+  return names[&RequireNarrow(format) - kNarrowFormats.data()];
 }
 
 std::vector<float> TanhBwdNarrowModels(const FloatFormat& format, uint16_t grad_bits,
@@ -182,8 +184,13 @@ std::string ExpectedNarrowModel(const FloatFormat& format, std::string_view vari
     case NarrowRounding::kPerOp:
       return std::string(info.name);
     case NarrowRounding::kHighwayConvert:
-      if (IsBFloat16(format)) return f32_model + "_opmath_truncating";
-      return f32_model + (target.f16c_conversions ? "_opmath" : "_opmath_hwy_soft");
+      switch (RequireNarrow(format).highway) {
+        case HighwayConversion::kTruncatingDemotion:
+          return f32_model + "_opmath_truncating";
+        case HighwayConversion::kF16cOrSoftware:
+          return f32_model + (target.f16c_conversions ? "_opmath" : "_opmath_hwy_soft");
+      }
+      break;
   }
   return "";
 }
