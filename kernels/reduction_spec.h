@@ -77,6 +77,11 @@ struct ReductionShape {
   size_t batch = 1, in = 1, out = 1;
 };
 
+// How many extents an op's shape has: 1 for mse_* (N), 3 for linear_*.
+constexpr size_t ReductionShapeRank(ReductionOp op) {
+  return op == ReductionOp::kMseFwd || op == ReductionOp::kMseBwd ? 1 : 3;
+}
+
 struct ReductionOpInfo {
   ReductionOp op;
   std::string_view name;        // the CLI's name, e.g. "linear_fwd"

@@ -13,6 +13,7 @@
 #include "kernels/registry.h"
 #include "suites/drift_run.h"
 #include "suites/inputs.h"
+#include "suites/op_table.h"
 #include "suites/json_file.h"
 #include "suites/measure.h"
 #include "suites/reduction_cases.h"
@@ -146,7 +147,7 @@ BudgetRun ParseRun(const JsonField& f) {
       const std::string v = list[i].String();
       if (kind == kDrift) {
         At(list[i], [&] { return ParseRunConfig(v, &BestTarget()); });
-      } else if (!Contains(known, v) && !(run.op == "linear_fwd" && v == kEigenPeerVariant)) {
+      } else if (!Contains(known, v) && !IsPeerVariant(run.op, run.dtype, v)) {
         list[i].Fail(fmt::format("unknown variant '{}' for {} ({})", v, run.op, Joined(known)));
       }
       if (Contains(run.variants, v)) list[i].Fail("variant '" + v + "' named twice");
@@ -225,7 +226,7 @@ BudgetRule ParseRule(const JsonField& f, const std::vector<BudgetRun>& runs) {
   // The variants the runs give this op in this dtype (drift: run specs as
   // written there).
   std::vector<std::string> variants = MeasurableVariants(rule.op, rule.dtype);
-  if (rule.op == "linear_fwd") variants.emplace_back(kEigenPeerVariant);
+  for (const std::string& p : PeerVariants(rule.op, rule.dtype)) variants.push_back(p);
   for (const BudgetRun& run : runs) {
     if (run.op != rule.op || run.dtype != rule.dtype) continue;
     for (const auto& v : RunVariants(run)) {

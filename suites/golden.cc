@@ -351,7 +351,7 @@ std::vector<MeasureSpec> GoldenPlan(const std::string& op) {
       } else {
         // Odd extents: every lane width (1, 4, 8, 16) leaves a tail; each
         // instance starts at another offset from a 64-byte boundary.
-        const bool mse = op == "mse_fwd" || op == "mse_bwd";
+        const bool mse = ReductionShapeRank(FindReductionOp(op)->op) == 1;
         spec.shape = mse ? "37" : "7,13,9";
         spec.n = mse ? 4 : 2;
       }

@@ -188,7 +188,7 @@ Measurement Measure(const MeasureSpec& given,
   const OpFamily family = FamilyOf(spec.op);
   if (family == OpFamily::kDrift) return MeasureDrift(std::move(spec), progress);
   for (const auto& v : spec.variants) {
-    const bool peer = spec.op == "linear_fwd" && v == kEigenPeerVariant;
+    const bool peer = IsPeerVariant(spec.op, spec.dtype, v);
     if (!peer && std::find(known.begin(), known.end(), v) == known.end()) {
       throw InputError(fmt::format("unknown variant '{}' for {} ({})", v, spec.op, Joined(known)));
     }

@@ -4,6 +4,7 @@
 #include "kernels/reduction_spec.h"
 #include "suites/drift_scenario.h"
 #include "suites/inputs.h"
+#include "suites/reduction_cases.h"
 #include "suites/reduction_suites.h"
 #include "suites/tanh_bwd_suites.h"
 
@@ -21,12 +22,13 @@ const std::vector<OpInfo>& OpTable() {
     std::vector<std::string> formats = {kBinary32.name};
     for (const NarrowFormat& f : kNarrowFormats) formats.emplace_back(f.format->name);
     ops.push_back({"tanh_bwd", OpFamily::kElementwise, formats,
-                   names(TanhBwdSuites())});
+                   names(TanhBwdSuites()), {}});
     for (const ReductionOpInfo& op : ReductionOps()) {
       ops.push_back({std::string(op.name), OpFamily::kReduction, formats,
-                     names(ReductionSuites())});
+                     names(ReductionSuites()), {}});
+      if (op.op == ReductionOp::kLinearFwd) ops.back().peers = {kEigenPeerVariant};
     }
-    ops.push_back({kDriftOp, OpFamily::kDrift, {"f32"}, BuiltinScenarioNames()});
+    ops.push_back({kDriftOp, OpFamily::kDrift, {"f32"}, BuiltinScenarioNames(), {}});
     return ops;
   }();
   return table;
@@ -37,6 +39,12 @@ const OpInfo* FindOp(std::string_view name) {
     if (op.name == name) return &op;
   }
   return nullptr;
+}
+
+std::vector<std::string> PeerVariants(std::string_view op, std::string_view dtype) {
+  const OpInfo* info = FindOp(op);
+  if (info == nullptr || dtype != kBinary32.name) return {};
+  return info->peers;
 }
 
 const OpInfo& GetOp(std::string_view name) {

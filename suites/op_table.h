@@ -25,6 +25,9 @@ struct OpInfo {
   OpFamily family;
   std::vector<std::string> dtypes;  // the formats it runs in, f32 first
   std::vector<std::string> suites;  // its suites; for drift the built-in scenarios
+  // Variants run by another library beside the kernels, in f32 only
+  // (linear_fwd: "eigen", Eigen's own product).
+  std::vector<std::string> peers;
   // "suite", or "scenario" for drift: what messages call an entry of suites.
   std::string suite_word() const { return family == OpFamily::kDrift ? "scenario" : "suite"; }
 };
@@ -37,6 +40,14 @@ const OpInfo* FindOp(std::string_view name);
 const OpInfo& GetOp(std::string_view name);
 // The family of a known op (GetOp's error otherwise).
 inline OpFamily FamilyOf(std::string_view name) { return GetOp(name).family; }
+// The op's peer variants in `dtype`: empty but in f32, or for an unknown op.
+std::vector<std::string> PeerVariants(std::string_view op, std::string_view dtype);
+inline bool IsPeerVariant(std::string_view op, std::string_view dtype, std::string_view variant) {
+  for (const std::string& p : PeerVariants(op, dtype)) {
+    if (p == variant) return true;
+  }
+  return false;
+}
 
 }  // namespace ulpgate
 

@@ -11,6 +11,7 @@
 #include "oracles/mpfr_number.h"
 #include "suites/eigen_peer.h"
 #include "suites/guarded_buffer.h"
+#include "suites/op_table.h"
 #include "suites/inputs.h"
 #include "suites/reduction_oracle.h"
 
@@ -205,7 +206,7 @@ ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOpt
   const ReductionOpInfo& op = GetReductionOp(inputs.op);
   const FloatFormat& format = *inputs.format;
   // Eigen's product is binary32 only.
-  const bool has_peer = inputs.op == ReductionOp::kLinearFwd && format.bits == 32;
+  const bool has_peer = !PeerVariants(GetReductionOp(inputs.op).name, format.name).empty();
   for (const ReductionInstance& instance : inputs.instances) {
     for (size_t k = 0; k < instance.operands.size(); ++k) {
       for (size_t i = 0; i < instance.operands[k].size(); ++i) {

@@ -71,12 +71,12 @@ std::string ElementName(ReductionOp op, const ReductionShape& s, size_t element)
 }
 
 std::string ShapeText(ReductionOp op, const ReductionShape& s) {
-  if (op == ReductionOp::kMseFwd || op == ReductionOp::kMseBwd) return std::to_string(s.batch);
+  if (ReductionShapeRank(op) == 1) return std::to_string(s.batch);
   return std::to_string(s.batch) + "," + std::to_string(s.in) + "," + std::to_string(s.out);
 }
 
 ReductionShape ParseShape(ReductionOp op, const std::string& text) {
-  const bool mse = op == ReductionOp::kMseFwd || op == ReductionOp::kMseBwd;
+  const bool mse = ReductionShapeRank(op) == 1;
   std::vector<size_t> extents;
   std::stringstream stream(text);
   for (std::string item; std::getline(stream, item, ',');) {
@@ -114,7 +114,7 @@ ReductionShape ParseShape(ReductionOp op, const std::string& text) {
 }
 
 ReductionShape RunShape(ReductionOp op, const std::string& text) {
-  const bool mse = op == ReductionOp::kMseFwd || op == ReductionOp::kMseBwd;
+  const bool mse = ReductionShapeRank(op) == 1;
   const ReductionShape shape = ParseShape(op, text.empty() ? (mse ? "1000" : "32,32,32") : text);
   for (const auto& extents : ReductionOperandShapes(op, shape)) {
     uint64_t count = 1;

@@ -43,7 +43,7 @@ std::vector<TensorLayout> Layouts(ReductionOp op) {
   return {};
 }
 
-bool IsMse(ReductionOp op) { return op == ReductionOp::kMseFwd || op == ReductionOp::kMseBwd; }
+bool IsMse(ReductionOp op) { return ReductionShapeRank(op) == 1; }
 
 float RandomSign(CounterRng& rng, float x) { return (rng.Next() & 1) ? -x : x; }
 

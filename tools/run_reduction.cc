@@ -15,6 +15,7 @@
 #include "oracles/float_text.h"
 #include "suites/dump.h"
 #include "suites/eigen_peer.h"
+#include "suites/op_table.h"
 #include "suites/reduction_cases.h"
 #include "suites/reduction_oracle.h"
 #include "suites/reduction_suites.h"
@@ -282,7 +283,7 @@ void RunReductionCommand(const RunArgs& args) {
   ReductionRunOptions options;
   options.variants = SplitList(args.variant);
   for (const auto& v : options.variants) {
-    const bool has_peer = op.op == ReductionOp::kLinearFwd && format.bits == 32;
+    const bool has_peer = !PeerVariants(op.name, format.name).empty();
     const bool peer = has_peer && v == kEigenPeerVariant;
     if (!peer && ReductionVariantIndex(op, v) < 0) {
       std::string known;

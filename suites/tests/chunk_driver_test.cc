@@ -29,6 +29,10 @@ TEST(ChunkDriver, AWorkerExceptionReachesTheCaller) {
                      [&](size_t u) {
                        ++started;
                        if (u == 7) throw std::runtime_error("unit 7");
+                       // Slow units: the other workers must not get through all
+                       // of them in the moment before the throwing one stops
+                       // them (on a loaded machine it may be descheduled).
+                       std::this_thread::sleep_for(std::chrono::milliseconds(1));
                      }),
                  std::runtime_error);
     EXPECT_LT(started.load(), 10000) << "units kept starting after the failure";
