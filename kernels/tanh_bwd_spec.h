@@ -46,13 +46,17 @@ struct TanhBwdModelInfo {
   std::string_view name;
   std::string_view sequence_of;  // the variant whose sequence it evaluates
   bool fused;
+  // The same model in the model language (oracles/model_expr.h), each
+  // operation rounded once to the working format: what `list` prints and
+  // `check` runs; a test holds it equal to the template's model on every suite.
+  std::string_view expression;
 };
 
 inline constexpr std::array<TanhBwdModelInfo, 4> kTanhBwdModels = {{
-    {"mac_fused", "mac", true},
-    {"mac_unfused", "mac_unfused", false},
-    {"mulsub", "mulsub", false},
-    {"mulsub_fused", "mulsub_fma", true},
+    {"mac_fused", "mac", true, "r = t*t; out = fma(-grad, r, grad)"},
+    {"mac_unfused", "mac_unfused", false, "r = t*t; p = grad*r; out = grad - p"},
+    {"mulsub", "mulsub", false, "r = t*t; s = 1 - r; out = grad*s"},
+    {"mulsub_fused", "mulsub_fma", true, "s = fma(-t, t, 1); out = grad*s"},
 }};
 
 // The variants in the 16-bit formats (bf16, f16): operands and output in the

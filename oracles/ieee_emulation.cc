@@ -104,18 +104,23 @@ FormatScratch& GetFormatScratch() {
   return scratch;
 }
 
-// MPFR rounds an operation correctly at the destination's precision p; done in
-// the format's exponent range and followed by mpfr_subnormalize (with the
-// ternary value of that rounding), it is one IEEE rounding to the format,
-// subnormals and overflow included (MPFR manual, "Exponent Related Functions").
+// MPFR rounds an operation correctly at the destination's precision p, in its
+// wide exponent range; narrowing the range to the format's and re-rounding
+// with that rounding's ternary value (mpfr_check_range for overflow,
+// mpfr_subnormalize for gradual underflow) is one IEEE rounding to the format
+// (MPFR manual, "Exponent Related Functions"). The operation must not run in
+// the narrow range itself: there MPFR's own underflow rounds a value just
+// below half the smallest subnormal, which rounds at precision p to that
+// midpoint, away from zero (f16: -0x1.ffe4c4p-26 - 0x1.47114ep-51 gave
+// -2^-24 instead of -0).
 template <class Compute>
 double RoundedOnce(const FloatFormat& format, Compute compute) {
   MpfrNumber r(format.precision);
+  int ternary = compute(r.get());
   const mpfr_exp_t old_emin = mpfr_get_emin();
   const mpfr_exp_t old_emax = mpfr_get_emax();
   mpfr_set_emin(format.mpfr_emin());
   mpfr_set_emax(format.mpfr_emax());
-  int ternary = compute(r.get());
   ternary = mpfr_check_range(r.get(), ternary, MPFR_RNDN);
   mpfr_subnormalize(r.get(), ternary, MPFR_RNDN);
   mpfr_set_emin(old_emin);

@@ -169,6 +169,41 @@ int TanhBwdNarrowVariantIndex(std::string_view variant) {
   return -1;
 }
 
+std::vector<ModelProgram> TanhBwdModelPrograms(const FloatFormat& format) {
+  static const std::vector<std::string> operands = {"grad", "t"};
+  std::vector<ModelProgram> programs;
+  if (std::string_view(format.name) == kBinary32.name) {
+    for (const TanhBwdModelInfo& m : kTanhBwdModels) {
+      programs.push_back(ParseModel(m.name, m.expression, operands, format));
+    }
+    return programs;
+  }
+  const NarrowFormat& narrow = RequireNarrow(format);
+  for (const TanhBwdModelInfo& m : kTanhBwdModels) {
+    const std::string expression(m.expression);
+    programs.push_back(
+        ParseModel(std::string(m.name) + "_opmath", "working f32; " + expression, operands, format));
+    std::string per_op = std::string(m.name) + "_per_op";
+    for (const TanhBwdNarrowVariantInfo& v : kTanhBwdNarrowVariants) {
+      if (v.rounding == NarrowRounding::kPerOp && v.sequence == m.sequence_of) per_op = v.name;
+    }
+    programs.push_back(ParseModel(per_op, std::string("working ") + format.name + "; " + expression,
+                                  operands, format));
+  }
+  if (narrow.highway == HighwayConversion::kTruncatingDemotion) {
+    for (const TanhBwdModelInfo& m : kTanhBwdModels) {
+      // The last statement is "out = ...": truncate its value.
+      std::string expression(m.expression);
+      const size_t out = expression.rfind("out = ");
+      expression = expression.substr(0, out) + "out = " + format.name + "_rz(" +
+                   expression.substr(out + 6) + ")";
+      programs.push_back(ParseModel(std::string(m.name) + "_opmath_truncating",
+                                    "working f32; " + expression, operands, format));
+    }
+  }
+  return programs;
+}
+
 std::string ExpectedNarrowModel(const FloatFormat& format, std::string_view variant,
                                 const TargetInfo& target) {
   RequireNarrow(format);

@@ -17,6 +17,7 @@
 #include "kernels/tanh_bwd_spec.h"
 #include "oracles/exact.h"
 #include "oracles/ieee_emulation.h"
+#include "oracles/model_expr.h"
 
 namespace ulpgate {
 
@@ -53,6 +54,18 @@ const std::vector<std::string>& TanhBwdNarrowModelNames(const FloatFormat& forma
 // a NaN's payload is what Highway's software conversion turns into a number.
 std::vector<float> TanhBwdNarrowModels(const FloatFormat& format, uint16_t grad_bits,
                                        uint16_t t_bits);
+// The models `check` compares outputs with, as programs of the model
+// language (oracles/model_expr.h), for outputs stored in `format`:
+//   f32: the four binary32 models (kTanhBwdModels' expressions);
+//   bf16, f16: for each binary32 model m, <m>_opmath (working format f32, one
+//   rounding to the format) and its per-step form (working format the
+//   storage format; named after the per-op variant that runs the sequence,
+//   mac_per_op and mulsub_per_op, else <m>_per_op); bf16 also
+//   <m>_opmath_truncating (the result truncated to bf16).
+// Where a name is also one of TanhBwdNarrowModelNames, the two are the same
+// model (a test). Highway's software f16 conversion is not expressible.
+std::vector<ModelProgram> TanhBwdModelPrograms(const FloatFormat& format);
+
 // The model a target's kernel of a 16-bit variant must follow.
 std::string ExpectedNarrowModel(const FloatFormat& format, std::string_view variant,
                                 const TargetInfo& target);

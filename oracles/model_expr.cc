@@ -1,0 +1,397 @@
+#include "oracles/model_expr.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace ulpgate {
+
+namespace {
+
+// The exponent of the format's quantum (its ulp) at x: values of the format
+// near x are the integer multiples of 2^q.
+int QuantumExponent(const FloatFormat& f, double x) {
+  const int e = std::ilogb(x);
+  return (e > f.emin ? e : f.emin) - (f.precision - 1);
+}
+
+// Whether every x strictly between s and its neighbour rounds like s: false
+// when s is a rounding breakpoint (a midpoint of the format, or one of its
+// values when rounding toward zero).
+bool IsBreakpoint(const FloatFormat& f, double s, bool toward_zero) {
+  if (s == 0 || !std::isfinite(s)) return toward_zero;
+  const double scaled = std::ldexp(s, -QuantumExponent(f, s));  // exact
+  const double frac = std::fabs(scaled - std::trunc(scaled));
+  return toward_zero ? frac == 0 : frac == 0.5;
+}
+
+}  // namespace
+
+double RoundDouble(const FloatFormat& f, double x, bool toward_zero) {
+  if (x == 0 || !std::isfinite(x)) return x;
+  const int q = QuantumExponent(f, x);
+  // x / 2^q and back are exact (powers of two, no overflow or underflow for
+  // formats inside binary64's range); nearbyint rounds to nearest even in
+  // the default rounding mode, which ulpgate never changes.
+  const double scaled = std::ldexp(x, -q);
+  const double y = std::ldexp(toward_zero ? std::trunc(scaled) : std::nearbyint(scaled), q);
+  if (std::fabs(y) >= std::ldexp(1.0, f.emax + 1)) {
+    // Rounded past the largest finite value: to nearest gives infinity (x was
+    // at least the overflow threshold), toward zero the largest finite value.
+    const double largest = std::ldexp(2.0 - std::ldexp(1.0, 1 - f.precision), f.emax);
+    return std::copysign(toward_zero ? largest : std::numeric_limits<double>::infinity(), x);
+  }
+  return y;
+}
+
+double RoundPair(const FloatFormat& f, double s, double err, bool toward_zero) {
+  // The exact value x = s + err lies strictly between s and s's neighbour
+  // toward err. Every breakpoint of the rounding (a midpoint, or a value of
+  // the format toward zero) is a double, so none lies strictly between two
+  // neighbouring doubles and x rounds like every point of that open
+  // interval. Of s and the neighbour at most one is a breakpoint (a format of
+  // at most 52 bits has no two breakpoints one double apart): round the one
+  // that is not.
+  if (err == 0 || !std::isfinite(s)) return RoundDouble(f, s, toward_zero);
+  if (!IsBreakpoint(f, s, toward_zero)) return RoundDouble(f, s, toward_zero);
+  const double next = std::nextafter(s, err > 0 ? std::numeric_limits<double>::infinity()
+                                                : -std::numeric_limits<double>::infinity());
+  return RoundDouble(f, next, toward_zero);
+}
+
+namespace {
+
+// TwoSum (Knuth): s = RN(a + b) and the exact error a + b - s, for finite
+// doubles whose sum does not overflow.
+inline void TwoSum(double a, double b, double& s, double& err) {
+  s = a + b;
+  const double bb = s - a;
+  err = (a - (s - bb)) + (b - bb);
+}
+
+// Recursive descent over the grammar in model_expr.h, emitting code as it
+// goes.
+class Parser {
+ public:
+  using Op = ModelProgram::Op;
+  using Instr = ModelProgram::Instr;
+
+  Parser(ModelProgram& program, std::string_view text, const std::vector<std::string>& operands,
+         size_t column_offset)
+      : p_(program), text_(text), operands_(operands), offset_(column_offset) {}
+
+  void Program() {
+    SkipSpace();
+    if (pos_ == text_.size()) Fail(pos_, "empty model: expected statements such as 'out = grad*t'");
+    bool first = true;
+    while (true) {
+      SkipSpace();
+      if (pos_ == text_.size()) break;
+      Statement(first);
+      first = false;
+      SkipSpace();
+      if (pos_ == text_.size()) break;
+      Expect(';');
+    }
+    const auto out = names_.find("out");
+    if (out == names_.end()) Fail(text_.size(), "no 'out = ...': the model's result is out");
+    p_.out = out->second;
+  }
+
+ private:
+  [[noreturn]] void Fail(size_t pos, const std::string& what) const {
+    throw ModelSyntaxError(
+        fmt::format("model '{}', column {}: {}", p_.name, offset_ + pos + 1, what), offset_ + pos + 1);
+  }
+  void SkipSpace() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+  }
+  bool Accept(char c) {
+    SkipSpace();
+    if (pos_ < text_.size() && text_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  std::string Found() {
+    SkipSpace();
+    if (pos_ >= text_.size()) return "the end";
+    return fmt::format("'{}'", text_[pos_]);
+  }
+  void Expect(char c) {
+    if (!Accept(c)) Fail(pos_, fmt::format("expected '{}', found {}", c, Found()));
+  }
+  bool AtIdentifier() {
+    SkipSpace();
+    return pos_ < text_.size() &&
+           (std::isalpha(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_');
+  }
+  std::string Identifier() {
+    SkipSpace();
+    const size_t start = pos_;
+    while (pos_ < text_.size() &&
+           (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) {
+      ++pos_;
+    }
+    return std::string(text_.substr(start, pos_ - start));
+  }
+  int Emit(Instr instr) {
+    p_.code.push_back(instr);
+    return static_cast<int>(p_.code.size()) - 1;
+  }
+  int Arith(Op op, int a, int b, int c = -1) {
+    Instr i{op};
+    i.a = a;
+    i.b = b;
+    i.c = c;
+    i.format = p_.working;
+    return Emit(i);
+  }
+
+  void Statement(bool first) {
+    const size_t start = (SkipSpace(), pos_);
+    if (!AtIdentifier()) Fail(pos_, "expected a statement ('name = expression'), found " + Found());
+    const std::string name = Identifier();
+    if (name == "working" && !Accept('=')) {
+      if (!first) Fail(start, "'working FORMAT' must be the first statement");
+      const size_t at = (SkipSpace(), pos_);
+      const std::string format = Identifier();
+      const FloatFormat* f = FindFormat(format);
+      if (f == nullptr || f->bits > 32) {
+        Fail(at, "unknown working format '" + format + "' (f32, bf16, f16)");
+      }
+      p_.working = f;
+      return;
+    }
+    if (name != "working") Expect('=');
+    for (const std::string& operand : operands_) {
+      if (name == operand) Fail(start, "'" + name + "' is an operand: it cannot be assigned");
+    }
+    if (FindFormat(name) != nullptr || IsFunction(name)) {
+      Fail(start, "'" + name + "' is a function: it cannot be assigned");
+    }
+    names_[name] = Expression();
+  }
+
+  static bool IsFunction(const std::string& name) {
+    return name == "fma" || name == "neg" || RoundingFormat(name) != nullptr;
+  }
+  // f32, bf16, f16 and their _rz forms; nullptr for another name.
+  static const FloatFormat* RoundingFormat(const std::string& name, bool* toward_zero = nullptr) {
+    std::string base = name;
+    const bool rz = base.size() > 3 && base.compare(base.size() - 3, 3, "_rz") == 0;
+    if (rz) base.resize(base.size() - 3);
+    if (toward_zero) *toward_zero = rz;
+    const FloatFormat* f = FindFormat(base);
+    return f != nullptr && f->bits <= 32 ? f : nullptr;
+  }
+
+  int Expression() {
+    int left = Term();
+    while (true) {
+      if (Accept('+')) {
+        left = Arith(Op::kAdd, left, Term());
+      } else if (Accept('-')) {
+        left = Arith(Op::kSub, left, Term());
+      } else {
+        return left;
+      }
+    }
+  }
+  int Term() {
+    int left = Unary();
+    while (Accept('*')) left = Arith(Op::kMul, left, Unary());
+    return left;
+  }
+  int Unary() {
+    if (Accept('-')) {
+      Instr i{Op::kNeg};
+      i.a = Unary();
+      return Emit(i);
+    }
+    return Primary();
+  }
+  int Primary() {
+    SkipSpace();
+    const size_t start = pos_;
+    if (Accept('(')) {
+      const int r = Expression();
+      Expect(')');
+      return r;
+    }
+    if (pos_ < text_.size() &&
+        (std::isdigit(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '.')) {
+      return Number();
+    }
+    if (!AtIdentifier()) Fail(pos_, "expected a number, a name or '(', found " + Found());
+    const std::string name = Identifier();
+    if (Accept('(')) return Call(name, start);
+    for (size_t k = 0; k < operands_.size(); ++k) {
+      if (name == operands_[k]) {
+        Instr i{Op::kOperand};
+        i.operand = static_cast<int>(k);
+        return Emit(i);
+      }
+    }
+    const auto it = names_.find(name);
+    if (it == names_.end()) {
+      std::string known;
+      for (const auto& o : operands_) known += (known.empty() ? "" : ", ") + o;
+      for (const auto& n : names_) known += ", " + n.first;
+      Fail(start, "unknown name '" + name + "' (defined here: " + known + ")");
+    }
+    return it->second;
+  }
+  int Number() {
+    SkipSpace();
+    const size_t start = pos_;
+    const std::string rest(text_.substr(pos_));
+    char* end = nullptr;
+    const double v = std::strtod(rest.c_str(), &end);
+    if (end == rest.c_str()) Fail(start, "expected a number");
+    pos_ += static_cast<size_t>(end - rest.c_str());
+    if (!std::isfinite(v) || !IsRepresentable(*p_.working, v)) {
+      Fail(start, fmt::format("{} is not a value of the working format {}",
+                              text_.substr(start, pos_ - start), p_.working->name));
+    }
+    Instr i{Op::kConst};
+    i.value = v;
+    return Emit(i);
+  }
+  int Call(const std::string& name, size_t start) {
+    std::vector<int> args;
+    if (!Accept(')')) {
+      do {
+        args.push_back(Expression());
+      } while (Accept(','));
+      Expect(')');
+    }
+    auto arity = [&](size_t n) {
+      if (args.size() != n) {
+        Fail(start, fmt::format("{}() takes {} argument{}, got {}", name, n, n == 1 ? "" : "s",
+                                args.size()));
+      }
+    };
+    if (name == "fma") {
+      arity(3);
+      return Arith(Op::kFma, args[0], args[1], args[2]);
+    }
+    if (name == "neg") {
+      arity(1);
+      Instr i{Op::kNeg};
+      i.a = args[0];
+      return Emit(i);
+    }
+    bool toward_zero = false;
+    if (const FloatFormat* f = RoundingFormat(name, &toward_zero)) {
+      arity(1);
+      Instr i{toward_zero ? Op::kRoundTowardZero : Op::kRound};
+      i.a = args[0];
+      i.format = f;
+      return Emit(i);
+    }
+    Fail(start, "unknown function '" + name +
+                    "' (fma, neg, f32, bf16, f16, f32_rz, bf16_rz, f16_rz)");
+  }
+
+  ModelProgram& p_;
+  std::string_view text_;
+  const std::vector<std::string>& operands_;
+  size_t offset_;
+  size_t pos_ = 0;
+  std::map<std::string, int> names_;
+};
+
+}  // namespace
+
+double ModelProgram::Evaluate(const double* operands) const {
+  // Every value is one of a format of at most 24 significant bits (operands,
+  // constants and results are rounded to f32, bf16 or f16), so a product is
+  // exact in a double (at most 48 bits, exponents far inside its range), and
+  // a sum or a fused a*b + c is a double s plus its exact error (TwoSum);
+  // RoundPair rounds that pair as the exact value. Results of 16 registers
+  // or fewer stay on the stack.
+  double small[16];
+  std::vector<double> large;
+  double* r = small;
+  if (code.size() > 16) {
+    large.resize(code.size());
+    r = large.data();
+  }
+  for (size_t k = 0; k < code.size(); ++k) {
+    const Instr& i = code[k];
+    double s = 0, err = 0;
+    switch (i.op) {
+      case Op::kOperand:
+        r[k] = operands[i.operand];
+        continue;
+      case Op::kConst:
+        r[k] = i.value;
+        continue;
+      case Op::kNeg:
+        r[k] = -r[i.a];
+        continue;
+      case Op::kRound:
+        r[k] = RoundDouble(*i.format, r[i.a]);
+        continue;
+      case Op::kRoundTowardZero:
+        r[k] = RoundDouble(*i.format, r[i.a], true);
+        continue;
+      case Op::kMul:
+        r[k] = RoundDouble(*i.format, r[i.a] * r[i.b]);
+        continue;
+      case Op::kAdd:
+        TwoSum(r[i.a], r[i.b], s, err);
+        break;
+      case Op::kSub:
+        TwoSum(r[i.a], -r[i.b], s, err);
+        break;
+      case Op::kFma:
+        TwoSum(r[i.a] * r[i.b], r[i.c], s, err);
+        break;
+    }
+    // An infinity or NaN operand makes err NaN: the double sum is the answer.
+    r[k] = std::isfinite(s) ? RoundPair(*i.format, s, err) : s;
+  }
+  return RoundDouble(*storage, r[out]);
+}
+
+ModelProgram ParseModel(std::string_view name, std::string_view text,
+                        const std::vector<std::string>& operands, const FloatFormat& storage,
+                        size_t column_offset) {
+  ModelProgram program;
+  program.name = std::string(name);
+  program.text = std::string(text);
+  program.storage = &storage;
+  Parser(program, text, operands, column_offset).Program();
+  return program;
+}
+
+ModelProgram ParseModelSpec(std::string_view spec, const std::vector<std::string>& operands,
+                            const FloatFormat& storage) {
+  const size_t sep = spec.find_first_of(":=");
+  size_t start = 0;
+  while (start < spec.size() && std::isspace(static_cast<unsigned char>(spec[start]))) ++start;
+  size_t end = sep == std::string_view::npos ? spec.size() : sep;
+  while (end > start && std::isspace(static_cast<unsigned char>(spec[end - 1]))) --end;
+  const std::string_view name = spec.substr(start, end - start);
+  bool valid = sep != std::string_view::npos && !name.empty();
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-') valid = false;
+  }
+  if (!valid) {
+    throw ModelSyntaxError(fmt::format("model '{}', column 1: expected NAME: statements (or "
+                                       "NAME=statements), e.g. 'mac_left: p = grad*t; out = "
+                                       "fma(-p, t, grad)'",
+                                       spec),
+                           1);
+  }
+  return ParseModel(name, spec.substr(sep + 1), operands, storage, sep + 1);
+}
+
+}  // namespace ulpgate

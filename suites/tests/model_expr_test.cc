@@ -1,0 +1,212 @@
+// The model language (oracles/model_expr.h): its exact evaluation against
+// MPFR, its errors, and the built-in models it prints against the templates.
+#include "oracles/model_expr.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "oracles/ieee_emulation.h"
+#include "oracles/mpfr_number.h"
+#include "suites/tanh_bwd_cases.h"
+#include "suites/tanh_bwd_oracle.h"
+#include "suites/tanh_bwd_suites.h"
+
+namespace ulpgate {
+namespace {
+
+const std::vector<std::string> kOperands = {"grad", "t"};
+const FloatFormat* const kSmallFormats[] = {&kBinary32, &kBFloat16, &kBinary16};
+
+bool SameValue(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  return a == b && std::signbit(a) == std::signbit(b);
+}
+
+// Doubles that stress a rounding: random bit patterns over a wide exponent
+// range, the format's values, its midpoints and their neighbours, overflow.
+std::vector<double> RoundingProbes(const FloatFormat& f, std::mt19937_64& rng) {
+  std::vector<double> xs;
+  std::uniform_int_distribution<int> exponent(f.emin - f.precision - 3, f.emax + 2);
+  for (int k = 0; k < 20000; ++k) {
+    const double m = std::ldexp(static_cast<double>(rng() >> 11), -53);  // [0, 1)
+    const double x = std::ldexp(1.0 + m, exponent(rng));
+    const int q = std::max(exponent(rng), f.emin) - (f.precision - 1);
+    const double value = std::ldexp(std::floor(std::ldexp(x, -q)), q);
+    const double midpoint = value + std::ldexp(0.5, q);
+    for (double y : {x, value, midpoint, std::nextafter(midpoint, 0.0),
+                     std::nextafter(midpoint, INFINITY)}) {
+      xs.push_back(y);
+      xs.push_back(-y);
+    }
+  }
+  const double largest = std::ldexp(2.0 - std::ldexp(1.0, 1 - f.precision), f.emax);
+  const double threshold = std::ldexp(2.0 - std::ldexp(1.0, -f.precision), f.emax);
+  for (double y : {largest, threshold, std::nextafter(threshold, 0.0), 0.0, -0.0,
+                   std::ldexp(1.0, f.emin - f.precision), std::ldexp(1.5, f.emin - f.precision)}) {
+    xs.push_back(y);
+    xs.push_back(-y);
+  }
+  return xs;
+}
+
+TEST(ModelExpr, RoundDoubleIsMpfrsRounding) {
+  std::mt19937_64 rng(7);
+  for (const FloatFormat* f : kSmallFormats) {
+    for (double x : RoundingProbes(*f, rng)) {
+      MpfrNumber exact(53);
+      mpfr_set_d(exact.get(), x, MPFR_RNDN);
+      ASSERT_TRUE(SameValue(RoundDouble(*f, x), RoundToFormat(*f, exact.get())))
+          << f->name << " " << std::hexfloat << x;
+      ASSERT_TRUE(SameValue(RoundDouble(*f, x, true), TruncateToFormat(*f, exact.get())))
+          << f->name << " toward zero " << std::hexfloat << x;
+    }
+  }
+}
+
+TEST(ModelExpr, RoundPairRoundsTheExactSumOnce) {
+  // 1 + 2^-11 is a midpoint of f16 (p = 11); 2^-80 above it the exact sum
+  // rounds up, although the double nearest to it is the midpoint itself,
+  // which rounds to even (down).
+  const double mid = 1.0 + std::ldexp(1.0, -11);
+  EXPECT_EQ(RoundDouble(kBinary16, mid), 1.0);
+  EXPECT_EQ(RoundPair(kBinary16, mid, std::ldexp(1.0, -80)), 1.0 + std::ldexp(1.0, -10));
+  EXPECT_EQ(RoundPair(kBinary16, mid, -std::ldexp(1.0, -80)), 1.0);
+  // Toward zero: a value of the format minus a little truncates below it.
+  EXPECT_EQ(RoundPair(kBinary16, 1.0, -std::ldexp(1.0, -80), true), 1.0 - std::ldexp(1.0, -11));
+  EXPECT_EQ(RoundPair(kBinary16, 1.0, std::ldexp(1.0, -80), true), 1.0);
+}
+
+// Each operation against FormatArith (MPFR, one rounding per operation) on
+// random values of the formats, and on operands built to round twice when
+// the sum is first rounded to a double.
+TEST(ModelExpr, EveryOperationRoundsOnceInTheWorkingFormat) {
+  std::mt19937_64 rng(11);
+  for (const FloatFormat* working : kSmallFormats) {
+    const std::string w = working->name;
+    const std::vector<std::string> abc = {"a", "b", "c"};
+    const ModelProgram add = ParseModel("add", "working " + w + "; out = a + b", abc, kBinary32);
+    const ModelProgram sub = ParseModel("sub", "working " + w + "; out = a - b", abc, kBinary32);
+    const ModelProgram mul = ParseModel("mul", "working " + w + "; out = a*b", abc, kBinary32);
+    const ModelProgram fma = ParseModel("fma", "working " + w + "; out = fma(a, b, c)", abc, kBinary32);
+    const FormatArith arith(*working, true);
+    std::uniform_int_distribution<uint32_t> bits;
+    std::uniform_int_distribution<int> shift(-40, 40);
+    for (int k = 0; k < 200000; ++k) {
+      double ops[3] = {0, 0, std::ldexp(1.0, -80)};
+      for (int j = 0; j < 2; ++j) {
+        double& v = ops[j];
+        float x;
+        do {
+          const uint32_t b = bits(rng);
+          std::memcpy(&x, &b, 4);
+        } while (!std::isfinite(x));
+        v = k % 2 ? x : std::ldexp(1.0 + std::ldexp(static_cast<double>(bits(rng) & 0xfff), -11),
+                                   shift(rng));
+        if (k % 2 == 0) v = static_cast<float>(v);
+      }
+      ASSERT_TRUE(SameValue(add.Evaluate(ops), RoundDouble(kBinary32, arith.Add(ops[0], ops[1]))))
+          << w << std::hexfloat << " " << ops[0] << " + " << ops[1];
+      ASSERT_TRUE(SameValue(sub.Evaluate(ops), RoundDouble(kBinary32, arith.Sub(ops[0], ops[1]))))
+          << w << std::hexfloat << " " << ops[0] << " - " << ops[1];
+      ASSERT_TRUE(SameValue(mul.Evaluate(ops), RoundDouble(kBinary32, arith.Mul(ops[0], ops[1]))))
+          << w << std::hexfloat << " " << ops[0] << " * " << ops[1];
+      ASSERT_TRUE(SameValue(fma.Evaluate(ops),
+                            RoundDouble(kBinary32, arith.MulAdd(ops[0], ops[1], std::ldexp(1.0, -80)))))
+          << w << std::hexfloat << " fma " << ops[0] << " " << ops[1];
+    }
+  }
+}
+
+TEST(ModelExpr, TruncationAndStorageRounding) {
+  // Truncation drops the low bits: 1 + 2^-8 + 2^-9 in bf16 (p = 8) is
+  // 1 + 2^-7 to nearest, 1 toward zero.
+  const ModelProgram rz = ParseModel("rz", "out = bf16_rz(grad + t)", kOperands, kBinary32);
+  const ModelProgram rn = ParseModel("rn", "out = bf16(grad + t)", kOperands, kBinary32);
+  const double ops[2] = {1.0, std::ldexp(3.0, -9)};
+  EXPECT_EQ(rz.Evaluate(ops), 1.0);
+  EXPECT_EQ(rn.Evaluate(ops), 1.0 + std::ldexp(1.0, -7));
+  // The result is rounded to the storage format once more.
+  const ModelProgram stored = ParseModel("stored", "out = grad + t", kOperands, kBFloat16);
+  EXPECT_EQ(stored.Evaluate(ops), 1.0 + std::ldexp(1.0, -7));
+  // Python's grad - grad*t*t is (grad*t)*t: another model than grad*(t*t).
+  const ModelProgram left = ParseModelSpec("mac_left: p = grad*t; out = fma(-p, t, grad)",
+                                           kOperands, kBinary32);
+  EXPECT_EQ(left.name, "mac_left");
+  const double g[2] = {3.0, 0.5};
+  EXPECT_EQ(left.Evaluate(g), 2.25);
+}
+
+std::string ErrorOf(const std::string& spec, size_t* column = nullptr) {
+  try {
+    ParseModelSpec(spec, kOperands, kBFloat16);
+  } catch (const ModelSyntaxError& e) {
+    if (column) *column = e.column();
+    return e.what();
+  }
+  return "(parsed)";
+}
+
+TEST(ModelExpr, ErrorsNameTheColumn) {
+  size_t column = 0;
+  EXPECT_EQ(ErrorOf("m: out = grad*(t + 1", &column), "model 'm', column 21: expected ')', found the end");
+  EXPECT_EQ(column, 21u);
+  EXPECT_EQ(ErrorOf("m: out = grad*x"), "model 'm', column 15: unknown name 'x' (defined here: grad, t)");
+  EXPECT_EQ(ErrorOf("m: r = t*t; out = fma(r, grad)"),
+            "model 'm', column 19: fma() takes 3 arguments, got 2");
+  EXPECT_EQ(ErrorOf("m: out = bf17(t)"),
+            "model 'm', column 10: unknown function 'bf17' (fma, neg, f32, bf16, f16, f32_rz, "
+            "bf16_rz, f16_rz)");
+  EXPECT_EQ(ErrorOf("m: working f32; out = t*0.1"),
+            "model 'm', column 25: 0.1 is not a value of the working format f32");
+  EXPECT_EQ(ErrorOf("m: out = t; working bf16"),
+            "model 'm', column 13: 'working FORMAT' must be the first statement");
+  EXPECT_EQ(ErrorOf("m: working f64; out = t"),
+            "model 'm', column 12: unknown working format 'f64' (f32, bf16, f16)");
+  EXPECT_EQ(ErrorOf("m: r = t*t"), "model 'm', column 11: no 'out = ...': the model's result is out");
+  EXPECT_EQ(ErrorOf("m: t = grad"), "model 'm', column 4: 't' is an operand: it cannot be assigned");
+  EXPECT_EQ(ErrorOf("m: out = grad t"), "model 'm', column 15: expected ';', found 't'");
+  EXPECT_EQ(ErrorOf("m:"), "model 'm', column 3: empty model: expected statements such as 'out = grad*t'");
+  EXPECT_NE(ErrorOf("grad*t").find("expected NAME: statements"), std::string::npos);
+}
+
+// The printed models are the models: every built-in program equals the
+// template's model of the same name on every suite of its format, and covers
+// every template model but Highway's software f16 conversion.
+TEST(ModelExpr, BuiltinExpressionsAreTheTemplateModels) {
+  for (const FloatFormat* format : kSmallFormats) {
+    const std::vector<ModelProgram> programs = TanhBwdModelPrograms(*format);
+    const std::vector<std::string> names = TanhBwdModelNames(*format);
+    std::vector<std::pair<size_t, const ModelProgram*>> pairs;
+    for (size_t m = 0; m < names.size(); ++m) {
+      for (const ModelProgram& p : programs) {
+        if (p.name == names[m]) pairs.push_back({m, &p});
+      }
+      const bool soft = names[m].find("hwy_soft") != std::string::npos;
+      EXPECT_TRUE(soft || (!pairs.empty() && pairs.back().first == m))
+          << names[m] << " in " << format->name << " has no program";
+    }
+    for (const SuiteInfo& suite : TanhBwdSuites()) {
+      const InputSet inputs = GenerateTanhBwdSuite(*format, suite.name, 1, 20000);
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        const double ops[2] = {inputs.columns[0][i], inputs.columns[1][i]};
+        const std::vector<float> expected = TanhBwdModelOutputs(*format, inputs.columns[0][i],
+                                                                inputs.columns[1][i]);
+        for (const auto& [m, program] : pairs) {
+          ASSERT_TRUE(SameValue(program->Evaluate(ops), expected[m]))
+              << format->name << " " << suite.name << " #" << i << " " << program->name << ": "
+              << program->text << std::hexfloat << " grad " << ops[0] << " t " << ops[1];
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ulpgate
