@@ -14,6 +14,7 @@ packages=(
   libbenchmark-dev      # benchmarks
   libcli11-dev          # the command line
   libfmt-dev            # text formatting
+  libxtensor-dev libzip-dev  # NumPy .npy (xtensor) and .npz (libzip) files
   python3               # the independent rechecks of reports (tools/python)
   qemu-user             # qemu-x86_64 -cpu MODEL: ulpgate on emulated smaller CPUs (a test)
 )

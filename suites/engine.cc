@@ -16,6 +16,8 @@ const char* CaseKindName(CaseKind kind) {
       return "model";
     case CaseKind::kPeer:
       return "peer";
+    case CaseKind::kOutputs:
+      return "outputs";
   }
   return "?";
 }
@@ -198,15 +200,13 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
     }
     r.bounded = problem.bounded();
     r.output_digest = digest;
-    if (cs.expected >= 0) {
-      r.conformance.expected_model = problem.model_names()[cs.expected];
-      for (size_t m = 0; m < cs.compared.size(); ++m) {
-        if (cs.compared[m] == cs.expected) {
-          r.conformance.mismatches = mismatches[m];
-          r.conformance.first_mismatch_index = first[m];
-        }
-        if (mismatches[m] == 0) r.conformance.matching.push_back(problem.model_names()[cs.compared[m]]);
+    if (cs.expected >= 0) r.conformance.expected_model = problem.model_names()[cs.expected];
+    for (size_t m = 0; m < cs.compared.size(); ++m) {
+      if (cs.compared[m] == cs.expected) {
+        r.conformance.mismatches = mismatches[m];
+        r.conformance.first_mismatch_index = first[m];
       }
+      if (mismatches[m] == 0) r.conformance.matching.push_back(problem.model_names()[cs.compared[m]]);
     }
   }
   return run;

@@ -39,9 +39,10 @@ struct Conformance {
 
 // What produced a case's outputs: the target's kernel; the model the target's
 // kernel must follow, evaluated in emulation (for a target this CPU cannot
-// run, or when asked); or a peer library (no model).
-enum class CaseKind { kKernel, kModel, kPeer };
-const char* CaseKindName(CaseKind kind);  // "kernel", "model", "peer"
+// run, or when asked); a peer library (no model); or outputs made elsewhere
+// and read from a file (`check`: compared with every model, none expected).
+enum class CaseKind { kKernel, kModel, kPeer, kOutputs };
+const char* CaseKindName(CaseKind kind);  // "kernel", "model", "peer", "outputs"
 
 // The record of one case: what every report, dump, golden and gate reads.
 struct CaseResult {

@@ -63,6 +63,7 @@ void AddMatrixCommand(CLI::App& app);
 void AddDriftCommand(CLI::App& app);
 void AddGoldenCommand(CLI::App& app);
 void AddGateCommand(CLI::App& app);
+void AddCheckCommand(CLI::App& app);  // check, and suite export
 
 }  // namespace ulpgate
 

@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   });
   ulpgate::AddListCommand(app);
   ulpgate::AddRunCommand(app);
+  ulpgate::AddCheckCommand(app);
   ulpgate::AddExplainCommand(app);
   ulpgate::AddDivergeCommand(app);
   ulpgate::AddMatrixCommand(app);

@@ -1,0 +1,188 @@
+#include "suites/check.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "oracles/float_text.h"
+#include "suites/chunk_driver.h"
+#include "suites/report.h"
+#include "suites/tanh_bwd_cases.h"
+#include "suites/tanh_bwd_oracle.h"
+
+namespace ulpgate {
+
+namespace {
+
+bool SameValue(float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  return FloatBits(a) == FloatBits(b);
+}
+
+double ModelOutput(const ModelProgram& m, const InputSet& inputs, uint64_t i) {
+  const double ops[2] = {inputs.columns[0][i], inputs.columns[1][i]};
+  return m.Evaluate(ops);
+}
+
+// The file's outputs as a case of the engine, compared with every model.
+class CheckProblem : public EngineProblem {
+ public:
+  explicit CheckProblem(const CheckRequest& r) : r_(r) {
+    for (const ModelProgram& m : r.models) names_.push_back(m.name);
+  }
+  const FloatFormat& format() const override { return *r_.format; }
+  uint64_t size() const override { return r_.inputs.size(); }
+  std::vector<EngineUnit> Units() const override {
+    std::vector<EngineUnit> units;
+    for (uint64_t begin = 0, g = 0; begin < size(); begin += kEngineChunk, ++g) {
+      units.push_back({begin, std::min<uint64_t>(kEngineChunk, size() - begin), g});
+    }
+    return units;
+  }
+  const std::vector<std::string>& model_names() const override { return names_; }
+  void Outputs(size_t, const EngineUnit& unit, float* out) const override {
+    std::copy(r_.outputs.begin() + static_cast<std::ptrdiff_t>(unit.begin),
+              r_.outputs.begin() + static_cast<std::ptrdiff_t>(unit.begin + unit.count), out);
+  }
+  ElementTruth Truth(uint64_t i, float* models) const override {
+    for (size_t m = 0; m < r_.models.size(); ++m) {
+      models[m] = static_cast<float>(ModelOutput(r_.models[m], r_.inputs, i));
+    }
+    return ElementTruth(TanhBwdExact(r_.inputs.columns[0][i], r_.inputs.columns[1][i]));
+  }
+  float MapValue(uint64_t i) const override { return r_.inputs.columns[1][i]; }
+
+ private:
+  const CheckRequest& r_;
+  std::vector<std::string> names_;
+};
+
+bool Nearer(const ModelComparison::Example& a, const ModelComparison::Example& b) {
+  return a.apart_ulp != b.apart_ulp ? a.apart_ulp < b.apart_ulp : a.index < b.index;
+}
+
+}  // namespace
+
+double UlpsApart(const FloatFormat& format, double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) {
+    return std::isnan(a) && std::isnan(b) ? 0 : std::numeric_limits<double>::infinity();
+  }
+  if (a == b) return 0;
+  if (std::isinf(a) || std::isinf(b)) return std::numeric_limits<double>::infinity();
+  const double larger = std::max(std::fabs(a), std::fabs(b));
+  const int e = std::max(std::ilogb(larger), format.emin);
+  return std::fabs(a - b) / std::ldexp(1.0, e - format.precision + 1);
+}
+
+CheckResult RunCheck(const CheckRequest& request) {
+  CheckResult out;
+  const size_t n = request.inputs.size();
+  if (request.outputs.size() != n) {
+    throw InputError("check: " + std::to_string(request.outputs.size()) + " outputs for " +
+                     std::to_string(n) + " inputs");
+  }
+  const CheckProblem problem(request);
+  EngineCase c;
+  c.kind = CaseKind::kOutputs;
+  c.variant = request.label;
+  for (size_t m = 0; m < request.models.size(); ++m) c.compared.push_back(static_cast<int>(m));
+  EngineOptions options;
+  options.threads = request.threads;
+  options.progress = request.progress;
+  EngineRun run = RunEngine(problem, {c}, options);
+  out.result = std::move(run.cases.front());
+  out.result.op = "tanh_bwd";
+  out.result.variant = request.label;
+  out.result.target = "";
+  out.result.dtype = request.format->name;
+  out.result.suite = request.inputs.source;
+  out.result.seed = request.inputs.seed;
+
+  // Per model: mismatches, the nearest examples and the positions, by
+  // blocks of inputs on the engine's driver, merged in block order.
+  const size_t models = request.models.size();
+  constexpr size_t kBlock = 65536;
+  const size_t blocks = (n + kBlock - 1) / kBlock;
+  std::vector<std::vector<ModelComparison>> partial(blocks);
+  RunUnits(blocks, request.threads, [&](size_t b) {
+    std::vector<ModelComparison>& mine = partial[b];
+    mine.resize(models);
+    for (ModelComparison& m : mine) m.by_position.assign(request.period, 0);
+    const size_t end = std::min(n, (b + 1) * kBlock);
+    for (size_t i = b * kBlock; i < end; ++i) {
+      const float y = request.outputs[i];
+      for (size_t m = 0; m < models; ++m) {
+        const float want = static_cast<float>(ModelOutput(request.models[m], request.inputs, i));
+        if (SameValue(y, want)) continue;
+        ModelComparison& mc = mine[m];
+        ++mc.mismatches;
+        if (request.period > 0) ++mc.by_position[i % request.period];
+        const ModelComparison::Example e{i, y, want, UlpsApart(*request.format, y, want)};
+        if (mc.nearest.size() < request.examples) {
+          mc.nearest.push_back(e);
+          std::sort(mc.nearest.begin(), mc.nearest.end(), Nearer);
+        } else if (request.examples > 0 && Nearer(e, mc.nearest.back())) {
+          mc.nearest.back() = e;
+          std::sort(mc.nearest.begin(), mc.nearest.end(), Nearer);
+        }
+      }
+    }
+  });
+  out.models.resize(models);
+  for (size_t m = 0; m < models; ++m) {
+    ModelComparison& mc = out.models[m];
+    mc.name = request.models[m].name;
+    mc.expression = request.models[m].text;
+    mc.user = m < request.user_models.size() && request.user_models[m];
+    mc.by_position.assign(request.period, 0);
+    for (const auto& block : partial) {
+      const ModelComparison& p = block[m];
+      mc.mismatches += p.mismatches;
+      for (size_t k = 0; k < request.period; ++k) mc.by_position[k] += p.by_position[k];
+      mc.nearest.insert(mc.nearest.end(), p.nearest.begin(), p.nearest.end());
+    }
+    std::sort(mc.nearest.begin(), mc.nearest.end(), Nearer);
+    if (mc.nearest.size() > request.examples) mc.nearest.resize(request.examples);
+  }
+  return out;
+}
+
+nlohmann::ordered_json CheckJson(const CheckRequest& request, const CheckResult& result) {
+  const FloatFormat& format = *request.format;
+  auto value = [&](float v) {
+    nlohmann::ordered_json j;
+    j["value"] = HexFloat(v);
+    j["bits"] = BitsText(format, EncodeBits(format, v));
+    return j;
+  };
+  nlohmann::ordered_json j = CaseJson(result.result, request.inputs);
+  j.erase("target");
+  nlohmann::ordered_json conformance;
+  conformance["matching"] = result.result.conformance.matching;
+  nlohmann::ordered_json models = nlohmann::ordered_json::array();
+  for (const ModelComparison& m : result.models) {
+    nlohmann::ordered_json mj;
+    mj["name"] = m.name;
+    mj["expression"] = m.expression;
+    mj["source"] = m.user ? "user" : "builtin";
+    mj["mismatches"] = m.mismatches;
+    nlohmann::ordered_json nearest = nlohmann::ordered_json::array();
+    for (const auto& e : m.nearest) {
+      nlohmann::ordered_json ej = InputJson(request.inputs, e.index);
+      ej["output"] = value(e.output);
+      ej["model"] = value(e.model);
+      ej["apart_ulp"] = std::isinf(e.apart_ulp) ? nlohmann::ordered_json("inf")
+                                                : nlohmann::ordered_json(e.apart_ulp);
+      nearest.push_back(ej);
+    }
+    mj["nearest_mismatches"] = nearest;
+    if (request.period > 0) mj["mismatches_by_position"] = m.by_position;
+    models.push_back(mj);
+  }
+  conformance["models"] = models;
+  if (request.period > 0) conformance["period"] = request.period;
+  j["conformance"] = conformance;
+  return j;
+}
+
+}  // namespace ulpgate

@@ -1,0 +1,444 @@
+// `ulpgate check`: outputs made elsewhere against the exact value and the
+// models; `ulpgate suite export`: a suite's inputs for another framework.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <set>
+
+#include "oracles/float_text.h"
+#include "oracles/model_expr.h"
+#include "suites/check.h"
+#include "suites/numpy_files.h"
+#include "suites/op_table.h"
+#include "suites/report.h"
+#include "suites/tanh_bwd_oracle.h"
+#include "suites/tanh_bwd_suites.h"
+#include "tools/cli.h"
+#include "tools/run_limits.h"
+#include "tools/text_table.h"
+
+namespace ulpgate {
+
+namespace {
+
+constexpr const char* kCheckReportFormat = "ulpgate-check-1";
+
+struct CheckArgs {
+  std::string op = "tanh_bwd";
+  std::string dtype = "f32";
+  std::string inputs_path, outputs_spec, label, json_path, models_path;
+  std::vector<std::string> model_specs;
+  std::vector<std::string> require_models;
+  size_t period = 0;
+  double max_ulp = -1;
+  unsigned threads = 0;
+  bool quiet = false;
+};
+
+const FloatFormat& CheckFormat(const std::string& op, const std::string& dtype) {
+  const OpInfo& info = GetOp(op);
+  if (info.family != OpFamily::kElementwise) {
+    throw UsageError("check takes tanh_bwd outputs; the linear and MSE ops are not supported yet");
+  }
+  const FloatFormat* format = FindFormat(dtype);
+  if (format == nullptr ||
+      std::find(info.dtypes.begin(), info.dtypes.end(), dtype) == info.dtypes.end()) {
+    std::string known;
+    for (const auto& d : info.dtypes) known += (known.empty() ? "" : ", ") + d;
+    throw UsageError("unknown --dtype '" + dtype + "' for " + op + " (" + known + ")");
+  }
+  return *format;
+}
+
+// An array of the file by name, or the error listing the arrays there.
+const NumpyArray& ArrayNamed(const std::vector<NumpyArray>& arrays, const std::string& name,
+                             const std::string& path) {
+  for (const NumpyArray& a : arrays) {
+    if (a.name == name) return a;
+  }
+  std::string names;
+  for (const NumpyArray& a : arrays) names += (names.empty() ? "" : ", ") + a.name;
+  throw UsageError(path + ": no array '" + name + "' (arrays: " + names + ")");
+}
+
+// The inputs: an .npz with one array per operand (named as the op names
+// them), an .npy of shape [operands, n], or an input file.
+InputSet ReadCheckInputs(const std::string& path, const FloatFormat& format) {
+  const std::vector<std::string>& names = kTanhBwdOperands;
+  if (!IsNumpyPath(path)) {
+    InputSet inputs = ReadInputFile(path, names);
+    for (size_t k = 0; k < names.size(); ++k) {
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        if (!IsRepresentable(format, inputs.columns[k][i])) {
+          throw InputError(fmt::format("{}: input {} {} = {} is not a {} value", path, i, names[k],
+                                       HexFloat(inputs.columns[k][i]), format.name));
+        }
+      }
+    }
+    return inputs;
+  }
+  const std::vector<NumpyArray> arrays = ReadNumpyFile(path);
+  InputSet inputs;
+  inputs.operand_names = names;
+  inputs.source = "file:" + path;
+  if (arrays.size() == 1 && arrays[0].shape.size() == 2 && arrays[0].shape[0] == names.size()) {
+    const std::vector<float> all = ArrayValues(arrays[0], format, path);
+    const size_t n = arrays[0].shape[1];
+    for (size_t k = 0; k < names.size(); ++k) {
+      inputs.columns.emplace_back(all.begin() + static_cast<std::ptrdiff_t>(k * n),
+                                  all.begin() + static_cast<std::ptrdiff_t>((k + 1) * n));
+    }
+    return inputs;
+  }
+  for (const std::string& name : names) {
+    const NumpyArray& a = ArrayNamed(arrays, name, path);
+    inputs.columns.push_back(ArrayValues(a, format, path + ":" + name));
+    if (inputs.columns.back().size() != inputs.columns.front().size()) {
+      throw InputError(fmt::format("{}: '{}' has {} elements, '{}' {}", path, name,
+                                   inputs.columns.back().size(), names.front(),
+                                   inputs.columns.front().size()));
+    }
+  }
+  return inputs;
+}
+
+// FILE[:ARRAY]: an array of an .npz (the only one that is not an operand when
+// no name is given), an .npy, or a text file of one value per line.
+std::vector<float> ReadCheckOutputs(const std::string& spec, const FloatFormat& format,
+                                    std::string* label) {
+  std::string path = spec, array;
+  const size_t colon = spec.rfind(':');
+  if (colon != std::string::npos && IsNumpyPath(spec.substr(0, colon))) {
+    path = spec.substr(0, colon);
+    array = spec.substr(colon + 1);
+  }
+  if (!IsNumpyPath(path)) {
+    InputSet values = ReadInputFile(path, {"output"});
+    if (label->empty()) *label = path;
+    return values.columns[0];
+  }
+  const std::vector<NumpyArray> arrays = ReadNumpyFile(path);
+  const NumpyArray* chosen = nullptr;
+  if (!array.empty()) {
+    chosen = &ArrayNamed(arrays, array, path);
+  } else if (arrays.size() == 1) {
+    chosen = &arrays[0];
+  } else {
+    std::vector<const NumpyArray*> candidates;
+    for (const NumpyArray& a : arrays) {
+      if (std::find(kTanhBwdOperands.begin(), kTanhBwdOperands.end(), a.name) ==
+          kTanhBwdOperands.end()) {
+        candidates.push_back(&a);
+      }
+    }
+    if (candidates.size() != 1) {
+      std::string names;
+      for (const auto* a : candidates) names += (names.empty() ? "" : ", ") + a->name;
+      throw UsageError(path + " holds several output arrays: name one as " + path + ":ARRAY (" +
+                       names + ")");
+    }
+    chosen = candidates[0];
+  }
+  if (label->empty()) *label = chosen->name;
+  return ArrayValues(*chosen, format, path + ":" + chosen->name);
+}
+
+std::vector<ModelProgram> CheckModels(const CheckArgs& args, const FloatFormat& format,
+                                      std::vector<bool>* user) {
+  std::vector<ModelProgram> models = TanhBwdModelPrograms(format);
+  user->assign(models.size(), false);
+  std::vector<std::string> specs = args.model_specs;
+  std::vector<std::string> where(specs.size(), "--model");
+  if (!args.models_path.empty()) {
+    std::ifstream in(args.models_path);
+    if (!in) throw UsageError(args.models_path + ": cannot open");
+    std::string line;
+    for (size_t number = 1; std::getline(in, line); ++number) {
+      const size_t first = line.find_first_not_of(" \t\r");
+      if (first == std::string::npos || line[first] == '#') continue;
+      specs.push_back(line);
+      where.push_back(fmt::format("{}:{}", args.models_path, number));
+    }
+  }
+  for (size_t k = 0; k < specs.size(); ++k) {
+    ModelProgram m;
+    try {
+      m = ParseModelSpec(specs[k], kTanhBwdOperands, format);
+    } catch (const ModelSyntaxError& e) {
+      throw UsageError(where[k] + ": " + e.what());
+    }
+    for (const ModelProgram& o : models) {
+      if (o.name == m.name) {
+        throw UsageError(where[k] + ": model '" + m.name + "' is already defined" +
+                         (user->at(&o - models.data()) ? "" : " (a built-in model)"));
+      }
+    }
+    models.push_back(std::move(m));
+    user->push_back(true);
+  }
+  return models;
+}
+
+std::string Ulp(double e) {
+  if (std::isinf(e)) return "inf";
+  return e >= 1e6 ? fmt::format("{:.3g}", e) : fmt::format("{:.4g}", e);
+}
+
+void PrintCheck(const CheckRequest& request, const CheckResult& result, bool quiet) {
+  const FloatFormat& format = *request.format;
+  const CaseResult& r = result.result;
+  const ErrorStatistics& s = r.stats;
+  auto value = [&](float v) { return HexFloat(v) + " (" + BitsText(format, EncodeBits(format, v)) + ")"; };
+  std::cout << fmt::format("check: {} as tanh_bwd in {} ({} outputs; inputs {})\n\n", request.label,
+                           format.name, r.n, request.inputs.source);
+  TextTable summary({"max_ulp", "mean_ulp", "p50", "p99", "p99.9", "correctly_rounded", "special",
+                     "signed_zero"});
+  summary.AddRow({Ulp(s.max_ulp()), Ulp(s.mean_ulp()), Ulp(s.Percentile(50)), Ulp(s.Percentile(99)),
+                  Ulp(s.Percentile(99.9)),
+                  fmt::format("{:.2f}%", 100.0 * s.correctly_rounded() / std::max<uint64_t>(s.n(), 1)),
+                  std::to_string(s.special_mismatch()), std::to_string(s.signed_zero_mismatch())});
+  summary.Print(std::cout);
+  if (s.max_index() >= 0) {
+    const uint64_t i = s.max_index();
+    std::cout << fmt::format("worst: {} ULP at input #{}: grad = {}, t = {}\n       output {}, exact {}\n",
+                             Ulp(s.max_ulp()), i, value(request.inputs.columns[0][i]),
+                             value(request.inputs.columns[1][i]), value(request.outputs[i]),
+                             TanhBwdExact(request.inputs.columns[0][i], request.inputs.columns[1][i])
+                                 .ToDecimal(17));
+  }
+  std::cout << '\n';
+  const auto& matching = r.conformance.matching;
+  if (matching.empty()) {
+    std::cout << "follows no model bit for bit; nearest first:\n";
+  } else {
+    std::string names;
+    for (const auto& m : matching) names += (names.empty() ? "" : ", ") + m;
+    std::cout << "follows bit for bit: " << names << "\n";
+  }
+  std::vector<const ModelComparison*> order;
+  for (const ModelComparison& m : result.models) order.push_back(&m);
+  std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
+    return a->mismatches < b->mismatches;
+  });
+  TextTable models({"model", "mismatches", "share", "expression"});
+  models.SetLeftAligned({0, 3});
+  for (const ModelComparison* m : order) {
+    models.AddRow({m->name + (m->user ? " (yours)" : ""), std::to_string(m->mismatches),
+                   fmt::format("{:.2f}%", 100.0 * m->mismatches / std::max<uint64_t>(r.n, 1)),
+                   m->expression});
+  }
+  models.Print(std::cout, "  ");
+  if (quiet) return;
+  // The nearest model the outputs do not follow: where they differ.
+  for (const ModelComparison* m : order) {
+    if (m->mismatches == 0) continue;
+    std::cout << fmt::format("\nnearest mismatches against {} ({} of {}):\n", m->name, m->mismatches, r.n);
+    for (const auto& e : m->nearest) {
+      std::cout << fmt::format("  #{}: grad = {}, t = {}: output {}, model {} ({} ULP apart)\n",
+                               e.index, HexFloat(request.inputs.columns[0][e.index]),
+                               HexFloat(request.inputs.columns[1][e.index]), value(e.output),
+                               value(e.model), Ulp(e.apart_ulp));
+    }
+    if (request.period > 0) {
+      std::cout << fmt::format("  by position (index mod {}):", request.period);
+      size_t shown = 0;
+      for (size_t k = 0; k < request.period; ++k) {
+        if (m->by_position[k] == 0) continue;
+        if (shown++ % 8 == 0) std::cout << "\n   ";
+        std::cout << fmt::format(" {}:{}", k, m->by_position[k]);
+      }
+      if (shown == 0) std::cout << " none";
+      std::cout << fmt::format("\n  ({} of {} positions differ)", shown, request.period);
+    }
+    std::cout << '\n';
+    break;
+  }
+}
+
+void Check(const CheckArgs& args) {
+  const FloatFormat& format = CheckFormat(args.op, args.dtype);
+  CheckRequest request;
+  request.format = &format;
+  request.inputs = ReadCheckInputs(args.inputs_path, format);
+  request.label = args.label;
+  request.outputs = ReadCheckOutputs(args.outputs_spec, format, &request.label);
+  if (request.outputs.size() != request.inputs.size()) {
+    throw UsageError(fmt::format("{} outputs for {} inputs: the shapes differ",
+                                 request.outputs.size(), request.inputs.size()));
+  }
+  if (request.inputs.size() == 0) throw UsageError(args.inputs_path + ": no inputs");
+  request.models = CheckModels(args, format, &request.user_models);
+  for (const std::string& m : args.require_models) {
+    if (std::none_of(request.models.begin(), request.models.end(),
+                     [&](const ModelProgram& p) { return p.name == m; })) {
+      std::string known;
+      for (const auto& p : request.models) known += (known.empty() ? "" : ", ") + p.name;
+      throw UsageError("--require-model " + m + ": unknown model (" + known + ")");
+    }
+  }
+  request.period = args.period;
+  request.threads = args.threads;
+  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  if (tty) {
+    request.progress = [](uint64_t done, uint64_t total) {
+      std::cerr << fmt::format("\r  {} / {} outputs ({:.0f}%)", done, total, 100.0 * done / total)
+                << std::flush;
+    };
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const CheckResult result = RunCheck(request);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (tty) std::cerr << '\r' << std::string(60, ' ') << '\r';
+
+  std::vector<std::string> failures;
+  if (args.max_ulp >= 0 && (result.result.stats.max_ulp() > args.max_ulp ||
+                            result.result.stats.special_mismatch() > 0)) {
+    failures.push_back(fmt::format("max ULP error {} above --max-ulp {}{}",
+                                   Ulp(result.result.stats.max_ulp()), args.max_ulp,
+                                   result.result.stats.special_mismatch() > 0
+                                       ? fmt::format(", {} special mismatches",
+                                                     result.result.stats.special_mismatch())
+                                       : ""));
+  }
+  for (const std::string& m : args.require_models) {
+    for (const ModelComparison& c : result.models) {
+      if (c.name == m && c.mismatches > 0) {
+        failures.push_back(fmt::format("does not follow {} ({} mismatches)", m, c.mismatches));
+      }
+    }
+  }
+  {
+    StdoutToStderr guard(args.json_path == "-");
+    PrintCheck(request, result, args.quiet);
+    if (args.max_ulp >= 0 || !args.require_models.empty()) {
+      std::cout << '\n';
+      for (const auto& f : failures) std::cout << "  " << request.label << ": " << f << '\n';
+      std::cout << (failures.empty() ? "check: PASS\n" : "check: FAIL\n");
+    }
+    std::cerr << fmt::format("checked {} outputs against {} models in {:.2f} s\n", request.outputs.size(),
+                             request.models.size(), seconds);
+  }
+  if (!args.json_path.empty()) {
+    nlohmann::ordered_json report;
+    report["format"] = kCheckReportFormat;
+    report["tool"] = "ulpgate 0.1.0";
+    report["label"] = request.label;
+    report["inputs"] = args.inputs_path;
+    report["outputs"] = args.outputs_spec;
+    if (args.max_ulp >= 0 || !args.require_models.empty()) {
+      report["verdict"] = failures.empty() ? "PASS" : "FAIL";
+      report["failures"] = failures;
+    }
+    report["results"] = {CheckJson(request, result)};
+    WriteJsonFile(args.json_path, report);
+  }
+  if (!failures.empty()) ExitStatus() = 1;
+}
+
+struct ExportArgs {
+  std::string op = "tanh_bwd", suite = "domain", dtype = "f32", out;
+  uint64_t n = 0, seed = 1;
+};
+
+void Export(const ExportArgs& args) {
+  const FloatFormat& format = CheckFormat(args.op, args.dtype);
+  const SuiteInfo* info = nullptr;
+  std::string names;
+  for (const auto& s : TanhBwdSuites()) {
+    names += (names.empty() ? "" : ", ") + s.name;
+    if (s.name == args.suite) info = &s;
+  }
+  if (info == nullptr) throw UsageError("unknown suite '" + args.suite + "' (" + names + ")");
+  const InputSet inputs = GenerateTanhBwdSuite(format, args.suite, args.seed,
+                                               args.n ? args.n : info->default_n);
+  const std::string regenerate =
+      fmt::format("ulpgate suite export --op {} --suite {} --dtype {} --n {} --seed {} --out {}",
+                  args.op, args.suite, format.name, inputs.size(), args.seed, args.out);
+  const bool npz = args.out.size() > 4 && args.out.compare(args.out.size() - 4, 4, ".npz") == 0;
+  const bool npy = args.out.size() > 4 && args.out.compare(args.out.size() - 4, 4, ".npy") == 0;
+  if (npz) {
+    std::vector<NumpyOutput> arrays;
+    for (size_t k = 0; k < inputs.operand_names.size(); ++k) {
+      arrays.push_back({inputs.operand_names[k], {inputs.size()}, inputs.columns[k]});
+    }
+    WriteNumpyFile(args.out, arrays);
+  } else if (npy) {
+    NumpyOutput all{"inputs", {inputs.operand_names.size(), inputs.size()}, {}};
+    for (const auto& column : inputs.columns) all.values.insert(all.values.end(), column.begin(), column.end());
+    WriteNumpyFile(args.out, {all});
+  } else {
+    WriteInputFile(args.out, inputs,
+                   {fmt::format("ulpgate inputs of tanh_bwd in {}: {} ({} tuples)", format.name,
+                                inputs.source, inputs.size()),
+                    "regenerate: " + regenerate});
+  }
+  std::cout << fmt::format("wrote {} inputs of tanh_bwd ({} suite, {}, seed {}) to {}{}\n",
+                           inputs.size(), args.suite, format.name, args.seed, args.out,
+                           npz   ? " (arrays grad, t; float32 holding values of the format)"
+                           : npy ? " (one float32 array [2, n]: grad, then t)"
+                                 : "");
+}
+
+}  // namespace
+
+void AddCheckCommand(CLI::App& app) {
+  auto args = std::make_shared<CheckArgs>();
+  auto* cmd = app.add_subcommand(
+      "check",
+      "Measure outputs made elsewhere (PyTorch, an accelerator, a library) against the exact "
+      "value, and name the rounding models they follow bit for bit");
+  cmd->add_option("--op", args->op, "The op the outputs are of")->capture_default_str();
+  cmd->add_option("--dtype", args->dtype,
+                  "Format of inputs and outputs: f32, bf16, f16 (arrays may hold them as float32)")
+      ->capture_default_str();
+  cmd->add_option("--inputs", args->inputs_path,
+                  ".npz with arrays grad and t, .npy [2, n], or an input file ('grad t' per line)")
+      ->required();
+  cmd->add_option("--outputs", args->outputs_spec,
+                  "FILE[:ARRAY]: an array of an .npz (needed when it holds several outputs), an "
+                  ".npy, or a text file of one value per line")
+      ->required();
+  cmd->add_option("--label", args->label, "Name of the outputs in reports (default: the array's)");
+  cmd->add_option("--model", args->model_specs,
+                  "A model of your own, 'NAME: statements', e.g. 'mac_left: p = grad*t; out = "
+                  "fma(-p, t, grad)' (repeatable; the language: docs/models.md)");
+  cmd->add_option("--models", args->models_path, "A file of models, one 'NAME: statements' per line");
+  cmd->add_option("--period", args->period,
+                  "Break mismatches down by input index mod K (a vector body against a tail)")
+      ->check(CountValidator("a period", 1, kMaxTanhBwdInputs));
+  cmd->add_option("--json", args->json_path, "Write the JSON report here (- for stdout)");
+  cmd->add_option("--max-ulp", args->max_ulp,
+                  "Exit 1 if the max ULP error is above this or an output has a special mismatch")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--require-model", args->require_models,
+                  "Exit 1 unless the outputs follow this model bit for bit (repeatable)");
+  cmd->add_option("--threads", args->threads, "Worker threads (default: all cores)")
+      ->check(CountValidator("a thread count", 1, kMaxThreads));
+  cmd->add_flag("--quiet", args->quiet, "Only the summary and the model table");
+  cmd->callback([args] { Check(*args); });
+
+  auto eargs = std::make_shared<ExportArgs>();
+  auto* suite = app.add_subcommand("suite", "Work with input suites");
+  suite->require_subcommand(1);
+  auto* exp = suite->add_subcommand(
+      "export", "Write a suite's inputs for another framework: .npz (one array per operand), "
+                ".npy ([operands, n]) or an input file (any other name)");
+  exp->add_option("--op", eargs->op, "The op")->capture_default_str();
+  exp->add_option("--suite", eargs->suite, "The suite (ulpgate list)")->capture_default_str();
+  exp->add_option("--dtype", eargs->dtype, "Format of the inputs: f32, bf16, f16")->capture_default_str();
+  exp->add_option("--n", eargs->n, "Number of inputs (default: the suite's)")
+      ->check(CountValidator("the number of inputs", 1, kMaxTanhBwdInputs));
+  exp->add_option("--seed", eargs->seed, "Suite seed")
+      ->capture_default_str()
+      ->check(CountValidator("a seed", 0, kMaxSeed));
+  exp->add_option("--out", eargs->out, "Where to write: FILE.npz, FILE.npy or a text file")->required();
+  exp->callback([eargs] { Export(*eargs); });
+}
+
+}  // namespace ulpgate
