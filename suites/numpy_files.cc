@@ -51,12 +51,24 @@ NumpyArray ParseNpy(const std::string& bytes, const std::string& where) {
   if (data_start > bytes.size()) throw InputError(where + ": truncated .npy header");
   NumpyArray array;
   bool fortran_order = false;
+  std::string header = bytes.substr(8 + length_bytes, header_length);
+  // xtensor's header check knows the numeric kinds only; a 2-byte void, what
+  // NumPy writes for ml_dtypes' bfloat16, is read as the same bytes (uint16)
+  // and named by its own type string again below.
+  bool void16 = false;
+  for (const char* v : {"'|V2'", "'<V2'"}) {
+    const size_t at = header.find(v);
+    if (at != std::string::npos) {
+      header.replace(at, 5, "'<u2'");
+      void16 = true;
+    }
+  }
   try {
-    xt::detail::parse_header(bytes.substr(8 + length_bytes, header_length), array.dtype,
-                             &fortran_order, array.shape);
+    xt::detail::parse_header(header, array.dtype, &fortran_order, array.shape);
   } catch (const std::exception& e) {
     throw InputError(where + ": malformed .npy header (" + e.what() + ")");
   }
+  if (void16) array.dtype = "|V2";
   if (fortran_order && array.shape.size() > 1) {
     throw InputError(where + ": a Fortran-order array; save it in C order (np.ascontiguousarray)");
   }

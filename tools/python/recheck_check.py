@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Recheck `ulpgate check` reports of tanh_bwd outputs with exact rational arithmetic.
+
+Independent of the C++ harness: reads the .npz archive the outputs came from (standard
+library only), recomputes every output's exact value and ULP error with
+fractions.Fraction (recheck_dump.py's definitions), the histogram, and the built-in
+models from their op sequences written out here (binary32_exact.py: each operation
+exact, then one rounding), and compares the histogram, the special and signed-zero
+counts, the correctly rounded count and the set of models each path follows bit for bit
+with what the report says.
+
+    python3 tools/python/recheck_check.py ARCHIVE.npz DTYPE REPORT.json [REPORT.json ...]
+
+With a period in the report (check --period K), the mismatches by position (index mod K)
+against every built-in model are rechecked too.
+
+The report's label names the archive's array. Of the models given by the user, only
+mac_left (defined here) is rechecked; others are left out of the matching sets compared. Exit 0 when everything agrees, 1 on a disagreement, 2 on
+unreadable input.
+"""
+
+import json
+import math
+import os
+import sys
+from fractions import Fraction
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import binary32_exact as bx  # noqa: E402
+import recheck_dump as rd  # noqa: E402
+from peer_models import load_npz  # noqa: E402
+
+ONE = bx.Value.num(1)
+
+
+def models(fmt):
+    """name -> function(grad, t) of exact Values, the models `check` has built in."""
+    f32 = bx.F32
+
+    def rn(v, f=f32):
+        return bx.round_to(v, f)
+
+    sequences = {
+        # r = t*t; out = grad - grad*r, the subtraction fused with the product
+        "mac_fused": lambda g, t, f: rn(bx.fma(bx.neg(g), rn(bx.mul(t, t), f), g), f),
+        # r = t*t; p = grad*r; out = grad - p
+        "mac_unfused": lambda g, t, f: rn(bx.sub(g, rn(bx.mul(g, rn(bx.mul(t, t), f)), f)), f),
+        # r = t*t; s = 1 - r; out = grad*s
+        "mulsub": lambda g, t, f: rn(bx.mul(g, rn(bx.sub(ONE, rn(bx.mul(t, t), f)), f)), f),
+        # s = 1 - t*t fused; out = grad*s
+        "mulsub_fused": lambda g, t, f: rn(bx.mul(g, rn(bx.fma(bx.neg(t), t, ONE), f)), f),
+    }
+    if fmt is f32:
+        return {name: (lambda s: lambda g, t: s(g, t, f32))(s) for name, s in sequences.items()}
+    per_op_names = {"mac_unfused": "mac_per_op", "mulsub": "mulsub_per_op"}
+    out = {}
+    for name, s in sequences.items():
+        out[name + "_opmath"] = (lambda s: lambda g, t: rn(s(g, t, f32), fmt))(s)
+        out[per_op_names.get(name, name + "_per_op")] = (lambda s: lambda g, t: s(g, t, fmt))(s)
+        if fmt.name == "bf16":
+            out[name + "_opmath_truncating"] = (
+                lambda s: lambda g, t: bx.round_to(s(g, t, f32), fmt, toward_zero=True))(s)
+    return out
+
+
+def user_models(fmt):
+    """Models the tests give `check` with --model, rechecked too: Python's
+    grad - grad*t*t, that is (grad*t)*t, with the subtraction fused (mac_left:
+    p = grad*t; out = fma(-p, t, grad), working format f32)."""
+    f32 = bx.F32
+    return {"mac_left": lambda g, t: bx.round_to(
+        bx.round_to(bx.fma(bx.neg(bx.round_to(bx.mul(g, t), f32)), t, g), f32), fmt)}
+
+
+def same(a, b):
+    """Two exact Values, bit for bit (every NaN alike)."""
+    if a.kind == "nan" or b.kind == "nan":
+        return a.kind == b.kind
+    return a.kind == b.kind and a.q == b.q and a.neg == b.neg
+
+
+def main(argv):
+    if len(argv) < 4:
+        print(__doc__)
+        return 2
+    archive, dtype, reports = argv[1], argv[2], argv[3:]
+    try:
+        arrays = load_npz(archive)
+        fmt = bx.FORMATS[dtype]
+        rd.set_format(dtype)
+    except (OSError, ValueError, KeyError) as e:
+        print("recheck_check: %s" % e)
+        return 2
+    grads, ts = arrays["grad"], arrays["t"]
+    n = len(grads)
+    table = models(fmt)
+    table.update(user_models(fmt))
+    # Every model's output and every exact value once: the paths share the inputs.
+    model_outputs = {name: [] for name in table}
+    exact = []
+    for g, t in zip(grads, ts):
+        gv, tv = bx.from_float(g), bx.from_float(t)
+        for name, f in table.items():
+            model_outputs[name].append(f(gv, tv))
+        exact.append(rd.exact_tanh_bwd(g, t))
+    failures = []
+    for path in reports:
+        with open(path) as f:
+            report = json.load(f)
+        label = report["label"]
+        result = report["results"][0]
+        outputs = arrays.get(label)
+        if outputs is None or len(outputs) != n:
+            failures.append("%s: no array %s of %d outputs in %s" % (path, label, n, archive))
+            continue
+        counts = [0] * (len(rd.ULP_BOUNDS) + 1)
+        special = signed_zero = correctly_rounded = 0
+        for x, y in zip(exact, outputs):
+            e = rd.ulp_error(x, y)
+            if e["special"]:
+                special += 1
+            else:
+                counts[e["bin"]] += 1
+            signed_zero += e["signed_zero"]
+            correctly_rounded += e["correctly_rounded"]
+        matching = sorted(name for name, outs in model_outputs.items()
+                          if all(same(bx.from_float(y), m) for y, m in zip(outputs, outs)))
+        said = result["conformance"]
+        # The models of the report this script knows: the built-in ones and
+        # its own definitions of the tests' user models.
+        known = [x["name"] for x in said["models"]
+                 if x["source"] == "builtin" or x["name"] in user_models(fmt)]
+        matching = [m for m in matching if m in known]
+        said_matching = sorted(m for m in said["matching"] if m in known)
+        period = said.get("period")
+        positions = {}
+        for m in said["models"]:
+            if m["name"] in known and period:
+                mine = [0] * period
+                for i, (y, want) in enumerate(zip(outputs, model_outputs[m["name"]])):
+                    if not same(bx.from_float(y), want):
+                        mine[i % period] += 1
+                positions[m["name"]] = (mine, m["mismatches_by_position"])
+        checks = [
+            ("histogram", counts, result["histogram"]["counts"]),
+            ("special mismatches", special, result["special_mismatch"]),
+            ("signed-zero mismatches", signed_zero, result["signed_zero_mismatch"]),
+            ("correctly rounded", correctly_rounded, result["correctly_rounded"]),
+            ("matching models", matching, said_matching),
+        ]
+        for name, (mine, theirs) in sorted(positions.items()):
+            checks.append(("mismatches by position mod %d against %s" % (period, name), mine, theirs))
+        ok = True
+        for what, mine, theirs in checks:
+            if mine != theirs:
+                failures.append("%s (%s): %s: recheck %s, report %s" % (label, dtype, what, mine, theirs))
+                ok = False
+        if ok:
+            print("%-24s %s: agrees (follows %s)" % (label, dtype, ", ".join(matching) or "none"))
+    for f in failures:
+        print("recheck_check: " + f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
