@@ -220,7 +220,7 @@ ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOpt
     }
   }
   std::vector<int> variants;
-  bool peer = has_peer && options.variants.empty();
+  bool peer = has_peer && options.variants.empty() && options.outputs == nullptr;
   for (const auto& name : options.variants) {
     if (has_peer && name == kEigenPeerVariant) {
       peer = true;
@@ -230,7 +230,7 @@ ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOpt
     if (v < 0) throw InputError("unknown " + std::string(op.name) + " variant '" + name + "'");
     variants.push_back(v);
   }
-  if (options.variants.empty()) {
+  if (options.variants.empty() && options.outputs == nullptr) {
     for (size_t v = 0; v < op.variants.size(); ++v) variants.push_back(static_cast<int>(v));
   }
   std::vector<const TargetInfo*> targets = options.targets;
@@ -291,6 +291,24 @@ ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOpt
     c.variant = kEigenPeerVariant;
     cases.push_back(c);
   }
+  if (options.outputs != nullptr) {
+    EngineCase c;
+    c.kind = CaseKind::kOutputs;
+    c.variant = options.outputs_label;
+    for (const ReductionVariantInfo& v : op.variants) {
+      for (const ReductionModel& m : CandidateReductionModels(op, v)) {
+        const int index = intern(m);
+        if (std::find(c.compared.begin(), c.compared.end(), index) == c.compared.end()) {
+          c.compared.push_back(index);
+        }
+      }
+    }
+    cases.push_back(c);
+    if (options.outputs->size() != inputs.instances.size()) {
+      throw InputError("outputs for " + std::to_string(options.outputs->size()) + " instances, " +
+                       std::to_string(inputs.instances.size()) + " given");
+    }
+  }
 
   const size_t elements = inputs.outputs_per_instance();
   const size_t instance_count = inputs.instances.size();
@@ -305,6 +323,13 @@ ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOpt
             (options.misalign + inputs.instances[i].index) % kMisalignCycle, *inputs.format);
       } else if (cs.kind == CaseKind::kPeer) {
         produced[i][c] = RunEigenPeer(inputs.shape, inputs.instances[i]);
+      } else if (cs.kind == CaseKind::kOutputs) {
+        produced[i][c] = (*options.outputs)[i];
+        if (produced[i][c].size() != inputs.outputs_per_instance()) {
+          throw InputError(fmt::format("{} outputs where {} {} gives {}", produced[i][c].size(),
+                                       op.name, ShapeText(inputs.op, inputs.shape),
+                                       inputs.outputs_per_instance()));
+        }
       }
     }
   }
@@ -324,7 +349,9 @@ ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOpt
     CaseResult& r = measured.cases[c];
     r.op = std::string(op.name);
     r.variant = cases[c].variant;
-    r.target = cases[c].target ? cases[c].target->name : kEigenPeerTarget;
+    r.target = cases[c].target          ? cases[c].target->name
+               : cases[c].kind == CaseKind::kPeer ? kEigenPeerTarget
+                                                  : "";
     r.dtype = inputs.format->name;
     r.suite = inputs.source;
     r.seed = inputs.seed;

@@ -48,6 +48,11 @@ struct ReductionRunOptions {
   // kernel aligned and misaligned, reproducibly.
   size_t misalign = 0;
   std::function<void(uint64_t, uint64_t)> progress;  // (elements done, total)
+  // Outputs made elsewhere, per instance (check): the run is one "outputs"
+  // case named outputs_label, compared with the candidate models of every
+  // variant; no kernel runs.
+  const std::vector<std::vector<float>>* outputs = nullptr;
+  std::string outputs_label;
 };
 
 struct ReductionRun {

@@ -73,7 +73,7 @@ run(2 "no array 'nosuch' \\(arrays: grad, t," check --dtype bf16 --inputs "${bf1
   --outputs "${bf16}:nosuch")
 run(2 "unknown --dtype 'f64' for tanh_bwd \\(f32, bf16, f16\\)" check --dtype f64 --inputs "${f32}"
   --outputs "${f32}:cpu_aten")
-run(2 "the linear and MSE ops are not supported yet" check --op linear_fwd --inputs "${f32}"
+run(2 "the linear and MSE ops take an .npz with arrays x, w, b" check --op linear_fwd --inputs "${WORK}/domain.txt"
   --outputs "${f32}:cpu_aten")
 # Files that are not what they claim: float16 for bf16, truncated, not NumPy.
 execute_process(COMMAND "${PYTHON}" -c "

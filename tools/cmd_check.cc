@@ -1,6 +1,7 @@
 // `ulpgate check`: outputs made elsewhere against the exact value and the
 // models; `ulpgate suite export`: a suite's inputs for another framework.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "oracles/float_text.h"
 #include "oracles/model_expr.h"
 #include "suites/check.h"
+#include "suites/reduction_cases.h"
 #include "suites/numpy_files.h"
 #include "suites/op_table.h"
 #include "suites/report.h"
@@ -42,8 +44,8 @@ struct CheckArgs {
 
 const FloatFormat& CheckFormat(const std::string& op, const std::string& dtype) {
   const OpInfo& info = GetOp(op);
-  if (info.family != OpFamily::kElementwise) {
-    throw UsageError("check takes tanh_bwd outputs; the linear and MSE ops are not supported yet");
+  if (info.family == OpFamily::kDrift) {
+    throw UsageError("check takes the outputs of an op, not of a training run (drift --compare)");
   }
   const FloatFormat* format = FindFormat(dtype);
   if (format == nullptr ||
@@ -260,8 +262,201 @@ void PrintCheck(const CheckRequest& request, const CheckResult& result, bool qui
   }
 }
 
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// A reduction's operands from an .npz, one array per operand named as the op
+// names it (case aside: PyTorch's W is w); the shape (B, in, out or N) read
+// from the arrays and checked against every operand. A scalar operand
+// (mse_bwd's grad_out) defaults to 1 when absent.
+ReductionInputSet ReadReductionInputs(const ReductionOpInfo& op, const std::string& path,
+                                      const FloatFormat& format) {
+  if (!IsNumpyPath(path) || path.size() < 4 || path.compare(path.size() - 4, 4, ".npz") != 0) {
+    throw UsageError("--inputs " + path + ": the linear and MSE ops take an .npz with arrays " +
+                     fmt::format("{}", fmt::join(op.operands, ", ")));
+  }
+  const std::vector<NumpyArray> arrays = ReadNumpyFile(path);
+  // Each extent's place in the operands: their shapes for distinct sentinels.
+  const ReductionShape sentinel{1000003, 1000033, 1000037};
+  const auto where = ReductionOperandShapes(op.op, sentinel);
+  ReductionShape shape;
+  std::vector<const NumpyArray*> found(op.operands.size(), nullptr);
+  for (size_t k = 0; k < op.operands.size(); ++k) {
+    for (const NumpyArray& a : arrays) {
+      if (Lower(a.name) == Lower(op.operands[k])) found[k] = &a;
+    }
+    if (found[k] == nullptr && !where[k].empty()) ArrayNamed(arrays, op.operands[k], path);
+    if (found[k] == nullptr) continue;
+    if (found[k]->shape.size() != where[k].size()) {
+      throw UsageError(fmt::format("{}:{}: {} dimensions, {} takes {}", path, found[k]->name,
+                                   found[k]->shape.size(), op.name, where[k].size()));
+    }
+    for (size_t d = 0; d < where[k].size(); ++d) {
+      const size_t extent = found[k]->shape[d];
+      if (where[k][d] == sentinel.batch) shape.batch = extent;
+      if (where[k][d] == sentinel.in) shape.in = extent;
+      if (where[k][d] == sentinel.out) shape.out = extent;
+    }
+  }
+  const auto expected = ReductionOperandShapes(op.op, shape);
+  ReductionInputSet inputs;
+  inputs.op = op.op;
+  inputs.format = &format;
+  inputs.shape = shape;
+  inputs.source = "file:" + path;
+  ReductionInstance instance;
+  for (size_t k = 0; k < op.operands.size(); ++k) {
+    if (found[k] == nullptr) {
+      instance.operands.push_back({1.0f});
+      continue;
+    }
+    if (found[k]->shape != expected[k]) {
+      throw UsageError(fmt::format("{}:{}: shape [{}] does not fit {} with shape {} (expected [{}])",
+                                   path, found[k]->name, fmt::join(found[k]->shape, ", "), op.name,
+                                   ShapeText(op.op, shape), fmt::join(expected[k], ", ")));
+    }
+    if (shape.batch == 0 || shape.in == 0 || shape.out == 0) {
+      throw UsageError(path + ": an empty operand");
+    }
+    instance.operands.push_back(ArrayValues(*found[k], format, path + ":" + found[k]->name));
+  }
+  inputs.instances.push_back(std::move(instance));
+  return inputs;
+}
+
+void CheckReduction(const CheckArgs& args, const FloatFormat& format) {
+  const ReductionOpInfo& op = *FindReductionOp(args.op);
+  if (!args.model_specs.empty() || !args.models_path.empty() || args.period > 0) {
+    throw UsageError("--model, --models and --period are for tanh_bwd; the linear and MSE ops "
+                     "compare with their schedules' models");
+  }
+  const ReductionInputSet inputs = ReadReductionInputs(op, args.inputs_path, format);
+  std::string label = args.label;
+  std::string outputs_path = args.outputs_spec;
+  const size_t colon = outputs_path.rfind(':');
+  if (colon != std::string::npos && IsNumpyPath(outputs_path.substr(0, colon))) {
+    outputs_path = outputs_path.substr(0, colon);
+  }
+  std::vector<std::vector<float>> outputs;
+  {
+    // The outputs array: named, or the only one that is not an operand.
+    std::string name = colon != std::string::npos && outputs_path != args.outputs_spec
+                           ? args.outputs_spec.substr(colon + 1)
+                           : "";
+    const std::vector<NumpyArray> arrays = ReadNumpyFile(outputs_path);
+    const NumpyArray* chosen = nullptr;
+    if (!name.empty()) {
+      chosen = &ArrayNamed(arrays, name, outputs_path);
+    } else {
+      std::vector<const NumpyArray*> candidates;
+      for (const NumpyArray& a : arrays) {
+        bool operand = false;
+        for (const auto& o : op.operands) operand = operand || Lower(o) == Lower(a.name);
+        if (!operand) candidates.push_back(&a);
+      }
+      if (candidates.size() != 1) {
+        std::string names;
+        for (const auto* a : candidates) names += (names.empty() ? "" : ", ") + a->name;
+        throw UsageError(outputs_path + " holds several output arrays: name one as " +
+                         outputs_path + ":ARRAY (" + names + ")");
+      }
+      chosen = candidates[0];
+    }
+    if (label.empty()) label = chosen->name;
+    const std::vector<size_t> want = ReductionOutputShape(op.op, inputs.shape);
+    size_t want_count = 1;
+    for (size_t e : want) want_count *= e;
+    if (chosen->size() != want_count) {
+      throw UsageError(fmt::format("{}:{}: {} outputs, {} {} gives {} (shape [{}])", outputs_path,
+                                   chosen->name, chosen->size(), op.name,
+                                   ShapeText(op.op, inputs.shape), want_count, fmt::join(want, ", ")));
+    }
+    outputs.push_back(ArrayValues(*chosen, format, outputs_path + ":" + chosen->name));
+  }
+  ReductionRunOptions options;
+  options.outputs = &outputs;
+  options.outputs_label = label;
+  options.threads = args.threads;
+  const auto start = std::chrono::steady_clock::now();
+  ReductionRun run = RunReduction(inputs, options);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const CaseResult& r = run.cases.front();
+  const ErrorStatistics& s = r.stats;
+  const BoundFractionStatistics& b = r.bound;
+  std::vector<std::string> failures;
+  if (args.max_ulp >= 0 && (s.max_ulp() > args.max_ulp || s.special_mismatch() > 0)) {
+    failures.push_back(fmt::format("max ULP error {} above --max-ulp {}", Ulp(s.max_ulp()), args.max_ulp));
+  }
+  for (const std::string& m : args.require_models) {
+    if (std::find(r.conformance.matching.begin(), r.conformance.matching.end(), m) ==
+        r.conformance.matching.end()) {
+      failures.push_back("does not follow " + m);
+    }
+  }
+  {
+    StdoutToStderr guard(args.json_path == "-");
+    std::cout << fmt::format("check: {} as {} in {} (shape {}, {} outputs; inputs {})\n\n", label,
+                             op.name, format.name, r.shape, r.n, inputs.source);
+    TextTable summary({"max_ulp", "mean_ulp", "p99", "correctly_rounded", "special", "bound_max",
+                       "above_bound"});
+    summary.AddRow({Ulp(s.max_ulp()), Ulp(s.mean_ulp()), Ulp(s.Percentile(99)),
+                    fmt::format("{:.2f}%", 100.0 * s.correctly_rounded() / std::max<uint64_t>(s.n(), 1)),
+                    std::to_string(s.special_mismatch()), Ulp(b.max_fraction()),
+                    std::to_string(b.above_one())});
+    summary.Print(std::cout);
+    const std::string bound_name =
+        format.bits == 32 ? "the f32 error bound" : std::string("the error bound of f32 accumulation rounded to ") + format.name;
+    if (b.above_one() > 0) {
+      std::cout << fmt::format(
+          "\nEXCEEDS {}: {} of {} outputs, up to {} times the bound: these outputs were not computed "
+          "with {} products and sums (TF32 or 16-bit inputs, say)\n",
+          bound_name, b.above_one(), r.n, Ulp(b.max_fraction()), format.bits == 32 ? "binary32" : "binary32-accumulated");
+    } else {
+      std::cout << fmt::format("\nwithin {}: the largest output error is {:.3g} of it\n", bound_name,
+                               b.max_fraction());
+    }
+    if (r.conformance.matching.empty()) {
+      std::cout << "follows none of the schedules' models bit for bit (a blocked or tiled sum, say)\n";
+    } else {
+      std::cout << fmt::format("follows bit for bit: {}\n", fmt::join(r.conformance.matching, ", "));
+    }
+    if (args.max_ulp >= 0 || !args.require_models.empty()) {
+      for (const auto& f : failures) std::cout << "  " << label << ": " << f << '\n';
+      std::cout << (failures.empty() ? "check: PASS\n" : "check: FAIL\n");
+    }
+    std::cout.flush();
+    std::cerr << fmt::format("checked {} outputs in {:.2f} s\n", r.n, seconds);
+  }
+  if (!args.json_path.empty()) {
+    nlohmann::ordered_json report;
+    report["format"] = kCheckReportFormat;
+    report["tool"] = "ulpgate 0.1.0";
+    report["label"] = label;
+    report["inputs"] = args.inputs_path;
+    report["outputs"] = args.outputs_spec;
+    if (args.max_ulp >= 0 || !args.require_models.empty()) {
+      report["verdict"] = failures.empty() ? "PASS" : "FAIL";
+      report["failures"] = failures;
+    }
+    nlohmann::ordered_json j = CaseJson(r, inputs);
+    j.erase("target");
+    j["conformance"] = {{"matching", r.conformance.matching}};
+    j["exceeds_bound"] = b.above_one() > 0;
+    report["results"] = {j};
+    WriteJsonFile(args.json_path, report);
+  }
+  if (!failures.empty()) ExitStatus() = 1;
+}
+
 void Check(const CheckArgs& args) {
   const FloatFormat& format = CheckFormat(args.op, args.dtype);
+  if (FamilyOf(args.op) == OpFamily::kReduction) {
+    CheckReduction(args, format);
+    return;
+  }
   CheckRequest request;
   request.format = &format;
   request.inputs = ReadCheckInputs(args.inputs_path, format);
@@ -321,6 +516,7 @@ void Check(const CheckArgs& args) {
       for (const auto& f : failures) std::cout << "  " << request.label << ": " << f << '\n';
       std::cout << (failures.empty() ? "check: PASS\n" : "check: FAIL\n");
     }
+    std::cout.flush();
     std::cerr << fmt::format("checked {} outputs against {} models in {:.2f} s\n", request.outputs.size(),
                              request.models.size(), seconds);
   }

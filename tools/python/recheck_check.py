@@ -11,6 +11,11 @@ with what the report says.
 
     python3 tools/python/recheck_check.py ARCHIVE.npz DTYPE REPORT.json [REPORT.json ...]
 
+    python3 tools/python/recheck_check.py --reductions ARCHIVE.npz REPORT.json [...]
+
+The second form rechecks reports of the linear and MSE ops (f32): histogram, special
+count, the largest bound fraction and the outputs above the bound.
+
 With a period in the report (check --period K), the mismatches by position (index mod K)
 against every built-in model are rechecked too.
 
@@ -79,7 +84,59 @@ def same(a, b):
     return a.kind == b.kind and a.q == b.q and a.neg == b.neg
 
 
+def recheck_reductions(archive, reports):
+    """Reports of the linear and MSE ops (f32): ULP histogram, special count, and the
+    bound fraction (its maximum and the outputs above the bound), from recheck_dump.py's
+    exact values and bound ingredients of each output."""
+    arrays = {name.lower(): values for name, values in load_npz(archive).items()}
+    rd.set_format("f32")
+    failures, computed = [], {}
+    for path in reports:
+        with open(path) as f:
+            report = json.load(f)
+        result = report["results"][0]
+        op, label = result["op"], report["label"]
+        if op not in computed:
+            names = {"linear_fwd": ("x", "w", "b"), "linear_bwd_input": ("dy", "w"),
+                     "linear_bwd_weight": ("dy", "x"), "linear_bwd_bias": ("dy",),
+                     "mse_fwd": ("y", "target"), "mse_bwd": ("y", "target", "grad_out")}[op]
+            record = {"op": op, "shape": result["shape"],
+                      "inputs": {k: [float(v).hex() for v in arrays.get(k, (1.0,))] for k in names}}
+            computed[op] = list(rd.elements(record))
+        outputs = arrays[label.lower()]
+        counts = [0] * (len(rd.ULP_BOUNDS) + 1)
+        special = above = 0
+        largest = 0.0
+        for y, (x, bound) in zip(outputs, computed[op]):
+            u = rd.ulp_error(x, y)
+            if u["special"]:
+                special += 1
+            else:
+                counts[u["bin"]] += 1
+            b = rd.bound_fraction(x, y, bound)
+            above += b["above_one"]
+            if b["fraction"] is not None:
+                largest = max(largest, b["fraction"])
+        said = result["bound_fraction"]
+        checks = [("histogram", counts, result["histogram"]["counts"]),
+                  ("special mismatches", special, result["special_mismatch"]),
+                  ("outputs above the bound", above, said["above_one"]),
+                  ("largest bound fraction", largest, said["max"]),
+                  ("exceeds_bound", above > 0, result["exceeds_bound"])]
+        bad = [c for c in checks if c[1] != c[2]]
+        for what, mine, theirs in bad:
+            failures.append("%s (%s): %s: recheck %s, report %s" % (label, op, what, mine, theirs))
+        if not bad:
+            print("%-20s %s: agrees (%d above the bound, largest fraction %.4g)" %
+                  (label, op, above, largest))
+    for f in failures:
+        print("recheck_check: " + f)
+    return 1 if failures else 0
+
+
 def main(argv):
+    if len(argv) >= 4 and argv[1] == "--reductions":
+        return recheck_reductions(argv[2], argv[3:])
     if len(argv) < 4:
         print(__doc__)
         return 2
