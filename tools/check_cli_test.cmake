@@ -38,6 +38,28 @@ foreach(form npz npy txt)
     --outputs "${WORK}/domain.npz:t" --quiet)
 endforeach()
 
+# A reduction round trip: an exported instance, ulpgate's own pairwise kernel's outputs
+# on it (from run --dump, written as .npy), recognized by check as the pairwise model.
+run(0 "wrote 1 instance of linear_fwd" suite export --op linear_fwd --shape 5,7,3 --out "${WORK}/lf.npz")
+run(0 "wrote 2 instances of linear_fwd" suite export --op linear_fwd --shape 5,7,3 --n 2 --out "${WORK}/lf2.npz")
+run(0 "" run --kernel linear_fwd --shape 5,7,3 --n 1 --variant pairwise --target SCALAR
+  --dump "${WORK}/lf.jsonl" --quiet)
+execute_process(COMMAND "${PYTHON}" -c "
+import json, struct
+outputs = json.loads(open('${WORK}/lf.jsonl').readline())['results'][0]['outputs']
+h = \"{'descr': '<f4', 'fortran_order': False, 'shape': (5, 3), }\"
+h += ' ' * (63 - (10 + len(h)) % 64) + '\\n'
+data = b''.join(struct.pack('<f', float.fromhex(v)) for v in outputs)
+open('${WORK}/lf_out.npy', 'wb').write(b'\\x93NUMPY\\x01\\x00' + struct.pack('<H', len(h)) + h.encode() + data)
+" RESULT_VARIABLE status)
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "could not convert the dump")
+endif()
+run(0 "within the f32 error bound.*follows bit for bit: pairwise" check --op linear_fwd
+  --inputs "${WORK}/lf.npz" --outputs "${WORK}/lf_out.npy")
+run(2 "lf_out.npy:lf_out: 15 outputs, 2 instances of linear_fwd 5,7,3 give 30" check --op linear_fwd
+  --inputs "${WORK}/lf2.npz" --outputs "${WORK}/lf_out.npy")
+
 # Exit status: 0 within the limits, 1 outside them.
 run(0 "check: PASS" check --dtype bf16 --inputs "${bf16}" --outputs "${bf16}:cuda_compiled_aten"
   --require-model mulsub_opmath --quiet)

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <cmath>
 #include <fstream>
 #include <iostream>
@@ -15,6 +16,7 @@
 #include "oracles/model_expr.h"
 #include "suites/check.h"
 #include "suites/reduction_cases.h"
+#include "suites/reduction_suites.h"
 #include "suites/numpy_files.h"
 #include "suites/op_table.h"
 #include "suites/report.h"
@@ -283,18 +285,37 @@ ReductionInputSet ReadReductionInputs(const ReductionOpInfo& op, const std::stri
   const auto where = ReductionOperandShapes(op.op, sentinel);
   ReductionShape shape;
   std::vector<const NumpyArray*> found(op.operands.size(), nullptr);
+  // One instance, or (what `suite export --n N` writes) a leading dimension of
+  // N instances on every operand.
+  size_t instances = 0;
   for (size_t k = 0; k < op.operands.size(); ++k) {
     for (const NumpyArray& a : arrays) {
       if (Lower(a.name) == Lower(op.operands[k])) found[k] = &a;
     }
     if (found[k] == nullptr && !where[k].empty()) ArrayNamed(arrays, op.operands[k], path);
     if (found[k] == nullptr) continue;
-    if (found[k]->shape.size() != where[k].size()) {
+    std::vector<size_t> dims = found[k]->shape;
+    if (where[k].empty() && dims == std::vector<size_t>{1}) dims.clear();  // a scalar as [1]
+    const bool leading = dims.size() == where[k].size() + 1 ||
+                         (where[k].empty() && dims.size() == 2 && dims[1] == 1);
+    if (instances == 0) instances = leading ? dims.front() : 1;
+    if (leading) {
+      if (dims.front() != instances) {
+        throw UsageError(fmt::format("{}:{}: {} instances, the other operands {}", path,
+                                     found[k]->name, dims.front(), instances));
+      }
+      dims.erase(dims.begin());
+      if (where[k].empty()) dims.clear();
+    } else if (instances != 1 && !where[k].empty()) {
+      throw UsageError(fmt::format("{}:{}: no instance dimension, the other operands have {}",
+                                   path, found[k]->name, instances));
+    }
+    if (dims.size() != where[k].size()) {
       throw UsageError(fmt::format("{}:{}: {} dimensions, {} takes {}", path, found[k]->name,
                                    found[k]->shape.size(), op.name, where[k].size()));
     }
     for (size_t d = 0; d < where[k].size(); ++d) {
-      const size_t extent = found[k]->shape[d];
+      const size_t extent = dims[d];
       if (where[k][d] == sentinel.batch) shape.batch = extent;
       if (where[k][d] == sentinel.in) shape.in = extent;
       if (where[k][d] == sentinel.out) shape.out = extent;
@@ -306,23 +327,35 @@ ReductionInputSet ReadReductionInputs(const ReductionOpInfo& op, const std::stri
   inputs.format = &format;
   inputs.shape = shape;
   inputs.source = "file:" + path;
-  ReductionInstance instance;
+  if (shape.batch == 0 || shape.in == 0 || shape.out == 0 || instances == 0) {
+    throw UsageError(path + ": an empty operand");
+  }
+  inputs.instances.resize(instances);
+  for (size_t i = 0; i < instances; ++i) inputs.instances[i].index = i;
   for (size_t k = 0; k < op.operands.size(); ++k) {
     if (found[k] == nullptr) {
-      instance.operands.push_back({1.0f});
+      for (auto& instance : inputs.instances) instance.operands.push_back({1.0f});
       continue;
     }
-    if (found[k]->shape != expected[k]) {
+    std::vector<size_t> want = expected[k];
+    if (instances > 1 || found[k]->shape.size() == want.size() + 1) want.insert(want.begin(), instances);
+    std::vector<size_t> have = found[k]->shape;
+    if (expected[k].empty()) {  // a scalar: [], [1] or [N, 1]
+      want = {instances};
+      have = {found[k]->size()};
+    }
+    if (have != want) {
       throw UsageError(fmt::format("{}:{}: shape [{}] does not fit {} with shape {} (expected [{}])",
                                    path, found[k]->name, fmt::join(found[k]->shape, ", "), op.name,
-                                   ShapeText(op.op, shape), fmt::join(expected[k], ", ")));
+                                   ShapeText(op.op, shape), fmt::join(want, ", ")));
     }
-    if (shape.batch == 0 || shape.in == 0 || shape.out == 0) {
-      throw UsageError(path + ": an empty operand");
+    const std::vector<float> values = ArrayValues(*found[k], format, path + ":" + found[k]->name);
+    const size_t per = values.size() / instances;
+    for (size_t i = 0; i < instances; ++i) {
+      inputs.instances[i].operands.emplace_back(values.begin() + static_cast<std::ptrdiff_t>(i * per),
+                                                values.begin() + static_cast<std::ptrdiff_t>((i + 1) * per));
     }
-    instance.operands.push_back(ArrayValues(*found[k], format, path + ":" + found[k]->name));
   }
-  inputs.instances.push_back(std::move(instance));
   return inputs;
 }
 
@@ -366,14 +399,21 @@ void CheckReduction(const CheckArgs& args, const FloatFormat& format) {
     }
     if (label.empty()) label = chosen->name;
     const std::vector<size_t> want = ReductionOutputShape(op.op, inputs.shape);
-    size_t want_count = 1;
+    size_t want_count = inputs.instances.size();
     for (size_t e : want) want_count *= e;
     if (chosen->size() != want_count) {
-      throw UsageError(fmt::format("{}:{}: {} outputs, {} {} gives {} (shape [{}])", outputs_path,
-                                   chosen->name, chosen->size(), op.name,
-                                   ShapeText(op.op, inputs.shape), want_count, fmt::join(want, ", ")));
+      throw UsageError(fmt::format("{}:{}: {} outputs, {} instance{} of {} {} give {} (shape [{}] each)",
+                                   outputs_path, chosen->name, chosen->size(),
+                                   inputs.instances.size(), inputs.instances.size() == 1 ? "" : "s",
+                                   op.name, ShapeText(op.op, inputs.shape), want_count,
+                                   fmt::join(want, ", ")));
     }
-    outputs.push_back(ArrayValues(*chosen, format, outputs_path + ":" + chosen->name));
+    const std::vector<float> all = ArrayValues(*chosen, format, outputs_path + ":" + chosen->name);
+    const size_t per = all.size() / inputs.instances.size();
+    for (size_t i = 0; i < inputs.instances.size(); ++i) {
+      outputs.emplace_back(all.begin() + static_cast<std::ptrdiff_t>(i * per),
+                           all.begin() + static_cast<std::ptrdiff_t>((i + 1) * per));
+    }
   }
   ReductionRunOptions options;
   options.outputs = &outputs;
@@ -538,24 +578,69 @@ void Check(const CheckArgs& args) {
 }
 
 struct ExportArgs {
-  std::string op = "tanh_bwd", suite = "domain", dtype = "f32", out;
+  std::string op = "tanh_bwd", suite, dtype = "f32", out, shape;
   uint64_t n = 0, seed = 1;
 };
 
+bool HasSuffix(const std::string& s, const char* suffix) {
+  const size_t n = std::strlen(suffix);
+  return s.size() > n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+// A reduction suite's instances as an .npz: one array per operand, named as
+// the op names it, shaped as the op takes it ([instances, ...] for more than
+// one instance; `check` takes both).
+void ExportReduction(const ExportArgs& args, const FloatFormat& format) {
+  const ReductionOpInfo& op = *FindReductionOp(args.op);
+  const std::string suite = args.suite.empty() ? "cancellation" : args.suite;
+  if (!IsReductionSuite(suite)) {
+    std::string names;
+    for (const auto& s : ReductionSuites()) names += (names.empty() ? "" : ", ") + s.name;
+    throw UsageError("unknown suite '" + suite + "' for " + args.op + " (" + names + ")");
+  }
+  if (!HasSuffix(args.out, ".npz")) {
+    throw UsageError("--out " + args.out + ": the linear and MSE ops export to an .npz (one array per operand)");
+  }
+  const ReductionShape shape = RunShape(op.op, args.shape);
+  const size_t count = args.n ? args.n : 1;
+  const ReductionInputSet inputs = GenerateReductionSuite(op.op, shape, suite, args.seed, count, format);
+  const auto shapes = ReductionOperandShapes(op.op, shape);
+  std::vector<NumpyOutput> arrays;
+  for (size_t k = 0; k < op.operands.size(); ++k) {
+    NumpyOutput a{op.operands[k], shapes[k], {}};
+    if (a.shape.empty()) a.shape = {1};  // a scalar operand (grad_out) as one element
+    if (count > 1) a.shape.insert(a.shape.begin(), count);
+    for (const ReductionInstance& instance : inputs.instances) {
+      a.values.insert(a.values.end(), instance.operands[k].begin(), instance.operands[k].end());
+    }
+    arrays.push_back(std::move(a));
+  }
+  WriteNumpyFile(args.out, arrays);
+  std::cout << fmt::format("wrote {} instance{} of {} (shape {}, {} suite, {}, seed {}) to {} (arrays {})\n",
+                           count, count == 1 ? "" : "s", op.name, ShapeText(op.op, shape), suite,
+                           format.name, args.seed, args.out, fmt::join(op.operands, ", "));
+}
+
 void Export(const ExportArgs& args) {
   const FloatFormat& format = CheckFormat(args.op, args.dtype);
+  if (FamilyOf(args.op) == OpFamily::kReduction) {
+    ExportReduction(args, format);
+    return;
+  }
+  if (!args.shape.empty()) throw UsageError("--shape is for the linear and MSE ops");
+  const std::string suite_name = args.suite.empty() ? "domain" : args.suite;
   const SuiteInfo* info = nullptr;
   std::string names;
   for (const auto& s : TanhBwdSuites()) {
     names += (names.empty() ? "" : ", ") + s.name;
-    if (s.name == args.suite) info = &s;
+    if (s.name == suite_name) info = &s;
   }
-  if (info == nullptr) throw UsageError("unknown suite '" + args.suite + "' (" + names + ")");
-  const InputSet inputs = GenerateTanhBwdSuite(format, args.suite, args.seed,
+  if (info == nullptr) throw UsageError("unknown suite '" + suite_name + "' (" + names + ")");
+  const InputSet inputs = GenerateTanhBwdSuite(format, suite_name, args.seed,
                                                args.n ? args.n : info->default_n);
   const std::string regenerate =
       fmt::format("ulpgate suite export --op {} --suite {} --dtype {} --n {} --seed {} --out {}",
-                  args.op, args.suite, format.name, inputs.size(), args.seed, args.out);
+                  args.op, suite_name, format.name, inputs.size(), args.seed, args.out);
   const bool npz = args.out.size() > 4 && args.out.compare(args.out.size() - 4, 4, ".npz") == 0;
   const bool npy = args.out.size() > 4 && args.out.compare(args.out.size() - 4, 4, ".npy") == 0;
   if (npz) {
@@ -575,7 +660,7 @@ void Export(const ExportArgs& args) {
                     "regenerate: " + regenerate});
   }
   std::cout << fmt::format("wrote {} inputs of tanh_bwd ({} suite, {}, seed {}) to {}{}\n",
-                           inputs.size(), args.suite, format.name, args.seed, args.out,
+                           inputs.size(), suite_name, format.name, args.seed, args.out,
                            npz   ? " (arrays grad, t; float32 holding values of the format)"
                            : npy ? " (one float32 array [2, n]: grad, then t)"
                                  : "");
@@ -626,9 +711,15 @@ void AddCheckCommand(CLI::App& app) {
       "export", "Write a suite's inputs for another framework: .npz (one array per operand), "
                 ".npy ([operands, n]) or an input file (any other name)");
   exp->add_option("--op", eargs->op, "The op")->capture_default_str();
-  exp->add_option("--suite", eargs->suite, "The suite (ulpgate list)")->capture_default_str();
+  exp->add_option("--suite", eargs->suite,
+                  "The suite (ulpgate list; default domain for tanh_bwd, cancellation for the "
+                  "linear and MSE ops)");
+  exp->add_option("--shape", eargs->shape,
+                  "Linear ops: B,IN,OUT (default 32,32,32); MSE ops: N (default 1000)");
   exp->add_option("--dtype", eargs->dtype, "Format of the inputs: f32, bf16, f16")->capture_default_str();
-  exp->add_option("--n", eargs->n, "Number of inputs (default: the suite's)")
+  exp->add_option("--n", eargs->n,
+                  "Number of inputs (default: the suite's); for the linear and MSE ops, of "
+                  "instances (default 1)")
       ->check(CountValidator("the number of inputs", 1, kMaxTanhBwdInputs));
   exp->add_option("--seed", eargs->seed, "Suite seed")
       ->capture_default_str()

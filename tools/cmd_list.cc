@@ -11,6 +11,7 @@
 #include "kernels/tanh_bwd_spec.h"
 #include "oracles/format.h"
 #include "suites/tanh_bwd_cases.h"
+#include "suites/tanh_bwd_oracle.h"
 #include "suites/op_table.h"
 #include "suites/reduction_suites.h"
 #include "suites/tanh_bwd_suites.h"
@@ -34,14 +35,22 @@ nlohmann::ordered_json ListJson() {
                               {"model_on_unfused_targets", v.model_unfused_target}});
   }
   for (const auto& m : kTanhBwdModels) {
-    op["models"].push_back(
-        {{"name", m.name}, {"sequence_of", m.sequence_of}, {"fused_negmuladd", m.fused}});
+    op["models"].push_back({{"name", m.name},
+                            {"sequence_of", m.sequence_of},
+                            {"fused_negmuladd", m.fused},
+                            {"statements", m.expression}});
   }
   for (const auto& s : TanhBwdSuites()) {
     op["suites"].push_back(
         {{"name", s.name}, {"description", s.description}, {"default_n", s.default_n}});
   }
   op["formats"] = GetOp("tanh_bwd").dtypes;
+  // What `check` compares outputs with, per format, in the model language.
+  for (const std::string& dtype : GetOp("tanh_bwd").dtypes) {
+    for (const ModelProgram& m : TanhBwdModelPrograms(*FindFormat(dtype))) {
+      op["model_expressions"][dtype].push_back({{"name", m.name}, {"statements", m.text}});
+    }
+  }
   for (const std::string& dtype : GetOp("tanh_bwd").dtypes) {
     if (dtype == kBinary32.name) continue;  // the variants above
     const FloatFormat* format = FindFormat(dtype);
@@ -184,6 +193,17 @@ void PrintList() {
     }
     std::cout << "      ";
     PrintWrapped(std::cout, text, 8, 6);
+  }
+  // The models as `check` runs them: the printed text is what it parses.
+  std::cout << "\n  models in the model language (check compares outputs with these; "
+               "docs/models.md):\n";
+  for (const std::string& dtype : GetOp("tanh_bwd").dtypes) {
+    const FloatFormat& format = *FindFormat(dtype);
+    std::cout << "    in " << dtype << ":\n";
+    TextTable models({"model", "statements"});
+    models.SetLeftAligned({0, 1});
+    for (const ModelProgram& m : TanhBwdModelPrograms(format)) models.AddRow({m.name, m.text});
+    models.Print(std::cout, "      ");
   }
   for (const auto& info : ReductionOps()) {
     std::cout << "\n  ";
