@@ -24,6 +24,7 @@ mac_left (defined here) is rechecked; others are left out of the matching sets c
 unreadable input.
 """
 
+import argparse
 import json
 import math
 import os
@@ -134,13 +135,21 @@ def recheck_reductions(archive, reports):
     return 1 if failures else 0
 
 
-def main(argv):
-    if len(argv) >= 4 and argv[1] == "--reductions":
-        return recheck_reductions(argv[2], argv[3:])
-    if len(argv) < 4:
-        print(__doc__)
-        return 2
-    archive, dtype, reports = argv[1], argv[2], argv[3:]
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="recheck_check.py", description=__doc__.splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("--reductions", action="store_true",
+                        help="the reports are of the linear and MSE ops (no DTYPE)")
+    parser.add_argument("archive", help="the .npz the outputs came from")
+    parser.add_argument("rest", nargs="+", metavar="DTYPE REPORT",
+                        help="tanh_bwd: the dtype, then reports; --reductions: reports")
+    args = parser.parse_args(argv)
+    if args.reductions:
+        return recheck_reductions(args.archive, args.rest)
+    if len(args.rest) < 2:
+        parser.error("expected DTYPE and at least one REPORT")
+    archive, dtype, reports = args.archive, args.rest[0], args.rest[1:]
     try:
         arrays = load_npz(archive)
         fmt = bx.FORMATS[dtype]
@@ -220,4 +229,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main())
