@@ -216,12 +216,28 @@ BudgetRule ParseRule(const JsonField& f, const std::vector<BudgetRun>& runs) {
   rule.id = f["id"].String();
   if (rule.id.empty()) f["id"].Fail("expected a non-empty id");
   const JsonField match = f["match"];
-  match.OnlyKeys({"op", "variant", "target", "suite", "dtype"});
+  match.OnlyKeys({"op", "variant", "target", "suite", "dtype", "label"});
   rule.op = match["op"].String();
   const auto suites = At(match["op"], [&] { return MeasurableSuites(rule.op); });
   if (match.Has("dtype")) {
     rule.dtype = match["dtype"].String();
     At(match["dtype"], [&] { return MeasurableVariants(rule.op, rule.dtype); });
+  }
+  if (match.Has("label")) {
+    // Outputs made elsewhere: the gate replays the external goldens whose
+    // label matches (and fails a label that matches none).
+    if (match.Has("variant") || match.Has("target") || match.Has("suite")) {
+      match["label"].Fail("a label rule matches external outputs: no variant, target or suite");
+    }
+    rule.external = true;
+    rule.variant = match["label"].String();
+    if (rule.variant.empty()) match["label"].Fail("expected a label (a glob pattern)");
+    rule.target = "external";
+    ParseLimits(f["limits"], rule.op, rule);
+    rule.why = f["why"].String();
+    if (rule.why.empty()) f["why"].Fail("say where the numbers come from");
+    if (f.Has("waiver")) f["waiver"].Fail("waivers are for the ledger's own runs");
+    return rule;
   }
   // The variants the runs give this op in this dtype (drift: run specs as
   // written there).

@@ -51,6 +51,10 @@ struct BudgetRule {
   std::string op;                                        // exact
   std::string variant = "*", target = "*", suite = "*";  // glob patterns
   std::string dtype = "f32";
+  // Matched by "label": outputs made elsewhere, blessed as external goldens
+  // (suites/external_golden.h); `variant` is then the label pattern and
+  // `target` "external".
+  bool external = false;
   std::vector<BudgetLimit> limits;  // in the ledger's order
   std::string why;
   bool has_waiver = false;

@@ -4,8 +4,13 @@
 #include <cmath>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "oracles/float_text.h"
+#include "suites/check_files.h"
 #include "suites/chunk_driver.h"
+#include "suites/op_table.h"
+#include "suites/reduction_cases.h"
 #include "suites/report.h"
 #include "suites/tanh_bwd_cases.h"
 #include "suites/tanh_bwd_oracle.h"
@@ -145,6 +150,84 @@ CheckResult RunCheck(const CheckRequest& request) {
     if (mc.nearest.size() > request.examples) mc.nearest.resize(request.examples);
   }
   return out;
+}
+
+CaseResult RunReductionCheck(const ReductionInputSet& inputs,
+                             const std::vector<std::vector<float>>& outputs,
+                             const std::string& label, unsigned threads) {
+  ReductionRunOptions options;
+  options.outputs = &outputs;
+  options.outputs_label = label;
+  options.threads = threads;
+  ReductionRun run = RunReduction(inputs, options);
+  return std::move(run.cases.front());
+}
+
+nlohmann::ordered_json ReductionCheckJson(const CaseResult& r, const ReductionInputSet& inputs) {
+  nlohmann::ordered_json j = CaseJson(r, inputs);
+  j.erase("target");
+  j["conformance"] = {{"matching", r.conformance.matching}};
+  j["exceeds_bound"] = r.bound.above_one() > 0;
+  return j;
+}
+
+namespace {
+
+// The conformance fields of a kernel's record, against `expected`.
+void AddExpected(nlohmann::ordered_json& record, const std::string& expected, uint64_t mismatches) {
+  auto& c = record["conformance"];
+  const nlohmann::ordered_json matching = c["matching"];  // a copy: c grows below
+  bool follows = false;
+  for (const auto& m : matching) follows = follows || m.get<std::string>() == expected;
+  c["expected"] = expected;
+  c["model"] = follows ? nlohmann::ordered_json(expected)
+               : matching.empty() ? nlohmann::ordered_json()
+                                  : matching.front();
+  c["mismatches"] = mismatches;
+}
+
+}  // namespace
+
+nlohmann::ordered_json CheckRecord(const CheckSpec& spec) {
+  const FloatFormat& format = CheckFormat(spec.op, spec.dtype);
+  if (FamilyOf(spec.op) == OpFamily::kReduction) {
+    if (!spec.models.empty()) throw InputError("models of your own are for tanh_bwd");
+    const ReductionOpInfo& op = *FindReductionOp(spec.op);
+    const ReductionInputSet inputs = ReadReductionInputs(op, spec.inputs, format);
+    std::string label = spec.label;
+    const auto outputs = ReadReductionOutputs(op, inputs, spec.outputs, &label);
+    const CaseResult r = RunReductionCheck(inputs, outputs, label, spec.threads);
+    nlohmann::ordered_json record = ReductionCheckJson(r, inputs);
+    if (!spec.expected_model.empty()) {
+      // Outputs either follow a schedule's model or they do not: one count.
+      const auto& m = r.conformance.matching;
+      const bool follows = std::find(m.begin(), m.end(), spec.expected_model) != m.end();
+      AddExpected(record, spec.expected_model, follows ? 0 : r.n);
+    }
+    return record;
+  }
+  CheckRequest request;
+  request.format = &format;
+  request.inputs = ReadCheckInputs(spec.inputs, format);
+  request.label = spec.label;
+  request.outputs = ReadCheckOutputs(spec.outputs, format, &request.label);
+  if (request.outputs.size() != request.inputs.size()) {
+    throw InputError(fmt::format("{} outputs for {} inputs: the shapes differ",
+                                 request.outputs.size(), request.inputs.size()));
+  }
+  request.models = CheckModels(spec.models, "", format, &request.user_models);
+  request.threads = spec.threads;
+  const CheckResult result = RunCheck(request);
+  nlohmann::ordered_json record = CheckJson(request, result);
+  if (!spec.expected_model.empty()) {
+    const auto it = std::find_if(result.models.begin(), result.models.end(),
+                                 [&](const ModelComparison& m) { return m.name == spec.expected_model; });
+    if (it == result.models.end()) {
+      throw InputError("expected model '" + spec.expected_model + "' is not one of the models");
+    }
+    AddExpected(record, spec.expected_model, it->mismatches);
+  }
+  return record;
 }
 
 nlohmann::ordered_json CheckJson(const CheckRequest& request, const CheckResult& result) {

@@ -17,6 +17,7 @@
 #include "oracles/model_expr.h"
 #include "suites/engine.h"
 #include "suites/inputs.h"
+#include "suites/reduction_problem.h"
 
 namespace ulpgate {
 
@@ -54,6 +55,33 @@ struct CheckResult {
 };
 
 CheckResult RunCheck(const CheckRequest& request);
+
+// A reduction's outputs (one vector per instance) measured by the reduction
+// engine as one "outputs" case named `label`.
+CaseResult RunReductionCheck(const ReductionInputSet& inputs,
+                             const std::vector<std::vector<float>>& outputs,
+                             const std::string& label, unsigned threads);
+// Its record: CaseJson's, conformance = {matching}, exceeds_bound.
+nlohmann::ordered_json ReductionCheckJson(const CaseResult& result, const ReductionInputSet& inputs);
+
+// A whole check as data, for what replays one (golden files, the gate).
+struct CheckSpec {
+  std::string op = "tanh_bwd";
+  std::string dtype = "f32";
+  std::string inputs, outputs;  // paths as `check --inputs/--outputs` take them
+  std::string label;            // empty: the outputs array's name
+  // The user's models, "NAME: statements" (tanh_bwd).
+  std::vector<std::string> models;
+  // A model the outputs must follow: the record's conformance then says
+  // expected, model and mismatches as a kernel's does (what the gate's
+  // conformance_required reads).
+  std::string expected_model;
+  unsigned threads = 0;
+};
+// Reads the files, runs the check and returns its record (`check --json`'s
+// results[0]). Throws InputError for bad files, models or an unknown
+// expected model.
+nlohmann::ordered_json CheckRecord(const CheckSpec& spec);
 
 // The distance of two values of a format in its ULPs at the larger one
 // (infinite for a NaN against a number, 0 for two NaNs).

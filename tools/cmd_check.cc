@@ -137,15 +137,10 @@ void CheckReduction(const CheckArgs& args, const FloatFormat& format) {
   const ReductionInputSet inputs = ReadReductionInputs(op, args.inputs_path, format);
   std::string label = args.label;
   std::vector<std::vector<float>> outputs = ReadReductionOutputs(op, inputs, args.outputs_spec, &label);
-  ReductionRunOptions options;
-  options.outputs = &outputs;
-  options.outputs_label = label;
-  options.threads = args.threads;
   const auto start = std::chrono::steady_clock::now();
-  ReductionRun run = RunReduction(inputs, options);
+  const CaseResult r = RunReductionCheck(inputs, outputs, label, args.threads);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const CaseResult& r = run.cases.front();
   const ErrorStatistics& s = r.stats;
   const BoundFractionStatistics& b = r.bound;
   std::vector<std::string> failures;
@@ -203,11 +198,7 @@ void CheckReduction(const CheckArgs& args, const FloatFormat& format) {
       report["verdict"] = failures.empty() ? "PASS" : "FAIL";
       report["failures"] = failures;
     }
-    nlohmann::ordered_json j = CaseJson(r, inputs);
-    j.erase("target");
-    j["conformance"] = {{"matching", r.conformance.matching}};
-    j["exceeds_bound"] = b.above_one() > 0;
-    report["results"] = {j};
+    report["results"] = {ReductionCheckJson(r, inputs)};
     WriteJsonFile(args.json_path, report);
   }
   if (!failures.empty()) ExitStatus() = 1;

@@ -18,6 +18,7 @@
 
 #include "oracles/float_text.h"
 #include "suites/gate.h"
+#include "suites/external_golden.h"
 #include "suites/golden.h"
 #include "suites/inputs.h"
 #include "suites/report.h"
@@ -36,7 +37,68 @@ struct GoldenArgs {
   unsigned threads = 0;
   std::string force;
   std::string budgets;  // empty: <dir>/budgets.json
+  std::string check_report;    // bless: a `check --json` report to bless as an external golden
+  std::string expected_model;  // with it: the model the outputs must follow
 };
+
+void Progress(const std::string& what);
+void EndProgress();
+
+// The top-level fields of two records that differ: "max_ulp 6.4 -> 7, histogram".
+std::string RecordChanges(const nlohmann::ordered_json& old_record,
+                          const nlohmann::ordered_json& new_record) {
+  std::string s;
+  for (const auto& [key, value] : new_record.items()) {
+    const bool had = old_record.contains(key);
+    if (had && old_record.at(key) == value) continue;
+    std::string change = key;
+    if (had && value.is_primitive() && old_record.at(key).is_primitive()) {
+      change += " " + old_record.at(key).dump() + " -> " + value.dump();
+    } else if (!had) {
+      change += " (new)";
+    }
+    s += (s.empty() ? "" : ", ") + change;
+  }
+  for (const auto& [key, value] : old_record.items()) {
+    if (!new_record.contains(key)) s += (s.empty() ? "" : ", ") + key + " (gone)";
+  }
+  return s;
+}
+
+// Replays every external golden; counts into matched and differing.
+void CheckExternals(const GoldenArgs& args, size_t& matched, size_t& differing) {
+  for (const ExternalGolden& g : ReadExternalGoldens(args.dir)) {
+    Progress("replaying the check " + g.spec.label);
+    const nlohmann::ordered_json record = ReplayExternal(g.spec, args.dir, args.threads);
+    EndProgress();
+    if (record == g.record) {
+      std::cout << fmt::format("ok      EXTERNAL   {} ({} {} outputs of {})\n", g.path, g.spec.dtype,
+                               g.spec.op, g.spec.outputs);
+      ++matched;
+    } else {
+      std::cout << fmt::format("DIFFERS EXTERNAL   {}: {}\n", g.path, RecordChanges(g.record, record));
+      ++differing;
+    }
+  }
+}
+
+// Blesses the check a report describes, or re-blesses every external golden.
+void BlessExternals(const GoldenArgs& args) {
+  std::vector<CheckSpec> specs;
+  if (!args.check_report.empty()) {
+    specs.push_back(SpecFromCheckReport(args.check_report, args.dir, args.expected_model));
+  } else {
+    for (const ExternalGolden& g : ReadExternalGoldens(args.dir)) specs.push_back(g.spec);
+  }
+  for (const CheckSpec& spec : specs) {
+    Progress("checking " + spec.label);
+    const nlohmann::ordered_json record = ReplayExternal(spec, args.dir, args.threads);
+    EndProgress();
+    const std::string path = WriteExternalGolden(args.dir, spec, record);
+    std::cout << fmt::format("wrote   EXTERNAL   {} ({} {}, follows {})\n", path, spec.dtype,
+                             spec.op, record.at("conformance").at("matching").dump());
+  }
+}
 
 bool Tty() { return ::isatty(STDERR_FILENO) != 0; }
 
@@ -146,10 +208,11 @@ void Check(const GoldenArgs& args) {
   for (const fs::directory_entry& entry : fs::directory_iterator(args.dir)) {
     if (!entry.is_directory()) continue;  // budgets.json, worst-case lists
     const std::string name = entry.path().filename().string();
+    if (name == "external") continue;  // outputs made elsewhere (external_golden.h)
     const TargetInfo* t = FindTarget(name);
     if (t == nullptr || t->name != name) {
       throw InputError(entry.path().string() + ": not a golden directory (the name of a compiled "
-                       "target, e.g. " + CompiledTargets().front().name + ")");
+                       "target, e.g. " + CompiledTargets().front().name + ", or external)");
     }
   }
   for (const TargetInfo* t : targets) {
@@ -230,6 +293,7 @@ void Check(const GoldenArgs& args) {
     for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
     return s.empty() ? std::string("none") : s;
   };
+  CheckExternals(args, matched, differing);
   std::cout << fmt::format("golden check: {} files match, {} differ, {} targets not covered "
                            "({:.1f} s)\n",
                            matched, differing, uncovered.size(), seconds);
@@ -286,6 +350,11 @@ std::string ChangeSummary(const CaseDifference& d) {
 }
 
 void Bless(const GoldenArgs& args) {
+  if (!args.check_report.empty()) {
+    BlessExternals(args);
+    return;
+  }
+  if (!args.expected_model.empty()) throw UsageError("--expect-model goes with --check REPORT");
   const std::vector<std::string> ops = SelectedOps(args.op);
   // Goldens are the targets' models, so every compiled target is blessed
   // whatever this CPU runs.
@@ -358,6 +427,7 @@ void Bless(const GoldenArgs& args) {
   }
   std::cout << fmt::format("golden bless: {} new, {} changed, {} unchanged\n", created, changed,
                            unchanged);
+  if (args.op == "all") BlessExternals(args);  // outputs made elsewhere, replayed
 }
 
 void AddCommonOptions(CLI::App* cmd, GoldenArgs& args) {
@@ -397,6 +467,13 @@ void AddGoldenCommand(CLI::App& app) {
   bless->add_option("--budgets", args->budgets,
                     "The budget ledger bless checks first (default: DIR/budgets.json); bless "
                     "refuses while a budget fails on the targets being blessed");
+  bless->add_option("--check", args->check_report,
+                    "Bless the outputs a `check --json` report measured (made elsewhere) as "
+                    "DIR/external/<label>.json; their files must be in the repository. `golden "
+                    "check` replays it, the gate's rules match it by label");
+  bless->add_option("--expect-model", args->expected_model,
+                    "With --check: the model the outputs must follow (the gate's "
+                    "conformance_required checks it)");
   bless->callback([args] { Bless(*args); });
 }
 
