@@ -51,7 +51,7 @@ run(1 "expected mulsub_opmath, follows mulsub_per_op" gate --budgets golden/budg
 file(READ "${WORK}/golden/external/torch_eager.json" text)
 string(REPLACE "\"max_ulp\": 6.399169921875" "\"max_ulp\": 6.0" text "${text}")
 file(WRITE "${WORK}/golden/external/torch_eager.json" "${text}")
-run(1 "DIFFERS EXTERNAL   golden/external/torch_eager.json: max_ulp 6.0 -> 6.399169921875" golden check)
+run(1 "DIFFERS EXTERNAL   golden/external/torch_eager.json:\n  max_ulp 6.0 -> 6.399169921875" golden check)
 
 # Files outside the repository cannot be blessed: a clone could not replay them.
 file(MAKE_DIRECTORY "${WORK}/repo/golden")
