@@ -96,14 +96,20 @@ bool IsBinary32(const FloatFormat& format) { return std::string_view(format.name
 // digest group.
 class TanhBwdProblem : public EngineProblem {
  public:
+  // extra_models: models given as expressions (a plugin's claim), after the
+  // template models.
   TanhBwdProblem(const InputSet& inputs, const FloatFormat& format, int map_operand,
-                 std::vector<ChunkKernel> kernels)
+                 std::vector<ChunkKernel> kernels, std::vector<ModelProgram> extra_models = {})
       : inputs_(inputs),
         format_(format),
         map_operand_(map_operand),
         models_(TanhBwdModelNames(format)),
+        builtin_models_(models_.size()),
+        extra_models_(std::move(extra_models)),
         kernels_(std::move(kernels)),
-        full_plan_(TanhBwdCallPlan(kEngineChunk)) {}
+        full_plan_(TanhBwdCallPlan(kEngineChunk)) {
+    for (const ModelProgram& m : extra_models_) models_.push_back(m.name);
+  }
 
   const FloatFormat& format() const override { return format_; }
   uint64_t size() const override { return inputs_.size(); }
@@ -126,6 +132,10 @@ class TanhBwdProblem : public EngineProblem {
     const float t = inputs_.columns[1][i];
     const std::vector<float> m = TanhBwdModelOutputs(format_, grad, t);
     std::copy(m.begin(), m.end(), models);
+    const double ops[2] = {grad, t};
+    for (size_t k = 0; k < extra_models_.size(); ++k) {
+      models[builtin_models_ + k] = static_cast<float>(extra_models_[k].Evaluate(ops));
+    }
     return ElementTruth(TanhBwdExact(grad, t));
   }
   float MapValue(uint64_t i) const override { return inputs_.columns[map_operand_][i]; }
@@ -135,6 +145,8 @@ class TanhBwdProblem : public EngineProblem {
   const FloatFormat& format_;
   int map_operand_;
   std::vector<std::string> models_;
+  size_t builtin_models_;
+  std::vector<ModelProgram> extra_models_;
   std::vector<ChunkKernel> kernels_;  // per case; empty for a "model" case
   std::vector<KernelCall> full_plan_;
 };
@@ -201,7 +213,9 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
   const std::vector<std::string> all_variants = TanhBwdVariantNames(format);
   const std::vector<std::string> model_names = TanhBwdModelNames(format);
   std::vector<std::string> variants;
-  if (options.variants.empty()) {
+  if (!options.builtin_variants) {
+    // only the plugins'
+  } else if (options.variants.empty()) {
     variants = all_variants;
   } else {
     for (const auto& name : options.variants) {
@@ -247,7 +261,35 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
     }
   }
 
-  const TanhBwdProblem problem(inputs, format, options.map_operand, std::move(kernels));
+  // Plugin kernels: called like the built-in ones, over the same call plan.
+  std::vector<ModelProgram> extra_models;
+  std::vector<std::string> names = model_names;
+  if (!options.plugins.empty() && !binary32) {
+    throw InputError(std::string("plugin kernels are f32; --dtype ") + format.name + " has none");
+  }
+  for (const PluginKernel& p : options.plugins) {
+    // A built-in model by its name; an expression (or a name two plugins
+    // share) joins the models once.
+    auto it = std::find(names.begin(), names.end(), p.model.name);
+    if (it == names.end()) {
+      extra_models.push_back(p.model);
+      names.push_back(p.model.name);
+      it = names.end() - 1;
+    }
+    EngineCase c;
+    c.kind = CaseKind::kKernel;
+    c.variant = p.variant;
+    c.target = nullptr;
+    c.expected = static_cast<int>(it - names.begin());
+    cases.push_back(std::move(c));
+    kernels.push_back(Binary32Kernel(p.f32, "plugin " + p.plugin + " kernel " + p.variant));
+  }
+  for (EngineCase& c : cases) {
+    c.compared.resize(names.size());
+    for (size_t m = 0; m < names.size(); ++m) c.compared[m] = static_cast<int>(m);
+  }
+  const TanhBwdProblem problem(inputs, format, options.map_operand, std::move(kernels),
+                               std::move(extra_models));
   EngineOptions engine;
   engine.threads = options.threads;
   engine.keep_outputs = options.keep_outputs;
@@ -258,7 +300,8 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
     CaseResult& r = results[k];
     r.op = "tanh_bwd";
     r.variant = cases[k].variant;
-    r.target = cases[k].target->name;
+    r.target = cases[k].target ? cases[k].target->name
+                               : options.plugins[k - (results.size() - options.plugins.size())].plugin;
     r.dtype = format.name;
     r.suite = inputs.source;
     r.seed = inputs.seed;

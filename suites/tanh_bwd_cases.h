@@ -13,6 +13,7 @@
 #include "oracles/format.h"
 #include "suites/engine.h"
 #include "suites/inputs.h"
+#include "suites/plugins.h"
 
 namespace ulpgate {
 
@@ -32,6 +33,11 @@ struct RunOptions {
   int map_operand = -1;
   // Called now and then with (inputs done, inputs total), from the caller's thread.
   std::function<void(uint64_t, uint64_t)> progress;
+  // Kernels from plugins (suites/plugins.h), f32 only: one case each after
+  // the built-in ones, its target the plugin's name, its expected model the
+  // one it claims (a model given as an expression joins the models compared).
+  std::vector<PluginKernel> plugins;
+  bool builtin_variants = true;  // false: only the plugins' kernels
 };
 
 // The variants of tanh_bwd in a format (kTanhBwdVariants for f32,

@@ -14,6 +14,7 @@
 #include "oracles/format.h"
 #include "kernels/reduction_spec.h"
 #include "suites/dump.h"
+#include "suites/plugins.h"
 #include "suites/tanh_bwd_cases.h"
 #include "suites/op_table.h"
 #include "suites/report.h"
@@ -48,7 +49,21 @@ std::string BinLabel(const ErrorStatistics& s, size_t i) {
 // The command that reproduces one input on one target: in f32 `explain`,
 // which follows it rounding by rounding; in a 16-bit format (explain follows
 // the f32 sequences) the case itself, the input given on stdin.
+// The library each plugin target came from, for the reproducing command.
+std::map<std::string, std::string>& PluginPaths() {
+  static std::map<std::string, std::string> paths;
+  return paths;
+}
+
 std::string ReproduceCommand(const CaseResult& r, const InputSet& inputs, uint64_t index) {
+  if (const auto plugin = PluginPaths().find(r.target); plugin != PluginPaths().end()) {
+    std::string tuple;
+    for (size_t k = 0; k < inputs.operand_names.size(); ++k) {
+      tuple += (k ? " " : "") + HexFloat(inputs.columns[k][index]);
+    }
+    return fmt::format("echo '{}' | ulpgate run --kernel {} --plugin {} --variant none --inputs -",
+                       tuple, r.op, plugin->second);
+  }
   if (r.dtype != "f32") {
     std::string tuple;
     for (size_t k = 0; k < inputs.operand_names.size(); ++k) {
@@ -227,10 +242,9 @@ void PrintText(const std::vector<CaseResult>& results, const InputSet& inputs,
     if (worst) {
       const uint64_t i = worst->stats.max_index();
       const float g = inputs.columns[0][i], t = inputs.columns[1][i];
-      const float y = worst->kind == CaseKind::kKernel ? OneOutput(*worst, format, g, t)
-                                                       : worst->outputs.empty()
-                                                             ? std::nanf("")
-                                                             : worst->outputs[i];
+      const float y = !worst->outputs.empty()            ? worst->outputs[i]
+                      : worst->kind == CaseKind::kKernel ? OneOutput(*worst, format, g, t)
+                                                         : std::nanf("");
       std::cout << fmt::format(
           "  worst: {} ULP on {} at input #{}: grad = {}, t = {}\n"
           "         output {}, exact {}\n",
@@ -278,6 +292,7 @@ void Run(const RunArgs& args) {
     throw UsageError("--dtype " + args.dtype + ": " + op->name + " runs in " + dtypes);
   }
   if (op->family == OpFamily::kReduction) {
+    if (!args.plugins.empty()) throw UsageError("--plugin: plugins give tanh_bwd kernels");
     RunReductionCommand(args);
     return;
   }
@@ -319,6 +334,19 @@ void Run(const RunArgs& args) {
   RunOptions options;
   options.format = format;
   options.variants = SplitList(args.variant);
+  // --variant none: only the plugins' kernels.
+  const bool no_builtin = args.variant == "none";
+  if (no_builtin) {
+    if (args.plugins.empty()) throw UsageError("--variant none runs only plugins: give --plugin");
+    options.variants.clear();
+    options.builtin_variants = false;
+  }
+  for (const std::string& path : args.plugins) {
+    for (PluginKernel& k : LoadPlugin(path)) {
+      PluginPaths()[k.plugin] = path;
+      options.plugins.push_back(std::move(k));
+    }
+  }
   const std::vector<std::string> known = TanhBwdVariantNames(*format);
   for (const auto& v : options.variants) {
     if (std::find(known.begin(), known.end(), v) == known.end()) {
@@ -334,7 +362,7 @@ void Run(const RunArgs& args) {
                                              : ResolveTargets(args.target, &skipped);
   options.threads = args.threads;
   // A model case's worst output is read back from its outputs.
-  options.keep_outputs = !args.dump_path.empty() || args.emulate_unsupported;
+  options.keep_outputs = !args.dump_path.empty() || args.emulate_unsupported || !args.plugins.empty();
   if (!args.by.empty()) {
     const auto it = std::find(inputs.operand_names.begin(), inputs.operand_names.end(), args.by);
     if (it == inputs.operand_names.end()) {
@@ -457,6 +485,10 @@ void AddRunCommand(CLI::App& app) {
   cmd->add_option("--threads", args->threads, "Worker threads (default: all cores)")
       ->check(CountValidator("a thread count", 1, kMaxThreads));
   cmd->add_flag("--quiet", args->quiet, "Only the summary table");
+  cmd->add_option("--plugin", args->plugins,
+                  "A shared library of kernels (ulpgate/plugin.h; repeatable): its tanh_bwd f32 "
+                  "kernels are measured beside the built-in ones, under a target named after the "
+                  "plugin, against the model each claims; --variant none runs only these");
   cmd->add_option("--by", args->by,
                   "Break the statistics down by the binary exponent and sign of this operand "
                   "(grad or t): an error map");

@@ -28,6 +28,7 @@ struct RunArgs {
   unsigned threads = 0;
   bool quiet = false;
   std::string by;  // operand to map errors by (tanh_bwd)
+  std::vector<std::string> plugins;  // shared libraries of kernels (ulpgate/plugin.h)
   std::optional<double> max_ulp;  // exit 1 when a case's max ULP error is above it
   bool require_conformance = false;  // exit 1 when a case does not follow its model
   // Reductions only.
