@@ -188,6 +188,23 @@ void AddExpected(nlohmann::ordered_json& record, const std::string& expected, ui
 
 }  // namespace
 
+CheckRequest ReadCheckRequest(const CheckSpec& spec, const std::string& models_path) {
+  const FloatFormat& format = CheckFormat(spec.op, spec.dtype);
+  CheckRequest request;
+  request.format = &format;
+  request.inputs = ReadCheckInputs(spec.inputs, format);
+  if (request.inputs.size() == 0) throw InputError(spec.inputs + ": no inputs");
+  request.label = spec.label;
+  request.outputs = ReadCheckOutputs(spec.outputs, format, &request.label);
+  if (request.outputs.size() != request.inputs.size()) {
+    throw InputError(fmt::format("{} outputs for {} inputs: the shapes differ",
+                                 request.outputs.size(), request.inputs.size()));
+  }
+  request.models = CheckModels(spec.models, models_path, format, &request.user_models);
+  request.threads = spec.threads;
+  return request;
+}
+
 nlohmann::ordered_json CheckRecord(const CheckSpec& spec) {
   const FloatFormat& format = CheckFormat(spec.op, spec.dtype);
   if (FamilyOf(spec.op) == OpFamily::kReduction) {
@@ -206,17 +223,7 @@ nlohmann::ordered_json CheckRecord(const CheckSpec& spec) {
     }
     return record;
   }
-  CheckRequest request;
-  request.format = &format;
-  request.inputs = ReadCheckInputs(spec.inputs, format);
-  request.label = spec.label;
-  request.outputs = ReadCheckOutputs(spec.outputs, format, &request.label);
-  if (request.outputs.size() != request.inputs.size()) {
-    throw InputError(fmt::format("{} outputs for {} inputs: the shapes differ",
-                                 request.outputs.size(), request.inputs.size()));
-  }
-  request.models = CheckModels(spec.models, "", format, &request.user_models);
-  request.threads = spec.threads;
+  const CheckRequest request = ReadCheckRequest(spec);
   const CheckResult result = RunCheck(request);
   nlohmann::ordered_json record = CheckJson(request, result);
   if (!spec.expected_model.empty()) {

@@ -78,6 +78,11 @@ struct CheckSpec {
   std::string expected_model;
   unsigned threads = 0;
 };
+// tanh_bwd's request a spec describes: the files read as values of the
+// format, the built-in models, then the spec's and a models file's (may be
+// empty). Throws InputError for bad files or models, or no inputs.
+CheckRequest ReadCheckRequest(const CheckSpec& spec, const std::string& models_path = "");
+
 // Reads the files, runs the check and returns its record (`check --json`'s
 // results[0]). Throws InputError for bad files, models or an unknown
 // expected model.

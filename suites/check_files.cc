@@ -24,6 +24,27 @@ std::string Lower(std::string s) {
 // An array of the file by name, or the error listing the arrays there.
 }  // namespace
 
+// The outputs array of a file: the one named, the only one, or the only one
+// whose name (case aside) is not an operand's.
+static const NumpyArray& OutputArray(const std::vector<NumpyArray>& arrays, const std::string& name,
+                              const std::vector<std::string>& operands, const std::string& path) {
+  if (!name.empty()) return ArrayNamed(arrays, name, path);
+  if (arrays.size() == 1) return arrays[0];
+  std::vector<const NumpyArray*> candidates;
+  for (const NumpyArray& a : arrays) {
+    bool operand = false;
+    for (const auto& o : operands) operand = operand || Lower(o) == Lower(a.name);
+    if (!operand) candidates.push_back(&a);
+  }
+  if (candidates.size() != 1) {
+    std::string names;
+    for (const auto* a : candidates) names += (names.empty() ? "" : ", ") + a->name;
+    throw InputError(path + " holds several output arrays: name one as " + path + ":ARRAY (" +
+                     names + ")");
+  }
+  return *candidates[0];
+}
+
 const NumpyArray& ArrayNamed(const std::vector<NumpyArray>& arrays, const std::string& name,
                              const std::string& path) {
   for (const NumpyArray& a : arrays) {
@@ -94,39 +115,14 @@ InputSet ReadCheckInputs(const std::string& path, const FloatFormat& format) {
 // no name is given), an .npy, or a text file of one value per line.
 std::vector<float> ReadCheckOutputs(const std::string& spec, const FloatFormat& format,
                                     std::string* label) {
-  std::string path = spec, array;
-  const size_t colon = spec.rfind(':');
-  if (colon != std::string::npos && IsNumpyPath(spec.substr(0, colon))) {
-    path = spec.substr(0, colon);
-    array = spec.substr(colon + 1);
-  }
+  const auto [path, array] = SplitArraySpec(spec);
   if (!IsNumpyPath(path)) {
     InputSet values = ReadInputFile(path, {"output"});
     if (label->empty()) *label = path;
     return values.columns[0];
   }
   const std::vector<NumpyArray> arrays = ReadNumpyFile(path);
-  const NumpyArray* chosen = nullptr;
-  if (!array.empty()) {
-    chosen = &ArrayNamed(arrays, array, path);
-  } else if (arrays.size() == 1) {
-    chosen = &arrays[0];
-  } else {
-    std::vector<const NumpyArray*> candidates;
-    for (const NumpyArray& a : arrays) {
-      if (std::find(kTanhBwdOperands.begin(), kTanhBwdOperands.end(), a.name) ==
-          kTanhBwdOperands.end()) {
-        candidates.push_back(&a);
-      }
-    }
-    if (candidates.size() != 1) {
-      std::string names;
-      for (const auto* a : candidates) names += (names.empty() ? "" : ", ") + a->name;
-      throw InputError(path + " holds several output arrays: name one as " + path + ":ARRAY (" +
-                       names + ")");
-    }
-    chosen = candidates[0];
-  }
+  const NumpyArray* chosen = &OutputArray(arrays, array, kTanhBwdOperands, path);
   if (label->empty()) *label = chosen->name;
   return ArrayValues(*chosen, format, path + ":" + chosen->name);
 }
@@ -174,7 +170,7 @@ std::vector<ModelProgram> CheckModels(const std::vector<std::string>& model_spec
 // (mse_bwd's grad_out) defaults to 1 when absent.
 ReductionInputSet ReadReductionInputs(const ReductionOpInfo& op, const std::string& path,
                                       const FloatFormat& format) {
-  if (!IsNumpyPath(path) || path.size() < 4 || path.compare(path.size() - 4, 4, ".npz") != 0) {
+  if (!IsNpzPath(path)) {
     throw InputError("--inputs " + path + ": the linear and MSE ops take an .npz with arrays " +
                      fmt::format("{}", fmt::join(op.operands, ", ")));
   }
@@ -262,33 +258,10 @@ std::vector<std::vector<float>> ReadReductionOutputs(const ReductionOpInfo& op,
                                                      const ReductionInputSet& inputs,
                                                      const std::string& spec, std::string* label) {
   const FloatFormat& format = *inputs.format;
-  std::string path = spec, name;
-  const size_t colon = spec.rfind(':');
-  if (colon != std::string::npos && IsNumpyPath(spec.substr(0, colon))) {
-    path = spec.substr(0, colon);
-    name = spec.substr(colon + 1);
-  }
+  const auto [path, name] = SplitArraySpec(spec);
   if (!IsNumpyPath(path)) throw InputError(path + ": the linear and MSE ops take .npz or .npy outputs");
   const std::vector<NumpyArray> arrays = ReadNumpyFile(path);
-  const NumpyArray* chosen = nullptr;
-  if (!name.empty()) {
-    chosen = &ArrayNamed(arrays, name, path);
-  } else {
-    // The only array that is not an operand.
-    std::vector<const NumpyArray*> candidates;
-    for (const NumpyArray& a : arrays) {
-      bool operand = false;
-      for (const auto& o : op.operands) operand = operand || Lower(o) == Lower(a.name);
-      if (!operand) candidates.push_back(&a);
-    }
-    if (candidates.size() != 1) {
-      std::string names;
-      for (const auto* a : candidates) names += (names.empty() ? "" : ", ") + a->name;
-      throw InputError(path + " holds several output arrays: name one as " + path + ":ARRAY (" +
-                       names + ")");
-    }
-    chosen = candidates[0];
-  }
+  const NumpyArray* chosen = &OutputArray(arrays, name, op.operands, path);
   if (label->empty()) *label = chosen->name;
   const std::vector<size_t> want = ReductionOutputShape(op.op, inputs.shape);
   size_t want_count = inputs.instances.size();

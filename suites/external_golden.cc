@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "suites/inputs.h"
+#include "suites/numpy_files.h"
 #include "suites/report.h"
 
 namespace ulpgate {
@@ -17,22 +18,10 @@ fs::path Root(const std::string& golden_dir) {
   return fs::weakly_canonical(fs::absolute(golden_dir)).parent_path();
 }
 
-// "FILE[:ARRAY]" split at the array name, if any.
-std::pair<std::string, std::string> SplitArray(const std::string& spec) {
-  const size_t colon = spec.rfind(':');
-  if (colon != std::string::npos) {
-    const std::string file = spec.substr(0, colon);
-    if (file.size() > 4 && (file.compare(file.size() - 4, 4, ".npz") == 0 ||
-                            file.compare(file.size() - 4, 4, ".npy") == 0)) {
-      return {file, spec.substr(colon)};
-    }
-  }
-  return {spec, ""};
-}
-
 // A file the user named, relative to the repository root.
 std::string Relative(const std::string& spec, const fs::path& root) {
-  const auto [file, array] = SplitArray(spec);
+  const auto [file, name] = SplitArraySpec(spec);
+  const std::string array = name.empty() ? "" : ":" + name;
   const fs::path absolute = fs::weakly_canonical(fs::absolute(file));
   if (!fs::exists(absolute)) throw InputError(file + ": no such file");
   const fs::path relative = absolute.lexically_relative(root);
@@ -44,8 +33,8 @@ std::string Relative(const std::string& spec, const fs::path& root) {
 }
 
 std::string Resolve(const std::string& spec, const fs::path& root) {
-  const auto [file, array] = SplitArray(spec);
-  return (root / file).string() + array;
+  const auto [file, array] = SplitArraySpec(spec);
+  return (root / file).string() + (array.empty() ? "" : ":" + array);
 }
 
 }  // namespace

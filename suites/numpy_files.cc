@@ -157,6 +157,15 @@ size_t NumpyArray::size() const {
 }
 
 bool IsNumpyPath(const std::string& path) { return EndsWith(path, ".npy") || EndsWith(path, ".npz"); }
+bool IsNpzPath(const std::string& path) { return EndsWith(path, ".npz"); }
+
+ArraySpec SplitArraySpec(const std::string& spec) {
+  const size_t colon = spec.rfind(':');
+  if (colon != std::string::npos && IsNumpyPath(spec.substr(0, colon))) {
+    return {spec.substr(0, colon), spec.substr(colon + 1)};
+  }
+  return {spec, ""};
+}
 
 std::vector<NumpyArray> ReadNumpyFile(const std::string& path) {
   if (EndsWith(path, ".npz")) return ReadNpz(path);

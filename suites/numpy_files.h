@@ -26,8 +26,15 @@ struct NumpyArray {
 // a NumPy file, truncated, a big-endian or Fortran-order array, an archive
 // without arrays.
 std::vector<NumpyArray> ReadNumpyFile(const std::string& path);
-// True for a path ending in .npy or .npz.
+// True for a path ending in .npy or .npz; in .npz.
 bool IsNumpyPath(const std::string& path);
+bool IsNpzPath(const std::string& path);
+// "FILE.npz:ARRAY" -> {FILE.npz, ARRAY}; anything else (no array named, or not
+// a NumPy file before the colon) -> {spec, ""}.
+struct ArraySpec {
+  std::string path, array;
+};
+ArraySpec SplitArraySpec(const std::string& spec);
 
 // The values of an array as values of `format`, held exactly in floats.
 // Accepted: float32 and float64 holding values of the format, float16 for

@@ -210,17 +210,15 @@ void Check(const CheckArgs& args) {
     CheckReduction(args, format);
     return;
   }
-  CheckRequest request;
-  request.format = &format;
-  request.inputs = ReadCheckInputs(args.inputs_path, format);
-  request.label = args.label;
-  request.outputs = ReadCheckOutputs(args.outputs_spec, format, &request.label);
-  if (request.outputs.size() != request.inputs.size()) {
-    throw UsageError(fmt::format("{} outputs for {} inputs: the shapes differ",
-                                 request.outputs.size(), request.inputs.size()));
-  }
-  if (request.inputs.size() == 0) throw UsageError(args.inputs_path + ": no inputs");
-  request.models = CheckModels(args.model_specs, args.models_path, format, &request.user_models);
+  CheckSpec spec;
+  spec.op = args.op;
+  spec.dtype = args.dtype;
+  spec.inputs = args.inputs_path;
+  spec.outputs = args.outputs_spec;
+  spec.label = args.label;
+  spec.models = args.model_specs;
+  spec.threads = args.threads;
+  CheckRequest request = ReadCheckRequest(spec, args.models_path);
   for (const std::string& m : args.require_models) {
     if (std::none_of(request.models.begin(), request.models.end(),
                      [&](const ModelProgram& p) { return p.name == m; })) {
@@ -230,7 +228,6 @@ void Check(const CheckArgs& args) {
     }
   }
   request.period = args.period;
-  request.threads = args.threads;
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   if (tty) {
     request.progress = [](uint64_t done, uint64_t total) {
@@ -295,11 +292,6 @@ struct ExportArgs {
   uint64_t n = 0, seed = 1;
 };
 
-bool HasSuffix(const std::string& s, const char* suffix) {
-  const size_t n = std::strlen(suffix);
-  return s.size() > n && s.compare(s.size() - n, n, suffix) == 0;
-}
-
 // A reduction suite's instances as an .npz: one array per operand, named as
 // the op names it, shaped as the op takes it ([instances, ...] for more than
 // one instance; `check` takes both).
@@ -311,7 +303,7 @@ void ExportReduction(const ExportArgs& args, const FloatFormat& format) {
     for (const auto& s : ReductionSuites()) names += (names.empty() ? "" : ", ") + s.name;
     throw UsageError("unknown suite '" + suite + "' for " + args.op + " (" + names + ")");
   }
-  if (!HasSuffix(args.out, ".npz")) {
+  if (!IsNpzPath(args.out)) {
     throw UsageError("--out " + args.out + ": the linear and MSE ops export to an .npz (one array per operand)");
   }
   const ReductionShape shape = RunShape(op.op, args.shape);
@@ -354,8 +346,8 @@ void Export(const ExportArgs& args) {
   const std::string regenerate =
       fmt::format("ulpgate suite export --op {} --suite {} --dtype {} --n {} --seed {} --out {}",
                   args.op, suite_name, format.name, inputs.size(), args.seed, args.out);
-  const bool npz = args.out.size() > 4 && args.out.compare(args.out.size() - 4, 4, ".npz") == 0;
-  const bool npy = args.out.size() > 4 && args.out.compare(args.out.size() - 4, 4, ".npy") == 0;
+  const bool npz = IsNpzPath(args.out);
+  const bool npy = IsNumpyPath(args.out) && !npz;
   if (npz) {
     std::vector<NumpyOutput> arrays;
     for (size_t k = 0; k < inputs.operand_names.size(); ++k) {
