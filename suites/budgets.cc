@@ -233,63 +233,61 @@ BudgetRule ParseRule(const JsonField& f, const std::vector<BudgetRun>& runs) {
     rule.variant = match["label"].String();
     if (rule.variant.empty()) match["label"].Fail("expected a label (a glob pattern)");
     rule.target = "external";
-    ParseLimits(f["limits"], rule.op, rule);
-    rule.why = f["why"].String();
-    if (rule.why.empty()) f["why"].Fail("say where the numbers come from");
-    if (f.Has("waiver")) f["waiver"].Fail("waivers are for the ledger's own runs");
-    return rule;
   }
-  // The variants the runs give this op in this dtype (drift: run specs as
-  // written there).
-  std::vector<std::string> variants = MeasurableVariants(rule.op, rule.dtype);
-  for (const std::string& p : PeerVariants(rule.op, rule.dtype)) variants.push_back(p);
-  for (const BudgetRun& run : runs) {
-    if (run.op != rule.op || run.dtype != rule.dtype) continue;
-    for (const auto& v : RunVariants(run)) {
-      if (!Contains(variants, v)) variants.push_back(v);
+  // A rule of the ledger's own runs must match something they measure.
+  if (!rule.external) {
+    // The variants the runs give this op in this dtype (drift: run specs as
+    // written there).
+    std::vector<std::string> variants = MeasurableVariants(rule.op, rule.dtype);
+    for (const std::string& p : PeerVariants(rule.op, rule.dtype)) variants.push_back(p);
+    for (const BudgetRun& run : runs) {
+      if (run.op != rule.op || run.dtype != rule.dtype) continue;
+      for (const auto& v : RunVariants(run)) {
+        if (!Contains(variants, v)) variants.push_back(v);
+      }
     }
-  }
-  if (match.Has("variant")) {
-    rule.variant = match["variant"].String();
-    if (std::none_of(variants.begin(), variants.end(),
-                     [&](const std::string& v) { return GlobMatch(rule.variant, v); })) {
-      match["variant"].Fail(fmt::format("'{}' matches no variant of {} ({})", rule.variant, rule.op,
-                                        Joined(variants)));
+    if (match.Has("variant")) {
+      rule.variant = match["variant"].String();
+      if (std::none_of(variants.begin(), variants.end(),
+                       [&](const std::string& v) { return GlobMatch(rule.variant, v); })) {
+        match["variant"].Fail(fmt::format("'{}' matches no variant of {} ({})", rule.variant,
+                                          rule.op, Joined(variants)));
+      }
     }
-  }
-  if (match.Has("target")) {
-    rule.target = match["target"].String();
-    const auto targets = CompiledTargetNames();
-    if (std::none_of(targets.begin(), targets.end(),
-                     [&](const std::string& t) { return GlobMatch(rule.target, t); })) {
-      match["target"].Fail(
-          fmt::format("'{}' matches no compiled target ({})", rule.target, Joined(targets)));
+    if (match.Has("target")) {
+      rule.target = match["target"].String();
+      const auto targets = CompiledTargetNames();
+      if (std::none_of(targets.begin(), targets.end(),
+                       [&](const std::string& t) { return GlobMatch(rule.target, t); })) {
+        match["target"].Fail(
+            fmt::format("'{}' matches no compiled target ({})", rule.target, Joined(targets)));
+      }
     }
-  }
-  if (match.Has("suite")) {
-    rule.suite = match["suite"].String();
-    if (std::none_of(suites.begin(), suites.end(),
-                     [&](const std::string& s) { return GlobMatch(rule.suite, s); })) {
-      match["suite"].Fail(fmt::format("'{}' matches no {} of {} ({})", rule.suite,
-                                      GetOp(rule.op).suite_word(), rule.op,
-                                      Joined(suites)));
+    if (match.Has("suite")) {
+      rule.suite = match["suite"].String();
+      if (std::none_of(suites.begin(), suites.end(),
+                       [&](const std::string& s) { return GlobMatch(rule.suite, s); })) {
+        match["suite"].Fail(fmt::format("'{}' matches no {} of {} ({})", rule.suite,
+                                        GetOp(rule.op).suite_word(), rule.op,
+                                        Joined(suites)));
+      }
     }
-  }
-  bool measured = false;
-  for (const BudgetRun& run : runs) {
-    if (run.op != rule.op || run.dtype != rule.dtype) continue;
-    const auto run_variants = RunVariants(run);
-    measured = measured ||
-               (std::any_of(run_variants.begin(), run_variants.end(),
-                            [&](const std::string& v) { return GlobMatch(rule.variant, v); }) &&
-                std::any_of(run.suites.begin(), run.suites.end(),
-                            [&](const std::string& s) { return GlobMatch(rule.suite, s); }));
-  }
-  if (!measured) {
-    match.Fail(
-        fmt::format("matches nothing the runs measure (no run of {} in {} has a variant "
-                    "matching '{}' on a suite matching '{}')",
-                    rule.op, rule.dtype, rule.variant, rule.suite));
+    bool measured = false;
+    for (const BudgetRun& run : runs) {
+      if (run.op != rule.op || run.dtype != rule.dtype) continue;
+      const auto run_variants = RunVariants(run);
+      measured = measured ||
+                 (std::any_of(run_variants.begin(), run_variants.end(),
+                              [&](const std::string& v) { return GlobMatch(rule.variant, v); }) &&
+                  std::any_of(run.suites.begin(), run.suites.end(),
+                              [&](const std::string& s) { return GlobMatch(rule.suite, s); }));
+    }
+    if (!measured) {
+      match.Fail(
+          fmt::format("matches nothing the runs measure (no run of {} in {} has a variant "
+                      "matching '{}' on a suite matching '{}')",
+                      rule.op, rule.dtype, rule.variant, rule.suite));
+    }
   }
   ParseLimits(f["limits"], rule.op, rule);
   rule.why = f["why"].String();

@@ -93,6 +93,30 @@ GateReport RunGate(const GateOptions& options) {
     if (op_selected(rule.op)) selected_ledger.rules.push_back(rule);
   }
 
+  // Outputs made elsewhere: the external goldens beside the ledger, for the
+  // rules that match a label; a label rule that matches none is a bad ledger,
+  // found before anything is measured.
+  bool any_external = false;
+  for (const BudgetRule& rule : selected_ledger.rules) any_external = any_external || rule.external;
+  const std::string golden_dir = [&] {
+    const std::string dir = fs::path(options.budgets_path).parent_path().string();
+    return dir.empty() ? std::string(".") : dir;
+  }();
+  std::vector<ExternalGolden> externals;
+  if (any_external) externals = ReadExternalGoldens(golden_dir);
+  for (const BudgetRule& rule : selected_ledger.rules) {
+    if (!rule.external) continue;
+    const bool found = std::any_of(externals.begin(), externals.end(), [&](const ExternalGolden& g) {
+      return g.spec.op == rule.op && g.spec.dtype == rule.dtype && GlobMatch(rule.variant, g.spec.label);
+    });
+    if (!found) {
+      throw InputError(fmt::format("{}: {}: label '{}' matches no external golden of {} in {} "
+                                   "(golden bless --check REPORT writes one)",
+                                   ledger.path, rule.pointer, rule.variant, rule.op,
+                                   golden_dir + "/external"));
+    }
+  }
+
   std::vector<nlohmann::ordered_json> records;
   size_t done = 0, total = 0;
   for (const BudgetRun& run : selected_ledger.runs) total += run.suites.size();
@@ -122,35 +146,14 @@ GateReport RunGate(const GateOptions& options) {
       for (MeasuredCase& c : m.cases) records.push_back(std::move(c.record));
     }
   }
-  // Outputs made elsewhere: the external goldens beside the ledger, replayed
-  // (their files may have changed since they were blessed), for the rules
-  // that match a label; a label rule that matches none is an error.
-  bool any_external = false;
-  for (const BudgetRule& rule : selected_ledger.rules) any_external = any_external || rule.external;
-  if (any_external) {
-    const std::string golden_dir = fs::path(options.budgets_path).parent_path().string();
-    const std::vector<ExternalGolden> externals = ReadExternalGoldens(golden_dir.empty() ? "." : golden_dir);
-    for (const BudgetRule& rule : selected_ledger.rules) {
-      if (!rule.external) continue;
-      const bool found = std::any_of(externals.begin(), externals.end(), [&](const ExternalGolden& g) {
-        return g.spec.op == rule.op && g.spec.dtype == rule.dtype && GlobMatch(rule.variant, g.spec.label);
-      });
-      if (!found) {
-        throw InputError(fmt::format("{}: {}: label '{}' matches no external golden of {} in {} "
-                                     "(golden bless --check REPORT writes one)",
-                                     ledger.path, rule.pointer, rule.variant, rule.op,
-                                     golden_dir + "/external"));
-      }
-    }
-    for (const ExternalGolden& g : externals) {
-      if (options.progress) options.progress("replaying the external check " + g.spec.label);
-      nlohmann::ordered_json record = ReplayExternal(g.spec, golden_dir.empty() ? "." : golden_dir,
-                                                     options.threads);
-      record["target"] = kExternalTarget;
-      records.push_back(std::move(record));
-    }
-    ran.push_back(kExternalTarget);
+  // Replayed now: their files may have changed since they were blessed.
+  for (const ExternalGolden& g : externals) {
+    if (options.progress) options.progress("replaying the external check " + g.spec.label);
+    nlohmann::ordered_json record = ReplayExternal(g.spec, golden_dir, options.threads);
+    record["target"] = kExternalTarget;
+    records.push_back(std::move(record));
   }
+  if (any_external) ran.push_back(kExternalTarget);
   report.rows = EvaluateBudgets(selected_ledger, records, ran, report.today);
   return report;
 }
