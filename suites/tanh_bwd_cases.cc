@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <map>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -264,6 +265,7 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
   // Plugin kernels: called like the built-in ones, over the same call plan.
   std::vector<ModelProgram> extra_models;
   std::vector<std::string> names = model_names;
+  std::map<size_t, std::string> plugin_targets;  // case -> the plugin's name
   if (!options.plugins.empty() && !binary32) {
     throw InputError(std::string("plugin kernels are f32; --dtype ") + format.name + " has none");
   }
@@ -281,6 +283,7 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
     c.variant = p.variant;
     c.target = nullptr;
     c.expected = static_cast<int>(it - names.begin());
+    plugin_targets[cases.size()] = p.plugin;
     cases.push_back(std::move(c));
     kernels.push_back(Binary32Kernel(p.f32, "plugin " + p.plugin + " kernel " + p.variant));
   }
@@ -300,8 +303,7 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
     CaseResult& r = results[k];
     r.op = "tanh_bwd";
     r.variant = cases[k].variant;
-    r.target = cases[k].target ? cases[k].target->name
-                               : options.plugins[k - (results.size() - options.plugins.size())].plugin;
+    r.target = cases[k].target ? cases[k].target->name : plugin_targets.at(k);
     r.dtype = format.name;
     r.suite = inputs.source;
     r.seed = inputs.seed;
