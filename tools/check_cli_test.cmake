@@ -5,44 +5,26 @@
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
 
-# run(<expected status> <regex the output must match> args...)
-function(run expected pattern)
-  execute_process(COMMAND "${ULPGATE}" ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE out
-    ERROR_VARIABLE err)
-  if(NOT status EQUAL expected)
-    message(FATAL_ERROR "ulpgate ${ARGN}: exit ${status}, expected ${expected}\n${out}${err}")
-  endif()
-  if(NOT "${out}${err}" MATCHES "${pattern}")
-    message(FATAL_ERROR "ulpgate ${ARGN}: output does not match '${pattern}':\n${out}${err}")
-  endif()
-  if(expected EQUAL 2)
-    # One error line, nothing on stdout.
-    string(REGEX MATCHALL "\n" lines "${err}")
-    list(LENGTH lines count)
-    if(NOT count EQUAL 1 OR NOT out STREQUAL "" OR NOT err MATCHES "^ulpgate: error: ")
-      message(FATAL_ERROR "ulpgate ${ARGN}: expected one error line, got:\n${out}${err}")
-    endif()
-  endif()
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/cli_expect.cmake")
 
 set(bf16 "${PEER}/tanh_bf16.npz")
 set(f32 "${PEER}/tanh_f32.npz")
 
 # Exported suites read back as inputs: .npz, .npy [2, n] and text.
 foreach(form npz npy txt)
-  run(0 "wrote 1000 inputs" suite export --suite domain --dtype bf16 --n 1000 --seed 3
+  ulpgate_expect(0 "wrote 1000 inputs" suite export --suite domain --dtype bf16 --n 1000 --seed 3
     --out "${WORK}/domain.${form}")
 endforeach()
 foreach(form npz npy txt)
-  run(0 "follows no model bit for bit" check --dtype bf16 --inputs "${WORK}/domain.${form}"
+  ulpgate_expect(0 "follows no model bit for bit" check --dtype bf16 --inputs "${WORK}/domain.${form}"
     --outputs "${WORK}/domain.npz:t" --quiet)
 endforeach()
 
 # A reduction round trip: an exported instance, ulpgate's own pairwise kernel's outputs
 # on it (from run --dump, written as .npy), recognized by check as the pairwise model.
-run(0 "wrote 1 instance of linear_fwd" suite export --op linear_fwd --shape 5,7,3 --out "${WORK}/lf.npz")
-run(0 "wrote 2 instances of linear_fwd" suite export --op linear_fwd --shape 5,7,3 --n 2 --out "${WORK}/lf2.npz")
-run(0 "" run --kernel linear_fwd --shape 5,7,3 --n 1 --variant pairwise --target SCALAR
+ulpgate_expect(0 "wrote 1 instance of linear_fwd" suite export --op linear_fwd --shape 5,7,3 --out "${WORK}/lf.npz")
+ulpgate_expect(0 "wrote 2 instances of linear_fwd" suite export --op linear_fwd --shape 5,7,3 --n 2 --out "${WORK}/lf2.npz")
+ulpgate_expect(0 "" run --kernel linear_fwd --shape 5,7,3 --n 1 --variant pairwise --target SCALAR
   --dump "${WORK}/lf.jsonl" --quiet)
 execute_process(COMMAND "${PYTHON}" -c "
 import json, struct
@@ -55,47 +37,47 @@ open('${WORK}/lf_out.npy', 'wb').write(b'\\x93NUMPY\\x01\\x00' + struct.pack('<H
 if(NOT status EQUAL 0)
   message(FATAL_ERROR "could not convert the dump")
 endif()
-run(0 "within the f32 error bound.*follows bit for bit: pairwise" check --op linear_fwd
+ulpgate_expect(0 "within the f32 error bound.*follows bit for bit: pairwise" check --op linear_fwd
   --inputs "${WORK}/lf.npz" --outputs "${WORK}/lf_out.npy")
-run(2 "lf_out.npy:lf_out: 15 outputs, 2 instances of linear_fwd 5,7,3 give 30" check --op linear_fwd
+ulpgate_expect(2 "lf_out.npy:lf_out: 15 outputs, 2 instances of linear_fwd 5,7,3 give 30" check --op linear_fwd
   --inputs "${WORK}/lf2.npz" --outputs "${WORK}/lf_out.npy")
 
 # Exit status: 0 within the limits, 1 outside them.
-run(0 "check: PASS" check --dtype bf16 --inputs "${bf16}" --outputs "${bf16}:cuda_compiled_aten"
+ulpgate_expect(0 "check: PASS" check --dtype bf16 --inputs "${bf16}" --outputs "${bf16}:cuda_compiled_aten"
   --require-model mulsub_opmath --quiet)
-run(1 "does not follow mulsub_opmath" check --dtype bf16 --inputs "${bf16}"
+ulpgate_expect(1 "does not follow mulsub_opmath" check --dtype bf16 --inputs "${bf16}"
   --outputs "${bf16}:cuda_aten" --require-model mulsub_opmath --quiet)
-run(1 "max ULP error 6.399 above --max-ulp 1" check --dtype bf16 --inputs "${bf16}"
+ulpgate_expect(1 "max ULP error 6.399 above --max-ulp 1" check --dtype bf16 --inputs "${bf16}"
   --outputs "${bf16}:cuda_aten" --max-ulp 1 --quiet)
 # A models file (a CMake list would split the statements at ';').
 file(WRITE "${WORK}/models.txt" "# Python's grad - grad*t*t is (grad*t)*t\n"
   "mac_left: p = grad*t; out = fma(-p, t, grad)\n\n"
   "mac_left_unfused: p = grad*t; q = p*t; out = grad - q\n")
-run(0 "follows bit for bit: mac_left\n" check --inputs "${f32}" --outputs "${f32}:cuda_compiled_mac_left"
+ulpgate_expect(0 "follows bit for bit: mac_left\n" check --inputs "${f32}" --outputs "${f32}:cuda_compiled_mac_left"
   --models "${WORK}/models.txt" --quiet)
 file(WRITE "${WORK}/bad_models.txt" "mac_left: p = grad*t\nm2: out = fma(grad, t)\n")
-run(2 "bad_models.txt:1: model 'mac_left', column 21: no 'out = ...'" check --inputs "${f32}"
+ulpgate_expect(2 "bad_models.txt:1: model 'mac_left', column 21: no 'out = ...'" check --inputs "${f32}"
   --outputs "${f32}:cpu_aten" --models "${WORK}/bad_models.txt")
-run(2 "--model: model 'mulsub' is already defined \\(a built-in model\\)" check --inputs "${f32}"
+ulpgate_expect(2 "--model: model 'mulsub' is already defined \\(a built-in model\\)" check --inputs "${f32}"
   --outputs "${f32}:cpu_aten" --model "mulsub: out = grad")
 
 # Bad input: one line each, exit 2.
-run(2 "--require-model nosuch: unknown model \\(mac_fused_opmath," check --dtype bf16
+ulpgate_expect(2 "--require-model nosuch: unknown model \\(mac_fused_opmath," check --dtype bf16
   --inputs "${bf16}" --outputs "${bf16}:cuda_aten" --require-model nosuch)
-run(2 "--model: model 'm', column 17: expected '\\)', found the end" check --dtype bf16
+ulpgate_expect(2 "--model: model 'm', column 17: expected '\\)', found the end" check --dtype bf16
   --inputs "${bf16}" --outputs "${bf16}:cuda_aten" --model "m: out = grad*(t")
-run(2 "--model: model 'm', column 10: unknown name 'x'" check --inputs "${f32}"
+ulpgate_expect(2 "--model: model 'm', column 10: unknown name 'x'" check --inputs "${f32}"
   --outputs "${f32}:cpu_aten" --model "m: out = x*t")
-run(2 "1000 outputs for 16384 inputs: the shapes differ" check --dtype bf16 --inputs "${bf16}"
+ulpgate_expect(2 "1000 outputs for 16384 inputs: the shapes differ" check --dtype bf16 --inputs "${bf16}"
   --outputs "${WORK}/domain.npz:t")
-run(2 "tanh_f32.npz:grad: element 0 = .* is not a bf16 value" check --dtype bf16
+ulpgate_expect(2 "tanh_f32.npz:grad: element 0 = .* is not a bf16 value" check --dtype bf16
   --inputs "${f32}" --outputs "${bf16}:cuda_aten")
-run(2 "holds several output arrays: name one" check --dtype bf16 --inputs "${bf16}" --outputs "${bf16}")
-run(2 "no array 'nosuch' \\(arrays: grad, t," check --dtype bf16 --inputs "${bf16}"
+ulpgate_expect(2 "holds several output arrays: name one" check --dtype bf16 --inputs "${bf16}" --outputs "${bf16}")
+ulpgate_expect(2 "no array 'nosuch' \\(arrays: grad, t," check --dtype bf16 --inputs "${bf16}"
   --outputs "${bf16}:nosuch")
-run(2 "unknown --dtype 'f64' for tanh_bwd \\(f32, bf16, f16\\)" check --dtype f64 --inputs "${f32}"
+ulpgate_expect(2 "unknown --dtype 'f64' for tanh_bwd \\(f32, bf16, f16\\)" check --dtype f64 --inputs "${f32}"
   --outputs "${f32}:cpu_aten")
-run(2 "the linear and MSE ops take an .npz with arrays x, w, b" check --op linear_fwd --inputs "${WORK}/domain.txt"
+ulpgate_expect(2 "the linear and MSE ops take an .npz with arrays x, w, b" check --op linear_fwd --inputs "${WORK}/domain.txt"
   --outputs "${f32}:cpu_aten")
 # Files that are not what they claim: float16 for bf16, truncated, not NumPy.
 execute_process(COMMAND "${PYTHON}" -c "
@@ -109,10 +91,10 @@ open('${WORK}/short.npy', 'wb').write(data[:len(data) - 6])
 if(NOT status EQUAL 0)
   message(FATAL_ERROR "could not write the test files")
 endif()
-run(2 "half.npy:half: dtype '<f2' cannot hold bf16 values here" check --dtype bf16
+ulpgate_expect(2 "half.npy:half: dtype '<f2' cannot hold bf16 values here" check --dtype bf16
   --inputs "${WORK}/domain.npz" --outputs "${WORK}/half.npy")
-run(2 "short.npy: 2000 elements of 4 bytes need 8000 bytes of data, the file has 7994 \\(truncated\\)"
+ulpgate_expect(2 "short.npy: 2000 elements of 4 bytes need 8000 bytes of data, the file has 7994 \\(truncated\\)"
   check --dtype bf16 --inputs "${WORK}/short.npy" --outputs "${WORK}/domain.npz:t")
 file(COPY_FILE "${WORK}/domain.txt" "${WORK}/text.npy")
-run(2 "text.npy: not a NumPy array" check --dtype bf16 --inputs "${WORK}/domain.npz"
+ulpgate_expect(2 "text.npy: not a NumPy array" check --dtype bf16 --inputs "${WORK}/domain.npz"
   --outputs "${WORK}/text.npy")

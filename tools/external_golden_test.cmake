@@ -9,22 +9,14 @@ file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}/data" "${WORK}/golden")
 file(COPY "${PEER}/tanh_bf16.npz" DESTINATION "${WORK}/data")
 
-function(run expected pattern)
-  execute_process(COMMAND "${ULPGATE}" ${ARGN} WORKING_DIRECTORY "${WORK}"
-    RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT status EQUAL expected)
-    message(FATAL_ERROR "ulpgate ${ARGN}: exit ${status}, expected ${expected}\n${out}${err}")
-  endif()
-  if(NOT "${out}${err}" MATCHES "${pattern}")
-    message(FATAL_ERROR "ulpgate ${ARGN}: output does not match '${pattern}':\n${out}${err}")
-  endif()
-endfunction()
+set(ULPGATE_WORKDIR "${WORK}")
+include("${CMAKE_CURRENT_LIST_DIR}/cli_expect.cmake")
 
-run(0 "follows bit for bit: mulsub_per_op" check --dtype bf16 --inputs data/tanh_bf16.npz
+ulpgate_expect(0 "follows bit for bit: mulsub_per_op" check --dtype bf16 --inputs data/tanh_bf16.npz
   --outputs data/tanh_bf16.npz:cuda_aten --label torch_eager --quiet --json report.json)
-run(0 "wrote   EXTERNAL   golden/external/torch_eager.json" golden bless --check report.json
+ulpgate_expect(0 "wrote   EXTERNAL   golden/external/torch_eager.json" golden bless --check report.json
   --expect-model mulsub_per_op)
-run(1 "ok      EXTERNAL   golden/external/torch_eager.json" golden check)
+ulpgate_expect(1 "ok      EXTERNAL   golden/external/torch_eager.json" golden check)
 
 # The ledger: one small run of ulpgate's own, and label rules.
 function(ledger max_ulp model label)
@@ -37,22 +29,22 @@ function(ledger max_ulp model label)
   ]}\n")
 endfunction()
 ledger(6.5 mulsub_per_op "torch_*")
-run(0 "torch.eager.*follows mulsub_per_op.*gate: PASS" gate --budgets golden/budgets.json)
+ulpgate_expect(0 "torch.eager.*follows mulsub_per_op.*gate: PASS" gate --budgets golden/budgets.json)
 ledger(6 mulsub_per_op "torch_*")
-run(1 "max_ulp +6.39917 +6 +torch_eager@external.*FAIL" gate --budgets golden/budgets.json)
+ulpgate_expect(1 "max_ulp +6.39917 +6 +torch_eager@external.*FAIL" gate --budgets golden/budgets.json)
 ledger(6.5 mulsub_per_op "pytorch_*")
-run(2 "label 'pytorch_\\*' matches no external golden of tanh_bwd" gate --budgets golden/budgets.json)
+ulpgate_expect(2 "label 'pytorch_\\*' matches no external golden of tanh_bwd" gate --budgets golden/budgets.json)
 # Blessed against a model it does not follow: conformance_required fails.
-run(0 "wrote   EXTERNAL" golden bless --check report.json --expect-model mulsub_opmath)
+ulpgate_expect(0 "wrote   EXTERNAL" golden bless --check report.json --expect-model mulsub_opmath)
 ledger(6.5 mulsub_opmath "torch_*")
-run(1 "expected mulsub_opmath, follows mulsub_per_op" gate --budgets golden/budgets.json)
+ulpgate_expect(1 "expected mulsub_opmath, follows mulsub_per_op" gate --budgets golden/budgets.json)
 
 # An edited record: golden check says what differs.
 file(READ "${WORK}/golden/external/torch_eager.json" text)
 string(REPLACE "\"max_ulp\": 6.399169921875" "\"max_ulp\": 6.0" text "${text}")
 file(WRITE "${WORK}/golden/external/torch_eager.json" "${text}")
-run(1 "DIFFERS EXTERNAL   golden/external/torch_eager.json:\n  max_ulp 6.0 -> 6.399169921875" golden check)
+ulpgate_expect(1 "DIFFERS EXTERNAL   golden/external/torch_eager.json:\n  max_ulp 6.0 -> 6.399169921875" golden check)
 
 # Files outside the repository cannot be blessed: a clone could not replay them.
 file(MAKE_DIRECTORY "${WORK}/repo/golden")
-run(2 "is outside the repository" golden bless --dir repo/golden --check report.json)
+ulpgate_expect(2 "is outside the repository" golden bless --dir repo/golden --check report.json)

@@ -10,42 +10,26 @@ if(NOT cpuinfo MATCHES " avx2" OR NOT cpuinfo MATCHES " fma")
   message("this CPU cannot run x86-64-v3 code: skipped")
   cmake_language(EXIT 77)
 endif()
-function(run expected pattern)
-  execute_process(COMMAND "${ULPGATE}" ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE out
-    ERROR_VARIABLE err)
-  if(NOT status EQUAL expected)
-    message(FATAL_ERROR "ulpgate ${ARGN}: exit ${status}, expected ${expected}\n${out}${err}")
-  endif()
-  if(NOT "${out}${err}" MATCHES "${pattern}")
-    message(FATAL_ERROR "ulpgate ${ARGN}: output does not match '${pattern}':\n${out}${err}")
-  endif()
-  if(expected EQUAL 2)
-    string(REGEX MATCHALL "\n" lines "${err}")
-    list(LENGTH lines count)
-    if(NOT count EQUAL 1 OR NOT out STREQUAL "")
-      message(FATAL_ERROR "ulpgate ${ARGN}: expected one error line, got:\n${out}${err}")
-    endif()
-  endif()
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/../../tools/cli_expect.cmake")
 
 set(fast "${PLUGINS}/libcontract_fast.so")
 set(off "${PLUGINS}/libcontract_off.so")
-run(1 "mulsub_c +contract_fast .* mulsub_fused \\(expected mulsub\\)" run --kernel tanh_bwd
+ulpgate_expect(1 "mulsub_c +contract_fast .* mulsub_fused \\(expected mulsub\\)" run --kernel tanh_bwd
   --plugin "${fast}" --variant none --suite domain --n 20000 --quiet --require-conformance)
-run(0 "mulsub_c +contract_off .* mulsub +0" run --kernel tanh_bwd --plugin "${off}"
+ulpgate_expect(0 "mulsub_c +contract_off .* mulsub +0" run --kernel tanh_bwd --plugin "${off}"
   --variant none --suite domain --n 20000 --quiet --require-conformance)
 # Beside the built-in kernels, in one table.
-run(0 "mulsub_fma +SCALAR.*mulsub_c +contract_off" run --kernel tanh_bwd --plugin "${off}"
+ulpgate_expect(0 "mulsub_fma +SCALAR.*mulsub_c +contract_off" run --kernel tanh_bwd --plugin "${off}"
   --variant mulsub_fma --target SCALAR --suite domain --n 2000 --quiet)
 
-run(2 "libbroken_abi.so: ABI version 2, this ulpgate takes 1" run --kernel tanh_bwd
+ulpgate_expect(2 "libbroken_abi.so: ABI version 2, this ulpgate takes 1" run --kernel tanh_bwd
   --plugin "${PLUGINS}/libbroken_abi.so" --variant none)
-run(2 "unknown op 'tanh_fwd' \\(plugins take tanh_bwd\\)" run --kernel tanh_bwd
+ulpgate_expect(2 "unknown op 'tanh_fwd' \\(plugins take tanh_bwd\\)" run --kernel tanh_bwd
   --plugin "${PLUGINS}/libbroken_op.so" --variant none)
-run(2 "model 'mine', column 20: expected '\\)'" run --kernel tanh_bwd
+ulpgate_expect(2 "model 'mine', column 20: expected '\\)'" run --kernel tanh_bwd
   --plugin "${PLUGINS}/libbroken_model.so" --variant none)
-run(2 "no ulpgate_plugin_entry" run --kernel tanh_bwd --plugin "${PLUGINS}/libbroken_entry.so"
+ulpgate_expect(2 "no ulpgate_plugin_entry" run --kernel tanh_bwd --plugin "${PLUGINS}/libbroken_entry.so"
   --variant none)
-run(2 "cannot load: .*no_such.so" run --kernel tanh_bwd --plugin "${PLUGINS}/no_such.so" --variant none)
-run(2 "--plugin: plugins give tanh_bwd kernels" run --kernel linear_fwd --plugin "${off}")
-run(2 "plugin kernels are f32" run --kernel tanh_bwd --dtype bf16 --plugin "${off}" --variant none)
+ulpgate_expect(2 "cannot load: .*no_such.so" run --kernel tanh_bwd --plugin "${PLUGINS}/no_such.so" --variant none)
+ulpgate_expect(2 "--plugin: plugins give tanh_bwd kernels" run --kernel linear_fwd --plugin "${off}")
+ulpgate_expect(2 "plugin kernels are f32" run --kernel tanh_bwd --dtype bf16 --plugin "${off}" --variant none)
