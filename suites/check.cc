@@ -37,13 +37,7 @@ class CheckProblem : public EngineProblem {
   }
   const FloatFormat& format() const override { return *r_.format; }
   uint64_t size() const override { return r_.inputs.size(); }
-  std::vector<EngineUnit> Units() const override {
-    std::vector<EngineUnit> units;
-    for (uint64_t begin = 0, g = 0; begin < size(); begin += kEngineChunk, ++g) {
-      units.push_back({begin, std::min<uint64_t>(kEngineChunk, size() - begin), g});
-    }
-    return units;
-  }
+  std::vector<EngineUnit> Units() const override { return ChunkUnits(size()); }
   const std::vector<std::string>& model_names() const override { return names_; }
   void Outputs(size_t, const EngineUnit& unit, float* out) const override {
     std::copy(r_.outputs.begin() + static_cast<std::ptrdiff_t>(unit.begin),

@@ -16,6 +16,14 @@
 
 namespace ulpgate {
 
+std::vector<EngineUnit> ChunkUnits(uint64_t n) {
+  std::vector<EngineUnit> units;
+  for (uint64_t begin = 0, g = 0; begin < n; begin += kEngineChunk, ++g) {
+    units.push_back({begin, std::min<uint64_t>(kEngineChunk, n - begin), g});
+  }
+  return units;
+}
+
 std::vector<KernelCall> TanhBwdCallPlan(size_t count) {
   // Every length 1..33 leaves every tail of 4, 8 and 16 lanes (and calls
   // shorter than one vector), and puts a third of the inputs of a 16-lane
@@ -114,13 +122,7 @@ class TanhBwdProblem : public EngineProblem {
 
   const FloatFormat& format() const override { return format_; }
   uint64_t size() const override { return inputs_.size(); }
-  std::vector<EngineUnit> Units() const override {
-    std::vector<EngineUnit> units;
-    for (uint64_t begin = 0, g = 0; begin < size(); begin += kEngineChunk, ++g) {
-      units.push_back({begin, std::min<uint64_t>(kEngineChunk, size() - begin), g});
-    }
-    return units;
-  }
+  std::vector<EngineUnit> Units() const override { return ChunkUnits(size()); }
   const std::vector<std::string>& model_names() const override { return models_; }
   void Outputs(size_t c, const EngineUnit& unit, float* out) const override {
     const std::vector<KernelCall> short_plan =

@@ -65,6 +65,9 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
 // over the per-chunk FNV-1a digests of the output bits, so it does not depend
 // on thread count (and can be recomputed from a dump).
 inline constexpr size_t kEngineChunk = 4096;
+// Units of an elementwise problem of n inputs: chunks of kEngineChunk, each
+// its own digest group.
+std::vector<EngineUnit> ChunkUnits(uint64_t n);
 
 // One kernel call of the plan: inputs [begin, begin + count) of a chunk, the
 // two operands starting `operand_misalign` and the output `output_misalign`

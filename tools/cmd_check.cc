@@ -55,6 +55,41 @@ std::string Ulp(double e) {
   return e >= 1e6 ? fmt::format("{:.3g}", e) : fmt::format("{:.4g}", e);
 }
 
+// --max-ulp over a case's statistics: the failure, or nothing.
+void AddMaxUlpFailure(const CheckArgs& args, const ErrorStatistics& s,
+                      std::vector<std::string>& failures) {
+  if (args.max_ulp < 0 || (s.max_ulp() <= args.max_ulp && s.special_mismatch() == 0)) return;
+  failures.push_back(fmt::format(
+      "max ULP error {} above --max-ulp {}{}", Ulp(s.max_ulp()), args.max_ulp,
+      s.special_mismatch() > 0 ? fmt::format(", {} special mismatches", s.special_mismatch()) : ""));
+}
+
+// The verdict lines, the JSON report and the exit status, for either family.
+void FinishCheck(const CheckArgs& args, const std::string& label,
+                 const std::vector<std::string>& failures, const nlohmann::ordered_json& record) {
+  if (args.max_ulp >= 0 || !args.require_models.empty()) {
+    StdoutToStderr guard(args.json_path == "-");
+    std::cout << '\n';
+    for (const auto& f : failures) std::cout << "  " << label << ": " << f << '\n';
+    std::cout << (failures.empty() ? "check: PASS\n" : "check: FAIL\n");
+  }
+  if (!args.json_path.empty()) {
+    nlohmann::ordered_json report;
+    report["format"] = kCheckReportFormat;
+    report["tool"] = "ulpgate 0.1.0";
+    report["label"] = label;
+    report["inputs"] = args.inputs_path;
+    report["outputs"] = args.outputs_spec;
+    if (args.max_ulp >= 0 || !args.require_models.empty()) {
+      report["verdict"] = failures.empty() ? "PASS" : "FAIL";
+      report["failures"] = failures;
+    }
+    report["results"] = {record};
+    WriteJsonFile(args.json_path, report);
+  }
+  if (!failures.empty()) ExitStatus() = 1;
+}
+
 void PrintCheck(const CheckRequest& request, const CheckResult& result, bool quiet) {
   const FloatFormat& format = *request.format;
   const CaseResult& r = result.result;
@@ -144,9 +179,7 @@ void CheckReduction(const CheckArgs& args, const FloatFormat& format) {
   const ErrorStatistics& s = r.stats;
   const BoundFractionStatistics& b = r.bound;
   std::vector<std::string> failures;
-  if (args.max_ulp >= 0 && (s.max_ulp() > args.max_ulp || s.special_mismatch() > 0)) {
-    failures.push_back(fmt::format("max ULP error {} above --max-ulp {}", Ulp(s.max_ulp()), args.max_ulp));
-  }
+  AddMaxUlpFailure(args, s, failures);
   for (const std::string& m : args.require_models) {
     if (std::find(r.conformance.matching.begin(), r.conformance.matching.end(), m) ==
         r.conformance.matching.end()) {
@@ -180,28 +213,10 @@ void CheckReduction(const CheckArgs& args, const FloatFormat& format) {
     } else {
       std::cout << fmt::format("follows bit for bit: {}\n", fmt::join(r.conformance.matching, ", "));
     }
-    if (args.max_ulp >= 0 || !args.require_models.empty()) {
-      for (const auto& f : failures) std::cout << "  " << label << ": " << f << '\n';
-      std::cout << (failures.empty() ? "check: PASS\n" : "check: FAIL\n");
-    }
     std::cout.flush();
     std::cerr << fmt::format("checked {} outputs in {:.2f} s\n", r.n, seconds);
   }
-  if (!args.json_path.empty()) {
-    nlohmann::ordered_json report;
-    report["format"] = kCheckReportFormat;
-    report["tool"] = "ulpgate 0.1.0";
-    report["label"] = label;
-    report["inputs"] = args.inputs_path;
-    report["outputs"] = args.outputs_spec;
-    if (args.max_ulp >= 0 || !args.require_models.empty()) {
-      report["verdict"] = failures.empty() ? "PASS" : "FAIL";
-      report["failures"] = failures;
-    }
-    report["results"] = {ReductionCheckJson(r, inputs)};
-    WriteJsonFile(args.json_path, report);
-  }
-  if (!failures.empty()) ExitStatus() = 1;
+  FinishCheck(args, label, failures, ReductionCheckJson(r, inputs));
 }
 
 void Check(const CheckArgs& args) {
@@ -242,15 +257,7 @@ void Check(const CheckArgs& args) {
   if (tty) std::cerr << '\r' << std::string(60, ' ') << '\r';
 
   std::vector<std::string> failures;
-  if (args.max_ulp >= 0 && (result.result.stats.max_ulp() > args.max_ulp ||
-                            result.result.stats.special_mismatch() > 0)) {
-    failures.push_back(fmt::format("max ULP error {} above --max-ulp {}{}",
-                                   Ulp(result.result.stats.max_ulp()), args.max_ulp,
-                                   result.result.stats.special_mismatch() > 0
-                                       ? fmt::format(", {} special mismatches",
-                                                     result.result.stats.special_mismatch())
-                                       : ""));
-  }
+  AddMaxUlpFailure(args, result.result.stats, failures);
   for (const std::string& m : args.require_models) {
     for (const ModelComparison& c : result.models) {
       if (c.name == m && c.mismatches > 0) {
@@ -261,30 +268,11 @@ void Check(const CheckArgs& args) {
   {
     StdoutToStderr guard(args.json_path == "-");
     PrintCheck(request, result, args.quiet);
-    if (args.max_ulp >= 0 || !args.require_models.empty()) {
-      std::cout << '\n';
-      for (const auto& f : failures) std::cout << "  " << request.label << ": " << f << '\n';
-      std::cout << (failures.empty() ? "check: PASS\n" : "check: FAIL\n");
-    }
     std::cout.flush();
     std::cerr << fmt::format("checked {} outputs against {} models in {:.2f} s\n", request.outputs.size(),
                              request.models.size(), seconds);
   }
-  if (!args.json_path.empty()) {
-    nlohmann::ordered_json report;
-    report["format"] = kCheckReportFormat;
-    report["tool"] = "ulpgate 0.1.0";
-    report["label"] = request.label;
-    report["inputs"] = args.inputs_path;
-    report["outputs"] = args.outputs_spec;
-    if (args.max_ulp >= 0 || !args.require_models.empty()) {
-      report["verdict"] = failures.empty() ? "PASS" : "FAIL";
-      report["failures"] = failures;
-    }
-    report["results"] = {CheckJson(request, result)};
-    WriteJsonFile(args.json_path, report);
-  }
-  if (!failures.empty()) ExitStatus() = 1;
+  FinishCheck(args, request.label, failures, CheckJson(request, result));
 }
 
 struct ExportArgs {
