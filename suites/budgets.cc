@@ -16,6 +16,7 @@
 #include "suites/op_table.h"
 #include "suites/json_file.h"
 #include "suites/measure.h"
+#include "suites/plugins.h"
 #include "suites/reduction_cases.h"
 #include "suites/reduction_problem.h"
 #include "suites/statistics.h"
@@ -98,12 +99,31 @@ auto At(const JsonField& field, F&& parse) -> decltype(parse()) {
 std::vector<std::string> CompiledTargetNames() {
   std::vector<std::string> names;
   for (const TargetInfo& t : CompiledTargets()) names.push_back(t.name);
+  for (const std::string& plugin : LoadedPluginNames()) names.push_back(plugin);
   return names;
 }
 
-// The variants a run measures (its list, or every variant of the op).
+// The variants of an op in a format: built-in, and those of the plugins
+// loaded (which the gate measures beside them).
+std::vector<std::string> KnownVariants(const std::string& op, const std::string& dtype) {
+  std::vector<std::string> variants = MeasurableVariants(op, dtype);
+  if (op == kPluginOp && dtype == kPluginDtype) {
+    for (const std::string& v : LoadedPluginVariants()) variants.push_back(v);
+  }
+  return variants;
+}
+
+// The variants a run measures (its list, or every variant of the op); the
+// plugins' kernels always run.
 std::vector<std::string> RunVariants(const BudgetRun& run) {
-  return run.variants.empty() ? MeasurableVariants(run.op, run.dtype) : run.variants;
+  if (run.variants.empty()) return KnownVariants(run.op, run.dtype);
+  std::vector<std::string> variants = run.variants;
+  if (run.op == kPluginOp && run.dtype == kPluginDtype) {
+    for (const std::string& v : LoadedPluginVariants()) {
+      if (!Contains(variants, v)) variants.push_back(v);
+    }
+  }
+  return variants;
 }
 
 BudgetRun ParseRun(const JsonField& f) {
@@ -142,7 +162,7 @@ BudgetRun ParseRun(const JsonField& f) {
   if (f.Has("variants")) {
     const JsonField list = f["variants"];
     if (list.Size() == 0) list.Fail("expected at least one variant (leave it out for every one)");
-    const auto known = MeasurableVariants(run.op, run.dtype);
+    const auto known = KnownVariants(run.op, run.dtype);
     for (size_t i = 0; i < list.Size(); ++i) {
       const std::string v = list[i].String();
       if (kind == kDrift) {
@@ -238,7 +258,7 @@ BudgetRule ParseRule(const JsonField& f, const std::vector<BudgetRun>& runs) {
   if (!rule.external) {
     // The variants the runs give this op in this dtype (drift: run specs as
     // written there).
-    std::vector<std::string> variants = MeasurableVariants(rule.op, rule.dtype);
+    std::vector<std::string> variants = KnownVariants(rule.op, rule.dtype);
     for (const std::string& p : PeerVariants(rule.op, rule.dtype)) variants.push_back(p);
     for (const BudgetRun& run : runs) {
       if (run.op != rule.op || run.dtype != rule.dtype) continue;
@@ -260,7 +280,8 @@ BudgetRule ParseRule(const JsonField& f, const std::vector<BudgetRun>& runs) {
       if (std::none_of(targets.begin(), targets.end(),
                        [&](const std::string& t) { return GlobMatch(rule.target, t); })) {
         match["target"].Fail(
-            fmt::format("'{}' matches no compiled target ({})", rule.target, Joined(targets)));
+            fmt::format("'{}' matches no compiled target or loaded plugin ({})", rule.target,
+                        Joined(targets)));
       }
     }
     if (match.Has("suite")) {

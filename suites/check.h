@@ -15,6 +15,7 @@
 
 #include "oracles/format.h"
 #include "oracles/model_expr.h"
+#include "ulpgate/plugin.h"
 #include "suites/engine.h"
 #include "suites/inputs.h"
 #include "suites/reduction_problem.h"
@@ -69,6 +70,9 @@ struct CheckSpec {
   std::string op = "tanh_bwd";
   std::string dtype = "f32";
   std::string inputs, outputs;  // paths as `check --inputs/--outputs` take them
+  // Instead of an outputs file: a kernel called on the inputs (a plugin's;
+  // f32 tanh_bwd), outputs = f(grad, t).
+  ulpgate_binary_f32_fn outputs_from = nullptr;
   std::string label;            // empty: the outputs array's name
   // The user's models, "NAME: statements" (tanh_bwd).
   std::vector<std::string> models;

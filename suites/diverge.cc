@@ -12,6 +12,7 @@
 #include "oracles/mpfr_number.h"
 #include "oracles/ulp_metric.h"
 #include "suites/counter_rng.h"
+#include "suites/plugins.h"
 #include "suites/tanh_bwd_oracle.h"
 
 namespace ulpgate {
@@ -319,6 +320,14 @@ std::string DivergeSide::Label() const {
 DivergeScorer TanhBwdDivergeScorer(const DivergeSide& a, const DivergeSide& b) {
   auto kernel_of = [](const DivergeSide& side) {
     if (side.target == nullptr) throw std::invalid_argument(side.variant + ": no target");
+    if (const LoadedPlugin* plugin = PluginOf(*side.target)) {
+      const PluginKernel* k = plugin->Find(side.variant);
+      if (k == nullptr) {
+        throw std::invalid_argument("plugin " + plugin->target.name + " has no kernel '" +
+                                    side.variant + "'");
+      }
+      return TanhBwdKernel(k->f32);
+    }
     const TanhBwdKernel k = FindTanhBwdKernel(side.variant, side.target->bits);
     if (k == nullptr) {
       throw std::invalid_argument("no tanh_bwd kernel '" + side.variant + "' for " +

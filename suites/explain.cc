@@ -11,6 +11,7 @@
 #include "oracles/exact.h"
 #include "oracles/float_text.h"
 #include "oracles/ieee_emulation.h"
+#include "suites/plugins.h"
 #include "suites/tanh_bwd_oracle.h"
 #include "suites/tanh_bwd_suites.h"
 
@@ -195,6 +196,59 @@ std::string SpecialOrigin(const ExplainedCase& c) {
   return "";
 }
 
+// A plugin's kernels on the input: each compared with every model and with
+// the expression it claims, and traced step by step through the template
+// model it matched (or claims); a kernel that follows only an expression is
+// measured but not traced.
+void ExplainPlugin(const ExplainableOp& op, const LoadedPlugin& plugin,
+                   const std::vector<std::string>& variants,
+                   std::map<std::string, float>& model_outputs, Explanation& x) {
+  if (op.name != kPluginOp) {
+    throw std::invalid_argument("plugins give " + std::string(kPluginOp) + " kernels, not " +
+                                op.name);
+  }
+  for (const PluginKernel& k : plugin.kernels) {
+    if (!variants.empty() && std::find(variants.begin(), variants.end(), k.variant) == variants.end()) {
+      continue;
+    }
+    ExplainedCase c;
+    c.variant = k.variant;
+    c.target = &plugin.target;
+    k.f32(&x.operands[0], &x.operands[1], &c.kernel_output, 1);
+    c.expected_model = k.model.name;
+    const bool builtin = std::any_of(op.models.begin(), op.models.end(),
+                                     [&](const auto& m) { return m.name == k.model.name; });
+    if (!builtin) {
+      const double ops[2] = {x.operands[0], x.operands[1]};
+      model_outputs[k.model.name] = static_cast<float>(k.model.Evaluate(ops));
+    }
+    auto matches = [&](const std::string& name) {
+      return std::find(c.matching_models.begin(), c.matching_models.end(), name) !=
+             c.matching_models.end();
+    };
+    for (const auto& m : op.models) {
+      if (SameFloat(model_outputs[m.name], c.kernel_output)) c.matching_models.push_back(m.name);
+    }
+    if (!builtin && SameFloat(model_outputs[k.model.name], c.kernel_output)) {
+      c.matching_models.push_back(k.model.name);
+    }
+    // The claimed model if it matched, else the first template model that did.
+    std::string traced = builtin && matches(k.model.name) ? k.model.name : "";
+    for (const auto& m : op.models) {
+      if (traced.empty() && matches(m.name)) traced = m.name;
+    }
+    if (traced.empty() && builtin) traced = k.model.name;
+    if (!traced.empty()) {
+      TraceModel(op, FindModel(op, traced), x.operands, x.exact, c);
+    } else {
+      c.model_output = model_outputs[k.model.name];
+      c.sequence_exact = x.exact;
+    }
+    c.error = MeasureUlpError(x.exact.get(), c.kernel_output);
+    x.cases.push_back(std::move(c));
+  }
+}
+
 std::string Verdict(const Explanation& x, const ExplainedCase& c, const ExplainedCase* best) {
   const UlpError& e = c.error;
   if (!x.exact.IsFinite() || e.special_mismatch || !c.contributions_defined) {
@@ -331,12 +385,17 @@ Explanation Explain(const ExplainableOp& op, const std::vector<float>& operands,
   }
   for (const auto& name : variants) {
     if (std::none_of(op.variants.begin(), op.variants.end(),
-                     [&](const auto& v) { return v.name == name; })) {
+                     [&](const auto& v) { return v.name == name; }) &&
+        !std::any_of(targets.begin(), targets.end(), [&](const TargetInfo* t) {
+          const LoadedPlugin* p = PluginOf(*t);
+          return p != nullptr && p->Find(name) != nullptr;
+        })) {
       throw std::invalid_argument("unknown " + op.name + " variant '" + name + "'");
     }
   }
   for (const ExplainableOp::Variant* v : chosen) {
     for (const TargetInfo* target : targets) {
+      if (IsPluginTarget(*target)) continue;
       ExplainedCase c;
       c.variant = v->name;
       c.target = target;
@@ -355,6 +414,11 @@ Explanation Explain(const ExplainableOp& op, const std::vector<float>& operands,
       TraceModel(op, FindModel(op, traced), operands, x.exact, c);
       c.error = MeasureUlpError(x.exact.get(), c.kernel_output);
       x.cases.push_back(std::move(c));
+    }
+  }
+  for (const TargetInfo* target : targets) {
+    if (const LoadedPlugin* plugin = PluginOf(*target)) {
+      ExplainPlugin(op, *plugin, variants, model_outputs, x);
     }
   }
   const ExplainedCase* best = nullptr;
@@ -389,6 +453,7 @@ nlohmann::ordered_json ExplanationJson(const Explanation& x) {
     cj["variant"] = c.variant;
     cj["target"] = c.target->name;
     cj["fused_negmuladd"] = c.target->fused_negmuladd;
+    if (const LoadedPlugin* p = PluginOf(*c.target)) cj["plugin"] = p->path;
     cj["kernel_output"] = FloatJson(c.kernel_output);
     cj["expected_model"] = c.expected_model;
     cj["matching_models"] = c.matching_models;

@@ -120,7 +120,8 @@ struct Explanation {
 };
 
 // Explains one input on the given variants (empty: all) and targets (each must
-// be supported by this CPU). Throws std::invalid_argument for a wrong operand
+// be supported by this CPU; a plugin's target explains the plugin's kernels,
+// suites/plugins.h). Throws std::invalid_argument for a wrong operand
 // count or an unknown variant.
 Explanation Explain(const ExplainableOp& op, const std::vector<float>& operands,
                     const std::vector<std::string>& variants,

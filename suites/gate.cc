@@ -9,6 +9,7 @@
 #include "suites/external_golden.h"
 #include "suites/inputs.h"
 #include "suites/measure.h"
+#include "suites/plugins.h"
 
 namespace ulpgate {
 
@@ -79,6 +80,13 @@ GateReport RunGate(const GateOptions& options) {
     ran.push_back(t.name);
     if (!t.supported) report.model_targets.push_back(t.name + " (" + NotRunnableReason(t) + ")");
   }
+  std::vector<const TargetInfo*> plugins;  // measured on the runs of their op and format
+  for (const TargetInfo* t : selected) {
+    if (IsPluginTarget(*t)) {
+      plugins.push_back(t);
+      ran.push_back(t->name);
+    }
+  }
   auto op_selected = [&](const std::string& op) {
     return options.ops.empty() ||
            std::find(options.ops.begin(), options.ops.end(), op) != options.ops.end();
@@ -120,8 +128,17 @@ GateReport RunGate(const GateOptions& options) {
   std::vector<nlohmann::ordered_json> records;
   size_t done = 0, total = 0;
   for (const BudgetRun& run : selected_ledger.runs) total += run.suites.size();
-  for (size_t r = 0; r < selected_ledger.runs.size() && !measured.empty(); ++r) {
+  for (size_t r = 0; r < selected_ledger.runs.size(); ++r) {
     const BudgetRun& run = selected_ledger.runs[r];
+    std::vector<const TargetInfo*> targets = measured;
+    std::vector<std::string> variants = run.variants;
+    if (run.op == kPluginOp && run.dtype == kPluginDtype) {
+      targets.insert(targets.end(), plugins.begin(), plugins.end());
+      if (!variants.empty()) {
+        for (const std::string& v : PluginVariants(plugins)) variants.push_back(v);
+      }
+    }
+    if (targets.empty()) continue;
     for (const std::string& suite : run.suites) {
       if (options.progress) {
         options.progress(fmt::format("[{}/{}] {}{} {}", ++done, total, run.op,
@@ -134,8 +151,8 @@ GateReport RunGate(const GateOptions& options) {
       spec.seed = run.seed;
       spec.n = run.n;
       spec.shape = run.shape;
-      spec.variants = run.variants;
-      spec.targets = measured;
+      spec.variants = variants;
+      spec.targets = targets;
       spec.threads = options.threads;
       Measurement m;
       try {

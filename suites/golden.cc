@@ -11,6 +11,7 @@
 #include "suites/drift_run.h"
 #include "suites/inputs.h"
 #include "suites/json_file.h"
+#include "suites/plugins.h"
 #include "suites/reduction_problem.h"
 #include "suites/report.h"
 
@@ -175,7 +176,10 @@ void ValidateCase(const JsonField& c, const std::string& op, const TargetInfo& t
     }
   }
   RequireOneOf(c["dtype"], MeasurableDtypes(op), ("format of " + op).c_str());
-  if (!IsDrift(op)) {
+  if (IsPluginTarget(target)) {
+    RequireOneOf(c["variant"], PluginVariants({&target}),
+                 ("kernel of plugin " + target.name).c_str());
+  } else if (!IsDrift(op)) {
     RequireOneOf(c["variant"], MeasurableVariants(op, c["dtype"].String()),
                  ("variant of " + op + " in " + c["dtype"].String()).c_str());
   }
@@ -422,7 +426,13 @@ GoldenFile MeasureGolden(const std::vector<MeasureSpec>& specs, const TargetInfo
   file.target = target.name;
   file.op = op;
   Json cases = Json::array();
+  const LoadedPlugin* plugin = PluginOf(target);
   for (MeasureSpec spec : specs) {
+    if (plugin != nullptr) {
+      // A plugin's goldens: its kernels, on the f32 runs of their op.
+      if (spec.op != kPluginOp || spec.dtype != kPluginDtype) continue;
+      spec.variants = PluginVariants({&target});
+    }
     spec.targets = {&target};
     spec.threads = threads;
     spec.keep_outputs = true;
@@ -436,7 +446,10 @@ GoldenFile MeasureGolden(const std::vector<MeasureSpec>& specs, const TargetInfo
   Json& j = file.json;
   j["format"] = kGoldenFormat;
   j["generated_by"] = "ulpgate 0.1.0 golden bless";
-  j["regenerate"] = fmt::format("build/bin/ulpgate golden bless --target {} --op {}", target.name, op);
+  j["regenerate"] =
+      plugin != nullptr
+          ? fmt::format("build/bin/ulpgate golden bless --plugin {} --op {}", plugin->path, op)
+          : fmt::format("build/bin/ulpgate golden bless --target {} --op {}", target.name, op);
   j["about"] =
       IsDrift(op)
           ? "Training-run drift per (scenario, run spec) on this target: summary figures, in-situ "
@@ -447,6 +460,7 @@ GoldenFile MeasureGolden(const std::vector<MeasureSpec>& specs, const TargetInfo
             "its input, the correctly rounded count, the conforming model, the output digest and "
             "every output's bit pattern, 16 per line, in input order.";
   j["target"] = target.name;
+  if (plugin != nullptr) j["plugin"] = std::filesystem::path(plugin->path).filename().string();
   j["op"] = op;
   if (forced != nullptr) {
     j["forced"] = {{"reason", forced->reason}, {"failing_budgets", forced->failing_budgets}};
@@ -464,8 +478,14 @@ void ValidateGolden(const std::string& path, const Json& json) {
                                     kGoldenFormat));
   }
   const std::string target_name = root["target"].String();
-  const TargetInfo* target = FindTarget(target_name);
-  if (target == nullptr || target->name != target_name) {
+  const TargetInfo* target = FindAnyTarget(target_name);
+  if (root.Has("plugin")) {
+    const std::string library = root["plugin"].String();
+    if (target == nullptr || !IsPluginTarget(*target)) {
+      root["target"].Fail(fmt::format("the goldens of plugin '{}' ({}): give it with --plugin",
+                                      target_name, library));
+    }
+  } else if (target == nullptr || IsPluginTarget(*target)) {
     std::vector<std::string> compiled;
     for (const TargetInfo& t : CompiledTargets()) compiled.push_back(t.name);
     root["target"].Fail(fmt::format("unknown target '{}' (compiled: {})", target_name,
@@ -480,7 +500,7 @@ void ValidateGolden(const std::string& path, const Json& json) {
         target_name, op));
   }
   std::vector<std::string> keys = {"format", "generated_by", "regenerate", "about", "target",
-                                   "op",     "forced", "cases"};
+                                   "plugin", "op",     "forced", "cases"};
   root.OnlyKeys(keys);
   for (const char* key : {"generated_by", "regenerate", "about"}) root[key].String();
   if (root.Has("forced")) {
@@ -539,10 +559,13 @@ std::string GoldenCaseLabel(const Json& c) {
 
 std::vector<std::string> PlannedCaseLabels(const std::string& op, const std::string& target) {
   std::vector<std::string> labels;
+  const LoadedPlugin* plugin = FindPlugin(target);
   for (const MeasureSpec& spec : GoldenPlan(op)) {
     Json size = {{"seed", spec.seed}, {"n", spec.n}, {"instances", spec.n},
                  {"shape", spec.shape}, {"epochs", spec.n}};
-    for (const std::string& variant : spec.variants) {
+    if (plugin != nullptr && (spec.op != kPluginOp || spec.dtype != kPluginDtype)) continue;
+    for (const std::string& variant :
+         plugin != nullptr ? PluginVariants({&plugin->target}) : spec.variants) {
       labels.push_back(Label(op, variant, target, spec.dtype, spec.suite, SizeText(op, size)));
     }
   }

@@ -6,6 +6,7 @@
 
 #include "kernels/tanh_bwd_spec.h"
 #include "suites/tanh_bwd_cases.h"
+#include "suites/plugins.h"
 #include "suites/report.h"
 #include "suites/tanh_bwd_suites.h"
 
@@ -30,7 +31,8 @@ std::string GroupName(int group) {
   return name;
 }
 
-ConformanceMatrix BuildTanhBwdMatrix(uint64_t n_per_suite, uint64_t seed, unsigned threads) {
+ConformanceMatrix BuildTanhBwdMatrix(uint64_t n_per_suite, uint64_t seed, unsigned threads,
+                                     const std::vector<const TargetInfo*>& plugins) {
   ConformanceMatrix m;
   m.op = "tanh_bwd";
   m.n_per_suite = n_per_suite;
@@ -54,6 +56,28 @@ ConformanceMatrix BuildTanhBwdMatrix(uint64_t n_per_suite, uint64_t seed, unsign
         for (const auto& model : kTanhBwdModels) c.matching.emplace_back(model.name);
         c.digest = kFnv1aOffset;
       }
+      m.cells.push_back(c);
+    }
+  }
+  // A plugin's kernels: rows of their own, in the plugin's column only.
+  for (const TargetInfo* t : plugins) {
+    const LoadedPlugin& plugin = *PluginOf(*t);
+    m.targets.push_back(t);
+    supported.push_back(t);
+    for (const PluginKernel& k : plugin.kernels) {
+      if (std::find(m.variants.begin(), m.variants.end(), k.variant) == m.variants.end()) {
+        m.variants.push_back(k.variant);
+      }
+      MatrixCell c;
+      c.variant = k.variant;
+      c.target = t;
+      c.run = true;
+      c.expected_model = k.model.name;
+      for (const auto& model : kTanhBwdModels) c.matching.emplace_back(model.name);
+      if (std::find(c.matching.begin(), c.matching.end(), k.model.name) == c.matching.end()) {
+        c.matching.push_back(k.model.name);
+      }
+      c.digest = kFnv1aOffset;
       m.cells.push_back(c);
     }
   }
@@ -120,6 +144,7 @@ nlohmann::ordered_json MatrixJson(const ConformanceMatrix& m) {
     cj["target"] = c.target->name;
     cj["run"] = c.run;
     cj["fused_negmuladd"] = c.target->fused_negmuladd;
+    if (const LoadedPlugin* p = PluginOf(*c.target)) cj["plugin"] = p->path;
     cj["expected_model"] = c.expected_model;
     if (c.run) {
       cj["model"] = c.model.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(c.model);

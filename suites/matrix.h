@@ -40,18 +40,22 @@ struct ConformanceMatrix {
   uint64_t n_per_suite = 0;
   uint64_t seed = 0;
   std::vector<std::string> variants;
-  std::vector<const TargetInfo*> targets;   // every compiled target, narrowest first
-  std::vector<MatrixCell> cells;            // variant-major, targets in that order
+  std::vector<const TargetInfo*> targets;   // every compiled target, narrowest first; then plugins
+  std::vector<MatrixCell> cells;            // variant-major, targets in that order; then plugins'
   std::vector<std::vector<size_t>> groups;  // cells with bit-identical outputs, in order of first cell
 
+  // nullptr where the variant has no kernel on the target (a plugin's).
   const MatrixCell* Find(const std::string& variant, const std::string& target) const;
   // Every case run here conforms to the model its target should follow.
   bool AllAsExpected() const;
 };
 
 // n_per_suite inputs of each of tanh_bwd's suites (random, domain, training,
-// adversarial) with the given seed.
-ConformanceMatrix BuildTanhBwdMatrix(uint64_t n_per_suite, uint64_t seed, unsigned threads = 0);
+// adversarial) with the given seed. Plugins' targets (suites/plugins.h) are
+// columns after the compiled ones, their kernels rows of their own, each
+// expected to follow the model it claims.
+ConformanceMatrix BuildTanhBwdMatrix(uint64_t n_per_suite, uint64_t seed, unsigned threads = 0,
+                                     const std::vector<const TargetInfo*>& plugins = {});
 
 // "A", "B", ..., "Z", "AA", ...
 std::string GroupName(int group);

@@ -14,6 +14,7 @@
 #include "suites/tanh_bwd_cases.h"
 #include "suites/inputs.h"
 #include "suites/op_table.h"
+#include "suites/plugins.h"
 #include "suites/reduction_cases.h"
 #include "suites/reduction_suites.h"
 #include "suites/report.h"
@@ -184,8 +185,16 @@ Measurement Measure(const MeasureSpec& given,
   MeasureSpec spec = given;
   CheckSuite(spec.op, spec.suite);
   spec.targets = RunnableTargets(spec.targets);
-  const auto known = MeasurableVariants(spec.op, spec.dtype);  // checks the dtype too
+  auto known = MeasurableVariants(spec.op, spec.dtype);  // checks the dtype too
   const OpFamily family = FamilyOf(spec.op);
+  const std::vector<std::string> plugin_variants = PluginVariants(spec.targets);
+  if (!plugin_variants.empty()) {
+    if (spec.op != kPluginOp || spec.dtype != kPluginDtype) {
+      throw InputError(fmt::format("plugins give {} {} kernels, not {} in {}", kPluginOp,
+                                   kPluginDtype, spec.op, spec.dtype));
+    }
+    known.insert(known.end(), plugin_variants.begin(), plugin_variants.end());
+  }
   if (family == OpFamily::kDrift) return MeasureDrift(std::move(spec), progress);
   for (const auto& v : spec.variants) {
     const bool peer = IsPeerVariant(spec.op, spec.dtype, v);

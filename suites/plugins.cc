@@ -2,6 +2,9 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <deque>
+
 #include <fmt/format.h>
 
 #include "suites/inputs.h"
@@ -10,7 +13,83 @@
 
 namespace ulpgate {
 
-std::vector<PluginKernel> LoadPlugin(const std::string& path) {
+namespace {
+
+// Every plugin loaded in this process; a deque, so that targets keep their
+// addresses while more plugins load.
+std::deque<LoadedPlugin>& Loaded() {
+  static std::deque<LoadedPlugin> plugins;
+  return plugins;
+}
+
+}  // namespace
+
+const PluginKernel* LoadedPlugin::Find(std::string_view variant) const {
+  for (const PluginKernel& k : kernels) {
+    if (k.variant == variant) return &k;
+  }
+  return nullptr;
+}
+
+const LoadedPlugin* FindPlugin(std::string_view target_name) {
+  for (const LoadedPlugin& p : Loaded()) {
+    if (p.target.name == target_name) return &p;
+  }
+  return nullptr;
+}
+
+const LoadedPlugin* PluginOf(const TargetInfo& target) {
+  for (const LoadedPlugin& p : Loaded()) {
+    if (&p.target == &target) return &p;
+  }
+  return nullptr;
+}
+
+bool IsPluginTarget(const TargetInfo& target) { return PluginOf(target) != nullptr; }
+
+const TargetInfo* FindAnyTarget(std::string_view name) {
+  if (const LoadedPlugin* p = FindPlugin(name)) return &p->target;
+  const TargetInfo* t = FindTarget(name);
+  return t != nullptr && t->name == name ? t : nullptr;
+}
+
+std::vector<std::string> PluginVariants(const std::vector<const TargetInfo*>& targets) {
+  std::vector<std::string> variants;
+  for (const TargetInfo* t : targets) {
+    if (const LoadedPlugin* p = PluginOf(*t)) {
+      for (const PluginKernel& k : p->kernels) variants.push_back(k.variant);
+    }
+  }
+  return variants;
+}
+
+std::vector<std::string> LoadedPluginVariants() {
+  std::vector<std::string> variants;
+  for (const LoadedPlugin& p : Loaded()) {
+    for (const PluginKernel& k : p.kernels) variants.push_back(k.variant);
+  }
+  return variants;
+}
+
+std::vector<std::string> LoadedPluginNames() {
+  std::vector<std::string> names;
+  for (const LoadedPlugin& p : Loaded()) names.push_back(p.target.name);
+  return names;
+}
+
+std::vector<const TargetInfo*> LoadPlugins(const std::vector<std::string>& paths) {
+  std::vector<const TargetInfo*> targets;
+  for (const std::string& path : paths) {
+    const TargetInfo* t = &LoadPlugin(path).target;
+    if (std::find(targets.begin(), targets.end(), t) == targets.end()) targets.push_back(t);
+  }
+  return targets;
+}
+
+const LoadedPlugin& LoadPlugin(const std::string& path) {
+  for (const LoadedPlugin& p : Loaded()) {
+    if (p.path == path) return p;
+  }
   // RTLD_LOCAL: two plugins may use the same symbol names.
   void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
@@ -34,6 +113,15 @@ std::vector<PluginKernel> LoadPlugin(const std::string& path) {
   if (plugin->kernel_count == 0 || plugin->kernels == nullptr) {
     throw InputError(fmt::format("--plugin {}: the plugin lists no kernels", path));
   }
+  const std::string name = plugin->name;
+  if (FindTarget(name) != nullptr) {
+    throw InputError(fmt::format("--plugin {}: the plugin is named '{}', a compiled target's name",
+                                 path, name));
+  }
+  if (const LoadedPlugin* other = FindPlugin(name)) {
+    throw InputError(fmt::format("--plugin {}: the plugin is named '{}', as {} is", path, name,
+                                 other->path));
+  }
   std::vector<PluginKernel> kernels;
   for (size_t k = 0; k < plugin->kernel_count; ++k) {
     const ulpgate_plugin_kernel& kernel = plugin->kernels[k];
@@ -46,16 +134,19 @@ std::vector<PluginKernel> LoadPlugin(const std::string& path) {
     const std::string variant = text(kernel.variant, "variant name");
     const std::string dtype = text(kernel.dtype, "dtype");
     const std::string model = text(kernel.model, "model");
-    if (op != "tanh_bwd") {
+    if (op != kPluginOp) {
       throw InputError(fmt::format("{} ({}): unknown op '{}' (plugins take tanh_bwd)", where, variant, op));
     }
-    if (dtype != kBinary32.name) {
+    if (dtype != kPluginDtype) {
       throw InputError(fmt::format("{} ({}): dtype '{}' (plugins take f32)", where, variant, dtype));
     }
     if (kernel.f32 == nullptr) throw InputError(fmt::format("{} ({}): no function", where, variant));
+    for (const PluginKernel& earlier : kernels) {
+      if (earlier.variant == variant) {
+        throw InputError(fmt::format("{} ({}): a second kernel of that name", where, variant));
+      }
+    }
     PluginKernel p;
-    p.plugin = plugin->name;
-    p.path = path;
     p.variant = variant;
     p.f32 = kernel.f32;
     if (model.find(':') != std::string::npos) {
@@ -81,7 +172,14 @@ std::vector<PluginKernel> LoadPlugin(const std::string& path) {
     }
     kernels.push_back(std::move(p));
   }
-  return kernels;
+  LoadedPlugin loaded;
+  loaded.path = path;
+  loaded.target.name = name;
+  loaded.target.supported = true;
+  loaded.target.cpu_supported = true;
+  loaded.target.f32_lanes = 1;
+  loaded.kernels = std::move(kernels);
+  return Loaded().emplace_back(std::move(loaded));
 }
 
 }  // namespace ulpgate

@@ -1,28 +1,64 @@
 // Kernels from shared libraries (ulpgate/plugin.h): loaded, validated, and
-// handed to the engine beside the built-in kernels.
+// registered for the process, each plugin as a target of its own beside the
+// compiled ones, so that every command that takes targets (run, check,
+// matrix, explain, diverge, golden, gate) takes a plugin's the same way.
 #ifndef ULPGATE_SUITES_PLUGINS_H_
 #define ULPGATE_SUITES_PLUGINS_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "kernels/registry.h"
 #include "oracles/model_expr.h"
 #include "ulpgate/plugin.h"
 
 namespace ulpgate {
 
 struct PluginKernel {
-  std::string plugin;   // the plugin's name: the target its rows carry
-  std::string path;     // the library
   std::string variant;
   ModelProgram model;   // what it claims (a built-in model's program, or the user's)
   ulpgate_binary_f32_fn f32 = nullptr;
 };
 
+// A loaded plugin. Its target carries the plugin's name, is supported (the
+// library loaded, so this CPU runs it) and has no Highway target bit.
+struct LoadedPlugin {
+  std::string path;  // the library, as given
+  TargetInfo target;
+  std::vector<PluginKernel> kernels;
+  const PluginKernel* Find(std::string_view variant) const;
+};
+
 // Loads a plugin and checks everything it says: the entry point, the ABI
-// version, each kernel's op, dtype, model and function. Throws InputError,
-// one line naming the file and what is wrong. The library stays loaded.
-std::vector<PluginKernel> LoadPlugin(const std::string& path);
+// version, its name (not a compiled target's, nor another plugin's), each
+// kernel's op, dtype, model and function, and that no variant name repeats.
+// Throws InputError, one line naming the file and what is wrong. The library
+// stays loaded; loading the same path again returns the same plugin.
+const LoadedPlugin& LoadPlugin(const std::string& path);
+
+// Loads every path (--plugin, repeatable) and returns their targets in order.
+std::vector<const TargetInfo*> LoadPlugins(const std::vector<std::string>& paths);
+
+// The loaded plugin a target is (by name or by the target itself); nullptr
+// for a compiled target.
+const LoadedPlugin* FindPlugin(std::string_view target_name);
+const LoadedPlugin* PluginOf(const TargetInfo& target);
+bool IsPluginTarget(const TargetInfo& target);
+
+// A compiled target or a loaded plugin's, by name (exact, as FindTarget takes
+// it); nullptr if neither.
+const TargetInfo* FindAnyTarget(std::string_view name);
+
+// The variants of the plugins among `targets`, in order.
+std::vector<std::string> PluginVariants(const std::vector<const TargetInfo*>& targets);
+// The variants of every loaded plugin, and the names of their targets.
+std::vector<std::string> LoadedPluginVariants();
+std::vector<std::string> LoadedPluginNames();
+
+// The op and format plugins give kernels for.
+inline constexpr const char* kPluginOp = "tanh_bwd";
+inline constexpr const char* kPluginDtype = "f32";
 
 }  // namespace ulpgate
 

@@ -215,33 +215,46 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
   }
   const std::vector<std::string> all_variants = TanhBwdVariantNames(format);
   const std::vector<std::string> model_names = TanhBwdModelNames(format);
-  std::vector<std::string> variants;
-  if (!options.builtin_variants) {
-    // only the plugins'
-  } else if (options.variants.empty()) {
-    variants = all_variants;
-  } else {
-    for (const auto& name : options.variants) {
-      if (std::find(all_variants.begin(), all_variants.end(), name) == all_variants.end()) {
-        std::string known;
-        for (const auto& v : all_variants) known += (known.empty() ? "" : ", ") + v;
-        throw InputError("unknown tanh_bwd variant '" + name + "' in " + format.name + " (" +
-                         known + ")");
-      }
-      variants.push_back(name);
+  std::vector<const TargetInfo*> targets;  // compiled
+  std::vector<const LoadedPlugin*> plugins;
+  for (const TargetInfo* t : options.targets) {
+    if (const LoadedPlugin* p = PluginOf(*t)) {
+      plugins.push_back(p);
+    } else {
+      targets.push_back(t);
     }
   }
-  std::vector<const TargetInfo*> targets = options.targets;
-  if (targets.empty()) {
+  if (options.targets.empty()) {
     for (const TargetInfo& t : CompiledTargets()) {
       if (t.supported) targets.push_back(&t);
     }
   }
+  if (!plugins.empty() && !binary32) {
+    throw InputError(std::string("plugin kernels are f32; --dtype ") + format.name + " has none");
+  }
+  auto chosen = [&](const std::string& variant) {
+    return options.variants.empty() || std::find(options.variants.begin(), options.variants.end(),
+                                                 variant) != options.variants.end();
+  };
+  for (const auto& name : options.variants) {
+    const bool known =
+        std::find(all_variants.begin(), all_variants.end(), name) != all_variants.end() ||
+        std::any_of(plugins.begin(), plugins.end(),
+                    [&](const LoadedPlugin* p) { return p->Find(name) != nullptr; });
+    if (!known) {
+      std::string names;
+      for (const auto& v : all_variants) names += (names.empty() ? "" : ", ") + v;
+      for (const LoadedPlugin* p : plugins) {
+        for (const PluginKernel& k : p->kernels) names += ", " + k.variant + " (" + p->target.name + ")";
+      }
+      throw InputError("unknown tanh_bwd variant '" + name + "' in " + format.name + " (" + names +
+                       ")");
+    }
+  }
   std::vector<EngineCase> cases;
   std::vector<ChunkKernel> kernels;
-  std::vector<int> all_models(model_names.size());
-  for (size_t m = 0; m < all_models.size(); ++m) all_models[m] = static_cast<int>(m);
-  for (const std::string& v : variants) {
+  for (const std::string& v : all_variants) {
+    if (!chosen(v)) continue;
     for (const TargetInfo* target : targets) {
       EngineCase c;
       c.variant = v;
@@ -249,7 +262,6 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
       const std::string expected = ExpectedTanhBwdModel(format, v, *target);
       c.expected = static_cast<int>(
           std::find(model_names.begin(), model_names.end(), expected) - model_names.begin());
-      c.compared = all_models;
       ChunkKernel kernel;
       if (!options.models_only && target->supported) {
         const std::string name =
@@ -267,27 +279,28 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
   // Plugin kernels: called like the built-in ones, over the same call plan.
   std::vector<ModelProgram> extra_models;
   std::vector<std::string> names = model_names;
-  std::map<size_t, std::string> plugin_targets;  // case -> the plugin's name
-  if (!options.plugins.empty() && !binary32) {
-    throw InputError(std::string("plugin kernels are f32; --dtype ") + format.name + " has none");
-  }
-  for (const PluginKernel& p : options.plugins) {
-    // A built-in model by its name; an expression (or a name two plugins
-    // share) joins the models once.
-    auto it = std::find(names.begin(), names.end(), p.model.name);
-    if (it == names.end()) {
-      extra_models.push_back(p.model);
-      names.push_back(p.model.name);
-      it = names.end() - 1;
+  for (const LoadedPlugin* plugin : plugins) {
+    for (const PluginKernel& p : plugin->kernels) {
+      if (!chosen(p.variant)) continue;
+      // A built-in model by its name; an expression (or a name two plugins
+      // share) joins the models once.
+      auto it = std::find(names.begin(), names.end(), p.model.name);
+      if (it == names.end()) {
+        extra_models.push_back(p.model);
+        names.push_back(p.model.name);
+        it = names.end() - 1;
+      }
+      EngineCase c;
+      c.variant = p.variant;
+      c.target = &plugin->target;
+      c.expected = static_cast<int>(it - names.begin());
+      c.kind = options.models_only ? CaseKind::kModel : CaseKind::kKernel;
+      cases.push_back(std::move(c));
+      kernels.push_back(options.models_only
+                            ? ChunkKernel()
+                            : Binary32Kernel(p.f32, "plugin " + plugin->target.name + " kernel " +
+                                                        p.variant));
     }
-    EngineCase c;
-    c.kind = CaseKind::kKernel;
-    c.variant = p.variant;
-    c.target = nullptr;
-    c.expected = static_cast<int>(it - names.begin());
-    plugin_targets[cases.size()] = p.plugin;
-    cases.push_back(std::move(c));
-    kernels.push_back(Binary32Kernel(p.f32, "plugin " + p.plugin + " kernel " + p.variant));
   }
   for (EngineCase& c : cases) {
     c.compared.resize(names.size());
@@ -305,7 +318,7 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
     CaseResult& r = results[k];
     r.op = "tanh_bwd";
     r.variant = cases[k].variant;
-    r.target = cases[k].target ? cases[k].target->name : plugin_targets.at(k);
+    r.target = cases[k].target->name;
     r.dtype = format.name;
     r.suite = inputs.source;
     r.seed = inputs.seed;

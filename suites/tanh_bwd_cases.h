@@ -21,9 +21,15 @@ struct RunOptions {
   // The format of operands and outputs: f32, bf16 or f16 (each has its own
   // variants, TanhBwdVariantNames). Inputs must be values of it.
   const FloatFormat* format = &kBinary32;
-  std::vector<std::string> variants;       // empty: all
-  // Empty: all runnable. A target this CPU cannot run becomes a "model" case:
-  // its expected model stands in for its kernel.
+  // Empty: every variant of every target. Else each name is a built-in
+  // variant or a kernel of a plugin among the targets, and a target runs the
+  // named variants it has.
+  std::vector<std::string> variants;
+  // Empty: all runnable compiled targets. A target this CPU cannot run
+  // becomes a "model" case: its expected model stands in for its kernel.
+  // A plugin's target (suites/plugins.h; f32 only) runs the plugin's kernels,
+  // after the built-in cases, each expected to follow the model it claims (a
+  // model given as an expression joins the models compared).
   std::vector<const TargetInfo*> targets;
   bool models_only = false;                // every case is its target's model
   unsigned threads = 0;                    // 0: hardware concurrency
@@ -33,11 +39,6 @@ struct RunOptions {
   int map_operand = -1;
   // Called now and then with (inputs done, inputs total), from the caller's thread.
   std::function<void(uint64_t, uint64_t)> progress;
-  // Kernels from plugins (suites/plugins.h), f32 only: one case each after
-  // the built-in ones, its target the plugin's name, its expected model the
-  // one it claims (a model given as an expression joins the models compared).
-  std::vector<PluginKernel> plugins;
-  bool builtin_variants = true;  // false: only the plugins' kernels
 };
 
 // The variants of tanh_bwd in a format (kTanhBwdVariants for f32,

@@ -7,6 +7,8 @@
 #include <sstream>
 #include <utility>
 
+#include "suites/plugins.h"
+
 namespace ulpgate {
 
 int& ExitStatus() {
@@ -66,6 +68,21 @@ std::vector<const TargetInfo*> ResolveTargets(const std::string& spec,
                        NotRunnableReason(*t) + ")");
     }
   }
+  return targets;
+}
+
+void AddPluginOption(CLI::App* cmd, std::vector<std::string>* paths, const std::string& more) {
+  cmd->add_option("--plugin", *paths,
+                  "A shared library of kernels (ulpgate/plugin.h; repeatable): its tanh_bwd f32 "
+                  "kernels join the built-in ones under a target named after the plugin, each "
+                  "expected to follow the model it claims" + more);
+}
+
+std::vector<const TargetInfo*> TargetsAndPlugins(const std::string& spec,
+                                                 const std::vector<std::string>& plugin_paths) {
+  std::vector<const TargetInfo*> targets;
+  if (!spec.empty() || plugin_paths.empty()) targets = ResolveCompiledTargets(spec.empty() ? "all" : spec);
+  for (const TargetInfo* t : LoadPlugins(plugin_paths)) targets.push_back(t);
   return targets;
 }
 

@@ -35,6 +35,17 @@ std::vector<const TargetInfo*> ResolveCompiledTargets(const std::string& spec);
 // "AVX3, AVX3_DL (left out by ULPGATE_CPU_TARGETS 'max:AVX2')".
 std::string DescribeSkipped(const std::vector<std::string>& skipped);
 
+// --plugin PATH (repeatable): a shared library of kernels (ulpgate/plugin.h)
+// whose kernels join the built-in ones under a target named after the plugin.
+// `more` ends the help text.
+void AddPluginOption(CLI::App* cmd, std::vector<std::string>* paths, const std::string& more = "");
+
+// The targets of golden and gate with plugins: the compiled targets `spec`
+// names (ResolveCompiledTargets; empty: all of them, or none when plugins are
+// given) followed by the targets of the plugins loaded from `plugin_paths`.
+std::vector<const TargetInfo*> TargetsAndPlugins(const std::string& spec,
+                                                 const std::vector<std::string>& plugin_paths);
+
 // Limits of the counts the CLI takes, so that a typo fails with a message
 // naming the limit instead of asking for terabytes.
 inline constexpr uint64_t kMaxTanhBwdInputs = uint64_t{1} << 26;  // 512 MiB of operands

@@ -20,6 +20,7 @@
 #include "suites/reduction_suites.h"
 #include "suites/numpy_files.h"
 #include "suites/op_table.h"
+#include "suites/plugins.h"
 #include "suites/report.h"
 #include "suites/tanh_bwd_oracle.h"
 #include "suites/tanh_bwd_suites.h"
@@ -43,7 +44,40 @@ struct CheckArgs {
   double max_ulp = -1;
   unsigned threads = 0;
   bool quiet = false;
+  std::vector<std::string> plugins;
+  std::string variant;  // the plugin kernel whose outputs are checked
 };
+
+// The plugin kernel `check --plugin` runs: the one named by --variant, or the
+// only one the plugins have.
+const PluginKernel& CheckedKernel(const CheckArgs& args, const TargetInfo** target) {
+  if (!args.outputs_spec.empty()) {
+    throw UsageError("--plugin computes the outputs: give --outputs or --plugin, not both");
+  }
+  if (args.op != kPluginOp || args.dtype != kPluginDtype) {
+    throw UsageError(fmt::format("--plugin: plugins give {} {} kernels", kPluginOp, kPluginDtype));
+  }
+  const PluginKernel* chosen = nullptr;
+  std::string all;
+  const size_t at = args.variant.find('@');
+  const std::string variant = args.variant.substr(0, at);
+  const std::string plugin = at == std::string::npos ? "" : args.variant.substr(at + 1);
+  for (const TargetInfo* t : LoadPlugins(args.plugins)) {
+    for (const PluginKernel& k : PluginOf(*t)->kernels) {
+      all += (all.empty() ? "" : ", ") + k.variant + "@" + t->name;
+      if ((!variant.empty() && k.variant != variant) || (!plugin.empty() && t->name != plugin)) {
+        continue;
+      }
+      if (chosen != nullptr) {
+        throw UsageError("--plugin: several kernels (" + all + "...): name one with --variant");
+      }
+      chosen = &k;
+      *target = t;
+    }
+  }
+  if (chosen == nullptr) throw UsageError("--variant " + args.variant + ": no such plugin kernel (" + all + ")");
+  return *chosen;
+}
 
 
 
@@ -222,6 +256,10 @@ void CheckReduction(const CheckArgs& args, const FloatFormat& format) {
 void Check(const CheckArgs& args) {
   const FloatFormat& format = CheckFormat(args.op, args.dtype);
   if (FamilyOf(args.op) == OpFamily::kReduction) {
+    if (!args.plugins.empty()) {
+      throw UsageError(fmt::format("--plugin: plugins give {} {} kernels", kPluginOp, kPluginDtype));
+    }
+    if (args.outputs_spec.empty()) throw UsageError("--outputs is required");
     CheckReduction(args, format);
     return;
   }
@@ -233,6 +271,21 @@ void Check(const CheckArgs& args) {
   spec.label = args.label;
   spec.models = args.model_specs;
   spec.threads = args.threads;
+  if (!args.plugins.empty()) {
+    const TargetInfo* target = nullptr;
+    const PluginKernel& kernel = CheckedKernel(args, &target);
+    spec.outputs_from = kernel.f32;
+    if (spec.label.empty()) spec.label = kernel.variant + "@" + target->name;
+    // The model it claims is compared with too (a built-in one already is).
+    if (!kernel.model.text.empty() && TanhBwdModelIndex(kernel.model.name) < 0) {
+      spec.models.push_back(kernel.model.name + ": " + kernel.model.text);
+    }
+    std::cout << fmt::format("{}: claims model {}\n", spec.label, kernel.model.name);
+  } else if (args.outputs_spec.empty()) {
+    throw UsageError("--outputs is required (or --plugin, whose kernel computes them)");
+  } else if (!args.variant.empty()) {
+    throw UsageError("--variant names a plugin's kernel: give --plugin");
+  }
   CheckRequest request = ReadCheckRequest(spec, args.models_path);
   for (const std::string& m : args.require_models) {
     if (std::none_of(request.models.begin(), request.models.end(),
@@ -376,8 +429,10 @@ void AddCheckCommand(CLI::App& app) {
       ->required();
   cmd->add_option("--outputs", args->outputs_spec,
                   "FILE[:ARRAY]: an array of an .npz (needed when it holds several outputs), an "
-                  ".npy, or a text file of one value per line")
-      ->required();
+                  ".npy, or a text file of one value per line");
+  AddPluginOption(cmd, &args->plugins, ": instead of --outputs, its kernel computes them");
+  cmd->add_option("--variant", args->variant,
+                  "With --plugin: the kernel, VARIANT or VARIANT@PLUGIN, when there are several");
   cmd->add_option("--label", args->label, "Name of the outputs in reports (default: the array's)");
   cmd->add_option("--model", args->model_specs,
                   "A model of your own, 'NAME: statements', e.g. 'mac_left: p = grad*t; out = "

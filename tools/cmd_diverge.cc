@@ -14,6 +14,7 @@
 #include "oracles/ulp_metric.h"
 #include "suites/diverge.h"
 #include "suites/explain.h"
+#include "suites/plugins.h"
 #include "suites/tanh_bwd_oracle.h"
 #include "suites/tanh_bwd_suites.h"
 #include "tools/cli.h"
@@ -29,6 +30,7 @@ struct DivergeArgs {
   uint64_t seed = 1;
   size_t keep = 16;
   std::string out_path;
+  std::vector<std::string> plugins;
 };
 
 // "VARIANT[@TARGET]" (default target: the best this CPU has), or "exact".
@@ -40,6 +42,21 @@ DivergeSide ParseSide(const std::string& spec, const char* flag, bool allow_exac
   const size_t at = spec.find('@');
   DivergeSide side;
   side.variant = spec.substr(0, at);
+  // A plugin's kernel: VARIANT@PLUGIN, or VARIANT alone when one plugin has it.
+  const LoadedPlugin* plugin = at == std::string::npos ? nullptr : FindPlugin(spec.substr(at + 1));
+  if (plugin == nullptr && at == std::string::npos) {
+    for (const std::string& name : LoadedPluginNames()) {
+      if (FindPlugin(name)->Find(side.variant) != nullptr) plugin = FindPlugin(name);
+    }
+  }
+  if (plugin != nullptr) {
+    if (plugin->Find(side.variant) == nullptr) {
+      throw UsageError(std::string(flag) + ": plugin " + plugin->target.name + " has no kernel '" +
+                       side.variant + "'");
+    }
+    side.target = &plugin->target;
+    return side;
+  }
   if (TanhBwdVariantIndex(side.variant) < 0) {
     throw UsageError(std::string(flag) + ": unknown variant '" + side.variant +
                      "' (mac, mac_unfused, mulsub, mulsub_fma" + (allow_exact ? ", or exact)" : ")"));
@@ -54,12 +71,19 @@ DivergeSide ParseSide(const std::string& spec, const char* flag, bool allow_exac
   return side;
 }
 
+// " --plugin P" for each plugin given.
+std::string PluginFlags(const DivergeArgs& args) {
+  std::string flags;
+  for (const std::string& plugin : args.plugins) flags += " --plugin " + plugin;
+  return flags;
+}
+
 std::string Command(const DivergeArgs& args, const DivergeSide& a, const DivergeSide& b) {
   std::string command = fmt::format("ulpgate diverge --kernel {} --a {} --b {} --evals {} --seed {}",
                                     args.kernel, a.Label(), b.Label(), args.evaluations, args.seed);
   if (args.keep != 16) command += fmt::format(" --keep {}", args.keep);
   if (!args.out_path.empty()) command += " --out " + args.out_path;
-  return command;
+  return command + PluginFlags(args);
 }
 
 std::string FloatCell(float x) { return fmt::format("{} ({})", HexFloat(x), BitsHex(x)); }
@@ -74,7 +98,7 @@ void WriteInputFile(const std::string& path, const DivergeArgs& args, const Dive
                   b.Label(), result.evaluations, args.seed,
                   b.exact() ? "; b below is the exact value rounded to binary32" : ""),
       "regenerate: " + Command(args, a, b),
-      "replay:     ulpgate run --kernel tanh_bwd --inputs " + path,
+      "replay:     ulpgate run --kernel tanh_bwd --inputs " + path + PluginFlags(args),
   };
   std::ofstream out(path, std::ios::trunc);
   if (!out) throw UsageError(path + ": cannot open for writing");
@@ -88,6 +112,7 @@ void RunDiverge(const DivergeArgs& args) {
   }
   if (args.evaluations == 0) throw UsageError("--evals must be at least 1");
   if (args.keep == 0) throw UsageError("--keep must be at least 1");
+  LoadPlugins(args.plugins);
   const DivergeSide a = ParseSide(args.a, "--a", false);
   const DivergeSide b = ParseSide(args.b, "--b", true);
   DivergeOptions options;
@@ -151,14 +176,22 @@ void RunDiverge(const DivergeArgs& args) {
     table.Print(std::cout, "  ");
     const DivergePoint& worst = result.worst.front();
     const TargetInfo* target = a.target;
+    // explain takes compiled targets with --target, a plugin's with --plugin.
+    std::string targets, plugins;
+    for (const DivergeSide* side : {&a, &b}) {
+      if (side->exact() || (side == &b && b.target == target)) continue;
+      if (const LoadedPlugin* p = PluginOf(*side->target)) {
+        plugins += " --plugin " + p->path;
+      } else {
+        targets += (targets.empty() ? "" : ",") + side->target->name;
+      }
+    }
     std::cout << "explain the worst: "
               << WrappedCommand(
-                     fmt::format("ulpgate explain --kernel tanh_bwd --input grad={} --input t={} "
-                                 "--target {}",
+                     fmt::format("ulpgate explain --kernel tanh_bwd --input grad={} --input t={}{}{}",
                                  HexFloat(worst.operands[0]), HexFloat(worst.operands[1]),
-                                 (b.exact() || b.target == target)
-                                     ? target->name
-                                     : target->name + "," + b.target->name),
+                                 targets.empty() ? " --variant none" : " --target " + targets,
+                                 plugins),
                      19, 4)
               << '\n';
   }
@@ -186,7 +219,9 @@ void AddDivergeCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "diverge", "Search for the inputs where two variants/targets (or one and exact) disagree most");
   cmd->add_option("--kernel", args->kernel, "Op (tanh_bwd)")->required();
-  cmd->add_option("--a", args->a, "VARIANT[@TARGET] (default target: the best this CPU runs)")
+  cmd->add_option("--a", args->a,
+                  "VARIANT[@TARGET] (default target: the best this CPU runs), or a plugin's "
+                  "VARIANT[@PLUGIN]")
       ->required();
   cmd->add_option("--b", args->b, "VARIANT[@TARGET], or exact; disagreement is in ULPs of b")
       ->required();
@@ -201,6 +236,7 @@ void AddDivergeCommand(CLI::App& app) {
       ->check(CountValidator("the number of inputs to keep", 1, 100000));
   cmd->add_option("--out", args->out_path,
                   "Write the worst inputs here (input-file format: run --inputs, golden/ worst-case list)");
+  AddPluginOption(cmd, &args->plugins, ": a side names one of its kernels as VARIANT@PLUGIN");
   cmd->callback([args] { RunDiverge(*args); });
 }
 

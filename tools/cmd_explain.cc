@@ -10,6 +10,7 @@
 #include "oracles/float_text.h"
 #include "oracles/ieee_emulation.h"
 #include "suites/explain.h"
+#include "suites/plugins.h"
 #include "suites/report.h"
 #include "tools/cli.h"
 #include "tools/text_table.h"
@@ -23,6 +24,7 @@ struct ExplainArgs {
   std::string target = "all";
   std::string variant = "all";
   std::string json_path;
+  std::vector<std::string> plugins;
 };
 
 std::vector<float> ParseOperands(const ExplainableOp& op, const std::vector<std::string>& specs) {
@@ -138,17 +140,29 @@ void RunExplain(const ExplainArgs& args) {
   const ExplainableOp* op = FindExplainableOp(args.kernel);
   if (op == nullptr) throw UsageError("unknown kernel '" + args.kernel + "' (available: tanh_bwd)");
   const std::vector<float> operands = ParseOperands(*op, args.inputs);
-  const std::vector<std::string> variants = SplitList(args.variant);
+  const std::vector<const TargetInfo*> plugins = LoadPlugins(args.plugins);
+  if (!plugins.empty() && op->name != kPluginOp) {
+    throw UsageError(std::string("--plugin: plugins give ") + kPluginOp + " kernels");
+  }
+  // --variant none: only the plugins' kernels.
+  const bool no_builtin = args.variant == "none";
+  if (no_builtin && plugins.empty()) throw UsageError("--variant none explains only plugins: give --plugin");
+  std::vector<std::string> variants = no_builtin ? std::vector<std::string>() : SplitList(args.variant);
+  const std::vector<std::string> plugin_variants = PluginVariants(plugins);
   for (const auto& v : variants) {
     if (std::none_of(op->variants.begin(), op->variants.end(),
-                     [&](const auto& known) { return known.name == v; })) {
+                     [&](const auto& known) { return known.name == v; }) &&
+        std::find(plugin_variants.begin(), plugin_variants.end(), v) == plugin_variants.end()) {
       std::string names;
       for (const auto& known : op->variants) names += known.name + ", ";
+      for (const auto& known : plugin_variants) names += known + ", ";
       throw UsageError("unknown variant '" + v + "' (" + names + "all)");
     }
   }
   std::vector<std::string> skipped;
-  const std::vector<const TargetInfo*> targets = ResolveTargets(args.target, &skipped);
+  std::vector<const TargetInfo*> targets;
+  if (!no_builtin) targets = ResolveTargets(args.target, &skipped);
+  targets.insert(targets.end(), plugins.begin(), plugins.end());
   const Explanation x = Explain(*op, operands, variants, targets);
 
   PrintHeader(x);
@@ -194,6 +208,7 @@ void AddExplainCommand(CLI::App& app) {
   cmd->add_option("--variant", args->variant, "Variant, comma-separated list, or all")
       ->capture_default_str();
   cmd->add_option("--json", args->json_path, "Write the explanation as JSON here");
+  AddPluginOption(cmd, &args->plugins, "; --variant none explains only these");
   cmd->callback([args] { RunExplain(*args); });
 }
 

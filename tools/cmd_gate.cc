@@ -18,7 +18,8 @@ namespace {
 
 struct GateArgs {
   std::string budgets_path = "golden/budgets.json";
-  std::string target = "all";
+  std::string target;  // empty: all, or none with --plugin
+  std::vector<std::string> plugins;
   std::string op = "all";
   unsigned threads = 0;
   std::string today;
@@ -74,7 +75,7 @@ void Gate(const GateArgs& args) {
   const auto start = std::chrono::steady_clock::now();
   GateOptions options;
   options.budgets_path = args.budgets_path;
-  options.targets = ResolveCompiledTargets(args.target);
+  options.targets = TargetsAndPlugins(args.target, args.plugins);
   if (args.op != "all") {
     const std::vector<std::string> known = MeasurableOps();
     for (const std::string& op : SplitList(args.op)) {
@@ -116,9 +117,11 @@ void AddGateCommand(CLI::App& app) {
       "exit 1 if any row fails");
   cmd->add_option("--budgets", args->budgets_path, "The budget ledger")->capture_default_str();
   cmd->add_option("--target", args->target,
-                  "Target(s): all (default: every compiled target; those this CPU cannot run "
-                  "are evaluated on their models) or a comma-separated list")
-      ->capture_default_str();
+                  "Target(s): all (the default: every compiled target; those this CPU cannot run "
+                  "are evaluated on their models; with --plugin, none) or a comma-separated list");
+  AddPluginOption(cmd, &args->plugins,
+                  ": measured on the ledger's tanh_bwd f32 runs, its rules matching the plugin's "
+                  "name as a target");
   cmd->add_option("--op", args->op,
                   "Ops: all (default) or a comma-separated list: only their runs and rules")
       ->capture_default_str();

@@ -21,6 +21,7 @@
 #include "suites/external_golden.h"
 #include "suites/golden.h"
 #include "suites/inputs.h"
+#include "suites/plugins.h"
 #include "suites/report.h"
 #include "tools/cli.h"
 #include "tools/text_table.h"
@@ -32,7 +33,8 @@ namespace fs = std::filesystem;
 
 struct GoldenArgs {
   std::string dir = "golden";
-  std::string target = "all";
+  std::string target;  // empty: all, or none with --plugin
+  std::vector<std::string> plugins;
   std::string op = "all";
   unsigned threads = 0;
   std::string force;
@@ -193,6 +195,26 @@ void PrintDifferences(const std::vector<CaseDifference>& differences, std::ostre
   }
 }
 
+// The ops a target has goldens of: a plugin's, only the op plugins give.
+std::vector<std::string> OpsOf(const TargetInfo& target, const std::vector<std::string>& ops) {
+  if (!IsPluginTarget(target)) return ops;
+  std::vector<std::string> only;
+  if (std::find(ops.begin(), ops.end(), kPluginOp) != ops.end()) only.emplace_back(kPluginOp);
+  return only;
+}
+
+// The command that writes a target's goldens of an op.
+std::string BlessCommand(const TargetInfo& target, const std::string& op) {
+  if (const LoadedPlugin* p = PluginOf(target)) {
+    return fmt::format("ulpgate golden bless --plugin {} --op {}", p->path, op);
+  }
+  return fmt::format("ulpgate golden bless --target {} --op {}", target.name, op);
+}
+
+// Only plugins selected: the compiled targets' goldens and the external ones
+// are not checked or blessed.
+bool PluginsOnly(const GoldenArgs& args) { return args.target.empty() && !args.plugins.empty(); }
+
 // ---- check ----
 
 struct GoldenDirectory {
@@ -205,7 +227,7 @@ void Check(const GoldenArgs& args) {
   const std::vector<std::string> ops = SelectedOps(args.op);
   // Every selected compiled target is checked: by running its kernels where
   // this CPU runs it (RAN), else by evaluating its models (MODEL ONLY).
-  const std::vector<const TargetInfo*> targets = ResolveCompiledTargets(args.target);
+  const std::vector<const TargetInfo*> targets = TargetsAndPlugins(args.target, args.plugins);
   if (!fs::is_directory(args.dir)) throw UsageError(args.dir + ": no such golden directory");
   // Every selected file is validated before anything runs.
   std::vector<GoldenDirectory> directories;
@@ -214,10 +236,13 @@ void Check(const GoldenArgs& args) {
     if (!entry.is_directory()) continue;  // budgets.json, worst-case lists
     const std::string name = entry.path().filename().string();
     if (name == "external") continue;  // outputs made elsewhere (external_golden.h)
-    const TargetInfo* t = FindTarget(name);
-    if (t == nullptr || t->name != name) {
+    if (FindAnyTarget(name) == nullptr) {
+      // A plugin's goldens say so: reading one names the plugin to give.
+      const std::string plugin_golden = GoldenPath(args.dir, name, kPluginOp);
+      if (fs::exists(plugin_golden)) ReadGoldenFile(plugin_golden);
       throw InputError(entry.path().string() + ": not a golden directory (the name of a compiled "
-                       "target, e.g. " + CompiledTargets().front().name + ", or external)");
+                       "target, e.g. " + CompiledTargets().front().name + ", of a plugin given "
+                       "with --plugin, or external)");
     }
   }
   for (const TargetInfo* t : targets) {
@@ -227,7 +252,7 @@ void Check(const GoldenArgs& args) {
       continue;
     }
     GoldenDirectory d{t, {}};
-    for (const std::string& op : ops) {
+    for (const std::string& op : OpsOf(*t, ops)) {
       const std::string path = GoldenPath(args.dir, t->name, op);
       if (fs::exists(path)) d.files.push_back(ReadGoldenFile(path));
     }
@@ -238,7 +263,8 @@ void Check(const GoldenArgs& args) {
         if (name.find(".tmp.") != std::string::npos || file.path().extension() != ".json") continue;
         const std::string op = file.path().stem().string();
         // Not an op's file: reading it fails naming what is wrong.
-        if (std::find(ops.begin(), ops.end(), op) == ops.end()) ReadGoldenFile(file.path().string());
+        const auto own = OpsOf(*t, ops);
+        if (std::find(own.begin(), own.end(), op) == own.end()) ReadGoldenFile(file.path().string());
       }
     }
     directories.push_back(std::move(d));
@@ -250,13 +276,13 @@ void Check(const GoldenArgs& args) {
     const bool runs = d.target->supported;
     const char* how = runs ? "RAN       " : "MODEL ONLY";
     (runs ? ran : model_only).push_back(d.target->name);
-    for (const std::string& op : ops) {
+    for (const std::string& op : OpsOf(*d.target, ops)) {
       const auto file = std::find_if(d.files.begin(), d.files.end(),
                                      [&](const GoldenFile& f) { return f.op == op; });
       const std::string path = GoldenPath(args.dir, d.target->name, op);
       if (file == d.files.end()) {
-        std::cout << fmt::format("DIFFERS {} {}: missing (run ulpgate golden bless --target {} "
-                                 "--op {})\n", how, path, d.target->name, op);
+        std::cout << fmt::format("DIFFERS {} {}: missing (run {})\n", how, path,
+                                 BlessCommand(*d.target, op));
         ++differing;
         continue;
       }
@@ -269,8 +295,8 @@ void Check(const GoldenArgs& args) {
             file->json["cases"].begin(), file->json["cases"].end(),
             [&](const nlohmann::ordered_json& c) { return GoldenCaseLabel(c) == label; });
         if (!recorded) {
-          differences.push_back({label, fmt::format("missing from the golden file (run ulpgate golden "
-                                                    "bless --target {} --op {})", d.target->name, op),
+          differences.push_back({label, fmt::format("missing from the golden file (run {})",
+                                                    BlessCommand(*d.target, op)),
                                  {}, {}, 0});
         }
       }
@@ -288,8 +314,8 @@ void Check(const GoldenArgs& args) {
     }
   }
   for (const TargetInfo* t : uncovered) {
-    std::cout << fmt::format("NOT COVERED {}: no golden files for this target in {} (run ulpgate "
-                             "golden bless --target {})\n", t->name, args.dir, t->name);
+    std::cout << fmt::format("NOT COVERED {}: no golden files for this target in {} (run {})\n",
+                             t->name, args.dir, BlessCommand(*t, "all"));
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -298,7 +324,7 @@ void Check(const GoldenArgs& args) {
     for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
     return s.empty() ? std::string("none") : s;
   };
-  CheckExternals(args, matched, differing);
+  if (!PluginsOnly(args)) CheckExternals(args, matched, differing);
   std::cout << fmt::format("golden check: {} files match, {} differ, {} targets not covered "
                            "({:.1f} s)\n",
                            matched, differing, uncovered.size(), seconds);
@@ -363,20 +389,25 @@ void Bless(const GoldenArgs& args) {
   const std::vector<std::string> ops = SelectedOps(args.op);
   // Goldens are the targets' models, so every compiled target is blessed
   // whatever this CPU runs.
-  const std::vector<const TargetInfo*> targets = ResolveCompiledTargets(args.target);
+  const std::vector<const TargetInfo*> targets = TargetsAndPlugins(args.target, args.plugins);
   // Existing goldens are read first: a malformed one stops the bless before
   // anything runs or is written.
   std::vector<std::optional<GoldenFile>> old_files;
   for (const TargetInfo* t : targets) {
-    for (const std::string& op : ops) {
+    for (const std::string& op : OpsOf(*t, ops)) {
       const std::string path = GoldenPath(args.dir, t->name, op);
       old_files.push_back(fs::exists(path) ? std::optional<GoldenFile>(ReadGoldenFile(path))
                                            : std::nullopt);
     }
   }
   const std::string budgets = args.budgets.empty() ? args.dir + "/budgets.json" : args.budgets;
-  Progress("checking the budgets of " + budgets);
-  const std::vector<std::string> failing = FailingBudgets(budgets, targets, ops, args.threads);
+  std::vector<std::string> failing;
+  if (args.budgets.empty() && !fs::exists(budgets)) {
+    std::cout << fmt::format("no budget ledger at {}: no budgets to check\n", budgets);
+  } else {
+    Progress("checking the budgets of " + budgets);
+    failing = FailingBudgets(budgets, targets, ops, args.threads);
+  }
   std::optional<ForcedBless> forced;
   if (!failing.empty()) {
     std::cout << fmt::format("budgets failing on the targets being blessed ({}):\n", budgets);
@@ -393,7 +424,7 @@ void Bless(const GoldenArgs& args) {
   // Everything is measured before anything is written.
   std::vector<GoldenFile> new_files;
   for (const TargetInfo* t : targets) {
-    for (const std::string& op : ops) {
+    for (const std::string& op : OpsOf(*t, ops)) {
       Progress(fmt::format("measuring {} on {}", op, t->name));
       GoldenFile f = MeasureGolden(GoldenPlan(op), *t, op, args.threads, GoldenSource::kModels,
                                    forced ? &*forced : nullptr);
@@ -432,15 +463,18 @@ void Bless(const GoldenArgs& args) {
   }
   std::cout << fmt::format("golden bless: {} new, {} changed, {} unchanged\n", created, changed,
                            unchanged);
-  if (args.op == "all") BlessExternals(args);  // outputs made elsewhere, replayed
+  if (args.op == "all" && !PluginsOnly(args)) BlessExternals(args);  // outputs made elsewhere, replayed
 }
 
 void AddCommonOptions(CLI::App* cmd, GoldenArgs& args) {
   cmd->add_option("--dir", args.dir, "Golden directory: <dir>/<TARGET>/<op>.json")
       ->capture_default_str();
   cmd->add_option("--target", args.target,
-                  "Targets: all (default: every compiled target) or a comma-separated list")
-      ->capture_default_str();
+                  "Targets: all (the default: every compiled target; with --plugin, none) or a "
+                  "comma-separated list");
+  AddPluginOption(cmd, &args.plugins,
+                  ": its goldens are <dir>/<plugin name>/tanh_bwd.json, blessed from the models "
+                  "its kernels claim");
   cmd->add_option("--op", args.op, "Ops: all (default) or a comma-separated list (see 'ulpgate list')")
       ->capture_default_str();
   cmd->add_option("--threads", args.threads,

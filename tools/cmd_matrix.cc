@@ -7,6 +7,7 @@
 
 #include "suites/explain.h"
 #include "suites/matrix.h"
+#include "suites/plugins.h"
 #include "suites/report.h"
 #include "tools/cli.h"
 #include "tools/text_table.h"
@@ -20,6 +21,7 @@ struct MatrixArgs {
   uint64_t seed = 1;
   unsigned threads = 0;
   std::string json_path;
+  std::vector<std::string> plugins;
 };
 
 void PrintMatrix(const ConformanceMatrix& m) {
@@ -32,7 +34,7 @@ void PrintMatrix(const ConformanceMatrix& m) {
       m.n_per_suite * m.suites.size());
   std::vector<std::string> header = {"variant"};
   for (const TargetInfo* t : m.targets) {
-    header.push_back(t->name + (t->fused_negmuladd ? " (FMA)" : ""));
+    header.push_back(t->name + (t->fused_negmuladd ? " (FMA)" : IsPluginTarget(*t) ? " (plugin)" : ""));
   }
   TextTable grid(header);
   std::vector<size_t> left;
@@ -41,7 +43,12 @@ void PrintMatrix(const ConformanceMatrix& m) {
   for (const std::string& variant : m.variants) {
     std::vector<std::string> row = {variant};
     for (const TargetInfo* t : m.targets) {
-      const MatrixCell& c = *m.Find(variant, t->name);
+      const MatrixCell* cell = m.Find(variant, t->name);
+      if (cell == nullptr) {
+        row.push_back("");
+        continue;
+      }
+      const MatrixCell& c = *cell;
       if (!c.run) {
         row.push_back("(" + c.expected_model + ": not run)");
       } else if (c.model.empty()) {
@@ -102,7 +109,8 @@ void PrintMatrix(const ConformanceMatrix& m) {
   std::cout << '\n';
   PrintWrapped(std::cout,
                fmt::format("the expected models (fused model where NegMulAdd is an FMA, "
-                           "two-rounding model elsewhere): {} of {} cases run here conform{}",
+                           "two-rounding model elsewhere; a plugin's kernel: the model it claims): "
+                           "{} of {} cases run here conform{}",
                            expected, run,
                            m.AllAsExpected() ? "" : "; '!' or NONE above marks the others"),
                2);
@@ -113,7 +121,8 @@ void RunMatrix(const MatrixArgs& args) {
     throw UsageError("unknown kernel '" + args.kernel + "' (available: tanh_bwd)");
   }
   if (args.n == 0) throw UsageError("--n must be at least 1");
-  const ConformanceMatrix m = BuildTanhBwdMatrix(args.n, args.seed, args.threads);
+  const ConformanceMatrix m =
+      BuildTanhBwdMatrix(args.n, args.seed, args.threads, LoadPlugins(args.plugins));
   PrintMatrix(m);
   if (!args.json_path.empty()) WriteJsonFile(args.json_path, MatrixJson(m));
   if (!m.AllAsExpected()) ExitStatus() = 1;
@@ -137,6 +146,7 @@ void AddMatrixCommand(CLI::App& app) {
   cmd->add_option("--threads", args->threads, "Worker threads (default: all cores)")
       ->check(CountValidator("a thread count", 1, kMaxThreads));
   cmd->add_option("--json", args->json_path, "Write the matrix as JSON here");
+  AddPluginOption(cmd, &args->plugins, ": a column of its own, its kernels rows of their own");
   cmd->callback([args] { RunMatrix(*args); });
 }
 

@@ -49,20 +49,15 @@ std::string BinLabel(const ErrorStatistics& s, size_t i) {
 // The command that reproduces one input on one target: in f32 `explain`,
 // which follows it rounding by rounding; in a 16-bit format (explain follows
 // the f32 sequences) the case itself, the input given on stdin.
-// The library each plugin target came from, for the reproducing command.
-std::map<std::string, std::string>& PluginPaths() {
-  static std::map<std::string, std::string> paths;
-  return paths;
-}
-
 std::string ReproduceCommand(const CaseResult& r, const InputSet& inputs, uint64_t index) {
-  if (const auto plugin = PluginPaths().find(r.target); plugin != PluginPaths().end()) {
-    std::string tuple;
+  if (const LoadedPlugin* plugin = FindPlugin(r.target)) {
+    std::string operands;
     for (size_t k = 0; k < inputs.operand_names.size(); ++k) {
-      tuple += (k ? " " : "") + HexFloat(inputs.columns[k][index]);
+      operands += fmt::format(" --input {}={}", inputs.operand_names[k],
+                              HexFloat(inputs.columns[k][index]));
     }
-    return fmt::format("echo '{}' | ulpgate run --kernel {} --plugin {} --variant none --inputs -",
-                       tuple, r.op, plugin->second);
+    return fmt::format("ulpgate explain --kernel {} --plugin {} --variant {}{}", r.op, plugin->path,
+                       r.variant, operands);
   }
   if (r.dtype != "f32") {
     std::string tuple;
@@ -339,14 +334,8 @@ void Run(const RunArgs& args) {
   if (no_builtin) {
     if (args.plugins.empty()) throw UsageError("--variant none runs only plugins: give --plugin");
     options.variants.clear();
-    options.builtin_variants = false;
   }
-  for (const std::string& path : args.plugins) {
-    for (PluginKernel& k : LoadPlugin(path)) {
-      PluginPaths()[k.plugin] = path;
-      options.plugins.push_back(std::move(k));
-    }
-  }
+  const std::vector<const TargetInfo*> plugin_targets = LoadPlugins(args.plugins);
   const std::vector<std::string> known = TanhBwdVariantNames(*format);
   for (const auto& v : options.variants) {
     if (std::find(known.begin(), known.end(), v) == known.end()) {
@@ -356,10 +345,19 @@ void Run(const RunArgs& args) {
                        names + "all)");
     }
   }
+  // A variant list names built-in kernels; the plugins run all of theirs.
+  if (!options.variants.empty()) {
+    for (const TargetInfo* t : plugin_targets) {
+      for (const PluginKernel& k : PluginOf(*t)->kernels) options.variants.push_back(k.variant);
+    }
+  }
   std::vector<std::string> skipped;
   // With --emulate-unsupported a target this CPU cannot run is a "model" case.
-  options.targets = args.emulate_unsupported ? ResolveCompiledTargets(args.target)
-                                             : ResolveTargets(args.target, &skipped);
+  if (!no_builtin) {
+    options.targets = args.emulate_unsupported ? ResolveCompiledTargets(args.target)
+                                               : ResolveTargets(args.target, &skipped);
+  }
+  options.targets.insert(options.targets.end(), plugin_targets.begin(), plugin_targets.end());
   options.threads = args.threads;
   // A model case's worst output is read back from its outputs.
   options.keep_outputs = !args.dump_path.empty() || args.emulate_unsupported || !args.plugins.empty();
@@ -485,10 +483,7 @@ void AddRunCommand(CLI::App& app) {
   cmd->add_option("--threads", args->threads, "Worker threads (default: all cores)")
       ->check(CountValidator("a thread count", 1, kMaxThreads));
   cmd->add_flag("--quiet", args->quiet, "Only the summary table");
-  cmd->add_option("--plugin", args->plugins,
-                  "A shared library of kernels (ulpgate/plugin.h; repeatable): its tanh_bwd f32 "
-                  "kernels are measured beside the built-in ones, under a target named after the "
-                  "plugin, against the model each claims; --variant none runs only these");
+  AddPluginOption(cmd, &args->plugins, "; --variant none runs only these");
   cmd->add_option("--by", args->by,
                   "Break the statistics down by the binary exponent and sign of this operand "
                   "(grad or t): an error map");

@@ -1,0 +1,114 @@
+# ctest driver: a plugin's kernels through every command that takes --plugin:
+# check (its kernel computes the outputs), matrix (a column of its own, in the
+# digest group of the kernels that compute the same), explain, diverge, golden
+# bless/check (a recompiled plugin differs from its golden) and the gate (a
+# ledger of the plugin's own). Skipped (77) on a CPU without AVX2 and FMA.
+# Variables: ULPGATE, PLUGINS (the built plugins), BUDGETS (the example
+# ledger), WORK (a scratch folder, emptied first).
+file(READ /proc/cpuinfo cpuinfo)
+if(NOT cpuinfo MATCHES " avx2" OR NOT cpuinfo MATCHES " fma")
+  message("this CPU cannot run x86-64-v3 code: skipped")
+  cmake_language(EXIT 77)
+endif()
+include("${CMAKE_CURRENT_LIST_DIR}/../../tools/cli_expect.cmake")
+file(REMOVE_RECURSE "${WORK}")
+file(MAKE_DIRECTORY "${WORK}")
+
+set(fast "${PLUGINS}/libcontract_fast.so")
+set(off "${PLUGINS}/libcontract_off.so")
+# contract_off's name, compiled with contraction: the regression goldens and the gate catch.
+set(recompiled "${PLUGINS}/libcontract_fast_as_off.so")
+
+# check: the kernel computes the outputs of the given inputs.
+ulpgate_expect(0 "" suite export --suite domain --n 5000 --out "${WORK}/in.npz")
+ulpgate_expect(0 "claims model mulsub.*follows bit for bit: mulsub_fused\n" check --inputs "${WORK}/in.npz"
+  --plugin "${fast}" --quiet)
+ulpgate_expect(1 "does not follow mulsub \\([0-9]+ mismatches\\)" check --inputs "${WORK}/in.npz"
+  --plugin "${fast}" --require-model mulsub --quiet)
+ulpgate_expect(0 "mulsub_c@contract_off: claims model mulsub.*follows bit for bit: mulsub\n" check
+  --inputs "${WORK}/in.npz" --plugin "${fast}" --plugin "${off}" --variant mulsub_c@contract_off --quiet)
+ulpgate_expect(2 "several kernels \\(mulsub_c@contract_fast, mulsub_c@contract_off" check
+  --inputs "${WORK}/in.npz" --plugin "${fast}" --plugin "${off}")
+ulpgate_expect(2 "give --outputs or --plugin, not both" check --inputs "${WORK}/in.npz"
+  --outputs "${WORK}/in.npz:t" --plugin "${off}")
+ulpgate_expect(2 "--plugin: plugins give tanh_bwd f32 kernels" check --op tanh_bwd --dtype bf16
+  --inputs "${WORK}/in.npz" --plugin "${off}")
+
+# matrix: the contracted C code computes what the built-in mulsub_fma computes
+# on every FMA target this CPU runs (one digest group), the uncontracted what
+# mulsub computes everywhere.
+ulpgate_expect(1 "mulsub_c +contract_fast +mulsub_fused +mulsub " matrix --n 2000
+  --plugin "${fast}" --plugin "${off}" --json "${WORK}/matrix.json")
+file(READ "${WORK}/matrix.json" matrix)
+string(JSON cells LENGTH "${matrix}" cells)
+math(EXPR last "${cells} - 1")
+set(fused_group "")
+set(fma_targets "")
+foreach(i RANGE ${last})
+  string(JSON variant GET "${matrix}" cells ${i} variant)
+  string(JSON target GET "${matrix}" cells ${i} target)
+  string(JSON run GET "${matrix}" cells ${i} run)
+  if(NOT run)
+    continue()
+  endif()
+  string(JSON group GET "${matrix}" cells ${i} group)
+  set(group_${variant}_${target} ${group})
+  string(JSON fused GET "${matrix}" cells ${i} fused_negmuladd)
+  if(variant STREQUAL "mulsub_fma" AND fused)
+    list(APPEND fma_targets ${target})
+  endif()
+endforeach()
+if(NOT fma_targets)
+  message(FATAL_ERROR "no FMA target ran, though this CPU has AVX2 and FMA")
+endif()
+foreach(target ${fma_targets})
+  if(NOT group_mulsub_fma_${target} STREQUAL group_mulsub_c_contract_fast)
+    message(FATAL_ERROR "mulsub_c@contract_fast (group ${group_mulsub_c_contract_fast}) is not "
+      "bit-identical to mulsub_fma@${target} (group ${group_mulsub_fma_${target}})")
+  endif()
+endforeach()
+if(NOT group_mulsub_SCALAR STREQUAL group_mulsub_c_contract_off)
+  message(FATAL_ERROR "mulsub_c@contract_off is not bit-identical to mulsub@SCALAR")
+endif()
+message("contract_fast = mulsub_fma on ${fma_targets} (group ${group_mulsub_c_contract_fast})")
+
+# explain: the plugin's kernels traced through the models they follow.
+ulpgate_expect(0 "mulsub_c on contract_fast: model mulsub_fused \\(UNEXPECTED: expected mulsub\\).*mulsub_c on contract_off: model mulsub, .*cancellation in 1 - t\\*t"
+  explain --kernel tanh_bwd --plugin "${fast}" --plugin "${off}" --variant none
+  --input grad=-0x1.16417p+1 --input t=-0x1.cd81d6p-1)
+ulpgate_expect(2 "unknown variant 'nope'" explain --kernel tanh_bwd --plugin "${off}" --variant nope
+  --input grad=1 --input t=0.5)
+
+# diverge: one side a plugin's kernel.
+ulpgate_expect(0 "a = mulsub_c@contract_fast, b = mulsub_c@contract_off.*worst 16 inputs found.*--plugin"
+  diverge --kernel tanh_bwd --a mulsub_c@contract_fast --b mulsub_c@contract_off --evals 20000
+  --plugin "${fast}" --plugin "${off}")
+ulpgate_expect(2 "plugin contract_off has no kernel 'mac'" diverge --kernel tanh_bwd
+  --a mac@contract_off --b exact --plugin "${off}")
+
+# golden: blessed from the model the plugin claims, checked by running it; the
+# recompiled library under the same name differs.
+set(golden "${WORK}/golden")
+ulpgate_expect(0 "new +.*contract_off/tanh_bwd.json \\(4 cases\\)" golden bless --dir "${golden}"
+  --plugin "${off}")
+ulpgate_expect(0 "ok +RAN +.*contract_off/tanh_bwd.json \\(4 cases\\).*1 files match, 0 differ" golden check
+  --dir "${golden}" --plugin "${off}")
+ulpgate_expect(1 "DIFFERS RAN +.*contract_off/tanh_bwd.json: 4 of 4 cases.*conformance.model +mulsub +mulsub_fused"
+  golden check --dir "${golden}" --plugin "${recompiled}")
+ulpgate_expect(2 "contract_off/tanh_bwd.json: /target: the goldens of plugin .contract_off. \\(libcontract_off.so\\): give it with --plugin" golden check
+  --dir "${golden}")
+ulpgate_expect(2 "/target: the goldens of plugin 'contract_off' \\(libcontract_off.so\\): give it with --plugin"
+  golden check --dir "${golden}" --target SCALAR --plugin "${fast}")
+
+# gate: the plugin's own ledger, its rules matching the plugin's name.
+ulpgate_expect(0 "plugin.conformance.*PASS.*gate: PASS" gate --budgets "${BUDGETS}" --plugin "${off}" --quiet)
+ulpgate_expect(1 "FAIL plugin.conformance.conformance_required: .*mulsub_c@contract_off.*gate: FAIL"
+  gate --budgets "${BUDGETS}" --plugin "${recompiled}" --quiet)
+ulpgate_expect(2 "'contract_off' matches no compiled target or loaded plugin" gate --budgets "${BUDGETS}")
+
+# Loading errors shared by every command.
+ulpgate_expect(2 "a second kernel of that name" matrix --plugin "${PLUGINS}/libbroken_dup.so")
+ulpgate_expect(2 "the plugin is named 'SCALAR', a compiled target's name" gate
+  --plugin "${PLUGINS}/libbroken_name.so")
+ulpgate_expect(2 "the plugin is named 'contract_off', as .*libcontract_off.so is" golden check
+  --dir "${golden}" --plugin "${off}" --plugin "${recompiled}")
