@@ -70,9 +70,10 @@ struct CheckSpec {
   std::string op = "tanh_bwd";
   std::string dtype = "f32";
   std::string inputs, outputs;  // paths as `check --inputs/--outputs` take them
-  // Instead of an outputs file: a kernel called on the inputs (a plugin's;
-  // f32 tanh_bwd), outputs = f(grad, t).
+  // Instead of an outputs file: a kernel called on the inputs (a plugin's),
+  // outputs = f(grad, t): in f32, or on the bit patterns of bf16 or f16.
   ulpgate_binary_f32_fn outputs_from = nullptr;
+  ulpgate_binary_u16_fn outputs_from_u16 = nullptr;
   std::string label;            // empty: the outputs array's name
   // The user's models, "NAME: statements" (tanh_bwd).
   std::vector<std::string> models;

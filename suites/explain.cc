@@ -208,8 +208,9 @@ void ExplainPlugin(const ExplainableOp& op, const LoadedPlugin& plugin,
                                 op.name);
   }
   for (const PluginKernel& k : plugin.kernels) {
-    if (!variants.empty() && std::find(variants.begin(), variants.end(), k.variant) == variants.end()) {
-      continue;
+    if (std::string_view(k.format->name) != "f32" ||
+        (!variants.empty() && std::find(variants.begin(), variants.end(), k.variant) == variants.end())) {
+      continue;  // explain follows the f32 sequences
     }
     ExplainedCase c;
     c.variant = k.variant;

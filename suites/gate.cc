@@ -132,10 +132,13 @@ GateReport RunGate(const GateOptions& options) {
     const BudgetRun& run = selected_ledger.runs[r];
     std::vector<const TargetInfo*> targets = measured;
     std::vector<std::string> variants = run.variants;
-    if (run.op == kPluginOp && run.dtype == kPluginDtype) {
-      targets.insert(targets.end(), plugins.begin(), plugins.end());
+    if (run.op == kPluginOp) {
+      // The plugins with kernels in the run's format.
+      for (const TargetInfo* t : plugins) {
+        if (PluginOf(*t)->HasDtype(run.dtype)) targets.push_back(t);
+      }
       if (!variants.empty()) {
-        for (const std::string& v : PluginVariants(plugins)) variants.push_back(v);
+        for (const std::string& v : PluginVariants(plugins, run.dtype)) variants.push_back(v);
       }
     }
     if (targets.empty()) continue;

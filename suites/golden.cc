@@ -177,7 +177,7 @@ void ValidateCase(const JsonField& c, const std::string& op, const TargetInfo& t
   }
   RequireOneOf(c["dtype"], MeasurableDtypes(op), ("format of " + op).c_str());
   if (IsPluginTarget(target)) {
-    RequireOneOf(c["variant"], PluginVariants({&target}),
+    RequireOneOf(c["variant"], PluginVariants({&target}, c["dtype"].String()),
                  ("kernel of plugin " + target.name).c_str());
   } else if (!IsDrift(op)) {
     RequireOneOf(c["variant"], MeasurableVariants(op, c["dtype"].String()),
@@ -429,9 +429,9 @@ GoldenFile MeasureGolden(const std::vector<MeasureSpec>& specs, const TargetInfo
   const LoadedPlugin* plugin = PluginOf(target);
   for (MeasureSpec spec : specs) {
     if (plugin != nullptr) {
-      // A plugin's goldens: its kernels, on the f32 runs of their op.
-      if (spec.op != kPluginOp || spec.dtype != kPluginDtype) continue;
-      spec.variants = PluginVariants({&target});
+      // A plugin's goldens: its kernels, on the runs of their op and formats.
+      if (spec.op != kPluginOp || !plugin->HasDtype(spec.dtype)) continue;
+      spec.variants = PluginVariants({&target}, spec.dtype);
     }
     spec.targets = {&target};
     spec.threads = threads;
@@ -563,9 +563,9 @@ std::vector<std::string> PlannedCaseLabels(const std::string& op, const std::str
   for (const MeasureSpec& spec : GoldenPlan(op)) {
     Json size = {{"seed", spec.seed}, {"n", spec.n}, {"instances", spec.n},
                  {"shape", spec.shape}, {"epochs", spec.n}};
-    if (plugin != nullptr && (spec.op != kPluginOp || spec.dtype != kPluginDtype)) continue;
+    if (plugin != nullptr && (spec.op != kPluginOp || !plugin->HasDtype(spec.dtype))) continue;
     for (const std::string& variant :
-         plugin != nullptr ? PluginVariants({&plugin->target}) : spec.variants) {
+         plugin != nullptr ? PluginVariants({&plugin->target}, spec.dtype) : spec.variants) {
       labels.push_back(Label(op, variant, target, spec.dtype, spec.suite, SizeText(op, size)));
     }
   }

@@ -187,12 +187,13 @@ Measurement Measure(const MeasureSpec& given,
   spec.targets = RunnableTargets(spec.targets);
   auto known = MeasurableVariants(spec.op, spec.dtype);  // checks the dtype too
   const OpFamily family = FamilyOf(spec.op);
-  const std::vector<std::string> plugin_variants = PluginVariants(spec.targets);
-  if (!plugin_variants.empty()) {
-    if (spec.op != kPluginOp || spec.dtype != kPluginDtype) {
-      throw InputError(fmt::format("plugins give {} {} kernels, not {} in {}", kPluginOp,
-                                   kPluginDtype, spec.op, spec.dtype));
+  const bool plugins = std::any_of(spec.targets.begin(), spec.targets.end(),
+                                   [](const TargetInfo* t) { return IsPluginTarget(*t); });
+  if (plugins) {
+    if (spec.op != kPluginOp) {
+      throw InputError(fmt::format("plugins give {} kernels, not {}", kPluginOp, spec.op));
     }
+    const std::vector<std::string> plugin_variants = PluginVariants(spec.targets, spec.dtype);
     known.insert(known.end(), plugin_variants.begin(), plugin_variants.end());
   }
   if (family == OpFamily::kDrift) return MeasureDrift(std::move(spec), progress);

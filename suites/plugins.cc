@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include "suites/inputs.h"
+#include "kernels/narrow_formats.h"
+#include "suites/tanh_bwd_cases.h"
 #include "suites/tanh_bwd_oracle.h"
 #include "suites/tanh_bwd_suites.h"
 
@@ -24,11 +26,16 @@ std::deque<LoadedPlugin>& Loaded() {
 
 }  // namespace
 
-const PluginKernel* LoadedPlugin::Find(std::string_view variant) const {
+const PluginKernel* LoadedPlugin::Find(std::string_view variant, std::string_view dtype) const {
   for (const PluginKernel& k : kernels) {
-    if (k.variant == variant) return &k;
+    if (k.variant == variant && k.format->name == dtype) return &k;
   }
   return nullptr;
+}
+
+bool LoadedPlugin::HasDtype(std::string_view dtype) const {
+  return std::any_of(kernels.begin(), kernels.end(),
+                     [&](const PluginKernel& k) { return k.format->name == dtype; });
 }
 
 const LoadedPlugin* FindPlugin(std::string_view target_name) {
@@ -53,20 +60,25 @@ const TargetInfo* FindAnyTarget(std::string_view name) {
   return t != nullptr && t->name == name ? t : nullptr;
 }
 
-std::vector<std::string> PluginVariants(const std::vector<const TargetInfo*>& targets) {
+std::vector<std::string> PluginVariants(const std::vector<const TargetInfo*>& targets,
+                                        std::string_view dtype) {
   std::vector<std::string> variants;
   for (const TargetInfo* t : targets) {
     if (const LoadedPlugin* p = PluginOf(*t)) {
-      for (const PluginKernel& k : p->kernels) variants.push_back(k.variant);
+      for (const PluginKernel& k : p->kernels) {
+        if (k.format->name == dtype) variants.push_back(k.variant);
+      }
     }
   }
   return variants;
 }
 
-std::vector<std::string> LoadedPluginVariants() {
+std::vector<std::string> LoadedPluginVariants(std::string_view dtype) {
   std::vector<std::string> variants;
   for (const LoadedPlugin& p : Loaded()) {
-    for (const PluginKernel& k : p.kernels) variants.push_back(k.variant);
+    for (const PluginKernel& k : p.kernels) {
+      if (k.format->name == dtype) variants.push_back(k.variant);
+    }
   }
   return variants;
 }
@@ -137,33 +149,49 @@ const LoadedPlugin& LoadPlugin(const std::string& path) {
     if (op != kPluginOp) {
       throw InputError(fmt::format("{} ({}): unknown op '{}' (plugins take tanh_bwd)", where, variant, op));
     }
-    if (dtype != kPluginDtype) {
-      throw InputError(fmt::format("{} ({}): dtype '{}' (plugins take f32)", where, variant, dtype));
+    const FloatFormat* format = FindFormat(dtype);
+    if (format == nullptr || format->bits > 32 ||
+        (format->bits < 32 && NarrowFormatIndex(format->name) < 0)) {
+      throw InputError(
+          fmt::format("{} ({}): dtype '{}' (plugins take f32, bf16, f16)", where, variant, dtype));
     }
-    if (kernel.f32 == nullptr) throw InputError(fmt::format("{} ({}): no function", where, variant));
+    const bool narrow = format->bits < 32;
+    if ((narrow ? (void*)kernel.u16 : (void*)kernel.f32) == nullptr) {
+      throw InputError(fmt::format("{} ({}): no function (a {} kernel's is `{}`)", where, variant,
+                                   dtype, narrow ? "u16" : "f32"));
+    }
+    if ((narrow ? (void*)kernel.f32 : (void*)kernel.u16) != nullptr) {
+      throw InputError(fmt::format("{} ({}): a {} kernel has only its `{}` function", where,
+                                   variant, dtype, narrow ? "u16" : "f32"));
+    }
     for (const PluginKernel& earlier : kernels) {
-      if (earlier.variant == variant) {
-        throw InputError(fmt::format("{} ({}): a second kernel of that name", where, variant));
+      if (earlier.variant == variant && earlier.format == format) {
+        throw InputError(fmt::format("{} ({}): a second {} kernel of that name", where, variant, dtype));
       }
     }
     PluginKernel p;
     p.variant = variant;
+    p.format = format;
     p.f32 = kernel.f32;
+    p.u16 = kernel.u16;
     if (model.find(':') != std::string::npos) {
       try {
-        p.model = ParseModelSpec(model, kTanhBwdOperands, kBinary32);
+        p.model = ParseModelSpec(model, kTanhBwdOperands, *format);
       } catch (const ModelSyntaxError& e) {
         throw InputError(fmt::format("{} ({}): {}", where, variant, e.what()));
       }
     } else {
       bool found = false;
       std::string known;
-      for (ModelProgram& m : TanhBwdModelPrograms(kBinary32)) {
-        known += (known.empty() ? "" : ", ") + m.name;
-        if (m.name == model) {
-          p.model = std::move(m);
-          found = true;
-        }
+      for (const std::string& builtin : TanhBwdModelNames(*format)) {
+        known += (known.empty() ? "" : ", ") + builtin;
+        if (builtin == model) found = true;
+      }
+      // The program of a built-in model, where it has one (f16's Highway
+      // software conversion is named, not written).
+      p.model.name = model;
+      for (ModelProgram& m : TanhBwdModelPrograms(*format)) {
+        if (m.name == model) p.model = std::move(m);
       }
       if (!found) {
         throw InputError(fmt::format("{} ({}): unknown model '{}' ({}; or NAME: statements)", where,

@@ -17,8 +17,10 @@ namespace ulpgate {
 
 struct PluginKernel {
   std::string variant;
+  const FloatFormat* format = &kBinary32;  // its operands' and outputs' format
   ModelProgram model;   // what it claims (a built-in model's program, or the user's)
-  ulpgate_binary_f32_fn f32 = nullptr;
+  ulpgate_binary_f32_fn f32 = nullptr;  // f32
+  ulpgate_binary_u16_fn u16 = nullptr;  // bf16, f16: bit patterns
 };
 
 // A loaded plugin. Its target carries the plugin's name, is supported (the
@@ -27,7 +29,8 @@ struct LoadedPlugin {
   std::string path;  // the library, as given
   TargetInfo target;
   std::vector<PluginKernel> kernels;
-  const PluginKernel* Find(std::string_view variant) const;
+  const PluginKernel* Find(std::string_view variant, std::string_view dtype = "f32") const;
+  bool HasDtype(std::string_view dtype) const;
 };
 
 // Loads a plugin and checks everything it says: the entry point, the ABI
@@ -50,15 +53,15 @@ bool IsPluginTarget(const TargetInfo& target);
 // it); nullptr if neither.
 const TargetInfo* FindAnyTarget(std::string_view name);
 
-// The variants of the plugins among `targets`, in order.
-std::vector<std::string> PluginVariants(const std::vector<const TargetInfo*>& targets);
-// The variants of every loaded plugin, and the names of their targets.
-std::vector<std::string> LoadedPluginVariants();
+// The variants in `dtype` of the plugins among `targets`, in order.
+std::vector<std::string> PluginVariants(const std::vector<const TargetInfo*>& targets,
+                                        std::string_view dtype = "f32");
+// The variants in `dtype` of every loaded plugin, and the names of their targets.
+std::vector<std::string> LoadedPluginVariants(std::string_view dtype = "f32");
 std::vector<std::string> LoadedPluginNames();
 
-// The op and format plugins give kernels for.
+// The op plugins give kernels for, in f32, bf16 or f16.
 inline constexpr const char* kPluginOp = "tanh_bwd";
-inline constexpr const char* kPluginDtype = "f32";
 
 }  // namespace ulpgate
 

@@ -229,8 +229,10 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
       if (t.supported) targets.push_back(&t);
     }
   }
-  if (!plugins.empty() && !binary32) {
-    throw InputError(std::string("plugin kernels are f32; --dtype ") + format.name + " has none");
+  for (const LoadedPlugin* p : plugins) {
+    if (!p->HasDtype(format.name)) {
+      throw InputError("plugin " + p->target.name + " has no tanh_bwd kernels in " + format.name);
+    }
   }
   auto chosen = [&](const std::string& variant) {
     return options.variants.empty() || std::find(options.variants.begin(), options.variants.end(),
@@ -240,12 +242,14 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
     const bool known =
         std::find(all_variants.begin(), all_variants.end(), name) != all_variants.end() ||
         std::any_of(plugins.begin(), plugins.end(),
-                    [&](const LoadedPlugin* p) { return p->Find(name) != nullptr; });
+                    [&](const LoadedPlugin* p) { return p->Find(name, format.name) != nullptr; });
     if (!known) {
       std::string names;
       for (const auto& v : all_variants) names += (names.empty() ? "" : ", ") + v;
       for (const LoadedPlugin* p : plugins) {
-        for (const PluginKernel& k : p->kernels) names += ", " + k.variant + " (" + p->target.name + ")";
+        for (const std::string& v : PluginVariants({&p->target}, format.name)) {
+          names += ", " + v + " (" + p->target.name + ")";
+        }
       }
       throw InputError("unknown tanh_bwd variant '" + name + "' in " + format.name + " (" + names +
                        ")");
@@ -281,7 +285,7 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
   std::vector<std::string> names = model_names;
   for (const LoadedPlugin* plugin : plugins) {
     for (const PluginKernel& p : plugin->kernels) {
-      if (!chosen(p.variant)) continue;
+      if (std::string_view(p.format->name) != format.name || !chosen(p.variant)) continue;
       // A built-in model by its name; an expression (or a name two plugins
       // share) joins the models once.
       auto it = std::find(names.begin(), names.end(), p.model.name);
@@ -296,10 +300,10 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
       c.expected = static_cast<int>(it - names.begin());
       c.kind = options.models_only ? CaseKind::kModel : CaseKind::kKernel;
       cases.push_back(std::move(c));
-      kernels.push_back(options.models_only
-                            ? ChunkKernel()
-                            : Binary32Kernel(p.f32, "plugin " + plugin->target.name + " kernel " +
-                                                        p.variant));
+      const std::string name = "plugin " + plugin->target.name + " kernel " + p.variant;
+      kernels.push_back(options.models_only ? ChunkKernel()
+                        : binary32          ? Binary32Kernel(p.f32, name)
+                                            : NarrowKernel(p.u16, format, name));
     }
   }
   for (EngineCase& c : cases) {

@@ -54,8 +54,8 @@ const PluginKernel& CheckedKernel(const CheckArgs& args, const TargetInfo** targ
   if (!args.outputs_spec.empty()) {
     throw UsageError("--plugin computes the outputs: give --outputs or --plugin, not both");
   }
-  if (args.op != kPluginOp || args.dtype != kPluginDtype) {
-    throw UsageError(fmt::format("--plugin: plugins give {} {} kernels", kPluginOp, kPluginDtype));
+  if (args.op != kPluginOp) {
+    throw UsageError(fmt::format("--plugin: plugins give {} kernels", kPluginOp));
   }
   const PluginKernel* chosen = nullptr;
   std::string all;
@@ -64,6 +64,7 @@ const PluginKernel& CheckedKernel(const CheckArgs& args, const TargetInfo** targ
   const std::string plugin = at == std::string::npos ? "" : args.variant.substr(at + 1);
   for (const TargetInfo* t : LoadPlugins(args.plugins)) {
     for (const PluginKernel& k : PluginOf(*t)->kernels) {
+      if (k.format->name != args.dtype) continue;
       all += (all.empty() ? "" : ", ") + k.variant + "@" + t->name;
       if ((!variant.empty() && k.variant != variant) || (!plugin.empty() && t->name != plugin)) {
         continue;
@@ -75,7 +76,11 @@ const PluginKernel& CheckedKernel(const CheckArgs& args, const TargetInfo** targ
       *target = t;
     }
   }
-  if (chosen == nullptr) throw UsageError("--variant " + args.variant + ": no such plugin kernel (" + all + ")");
+  if (chosen == nullptr) {
+    if (all.empty()) throw UsageError("--plugin: no tanh_bwd kernel in " + args.dtype);
+    throw UsageError("--variant " + args.variant + ": no such plugin kernel in " + args.dtype +
+                     " (" + all + ")");
+  }
   return *chosen;
 }
 
@@ -257,7 +262,7 @@ void Check(const CheckArgs& args) {
   const FloatFormat& format = CheckFormat(args.op, args.dtype);
   if (FamilyOf(args.op) == OpFamily::kReduction) {
     if (!args.plugins.empty()) {
-      throw UsageError(fmt::format("--plugin: plugins give {} {} kernels", kPluginOp, kPluginDtype));
+      throw UsageError(fmt::format("--plugin: plugins give {} kernels", kPluginOp));
     }
     if (args.outputs_spec.empty()) throw UsageError("--outputs is required");
     CheckReduction(args, format);
@@ -275,9 +280,13 @@ void Check(const CheckArgs& args) {
     const TargetInfo* target = nullptr;
     const PluginKernel& kernel = CheckedKernel(args, &target);
     spec.outputs_from = kernel.f32;
+    spec.outputs_from_u16 = kernel.u16;
     if (spec.label.empty()) spec.label = kernel.variant + "@" + target->name;
     // The model it claims is compared with too (a built-in one already is).
-    if (!kernel.model.text.empty() && TanhBwdModelIndex(kernel.model.name) < 0) {
+    const std::vector<ModelProgram> builtin = TanhBwdModelPrograms(format);
+    if (!kernel.model.text.empty() &&
+        std::none_of(builtin.begin(), builtin.end(),
+                     [&](const ModelProgram& m) { return m.name == kernel.model.name; })) {
       spec.models.push_back(kernel.model.name + ": " + kernel.model.text);
     }
     std::cout << fmt::format("{}: claims model {}\n", spec.label, kernel.model.name);

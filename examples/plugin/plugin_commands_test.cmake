@@ -31,7 +31,10 @@ ulpgate_expect(2 "several kernels \\(mulsub_c@contract_fast, mulsub_c@contract_o
   --inputs "${WORK}/in.npz" --plugin "${fast}" --plugin "${off}")
 ulpgate_expect(2 "give --outputs or --plugin, not both" check --inputs "${WORK}/in.npz"
   --outputs "${WORK}/in.npz:t" --plugin "${off}")
-ulpgate_expect(2 "--plugin: plugins give tanh_bwd f32 kernels" check --op tanh_bwd --dtype bf16
+ulpgate_expect(0 "" suite export --dtype bf16 --suite domain --n 5000 --out "${WORK}/in_bf16.npz")
+ulpgate_expect(0 "mulsub_c@contract_off: claims model mulsub_opmath.*follows bit for bit: [a-z_, ]*mulsub_opmath"
+  check --dtype bf16 --inputs "${WORK}/in_bf16.npz" --plugin "${off}" --quiet)
+ulpgate_expect(2 "--plugin: no tanh_bwd kernel in f16" check --op tanh_bwd --dtype f16
   --inputs "${WORK}/in.npz" --plugin "${off}")
 
 # matrix: the contracted C code computes what the built-in mulsub_fma computes
@@ -89,11 +92,11 @@ ulpgate_expect(2 "plugin contract_off has no kernel 'mac'" diverge --kernel tanh
 # golden: blessed from the model the plugin claims, checked by running it; the
 # recompiled library under the same name differs.
 set(golden "${WORK}/golden")
-ulpgate_expect(0 "new +.*contract_off/tanh_bwd.json \\(4 cases\\)" golden bless --dir "${golden}"
+ulpgate_expect(0 "new +.*contract_off/tanh_bwd.json \\(8 cases\\)" golden bless --dir "${golden}"
   --plugin "${off}")
-ulpgate_expect(0 "ok +RAN +.*contract_off/tanh_bwd.json \\(4 cases\\).*1 files match, 0 differ" golden check
+ulpgate_expect(0 "ok +RAN +.*contract_off/tanh_bwd.json \\(8 cases\\).*1 files match, 0 differ" golden check
   --dir "${golden}" --plugin "${off}")
-ulpgate_expect(1 "DIFFERS RAN +.*contract_off/tanh_bwd.json: 4 of 4 cases.*conformance.model +mulsub +mulsub_fused"
+ulpgate_expect(1 "DIFFERS RAN +.*contract_off/tanh_bwd.json: 4 of 8 cases.*conformance.model +mulsub +mulsub_fused"
   golden check --dir "${golden}" --plugin "${recompiled}")
 ulpgate_expect(2 "contract_off/tanh_bwd.json: /target: the goldens of plugin .contract_off. \\(libcontract_off.so\\): give it with --plugin" golden check
   --dir "${golden}")
@@ -107,8 +110,24 @@ ulpgate_expect(1 "FAIL plugin.conformance.conformance_required: .*mulsub_c@contr
 ulpgate_expect(2 "'contract_off' matches no compiled target or loaded plugin" gate --budgets "${BUDGETS}")
 
 # Loading errors shared by every command.
-ulpgate_expect(2 "a second kernel of that name" matrix --plugin "${PLUGINS}/libbroken_dup.so")
+ulpgate_expect(2 "kernel 2 \\(mulsub_c\\): a second f32 kernel of that name" matrix --plugin "${PLUGINS}/libbroken_dup.so")
 ulpgate_expect(2 "the plugin is named 'SCALAR', a compiled target's name" gate
   --plugin "${PLUGINS}/libbroken_name.so")
 ulpgate_expect(2 "the plugin is named 'contract_off', as .*libcontract_off.so is" golden check
   --dir "${golden}" --plugin "${off}" --plugin "${recompiled}")
+set(broken "${PLUGINS}/libbroken")
+ulpgate_expect(2 "kernel 2 \\(wide\\): dtype 'f64' \\(plugins take f32, bf16, f16\\)" explain --kernel tanh_bwd
+  --plugin "${broken}_dtype.so" --input grad=1 --input t=0.5)
+ulpgate_expect(2 "kernel 2 \\(nothing\\): no function \\(a f32 kernel's is `f32`\\)" diverge --kernel tanh_bwd
+  --a mac --b exact --plugin "${broken}_no_function.so")
+ulpgate_expect(2 "kernel 2 \\(both\\): a bf16 kernel has only its `u16` function" check --inputs "${WORK}/in.npz"
+  --plugin "${broken}_wrong_function.so")
+ulpgate_expect(2 "kernel 2: no variant name" run --kernel tanh_bwd --plugin "${broken}_no_variant.so")
+ulpgate_expect(2 "libbroken_no_name.so: the plugin has no name" golden bless --dir "${WORK}/never"
+  --plugin "${broken}_no_name.so")
+ulpgate_expect(2 "libbroken_no_kernels.so: the plugin lists no kernels" gate --plugin "${broken}_no_kernels.so")
+ulpgate_expect(2 "libbroken_null_entry.so: ulpgate_plugin_entry returned null" matrix
+  --plugin "${broken}_null_entry.so")
+if(EXISTS "${WORK}/never")
+  message(FATAL_ERROR "a bless that failed to load its plugin wrote ${WORK}/never")
+endif()

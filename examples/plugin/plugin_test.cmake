@@ -32,4 +32,8 @@ ulpgate_expect(2 "no ulpgate_plugin_entry" run --kernel tanh_bwd --plugin "${PLU
   --variant none)
 ulpgate_expect(2 "cannot load: .*no_such.so" run --kernel tanh_bwd --plugin "${PLUGINS}/no_such.so" --variant none)
 ulpgate_expect(2 "--plugin: plugins give tanh_bwd kernels" run --kernel linear_fwd --plugin "${off}")
-ulpgate_expect(2 "plugin kernels are f32" run --kernel tanh_bwd --dtype bf16 --plugin "${off}" --variant none)
+# The bf16 kernel: widened to float, computed, rounded once.
+ulpgate_expect(0 "mulsub_c +contract_off .* mulsub_opmath +0" run --kernel tanh_bwd --dtype bf16
+  --plugin "${off}" --variant none --suite domain --n 20000 --quiet --require-conformance)
+ulpgate_expect(2 "plugin contract_off has no tanh_bwd kernels in f16" run --kernel tanh_bwd --dtype f16
+  --plugin "${off}" --variant none)

@@ -5,7 +5,8 @@
  *   #include <ulpgate/plugin.h>
  *   static void my_tanh_bwd(const float* grad, const float* t, float* out, size_t n) { ... }
  *   static const ulpgate_plugin_kernel kernels[] = {
- *       {"tanh_bwd", "mine", "f32", "mulsub", my_tanh_bwd}};
+ *       {.op = "tanh_bwd", .variant = "mine", .dtype = "f32", .model = "mulsub",
+ *        .f32 = my_tanh_bwd}};
  *   static const ulpgate_plugin plugin = {ULPGATE_PLUGIN_ABI_VERSION, "myplugin", 1, kernels};
  *   const ulpgate_plugin* ulpgate_plugin_entry(void) { return &plugin; }
  */
@@ -25,15 +26,21 @@ extern "C" {
  * i < n (tanh_bwd: a = grad, b = t). Called from several threads at once, on
  * arrays of any length and alignment. */
 typedef void (*ulpgate_binary_f32_fn)(const float* a, const float* b, float* out, size_t n);
+/* The same in a 16-bit format (bf16, f16): operands and outputs are the
+ * format's bit patterns. */
+typedef void (*ulpgate_binary_u16_fn)(const uint16_t* a, const uint16_t* b, uint16_t* out,
+                                      size_t n);
 
 typedef struct ulpgate_plugin_kernel {
   const char* op;       /* "tanh_bwd" */
   const char* variant;  /* the name reports give it */
-  const char* dtype;    /* "f32" */
-  /* The model it claims: a built-in model ("mulsub", `ulpgate list`) or
-   * "NAME: statements" in the model language (docs/models.md). */
+  const char* dtype;    /* "f32", "bf16" or "f16" */
+  /* The model it claims: a built-in model of the dtype ("mulsub",
+   * "mulsub_opmath", `ulpgate list`) or "NAME: statements" in the model
+   * language (docs/models.md), outputs stored in the dtype. */
   const char* model;
-  ulpgate_binary_f32_fn f32;
+  ulpgate_binary_f32_fn f32; /* dtype "f32"; else NULL */
+  ulpgate_binary_u16_fn u16; /* dtype "bf16" or "f16"; else NULL */
 } ulpgate_plugin_kernel;
 
 typedef struct ulpgate_plugin {
