@@ -17,6 +17,7 @@ packages=(
   libxtensor-dev libzip-dev  # NumPy .npy (xtensor) and .npz (libzip) files
   python3               # the independent rechecks of reports (tools/python)
   qemu-user             # qemu-x86_64 -cpu MODEL: ulpgate on emulated smaller CPUs (a test)
+  parallel              # GNU parallel: a sweep's shards at once (a test, docs/sweeps.md)
 )
 
 missing=()

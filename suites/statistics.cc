@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 namespace ulpgate {
 namespace {
@@ -20,6 +21,30 @@ ErrorStatistics::ErrorStatistics(const FloatFormat& format)
   for (int i = 0; i < bound_count; ++i) bounds_.push_back(HistogramBound(i));
   counts_.assign(bound_count + 1, 0);
 }
+
+ErrorStatistics::ErrorStatistics(const FloatFormat& format, const State& state)
+    : ErrorStatistics(format) {
+  if (state.counts.size() != counts_.size() || state.fine.size() != fine_.size()) {
+    throw std::invalid_argument("statistics of another format (histogram sizes differ)");
+  }
+  counts_ = state.counts;
+  fine_ = state.fine;
+  n_ = state.n;
+  special_mismatch_ = state.special_mismatch;
+  signed_zero_mismatch_ = state.signed_zero_mismatch;
+  correctly_rounded_ = state.correctly_rounded;
+  max_ulp_ = state.max_ulp;
+  sum_ulp_ = state.sum_ulp;
+  max_index_ = state.max_index;
+  first_special_index_ = state.first_special_index;
+}
+
+ErrorStatistics::State ErrorStatistics::state() const {
+  return {counts_,  fine_,    n_,         special_mismatch_,   signed_zero_mismatch_,
+          correctly_rounded_, max_ulp_, sum_ulp_, max_index_, first_special_index_};
+}
+
+size_t ErrorStatistics::FineBinCount() { return kFineBins; }
 
 int ErrorStatistics::FineBin(double ulp) {
   if (ulp == 0) return 0;

@@ -19,6 +19,21 @@ class ErrorStatistics {
  public:
   explicit ErrorStatistics(const FloatFormat& format = kBinary32);
 
+  // Everything it holds, as plain data: for statistics that outlive the
+  // process (a shard of a sweep, merged later). sum_ulp is the double sum Add
+  // and Merge made; fine is the percentiles' histogram.
+  struct State {
+    std::vector<uint64_t> counts, fine;
+    uint64_t n = 0, special_mismatch = 0, signed_zero_mismatch = 0, correctly_rounded = 0;
+    double max_ulp = 0, sum_ulp = 0;
+    int64_t max_index = -1, first_special_index = -1;
+  };
+  State state() const;
+  // Throws std::invalid_argument when the histograms' sizes are not the
+  // format's.
+  ErrorStatistics(const FloatFormat& format, const State& state);
+  static size_t FineBinCount();
+
   void Add(const UlpError& error, uint64_t index);
   // Appends the statistics of inputs that come after this one's.
   void Merge(const ErrorStatistics& later);

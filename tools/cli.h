@@ -75,6 +75,7 @@ void AddDriftCommand(CLI::App& app);
 void AddGoldenCommand(CLI::App& app);
 void AddGateCommand(CLI::App& app);
 void AddCheckCommand(CLI::App& app);  // check, and suite export
+void AddSweepCommand(CLI::App& app);  // sweep, and merge
 
 }  // namespace ulpgate
 

@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   ulpgate::AddCheckCommand(app);
   ulpgate::AddExplainCommand(app);
   ulpgate::AddDivergeCommand(app);
+  ulpgate::AddSweepCommand(app);
   ulpgate::AddMatrixCommand(app);
   ulpgate::AddDriftCommand(app);
   ulpgate::AddGoldenCommand(app);

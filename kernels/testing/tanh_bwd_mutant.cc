@@ -4,7 +4,9 @@
 // the golden and gate tests can show that golden check and the gate name
 // mulsub and the targets the bug shows on.
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/registry.h"
 #include "kernels/testing/test_mutant.h"
@@ -61,6 +63,16 @@ HWY_NOINLINE void TanhBwdMulSubMutant(const float* grad, const float* t, float* 
         return impl::Elementwise2(d, grad, t, out, n, drifted);
       }
       return impl::Elementwise2(d, grad, t, out, n, right);
+    case TestMutant::kRare:
+      impl::Elementwise2(d, grad, t, out, n, right);
+      if (HWY_TARGET == HWY_AVX2) {
+        for (size_t i = 0; i < n; ++i) {
+          uint32_t bits;
+          std::memcpy(&bits, &t[i], sizeof bits);
+          if ((bits & 0xFFFFFu) == 0x12345u) out[i] = std::nextafter(out[i], HUGE_VALF);
+        }
+      }
+      return;
     case TestMutant::kTail: {
       const size_t body = n - n % hn::Lanes(d);
       impl::Elementwise2(d, grad, t, out, body, right);

@@ -1,0 +1,312 @@
+// ulpgate sweep | merge: every input of a domain (suites/sweep.h), whole or
+// one shard of it, and the exact join of the shards' reports.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+
+#include "oracles/float_text.h"
+#include "suites/explain.h"
+#include "suites/inputs.h"
+#include "suites/json_file.h"
+#include "suites/plugins.h"
+#include "suites/report.h"
+#include "suites/sweep.h"
+#include "suites/tanh_bwd_cases.h"
+#include "tools/cli.h"
+#include "tools/text_table.h"
+
+namespace ulpgate {
+namespace {
+
+struct SweepArgs {
+  std::string kernel = "tanh_bwd";
+  std::string dtype = "bf16";
+  std::string grads, ts;  // f32: the fixed operand's values
+  std::string variant = "all";
+  std::string target = "all";
+  std::vector<std::string> plugins;
+  std::string range;  // BEGIN:END
+  std::string shard;  // K/N
+  unsigned threads = 0;
+  std::string json_path;
+  std::optional<double> max_ulp;
+  bool quiet = false;
+};
+
+struct MergeArgs {
+  std::vector<std::string> inputs;
+  std::string json_path;
+  std::optional<double> max_ulp;
+};
+
+uint64_t ParseIndex(const std::string& text, const std::string& what) {
+  try {
+    size_t used = 0;
+    const uint64_t v = std::stoull(text, &used, 0);
+    if (used != text.size() || text.empty() || text[0] == '-') throw std::invalid_argument(text);
+    return v;
+  } catch (const std::exception&) {
+    throw UsageError(fmt::format("{}: expected a whole number (decimal or 0x hex), got '{}'", what,
+                                 text));
+  }
+}
+
+std::vector<float> ParseValues(const std::string& list, const char* flag) {
+  std::vector<float> values;
+  for (const std::string& item : SplitList(list)) {
+    std::string error;
+    const auto v = ParseFloat(item, &error);
+    if (!v) throw UsageError(fmt::format("{} {}: {}", flag, item, error));
+    values.push_back(*v);
+  }
+  return values;
+}
+
+// The command that shows the case at one input: explain (f32, rounding by
+// rounding) or run on that input (bf16, f16).
+std::string ReplayCommand(const SweepResult& r, const SweepCase& c, uint64_t index) {
+  float grad, t;
+  r.domain.Input(index, &grad, &t);
+  const LoadedPlugin* plugin = FindPlugin(c.target);
+  const std::string where = plugin != nullptr ? " --plugin " + plugin->path + " --variant " + c.variant
+                                              : " --variant " + c.variant + " --target " + c.target;
+  if (std::string_view(r.domain.format->name) == "f32") {
+    return fmt::format("ulpgate explain --kernel tanh_bwd --input grad={} --input t={}{}{}",
+                       HexFloat(grad), HexFloat(t), where,
+                       plugin != nullptr ? "" : "");
+  }
+  return fmt::format("echo '{} {}' | ulpgate run --kernel tanh_bwd --dtype {}{} --inputs -",
+                     HexFloat(grad), HexFloat(t), r.domain.format->name, where);
+}
+
+std::string InputText(const SweepResult& r, uint64_t index) {
+  const nlohmann::ordered_json j = SweepInputJson(r.domain, index);
+  return fmt::format("grad = {} ({}), t = {} ({}) [index {:#x}]", j["grad"].get<std::string>(),
+                     j["grad_bits"].get<std::string>(), j["t"].get<std::string>(),
+                     j["t_bits"].get<std::string>(), index);
+}
+
+// Prints the report; returns whether every case followed its model and
+// stayed within --max-ulp.
+bool PrintSweep(const SweepResult& r, const std::optional<double>& max_ulp) {
+  const uint64_t n = r.end - r.begin;
+  std::cout << fmt::format("sweep tanh_bwd: {}; inputs {:#x} to {:#x} ({}{}), {} cases\n\n",
+                           r.domain.Description(), r.begin, r.end, n,
+                           n == r.domain.size() ? ", all" : fmt::format(" of {}", r.domain.size()),
+                           r.cases.size());
+  TextTable table({"variant", "target", "max_ulp", "mean_ulp", "p99", "correctly_rounded", "special",
+                   "model", "mismatches"});
+  table.SetLeftAligned({0, 1, 7});
+  bool ok = true;
+  for (const SweepCase& c : r.cases) {
+    const Conformance& k = c.conformance;
+    const bool conforms = k.mismatches == 0;
+    const bool within = !max_ulp || (c.stats.max_ulp() <= *max_ulp && c.stats.special_mismatch() == 0);
+    ok = ok && conforms && within;
+    std::string model = k.model().empty() ? "NONE" : k.model();
+    if (!conforms) model += " (expected " + k.expected_model + ")";
+    table.AddRow({c.variant, c.target, FormatUlp(c.stats.max_ulp()), fmt::format("{:.4g}", c.mean_ulp()),
+                  FormatUlp(c.stats.Percentile(99)),
+                  fmt::format("{:.2f}%", c.stats.n() ? 100.0 * c.stats.correctly_rounded() / c.stats.n() : 0),
+                  std::to_string(c.stats.special_mismatch()), model, std::to_string(k.mismatches)});
+  }
+  table.Print(std::cout);
+  // The histograms, bins as rows and cases as columns, a few cases at a time.
+  const std::vector<double>& bounds = r.cases.empty() ? std::vector<double>() : r.cases[0].stats.bounds();
+  const auto bin_name = [&](size_t i) {
+    if (i == 0) return std::string("e = 0");
+    auto b = [](double x) { return x == 0.5 ? std::string("0.5") : fmt::format("{}", x); };
+    if (i == bounds.size()) return "e > " + b(bounds.back());
+    return fmt::format("({}, {}]", i == 1 ? "0" : b(bounds[i - 1]), b(bounds[i]));
+  };
+  for (size_t first = 0; first < r.cases.size(); first += 6) {
+    const size_t last = std::min(r.cases.size(), first + 6);
+    std::vector<std::string> header = {"bin"};
+    for (size_t c = first; c < last; ++c) header.push_back(r.cases[c].variant + "@" + r.cases[c].target);
+    TextTable histogram(header);
+    histogram.SetLeftAligned({0});
+    for (size_t i = 0; i < bounds.size() + 1; ++i) {
+      bool any = false;
+      std::vector<std::string> row = {bin_name(i)};
+      for (size_t c = first; c < last; ++c) {
+        const uint64_t count = r.cases[c].stats.counts()[i];
+        any = any || count != 0;
+        row.push_back(std::to_string(count));
+      }
+      if (any) histogram.AddRow(row);
+    }
+    std::cout << "\nhistogram of ULP error (inputs per bin; empty bins left out)\n";
+    histogram.Print(std::cout, "  ");
+  }
+  std::cout << '\n';
+  for (const SweepCase& c : r.cases) {
+    if (c.stats.max_index() >= 0) {
+      std::cout << fmt::format("{}@{} worst: {} ULP at ", c.variant, c.target, FormatUlp(c.stats.max_ulp()));
+      PrintWrapped(std::cout, InputText(r, static_cast<uint64_t>(c.stats.max_index())), 4, 4);
+    }
+    if (c.conformance.first_mismatch_index >= 0) {
+      const uint64_t at = static_cast<uint64_t>(c.conformance.first_mismatch_index);
+      std::cout << fmt::format("{}@{} does not follow {} on {} inputs; the first: ", c.variant,
+                               c.target, c.conformance.expected_model, c.conformance.mismatches);
+      PrintWrapped(std::cout, InputText(r, at), 4, 4);
+      std::cout << "  replay: " << WrappedCommand(ReplayCommand(r, c, at), 10, 4) << '\n';
+    }
+  }
+  return ok;
+}
+
+// "K/N".
+std::pair<uint64_t, uint64_t> ParseShard(const std::string& spec) {
+  const size_t slash = spec.find('/');
+  if (slash == std::string::npos) throw UsageError("--shard: expected K/N (K from 0 to N-1), got '" + spec + "'");
+  const uint64_t k = ParseIndex(spec.substr(0, slash), "--shard K");
+  const uint64_t n = ParseIndex(spec.substr(slash + 1), "--shard N");
+  if (n == 0 || k >= n) throw UsageError("--shard " + spec + ": K runs from 0 to N-1");
+  return {k, n};
+}
+
+void RunSweepCommand(const SweepArgs& args) {
+  if (args.kernel != "tanh_bwd") throw UsageError("unknown kernel '" + args.kernel + "' (sweeps: tanh_bwd)");
+  const FloatFormat* format = FindFormat(args.dtype);
+  if (format == nullptr || format->bits > 32) throw UsageError("unknown --dtype '" + args.dtype + "' (f32, bf16, f16)");
+  const std::vector<float> grads = ParseValues(args.grads, "--grad");
+  const std::vector<float> ts = ParseValues(args.ts, "--t");
+  SweepDomain::Kind kind = SweepDomain::Kind::kPairs;
+  if (!grads.empty() && !ts.empty()) throw UsageError("--grad and --t exclude each other: one operand is swept");
+  if (!grads.empty()) kind = SweepDomain::Kind::kOverT;
+  if (!ts.empty()) kind = SweepDomain::Kind::kOverGrad;
+  if (format->bits == 32 && kind == SweepDomain::Kind::kPairs) {
+    throw UsageError("f32 has 2^64 pairs: sweep every t at given grads (--grad 1,0.5) or every grad at given t (--t 0.5)");
+  }
+  SweepOptions options;
+  try {
+    options.domain = MakeSweepDomain(*format, kind, kind == SweepDomain::Kind::kOverT ? grads : ts);
+  } catch (const InputError& e) {
+    throw UsageError(e.what());
+  }
+  options.begin = 0;
+  options.end = options.domain.size();
+  if (!args.range.empty()) {
+    const size_t colon = args.range.find(':');
+    if (colon == std::string::npos) throw UsageError("--range: expected BEGIN:END, got '" + args.range + "'");
+    options.begin = ParseIndex(args.range.substr(0, colon), "--range BEGIN");
+    options.end = ParseIndex(args.range.substr(colon + 1), "--range END");
+    if (options.begin >= options.end || options.end > options.domain.size()) {
+      throw UsageError(fmt::format("--range {}: expected BEGIN < END <= {} (the domain's size)", args.range,
+                                   options.domain.size()));
+    }
+  }
+  if (!args.shard.empty()) {
+    const auto [k, n] = ParseShard(args.shard);
+    std::tie(options.begin, options.end) = SweepShard(options.begin, options.end, k, n);
+  }
+  const std::vector<const TargetInfo*> plugins = LoadPlugins(args.plugins);
+  if (args.variant != "none") {
+    options.variants = SplitList(args.variant);
+    const std::vector<std::string> known = TanhBwdVariantNames(*format);
+    for (const auto& v : options.variants) {
+      if (std::find(known.begin(), known.end(), v) == known.end()) {
+        std::string names;
+        for (const auto& k : known) names += k + ", ";
+        throw UsageError("unknown variant '" + v + "' of tanh_bwd in " + format->name + " (" + names + "all)");
+      }
+    }
+    if (!options.variants.empty()) {
+      for (const std::string& v : PluginVariants(plugins, format->name)) options.variants.push_back(v);
+    }
+    std::vector<std::string> skipped;
+    options.targets = ResolveTargets(args.target, &skipped);
+  } else if (plugins.empty()) {
+    throw UsageError("--variant none sweeps only plugins: give --plugin");
+  }
+  options.targets.insert(options.targets.end(), plugins.begin(), plugins.end());
+  options.threads = args.threads;
+  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  const auto start = std::chrono::steady_clock::now();
+  auto last = start;
+  int last_tenth = 0;
+  if (!args.quiet) {
+    options.progress = [&](uint64_t done, uint64_t total) {
+      const auto now = std::chrono::steady_clock::now();
+      const double seconds = std::chrono::duration<double>(now - start).count();
+      const int tenth = static_cast<int>(10.0 * done / total);
+      if (tty ? std::chrono::duration<double>(now - last).count() < 0.5 && done < total
+              : tenth == last_tenth && done < total) {
+        return;
+      }
+      last = now;
+      last_tenth = tenth;
+      const double rate = done / std::max(seconds, 1e-9);
+      std::cerr << fmt::format("{}sweep: {:5.1f}% ({} of {} inputs), {:.3g} inputs/s, ETA {:.0f} s{}",
+                               tty ? "\r\033[K" : "", 100.0 * done / total, done, total, rate,
+                               (total - done) / rate, tty ? "" : "\n")
+                << std::flush;
+    };
+  }
+  const SweepResult result = RunSweep(options);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!args.quiet && tty) std::cerr << "\r\033[K";
+  if (!args.json_path.empty()) WriteJsonFile(args.json_path, SweepJson(result));
+  const bool ok = PrintSweep(result, args.max_ulp);
+  const uint64_t evaluations = (result.end - result.begin) * result.cases.size();
+  std::cerr << fmt::format("swept {} inputs x {} cases in {:.2f} s ({:.3g} inputs/s)\n",
+                           result.end - result.begin, result.cases.size(), seconds,
+                           evaluations / std::max(seconds, 1e-9));
+  if (!ok) ExitStatus() = 1;
+}
+
+void RunMergeCommand(const MergeArgs& args) {
+  std::vector<std::pair<std::string, SweepResult>> parts;
+  for (const std::string& path : args.inputs) parts.emplace_back(path, SweepFromJson(path, ReadJsonFile(path)));
+  const SweepResult merged = MergeSweeps(parts);
+  if (!args.json_path.empty()) WriteJsonFile(args.json_path, SweepJson(merged));
+  if (!PrintSweep(merged, args.max_ulp)) ExitStatus() = 1;
+}
+
+}  // namespace
+
+void AddSweepCommand(CLI::App& app) {
+  auto args = std::make_shared<SweepArgs>();
+  auto* cmd = app.add_subcommand(
+      "sweep",
+      "Every input of a domain: all (grad, t) pairs in bf16 or f16, or every f32 t at given grads "
+      "(every grad at given t); --shard K/N runs one part, merge joins them (exit 1 if a kernel "
+      "leaves its model)");
+  cmd->add_option("--kernel", args->kernel, "Op (tanh_bwd)")->capture_default_str();
+  cmd->add_option("--dtype", args->dtype, "bf16 or f16 (all pairs), f32 (with --grad or --t)")
+      ->capture_default_str();
+  cmd->add_option("--grad", args->grads, "f32: sweep every t at these grads (comma-separated)");
+  cmd->add_option("--t", args->ts, "f32: sweep every grad at these t (comma-separated)");
+  cmd->add_option("--variant", args->variant, "Variant, comma-separated list, all, or none (only plugins)")
+      ->capture_default_str();
+  cmd->add_option("--target", args->target, "Target, comma-separated list, best, or all (those this CPU runs)")
+      ->capture_default_str();
+  AddPluginOption(cmd, &args->plugins, "; --variant none sweeps only these");
+  cmd->add_option("--range", args->range,
+                  "Only the inputs of indices BEGIN:END (decimal or 0x hex; pairs: grad_bits << 16 | t_bits; "
+                  "over t or grad: k * 2^32 + bits for the k-th fixed value)");
+  cmd->add_option("--shard", args->shard,
+                  "K/N: only the K-th (0-based) of N parts of the range, cut at 65536-input blocks "
+                  "(a Slurm array or Kubernetes index job: --shard $INDEX/N); merge joins the reports");
+  cmd->add_option("--threads", args->threads, "Worker threads (default: all cores)")
+      ->check(CountValidator("a thread count", 1, kMaxThreads));
+  cmd->add_option("--json", args->json_path, "Write the report (ulpgate-sweep-1) here: what merge reads");
+  cmd->add_option("--max-ulp", args->max_ulp, "Exit 1 if a case's max ULP error is above this or it has a special mismatch")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--quiet", args->quiet, "No progress on stderr");
+  cmd->callback([args] { RunSweepCommand(*args); });
+
+  auto margs = std::make_shared<MergeArgs>();
+  auto* merge = app.add_subcommand(
+      "merge", "Join the reports of a sweep's shards (sweep --shard K/N --json) into the report of "
+               "the whole, exactly as one sweep would have written it");
+  merge->add_option("reports", margs->inputs, "The shards' reports (any order)")->required();
+  merge->add_option("--json", margs->json_path, "Write the merged report here");
+  merge->add_option("--max-ulp", margs->max_ulp, "As sweep's")->check(CLI::NonNegativeNumber);
+  merge->callback([margs] { RunMergeCommand(*margs); });
+}
+
+}  // namespace ulpgate
