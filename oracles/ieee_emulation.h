@@ -13,6 +13,8 @@
 
 #include <mpfr.h>
 
+#include <cmath>
+
 #include "oracles/format.h"
 
 namespace ulpgate {
@@ -39,6 +41,36 @@ class Binary32Arith {
   // a*b + c and c - a*b: one rounding when fused, else two.
   float MulAdd(float a, float b, float c) const;
   float NegMulAdd(float a, float b, float c) const;
+
+ private:
+  bool fused_;
+};
+
+// Binary32Arith's results from the hardware: x86-64's SSE binary32
+// operations round once to nearest even with subnormals (FTZ and DAZ off, as
+// a C++ program starts), and std::fmaf rounds a*b + c once (an FMA
+// instruction, or glibc's exact emulation). The project builds with
+// -ffp-contract=off, so no expression here is contracted. About 100 times
+// faster than the MPFR emulation; a test holds the two equal on every suite.
+// NaN payloads may differ (no model has one).
+class NativeBinary32Arith {
+ public:
+  using Value = float;
+
+  explicit NativeBinary32Arith(bool fused_negmuladd) : fused_(fused_negmuladd) {}
+  bool fused() const { return fused_; }
+
+  float Const(float c) const { return c; }
+  float Zero() const { return 0.0f; }
+  float Add(float a, float b) const { return a + b; }
+  float Sub(float a, float b) const { return a - b; }
+  float Mul(float a, float b) const { return a * b; }
+  float Div(float a, float b) const { return a / b; }
+  float Sqrt(float a) const { return std::sqrt(a); }
+  float MulAdd(float a, float b, float c) const { return fused_ ? std::fmaf(a, b, c) : a * b + c; }
+  float NegMulAdd(float a, float b, float c) const {
+    return fused_ ? std::fmaf(-a, b, c) : c - a * b;
+  }
 
  private:
   bool fused_;

@@ -85,12 +85,17 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
     }
     if (options.map) out.maps.assign(cases.size(), ErrorMap());
 
-    // Every element's truth and models once; then every case's outputs.
-    std::vector<ElementTruth> truth;
-    truth.reserve(count);
+    // Every element's models once, and its exact value unless the problem's
+    // fast tier stands in for it (then Truth runs only where that tier cannot
+    // decide); then every case's outputs.
+    std::vector<std::optional<ElementTruth>> truth(count);
     std::vector<float> models(count * model_count);
+    std::vector<float> scratch_models(model_count);
     for (size_t i = 0; i < count; ++i) {
-      truth.push_back(problem.Truth(unit.begin + i, models.data() + i * model_count));
+      float* element_models = models.data() + i * model_count;
+      if (options.keep_details || !problem.FastModels(unit.begin + i, element_models)) {
+        truth[i].emplace(problem.Truth(unit.begin + i, element_models));
+      }
     }
     std::vector<std::vector<float>> outputs(cases.size(), std::vector<float>(count));
     for (size_t c = 0; c < cases.size(); ++c) {
@@ -125,10 +130,10 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
     std::vector<Seen> seen;
     for (size_t i = 0; i < count; ++i) {
       const uint64_t index = unit.begin + i;
-      const ElementTruth& exact = truth[i];
+      std::optional<ElementTruth>& exact = truth[i];
       const float* element_models = models.data() + i * model_count;
       if (options.keep_details) {
-        run.details[index].exact = exact.Text();
+        run.details[index].exact = exact->Text();
         run.details[index].cases.resize(cases.size());
       }
       seen.clear();
@@ -138,18 +143,20 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
         const uint32_t bits = FloatBits(y);
         auto it = std::find_if(seen.begin(), seen.end(), [&](const Seen& s) { return s.bits == bits; });
         if (it == seen.end()) {
-          Seen s{bits,
-                 MeasureUlpErrorOfQuotient(exact.numerator.get(), exact.denominator, y, format),
-                 {}};
-          if (exact.bound) {
-            s.bound = MeasureBoundFraction(exact.numerator.get(), exact.denominator, y, *exact.bound,
-                                           format);
+          Seen s{bits, {}, {}};
+          if (exact || !problem.FastUlpError(index, y, &s.ulp)) {
+            if (!exact) exact.emplace(problem.Truth(index, scratch_models.data()));
+            s.ulp = MeasureUlpErrorOfQuotient(exact->numerator.get(), exact->denominator, y, format);
+            if (exact->bound) {
+              s.bound = MeasureBoundFraction(exact->numerator.get(), exact->denominator, y,
+                                             *exact->bound, format);
+            }
           }
           seen.push_back(s);
           it = seen.end() - 1;
         }
         out.stats[c].Add(it->ulp, index);
-        if (exact.bound) out.bound[c].Add(it->bound, index);
+        if (exact && exact->bound) out.bound[c].Add(it->bound, index);
         if (options.map) out.maps[c][BinadeBucket(problem.MapValue(index))].Add(it->ulp, index);
         bool conforms = true;
         for (size_t k = 0; k < cs.compared.size(); ++k) {

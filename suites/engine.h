@@ -112,6 +112,13 @@ class EngineProblem {
   virtual void Outputs(size_t c, const EngineUnit& unit, float* out) const = 0;
   // Element i's exact value, and every model's output into models[0 ..).
   virtual ElementTruth Truth(uint64_t i, float* models) const = 0;
+  // A fast exact tier, where a problem has one: every model's output as Truth
+  // gives it, without the exact value (false: none; the engine calls Truth)...
+  virtual bool FastModels(uint64_t /*i*/, float* /*models*/) const { return false; }
+  // ... and an output's error, bit for bit what MeasureUlpErrorOfQuotient
+  // against Truth gives, where it can be proved without MPFR (false: the
+  // engine calls Truth and measures).
+  virtual bool FastUlpError(uint64_t /*i*/, float /*y*/, UlpError* /*error*/) const { return false; }
   // The operand error maps sort element i by (only with EngineOptions::map).
   virtual float MapValue(uint64_t /*i*/) const { return 0; }
 };

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "kernels/narrow_formats.h"
+#include "oracles/fast_ulp.h"
 #include "oracles/float_text.h"
 #include "oracles/format.h"
 #include "oracles/mpfr_number.h"
@@ -116,7 +117,8 @@ class TanhBwdProblem : public EngineProblem {
         builtin_models_(models_.size()),
         extra_models_(std::move(extra_models)),
         kernels_(std::move(kernels)),
-        full_plan_(TanhBwdCallPlan(kEngineChunk)) {
+        full_plan_(TanhBwdCallPlan(kEngineChunk)),
+        binary32_(IsBinary32(format)) {
     for (const ModelProgram& m : extra_models_) models_.push_back(m.name);
   }
 
@@ -143,6 +145,28 @@ class TanhBwdProblem : public EngineProblem {
   }
   float MapValue(uint64_t i) const override { return inputs_.columns[map_operand_][i]; }
 
+  // The fast tier, in f32: native models, errors from oracles/fast_ulp.h.
+  bool FastModels(uint64_t i, float* models) const override {
+    if (!binary32_) return false;
+    const float grad = inputs_.columns[0][i];
+    const float t = inputs_.columns[1][i];
+    const std::array<float, 4> m = TanhBwdModelsNative(grad, t);
+    std::copy(m.begin(), m.end(), models);
+    const double ops[2] = {grad, t};
+    for (size_t k = 0; k < extra_models_.size(); ++k) {
+      models[builtin_models_ + k] = static_cast<float>(extra_models_[k].Evaluate(ops));
+    }
+    return true;
+  }
+  bool FastUlpError(uint64_t i, float y, UlpError* error) const override {
+    const auto x = FastTanhBwdExactValue(inputs_.columns[0][i], inputs_.columns[1][i], format_);
+    if (!x) return false;
+    const auto e = ::ulpgate::FastUlpError(*x, y, format_);
+    if (!e) return false;
+    *error = *e;
+    return true;
+  }
+
  private:
   const InputSet& inputs_;
   const FloatFormat& format_;
@@ -152,6 +176,7 @@ class TanhBwdProblem : public EngineProblem {
   std::vector<ModelProgram> extra_models_;
   std::vector<ChunkKernel> kernels_;  // per case; empty for a "model" case
   std::vector<KernelCall> full_plan_;
+  bool binary32_;
 };
 
 }  // namespace

@@ -47,6 +47,15 @@ float TanhBwdModel(std::string_view model, float grad, float t) {
   return ModelAt(static_cast<size_t>(index), grad, t);
 }
 
+std::array<float, 4> TanhBwdModelsNative(float grad, float t) {
+  std::array<float, 4> out;
+  for (size_t m = 0; m < kTanhBwdModels.size(); ++m) {
+    NativeBinary32Arith arith(kTanhBwdModels[m].fused);
+    out[m] = TanhBwdSequence(kTanhBwdModels[m].sequence_of, arith, grad, t);
+  }
+  return out;
+}
+
 std::array<float, 4> TanhBwdModels(float grad, float t) {
   std::array<float, 4> out;
   for (size_t m = 0; m < kTanhBwdModels.size(); ++m) out[m] = ModelAt(m, grad, t);

@@ -33,6 +33,9 @@ float TanhBwdModel(std::string_view model, float grad, float t);
 
 // All four models, in kTanhBwdModels order.
 std::array<float, 4> TanhBwdModels(float grad, float t);
+// The same from the hardware's binary32 arithmetic (NativeBinary32Arith):
+// equal to TanhBwdModels but for NaN payloads, and about 100 times faster.
+std::array<float, 4> TanhBwdModelsNative(float grad, float t);
 
 // Index of a variant or model in kTanhBwdVariants / kTanhBwdModels, or -1.
 int TanhBwdVariantIndex(std::string_view variant);

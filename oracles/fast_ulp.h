@@ -1,0 +1,36 @@
+// A fast exact tier for tanh_bwd: the exact value grad * (1 - t^2) of binary32
+// operands held as doubles, and an output's ULP error against it, equal bit
+// for bit to MeasureUlpError(TanhBwdExact(grad, t), y, format) in every field,
+// without MPFR wherever doubles prove every decision. Where they cannot (an
+// exact value that is not the sum of two doubles, an exact zero, a value whose
+// rounding might overflow, non-finite operands), it says so and the caller
+// uses MPFR. A test holds the two tiers equal on every suite and format.
+#ifndef ULPGATE_ORACLES_FAST_ULP_H_
+#define ULPGATE_ORACLES_FAST_ULP_H_
+
+#include <optional>
+
+#include "oracles/format.h"
+#include "oracles/ulp_metric.h"
+
+namespace ulpgate {
+
+// x = grad * (1 - t^2) as hi + lo (hi = RN(x), lo = x - hi, both exact), with
+// what every output's measurement shares: the ULP exponent of x in the format
+// and x correctly rounded to the format.
+struct FastTanhBwdExact {
+  double hi = 0, lo = 0;
+  int ulp_exp = 0;
+  double rounded = 0;
+};
+
+// nullopt where doubles cannot hold x as hi + lo or settle its rounding.
+std::optional<FastTanhBwdExact> FastTanhBwdExactValue(float grad, float t, const FloatFormat& format);
+
+// The error of y (a value of the format) against x; nullopt where y - x is
+// not the sum of two doubles.
+std::optional<UlpError> FastUlpError(const FastTanhBwdExact& x, double y, const FloatFormat& format);
+
+}  // namespace ulpgate
+
+#endif  // ULPGATE_ORACLES_FAST_ULP_H_

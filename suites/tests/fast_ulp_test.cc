@@ -1,0 +1,145 @@
+// The fast exact tier (oracles/fast_ulp.h) against MPFR: on every tanh_bwd
+// suite in every format, for outputs that are the models', their neighbours a
+// few ULPs away, the correctly rounded value, zeros, infinities and NaN, every
+// field of the UlpError it gives equals MeasureUlpError(TanhBwdExact(...)) bit
+// for bit; and it decides most of them (it may defer, never differ). The
+// native binary32 models equal the MPFR-emulated ones.
+#include "oracles/fast_ulp.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "oracles/float_text.h"
+#include "suites/tanh_bwd_cases.h"
+#include "suites/tanh_bwd_oracle.h"
+#include "suites/tanh_bwd_suites.h"
+
+namespace ulpgate {
+namespace {
+
+// Inputs per (format, suite); ULPGATE_FAST_ULP_N raises it (the exhaustive
+// label runs 2,500,000: 10^7 per format).
+size_t InputsPerSuite() {
+  const char* n = std::getenv("ULPGATE_FAST_ULP_N");
+  return n != nullptr ? std::strtoull(n, nullptr, 10) : 60000;
+}
+
+// The value `steps` places away from y in the format (through zero, up to
+// an infinity), by the order of the bit patterns.
+double Step(const FloatFormat& format, double y, int steps) {
+  const uint64_t sign_bit = uint64_t{1} << (format.bits - 1);
+  const uint64_t infinity = EncodeBits(format, INFINITY);
+  const uint64_t bits = EncodeBits(format, y);
+  const int64_t magnitude = static_cast<int64_t>(bits & (sign_bit - 1));
+  const int64_t order = ((bits & sign_bit) ? -magnitude : magnitude) + steps;
+  const uint64_t m = static_cast<uint64_t>(order < 0 ? -order : order);
+  if (m > infinity) return y;
+  return DecodeBits(format, (order < 0 ? sign_bit : 0) | m);
+}
+
+void ExpectSame(const UlpError& fast, const UlpError& exact, const std::string& where) {
+  ASSERT_EQ(fast.ulp, exact.ulp) << where;
+  ASSERT_EQ(std::signbit(fast.ulp), std::signbit(exact.ulp)) << where;
+  ASSERT_EQ(fast.bin, exact.bin) << where;
+  ASSERT_EQ(fast.special_mismatch, exact.special_mismatch) << where;
+  ASSERT_EQ(fast.signed_zero_mismatch, exact.signed_zero_mismatch) << where;
+  ASSERT_EQ(fast.correctly_rounded, exact.correctly_rounded) << where;
+}
+
+class FastUlpTest : public ::testing::TestWithParam<const FloatFormat*> {};
+
+TEST_P(FastUlpTest, EqualsMpfrOnEverySuite) {
+  const FloatFormat& format = *GetParam();
+  uint64_t measured = 0, decided = 0, inputs_deferred = 0, inputs_total = 0;
+  for (const SuiteInfo& suite : TanhBwdSuites()) {
+    const InputSet inputs = GenerateTanhBwdSuite(format, suite.name, 7, InputsPerSuite());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const float grad = inputs.columns[0][i], t = inputs.columns[1][i];
+      const MpfrNumber exact = TanhBwdExact(grad, t);
+      const auto x = FastTanhBwdExactValue(grad, t, format);
+      ++inputs_total;
+      if (!x) {
+        ++inputs_deferred;
+        continue;
+      }
+      std::vector<double> ys = {RoundToFormat(format, exact.get()), 0.0, -0.0, INFINITY, -INFINITY, NAN};
+      for (float m : TanhBwdModelOutputs(format, grad, t)) ys.push_back(m);
+      const double base = ys.front();
+      if (std::isfinite(base)) {
+        for (int k : {-3, -1, 1, 2}) ys.push_back(Step(format, base, k));
+      }
+      for (double y : ys) {
+        const UlpError reference = MeasureUlpError(exact.get(), y, format);
+        const auto fast = FastUlpError(*x, y, format);
+        ++measured;
+        if (!fast) continue;
+        ++decided;
+        ExpectSame(*fast, reference,
+                   format.name + std::string(" ") + suite.name + " grad=" + HexFloat(grad) +
+                       " t=" + HexFloat(t) + " y=" + HexFloat(static_cast<float>(y)));
+      }
+    }
+  }
+  const double share = static_cast<double>(decided) / static_cast<double>(measured);
+  std::printf("%s: exact value held in doubles for %llu of %llu inputs; %llu of %llu "
+              "measurements of those decided without MPFR (%.2f%%)\n",
+              format.name, static_cast<unsigned long long>(inputs_total - inputs_deferred),
+              static_cast<unsigned long long>(inputs_total), static_cast<unsigned long long>(decided),
+              static_cast<unsigned long long>(measured), 100 * share);
+  EXPECT_GT(share, 0.5);
+  EXPECT_LT(inputs_deferred, inputs_total / 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, FastUlpTest,
+                         ::testing::Values(&kBinary32, &kBFloat16, &kBinary16),
+                         [](const auto& p) { return std::string(p.param->name); });
+
+TEST(FastUlpTest, EdgesEqualMpfr) {
+  const float edges[] = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, 2.0f, 1.0f + 0x1p-23f, 1.0f - 0x1p-24f,
+                         0x1p-149f, -0x1p-149f, 0x1p-126f, 0x1.fffffep127f, -0x1.fffffep127f,
+                         0x1p-75f, 0x1p64f, 0x1.6a09e6p-1f, 3.0f, 0x1p-12f, 0x1.8p-1f};
+  for (const FloatFormat* format : {&kBinary32, &kBFloat16, &kBinary16}) {
+    for (float grad : edges) {
+      for (float t : edges) {
+        const float g = static_cast<float>(RoundToFormat(*format, grad));
+        const float u = static_cast<float>(RoundToFormat(*format, t));
+        if (!std::isfinite(g) || !std::isfinite(u)) continue;
+        const MpfrNumber exact = TanhBwdExact(g, u);
+        const auto x = FastTanhBwdExactValue(g, u, *format);
+        if (!x) continue;
+        const double rounded = RoundToFormat(*format, exact.get());
+        for (double y : {rounded, Step(*format, rounded, 1), Step(*format, rounded, -1), 0.0, -0.0}) {
+          const auto fast = FastUlpError(*x, y, *format);
+          if (!fast) continue;
+          ExpectSame(*fast, MeasureUlpError(exact.get(), y, *format),
+                     format->name + std::string(" grad=") + HexFloat(g) + " t=" + HexFloat(u) +
+                         " y=" + HexFloat(static_cast<float>(y)));
+        }
+      }
+    }
+  }
+}
+
+TEST(FastUlpTest, NativeModelsEqualTheEmulatedOnes) {
+  for (const SuiteInfo& suite : TanhBwdSuites()) {
+    const InputSet inputs = GenerateTanhBwdSuite(suite.name, 3, 20000);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const float grad = inputs.columns[0][i], t = inputs.columns[1][i];
+      const auto native = TanhBwdModelsNative(grad, t);
+      const auto emulated = TanhBwdModels(grad, t);
+      for (size_t m = 0; m < native.size(); ++m) {
+        ASSERT_TRUE(SameFloat(native[m], emulated[m]))
+            << suite.name << " model " << m << " grad=" << HexFloat(grad) << " t=" << HexFloat(t)
+            << ": " << HexFloat(native[m]) << " vs " << HexFloat(emulated[m]);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ulpgate
