@@ -4,6 +4,9 @@
 // shared and noisy.
 #include <benchmark/benchmark.h>
 
+#include <optional>
+
+#include "oracles/fast_ulp.h"
 #include "oracles/ulp_metric.h"
 #include "suites/tanh_bwd_cases.h"
 #include "suites/tanh_bwd_oracle.h"
@@ -55,6 +58,86 @@ void BM_MeasureUlpError(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_MeasureUlpError);
+
+// Per input, the error of one output (the mac_unfused model's) three ways:
+// the MPFR tier (the exact value, then MeasureUlpError), a plain MPFR loop that
+// computes grad * (1 - t^2) at 128 bits and subtracts the output (the least an
+// MPFR oracle can do), and the fast tier of oracles/fast_ulp.h (with its
+// MPFR fallback where it defers).
+std::vector<float> MacUnfusedOutputs() {
+  const InputSet& in = Inputs();
+  std::vector<float> y(in.size());
+  for (size_t i = 0; i < y.size(); ++i) y[i] = TanhBwdModelsNative(in.columns[0][i], in.columns[1][i])[1];
+  return y;
+}
+
+void BM_ErrorMpfrTier(benchmark::State& state) {
+  const InputSet& in = Inputs();
+  const std::vector<float> y = MacUnfusedOutputs();
+  size_t i = 0;
+  for (auto _ : state) {
+    const MpfrNumber exact = TanhBwdExact(in.columns[0][i], in.columns[1][i]);
+    benchmark::DoNotOptimize(MeasureUlpError(exact.get(), y[i]));
+    i = (i + 1) % in.size();
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_ErrorMpfrTier);
+
+void BM_ErrorPlainMpfrLoop(benchmark::State& state) {
+  const InputSet& in = Inputs();
+  const std::vector<float> y = MacUnfusedOutputs();
+  mpfr_t g, t, x, d;
+  mpfr_inits2(128, g, t, x, d, static_cast<mpfr_ptr>(nullptr));
+  size_t i = 0;
+  for (auto _ : state) {
+    mpfr_set_flt(g, in.columns[0][i], MPFR_RNDN);
+    mpfr_set_flt(t, in.columns[1][i], MPFR_RNDN);
+    mpfr_sqr(x, t, MPFR_RNDN);
+    mpfr_ui_sub(x, 1, x, MPFR_RNDN);
+    mpfr_mul(x, x, g, MPFR_RNDN);
+    mpfr_set_flt(d, y[i], MPFR_RNDN);
+    mpfr_sub(d, d, x, MPFR_RNDN);
+    benchmark::DoNotOptimize(mpfr_get_d(d, MPFR_RNDN));
+    i = (i + 1) % in.size();
+  }
+  mpfr_clears(g, t, x, d, static_cast<mpfr_ptr>(nullptr));
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_ErrorPlainMpfrLoop);
+
+void BM_ErrorFastTier(benchmark::State& state) {
+  const InputSet& in = Inputs();
+  const std::vector<float> y = MacUnfusedOutputs();
+  size_t i = 0, deferred = 0;
+  for (auto _ : state) {
+    const float grad = in.columns[0][i], t = in.columns[1][i];
+    const auto x = FastTanhBwdExactValue(grad, t, kBinary32);
+    std::optional<UlpError> e;
+    if (x) e = FastUlpError(*x, y[i], kBinary32);
+    if (!e) {
+      ++deferred;
+      const MpfrNumber exact = TanhBwdExact(grad, t);
+      e = MeasureUlpError(exact.get(), y[i]);
+    }
+    benchmark::DoNotOptimize(e);
+    i = (i + 1) % in.size();
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["deferred"] = static_cast<double>(deferred) / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_ErrorFastTier);
+
+void BM_TanhBwdFourModelsNative(benchmark::State& state) {
+  const InputSet& in = Inputs();
+  size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(TanhBwdModelsNative(in.columns[0][i], in.columns[1][i]));
+    i = (i + 1) % in.size();
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_TanhBwdFourModelsNative);
 
 // Inputs per second through the engine: all variants on all supported
 // targets, one thread and every core.
