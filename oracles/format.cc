@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 
 #include "oracles/mpfr_number.h"
@@ -97,8 +98,31 @@ double RoundToFormat(const FloatFormat& format, mpfr_srcptr x) {
   return Round(format, x, MPFR_RNDN);
 }
 
+int QuantumExponent(const FloatFormat& f, double x) {
+  const int e = std::ilogb(x);
+  return (e > f.emin ? e : f.emin) - (f.precision - 1);
+}
+
+double RoundDouble(const FloatFormat& f, double x, bool toward_zero) {
+  if (x == 0 || !std::isfinite(x)) return x;
+  const int q = QuantumExponent(f, x);
+  // x / 2^q and back are exact (powers of two, no overflow or underflow for
+  // formats inside binary64's range); nearbyint rounds to nearest even in
+  // the default rounding mode, which ulpgate never changes.
+  const double scaled = std::ldexp(x, -q);
+  const double y = std::ldexp(toward_zero ? std::trunc(scaled) : std::nearbyint(scaled), q);
+  if (std::fabs(y) >= std::ldexp(1.0, f.emax + 1)) {
+    // Rounded past the largest finite value: to nearest gives infinity (x was
+    // at least the overflow threshold), toward zero the largest finite value.
+    const double largest = std::ldexp(2.0 - std::ldexp(1.0, 1 - f.precision), f.emax);
+    return std::copysign(toward_zero ? largest : std::numeric_limits<double>::infinity(), x);
+  }
+  return y;
+}
+
 double RoundToFormat(const FloatFormat& format, double x) {
   if (std::isnan(x) || std::isinf(x)) return x;
+  if (format.precision <= 52) return RoundDouble(format, x);
   MpfrNumber exact(53);
   mpfr_set_d(exact.get(), x, MPFR_RNDN);  // exact: a double
   return Round(format, exact.get(), MPFR_RNDN);

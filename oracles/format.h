@@ -54,6 +54,15 @@ bool IsRepresentable(const FloatFormat& format, double value);
 // overflow to infinity: one rounding of the exact x, whatever its precision.
 double RoundToFormat(const FloatFormat& format, mpfr_srcptr x);
 double RoundToFormat(const FloatFormat& format, double x);
+// One rounding of a double to `format` (to nearest even, or toward zero),
+// with the format's subnormals and overflow: the same value as
+// RoundToFormat/TruncateToFormat, by double arithmetic instead of MPFR (what
+// RoundToFormat of a double uses for such formats). `format` must have at most
+// 52 significant bits.
+double RoundDouble(const FloatFormat& format, double x, bool toward_zero = false);
+// The exponent of the format's quantum (its ulp) at a finite nonzero x: values
+// of the format near x are the integer multiples of 2^q.
+int QuantumExponent(const FloatFormat& format, double x);
 // The same toward zero (truncation, as a demotion that drops the low bits).
 double TruncateToFormat(const FloatFormat& format, mpfr_srcptr x);
 

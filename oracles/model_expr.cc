@@ -12,13 +12,6 @@ namespace ulpgate {
 
 namespace {
 
-// The exponent of the format's quantum (its ulp) at x: values of the format
-// near x are the integer multiples of 2^q.
-int QuantumExponent(const FloatFormat& f, double x) {
-  const int e = std::ilogb(x);
-  return (e > f.emin ? e : f.emin) - (f.precision - 1);
-}
-
 // Whether every x strictly between s and its neighbour rounds like s: false
 // when s is a rounding breakpoint (a midpoint of the format, or one of its
 // values when rounding toward zero).
@@ -30,23 +23,6 @@ bool IsBreakpoint(const FloatFormat& f, double s, bool toward_zero) {
 }
 
 }  // namespace
-
-double RoundDouble(const FloatFormat& f, double x, bool toward_zero) {
-  if (x == 0 || !std::isfinite(x)) return x;
-  const int q = QuantumExponent(f, x);
-  // x / 2^q and back are exact (powers of two, no overflow or underflow for
-  // formats inside binary64's range); nearbyint rounds to nearest even in
-  // the default rounding mode, which ulpgate never changes.
-  const double scaled = std::ldexp(x, -q);
-  const double y = std::ldexp(toward_zero ? std::trunc(scaled) : std::nearbyint(scaled), q);
-  if (std::fabs(y) >= std::ldexp(1.0, f.emax + 1)) {
-    // Rounded past the largest finite value: to nearest gives infinity (x was
-    // at least the overflow threshold), toward zero the largest finite value.
-    const double largest = std::ldexp(2.0 - std::ldexp(1.0, 1 - f.precision), f.emax);
-    return std::copysign(toward_zero ? largest : std::numeric_limits<double>::infinity(), x);
-  }
-  return y;
-}
 
 double RoundPair(const FloatFormat& f, double s, double err, bool toward_zero) {
   // The exact value x = s + err lies strictly between s and s's neighbour

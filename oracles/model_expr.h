@@ -79,11 +79,6 @@ ModelProgram ParseModel(std::string_view name, std::string_view text,
 ModelProgram ParseModelSpec(std::string_view spec, const std::vector<std::string>& operands,
                             const FloatFormat& storage);
 
-// One rounding of a double to `format` (to nearest even, or toward zero),
-// with the format's subnormals and overflow: the same value as
-// RoundToFormat/TruncateToFormat (format.h), by bit arithmetic instead of MPFR.
-// `format` must have at most 52 significant bits.
-double RoundDouble(const FloatFormat& format, double x, bool toward_zero = false);
 // One rounding of the exact value s + err, where s = RN53(s + err) (the pair
 // TwoSum gives): exact even where rounding s alone would round twice.
 double RoundPair(const FloatFormat& format, double s, double err, bool toward_zero = false);

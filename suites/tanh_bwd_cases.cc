@@ -145,13 +145,19 @@ class TanhBwdProblem : public EngineProblem {
   }
   float MapValue(uint64_t i) const override { return inputs_.columns[map_operand_][i]; }
 
-  // The fast tier, in f32: native models, errors from oracles/fast_ulp.h.
+  // The fast tier: native models, errors from oracles/fast_ulp.h.
   bool FastModels(uint64_t i, float* models) const override {
-    if (!binary32_) return false;
     const float grad = inputs_.columns[0][i];
     const float t = inputs_.columns[1][i];
-    const std::array<float, 4> m = TanhBwdModelsNative(grad, t);
-    std::copy(m.begin(), m.end(), models);
+    if (binary32_) {
+      const std::array<float, 4> m = TanhBwdModelsNative(grad, t);
+      std::copy(m.begin(), m.end(), models);
+    } else {
+      const std::vector<float> m = TanhBwdNarrowModelsNative(
+          format_, static_cast<uint16_t>(EncodeBits(format_, grad)),
+          static_cast<uint16_t>(EncodeBits(format_, t)));
+      std::copy(m.begin(), m.end(), models);
+    }
     const double ops[2] = {grad, t};
     for (size_t k = 0; k < extra_models_.size(); ++k) {
       models[builtin_models_ + k] = static_cast<float>(extra_models_[k].Evaluate(ops));

@@ -136,39 +136,91 @@ const std::vector<std::string>& TanhBwdNarrowModelNames(const FloatFormat& forma
   return names[&RequireNarrow(format) - kNarrowFormats.data()];
 }
 
-std::vector<float> TanhBwdNarrowModels(const FloatFormat& format, uint16_t grad_bits,
-                                       uint16_t t_bits) {
+namespace {
+
+// FormatArith's unfused operations from double arithmetic: a product of two
+// values of a format of p <= 11 bits is exact in a double, and a sum or
+// difference rounded to 53 bits and then to p bits is rounded once correctly
+// (53 >= 2p + 2: the double rounding is innocuous, subnormal and overflowing
+// results included, as RoundDouble rounds exactly).
+class NativeFormatArith {
+ public:
+  using Value = double;
+  explicit NativeFormatArith(const FloatFormat& format) : format_(&format) {}
+  bool fused() const { return false; }
+  double Const(double c) const { return c; }
+  double Zero() const { return 0.0; }
+  double Add(double a, double b) const { return RoundDouble(*format_, a + b); }
+  double Sub(double a, double b) const { return RoundDouble(*format_, a - b); }
+  double Mul(double a, double b) const { return RoundDouble(*format_, a * b); }
+  double MulAdd(double a, double b, double c) const { return Add(Mul(a, b), c); }
+  double NegMulAdd(double a, double b, double c) const { return Sub(c, Mul(a, b)); }
+
+ private:
+  const FloatFormat* format_;
+};
+
+std::vector<float> NarrowModelOutputs(const FloatFormat& format, uint16_t grad_bits,
+                                      uint16_t t_bits, bool native) {
   const std::vector<NarrowModel>& models = NarrowModels(format);
+  const auto f32_model = [native](size_t m, float g, float x) {
+    return native ? TanhBwdModelsNative(g, x)[m] : ModelAt(m, g, x);
+  };
   const float grad = ToFloat(DecodeBits(format, grad_bits));
   const float t = ToFloat(DecodeBits(format, t_bits));
   std::vector<float> out;
   out.reserve(models.size());
   for (const NarrowModel& m : models) {
     switch (m.kind) {
-      case NarrowModel::kOpmath:
-        out.push_back(ToFloat(RoundToFormat(format, ModelAt(m.f32_model, grad, t))));
+      case NarrowModel::kOpmath: {
+        const float y = f32_model(m.f32_model, grad, t);
+        out.push_back(ToFloat(native ? RoundDouble(format, y) : RoundToFormat(format, y)));
         break;
+      }
       case NarrowModel::kPerOp: {
-        FormatArith per_op(format, false);
-        out.push_back(ToFloat(TanhBwdSequence(m.sequence, per_op, double{grad}, double{t})));
+        if (native) {
+          NativeFormatArith per_op(format);
+          out.push_back(ToFloat(TanhBwdSequence(m.sequence, per_op, double{grad}, double{t})));
+        } else {
+          FormatArith per_op(format, false);
+          out.push_back(ToFloat(TanhBwdSequence(m.sequence, per_op, double{grad}, double{t})));
+        }
         break;
       }
       case NarrowModel::kTruncating: {
-        const float y = ModelAt(m.f32_model, grad, t);
-        MpfrNumber x(kBinary32.precision, y);
-        out.push_back(std::isnan(y) ? y : ToFloat(TruncateToFormat(format, x.get())));
+        const float y = f32_model(m.f32_model, grad, t);
+        if (std::isnan(y)) {
+          out.push_back(y);
+        } else if (native) {
+          out.push_back(ToFloat(RoundDouble(format, y, /*toward_zero=*/true)));
+        } else {
+          MpfrNumber x(kBinary32.precision, y);
+          out.push_back(ToFloat(TruncateToFormat(format, x.get())));
+        }
         break;
       }
       case NarrowModel::kHighwaySoft: {
         const float g = HighwaySoftF16ToF32(grad_bits);
         const float x = HighwaySoftF16ToF32(t_bits);
         out.push_back(
-            ToFloat(DecodeBits(format, HighwaySoftF32ToF16(ModelAt(m.f32_model, g, x)))));
+            ToFloat(DecodeBits(format, HighwaySoftF32ToF16(f32_model(m.f32_model, g, x)))));
         break;
       }
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<float> TanhBwdNarrowModels(const FloatFormat& format, uint16_t grad_bits,
+                                       uint16_t t_bits) {
+  return NarrowModelOutputs(format, grad_bits, t_bits, false);
+}
+
+std::vector<float> TanhBwdNarrowModelsNative(const FloatFormat& format, uint16_t grad_bits,
+                                             uint16_t t_bits) {
+  return NarrowModelOutputs(format, grad_bits, t_bits, true);
 }
 
 int TanhBwdNarrowVariantIndex(std::string_view variant) {

@@ -57,6 +57,9 @@ const std::vector<std::string>& TanhBwdNarrowModelNames(const FloatFormat& forma
 // a NaN's payload is what Highway's software conversion turns into a number.
 std::vector<float> TanhBwdNarrowModels(const FloatFormat& format, uint16_t grad_bits,
                                        uint16_t t_bits);
+// The same from double arithmetic (no MPFR): equal but for NaN payloads.
+std::vector<float> TanhBwdNarrowModelsNative(const FloatFormat& format, uint16_t grad_bits,
+                                             uint16_t t_bits);
 // The models `check` compares outputs with, as programs of the model
 // language (oracles/model_expr.h), for outputs stored in `format`:
 //   f32: the four binary32 models (kTanhBwdModels' expressions);

@@ -125,6 +125,28 @@ TEST(FastUlpTest, EdgesEqualMpfr) {
   }
 }
 
+TEST(FastUlpTest, NativeNarrowModelsEqualTheEmulatedOnes) {
+  for (const FloatFormat* format : {&kBFloat16, &kBinary16}) {
+    for (const SuiteInfo& suite : TanhBwdSuites()) {
+      const InputSet inputs = GenerateTanhBwdSuite(*format, suite.name, 3, 20000);
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        const auto g = static_cast<uint16_t>(EncodeBits(*format, inputs.columns[0][i]));
+        const auto t = static_cast<uint16_t>(EncodeBits(*format, inputs.columns[1][i]));
+        const std::vector<float> native = TanhBwdNarrowModelsNative(*format, g, t);
+        const std::vector<float> emulated = TanhBwdNarrowModels(*format, g, t);
+        ASSERT_EQ(native.size(), emulated.size());
+        for (size_t m = 0; m < native.size(); ++m) {
+          ASSERT_TRUE(SameFloat(native[m], emulated[m]))
+              << format->name << " " << suite.name << " model "
+              << TanhBwdNarrowModelNames(*format)[m] << " grad=" << HexFloat(inputs.columns[0][i])
+              << " t=" << HexFloat(inputs.columns[1][i]) << ": " << HexFloat(native[m]) << " vs "
+              << HexFloat(emulated[m]);
+        }
+      }
+    }
+  }
+}
+
 TEST(FastUlpTest, NativeModelsEqualTheEmulatedOnes) {
   for (const SuiteInfo& suite : TanhBwdSuites()) {
     const InputSet inputs = GenerateTanhBwdSuite(suite.name, 3, 20000);
