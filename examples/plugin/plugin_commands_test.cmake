@@ -5,11 +5,7 @@
 # ledger of the plugin's own). Skipped (77) on a CPU without AVX2 and FMA.
 # Variables: ULPGATE, PLUGINS (the built plugins), BUDGETS (the example
 # ledger), WORK (a scratch folder, emptied first).
-file(READ /proc/cpuinfo cpuinfo)
-if(NOT cpuinfo MATCHES " avx2" OR NOT cpuinfo MATCHES " fma")
-  message("this CPU cannot run x86-64-v3 code: skipped")
-  cmake_language(EXIT 77)
-endif()
+include("${CMAKE_CURRENT_LIST_DIR}/needs_x86_64_v3.cmake")
 include("${CMAKE_CURRENT_LIST_DIR}/../../tools/cli_expect.cmake")
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")

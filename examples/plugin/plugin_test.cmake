@@ -5,11 +5,7 @@
 # built-in kernels'. Every load error is one line and exit 2. Skipped (77) on a
 # CPU without AVX2 and FMA, which cannot run x86-64-v3 code.
 # Variables: ULPGATE, PLUGINS (the folder of the built plugins).
-file(READ /proc/cpuinfo cpuinfo)
-if(NOT cpuinfo MATCHES " avx2" OR NOT cpuinfo MATCHES " fma")
-  message("this CPU cannot run x86-64-v3 code: skipped")
-  cmake_language(EXIT 77)
-endif()
+include("${CMAKE_CURRENT_LIST_DIR}/needs_x86_64_v3.cmake")
 include("${CMAKE_CURRENT_LIST_DIR}/../../tools/cli_expect.cmake")
 
 set(fast "${PLUGINS}/libcontract_fast.so")
