@@ -47,6 +47,8 @@ static void tanh_bwd_bf16(const uint16_t* grad, const uint16_t* t, uint16_t* out
 #endif
 #if defined(BROKEN_BAD_MODEL)
 #define MODEL "mine: out = grad*(t"
+#elif defined(BROKEN_UNKNOWN_MODEL)
+#define MODEL "mulsub_magic"
 #else
 #define MODEL "mulsub"
 #endif
