@@ -35,6 +35,10 @@ inline constexpr FloatFormat kBFloat16{"bf16", 8, -126, 127, 16};
 inline constexpr FloatFormat kBinary16{"f16", 11, -14, 15, 16};
 inline constexpr FloatFormat kBinary64{"f64", 53, -1022, 1023, 64};
 
+inline constexpr bool IsBinary32(const FloatFormat& f) {
+  return f.precision == kBinary32.precision && f.bits == kBinary32.bits;
+}
+
 // f32, bf16, f16, f64.
 const std::vector<const FloatFormat*>& Formats();
 // nullptr for an unknown name.

@@ -11,7 +11,7 @@
 
 #include "kernels/reduction_spec.h"
 #include "kernels/registry.h"
-#include "suites/drift_run.h"
+#include "suites/drift/run.h"
 #include "suites/inputs.h"
 #include "suites/op_table.h"
 #include "suites/json_file.h"

@@ -8,7 +8,7 @@
 
 #include "oracles/float_text.h"
 #include "suites/digest.h"
-#include "suites/drift_run.h"
+#include "suites/drift/run.h"
 #include "suites/inputs.h"
 #include "suites/json_file.h"
 #include "suites/plugins.h"
@@ -147,12 +147,13 @@ void RequireDigest(const JsonField& f) {
   }
 }
 
+// Numbers (or flags, such as a drift summary's "stalled"), and arrays of objects.
 void RequireNumbers(const JsonField& f) {
   f.RequireObject();
   for (const auto& [key, value] : f.json().items()) {
     if (value.is_array()) {
       for (size_t i = 0; i < value.size(); ++i) f[key][i].RequireObject();
-    } else if (!value.is_null()) {
+    } else if (!value.is_null() && !value.is_boolean()) {
       f[key].Number();
     }
   }

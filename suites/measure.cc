@@ -8,9 +8,9 @@
 #include "kernels/reduction_spec.h"
 #include "kernels/tanh_bwd_spec.h"
 #include "oracles/format.h"
-#include "suites/drift_report.h"
-#include "suites/drift_run.h"
-#include "suites/drift_scenario.h"
+#include "suites/drift/report.h"
+#include "suites/drift/run.h"
+#include "suites/drift/scenario.h"
 #include "suites/tanh_bwd_cases.h"
 #include "suites/inputs.h"
 #include "suites/op_table.h"
@@ -140,7 +140,7 @@ Measurement MeasureDrift(MeasureSpec spec,
                             "final_parameters", "final_parameters_digest"}) {
       if (run.contains(key)) c.record[key] = run[key];
     }
-    if (spec.keep_outputs) c.outputs = d.runs[i].loss;
+    if (spec.keep_outputs) c.outputs.assign(d.runs[i].loss.begin(), d.runs[i].loss.end());
     m.cases.push_back(std::move(c));
   }
   m.describe = [](uint64_t index) { return nlohmann::ordered_json{{"epoch", index}}; };

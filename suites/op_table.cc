@@ -2,7 +2,7 @@
 
 #include "kernels/narrow_formats.h"
 #include "kernels/reduction_spec.h"
-#include "suites/drift_scenario.h"
+#include "suites/drift/scenario.h"
 #include "suites/inputs.h"
 #include "suites/reduction_cases.h"
 #include "suites/reduction_suites.h"

@@ -21,7 +21,6 @@ namespace {
 
 constexpr uint64_t kPatterns = uint64_t{1} << 32;  // 32-bit patterns, 16-bit pairs
 
-bool IsBinary32(const FloatFormat& format) { return std::string_view(format.name) == "f32"; }
 
 // splitmix64's finalizer: a block's digest hashed with its place, so that
 // the sum over blocks is a digest of the whole, whatever order it was added in.

@@ -100,7 +100,6 @@ ChunkKernel NarrowKernel(TanhBwdNarrowKernel kernel, const FloatFormat& format, 
   };
 }
 
-bool IsBinary32(const FloatFormat& format) { return std::string_view(format.name) == "f32"; }
 
 // Elements are inputs; units are chunks of kEngineChunk inputs, each its own
 // digest group.

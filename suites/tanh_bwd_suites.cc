@@ -215,7 +215,6 @@ InputSet GenerateTanhBwdSuite(std::string_view suite, uint64_t seed, size_t n) {
 
 namespace {
 
-bool IsBinary32(const FloatFormat& format) { return std::string_view(format.name) == "f32"; }
 
 float ValueOf(const FloatFormat& format, uint64_t bits) {
   return static_cast<float>(DecodeBits(format, bits));

@@ -9,8 +9,8 @@
 #include <iostream>
 
 #include "kernels/tanh_bwd_spec.h"
-#include "suites/drift_report.h"
-#include "suites/drift_run.h"
+#include "suites/drift/report.h"
+#include "suites/drift/run.h"
 #include "suites/report.h"
 #include "tools/cli.h"
 #include "tools/text_table.h"
@@ -46,13 +46,14 @@ void PrintRun(const DriftResult& d, const FloatRunResult& r) {
   }
   table.Print(std::cout, "  ");
   std::string lags;
-  for (const LagAt& lag : r.lags) {
+  for (const LagAt& lag : r.summary.lags) {
     lags += fmt::format("{}{}: {}", lags.empty() ? "" : ", ", lag.epoch,
                         lag.lag ? fmt::format("{:+d}", *lag.lag) : std::string("not reached"));
   }
   std::cout << fmt::format(
       "  final rel. deviation {}, max {} (epoch {}); lag (epochs) at {}\n",
-      Sci(r.final_relative_deviation), Sci(r.max_relative_deviation), r.max_deviation_epoch, lags);
+      Sci(r.summary.final_relative_deviation), Sci(r.summary.max_relative_deviation),
+      r.summary.max_deviation_epoch, lags);
   TextTable situ({"in-situ op", "outputs", "max ULP", "mean ULP", "correctly rounded", "special"});
   situ.SetLeftAligned({0});
   for (const auto& [op, s] : r.in_situ) {

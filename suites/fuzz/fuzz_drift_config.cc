@@ -1,6 +1,6 @@
 // libFuzzer target: what `ulpgate drift` reads from a user: run specs
-// ("tanh_bwd=mac,sgd=fused", suites/drift_run.h ParseRunConfig) and scenario
-// files (suites/drift_scenario.h ParseScenario, then the batch and the
+// ("tanh_bwd=mac,sgd=fused", suites/drift/run.h ParseRunConfig) and scenario
+// files (suites/drift/scenario.h ParseScenario, then the batch and the
 // initial parameters a parsed scenario makes). The first byte picks which.
 // Malformed text must end in InputError; anything else is a finding.
 #include <cstddef>
@@ -8,8 +8,8 @@
 #include <string>
 
 #include "kernels/registry.h"
-#include "suites/drift_run.h"
-#include "suites/drift_scenario.h"
+#include "suites/drift/run.h"
+#include "suites/drift/scenario.h"
 #include "suites/inputs.h"
 #include "suites/json_file.h"
 

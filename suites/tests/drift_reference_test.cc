@@ -1,6 +1,6 @@
 // The exact shadow run: its gradients against finite differences of its own
 // loss, its scenarios, data and initial parameters.
-#include "suites/drift_reference.h"
+#include "suites/drift/exact_ops.h"
 
 #include <gtest/gtest.h>
 

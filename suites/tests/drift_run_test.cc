@@ -1,9 +1,9 @@
 // Float training runs composed of the kernels, beside the exact run.
-#include "suites/drift_run.h"
+#include "suites/drift/run.h"
 
 #include <gtest/gtest.h>
 
-#include "suites/drift_report.h"
+#include "suites/drift/report.h"
 #include "suites/inputs.h"
 
 namespace ulpgate {
@@ -33,10 +33,10 @@ TEST(DriftRun, AnExactCaseMatchesTheHandDerivation) {
   EXPECT_EQ(d.reference.loss[1], 0.0);
   for (const FloatRunResult& r : d.runs) {
     SCOPED_TRACE(r.config.Label());
-    EXPECT_EQ(r.loss, std::vector<float>({0.25f, 0.0f, 0.0f, 0.0f}));
+    EXPECT_EQ(r.loss, std::vector<double>({0.25, 0.0, 0.0, 0.0}));
     EXPECT_EQ(r.final_parameters.tensors[0], std::vector<float>{0.25f});
     EXPECT_EQ(r.final_parameters.tensors[1], std::vector<float>{-0.25f});
-    EXPECT_EQ(r.max_relative_deviation, 0.0);
+    EXPECT_EQ(r.summary.max_relative_deviation, 0.0);
     for (double e : r.param_max_ulp) EXPECT_EQ(e, 0.0);
     for (const auto& [op, stats] : r.in_situ) EXPECT_EQ(stats.max_ulp(), 0.0) << op;
   }

@@ -1,4 +1,4 @@
-#include "suites/drift_scenario.h"
+#include "suites/drift/scenario.h"
 
 #include <cmath>
 #include <fstream>
@@ -93,6 +93,8 @@ Scenario ParseScenario(const nlohmann::json& j, const std::string& where) {
   get_string("description", s.description);
   get_string("loss", s.loss);
   get_string("optimizer", s.optimizer);
+  get_string("dtype", s.dtype);
+  get_string("master", s.master);
   get_float("lr", s.lr);
   get_float("rho", s.rho);
   get_float("eps", s.eps);
@@ -161,6 +163,11 @@ Scenario ParseScenario(const nlohmann::json& j, const std::string& where) {
   if (s.targets.size() != s.output_size()) {
     fail("'targets' must have one value per network output (" + std::to_string(s.output_size()) + ")");
   }
+  try {
+    s.precision();
+  } catch (const InputError& e) {
+    fail(e.what());
+  }
   if (s.loss != "mse") fail("unknown loss '" + s.loss + "' (mse)");
   if (s.optimizer != "sam" && s.optimizer != "sgd") fail("unknown optimizer '" + s.optimizer + "' (sam, sgd)");
   if (s.epochs == 0 || s.batch == 0) fail("'epochs' and 'batch' must be positive");
@@ -217,6 +224,8 @@ nlohmann::ordered_json ScenarioJson(const Scenario& s) {
   j["data_high"] = HexFloat(s.data_high);
   for (float t : s.targets) j["targets"].push_back(HexFloat(t));
   j["seed"] = s.seed;
+  j["dtype"] = s.dtype;
+  if (!s.master.empty()) j["master"] = s.master;
   if (!s.x.empty()) {
     for (float v : s.x) j["x"].push_back(HexFloat(v));
   }

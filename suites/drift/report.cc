@@ -1,4 +1,4 @@
-#include "suites/drift_report.h"
+#include "suites/drift/report.h"
 
 #include <fmt/format.h>
 
@@ -45,9 +45,30 @@ nlohmann::ordered_json StatisticsJson(const ErrorStatistics& s) {
 
 }  // namespace
 
+nlohmann::ordered_json CurveSummaryJson(const CurveSummary& s,
+                                        const std::vector<double>* param_max_relative,
+                                        const std::vector<double>* param_max_ulp) {
+  nlohmann::ordered_json j = {{"final_relative_loss_deviation", s.final_relative_deviation},
+                              {"final_signed_loss_deviation", s.final_signed_deviation},
+                              {"max_relative_loss_deviation", s.max_relative_deviation},
+                              {"max_deviation_epoch", s.max_deviation_epoch}};
+  if (param_max_relative && !param_max_relative->empty()) {
+    j["final_parameter_max_relative_error"] = param_max_relative->back();
+    j["final_parameter_max_ulp"] = param_max_ulp->back();
+  }
+  for (const LagAt& lag : s.lags) {
+    j["lag"].push_back(
+        {{"epoch", lag.epoch},
+         {"reference_loss", lag.reference_loss},
+         {"lag", lag.lag ? nlohmann::ordered_json(*lag.lag) : nlohmann::ordered_json()}});
+  }
+  j["stalled"] = s.stalled;
+  return j;
+}
+
 nlohmann::ordered_json DriftJson(const DriftResult& d) {
   nlohmann::ordered_json j;
-  j["format"] = "ulpgate-drift-1";
+  j["format"] = "ulpgate-drift-2";
   j["tool"] = "ulpgate 0.1.0";
   j["scenario"] = ScenarioJson(d.scenario);
   j["epochs"] = d.epochs;
@@ -60,21 +81,14 @@ nlohmann::ordered_json DriftJson(const DriftResult& d) {
     nlohmann::ordered_json run;
     run["label"] = r.config.Label();
     run["target"] = r.config.target->name;
+    run["precision"] = r.config.precision.Name();
     run["variants"] = {{"tanh_bwd", r.config.tanh_bwd}, {"linear", r.config.linear},
                        {"bias", r.config.bias},         {"mse", r.config.mse},
                        {"sgd", r.config.sgd}};
-    run["summary"] = {{"final_relative_loss_deviation", r.final_relative_deviation},
-                      {"max_relative_loss_deviation", r.max_relative_deviation},
-                      {"max_deviation_epoch", r.max_deviation_epoch},
-                      {"final_parameter_max_relative_error", r.param_max_relative.back()},
-                      {"final_parameter_max_ulp", r.param_max_ulp.back()}};
-    for (const LagAt& lag : r.lags) {
-      run["summary"]["lag"].push_back(
-          {{"epoch", lag.epoch},
-           {"reference_loss", lag.reference_loss},
-           {"lag", lag.lag ? nlohmann::ordered_json(*lag.lag) : nlohmann::ordered_json()}});
-    }
-    run["loss"] = HexArray(r.loss);
+    run["summary"] = CurveSummaryJson(r.summary, &r.param_max_relative, &r.param_max_ulp);
+    nlohmann::ordered_json loss = nlohmann::ordered_json::array();
+    for (double l : r.loss) loss.push_back(HexFloat(static_cast<float>(l)));
+    run["loss"] = loss;
     run["parameter_error"] = {{"max_relative", r.param_max_relative},
                               {"max_ulp", r.param_max_ulp}};
     for (const auto& [op, stats] : r.in_situ) run["in_situ"][op] = StatisticsJson(stats);
@@ -151,7 +165,7 @@ std::string DriftSvg(const DriftResult& d) {
   std::vector<std::pair<std::string, std::vector<double>>> deviations;
   for (const FloatRunResult& r : d.runs) {
     const std::string name = r.config.tanh_bwd + "@" + r.config.target->name;
-    losses.emplace_back(name, std::vector<double>(r.loss.begin(), r.loss.end()));
+    losses.emplace_back(name, r.loss);
     std::vector<double> dev;
     for (size_t e = 0; e < r.loss.size(); ++e) {
       dev.push_back(std::fabs(r.loss[e] - d.reference.loss[e]) / d.reference.loss[e]);

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "suites/drift_run.h"
+#include "suites/drift/run.h"
 
 namespace ulpgate {
 
@@ -15,6 +15,12 @@ namespace ulpgate {
 // (decimal, 17 digits) and of each run (hex floats), parameter errors,
 // summary figures and in-situ histograms. Fields are documented in the README.
 nlohmann::ordered_json DriftJson(const DriftResult& result);
+
+// A curve's summary figures (and a run's final parameter errors, when given)
+// as DriftJson writes them under "summary".
+nlohmann::ordered_json CurveSummaryJson(const CurveSummary& summary,
+                                        const std::vector<double>* param_max_relative = nullptr,
+                                        const std::vector<double>* param_max_ulp = nullptr);
 
 // Two panels: the loss curves (reference and runs, log scale) and each run's
 // relative loss deviation from the reference (log scale).

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "suites/drift/precision.h"
+
 namespace ulpgate {
 
 struct LayerSpec {
@@ -36,6 +38,11 @@ struct Scenario {
   float data_low = 0.0f, data_high = 1.0f;
   std::vector<float> targets;
   uint64_t seed = 1;
+  // The precision the float runs train in (suites/drift/precision.h):
+  // `dtype` f32, bf16 or f16, and `master` empty (everything in dtype) or f32
+  // (mixed precision). The exact run and the constants are the same in all.
+  std::string dtype = "f32";
+  std::string master;
   // Optional overrides of the seeded draws (a report's recorded batch and
   // initial parameters, or a hand-made case): x [batch, in] row-major, and
   // per linear layer W [out, in] then b [out], named W0, b0, W1, ...
@@ -44,6 +51,7 @@ struct Scenario {
 
   size_t input_size() const { return layers.front().in; }
   size_t output_size() const;
+  DriftPrecision precision() const { return DriftPrecisionOf(dtype, master); }
 };
 
 // The parameters of a network: per linear layer, W [out, in] then b [out].

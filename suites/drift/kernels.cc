@@ -1,0 +1,371 @@
+#include "suites/drift/kernels.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <utility>
+#include <vector>
+#include <algorithm>
+
+#include "kernels/narrow_formats.h"
+#include "kernels/reduction_spec.h"
+#include "kernels/tanh_bwd_spec.h"
+#include "kernels/train_step.h"
+#include "oracles/float_text.h"
+#include "suites/inputs.h"
+#include "suites/reduction_oracle.h"
+#include "suites/reduction_problem.h"
+#include "suites/tanh_bwd_oracle.h"
+
+namespace ulpgate {
+namespace {
+
+// Host binary32 arithmetic: every translation unit is compiled with
+// -ffp-contract=off and x86-64 has no excess precision, so each operation
+// below rounds once, and MulAdd rounds once or twice as asked.
+float MulAdd(float a, float b, float c, bool fused) {
+  return fused ? std::fma(a, b, c) : a * b + c;
+}
+
+// Highway's ConvertTo(int32, float) on x86: truncation; NaN and values below
+// -2^31 give INT32_MIN, values from 2^31 up INT32_MAX (Highway fixes the
+// instruction's 0x80000000 up for positive overflow).
+int32_t ToInt32(float x) {
+  if (std::isnan(x) || x < -2147483648.0f) return std::numeric_limits<int32_t>::min();
+  if (x >= 2147483648.0f) return std::numeric_limits<int32_t>::max();
+  return static_cast<int32_t>(x);
+}
+
+// Highway's Pow2I: the bits (x + 127) << 23 as a float, in wrapping 32-bit
+// arithmetic like the vector instructions.
+float Pow2I(int32_t x) {
+  const uint32_t bits = (static_cast<uint32_t>(x) + 0x7Fu) << 23;
+  return FloatFromBits(bits);
+}
+
+// x * 2^e in two steps, as Highway's LoadExpShortRange.
+float LoadExpShortRange(float x, int32_t e) {
+  const int32_t y = e >> 1;  // arithmetic shift, as ShiftRight on int32 lanes
+  const int32_t rest = static_cast<int32_t>(static_cast<uint32_t>(e) - static_cast<uint32_t>(y));
+  return (x * Pow2I(y)) * Pow2I(rest);
+}
+
+float Estrin(float x, float c0, float c1, float c2, float c3, float c4, float c5, bool fused) {
+  const float x2 = x * x;
+  const float x4 = x2 * x2;
+  return MulAdd(x4, MulAdd(c5, x, c4, fused),
+                MulAdd(x2, MulAdd(c3, x, c2, fused), MulAdd(c1, x, c0, fused), fused), fused);
+}
+
+float Expm1(float x, bool fused) {
+  const float kLowerBound = -104.0f;
+  const float kLn2Over2 = static_cast<float>(+0.346573590279972654708616);
+  const float kOneOverLog2 = static_cast<float>(+1.442695040888963407359924681);
+  const float half = std::copysign(0.5f, x);  // Or(kHalf, And(x, kNegZero))
+  const int32_t q = ToInt32(MulAdd(x, kOneOverLog2, half, fused));
+  // ExpReduce: x - q ln 2 in two parts.
+  const float qf = static_cast<float>(q);
+  float r = MulAdd(qf, -0.693145751953125f, x, fused);
+  r = MulAdd(qf, -1.428606765330187045e-6f, r, fused);
+  // ExpPoly.
+  const float poly = Estrin(r, +0.5f, +0.166666671633720397949219f, +0.0416664853692054748535156f,
+                            +0.00833336077630519866943359f, +0.00139304355252534151077271f,
+                            +0.000198527617612853646278381f, fused);
+  const float y = MulAdd(poly, r * r, r, fused);
+  const float z = std::fabs(x) < kLn2Over2 ? y : LoadExpShortRange(y + 1.0f, q) - 1.0f;
+  return x < kLowerBound ? -1.0f : z;
+}
+
+// The tanh_bwd model a binary32 variant must follow on a target.
+int ExpectedTanhBwdModel(const std::string& variant, const TargetInfo& target) {
+  const int v = TanhBwdVariantIndex(variant);
+  if (v < 0) throw InputError("unknown tanh_bwd variant '" + variant + "'");
+  const auto& info = kTanhBwdVariants[v];
+  return TanhBwdModelIndex(target.fused_negmuladd ? info.model_fused_target
+                                                  : info.model_unfused_target);
+}
+
+// The same for a variant of a 16-bit format, as an index into
+// TanhBwdNarrowModelNames(format).
+size_t ExpectedNarrowTanhBwdModel(const FloatFormat& format, const std::string& variant,
+                                  const TargetInfo& target) {
+  if (TanhBwdNarrowVariantIndex(variant) < 0) {
+    throw InputError("unknown " + std::string(format.name) + " tanh_bwd variant '" + variant + "'");
+  }
+  const std::string model = ExpectedNarrowModel(format, variant, target);
+  const auto& names = TanhBwdNarrowModelNames(format);
+  return static_cast<size_t>(std::find(names.begin(), names.end(), model) - names.begin());
+}
+
+// Bit patterns of a 16-bit format from floats holding its values, and back.
+std::vector<uint16_t> Encode(const FloatFormat& format, const float* x, size_t n) {
+  std::vector<uint16_t> bits(n);
+  for (size_t i = 0; i < n; ++i) bits[i] = static_cast<uint16_t>(EncodeBits(format, x[i]));
+  return bits;
+}
+
+void Decode(const FloatFormat& format, const uint16_t* bits, float* x, size_t n) {
+  for (size_t i = 0; i < n; ++i) x[i] = static_cast<float>(DecodeBits(format, bits[i]));
+}
+
+// A reduction op's outputs, element by element, on the model `variant` must
+// follow on `target`, in `format` (a 16-bit format's model is the binary32
+// model rounded once, as its kernels accumulate in binary32); the operands
+// are the op's tensors in ReductionOpInfo::operands order.
+class ReductionOpModel {
+ public:
+  ReductionOpModel(ReductionOp op, const std::string& variant, const TargetInfo& target,
+                   const FloatFormat& format)
+      : op_(GetReductionOp(op)), format_(format) {
+    const int v = ReductionVariantIndex(op_, variant);
+    if (v < 0) {
+      throw InputError("unknown " + std::string(op_.name) + " variant '" + variant + "'");
+    }
+    model_ = ExpectedReductionModel(op_, op_.variants[v], target.f32_lanes, target.fused_muladd);
+  }
+
+  void Run(std::vector<std::vector<float>> operands, const ReductionShape& shape,
+           float* out) const {
+    ReductionInstance instance;
+    instance.operands = std::move(operands);
+    const size_t count = ReductionOutputCount(op_.op, shape);
+    for (size_t e = 0; e < count; ++e) {
+      const float binary32 =
+          ReductionModelOutput(op_, model_, GatherElementTerms(op_.op, shape, instance, e));
+      out[e] = IsBinary32(format_) ? binary32 : static_cast<float>(RoundToFormat(format_, binary32));
+    }
+  }
+
+ private:
+  const ReductionOpInfo& op_;
+  const FloatFormat& format_;
+  ReductionModel model_;
+};
+
+std::vector<float> Copy(const float* p, size_t n) { return std::vector<float>(p, p + n); }
+
+// One reduction op in `format`: the binary32 kernel, the 16-bit kernel
+// between encoding and decoding, or the model.
+class ReductionOpRunner {
+ public:
+  ReductionOpRunner(ReductionOp op, const std::string& variant, const TargetInfo& target,
+                    const FloatFormat& format, bool model)
+      : op_(GetReductionOp(op)), format_(&format) {
+    if (model) {
+      model_ = std::make_shared<ReductionOpModel>(op, variant, target, format);
+    } else if (!IsBinary32(format)) {
+      narrow_ = FindReductionNarrowKernel(format.name, op_.name, variant, target.bits);
+      if (narrow_ == nullptr) {
+        throw InputError("unknown " + std::string(op_.name) + " variant '" + variant + "' in " +
+                         format.name);
+      }
+    }
+  }
+
+  bool binary32_kernel() const { return !model_ && !narrow_; }
+
+  // operands: pointers and sizes in ReductionOpInfo::operands order.
+  void Run(const std::vector<std::pair<const float*, size_t>>& operands,
+           const ReductionShape& shape, float* out) const {
+    if (model_) {
+      std::vector<std::vector<float>> copies;
+      for (const auto& [p, n] : operands) copies.push_back(Copy(p, n));
+      model_->Run(std::move(copies), shape, out);
+      return;
+    }
+    std::vector<std::vector<uint16_t>> bits;
+    std::vector<const uint16_t*> pointers;
+    for (const auto& [p, n] : operands) bits.push_back(Encode(*format_, p, n));
+    for (const auto& b : bits) pointers.push_back(b.data());
+    const size_t count = ReductionOutputCount(op_.op, shape);
+    std::vector<uint16_t> y(count);
+    narrow_(pointers.data(), y.data(), shape.batch, shape.in, shape.out);
+    Decode(*format_, y.data(), out, count);
+  }
+
+ private:
+  const ReductionOpInfo& op_;
+  const FloatFormat* format_;
+  std::shared_ptr<ReductionOpModel> model_;
+  ReductionNarrowKernel narrow_ = nullptr;
+};
+
+// The reduction kernels of a run (binary32 kernels where the op's format is
+// binary32 and the kernels, not their models, run), else runners.
+void SetReductions(const RunVariants& v, const TargetInfo& target, const DriftPrecision& precision,
+                   bool model, RunKernels* k) {
+  const FloatFormat& linear_format = *FormatsOf(StepOp::kLinearFwd, precision).in;
+  const FloatFormat& mse_format = *FormatsOf(StepOp::kMseFwd, precision).in;
+  const int64_t t = target.bits;
+  if (!model && IsBinary32(linear_format)) {
+    const LinearFwdKernel linear_fwd = FindLinearFwdKernel(v.linear, t);
+    const LinearBwdInputKernel linear_bwd_input = FindLinearBwdInputKernel(v.linear, t);
+    const LinearBwdWeightKernel linear_bwd_weight = FindLinearBwdWeightKernel(v.linear, t);
+    const LinearBwdBiasKernel linear_bwd_bias = FindLinearBwdBiasKernel(v.bias, t);
+    if (!linear_fwd || !linear_bwd_input || !linear_bwd_weight) {
+      throw InputError("unknown linear variant '" + v.linear +
+                       "' (must exist for linear_fwd, linear_bwd_input and linear_bwd_weight)");
+    }
+    if (!linear_bwd_bias) throw InputError("unknown linear_bwd_bias variant '" + v.bias + "'");
+    k->linear_fwd = linear_fwd;
+    k->linear_bwd_input = linear_bwd_input;
+    k->linear_bwd_weight = linear_bwd_weight;
+    k->linear_bwd_bias = linear_bwd_bias;
+  } else {
+    const ReductionOpRunner fwd(ReductionOp::kLinearFwd, v.linear, target, linear_format, model);
+    const ReductionOpRunner input(ReductionOp::kLinearBwdInput, v.linear, target, linear_format,
+                                  model);
+    const ReductionOpRunner weight(ReductionOp::kLinearBwdWeight, v.linear, target, linear_format,
+                                   model);
+    const ReductionOpRunner bias(ReductionOp::kLinearBwdBias, v.bias, target, linear_format, model);
+    k->linear_fwd = [fwd](const float* x, const float* w, const float* b, float* y, size_t batch,
+                          size_t in, size_t out) {
+      fwd.Run({{x, batch * in}, {w, out * in}, {b, out}}, {batch, in, out}, y);
+    };
+    k->linear_bwd_input = [input](const float* dy, const float* w, float* dx, size_t batch,
+                                  size_t in, size_t out) {
+      input.Run({{dy, batch * out}, {w, out * in}}, {batch, in, out}, dx);
+    };
+    k->linear_bwd_weight = [weight](const float* dy, const float* x, float* dw, size_t batch,
+                                    size_t in, size_t out) {
+      weight.Run({{dy, batch * out}, {x, batch * in}}, {batch, in, out}, dw);
+    };
+    k->linear_bwd_bias = [bias](const float* dy, float* db, size_t batch, size_t out) {
+      bias.Run({{dy, batch * out}}, {batch, 1, out}, db);
+    };
+  }
+  if (model) {
+    const ReductionOpModel squares(ReductionOp::kLinearFwd, v.linear, target, kBinary32);
+    k->sum_of_squares = [squares](const float* x, size_t n) {
+      float sum = 0;
+      squares.Run({Copy(x, n), Copy(x, n), {0.0f}}, {1, n, 1}, &sum);
+      return sum;
+    };
+  } else {
+    const LinearFwdKernel linear_fwd = FindLinearFwdKernel(v.linear, t);
+    if (!linear_fwd) throw InputError("unknown linear variant '" + v.linear + "'");
+    k->sum_of_squares = [linear_fwd](const float* x, size_t n) {
+      const float zero = 0.0f;
+      float sum = 0;
+      linear_fwd(x, x, &zero, &sum, 1, n, 1);
+      return sum;
+    };
+  }
+  if (!model && IsBinary32(mse_format)) {
+    const MseFwdKernel mse_fwd = FindMseFwdKernel(v.mse, t);
+    const MseBwdKernel mse_bwd = FindMseBwdKernel("framework", t);
+    if (!mse_fwd) throw InputError("unknown mse_fwd variant '" + v.mse + "'");
+    if (!mse_bwd) throw InputError("target " + target.name + " lacks kernels");
+    k->mse_fwd = mse_fwd;
+    k->mse_bwd = mse_bwd;
+  } else {
+    const ReductionOpRunner fwd(ReductionOp::kMseFwd, v.mse, target, mse_format, model);
+    const ReductionOpRunner bwd(ReductionOp::kMseBwd, "framework", target, mse_format, model);
+    k->mse_fwd = [fwd](const float* y, const float* expected, size_t n) {
+      float loss = 0;
+      fwd.Run({{y, n}, {expected, n}}, {n, 1, 1}, &loss);
+      return loss;
+    };
+    k->mse_bwd = [bwd](const float* y, const float* expected, float grad_out, float* dy, size_t n) {
+      bwd.Run({{y, n}, {expected, n}, {&grad_out, 1}}, {n, 1, 1}, dy);
+    };
+  }
+}
+
+}  // namespace
+
+float HighwayTanhModel(float x, bool fused_muladd) {
+  const float kLimit = static_cast<float>(18.714973875);
+  const uint32_t sign = FloatBits(x) & 0x80000000u;
+  const float abs_x = FloatFromBits(FloatBits(x) ^ sign);
+  const float y = Expm1(abs_x * 2.0f, fused_muladd);
+  const float z = abs_x > kLimit ? 1.0f : y / (y + 2.0f);
+  return FloatFromBits(FloatBits(z) ^ sign);
+}
+
+RunKernels TargetRunKernels(const RunVariants& v, const TargetInfo& target,
+                            const DriftPrecision& precision) {
+  const int64_t t = target.bits;
+  const FloatFormat& tanh_format = *FormatsOf(StepOp::kTanhBwd, precision).in;
+  RunKernels k;
+  if (IsBinary32(tanh_format)) {
+    const TanhBwdKernel tanh_bwd = FindTanhBwdKernel(v.tanh_bwd, t);
+    if (!tanh_bwd) throw InputError("unknown tanh_bwd variant '" + v.tanh_bwd + "'");
+    k.tanh_bwd = tanh_bwd;
+  } else {
+    const TanhBwdNarrowKernel narrow = FindTanhBwdNarrowKernel(tanh_format.name, v.tanh_bwd, t);
+    if (!narrow) {
+      throw InputError("unknown " + std::string(tanh_format.name) + " tanh_bwd variant '" +
+                       v.tanh_bwd + "'");
+    }
+    const FloatFormat* format = &tanh_format;
+    k.tanh_bwd = [narrow, format](const float* grad, const float* tv, float* out, size_t n) {
+      const std::vector<uint16_t> g = Encode(*format, grad, n), y = Encode(*format, tv, n);
+      std::vector<uint16_t> r(n);
+      narrow(g.data(), y.data(), r.data(), n);
+      Decode(*format, r.data(), out, n);
+    };
+  }
+  SetReductions(v, target, precision, /*model=*/false, &k);
+  const TrainStepKernels* step = FindTrainStepKernels(t);
+  if (!step) throw InputError("target " + target.name + " lacks kernels");
+  k.tanh_forward = step->tanh_forward;
+  k.relu_forward = step->relu_forward;
+  k.relu_backward = step->relu_backward;
+  k.sgd_step = step->sgd_step;
+  k.sgd_step_fused = step->sgd_step_fused;
+  k.sam_perturb = step->sam_perturb;
+  return k;
+}
+
+RunKernels ModelRunKernels(const RunVariants& v, const TargetInfo& target,
+                           const DriftPrecision& precision) {
+  RunKernels k;
+  const FloatFormat& tanh_format = *FormatsOf(StepOp::kTanhBwd, precision).in;
+  if (IsBinary32(tanh_format)) {
+    const int tanh_model = ExpectedTanhBwdModel(v.tanh_bwd, target);
+    k.tanh_bwd = [tanh_model](const float* grad, const float* t, float* out, size_t n) {
+      for (size_t i = 0; i < n; ++i) out[i] = TanhBwdModelsNative(grad[i], t[i])[tanh_model];
+    };
+  } else {
+    const size_t model = ExpectedNarrowTanhBwdModel(tanh_format, v.tanh_bwd, target);
+    const FloatFormat* format = &tanh_format;
+    k.tanh_bwd = [model, format](const float* grad, const float* t, float* out, size_t n) {
+      for (size_t i = 0; i < n; ++i) {
+        out[i] = TanhBwdNarrowModelsNative(*format, static_cast<uint16_t>(EncodeBits(*format, grad[i])),
+                                           static_cast<uint16_t>(EncodeBits(*format, t[i])))[model];
+      }
+    };
+  }
+  SetReductions(v, target, precision, /*model=*/true, &k);
+  const bool fused_muladd = target.fused_muladd;
+  const bool fused_negmuladd = target.fused_negmuladd;
+  k.tanh_forward = [fused_muladd](const float* x, float* y, size_t n) {
+    for (size_t i = 0; i < n; ++i) y[i] = HighwayTanhModel(x[i], fused_muladd);
+  };
+  // IfThenElseZero(Gt(x, 0), ...): -0 and NaN give +0.
+  k.relu_forward = [](const float* x, float* y, size_t n) {
+    for (size_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+  };
+  k.relu_backward = [](const float* dy, const float* h, float* dh, size_t n) {
+    for (size_t i = 0; i < n; ++i) dh[i] = h[i] > 0.0f ? dy[i] : 0.0f;
+  };
+  // kernels/train_step_spec-inl.h: SgdStep w - RN(lr g); SgdStepFused
+  // NegMulAdd(lr, g, w); SamPerturb w + RN(g scale).
+  k.sgd_step = [](float* w, const float* g, float lr, size_t n) {
+    for (size_t i = 0; i < n; ++i) w[i] = w[i] - lr * g[i];
+  };
+  k.sgd_step_fused = [fused_negmuladd](float* w, const float* g, float lr, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      w[i] = fused_negmuladd ? std::fma(-lr, g[i], w[i]) : w[i] - lr * g[i];
+    }
+  };
+  k.sam_perturb = [](const float* w, const float* g, float scale, float* out, size_t n) {
+    for (size_t i = 0; i < n; ++i) out[i] = w[i] + g[i] * scale;
+  };
+  return k;
+}
+
+}  // namespace ulpgate
