@@ -28,50 +28,41 @@ inline Pair TwoProd(double a, double b) {
 // TwoSum cascade (terms by increasing magnitude) add up without rounding;
 // false otherwise. Every step is an error-free transformation, so true means
 // hi + lo is the sum exactly.
-template <size_t N>
-bool ExactPair(std::array<double, N> terms, Pair* out) {
-  for (size_t i = 1; i < N; ++i) {  // insertion sort by magnitude
+// The exact sum of terms[0 .. n) as hi + lo with hi = RN(sum), if the errors
+// of a TwoSum cascade (terms by increasing magnitude) add up without rounding;
+// false otherwise. Every step is an error-free transformation, so true means
+// hi + lo is the sum exactly. Reorders `terms`.
+bool ExactPairOf(double* terms, size_t n, Pair* out) {
+  for (size_t i = 1; i < n; ++i) {  // insertion sort by magnitude
     for (size_t j = i; j > 0 && std::fabs(terms[j]) < std::fabs(terms[j - 1]); --j) {
       std::swap(terms[j], terms[j - 1]);
     }
   }
   double s = terms[0];
-  std::array<double, N> errors{};
-  for (size_t i = 1; i < N; ++i) {
+  double r = 0;
+  // sum = s + the cascade's errors; add the errors as they come, demanding
+  // each addition be exact.
+  for (size_t i = 1; i < n; ++i) {
     const Pair p = TwoSum(s, terms[i]);
     s = p.hi;
-    errors[i - 1] = p.lo;
-  }
-  // sum = s + errors[0] + ... + errors[N-2]; add the errors, demanding each
-  // addition be exact.
-  double r = 0;
-  for (size_t i = 0; i + 1 < N; ++i) {
-    const Pair p = TwoSum(r, errors[i]);
-    if (p.lo != 0) return false;
-    r = p.hi;
+    const Pair q = TwoSum(r, p.lo);
+    if (q.lo != 0) return false;
+    r = q.hi;
   }
   *out = TwoSum(s, r);
   return true;
 }
 
-}  // namespace
+template <size_t N>
+bool ExactPair(std::array<double, N> terms, Pair* out) {
+  return ExactPairOf(terms.data(), N, out);
+}
 
-std::optional<FastTanhBwdExact> FastTanhBwdExactValue(float grad_f, float t_f,
-                                                      const FloatFormat& format) {
-  const double grad = grad_f, t = t_f;
-  if (!std::isfinite(grad) || !std::isfinite(t)) return std::nullopt;
-  // t^2 is exact: 24 x 24 bits in 53, between 2^-298 and 2^256 (or 0).
-  const double t2 = t * t;
-  // 1 - t^2 = s.hi + s.lo exactly.
-  const Pair s = TwoSum(1.0, -t2);
-  // grad * s.hi and grad * s.lo, each exactly two doubles: the products are 0
-  // or at least 2^-149 * 2^-346 in magnitude, so their errors stay far above
-  // the double subnormals (TwoProd's one condition).
-  const Pair p1 = TwoProd(grad, s.hi);
-  const Pair p2 = TwoProd(grad, s.lo);
-  Pair x;
-  if (!ExactPair<4>({p1.hi, p1.lo, p2.hi, p2.lo}, &x)) return std::nullopt;
-  if (x.hi == 0) return std::nullopt;  // an exact zero: its sign is MPFR's to give
+// What every output's measurement shares, from x = hi + lo exactly (hi =
+// RN(x)); nullopt for an exact zero (its sign is MPFR's to give) or where
+// rounding to the format might overflow.
+std::optional<FastTanhBwdExact> FromPair(const Pair& x, const FloatFormat& format) {
+  if (x.hi == 0) return std::nullopt;
   // E = floor(log2 |x|): hi's exponent, less one when |hi| is a power of two
   // and lo takes x below it (|lo| <= ulp(hi) / 2 keeps x in hi's binade
   // otherwise).
@@ -95,6 +86,36 @@ std::optional<FastTanhBwdExact> FastTanhBwdExactValue(float grad_f, float t_f,
   if (nl != 0 && nh - std::floor(nh) == 0.5) r = nl > 0 ? std::ceil(nh) : std::floor(nh);
   out.rounded = r == 0 ? std::copysign(0.0, x.hi) : std::ldexp(r, out.ulp_exp);
   return out;
+}
+
+}  // namespace
+
+std::optional<FastTanhBwdExact> FastTanhBwdExactValue(float grad_f, float t_f,
+                                                      const FloatFormat& format) {
+  const double grad = grad_f, t = t_f;
+  if (!std::isfinite(grad) || !std::isfinite(t)) return std::nullopt;
+  // t^2 is exact: 24 x 24 bits in 53, between 2^-298 and 2^256 (or 0).
+  const double t2 = t * t;
+  // 1 - t^2 = s.hi + s.lo exactly.
+  const Pair s = TwoSum(1.0, -t2);
+  // grad * s.hi and grad * s.lo, each exactly two doubles: the products are 0
+  // or at least 2^-149 * 2^-346 in magnitude, so their errors stay far above
+  // the double subnormals (TwoProd's one condition).
+  const Pair p1 = TwoProd(grad, s.hi);
+  const Pair p2 = TwoProd(grad, s.lo);
+  Pair x;
+  if (!ExactPair<4>({p1.hi, p1.lo, p2.hi, p2.lo}, &x)) return std::nullopt;
+  return FromPair(x, format);
+}
+
+std::optional<FastTanhBwdExact> FastExactSum(double* terms, size_t n, const FloatFormat& format) {
+  for (size_t i = 0; i < n; ++i) {
+    if (!std::isfinite(terms[i])) return std::nullopt;
+  }
+  if (n == 0) return std::nullopt;
+  Pair x;
+  if (!ExactPairOf(terms, n, &x)) return std::nullopt;
+  return FromPair(x, format);
 }
 
 std::optional<UlpError> FastUlpError(const FastTanhBwdExact& x, double y, const FloatFormat& format) {

@@ -8,6 +8,7 @@
 #ifndef ULPGATE_ORACLES_FAST_ULP_H_
 #define ULPGATE_ORACLES_FAST_ULP_H_
 
+#include <cstddef>
 #include <optional>
 
 #include "oracles/format.h"
@@ -26,6 +27,12 @@ struct FastTanhBwdExact {
 
 // nullopt where doubles cannot hold x as hi + lo or settle its rounding.
 std::optional<FastTanhBwdExact> FastTanhBwdExactValue(float grad, float t, const FloatFormat& format);
+
+// The same for the exact sum of terms[0 .. n) (doubles, each exact: the two
+// halves of an exact product, say), whatever op it is the value of; reorders
+// the terms. nullopt where doubles cannot hold the sum as hi + lo, it is an
+// exact zero, a term is not finite or rounding might overflow.
+std::optional<FastTanhBwdExact> FastExactSum(double* terms, size_t n, const FloatFormat& format);
 
 // The error of y (a value of the format) against x; nullopt where y - x is
 // not the sum of two doubles.

@@ -1,18 +1,26 @@
-// ulpgate drift: replays a training run with float kernels on chosen targets
-// and variants beside the exact shadow run; prints a table per run, writes the
-// JSON report and the SVG of the loss curves.
+// ulpgate drift: replays a training run with float kernels on chosen targets,
+// precisions and variants beside the exact shadow run; prints a table of the
+// runs (and with --details each run's epochs and in-situ errors), attributes
+// a run's deviation to the ops of the step (--attribute), places loss curves
+// recorded elsewhere beside the runs (--compare), writes the JSON report and
+// the SVG of the loss curves.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <fstream>
+#include <cmath>
+#include <filesystem>
 #include <iostream>
 
-#include "kernels/tanh_bwd_spec.h"
+#include "suites/drift/attribution.h"
+#include "suites/drift/curves.h"
 #include "suites/drift/report.h"
 #include "suites/drift/run.h"
 #include "suites/report.h"
+#include "suites/tanh_bwd_cases.h"
 #include "tools/cli.h"
+#include "tools/drift_chart.h"
 #include "tools/text_table.h"
 
 namespace ulpgate {
@@ -22,15 +30,84 @@ struct DriftArgs {
   std::string scenario;
   std::string config_path;
   std::string target = "best";
+  std::vector<std::string> dtypes;
   std::vector<std::string> variants;
   size_t epochs = 0;
+  bool details = false;
+  bool attribute = false;
+  std::vector<std::string> compare;
+  std::vector<std::string> labels;
+  unsigned threads = 0;
   std::string json_path;
   std::string svg_path;
 };
 
-std::string Sci(double x) { return fmt::format("{:.3e}", x); }
+std::string Sci(double x) { return std::isfinite(x) ? fmt::format("{:.3e}", x) : fmt::format("{}", x); }
+std::string Signed(double x) {
+  return std::isfinite(x) ? fmt::format("{:+.3e}", x) : fmt::format("{}", x);
+}
+std::string Percent(double x) {
+  return std::isfinite(x) ? fmt::format("{:+.1f}%", 100 * x) : std::string("-");
+}
 
-void PrintRun(const DriftResult& d, const FloatRunResult& r) {
+// The lag at the last lag epoch: "+3", "not reached".
+std::string FinalLag(const CurveSummary& s, const char* never = "not reached") {
+  if (s.lags.empty()) return "-";
+  const LagAt& last = s.lags.back();
+  return last.lag ? fmt::format("{:+d}", *last.lag) : std::string(never);
+}
+
+std::string Lags(const CurveSummary& s) {
+  std::string lags;
+  for (const LagAt& lag : s.lags) {
+    lags += fmt::format("{}{}: {}", lags.empty() ? "" : ", ", lag.epoch,
+                        lag.lag ? fmt::format("{:+d}", *lag.lag) : std::string("not reached"));
+  }
+  return lags;
+}
+
+// One table per precision, runs named by what tells them apart within it.
+void PrintRunTable(const DriftResult& d, const std::vector<const FloatRunResult*>& runs) {
+  std::vector<std::string> precisions;
+  for (const FloatRunResult* r : runs) {
+    const std::string p = r->config.precision.Name();
+    if (std::find(precisions.begin(), precisions.end(), p) == precisions.end()) precisions.push_back(p);
+  }
+  for (const std::string& precision : precisions) {
+    std::vector<const FloatRunResult*> group;
+    for (const FloatRunResult* r : runs) {
+      if (r->config.precision.Name() == precision) group.push_back(r);
+    }
+    if (precisions.size() > 1 || precision != "f32") {
+      std::cout << fmt::format("\n{}: {}\n", precision, PrecisionDescription(group[0]->config.precision));
+    }
+    const std::vector<std::string> names = RunShortNames(group);
+    TextTable table({"run", "final loss", "final dev.", "max dev.", "lag", "stalled", "param ULP",
+                     "tanh_bwd ULP"});
+    table.SetLeftAligned({0});
+    for (size_t i = 0; i < group.size(); ++i) {
+      const FloatRunResult& r = *group[i];
+      const auto tanh_bwd = r.in_situ.find(std::string_view("tanh_bwd"));
+      table.AddRow({names[i], fmt::format("{:.9g}", r.loss.back()),
+                    Signed(r.summary.final_signed_deviation), Sci(r.summary.max_relative_deviation),
+                    FinalLag(r.summary, "never"), r.summary.stalled ? "STALLED" : "no",
+                    fmt::format("{:.4g}", r.param_max_ulp.back()),
+                    tanh_bwd == r.in_situ.end() ? "-" : fmt::format("{:.4g}", tanh_bwd->second.max_ulp())});
+    }
+    table.Print(std::cout, "  ");
+  }
+  std::cout << fmt::format("\nexact run: final loss {:.9g}\n", d.reference.loss.back());
+  PrintWrapped(std::cout,
+               "final dev. = (run - exact) / exact at the last epoch; max dev.: the largest "
+               "|run - exact| / exact over the epochs; lag: how many epochs later than the exact "
+               "run the run reaches the exact run's last loss (never: not within the run); "
+               "stalled: its loss falls over the last quarter by less than a tenth of the exact "
+               "run's fall; param ULP: the largest distance of a parameter to the exact run's "
+               "after the last epoch, in ULPs of the master format; tanh_bwd ULP: the largest "
+               "in-situ error of tanh_bwd's outputs (--details: every op)");
+}
+
+void PrintRunDetails(const DriftResult& d, const FloatRunResult& r) {
   std::cout << "\nrun " << r.config.Label() << '\n';
   TextTable table({"epoch", "reference loss", "run loss", "rel. deviation", "param max rel",
                    "param max ULP"});
@@ -45,19 +122,21 @@ void PrintRun(const DriftResult& d, const FloatRunResult& r) {
                   Sci(r.param_max_relative[e]), fmt::format("{:.4g}", r.param_max_ulp[e])});
   }
   table.Print(std::cout, "  ");
-  std::string lags;
-  for (const LagAt& lag : r.summary.lags) {
-    lags += fmt::format("{}{}: {}", lags.empty() ? "" : ", ", lag.epoch,
-                        lag.lag ? fmt::format("{:+d}", *lag.lag) : std::string("not reached"));
-  }
-  std::cout << fmt::format(
-      "  final rel. deviation {}, max {} (epoch {}); lag (epochs) at {}\n",
-      Sci(r.summary.final_relative_deviation), Sci(r.summary.max_relative_deviation),
-      r.summary.max_deviation_epoch, lags);
-  TextTable situ({"in-situ op", "outputs", "max ULP", "mean ULP", "correctly rounded", "special"});
-  situ.SetLeftAligned({0});
+  std::cout << fmt::format("  final rel. deviation {}, max {} (epoch {}); lag (epochs) at {}{}\n",
+                           Sci(r.summary.final_relative_deviation),
+                           Sci(r.summary.max_relative_deviation), r.summary.max_deviation_epoch,
+                           Lags(r.summary), r.summary.stalled ? "; STALLED" : "");
+  if (r.in_situ.empty()) return;
+  TextTable situ({"in-situ op", "format", "outputs", "max ULP", "mean ULP", "correctly rounded",
+                  "special"});
+  situ.SetLeftAligned({0, 1});
   for (const auto& [op, s] : r.in_situ) {
-    situ.AddRow({op, std::to_string(s.n()), fmt::format("{:.4g}", s.max_ulp()),
+    situ.AddRow({op, s.bounds().size() == static_cast<size_t>(HistogramBoundCount(kBinary32))
+                         ? "f32"
+                         : (s.bounds().size() == static_cast<size_t>(HistogramBoundCount(kBinary16))
+                                ? "f16"
+                                : "bf16"),
+                 std::to_string(s.n()), fmt::format("{:.4g}", s.max_ulp()),
                  fmt::format("{:.3g}", s.mean_ulp()),
                  fmt::format("{:.1f}%", 100.0 * s.correctly_rounded() / std::max<uint64_t>(s.n(), 1)),
                  std::to_string(s.special_mismatch())});
@@ -65,40 +144,173 @@ void PrintRun(const DriftResult& d, const FloatRunResult& r) {
   situ.Print(std::cout, "  ");
 }
 
+void PrintAttribution(const Attribution& a) {
+  std::cout << "\nattribution of " << a.full->config.Label() << '\n';
+  std::cout << fmt::format("  the float run: final dev. {}, lag at end {}{}\n",
+                           Signed(a.full->summary.final_signed_deviation), FinalLag(a.full->summary),
+                           a.stalled ? ", STALLED" : "");
+  TextTable table({"op", "share", "alone: final dev.", "alone: param max rel", "alone: lag at end",
+                   "alone stalls", "without: final dev."});
+  table.SetLeftAligned({0});
+  for (const OpShare& s : a.ops) {
+    table.AddRow({StepOpName(s.op), Percent(s.share), Signed(s.alone->summary.final_signed_deviation),
+                  Sci(s.alone->param_max_relative.back()), FinalLag(s.alone->summary),
+                  s.alone->summary.stalled ? "yes" : "no",
+                  Signed(s.without->summary.final_signed_deviation)});
+  }
+  table.AddRow({"(interaction)", Percent(a.interaction), "", "", "", "", ""});
+  table.Print(std::cout, "  ");
+  std::cout << "  ";
+  PrintWrapped(std::cout,
+               "alone: only that op rounded, every other exact; without: only that op exact. "
+               "share = alone's final dev. / the float run's; shares and the interaction add up "
+               "to 100%.",
+               2, 2);
+  if (!a.ops.empty()) {
+    std::cout << fmt::format("  dominant op: {} ({} of the final loss deviation)\n",
+                             StepOpName(a.ops.front().op), Percent(a.ops.front().share));
+  }
+  if (a.stalled) {
+    std::vector<std::string> alone, without;
+    for (StepOp op : a.stalls_alone) alone.push_back(StepOpName(op));
+    for (StepOp op : a.unstalled_without) without.push_back(StepOpName(op));
+    std::cout << "  ";
+    PrintWrapped(std::cout,
+                 fmt::format("the run stalls; alone, {} stall{} it; {} exact, it learns again",
+                             alone.empty() ? "no single op" : fmt::format("{}", fmt::join(alone, ", ")),
+                             alone.size() == 1 ? "s" : "",
+                             without.empty() ? "with no single op"
+                                             : fmt::format("with {}", fmt::join(without, " or "))),
+                 2, 2);
+  }
+}
+
+void PrintComparison(const CurveComparison& c, const DriftResult& d) {
+  std::cout << fmt::format("\nrecorded curve {} ({}): {} epochs", c.curve.label, c.curve.path,
+                           c.curve.loss.size());
+  if (c.curve.loss.size() != d.epochs) {
+    std::cout << fmt::format(" (the runs have {}: {} compared)", d.epochs, c.epochs);
+  }
+  std::cout << '\n';
+  std::cout << fmt::format(
+      "  final loss {:.9g}, exact {:.9g}: final dev. {}, max {} (epoch {}); lag (epochs) at {}{}\n",
+      c.curve.loss[c.epochs - 1], d.reference.loss[c.epochs - 1],
+      Signed(c.summary.final_signed_deviation), Sci(c.summary.max_relative_deviation),
+      c.summary.max_deviation_epoch, Lags(c.summary), c.summary.stalled ? "; STALLED" : "");
+  if (!d.runs.empty()) {
+    std::cout << "  ";
+    PrintWrapped(std::cout,
+                 fmt::format("closest ulpgate run: {} (mean |curve - run| / exact {})",
+                             d.runs[c.closest].config.Label(), Sci(c.distance[c.closest])),
+                 4, 2);
+  }
+}
+
+class Progress {
+ public:
+  explicit Progress(bool quiet) : tty_(!quiet && ::isatty(STDERR_FILENO) != 0) {}
+  void operator()(size_t done, size_t total) {
+    if (!tty_) return;
+    const double seconds = Seconds();
+    const double left = done > 0 ? seconds * static_cast<double>(total - done) / done : 0;
+    std::cerr << fmt::format("\r  epoch {} / {}, {:.1f} s, about {:.0f} s left   ", done, total,
+                             seconds, left)
+              << std::flush;
+  }
+  void Clear() {
+    if (tty_) std::cerr << '\r' << std::string(60, ' ') << '\r' << std::flush;
+  }
+  double Seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  bool tty_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
 void Drift(const DriftArgs& args) {
   if (!args.scenario.empty() && !args.config_path.empty()) {
     throw UsageError("--scenario and --config exclude each other");
   }
+  if (args.labels.size() > args.compare.size()) {
+    throw UsageError("--label names a --compare curve: give one --compare FILE per --label");
+  }
   const Scenario scenario = args.config_path.empty()
                                 ? BuiltinScenario(args.scenario.empty() ? "seed" : args.scenario)
                                 : ReadScenarioFile(args.config_path);
+  std::vector<DriftPrecision> precisions;
+  for (const std::string& list : args.dtypes) {
+    for (const std::string& name : list == "all" ? DriftPrecisionNames() : SplitList(list)) {
+      precisions.push_back(ParseDriftPrecision(name));
+    }
+  }
+  if (precisions.empty()) precisions.push_back(scenario.precision());
+  // Curves first: a bad file is an error before minutes of training.
+  std::vector<RecordedCurve> curves;
+  for (size_t i = 0; i < args.compare.size(); ++i) {
+    const std::string label = i < args.labels.size()
+                                  ? args.labels[i]
+                                  : std::filesystem::path(args.compare[i]).stem().string();
+    curves.push_back(ReadLossCurve(args.compare[i], label));
+  }
   std::vector<std::string> skipped;
   const std::vector<const TargetInfo*> targets = ResolveTargets(args.target, &skipped);
   std::vector<RunConfig> runs;
-  std::vector<std::string> specs = args.variants;
-  if (specs.empty()) {
-    for (const auto& v : kTanhBwdVariants) specs.push_back("tanh_bwd=" + std::string(v.name));
+  for (const DriftPrecision& precision : precisions) {
+    std::vector<std::string> specs = args.variants;
+    if (specs.empty()) {
+      for (const std::string& v : TanhBwdVariantNames(*precision.compute)) {
+        specs.push_back("tanh_bwd=" + v);
+      }
+      if (args.attribute) specs = {""};  // the default run only
+    }
+    for (const TargetInfo* target : targets) {
+      for (const std::string& spec : specs) runs.push_back(ParseRunConfig(spec, target, precision));
+    }
   }
-  for (const TargetInfo* target : targets) {
-    for (const std::string& spec : specs) runs.push_back(ParseRunConfig(spec, target));
+  Progress progress(false);
+  auto on_epoch = [&progress](size_t done, size_t total) { progress(done, total); };
+  AttributionResult attribution;
+  if (args.attribute) {
+    attribution = RunAttribution(scenario, runs, args.epochs, on_epoch, args.threads);
+  } else {
+    attribution.drift = RunDrift(scenario, runs, args.epochs, on_epoch, args.threads);
   }
-  const bool tty = ::isatty(STDERR_FILENO) != 0;
-  const auto start = std::chrono::steady_clock::now();
-  const DriftResult d = RunDrift(scenario, runs, args.epochs, [tty](size_t done, size_t total) {
-    if (tty) std::cerr << fmt::format("\r  epoch {} / {}", done, total) << std::flush;
-  });
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (tty) std::cerr << '\r' << std::string(40, ' ') << '\r';
+  const double seconds = progress.Seconds();
+  progress.Clear();
+  const DriftResult& d = attribution.drift;
+  std::vector<std::string> precision_names;
+  for (const DriftPrecision& p : precisions) precision_names.push_back(p.Name());
   PrintWrapped(std::cout,
-               fmt::format("drift: scenario {} ({}), {} epochs, {} runs", scenario.name,
-                           scenario.description, d.epochs, d.runs.size()),
+               fmt::format("drift: scenario {} ({}), {} epochs, {} float runs in {} on {}",
+                           scenario.name, scenario.description, d.epochs, runs.size(),
+                           fmt::join(precision_names, ", "), args.target),
                2);
-  for (const FloatRunResult& r : d.runs) PrintRun(d, r);
-  std::cerr << fmt::format("drift: {} epochs x ({} float runs + the exact run) in {:.2f} s\n",
-                           d.epochs, d.runs.size(), seconds);
-  if (!args.json_path.empty()) WriteJsonFile(args.json_path, DriftJson(d));
-  if (!args.svg_path.empty()) WriteTextFile(args.svg_path, DriftSvg(d));
+  std::vector<const FloatRunResult*> float_runs;
+  for (size_t i = 0; i < runs.size(); ++i) float_runs.push_back(&d.runs[i]);
+  PrintRunTable(d, float_runs);
+  if (args.details) {
+    for (const FloatRunResult* r : float_runs) PrintRunDetails(d, *r);
+  }
+  for (const Attribution& a : attribution.attributions) PrintAttribution(a);
+  // The report holds the float runs; attribution runs are summarized under
+  // "attribution".
+  DriftResult report = d;
+  report.runs.resize(runs.size());
+  std::vector<CurveComparison> comparisons;
+  for (const RecordedCurve& curve : curves) {
+    comparisons.push_back(CompareCurve(curve, report));
+    PrintComparison(comparisons.back(), report);
+  }
+  std::cerr << fmt::format("drift: {} epochs x ({} runs + the exact run) in {:.2f} s\n", d.epochs,
+                           d.runs.size(), seconds);
+  if (args.json_path.empty() && args.svg_path.empty()) return;
+  nlohmann::ordered_json j = DriftJson(report);
+  for (const Attribution& a : attribution.attributions) j["attribution"].push_back(AttributionJson(a));
+  for (const CurveComparison& c : comparisons) j["compare"].push_back(CurveComparisonJson(c, report));
+  if (!args.json_path.empty()) WriteJsonFile(args.json_path, j);
+  if (!args.svg_path.empty()) WriteTextFile(args.svg_path, DriftChartSvg(j));
 }
 
 }  // namespace
@@ -112,12 +324,28 @@ void AddDriftCommand(CLI::App& app) {
   cmd->add_option("--target", args->target,
                   "Target(s): a name, a comma-separated list, best (default) or all")
       ->capture_default_str();
+  cmd->add_option("--dtype", args->dtypes,
+                  "Precision(s) the float runs train in: f32, bf16, f16 (everything in that "
+                  "format), mixed_bf16, mixed_f16 (f32 master weights and optimizer, layers in "
+                  "bf16/f16), a comma-separated list, or all; default: the scenario's (f32)");
   cmd->add_option("--variants", args->variants,
-                  "One float run per value: op=variant,... over the defaults "
-                  "(tanh_bwd=mac,linear=sequential_fma,bias=sequential,mse=sequential_fma,"
-                  "sgd=unfused); default: one run per tanh_bwd variant");
+                  "One float run per value (and per precision and target): op=variant,... over the "
+                  "defaults (tanh_bwd=mac or, in a 16-bit format, mac_opmath, linear=sequential_fma,"
+                  "bias=sequential,mse=sequential_fma,sgd=unfused); default: one run per tanh_bwd "
+                  "variant of the format");
   cmd->add_option("--epochs", args->epochs, "Epochs (default: the scenario's)")
       ->check(CountValidator("the number of epochs", 1, kMaxEpochs));
+  cmd->add_flag("--details", args->details, "Print each run's epochs and its in-situ errors per op");
+  cmd->add_flag("--attribute", args->attribute,
+                "Attribute each run's deviation to the ops of the step: per op, the run with only "
+                "that op rounded and with only that op exact (default: the default run spec only)");
+  cmd->add_option("--compare", args->compare,
+                  "A loss curve recorded elsewhere (JSON list, CSV or .npy of per-epoch losses) to "
+                  "place beside the runs (repeatable)");
+  cmd->add_option("--label", args->labels,
+                  "The name of the --compare curve of the same position (default: the file's stem)");
+  cmd->add_option("--threads", args->threads, "Worker threads (default: every core)")
+      ->check(CountValidator("the number of threads", 1, kMaxThreads));
   cmd->add_option("--json", args->json_path, "Write the JSON report here");
   cmd->add_option("--svg", args->svg_path, "Write the loss curves as SVG here");
   cmd->callback([args] { Drift(*args); });

@@ -1,9 +1,13 @@
 #include "suites/drift/float_ops.h"
 
+#include <algorithm>
 #include <cmath>
+#include <initializer_list>
+#include <string_view>
 #include <utility>
 
 #include "oracles/exact.h"
+#include "oracles/fast_ulp.h"
 #include "oracles/mpfr_number.h"
 #include "oracles/ulp_metric.h"
 #include "suites/tanh_bwd_oracle.h"
@@ -43,9 +47,32 @@ class InSitu {
   explicit operator bool() const { return stats_ != nullptr; }
 
   void Record(const char* op, const FloatFormat& format, const MpfrNumber& exact, float y) {
-    auto it = stats_->find(op);
+    Add(op, format, MeasureUlpError(exact.get(), static_cast<double>(y), format));
+  }
+
+  // The same with the exact value as a sum of exact doubles, measured without
+  // MPFR where doubles settle every decision (oracles/fast_ulp.h: the same
+  // UlpError as MPFR's), else by `exact()`'s MPFR value.
+  template <class Exact>
+  void RecordSum(const char* op, const FloatFormat& format, std::initializer_list<double> terms,
+                 float y, Exact exact) {
+    double buffer[8];
+    std::copy(terms.begin(), terms.end(), buffer);
+    RecordSum(op, format, buffer, terms.size(), y, exact);
+  }
+  template <class Exact>
+  void RecordSum(const char* op, const FloatFormat& format, double* terms, size_t n, float y,
+                 Exact exact) {
+    if (const auto x = FastExactSum(terms, n, format)) {
+      if (const auto e = FastUlpError(*x, y, format)) return Add(op, format, *e);
+    }
+    Record(op, format, exact(), y);
+  }
+
+  void Add(const char* op, const FloatFormat& format, const UlpError& error) {
+    auto it = stats_->find(std::string_view(op));
     if (it == stats_->end()) it = stats_->emplace(op, ErrorStatistics(format)).first;
-    it->second.Add(MeasureUlpError(exact.get(), static_cast<double>(y), format), it->second.n());
+    it->second.Add(error, it->second.n());
   }
 
   // y[r, o] = sum_k a[r, k] b[o, k] (+ bias[o]) against the float outputs:
@@ -54,17 +81,26 @@ class InSitu {
   void Dot(const char* op, const FloatFormat& format, const float* a, size_t a_row, size_t a_col,
            const float* b, size_t b_row, size_t b_col, const float* bias, const float* y,
            size_t rows, size_t cols, size_t length) {
+    std::vector<double> terms;
     for (size_t r = 0; r < rows; ++r) {
       for (size_t o = 0; o < cols; ++o) {
-        const MpfrNumber sum = Exactly([&](ExactArith& exact) {
-          MpfrNumber acc = exact.Const(0.0f);
-          for (size_t k = 0; k < length; ++k) {
-            acc = exact.MulAdd(exact.FromFloat(a[r * a_row + k * a_col]),
-                               exact.FromFloat(b[o * b_row + k * b_col]), acc);
-          }
-          return bias ? exact.Add(acc, exact.FromFloat(bias[o])) : acc;
+        // A product of two binary32 values is exact in a double (48 bits,
+        // magnitudes from 2^-298 to 2^256).
+        terms.clear();
+        for (size_t k = 0; k < length; ++k) {
+          terms.push_back(static_cast<double>(a[r * a_row + k * a_col]) * b[o * b_row + k * b_col]);
+        }
+        if (bias) terms.push_back(bias[o]);
+        RecordSum(op, format, terms.data(), terms.size(), y[r * cols + o], [&] {
+          return Exactly([&](ExactArith& exact) {
+            MpfrNumber acc = exact.Const(0.0f);
+            for (size_t k = 0; k < length; ++k) {
+              acc = exact.MulAdd(exact.FromFloat(a[r * a_row + k * a_col]),
+                                 exact.FromFloat(b[o * b_row + k * b_col]), acc);
+            }
+            return bias ? exact.Add(acc, exact.FromFloat(bias[o])) : acc;
+          });
         });
-        Record(op, format, sum, y[r * cols + o]);
       }
     }
   }
@@ -108,7 +144,8 @@ FloatOps::Tensor FloatOps::ReluFwd(const Tensor& x_in) {
   if (InSitu situ{in_situ_}) {
     ExactArith exact(kFastPrecision);
     for (size_t i = 0; i < x.size(); ++i) {
-      situ.Record("relu_fwd", In(StepOp::kRelu), exact.FromFloat(x[i] > 0 ? x[i] : 0.0f), y[i]);
+      const float v = x[i] > 0 ? x[i] : 0.0f;
+      situ.RecordSum("relu_fwd", In(StepOp::kRelu), {v}, y[i], [&] { return exact.FromFloat(v); });
     }
   }
   return y;
@@ -121,7 +158,8 @@ FloatOps::Tensor FloatOps::ReluBwd(const Tensor& dy_in, const Tensor& h_in) {
   if (InSitu situ{in_situ_}) {
     ExactArith exact(kFastPrecision);
     for (size_t i = 0; i < dy.size(); ++i) {
-      situ.Record("relu_bwd", In(StepOp::kRelu), exact.FromFloat(h[i] > 0 ? dy[i] : 0.0f), dh[i]);
+      const float v = h[i] > 0 ? dy[i] : 0.0f;
+      situ.RecordSum("relu_bwd", In(StepOp::kRelu), {v}, dh[i], [&] { return exact.FromFloat(v); });
     }
   }
   return dh;
@@ -148,8 +186,15 @@ FloatOps::Tensor FloatOps::TanhBwd(const Tensor& dy_in, const Tensor& y_in) {
   Tensor dh(dy.size());
   kernels_.tanh_bwd(dy.data(), y.data(), dh.data(), dy.size());
   if (InSitu situ{in_situ_}) {
+    const FloatFormat& format = In(StepOp::kTanhBwd);
     for (size_t i = 0; i < dy.size(); ++i) {
-      situ.Record("tanh_bwd", In(StepOp::kTanhBwd), TanhBwdExact(dy[i], y[i]), dh[i]);
+      if (const auto x = FastTanhBwdExactValue(dy[i], y[i], format)) {
+        if (const auto e = FastUlpError(*x, dh[i], format)) {
+          situ.Add("tanh_bwd", format, *e);
+          continue;
+        }
+      }
+      situ.Record("tanh_bwd", format, TanhBwdExact(dy[i], y[i]), dh[i]);
     }
   }
   return dh;
@@ -182,11 +227,17 @@ FloatOps::Tensor FloatOps::MseBwd(const Tensor& y_in, const Tensor& target_in) {
   if (InSitu situ{in_situ_}) {
     const float two_over_n = 2.0f / static_cast<float>(n);
     for (size_t i = 0; i < n; ++i) {
-      situ.Record("mse_bwd", In(StepOp::kMseBwd), Exactly([&](ExactArith& e) {
-                    return e.Mul(e.FromFloat(two_over_n),
-                                 e.Sub(e.FromFloat(y[i]), e.FromFloat(target[i])));
-                  }),
-                  grad[i]);
+      // y - target as d.hi + d.lo exactly (TwoSum), each half times the
+      // binary32 2/N exactly as two doubles (TwoProd).
+      const double d = static_cast<double>(y[i]) - target[i];
+      const double d_lo = (static_cast<double>(y[i]) - d) - target[i];
+      const double p = two_over_n * d, p_lo = std::fma(two_over_n, d, -p);
+      const double q = two_over_n * d_lo, q_lo = std::fma(two_over_n, d_lo, -q);
+      situ.RecordSum("mse_bwd", In(StepOp::kMseBwd), {p, p_lo, q, q_lo}, grad[i], [&] {
+        return Exactly([&](ExactArith& e) {
+          return e.Mul(e.FromFloat(two_over_n), e.Sub(e.FromFloat(y[i]), e.FromFloat(target[i])));
+        });
+      });
     }
   }
   return grad;
@@ -284,11 +335,13 @@ std::vector<FloatOps::Tensor> FloatOps::SamPerturb(const std::vector<Tensor>& w_
     }
     if (InSitu situ{in_situ_}) {
       for (size_t i = 0; i < w.size(); ++i) {
-        situ.Record("sam_perturb", format, Exactly([&](ExactArith& exact) {
-                      return exact.MulAdd(exact.FromFloat(g[i]), exact.FromFloat(scale),
-                                          exact.FromFloat(w[i]));
-                    }),
-                    w_adv[k][i]);
+        situ.RecordSum("sam_perturb", format, {static_cast<double>(g[i]) * scale, w[i]},
+                       w_adv[k][i], [&] {
+                         return Exactly([&](ExactArith& exact) {
+                           return exact.MulAdd(exact.FromFloat(g[i]), exact.FromFloat(scale),
+                                               exact.FromFloat(w[i]));
+                         });
+                       });
       }
     }
   }
@@ -305,11 +358,13 @@ void FloatOps::SgdStep(std::vector<Tensor>& w_io, const std::vector<Tensor>& g_i
     for (float& v : w) v = Round(format, v);
     if (InSitu situ{in_situ_}) {
       for (size_t i = 0; i < w.size(); ++i) {
-        situ.Record("sgd_step", format, Exactly([&](ExactArith& exact) {
-                      return exact.NegMulAdd(exact.FromFloat(s_.lr), exact.FromFloat(g[i]),
-                                             exact.FromFloat(before[i]));
-                    }),
-                    w[i]);
+        situ.RecordSum("sgd_step", format, {before[i], -static_cast<double>(s_.lr) * g[i]}, w[i],
+                       [&] {
+                         return Exactly([&](ExactArith& exact) {
+                           return exact.NegMulAdd(exact.FromFloat(s_.lr), exact.FromFloat(g[i]),
+                                                  exact.FromFloat(before[i]));
+                         });
+                       });
       }
     }
   }

@@ -20,6 +20,7 @@
 #ifndef ULPGATE_SUITES_DRIFT_FLOAT_OPS_H_
 #define ULPGATE_SUITES_DRIFT_FLOAT_OPS_H_
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -32,7 +33,8 @@
 
 namespace ulpgate {
 
-using InSituStatistics = std::map<std::string, ErrorStatistics>;
+// Per op name; looked up by name without building a string.
+using InSituStatistics = std::map<std::string, ErrorStatistics, std::less<>>;
 
 class FloatOps {
  public:

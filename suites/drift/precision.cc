@@ -11,6 +11,12 @@ std::string DriftPrecision::Name() const {
   return mixed() ? std::string("mixed_") + compute->name : std::string(compute->name);
 }
 
+std::string PrecisionDescription(const DriftPrecision& p) {
+  if (!p.mixed()) return std::string("everything in ") + p.compute->name;
+  return fmt::format("mixed precision: {} master weights, gradients and optimizer, layers in {}",
+                     p.master->name, p.compute->name);
+}
+
 const std::vector<std::string>& DriftPrecisionNames() {
   static const std::vector<std::string> names = {"f32", "bf16", "f16", "mixed_bf16", "mixed_f16"};
   return names;

@@ -34,6 +34,9 @@ struct DriftPrecision {
   std::string Name() const;
 };
 
+// "everything in bf16", "f32 master weights and optimizer, layers in bf16".
+std::string PrecisionDescription(const DriftPrecision& precision);
+
 // Every precision, in the order above.
 const std::vector<std::string>& DriftPrecisionNames();
 // Throws InputError naming the precisions for an unknown name.

@@ -1,4 +1,4 @@
-// The drift report (JSON) and the loss-curve plot (SVG).
+// The drift report (JSON); tools/drift_chart.h draws it.
 #ifndef ULPGATE_SUITES_DRIFT_REPORT_H_
 #define ULPGATE_SUITES_DRIFT_REPORT_H_
 
@@ -22,9 +22,6 @@ nlohmann::ordered_json CurveSummaryJson(const CurveSummary& summary,
                                         const std::vector<double>* param_max_relative = nullptr,
                                         const std::vector<double>* param_max_ulp = nullptr);
 
-// Two panels: the loss curves (reference and runs, log scale) and each run's
-// relative loss deviation from the reference (log scale).
-std::string DriftSvg(const DriftResult& result);
 
 }  // namespace ulpgate
 

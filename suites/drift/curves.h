@@ -1,0 +1,46 @@
+// Loss curves recorded elsewhere (a framework's training run on a device, say
+// tools/python/torch_drift.py's) placed beside the exact run and ulpgate's own
+// runs: deviation, lag, and the ulpgate run it is closest to.
+#ifndef ULPGATE_SUITES_DRIFT_CURVES_H_
+#define ULPGATE_SUITES_DRIFT_CURVES_H_
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "suites/drift/run.h"
+
+namespace ulpgate {
+
+struct RecordedCurve {
+  std::string label;
+  std::string path;
+  std::vector<double> loss;  // per epoch, from epoch 0
+};
+
+// Reads per-epoch losses: a JSON list of numbers (or an object with a "loss"
+// list, as torch_drift.py writes), a CSV or text file (one loss per line, or
+// "epoch,loss" rows; a header line and '#' comments are skipped), or a 1-D
+// .npy of float32 or float64. Throws InputError, one line naming the file and
+// the place, on anything else (an empty curve, a value that is not a number).
+RecordedCurve ReadLossCurve(const std::string& path, const std::string& label);
+
+struct CurveComparison {
+  RecordedCurve curve;
+  size_t epochs = 0;     // compared: the shorter of the curve and the runs
+  CurveSummary summary;  // against the exact run
+  // Mean over the compared epochs of |curve - run| / reference, per run of
+  // the drift result, and the run it is smallest for.
+  std::vector<double> distance;
+  size_t closest = 0;
+};
+
+CurveComparison CompareCurve(const RecordedCurve& curve, const DriftResult& drift);
+
+nlohmann::ordered_json CurveComparisonJson(const CurveComparison& comparison,
+                                           const DriftResult& drift);
+
+}  // namespace ulpgate
+
+#endif  // ULPGATE_SUITES_DRIFT_CURVES_H_

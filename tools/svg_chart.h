@@ -1,0 +1,56 @@
+// Line charts as SVG for people: panels sharing one legend, each series drawn
+// in one style in every panel, axes with labels and round ticks, log scales
+// where the values span decades, a legend that wraps into columns inside the
+// width (grouped, with a heading per group). Used by `drift --svg` and by the
+// HTML report; self-contained (no fonts or scripts fetched).
+#ifndef ULPGATE_TOOLS_SVG_CHART_H_
+#define ULPGATE_TOOLS_SVG_CHART_H_
+
+#include <string>
+#include <vector>
+
+namespace ulpgate {
+
+struct SeriesStyle {
+  std::string color = "#000";
+  std::string dash;    // SVG stroke-dasharray, empty for a solid line
+  double width = 1.4;  // stroke width
+};
+
+struct ChartSeries {
+  std::string name;   // legend entry
+  std::string group;  // legend heading it sits under (empty: none)
+  SeriesStyle style;
+  // One y value per x = 0, 1, 2, ...; values a log axis cannot show (<= 0,
+  // non-finite) break the line.
+  std::vector<std::vector<double>> panels;  // panels[p]: the values in panel p
+};
+
+struct ChartPanel {
+  std::string title;
+  std::string y_label;
+  bool log_y = true;
+};
+
+struct ChartOptions {
+  std::string id = "chart";  // unique in a page that holds several charts
+  std::string title;
+  std::string x_label = "epoch";
+  double width = 960;
+  double panel_height = 280;
+};
+
+// Distinct styles: colour by `color_index` (a ten-colour palette, then hues
+// spread by the golden angle, so no two indices share a colour), dash pattern
+// by `dash_index`.
+SeriesStyle DistinctStyle(size_t color_index, size_t dash_index);
+
+std::string LineChartSvg(const ChartOptions& options, const std::vector<ChartPanel>& panels,
+                         const std::vector<ChartSeries>& series);
+
+// Text made safe for SVG and HTML (& < > " ').
+std::string XmlEscape(const std::string& text);
+
+}  // namespace ulpgate
+
+#endif  // ULPGATE_TOOLS_SVG_CHART_H_
