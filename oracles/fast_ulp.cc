@@ -67,7 +67,8 @@ std::optional<FastTanhBwdExact> FromPair(const Pair& x, const FloatFormat& forma
   // and lo takes x below it (|lo| <= ulp(hi) / 2 keeps x in hi's binade
   // otherwise).
   int e = std::ilogb(x.hi);
-  if (x.lo != 0 && std::fabs(x.hi) == std::ldexp(1.0, e) && std::signbit(x.lo) != std::signbit(x.hi)) {
+  if (x.lo != 0 && std::fabs(x.hi) == (e >= -1022 ? Pow2(e) : std::ldexp(1.0, e)) &&
+      std::signbit(x.lo) != std::signbit(x.hi)) {
     --e;
   }
   // Near the top of the format, rounding may overflow: MPFR's rules settle that.
@@ -80,11 +81,12 @@ std::optional<FastTanhBwdExact> FromPair(const Pair& x, const FloatFormat& forma
   // under- or overflows), rounded to an integer, ties to even. |nh| < 2^p, so
   // |nl| <= ulp(nh) / 2 < 2^-29 moves nh off a half-integer only when nh is
   // one, and then the sign of nl decides.
-  const double nh = std::ldexp(x.hi, -out.ulp_exp);
-  const double nl = std::ldexp(x.lo, -out.ulp_exp);
+  // (The formats' ulp exponents lie within [-149, 120]: Pow2 takes them.)
+  const double nh = x.hi * Pow2(-out.ulp_exp);
+  const double nl = x.lo * Pow2(-out.ulp_exp);
   double r = std::nearbyint(nh);
   if (nl != 0 && nh - std::floor(nh) == 0.5) r = nl > 0 ? std::ceil(nh) : std::floor(nh);
-  out.rounded = r == 0 ? std::copysign(0.0, x.hi) : std::ldexp(r, out.ulp_exp);
+  out.rounded = r == 0 ? std::copysign(0.0, x.hi) : r * Pow2(out.ulp_exp);
   return out;
 }
 
@@ -134,7 +136,7 @@ std::optional<UlpError> FastUlpError(const FastTanhBwdExact& x, double y, const 
   if (d.hi == 0) return result;  // e == 0
   // e = RN(|y - x| / ulp(x)) = |d.hi| * 2^-ulp_exp: scaling by a power of two
   // commutes with RN when nothing under- or overflows (|d.hi| >= 2^-705).
-  result.ulp = std::fabs(std::ldexp(d.hi, -x.ulp_exp));
+  result.ulp = std::fabs(d.hi * Pow2(-x.ulp_exp));
   const int bound_count = HistogramBoundCount(format);
   int bin = bound_count;
   for (int i = 1; i < bound_count; ++i) {

@@ -108,10 +108,11 @@ double RoundDouble(const FloatFormat& f, double x, bool toward_zero) {
   const int q = QuantumExponent(f, x);
   // x / 2^q and back are exact (powers of two, no overflow or underflow for
   // formats inside binary64's range); nearbyint rounds to nearest even in
-  // the default rounding mode, which ulpgate never changes.
-  const double scaled = std::ldexp(x, -q);
-  const double y = std::ldexp(toward_zero ? std::trunc(scaled) : std::nearbyint(scaled), q);
-  if (std::fabs(y) >= std::ldexp(1.0, f.emax + 1)) {
+  // the default rounding mode, which ulpgate never changes. With p >= 2,
+  // -1022 <= -q and q <= 1023: Pow2 takes both.
+  const double scaled = x * Pow2(-q);
+  const double y = (toward_zero ? std::trunc(scaled) : std::nearbyint(scaled)) * Pow2(q);
+  if (std::fabs(y) >= Pow2(f.emax + 1)) {
     // Rounded past the largest finite value: to nearest gives infinity (x was
     // at least the overflow threshold), toward zero the largest finite value.
     const double largest = std::ldexp(2.0 - std::ldexp(1.0, 1 - f.precision), f.emax);

@@ -166,7 +166,7 @@ BudgetRun ParseRun(const JsonField& f) {
     for (size_t i = 0; i < list.Size(); ++i) {
       const std::string v = list[i].String();
       if (kind == kDrift) {
-        At(list[i], [&] { return ParseRunConfig(v, &BestTarget()); });
+        At(list[i], [&] { return ParseRunConfig(v, &BestTarget(), ParseDriftPrecision(run.dtype)); });
       } else if (!Contains(known, v) && !IsPeerVariant(run.op, run.dtype, v)) {
         list[i].Fail(fmt::format("unknown variant '{}' for {} ({})", v, run.op, Joined(known)));
       }

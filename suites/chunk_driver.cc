@@ -4,6 +4,7 @@
 #include <atomic>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -28,7 +29,10 @@ void RunUnits(size_t units, unsigned threads, const std::function<void(size_t)>&
   std::exception_ptr failure;
   std::mutex failure_mutex;
   auto work = [&](bool calling_thread) {
-    MpfrThreadCaches caches;  // a worker thread frees MPFR's caches as it ends
+    // A worker thread frees MPFR's caches as it ends; the calling thread
+    // keeps its own for its next call (a training run calls once an epoch).
+    std::optional<MpfrThreadCaches> caches;
+    if (!calling_thread) caches.emplace();
     for (;;) {
       const size_t u = next.fetch_add(1);
       if (u >= units) return;

@@ -168,15 +168,15 @@ void ValidateCase(const JsonField& c, const std::string& op, const TargetInfo& t
   c.OnlyKeys(CaseKeys(op));
   for (const std::string& key : CaseKeys(op)) c[key];  // every field present
   if (c["op"].String() != op) c["op"].Fail("expected \"" + op + "\", the op of the file");
+  RequireOneOf(c["dtype"], MeasurableDtypes(op), ("format of " + op).c_str());
   if (IsDrift(op)) {
     const std::string spec = c["variant"].String();
     try {
-      ParseRunConfig(spec, &target);
+      ParseRunConfig(spec, &target, ParseDriftPrecision(c["dtype"].String()));
     } catch (const InputError& e) {
       c["variant"].Fail(e.what());
     }
   }
-  RequireOneOf(c["dtype"], MeasurableDtypes(op), ("format of " + op).c_str());
   if (IsPluginTarget(target)) {
     RequireOneOf(c["variant"], PluginVariants({&target}, c["dtype"].String()),
                  ("kernel of plugin " + target.name).c_str());
@@ -351,7 +351,8 @@ std::vector<MeasureSpec> GoldenPlan(const std::string& op) {
         // One run per tanh_bwd variant plus the fully fused run. 200 epochs,
         // not the scenarios' 1000: the exact shadow run dominates the cost, and
         // 200 epochs already carry every kernel through thousands of calls.
-        spec.variants.emplace_back("tanh_bwd=mulsub_fma,sgd=fused");
+        spec.variants.emplace_back(dtype == kBinary32.name ? "tanh_bwd=mulsub_fma,sgd=fused"
+                                                           : "tanh_bwd=mulsub_fma_opmath,sgd=fused");
         spec.n = kDriftEpochs;
       } else {
         // Odd extents: every lane width (1, 4, 8, 16) leaves a tail; each

@@ -113,10 +113,11 @@ Measurement MeasureDrift(MeasureSpec spec,
                          const std::function<void(uint64_t, uint64_t)>& progress) {
   const Scenario scenario = BuiltinScenario(spec.suite);
   if (spec.variants.empty()) spec.variants = MeasurableVariants(kDriftOp);
+  const DriftPrecision precision = ParseDriftPrecision(spec.dtype);
   std::vector<RunConfig> configs;
   for (const std::string& variants : spec.variants) {
     for (const TargetInfo* target : spec.targets) {
-      configs.push_back(ParseRunConfig(variants, target));
+      configs.push_back(ParseRunConfig(variants, target, precision));
       configs.back().model = spec.models_only || !target->supported;
     }
   }
@@ -133,7 +134,7 @@ Measurement MeasureDrift(MeasureSpec spec,
     c.record["variant"] = spec.variants[i / spec.targets.size()];
     c.record["target"] = run["target"];
     c.record["kind"] = configs[i].model ? "model" : "kernel";
-    c.record["dtype"] = "f32";
+    c.record["dtype"] = spec.dtype;
     c.record["suite"] = spec.suite;
     c.record["epochs"] = d.epochs;
     for (const char* key : {"label", "variants", "summary", "loss", "in_situ",
@@ -170,8 +171,10 @@ std::vector<std::string> MeasurableVariants(const std::string& op, const std::st
     case OpFamily::kElementwise:
       return TanhBwdVariantNames(*FindFormat(dtype));
     case OpFamily::kDrift:
-      // The default run specs: one per tanh_bwd variant.
-      for (const std::string& v : TanhBwdVariantNames(kBinary32)) variants.push_back("tanh_bwd=" + v);
+      // The default run specs: one per tanh_bwd variant of the compute format.
+      for (const std::string& v : TanhBwdVariantNames(*ParseDriftPrecision(dtype).compute)) {
+        variants.push_back("tanh_bwd=" + v);
+      }
       return variants;
     case OpFamily::kReduction:
       for (const auto& v : FindReductionOp(op)->variants) variants.emplace_back(v.name);

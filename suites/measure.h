@@ -62,10 +62,11 @@ std::vector<std::string> MeasurableOps();
 // The suites of an op (drift: the built-in scenarios); throws InputError for
 // an unknown op.
 std::vector<std::string> MeasurableSuites(const std::string& op);
-// The formats an op runs in: f32 for every op, bf16 and f16 for tanh_bwd.
+// The formats an op runs in: f32, bf16 and f16 (drift: its precisions,
+// suites/drift/precision.h).
 std::vector<std::string> MeasurableDtypes(const std::string& op);
-// The kernel variants of an op in a format (drift: the tanh_bwd variants, as
-// the default run specs "tanh_bwd=<variant>"); throws InputError for an
+// The kernel variants of an op in a format (drift: the tanh_bwd variants of
+// the precision's compute format, as the default run specs "tanh_bwd=<variant>"); throws InputError for an
 // unknown op or a format the op does not run in.
 std::vector<std::string> MeasurableVariants(const std::string& op,
                                             const std::string& dtype = "f32");

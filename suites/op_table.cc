@@ -28,7 +28,9 @@ const std::vector<OpInfo>& OpTable() {
                      names(ReductionSuites()), {}});
       if (op.op == ReductionOp::kLinearFwd) ops.back().peers = {kEigenPeerVariant};
     }
-    ops.push_back({kDriftOp, OpFamily::kDrift, {"f32"}, BuiltinScenarioNames(), {}});
+    // Drift's "formats" are the precisions a training run takes (f32, bf16,
+    // f16 and the mixed ones).
+    ops.push_back({kDriftOp, OpFamily::kDrift, DriftPrecisionNames(), BuiltinScenarioNames(), {}});
     return ops;
   }();
   return table;

@@ -23,7 +23,7 @@ enum class OpFamily : unsigned {
 struct OpInfo {
   std::string name;
   OpFamily family;
-  std::vector<std::string> dtypes;  // the formats it runs in, f32 first
+  std::vector<std::string> dtypes;  // the formats it runs in, f32 first (drift: precisions)
   std::vector<std::string> suites;  // its suites; for drift the built-in scenarios
   // Variants run by another library beside the kernels, in f32 only
   // (linear_fwd: "eigen", Eigen's own product).

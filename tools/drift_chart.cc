@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -26,6 +27,25 @@ std::vector<double> Losses(const nlohmann::ordered_json& list) {
   std::vector<double> y;
   for (const auto& v : list) y.push_back(LossValue(v));
   return y;
+}
+
+// The largest value over each window of `window` epochs, drawn at every epoch
+// of it: a deviation changes sign from one epoch to the next, and on a log
+// axis its dips to zero hide the curve; the envelope keeps the size.
+std::vector<double> Envelope(const std::vector<double>& y, size_t window) {
+  std::vector<double> e(y.size(), NAN);
+  for (size_t start = 0; start < y.size(); start += window) {
+    double max = -INFINITY;
+    bool any = false;
+    const size_t end = std::min(y.size(), start + window);
+    for (size_t i = start; i < end; ++i) {
+      if (std::isnan(y[i])) continue;
+      max = std::max(max, y[i]);
+      any = true;
+    }
+    for (size_t i = start; i < end; ++i) e[i] = any ? max : NAN;
+  }
+  return e;
 }
 
 std::vector<double> Deviation(const std::vector<double>& loss, const std::vector<double>& ref) {
@@ -108,6 +128,7 @@ std::string DriftChartSvg(const nlohmann::ordered_json& report, const std::strin
     targets.emplace(f.fields.back().second, targets.size());
   }
   const bool grouped = precisions.size() > 1;
+  const size_t window = std::max<size_t>(1, reference.size() / 100);
   const std::vector<std::string> names = RunShortNames(fields, grouped);
 
   std::vector<ChartSeries> series;
@@ -122,6 +143,7 @@ std::string DriftChartSvg(const nlohmann::ordered_json& report, const std::strin
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return precisions.at(fields[a].fields[0].second) < precisions.at(fields[b].fields[0].second);
   });
+  std::map<std::string, size_t> members;  // per precision, specs seen so far
   for (size_t i : order) {
     const RunFields& f = fields[i];
     std::string spec;
@@ -129,11 +151,15 @@ std::string DriftChartSvg(const nlohmann::ordered_json& report, const std::strin
     ChartSeries s;
     s.name = names[i];
     s.group = grouped ? f.fields[0].second : "";
-    // Colour by the variants, dash by the target: a run looks the same in
-    // both panels and in the legend.
-    s.style = DistinctStyle(specs.at(spec), targets.at(f.fields.back().second));
+    // A run looks the same in both panels and in the legend: with several
+    // precisions, one hue per precision (its runs a bundle of shades);
+    // otherwise a colour per variant spec; the dash tells targets apart.
+    const size_t dash = targets.at(f.fields.back().second);
+    s.style = grouped ? GroupStyle(precisions.at(f.fields[0].second),
+                                   members[f.fields[0].second]++, dash)
+                      : DistinctStyle(specs.at(spec), dash);
     const std::vector<double> loss = Losses(runs[i]["loss"]);
-    s.panels = {loss, Deviation(loss, reference)};
+    s.panels = {loss, Envelope(Deviation(loss, reference), window)};
     series.push_back(std::move(s));
   }
   if (report.contains("compare")) {
@@ -144,7 +170,7 @@ std::string DriftChartSvg(const nlohmann::ordered_json& report, const std::strin
       s.group = "recorded curves";
       s.style = {k % 2 ? "#6a3d9a" : "#b15928", k / 2 % 2 ? "1,2" : "", 2.8};
       const std::vector<double> loss = Losses(c["loss"]);
-      s.panels = {loss, Deviation(loss, reference)};
+      s.panels = {loss, Envelope(Deviation(loss, reference), window)};
       series.push_back(std::move(s));
       ++k;
     }
@@ -157,7 +183,11 @@ std::string DriftChartSvg(const nlohmann::ordered_json& report, const std::strin
                               report.value("epochs", size_t{0}), runs.size());
   const std::vector<ChartPanel> panels = {
       {"loss per epoch (log scale)", "loss", true},
-      {"relative loss deviation from the exact run, |run - exact| / exact (log scale)",
+      {window > 1 ? fmt::format("relative loss deviation from the exact run, |run - exact| / "
+                                "exact, largest of each {} epochs (log scale)",
+                                window)
+                  : std::string("relative loss deviation from the exact run, |run - exact| / "
+                                "exact (log scale)"),
        "relative deviation", true}};
   return LineChartSvg(options, panels, series);
 }

@@ -68,6 +68,15 @@ SeriesStyle DistinctStyle(size_t color_index, size_t dash_index) {
   return s;
 }
 
+SeriesStyle GroupStyle(size_t group, size_t member, size_t dash_index) {
+  static const double kHues[] = {210, 2, 125, 32, 275, 180, 330, 55, 95, 240};
+  const double hue = group < 10 ? kHues[group] : std::fmod(static_cast<double>(group) * 137.508, 360.0);
+  SeriesStyle s = DistinctStyle(0, dash_index + member / 4);
+  // Four lightness steps, then the dash changes too.
+  s.color = fmt::format("hsl({:.0f},75%,{}%)", hue, 28 + 12 * static_cast<int>(member % 4));
+  return s;
+}
+
 std::string LineChartSvg(const ChartOptions& o, const std::vector<ChartPanel>& panels,
                          const std::vector<ChartSeries>& series) {
   const double plot_w = o.width - kLeft - kRight;

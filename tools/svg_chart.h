@@ -45,6 +45,11 @@ struct ChartOptions {
 // by `dash_index`.
 SeriesStyle DistinctStyle(size_t color_index, size_t dash_index);
 
+// Styles for series in groups: one hue per group (a ten-hue wheel, then
+// hues spread by the golden angle), its members told apart by lightness and
+// dash, so that a group reads as one bundle and its members stay distinct.
+SeriesStyle GroupStyle(size_t group, size_t member, size_t dash_index);
+
 std::string LineChartSvg(const ChartOptions& options, const std::vector<ChartPanel>& panels,
                          const std::vector<ChartSeries>& series);
 

@@ -4,8 +4,14 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <condition_variable>
+#include <exception>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
 #include <sstream>
 
 #include "kernels/tanh_bwd_spec.h"
@@ -250,23 +256,77 @@ DriftResult RunDrift(const Scenario& scenario, const std::vector<RunConfig>& con
     d.runs[r].config = configs[r];
     trainers.push_back(MakeTrainer(d.scenario, d.batch, d.initial, configs[r], &d.runs[r].in_situ));
   }
+  ExactOps exact(d.scenario);
+  TrainingStep<ExactOps> reference(d.scenario, exact, exact.FromFloats(d.batch.x),
+                                   exact.FromFloats(d.batch.target));
+  std::vector<ExactTensor> w = ToExact(d.initial);
+  std::vector<ExactTensor> at_start;  // the reference's parameters as the epoch starts
+
   // The runs advance in lockstep with the reference, so each epoch's
-  // parameters are compared without keeping the reference's history.
-  d.reference = RunReference(
-      d.scenario, d.batch, d.initial, d.epochs,
-      [&](size_t epoch, const std::vector<ExactTensor>& reference) {
-        // Runs are independent: step them on every core. Each writes only
-        // its own result, so the outcome does not depend on the threads.
-        RunUnits(trainers.size(), threads, [&](size_t r) {
-          FloatRunResult& run = d.runs[r];
+  // parameters are compared without keeping the reference's history. Unit 0
+  // of an epoch steps the reference, unit r + 1 run r; each writes only its
+  // own results, so nothing depends on the threads. The threads live for the
+  // whole run (MPFR's per-thread caches of constants with them) and meet at
+  // a barrier twice an epoch.
+  const size_t units = trainers.size() + 1;
+  const unsigned workers = WorkerCount(threads, units);
+  std::mutex mutex;
+  std::condition_variable turn;
+  size_t arrived = 0, generation = 0;
+  auto barrier = [&] {
+    std::unique_lock<std::mutex> lock(mutex);
+    const size_t g = generation;
+    if (++arrived == workers) {
+      arrived = 0;
+      ++generation;
+      turn.notify_all();
+    } else {
+      turn.wait(lock, [&] { return generation != g; });
+    }
+  };
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr failure;
+  auto work = [&](bool calling_thread) {
+    std::optional<MpfrThreadCaches> caches;
+    if (!calling_thread) caches.emplace();
+    for (size_t epoch = 0; epoch < d.epochs; ++epoch) {
+      if (calling_thread) {
+        at_start = w;
+        next = 0;
+      }
+      barrier();
+      for (size_t u; !failed && (u = next.fetch_add(1)) < units;) {
+        try {
+          if (u == 0) {
+            d.reference.loss.push_back(reference.Epoch(w).ToDouble());
+            continue;
+          }
+          FloatRunResult& run = d.runs[u - 1];
           double max_rel = 0, max_ulp = 0;
-          trainers[r]->ParameterError(reference, &max_rel, &max_ulp);
+          trainers[u - 1]->ParameterError(at_start, &max_rel, &max_ulp);
           run.param_max_relative.push_back(max_rel);
           run.param_max_ulp.push_back(max_ulp);
-          run.loss.push_back(trainers[r]->Epoch());
-        });
-        if (progress && (epoch % 50 == 0 || epoch + 1 == d.epochs)) progress(epoch + 1, d.epochs);
-      });
+          run.loss.push_back(trainers[u - 1]->Epoch());
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(mutex);
+          if (!failure) failure = std::current_exception();
+          failed = true;
+        }
+      }
+      barrier();
+      if (failed) return;
+      if (calling_thread && progress && (epoch % 50 == 0 || epoch + 1 == d.epochs)) {
+        progress(epoch + 1, d.epochs);
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < workers; ++t) pool.emplace_back(work, false);
+  work(true);
+  for (std::thread& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+  d.reference.parameters = std::move(w);
   for (size_t r = 0; r < trainers.size(); ++r) {
     FloatRunResult& run = d.runs[r];
     run.final_parameters = d.initial;
