@@ -22,13 +22,13 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 std::vector<double> FromJson(const std::string& path) {
   const nlohmann::ordered_json j = ReadJsonFile(path);
   const nlohmann::ordered_json* list = &j;
-  std::string where = path;
+  std::string pointer;  // JSON pointer of the list
   if (j.is_object()) {
     if (!j.contains("loss")) throw InputError(path + ": expected a list of losses or an object with \"loss\"");
     list = &j["loss"];
-    where += ": /loss";
+    pointer = "/loss";
   }
-  if (!list->is_array()) throw InputError(where + ": expected a list of losses");
+  if (!list->is_array()) throw InputError(path + ": " + pointer + ": expected a list of losses");
   std::vector<double> loss;
   for (size_t i = 0; i < list->size(); ++i) {
     const auto& v = (*list)[i];
@@ -40,7 +40,7 @@ std::vector<double> FromJson(const std::string& path) {
     } else if (v.is_string() && (v == "nan" || v == "inf" || v == "-inf")) {
       loss.push_back(std::strtod(v.get<std::string>().c_str(), nullptr));
     } else {
-      throw InputError(fmt::format("{}/{}: expected a number, found {}", where, i, v.dump()));
+      throw InputError(fmt::format("{}: {}/{}: expected a number, found {}", path, pointer, i, v.dump()));
     }
   }
   return loss;

@@ -74,43 +74,53 @@ class DriftModelRun : public PerTargetTest {};
 
 TEST_P(DriftModelRun, EqualsTheKernelRunInEveryEpoch) {
   const TargetInfo* target = GetParam();
-  for (const char* scenario : {"seed", "saturating"}) {
-    std::vector<RunConfig> configs;
-    for (const char* spec :
-         {"tanh_bwd=mac", "tanh_bwd=mac_unfused", "tanh_bwd=mulsub", "tanh_bwd=mulsub_fma,sgd=fused",
-          "linear=lane_parallel,bias=pairwise,mse=pairwise", "linear=pairwise,mse=sequential_fma_recip"}) {
-      RunConfig kernel = ParseRunConfig(spec, target);
-      RunConfig model = kernel;
-      model.model = true;
-      configs.push_back(kernel);
-      configs.push_back(model);
-    }
-    const DriftResult d = RunDrift(BuiltinScenario(scenario), configs, 40);
-    for (size_t i = 0; i < d.runs.size(); i += 2) {
-      const FloatRunResult& kernel = d.runs[i];
-      const FloatRunResult& model = d.runs[i + 1];
-      SCOPED_TRACE(std::string(scenario) + " " + kernel.config.Label());
-      EXPECT_EQ(kernel.config.Label(), model.config.Label());
-      ASSERT_EQ(kernel.loss.size(), model.loss.size());
-      for (size_t e = 0; e < kernel.loss.size(); ++e) {
-        ASSERT_EQ(kernel.loss[e], model.loss[e]) << "epoch " << e;
+  for (const std::string& precision : DriftPrecisionNames()) {
+    const DriftPrecision p = ParseDriftPrecision(precision);
+    const bool binary32 = IsBinary32(*p.compute);
+    const std::vector<std::string> specs =
+        binary32 ? std::vector<std::string>{"tanh_bwd=mac", "tanh_bwd=mac_unfused",
+                                            "tanh_bwd=mulsub", "tanh_bwd=mulsub_fma,sgd=fused",
+                                            "linear=lane_parallel,bias=pairwise,mse=pairwise",
+                                            "linear=pairwise,mse=sequential_fma_recip"}
+                 : std::vector<std::string>{"tanh_bwd=mac_opmath", "tanh_bwd=mac_per_op",
+                                            "tanh_bwd=mulsub_opmath_hwy,sgd=fused",
+                                            "linear=lane_parallel,bias=pairwise,mse=pairwise"};
+    for (const char* scenario : {"seed", "saturating"}) {
+      std::vector<RunConfig> configs;
+      for (const std::string& spec : specs) {
+        RunConfig kernel = ParseRunConfig(spec, target, p);
+        RunConfig model = kernel;
+        model.model = true;
+        configs.push_back(kernel);
+        configs.push_back(model);
       }
-      ASSERT_EQ(kernel.final_parameters.tensors.size(), model.final_parameters.tensors.size());
-      for (size_t k = 0; k < kernel.final_parameters.tensors.size(); ++k) {
-        const auto& a = kernel.final_parameters.tensors[k];
-        const auto& b = model.final_parameters.tensors[k];
-        ASSERT_EQ(a.size(), b.size());
-        for (size_t j = 0; j < a.size(); ++j) {
-          ASSERT_EQ(FloatBits(a[j]), FloatBits(b[j])) << "tensor " << k << " element " << j;
+      const DriftResult d = RunDrift(BuiltinScenario(scenario), configs, binary32 ? 40 : 20);
+      for (size_t i = 0; i < d.runs.size(); i += 2) {
+        const FloatRunResult& kernel = d.runs[i];
+        const FloatRunResult& model = d.runs[i + 1];
+        SCOPED_TRACE(std::string(scenario) + " " + kernel.config.Label());
+        EXPECT_EQ(kernel.config.Label(), model.config.Label());
+        ASSERT_EQ(kernel.loss.size(), model.loss.size());
+        for (size_t e = 0; e < kernel.loss.size(); ++e) {
+          ASSERT_EQ(kernel.loss[e], model.loss[e]) << "epoch " << e;
         }
-      }
-      ASSERT_EQ(kernel.in_situ.size(), model.in_situ.size());
-      for (const auto& [op, stats] : kernel.in_situ) {
-        const ErrorStatistics& other = model.in_situ.at(op);
-        EXPECT_EQ(stats.n(), other.n()) << op;
-        EXPECT_EQ(stats.max_ulp(), other.max_ulp()) << op;
-        EXPECT_EQ(stats.mean_ulp(), other.mean_ulp()) << op;
-        EXPECT_EQ(stats.correctly_rounded(), other.correctly_rounded()) << op;
+        ASSERT_EQ(kernel.final_parameters.tensors.size(), model.final_parameters.tensors.size());
+        for (size_t k = 0; k < kernel.final_parameters.tensors.size(); ++k) {
+          const auto& a = kernel.final_parameters.tensors[k];
+          const auto& b = model.final_parameters.tensors[k];
+          ASSERT_EQ(a.size(), b.size());
+          for (size_t j = 0; j < a.size(); ++j) {
+            ASSERT_EQ(FloatBits(a[j]), FloatBits(b[j])) << "tensor " << k << " element " << j;
+          }
+        }
+        ASSERT_EQ(kernel.in_situ.size(), model.in_situ.size());
+        for (const auto& [op, stats] : kernel.in_situ) {
+          const ErrorStatistics& other = model.in_situ.at(op);
+          EXPECT_EQ(stats.n(), other.n()) << op;
+          EXPECT_EQ(stats.max_ulp(), other.max_ulp()) << op;
+          EXPECT_EQ(stats.mean_ulp(), other.mean_ulp()) << op;
+          EXPECT_EQ(stats.correctly_rounded(), other.correctly_rounded()) << op;
+        }
       }
     }
   }
