@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -40,6 +41,7 @@ struct DriftArgs {
   unsigned threads = 0;
   std::string json_path;
   std::string svg_path;
+  std::string curves_dir;
 };
 
 std::string Sci(double x) { return std::isfinite(x) ? fmt::format("{:.3e}", x) : fmt::format("{}", x); }
@@ -206,6 +208,24 @@ void PrintComparison(const CurveComparison& c, const DriftResult& d) {
   }
 }
 
+// Each float run's losses as "epoch,loss" rows (17 digits: every loss reads
+// back exactly), named after the run: what --compare reads back.
+void WriteCurves(const std::string& dir, const DriftResult& d) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) throw InputError(dir + ": cannot create the folder (" + error.message() + ")");
+  for (const FloatRunResult& r : d.runs) {
+    std::string name = r.config.Label();
+    for (char& c : name) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '@') c = '_';
+    }
+    std::string text = "epoch,loss\n";
+    for (size_t e = 0; e < r.loss.size(); ++e) text += fmt::format("{},{:.17g}\n", e, r.loss[e]);
+    WriteTextFile((std::filesystem::path(dir) / (name + ".csv")).string(), text);
+  }
+  std::cerr << fmt::format("drift: {} loss curves written to {}\n", d.runs.size(), dir);
+}
+
 class Progress {
  public:
   explicit Progress(bool quiet) : tty_(!quiet && ::isatty(STDERR_FILENO) != 0) {}
@@ -305,6 +325,7 @@ void Drift(const DriftArgs& args) {
   }
   std::cerr << fmt::format("drift: {} epochs x ({} runs + the exact run) in {:.2f} s\n", d.epochs,
                            d.runs.size(), seconds);
+  if (!args.curves_dir.empty()) WriteCurves(args.curves_dir, report);
   if (args.json_path.empty() && args.svg_path.empty()) return;
   nlohmann::ordered_json j = DriftJson(report);
   for (const Attribution& a : attribution.attributions) j["attribution"].push_back(AttributionJson(a));
@@ -348,6 +369,9 @@ void AddDriftCommand(CLI::App& app) {
       ->check(CountValidator("the number of threads", 1, kMaxThreads));
   cmd->add_option("--json", args->json_path, "Write the JSON report here");
   cmd->add_option("--svg", args->svg_path, "Write the loss curves as SVG here");
+  cmd->add_option("--curves", args->curves_dir,
+                  "Write each float run's losses to this folder, one CSV (epoch,loss) per run, "
+                  "named after its label: curves --compare reads");
   cmd->callback([args] { Drift(*args); });
 }
 
