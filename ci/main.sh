@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The main job: set up, build, run every op's variants on every target this
 # machine supports over the standard suites (tables and histograms), the
-# target matrix, both built-in training-run drift scenarios, the golden check,
-# and last the release gate over golden/budgets.json (its table ends the
-# output). Reports go to build/reports/. The job fails when the golden check or
-# the gate does; every report is written either way.
+# target matrix, both built-in training-run drift scenarios in every
+# precision with the attribution of the seed scenario's f32 and bf16 runs, the
+# golden check, and last the release gate over golden/budgets.json (its table
+# ends the output). Reports go to build/reports/, and with them one HTML page
+# of them all, build/reports/report.html. The job fails when the golden check
+# or the gate does; every report is written either way.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/build.sh
@@ -16,24 +18,37 @@ status=0
 
 for suite in domain training adversarial random; do
   banner "tanh_bwd, suite $suite"
-  $ulpgate run --kernel tanh_bwd --variant all --target all --suite "$suite" --json "$out/tanh_bwd-$suite.json"
+  by=(); [ "$suite" = domain ] && by=(--by t)  # the error map by binade of t
+  $ulpgate run --kernel tanh_bwd --variant all --target all --suite "$suite" "${by[@]}" \
+    --json "$out/tanh_bwd-$suite.json"
+done
+for dtype in bf16 f16; do
+  banner "tanh_bwd in $dtype, suite training"
+  $ulpgate run --kernel tanh_bwd --dtype "$dtype" --variant all --target all --suite training \
+    --json "$out/tanh_bwd-training-$dtype.json"
 done
 for op in linear_fwd linear_bwd_input linear_bwd_weight linear_bwd_bias mse_fwd mse_bwd; do
   banner "$op, suite cancellation"
   $ulpgate run --kernel "$op" --variant all --target all --suite cancellation --json "$out/$op-cancellation.json"
 done
 banner "target matrix"
-$ulpgate matrix
+$ulpgate matrix --json "$out/matrix.json"
 for scenario in seed saturating; do
-  banner "drift, scenario $scenario"
-  $ulpgate drift --scenario "$scenario" --target all --json "$out/drift-$scenario.json" \
+  banner "drift, scenario $scenario, every precision"
+  $ulpgate drift --scenario "$scenario" --dtype all --json "$out/drift-$scenario.json" \
     --svg "$out/drift-$scenario.svg"
+done
+for dtype in f32 bf16; do
+  banner "drift attribution, scenario seed, $dtype"
+  $ulpgate drift --scenario seed --dtype "$dtype" --attribute --json "$out/attribution-seed-$dtype.json"
 done
 
 banner "golden check (golden/)"
 $ulpgate golden check || status=1
 banner "release gate (golden/budgets.json)"
 $ulpgate gate --json "$out/gate.json" --junit "$out/gate.junit.xml" || status=1
+banner "HTML report"
+$ulpgate report "$out" --html "$out/report.html" --title "ulpgate: every op, every target, drift and the gate"
 echo
-echo "reports: $out/"
+echo "reports: $out/ (open $out/report.html)"
 exit $status

@@ -18,6 +18,7 @@ packages=(
   python3               # the independent rechecks of reports (tools/python)
   qemu-user             # qemu-x86_64 -cpu MODEL: ulpgate on emulated smaller CPUs (a test)
   parallel              # GNU parallel: a sweep's shards at once (a test, docs/sweeps.md)
+  chromium              # headless: renders the HTML report in a test (report_renders_in_chromium)
 )
 
 missing=()

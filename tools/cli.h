@@ -76,6 +76,7 @@ void AddGoldenCommand(CLI::App& app);
 void AddGateCommand(CLI::App& app);
 void AddCheckCommand(CLI::App& app);  // check, and suite export
 void AddSweepCommand(CLI::App& app);  // sweep, and merge
+void AddReportCommand(CLI::App& app);
 
 }  // namespace ulpgate
 

@@ -178,9 +178,10 @@ std::string DriftChartSvg(const nlohmann::ordered_json& report, const std::strin
   ChartOptions options;
   options.id = id;
   const auto& scenario = report["scenario"];
-  options.title = fmt::format("drift: scenario {}, {} epochs, {} runs beside the exact run",
+  options.title = fmt::format("drift: scenario {}, {} epochs, {} run{} beside the exact run",
                               scenario.value("name", std::string("?")),
-                              report.value("epochs", size_t{0}), runs.size());
+                              report.value("epochs", size_t{0}), runs.size(),
+                              runs.size() == 1 ? "" : "s");
   const std::vector<ChartPanel> panels = {
       {"loss per epoch (log scale)", "loss", true},
       {window > 1 ? fmt::format("relative loss deviation from the exact run, |run - exact| / "

@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   ulpgate::AddSweepCommand(app);
   ulpgate::AddMatrixCommand(app);
   ulpgate::AddDriftCommand(app);
+  ulpgate::AddReportCommand(app);
   ulpgate::AddGoldenCommand(app);
   ulpgate::AddGateCommand(app);
   try {

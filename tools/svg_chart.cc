@@ -187,7 +187,8 @@ std::string LineChartSvg(const ChartOptions& o, const std::vector<ChartPanel>& p
     svg += fmt::format(
         "<clipPath id='{}-panel{}'><rect x='{}' y='{}' width='{:.1f}' height='{}'/></clipPath>\n",
         o.id, p, kLeft, top, plot_w, o.panel_height);
-    for (const ChartSeries& s : series) {
+    for (size_t k = 0; k < series.size(); ++k) {
+      const ChartSeries& s = series[k];
       if (p >= s.panels.size()) continue;
       std::string path;
       bool pen_down = false;
@@ -203,9 +204,9 @@ std::string LineChartSvg(const ChartOptions& o, const std::vector<ChartPanel>& p
       }
       if (path.empty()) continue;
       svg += fmt::format(
-          "<path clip-path='url(#{}-panel{})' fill='none' stroke='{}' stroke-width='{}'{} d='{}'>"
-          "<title>{}</title></path>\n",
-          o.id, p, s.style.color, s.style.width,
+          "<path data-series='{}' clip-path='url(#{}-panel{})' fill='none' stroke='{}' "
+          "stroke-width='{}'{} d='{}'><title>{}</title></path>\n",
+          k, o.id, p, s.style.color, s.style.width,
           s.style.dash.empty() ? "" : fmt::format(" stroke-dasharray='{}'", s.style.dash), path,
           XmlEscape(s.name));
     }
@@ -221,10 +222,13 @@ std::string LineChartSvg(const ChartOptions& o, const std::vector<ChartPanel>& p
       continue;
     }
     const SeriesStyle& st = e.series->style;
+    // data-legend: a page that shows the chart may toggle the series there.
     svg += fmt::format(
-        "<line x1='{:.1f}' y1='{:.1f}' x2='{:.1f}' y2='{:.1f}' stroke='{}' stroke-width='{}'{}/>"
-        "<text x='{:.1f}' y='{:.1f}'>{}</text>\n",
-        x + 4, y, x + 30, y, st.color, std::max(st.width, 2.0),
+        "<g data-legend='{}'><rect x='{:.1f}' y='{:.1f}' width='{:.1f}' height='{}' fill='white' "
+        "fill-opacity='0'/><line x1='{:.1f}' y1='{:.1f}' x2='{:.1f}' y2='{:.1f}' stroke='{}' "
+        "stroke-width='{}'{}/><text x='{:.1f}' y='{:.1f}'>{}</text></g>\n",
+        e.series - series.data(), x, y - kLegendRow / 2, column_w - 4, kLegendRow, x + 4, y, x + 30,
+        y, st.color, std::max(st.width, 2.0),
         st.dash.empty() ? "" : fmt::format(" stroke-dasharray='{}'", st.dash), x + 36, y + 4,
         XmlEscape(e.text));
   }

@@ -1,0 +1,79 @@
+// ulpgate report: the JSON reports of a session (files, or folders of them)
+// as one self-contained HTML page (tools/html_report.h).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+
+#include "suites/inputs.h"
+#include "suites/json_file.h"
+#include "suites/report.h"
+#include "tools/cli.h"
+#include "tools/html_report.h"
+
+namespace ulpgate {
+namespace {
+
+struct ReportArgs {
+  std::vector<std::string> inputs;
+  std::string html_path;
+  std::string title = "ulpgate report";
+};
+
+void Report(const ReportArgs& args) {
+  std::vector<std::string> paths;
+  for (const std::string& input : args.inputs) {
+    std::error_code error;
+    if (std::filesystem::is_directory(input, error)) {
+      std::vector<std::string> found;
+      for (const auto& entry : std::filesystem::directory_iterator(input)) {
+        if (entry.path().extension() == ".json") found.push_back(entry.path().string());
+      }
+      std::sort(found.begin(), found.end());
+      paths.insert(paths.end(), found.begin(), found.end());
+    } else if (std::filesystem::exists(input, error)) {
+      paths.push_back(input);
+    } else {
+      throw InputError(input + ": no such file or folder");
+    }
+  }
+  std::vector<ReportFile> files;
+  std::vector<std::string> skipped;
+  for (const std::string& path : paths) {
+    ReportFile f{path, ReadJsonFile(path)};
+    const std::string format =
+        f.json.is_object() && f.json.contains("format") && f.json["format"].is_string()
+            ? f.json["format"].get<std::string>()
+            : "";
+    if (!IsReportFormat(format)) {
+      skipped.push_back(path + (format.empty() ? "" : " (" + format + ")"));
+      continue;
+    }
+    files.push_back(std::move(f));
+  }
+  if (files.empty()) {
+    throw InputError("no run, matrix, drift or gate report among " + std::to_string(paths.size()) +
+                     " JSON files");
+  }
+  WriteTextFile(args.html_path, HtmlReport(files, args.title));
+  std::cout << fmt::format("report: {} reports -> {}\n", files.size(), args.html_path);
+  for (const std::string& s : skipped) std::cout << "  left out (not a report the page draws): " << s << '\n';
+}
+
+}  // namespace
+
+void AddReportCommand(CLI::App& app) {
+  auto args = std::make_shared<ReportArgs>();
+  auto* cmd = app.add_subcommand(
+      "report",
+      "One self-contained HTML page from JSON reports (run, matrix, drift, gate): histograms, error "
+      "maps, the target matrix, drift curves and attribution, the gate's table");
+  cmd->add_option("inputs", args->inputs, "JSON reports, or folders of them (every *.json)")
+      ->required();
+  cmd->add_option("--html", args->html_path, "Write the page here")->required();
+  cmd->add_option("--title", args->title, "The page's title")->capture_default_str();
+  cmd->callback([args] { Report(*args); });
+}
+
+}  // namespace ulpgate

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Checks an `ulpgate report` page without a browser: the HTML parses with
+its tags balanced, every inline SVG is well-formed XML, nothing is fetched
+from elsewhere (no src= or href= but in-page anchors), and the page holds the
+sections asked for (--expect TEXT, repeatable: text that must appear).
+
+Exit 0 when all holds, 1 with a line per problem otherwise."""
+import argparse
+import html.entities
+import re
+import sys
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+
+XML_ENTITIES = {"amp", "lt", "gt", "quot", "apos"}
+VOID = {"meta", "br", "hr", "img", "input", "link", "col", "area", "base", "wbr", "source"}
+
+
+class Balance(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.stack, self.problems, self.svg_depth = [], [], 0
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if name in ("src", "href") and value and not value.startswith("#"):
+                self.problems.append(f"<{tag} {name}={value!r}>: the page must not fetch anything")
+        if tag not in VOID:
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+        if tag not in VOID:
+            self.stack.pop()
+
+    def handle_endtag(self, tag):
+        if tag in VOID:
+            return
+        if not self.stack or self.stack[-1] != tag:
+            self.problems.append(f"</{tag}> closes <{self.stack[-1] if self.stack else 'nothing'}>")
+            return
+        self.stack.pop()
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("page")
+    p.add_argument("--expect", action="append", default=[])
+    p.add_argument("--svgs", type=int, default=1, help="at least this many inline SVGs")
+    args = p.parse_args()
+    text = open(args.page, encoding="utf-8").read()
+    problems = []
+    b = Balance()
+    b.feed(text)
+    b.close()
+    problems += b.problems
+    if b.stack:
+        problems.append("unclosed tags: " + " ".join(b.stack[-5:]))
+    svgs = re.findall(r"<svg\b.*?</svg>", text, flags=re.S)
+    for i, svg in enumerate(svgs):
+        try:
+            # HTML's named entities are not XML's: as numeric references.
+            for name, code in html.entities.name2codepoint.items():
+                svg = svg.replace(f"&{name};", f"&#{code};") if name not in XML_ENTITIES else svg
+            ET.fromstring(svg)
+        except ET.ParseError as e:
+            problems.append(f"SVG {i} is not well-formed XML: {e}")
+    if len(svgs) < args.svgs:
+        problems.append(f"{len(svgs)} inline SVGs, expected at least {args.svgs}")
+    for want in args.expect:
+        if want not in text:
+            problems.append(f"missing: {want!r}")
+    for line in problems:
+        print(f"{args.page}: {line}")
+    if not problems:
+        print(f"{args.page}: {len(svgs)} SVGs, balanced, self-contained, {len(args.expect)} expected texts found")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
