@@ -132,9 +132,12 @@ std::string DriftChartSvg(const nlohmann::ordered_json& report, const std::strin
   const std::vector<std::string> names = RunShortNames(fields, grouped);
 
   std::vector<ChartSeries> series;
+  // On top of the runs, dashed, so that runs that follow it closely do not
+  // hide it (nor it them).
   ChartSeries exact;
   exact.name = "exact run (MPFR)";
-  exact.style = {"#000", "", 2.6};
+  exact.style = {"#000", "5,3", 1.8};
+  exact.on_top = true;
   exact.panels = {reference, {}};
   series.push_back(exact);
   // Runs in precision order, so that each group's entries stand together.
@@ -173,6 +176,23 @@ std::string DriftChartSvg(const nlohmann::ordered_json& report, const std::strin
       s.panels = {loss, Envelope(Deviation(loss, reference), window)};
       series.push_back(std::move(s));
       ++k;
+    }
+  }
+  if (report.contains("attribution")) {
+    // The float run beside the runs that round one op only, for the three
+    // ops with the largest shares: the dominant op's curve lies on the run's.
+    size_t k = 0;
+    for (const auto& a : report["attribution"]) {
+      for (size_t i = 0; i < a["ops"].size() && i < 3; ++i) {
+        const auto& op = a["ops"][i];
+        ChartSeries s;
+        s.name = "only " + op.value("op", std::string("?")) + " rounded";
+        s.group = "attribution (every other op exact)";
+        s.style = DistinctStyle(4 + k++, 1);
+        const std::vector<double> loss = Losses(op["alone_loss"]);
+        s.panels = {loss, Envelope(Deviation(loss, reference), window)};
+        series.push_back(std::move(s));
+      }
     }
   }
   ChartOptions options;

@@ -396,9 +396,27 @@ bool IsReportFormat(const std::string& format) {
 std::string HtmlReport(const std::vector<ReportFile>& files, const std::string& title) {
   std::string nav, body;
   size_t index = 0;
-  // Gate first (the verdict), then matrices, runs, drift: the order a reader asks.
+  // Gate first (the verdict), then matrices, runs (tanh_bwd first, as the op
+  // table orders the ops), drift (plain runs before attributions): the order a
+  // reader asks.
+  auto rank = [](const ReportFile& f) {
+    static const std::vector<std::string> ops = {"tanh_bwd",         "linear_fwd",
+                                                 "linear_bwd_input", "linear_bwd_weight",
+                                                 "linear_bwd_bias",  "mse_fwd",
+                                                 "mse_bwd"};
+    const Json& results = f.json.contains("results") ? f.json["results"] : Json::array();
+    const std::string op = results.empty() ? "" : Str(results[0], "op");
+    const size_t o = std::find(ops.begin(), ops.end(), op) - ops.begin();
+    return std::make_pair(o * 2 + (f.json.contains("attribution") ? 1 : 0),
+                          results.empty() ? std::string() : Str(results[0], "dtype", "f32"));
+  };
+  std::vector<const ReportFile*> sorted;
+  for (const ReportFile& f : files) sorted.push_back(&f);
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [&](const ReportFile* a, const ReportFile* b) { return rank(*a) < rank(*b); });
   for (const char* format : {"ulpgate-gate-2", "ulpgate-matrix-1", "ulpgate-run-1", "ulpgate-drift-2"}) {
-    for (const ReportFile& f : files) {
+    for (const ReportFile* fp : sorted) {
+      const ReportFile& f = *fp;
       if (Str(f.json, "format") != format) continue;
       ++index;
       std::string section, anchor, name;
@@ -419,7 +437,14 @@ std::string HtmlReport(const std::vector<ReportFile>& files, const std::string& 
       } else {
         section = DriftSection(f, index);
         anchor = fmt::format("drift{}", index);
-        name = "drift " + Str(f.json["scenario"], "name");
+        std::set<std::string> precisions;
+        if (f.json.contains("runs")) {
+          for (const Json& r : f.json["runs"]) precisions.insert(Str(r, "precision", "f32"));
+        }
+        name = (f.json.contains("attribution") ? "attribution " : "drift ") +
+               Str(f.json["scenario"], "name") +
+               (precisions.size() == 1 ? " " + *precisions.begin()
+                                       : fmt::format(" ({} precisions)", precisions.size()));
       }
       if (section.empty()) continue;
       nav += fmt::format("<a href='#{}'>{}</a>", anchor, Esc(name));

@@ -89,7 +89,7 @@ std::string LineChartSvg(const ChartOptions& o, const std::vector<ChartPanel>& p
 
   // The legend: columns as wide as the longest entry, as many as fit.
   size_t longest = 8;
-  for (const ChartSeries& s : series) longest = std::max(longest, s.name.size());
+  for (const ChartSeries& s : series) longest = std::max({longest, s.name.size(), s.group.size()});
   const double column_w = 40 + kCharWidth * static_cast<double>(longest);
   const size_t columns = std::max<size_t>(1, static_cast<size_t>((o.width - kLeft) / column_w));
   struct Entry {
@@ -187,7 +187,14 @@ std::string LineChartSvg(const ChartOptions& o, const std::vector<ChartPanel>& p
     svg += fmt::format(
         "<clipPath id='{}-panel{}'><rect x='{}' y='{}' width='{:.1f}' height='{}'/></clipPath>\n",
         o.id, p, kLeft, top, plot_w, o.panel_height);
+    std::vector<size_t> order;
     for (size_t k = 0; k < series.size(); ++k) {
+      if (!series[k].on_top) order.push_back(k);
+    }
+    for (size_t k = 0; k < series.size(); ++k) {
+      if (series[k].on_top) order.push_back(k);
+    }
+    for (size_t k : order) {
       const ChartSeries& s = series[k];
       if (p >= s.panels.size()) continue;
       std::string path;

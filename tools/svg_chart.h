@@ -21,6 +21,7 @@ struct ChartSeries {
   std::string name;   // legend entry
   std::string group;  // legend heading it sits under (empty: none)
   SeriesStyle style;
+  bool on_top = false;  // drawn after the others (its legend entry stays in place)
   // One y value per x = 0, 1, 2, ...; values a log axis cannot show (<= 0,
   // non-finite) break the line.
   std::vector<std::vector<double>> panels;  // panels[p]: the values in panel p
