@@ -104,7 +104,7 @@ void PrintRunTable(const DriftResult& d, const std::vector<const FloatRunResult*
                "|run - exact| / exact over the epochs; lag: how many epochs later than the exact "
                "run the run reaches the exact run's last loss (never: not within the run); "
                "stalled: its loss falls over the last quarter by less than a tenth of the exact "
-               "run's fall; param ULP: the largest distance of a parameter to the exact run's "
+               "run's fall and ends above it; param ULP: the largest distance of a parameter to the exact run's "
                "after the last epoch, in ULPs of the master format; tanh_bwd ULP: the largest "
                "in-situ error of tanh_bwd's outputs (--details: every op)");
 }

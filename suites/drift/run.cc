@@ -239,7 +239,10 @@ CurveSummary SummarizeCurve(const std::vector<double>& loss, const std::vector<d
   const size_t quarter = epochs - 1 - (epochs - 1) / 4;
   const double reference_fall = reference[quarter] - ref_last;
   const double fall = loss[quarter] - last;
-  s.stalled = epochs >= 8 && reference_fall > 0 && !(fall >= 0.1 * reference_fall);
+  // Behind the exact run, too: a run that reached the loss's floor early (the
+  // saturating scenario's 0.25 in bf16 layers) has nothing left to learn.
+  s.stalled = epochs >= 8 && reference_fall > 0 && !(fall >= 0.1 * reference_fall) &&
+              !(last <= ref_last);
   return s;
 }
 

@@ -72,7 +72,8 @@ struct CurveSummary {
   size_t max_deviation_epoch = 0;
   std::vector<LagAt> lags;
   // The run's loss falls over its last quarter by less than a tenth of what
-  // the reference's falls (it stopped learning while the exact run did not).
+  // the reference's falls and ends above it: it stopped learning while the
+  // exact run did not.
   bool stalled = false;
 };
 CurveSummary SummarizeCurve(const std::vector<double>& loss, const std::vector<double>& reference);
