@@ -19,8 +19,8 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-std::vector<double> FromJson(const std::string& path) {
-  const nlohmann::ordered_json j = ReadJsonFile(path);
+std::vector<double> FromJson(const std::string& text, const std::string& path) {
+  const nlohmann::ordered_json j = ParseJsonText(text, path);
   const nlohmann::ordered_json* list = &j;
   std::string pointer;  // JSON pointer of the list
   if (j.is_object()) {
@@ -46,9 +46,8 @@ std::vector<double> FromJson(const std::string& path) {
   return loss;
 }
 
-std::vector<double> FromText(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open for reading");
+std::vector<double> FromText(const std::string& text, const std::string& path) {
+  std::istringstream in(text);
   std::vector<double> loss;
   std::string line;
   for (size_t number = 1; std::getline(in, line); ++number) {
@@ -64,13 +63,13 @@ std::vector<double> FromText(const std::string& path) {
     if (cells.size() > 2) {
       throw InputError(fmt::format("{}:{}: expected a loss or epoch,loss", path, number));
     }
-    const std::string& text = cells.back();
+    const std::string& cell = cells.back();
     char* end = nullptr;
-    const double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0') {
+    const double v = std::strtod(cell.c_str(), &end);
+    if (cell.empty() || *end != '\0') {
       // A header ("epoch,loss") may open the file; anywhere else it is an error.
       if (loss.empty() && number == 1) continue;
-      throw InputError(fmt::format("{}:{}: '{}' is not a number", path, number, text));
+      throw InputError(fmt::format("{}:{}: '{}' is not a number", path, number, cell));
     }
     if (cells.size() == 2) {
       char* epoch_end = nullptr;
@@ -119,19 +118,30 @@ double Distance(const std::vector<double>& a, const std::vector<double>& b,
 
 }  // namespace
 
-RecordedCurve ReadLossCurve(const std::string& path, const std::string& label) {
+RecordedCurve ParseLossCurve(const std::string& text, const std::string& path,
+                             const std::string& label) {
   RecordedCurve c;
   c.label = label;
   c.path = path;
-  if (IsNumpyPath(path)) {
-    c.loss = FromNumpy(path);
-  } else if (EndsWith(path, ".json")) {
-    c.loss = FromJson(path);
-  } else {
-    c.loss = FromText(path);
-  }
+  c.loss = EndsWith(path, ".json") ? FromJson(text, path) : FromText(text, path);
   if (c.loss.empty()) throw InputError(path + ": no losses");
   return c;
+}
+
+RecordedCurve ReadLossCurve(const std::string& path, const std::string& label) {
+  if (IsNumpyPath(path)) {
+    RecordedCurve c;
+    c.label = label;
+    c.path = path;
+    c.loss = FromNumpy(path);
+    if (c.loss.empty()) throw InputError(path + ": no losses");
+    return c;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open for reading");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ParseLossCurve(text.str(), path, label);
 }
 
 CurveComparison CompareCurve(const RecordedCurve& curve, const DriftResult& d) {

@@ -25,6 +25,10 @@ struct RecordedCurve {
 // .npy of float32 or float64. Throws InputError, one line naming the file and
 // the place, on anything else (an empty curve, a value that is not a number).
 RecordedCurve ReadLossCurve(const std::string& path, const std::string& label);
+// The same for text already read (JSON when `path` ends in .json, else CSV or
+// text); `path` names it in messages.
+RecordedCurve ParseLossCurve(const std::string& text, const std::string& path,
+                             const std::string& label);
 
 struct CurveComparison {
   RecordedCurve curve;
