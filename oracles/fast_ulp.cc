@@ -24,10 +24,6 @@ inline Pair TwoProd(double a, double b) {
   return {p, std::fma(a, b, -p)};
 }
 
-// The exact sum of `terms` as hi + lo with hi = RN(sum), if the errors of a
-// TwoSum cascade (terms by increasing magnitude) add up without rounding;
-// false otherwise. Every step is an error-free transformation, so true means
-// hi + lo is the sum exactly.
 // The exact sum of terms[0 .. n) as hi + lo with hi = RN(sum), if the errors
 // of a TwoSum cascade (terms by increasing magnitude) add up without rounding;
 // false otherwise. Every step is an error-free transformation, so true means
