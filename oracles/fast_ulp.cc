@@ -1,7 +1,9 @@
 #include "oracles/fast_ulp.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 
 namespace ulpgate {
 namespace {
@@ -127,6 +129,118 @@ std::optional<UlpError> FastUlpError(const FastTanhBwdExact& x, double y, const 
   if (bin < bound_count && result.ulp == HistogramBound(bin)) {
     const double away = std::signbit(d.hi) ? -d.lo : d.lo;
     if (away > 0) ++bin;
+  }
+  result.bin = bin;
+  return result;
+}
+
+namespace {
+constexpr mpfr_prec_t TierPrecision(int tier) { return tier < 4 ? 64 * (tier + 1) : 384; }
+}  // namespace
+
+MpfrTanhBwdError::MpfrTanhBwdError() {
+  mpfr_init2(t_, 24);
+  mpfr_init2(u_, 48);
+  for (int k = 0; k < kTiers; ++k) {
+    mpfr_init2(s_[k], TierPrecision(k));
+    mpfr_init2(x_tier_[k], TierPrecision(k) + 24);
+  }
+  mpfr_init2(ro_, 53);
+  mpfr_init2(difference_, 53);
+  x_ = x_tier_[0];
+}
+
+MpfrTanhBwdError::~MpfrTanhBwdError() {
+  mpfr_clears(t_, u_, ro_, difference_, static_cast<mpfr_ptr>(nullptr));
+  for (int k = 0; k < kTiers; ++k) mpfr_clears(s_[k], x_tier_[k], static_cast<mpfr_ptr>(nullptr));
+}
+
+void MpfrTanhBwdError::Set(float grad, float t) {
+  // Each step is exact (ternary 0) at the precision chosen for it: t^2 has at
+  // most 48 bits; 1 - t^2 spans from the higher of 1 and t^2's leading bit
+  // down to the lower of 1's and t^2's last bits, at most 347 bits (t^2 down
+  // to 2^-298, 48 bits wide); grad * (1 - t^2) 24 bits more. Infinities and
+  // NaN follow MPFR's extended-real rules, as TanhBwdExact's do.
+  mpfr_set_flt(t_, t, MPFR_RNDN);
+  mpfr_sqr(u_, t_, MPFR_RNDN);
+  long span = 2;
+  if (mpfr_regular_p(u_)) {
+    const long e = mpfr_get_exp(u_);  // u in [2^(e-1), 2^e), last bit at or above 2^(e-48)
+    span = std::max(e, 1L) - std::min(e - 48, 0L) + 1;
+  }
+  int tier = 0;
+  while (tier + 1 < kTiers && TierPrecision(tier) < span) ++tier;
+  mpfr_ui_sub(s_[tier], 1, u_, MPFR_RNDN);
+  x_ = x_tier_[tier];
+  mpfr_mul_d(x_, s_[tier], grad, MPFR_RNDN);
+}
+
+UlpError MpfrTanhBwdError::Measure(double y, const FloatFormat& format) const {
+  UlpError result;
+  if (mpfr_nan_p(x_)) {
+    // The op is undefined here (inf*0, inf - inf): any NaN is right.
+    result.correctly_rounded = std::isnan(y);
+    result.special_mismatch = !result.correctly_rounded;
+    return result;
+  }
+  if (mpfr_inf_p(x_)) {
+    const bool same = std::isinf(y) && ((y < 0) == (mpfr_signbit(x_) != 0));
+    result.correctly_rounded = same;
+    result.special_mismatch = !same;
+    return result;
+  }
+  // RN(x) to the format through round-to-odd: x truncated to 53 bits with its
+  // last bit set when inexact is a value from which every rounding to p <= 51
+  // bits (subnormal and overflow grids included, all coarser by 2 bits or
+  // more) equals the rounding of x itself (Boldo and Melquiond, "Emulation of
+  // FMA and correctly rounded sums: proved algorithms using rounding to odd",
+  // IEEE TC 2008); RoundDouble then rounds once.
+  const int truncated = mpfr_set(ro_, x_, MPFR_RNDZ);
+  double odd = mpfr_get_d(ro_, MPFR_RNDN);  // exact: 53 bits
+  if (truncated != 0) {
+    uint64_t bits;
+    std::memcpy(&bits, &odd, sizeof bits);
+    bits |= 1;
+    std::memcpy(&odd, &bits, sizeof bits);
+  }
+  double rounded = RoundDouble(format, odd);
+  if (mpfr_zero_p(x_)) rounded = mpfr_signbit(x_) ? -0.0 : 0.0;
+  if (std::isnan(y)) {
+    result.special_mismatch = true;
+    return result;
+  }
+  if (std::isinf(y)) {
+    if (rounded == y) {  // an overflow to the infinity x rounds to: half an ulp
+      result.ulp = 0.5;
+      result.bin = 1;
+      result.correctly_rounded = true;
+    } else {
+      result.special_mismatch = true;
+    }
+    return result;
+  }
+  result.correctly_rounded = rounded == y;
+  result.signed_zero_mismatch = y == 0 && rounded == 0 && std::signbit(y) != std::signbit(rounded);
+  // y - x rounded once to 53 bits is RN(y - x); the ternary value says on
+  // which side of it the exact difference lies (MPFR's exponent range has
+  // no underflow here).
+  const int inexact = mpfr_d_sub(difference_, y, x_, MPFR_RNDN);
+  if (mpfr_zero_p(difference_)) return result;  // y == x: e == 0
+  const double d = mpfr_get_d(difference_, MPFR_RNDN);  // exact: 53 bits
+  result.ulp = std::fabs(std::ldexp(d, static_cast<int>(-UlpExponent(x_, format))));
+  const int bound_count = HistogramBoundCount(format);
+  int bin = bound_count;
+  for (int i = 1; i < bound_count; ++i) {
+    if (result.ulp <= HistogramBound(i)) {
+      bin = i;
+      break;
+    }
+  }
+  // On a bound exactly, the exact |y - x| is above it when the rounding went
+  // toward zero: d > 0 rounded down (ternary < 0) or d < 0 rounded up.
+  if (bin < bound_count && result.ulp == HistogramBound(bin) && ((d > 0) == (inexact < 0)) &&
+      inexact != 0) {
+    ++bin;
   }
   result.bin = bin;
   return result;

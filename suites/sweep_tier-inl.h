@@ -1,0 +1,667 @@
+// The vectorized exact tier of `sweep` (suites/sweep_tier.h), compiled once
+// per Highway target by suites/sweep_tier.cc.
+//
+// Contract: lanes are doubles (and as many floats or 32-bit patterns); every
+// function reads and writes whole vectors, so the arrays hold kSweepTile
+// elements (a multiple of every lane count) and lanes past n are computed on
+// whatever they hold and never counted. Results are bit for bit those of the
+// MPFR path (TanhBwdExact, MeasureUlpError, the emulated models) wherever
+// they are not flagged for it: the comments say why each step is exact.
+//
+// No operation here can overflow or underflow: operands are values of
+// binary32 or a narrower format, so |t^2| is in [2^-298, 2^256], |grad * t^2|
+// in [2^-447, 2^384], every error term of a TwoSum or TwoProd of them at least
+// 2^-600, and every scaling by a power of two stays within [2^-800, 2^800],
+// far inside binary64's normal range.
+
+#if defined(ULPGATE_SUITES_SWEEP_TIER_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ULPGATE_SUITES_SWEEP_TIER_INL_H_
+#undef ULPGATE_SUITES_SWEEP_TIER_INL_H_
+#else
+#define ULPGATE_SUITES_SWEEP_TIER_INL_H_
+#endif
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "hwy/highway.h"
+#include "kernels/tanh_bwd_spec.h"
+#include "suites/sweep_tier.h"
+#include "suites/tanh_bwd_oracle.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ulpgate {
+namespace HWY_NAMESPACE {
+namespace sweep_tier {
+
+namespace hn = hwy::HWY_NAMESPACE;
+
+// The op sequences, compiled for this target.
+namespace tanh_bwd_spec {
+#include "kernels/tanh_bwd_spec-inl.h"
+}  // namespace tanh_bwd_spec
+
+using DD = hn::ScalableTag<double>;
+using DU = hn::RebindToUnsigned<DD>;
+using DF = hn::Rebind<float, DD>;     // as many floats as doubles
+using DU32 = hn::Rebind<uint32_t, DD>;
+using DI32 = hn::Rebind<int32_t, DD>;
+using DU16 = hn::Rebind<uint16_t, DD>;
+using VD = hn::Vec<DD>;
+using VU = hn::Vec<DU>;
+using VF = hn::Vec<DF>;
+using VU32 = hn::Vec<DU32>;
+using MD = hn::Mask<DD>;
+
+constexpr uint64_t kExponentBits = 0x7ff0000000000000ull;
+constexpr uint64_t kMantissaBits = 0x000fffffffffffffull;
+
+// ---- Error-free transformations (Knuth's TwoSum; TwoProd by FMA or Dekker).
+
+// s = RN(a + b), e = a + b - s exactly.
+HWY_INLINE void TwoSum(VD a, VD b, VD& s, VD& e) {
+  s = hn::Add(a, b);
+  const VD bb = hn::Sub(s, a);
+  e = hn::Add(hn::Sub(a, hn::Sub(s, bb)), hn::Sub(b, bb));
+}
+
+// p = RN(a * b), e = a * b - p exactly: with an FMA, e is one rounding of an
+// exact value that is a double; without, Dekker's product (exact when nothing
+// overflows, which the magnitudes above rule out).
+HWY_INLINE void TwoProd(VD a, VD b, VD& p, VD& e) {
+  const DD d;
+  p = hn::Mul(a, b);
+#if HWY_NATIVE_FMA
+  e = hn::MulSub(a, b, p);
+#else
+  const VD split = hn::Set(d, 134217729.0);  // 2^27 + 1
+  const VD ca = hn::Mul(split, a);
+  const VD ah = hn::Sub(ca, hn::Sub(ca, a));
+  const VD al = hn::Sub(a, ah);
+  const VD cb = hn::Mul(split, b);
+  const VD bh = hn::Sub(cb, hn::Sub(cb, b));
+  const VD bl = hn::Sub(b, bh);
+  e = hn::Add(hn::Add(hn::Add(hn::Sub(hn::Mul(ah, bh), p), hn::Mul(ah, bl)), hn::Mul(al, bh)),
+              hn::Mul(al, bl));
+#endif
+}
+
+// ---- Powers of two from the bit patterns (exact by construction).
+
+// 2^floor(log2 |v|) for a finite nonzero v; +0 for v = 0.
+HWY_INLINE VD Binade(VD v) {
+  const DD d;
+  const DU du;
+  return hn::BitCast(d, hn::And(hn::BitCast(du, v), hn::Set(du, kExponentBits)));
+}
+
+// |v| is a power of two (or zero).
+HWY_INLINE MD PowerOfTwo(VD v) {
+  const DD d;
+  const DU du;
+  return hn::RebindMask(d, hn::And(hn::BitCast(du, v), hn::Set(du, kMantissaBits)) == hn::Zero(du));
+}
+
+// 1 / p for a power of two p in [2^-1022, 2^1023]: the exponent field
+// reflected about 1023, exactly.
+HWY_INLINE VD ReciprocalOfPowerOfTwo(VD p) {
+  const DD d;
+  const DU du;
+  return hn::BitCast(d, hn::Sub(hn::Set(du, uint64_t{2046} << 52), hn::BitCast(du, p)));
+}
+
+// The sign bits of a and b differ.
+HWY_INLINE MD SignsDiffer(VD a, VD b) {
+  const DD d;
+  const DU du;
+  const VU x = hn::Xor(hn::BitCast(du, a), hn::BitCast(du, b));
+  return hn::RebindMask(d, hn::ShiftRight<63>(x) != hn::Zero(du));
+}
+
+// ---- Rounding to integers.
+
+// n rounded to the nearest integer, ties to even: for |n| < 2^51, n + 1.5*2^52
+// lies in [2^52, 2^53), where the doubles are the integers, so the addition
+// is that rounding (1.5*2^52 is even, which keeps the parity), and the
+// subtraction is exact; a larger |n| is an integer already, or far beyond
+// where the callers round. The sign of n is kept (-0.3 -> -0).
+HWY_INLINE VD RoundToEven(VD n) {
+  const DD d;
+  const VD magic = hn::Set(d, 0x1.8p52);
+  const VD r = hn::Sub(hn::Add(n, magic), magic);
+  return hn::IfThenElse(hn::Abs(n) < hn::Set(d, 0x1p51), hn::CopySign(r, n), n);
+}
+
+// n rounded toward zero (|n| < 2^51): the nearest integer, one less in
+// magnitude when that is beyond n (both steps exact).
+HWY_INLINE VD RoundTowardZero(VD n) {
+  const DD d;
+  const VD r = RoundToEven(n);
+  const VD one_toward_zero = hn::CopySign(hn::Set(d, 1.0), n);
+  return hn::CopySign(hn::IfThenElse(hn::Abs(r) > hn::Abs(n), hn::Sub(r, one_toward_zero), r), n);
+}
+
+// floor(v) for 0 <= v < 2^51.
+HWY_INLINE VD FloorNonNegative(VD v) {
+  const DD d;
+  const VD r = RoundToEven(v);
+  return hn::IfThenElse(r > v, hn::Sub(r, hn::Set(d, 1.0)), r);
+}
+
+// ---- A format's constants as doubles (powers of two, exact).
+
+struct FormatConstants {
+  explicit FormatConstants(const FloatFormat& f)
+      : min_normal(std::ldexp(1.0, f.emin)),
+        top_binade(std::ldexp(1.0, f.emax)),
+        ulp_of_one(std::ldexp(1.0, 1 - f.precision)),
+        overflow(std::ldexp(1.0, f.emax + 1)),
+        largest(std::ldexp(2.0 - std::ldexp(1.0, 1 - f.precision), f.emax)),
+        top_bound(std::ldexp(1.0, f.precision)) {}
+  double min_normal;  // 2^emin
+  double top_binade;  // 2^emax
+  double ulp_of_one;  // 2^(1-p)
+  double overflow;    // 2^(emax+1): at or beyond it, a rounding to nearest is infinite
+  double largest;     // the largest finite value
+  double top_bound;   // 2^p, the last histogram bound
+};
+
+// One rounding of v to the format, to nearest even or toward zero, with its
+// subnormals and overflow: oracles/format.cc's RoundDouble, lane by lane. The
+// quantum 2^q = max(2^E, 2^emin) * 2^(1-p) is a power of two, so v / 2^q and
+// back are exact and the one rounding is the integer rounding of v / 2^q
+// (|v / 2^q| < 2^p). Non-finite v is returned as it is.
+HWY_INLINE VD RoundToFormat(const FormatConstants& f, VD v, bool toward_zero) {
+  const DD d;
+  const VD quantum = hn::Mul(hn::Max(Binade(v), hn::Set(d, f.min_normal)), hn::Set(d, f.ulp_of_one));
+  const VD scaled = hn::Mul(v, ReciprocalOfPowerOfTwo(quantum));
+  const VD r = toward_zero ? RoundTowardZero(scaled) : RoundToEven(scaled);
+  const VD y = hn::Mul(r, quantum);
+  const VD past = hn::CopySign(hn::Set(d, toward_zero ? f.largest : HUGE_VAL), v);
+  const VD rounded = hn::IfThenElse(hn::Abs(y) >= hn::Set(d, f.overflow), past, y);
+  return hn::IfThenElse(hn::IsFinite(v), rounded, v);
+}
+
+// ---- The exact value.
+
+// x = grad * (1 - t^2) for each lane:
+//   u = t*t is exact (at most 48 bits);
+//   p0 + p1 = grad * u exactly (TwoProd; p1 = 0 in bf16 and f16, where
+//     grad * u has at most 33 bits);
+//   s0 + s1 = grad - p0 exactly (TwoSum), so x = s0 + s1 - p1;
+//   a0 + a1 = s1 - p1, x0 + b = s0 + a0, x1 + x2 = b + a1 (TwoSums), so
+//     x = x0 + x1 + x2 exactly and x1 = RN(x1 + x2).
+// x0 = RN(x) holds when a1 = 0 (x = x0 + b is then the sum whose rounding
+// TwoSum gave as x0), or when |x1| is below half an ulp of x0 (a quarter
+// when x0 is a power of two and x1 points below it): |x1 + x2| <= |x1| +
+// ulp(x1)/2 stays short of that bound because the bound is a power of two
+// above |x1|. Otherwise the lane is left to MPFR (kSweepExactUndecided).
+void ExactValues(const FloatFormat& format, const float* grad, const float* t, size_t n,
+                 SweepExactTile* out) {
+  const DD d;
+  const DF df;
+  const DU du;
+  const FormatConstants f(format);
+  const size_t lanes = hn::Lanes(d);
+  for (size_t i = 0; i < n; i += lanes) {
+    const VD g = hn::PromoteTo(d, hn::LoadU(df, grad + i));
+    const VD x = hn::PromoteTo(d, hn::LoadU(df, t + i));
+    const VD u = hn::Mul(x, x);
+    VD p0, p1, s0, s1, a0, a1, x0, b, x1, x2;
+    TwoProd(g, u, p0, p1);
+    TwoSum(g, hn::Neg(p0), s0, s1);
+    TwoSum(s1, hn::Neg(p1), a0, a1);
+    TwoSum(s0, a0, x0, b);
+    TwoSum(b, a1, x1, x2);
+
+    // floor(log2 |x|): x0's binade, one lower when x0 is a power of two and
+    // the tail takes x below it (x0 = RN(x) keeps x within a quarter ulp).
+    const MD tail_below = hn::And(x1 != hn::Zero(d), SignsDiffer(x0, x1));
+    const MD power_of_two = PowerOfTwo(x0);
+    const VD binade = hn::IfThenElse(hn::And(power_of_two, tail_below),
+                                     hn::Mul(Binade(x0), hn::Set(d, 0.5)), Binade(x0));
+    const VD half_ulp = hn::Mul(Binade(x0), hn::Set(d, 0x1p-53));
+    const VD limit = hn::IfThenElse(hn::And(power_of_two, tail_below),
+                                    hn::Mul(half_ulp, hn::Set(d, 0.5)), half_ulp);
+    const MD decided = hn::Or(a1 == hn::Zero(d), hn::Abs(x1) < limit);
+
+    // ulp(x) = 2^(min(max(E, emin), emax) - p + 1); x = 0 has E = -inf here
+    // (binade +0), so emin, as UlpExponent gives a zero.
+    const VD quantum =
+        hn::Mul(hn::Min(hn::Max(binade, hn::Set(d, f.min_normal)), hn::Set(d, f.top_binade)),
+                hn::Set(d, f.ulp_of_one));
+    const VD scale = ReciprocalOfPowerOfTwo(quantum);
+
+    // RN(x) to the format: x0 / ulp(x) exactly, rounded to an integer. The
+    // format's midpoints are doubles (p + 1 <= 25 bits), so x and x0 = RN(x)
+    // are on the same side of each except when x0 is one: then the tail
+    // decides, and with no tail x is the tie and goes to even. Past the
+    // largest finite value (ulp capped at emax) the integer reaches 2^p and
+    // the product is at least 2^(emax+1): infinity, as IEEE rounding gives
+    // from max + ulp/2 up.
+    const VD scaled = hn::Mul(x0, scale);
+    VD r = RoundToEven(scaled);
+    const MD tie = hn::And(hn::Abs(hn::Sub(scaled, r)) == hn::Set(d, 0.5), x1 != hn::Zero(d));
+    r = hn::IfThenElse(tie, hn::Add(scaled, hn::CopySign(hn::Set(d, 0.5), x1)), r);
+    VD rounded = hn::Mul(r, quantum);
+    rounded = hn::IfThenElse(hn::Abs(rounded) >= hn::Set(d, f.overflow),
+                             hn::CopySign(hn::Set(d, HUGE_VAL), x0), rounded);
+
+    // The op's canonical sequence in doubles, for what the pairs cannot say:
+    // an exact zero's sign and the value at non-finite operands. With finite
+    // operands no step of it under- or overflows, so each step is zero
+    // exactly when its exact value is (and then with IEEE's sign, which is
+    // MPFR's), and nonzero with the exact sign otherwise; with an infinite or
+    // NaN operand its NaN or infinity is the extended-real value's.
+    const VD canonical = hn::Mul(g, hn::Sub(hn::Set(d, 1.0), u));
+    rounded = hn::IfThenElse(rounded == hn::Zero(d), hn::CopySign(hn::Zero(d), canonical), rounded);
+
+    const MD finite_operands = hn::And(hn::IsFinite(g), hn::IsFinite(x));
+    const VU kind = hn::IfThenElse(
+        hn::RebindMask(du, finite_operands),
+        hn::IfThenElse(hn::RebindMask(du, decided), hn::Set(du, kSweepExactFinite),
+                       hn::Set(du, kSweepExactUndecided)),
+        hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(canonical)), hn::Set(du, kSweepExactNaN),
+                       hn::Set(du, kSweepExactInfinite)));
+    rounded = hn::IfThenElse(finite_operands, rounded, canonical);
+
+    hn::Store(x0, d, out->x0 + i);
+    hn::Store(x1, d, out->x1 + i);
+    hn::Store(x2, d, out->x2 + i);
+    hn::Store(scale, d, out->scale + i);
+    hn::Store(rounded, d, out->rounded + i);
+    hn::Store(kind, du, out->kind + i);
+  }
+}
+
+// ---- The error of an output.
+
+// For y against x = x0 + x1 + x2 (ulp_metric.cc's MeasureUlpError):
+//   d0 + d1 = y - x0, f0 + f1 = d1 - x1, g0 + g1 = d0 + f0 (TwoSums), so
+//   y - x = g0 + g1 + (f1 - x2) exactly, g0 = RN(d0 + f0), |g1| <= ulp(g0)/2.
+// RN(y - x) = g0 when
+//   - f1 = x2 = 0 (y - x is g0 + g1, TwoSum's pair);
+//   - y = x0 (then d = f1 = g1 = 0, g0 = -x1, and y - x = -(x1 + x2), whose
+//     rounding is -x1);
+//   - or the rest r = f1 - x2 is too small to move g0 + g1 across the
+//     rounding boundary of g0: g1 is a multiple of the grid of d0 and f0 and
+//     the boundary (ulp(g0)/2, or /4 on the side below a power of two) a
+//     power of two above |g1|, so 2(|f1| + |x2|) < boundary - |g1| suffices
+//     (the factor 2 covers the roundings of that test itself).
+// Then e = |g0| / ulp(x), exact (a power of two), which is MeasureUlpError's
+// RN(|y - x| / ulp(x)). Its histogram bin is the least bound at or above e
+// except when e equals a bound and the exact |y - x| is above it: the sign
+// of the residual y - x - g0 = g1 + (f1 - x2) says so (g1 when it dominates
+// twice over, f1 - x2 when g1 = 0, whose RN has the exact sign); where
+// neither settles it, MPFR does.
+void Measure(const FloatFormat& format, const SweepExactTile& tile, const float* y_in, size_t n,
+             SweepErrorTile* out, SweepErrorSums* sums) {
+  const DD d;
+  const DF df;
+  const DU du;
+  const FormatConstants f(format);
+  const size_t lanes = hn::Lanes(d);
+  const VD zero = hn::Zero(d);
+  const VD two32 = hn::Set(d, 0x1p32);
+  VD whole = zero, high = zero, low = zero;
+  VD best = hn::Set(d, -1.0);
+  VD best_at = hn::Set(d, -1.0);  // positions as doubles: exact below 2^53
+  uint64_t correctly_rounded = 0, signed_zero = 0;
+  const VD iota = hn::Iota(d, 0.0);
+  for (size_t i = 0; i < n; i += lanes) {
+    const VD y = hn::PromoteTo(d, hn::LoadU(df, y_in + i));
+    const VD x0 = hn::Load(d, tile.x0 + i);
+    const VD x1 = hn::Load(d, tile.x1 + i);
+    const VD x2 = hn::Load(d, tile.x2 + i);
+    const VD rounded = hn::Load(d, tile.rounded + i);
+    const VU kind = hn::Load(du, tile.kind + i);
+    const MD x_finite = hn::RebindMask(d, kind == hn::Set(du, kSweepExactFinite));
+    const MD x_nan = hn::RebindMask(d, kind == hn::Set(du, kSweepExactNaN));
+    const MD x_inf = hn::RebindMask(d, kind == hn::Set(du, kSweepExactInfinite));
+    const MD x_undecided = hn::RebindMask(d, kind == hn::Set(du, kSweepExactUndecided));
+    const MD y_nan = hn::IsNaN(y);
+    const MD y_finite = hn::IsFinite(y);
+    const MD y_is_rounded = y == rounded;  // false for NaN; +0 == -0
+
+    // Specials (ulp_metric.cc): at a NaN x any NaN is right and anything else
+    // a special mismatch; at an infinite x only that infinity is right; at a
+    // finite x a NaN is a special mismatch and an infinity is right (0.5 ULP)
+    // only where x rounds to it.
+    const MD inf_rounded = hn::AndNot(y_finite, hn::And(x_finite, y_is_rounded));
+    const MD special = hn::Or(
+        hn::Or(hn::AndNot(y_nan, x_nan), hn::AndNot(y_is_rounded, x_inf)),
+        hn::And(x_finite, hn::Or(y_nan, hn::AndNot(y_is_rounded, hn::Not(y_finite)))));
+    const MD measured = hn::And(x_finite, y_finite);
+
+    VD d0, d1, f0, f1, g0, g1;
+    TwoSum(y, hn::Neg(x0), d0, d1);
+    TwoSum(d1, hn::Neg(x1), f0, f1);
+    TwoSum(d0, f0, g0, g1);
+    const MD no_rest = hn::And(f1 == zero, x2 == zero);
+    const MD y_is_x0 = d0 == zero;
+    const VD rest_bound = hn::Add(hn::Abs(f1), hn::Abs(x2));
+    const VD half_ulp = hn::Mul(Binade(g0), hn::Set(d, 0x1p-53));
+    const VD boundary = hn::IfThenElse(PowerOfTwo(g0), hn::Mul(half_ulp, hn::Set(d, 0.5)), half_ulp);
+    const MD small_rest = hn::And(hn::Abs(g1) < boundary,
+                                  hn::Add(rest_bound, rest_bound) < hn::Sub(boundary, hn::Abs(g1)));
+    const MD rounding_known = hn::Or(hn::Or(no_rest, y_is_x0), small_rest);
+    const VD scale = hn::Load(d, tile.scale + i);
+    const VD e = hn::Mul(hn::Abs(g0), scale);
+
+    // The residual's sign against g0's: 1 away from zero, and whether known.
+    const VD rest = hn::Sub(f1, x2);  // RN of f1 - x2: its sign is exact
+    const MD g1_dominates = hn::Abs(g1) > hn::Add(hn::Abs(rest), hn::Abs(rest));
+    const MD residual_known = hn::Or(hn::Or(no_rest, g1 == zero), hn::Or(g1_dominates, rest == zero));
+    const VD residual = hn::IfThenElse(hn::Or(no_rest, hn::Or(g1_dominates, rest == zero)), g1, rest);
+    const MD away = hn::And(residual != zero, hn::Not(SignsDiffer(residual, g0)));
+    const MD on_bound = hn::And(hn::And(PowerOfTwo(e), e >= hn::Set(d, 0.5)),
+                                hn::And(e <= hn::Set(d, f.top_bound), e != zero));
+    const MD above_bound = hn::And(hn::And(measured, on_bound), hn::And(residual_known, away));
+    const MD undecided = hn::Or(
+        x_undecided,
+        hn::And(measured, hn::Or(hn::Not(rounding_known), hn::AndNot(residual_known, on_bound))));
+
+    const VD ulp = hn::IfThenElse(measured, e, hn::IfThenElse(inf_rounded, hn::Set(d, 0.5), zero));
+    const MD in_range = hn::Iota(d, static_cast<double>(i)) < hn::Set(d, static_cast<double>(n));
+    const MD counted = hn::And(in_range, hn::Not(hn::Or(special, undecided)));
+    const MD correct = hn::Or(hn::Or(hn::And(x_nan, y_nan), hn::And(x_inf, y_is_rounded)),
+                              hn::And(x_finite, y_is_rounded));
+    const MD zero_sign = hn::And(hn::And(measured, y == zero),
+                                 hn::And(rounded == zero, SignsDiffer(y, rounded)));
+    correctly_rounded += hn::CountTrue(d, hn::And(counted, correct));
+    signed_zero += hn::CountTrue(d, hn::And(counted, zero_sign));
+
+    // The sum of floor(ulp * 2^64), in three parts that stay below 2^53 in
+    // each lane over a tile: floor(ulp), then the fraction's two 32-bit
+    // halves (ulp - floor(ulp) is exact, and so is each scaling by 2^32).
+    const MD large = ulp >= two32;
+    const MD summed = hn::AndNot(large, counted);
+    const VD w = FloorNonNegative(ulp);
+    const VD fraction = hn::Mul(hn::Sub(ulp, w), two32);
+    const VD h = FloorNonNegative(fraction);
+    const VD l = FloorNonNegative(hn::Mul(hn::Sub(fraction, h), two32));
+    whole = hn::Add(whole, hn::IfThenElseZero(summed, w));
+    high = hn::Add(high, hn::IfThenElseZero(summed, h));
+    low = hn::Add(low, hn::IfThenElseZero(summed, l));
+
+    // The largest ulp and its first position: each lane keeps its first
+    // maximum (strictly greater replaces), the lanes are joined below.
+    const VD candidate = hn::IfThenElse(counted, ulp, hn::Set(d, -1.0));
+    const MD better = candidate > best;
+    best = hn::IfThenElse(better, candidate, best);
+    best_at = hn::IfThenElse(better, hn::Add(iota, hn::Set(d, static_cast<double>(i))), best_at);
+
+    VU flags = hn::IfThenElseZero(hn::RebindMask(du, special), hn::Set(du, kSweepSpecialMismatch));
+    flags = hn::Or(flags, hn::IfThenElseZero(hn::RebindMask(du, hn::AndNot(special, undecided)),
+                                             hn::Set(du, kSweepUndecidedError)));
+    flags = hn::Or(flags, hn::IfThenElseZero(hn::RebindMask(du, above_bound),
+                                             hn::Set(du, kSweepAboveBound)));
+    flags = hn::Or(flags, hn::IfThenElseZero(hn::RebindMask(du, hn::And(large, measured)),
+                                             hn::Set(du, kSweepLargeError)));
+    hn::Store(ulp, d, out->ulp + i);
+    hn::Store(flags, du, out->flags + i);
+  }
+  HWY_ALIGN double lane_best[hn::MaxLanes(DD())];
+  HWY_ALIGN double lane_at[hn::MaxLanes(DD())];
+  HWY_ALIGN double parts[3][hn::MaxLanes(DD())];
+  hn::Store(best, d, lane_best);
+  hn::Store(best_at, d, lane_at);
+  hn::Store(whole, d, parts[0]);
+  hn::Store(high, d, parts[1]);
+  hn::Store(low, d, parts[2]);
+  SweepErrorSums s;
+  s.correctly_rounded = correctly_rounded;
+  s.signed_zero_mismatch = signed_zero;
+  for (size_t k = 0; k < lanes; ++k) {
+    s.whole += static_cast<uint64_t>(parts[0][k]);
+    s.high += static_cast<uint64_t>(parts[1][k]);
+    s.low += static_cast<uint64_t>(parts[2][k]);
+    const int64_t at = static_cast<int64_t>(lane_at[k]);
+    if (at >= 0 && (lane_best[k] > s.max_ulp || (lane_best[k] == s.max_ulp && at < s.max_at))) {
+      s.max_ulp = lane_best[k];
+      s.max_at = at;
+    }
+  }
+  *sums = s;
+}
+
+// ---- The models.
+
+// Binary32 arithmetic on float lanes, NegMulAdd fused or two roundings as the
+// model says (ieee_emulation.h's Binary32Arith): a fused one is the FMA
+// instruction where the target has it, else fmaf lane by lane.
+struct Binary32Lanes {
+  using Value = VF;
+  bool fused;
+  HWY_INLINE VF Const(float c) const { return hn::Set(DF(), c); }
+  HWY_INLINE VF Mul(VF a, VF b) const { return hn::Mul(a, b); }
+  HWY_INLINE VF Sub(VF a, VF b) const { return hn::Sub(a, b); }
+  HWY_INLINE VF NegMulAdd(VF a, VF b, VF c) const {
+    if (!fused) return hn::Sub(c, hn::Mul(a, b));
+#if HWY_NATIVE_FMA
+    return hn::NegMulAdd(a, b, c);
+#else
+    const DF df;
+    HWY_ALIGN float la[hn::MaxLanes(DF())], lb[hn::MaxLanes(DF())], lc[hn::MaxLanes(DF())];
+    hn::Store(a, df, la);
+    hn::Store(b, df, lb);
+    hn::Store(c, df, lc);
+    for (size_t k = 0; k < hn::Lanes(df); ++k) lc[k] = std::fmaf(-la[k], lb[k], lc[k]);
+    return hn::Load(df, lc);
+#endif
+  }
+};
+
+// A 16-bit format's arithmetic on double lanes, each operation rounded once
+// to the format (tanh_bwd_oracle.cc's NativeFormatArith): a product of two
+// values of p <= 11 bits is exact in a double, and a sum rounded to 53 bits
+// and then to p bits is rounded correctly once (53 >= 2p + 2).
+struct NarrowLanes {
+  using Value = VD;
+  const FormatConstants* format;
+  HWY_INLINE VD Const(float c) const { return hn::Set(DD(), c); }
+  HWY_INLINE VD Mul(VD a, VD b) const { return RoundToFormat(*format, hn::Mul(a, b), false); }
+  HWY_INLINE VD Sub(VD a, VD b) const { return RoundToFormat(*format, hn::Sub(a, b), false); }
+  HWY_INLINE VD NegMulAdd(VD a, VD b, VD c) const { return Sub(c, Mul(a, b)); }
+};
+
+template <class A, class V>
+HWY_INLINE V Sequence(int index, const A& a, V g, V t) {
+  switch (index) {
+    case 0:
+      return tanh_bwd_spec::SequenceAt<0>(a, g, t);
+    case 1:
+      return tanh_bwd_spec::SequenceAt<1>(a, g, t);
+    case 2:
+      return tanh_bwd_spec::SequenceAt<2>(a, g, t);
+    default:
+      return tanh_bwd_spec::SequenceAt<3>(a, g, t);
+  }
+}
+static_assert(kTanhBwdVariants.size() == 4, "Sequence() names every row of kTanhBwdVariants");
+
+// A binary32 model on float lanes (kTanhBwdModels[m]).
+HWY_INLINE VF Binary32Model(size_t m, VF g, VF t) {
+  const Binary32Lanes a{kTanhBwdModels[m].fused};
+  return Sequence(TanhBwdSequenceIndex(kTanhBwdModels[m].sequence_of), a, g, t);
+}
+
+HWY_INLINE VF CanonicalNan(VF v) {
+  const DF df;
+  return hn::IfThenElse(hn::IsNaN(v), hn::BitCast(df, hn::Set(DU32(), 0x7fc00000u)), v);
+}
+
+// Highway 1.0.3's software f16 -> f32 (oracles/highway_f16.h): every
+// exponent field but 0 read as a normal one.
+HWY_INLINE VF HighwaySoftF16ToF32(VU32 h) {
+  const DF df;
+  const DU32 du;
+  const DI32 di;
+  const VU32 sign = hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000u)));
+  const VU32 exponent = hn::And(hn::ShiftRight<10>(h), hn::Set(du, 0x1fu));
+  const VU32 mantissa = hn::And(h, hn::Set(du, 0x3ffu));
+  const VU32 normal = hn::Or(hn::ShiftLeft<23>(hn::Add(exponent, hn::Set(du, 112u))),
+                             hn::ShiftLeft<13>(mantissa));
+  // m * 2^-24: m < 2^10 converts exactly and the scaling is a power of two.
+  const VF subnormal = hn::Mul(hn::ConvertTo(df, hn::BitCast(di, mantissa)), hn::Set(df, 0x1p-24f));
+  const VU32 magnitude = hn::IfThenElse(exponent == hn::Zero(du), hn::BitCast(du, subnormal), normal);
+  return hn::BitCast(df, hn::Or(sign, magnitude));
+}
+
+// IEEE f16 -> f32 of a pattern (exact): as above but exponent 31 is an
+// infinity or a NaN.
+HWY_INLINE VF F16ToF32(VU32 h) {
+  const DF df;
+  const DU32 du;
+  const VU32 bits = hn::BitCast(du, HighwaySoftF16ToF32(h));
+  const VU32 exponent = hn::And(hn::ShiftRight<10>(h), hn::Set(du, 0x1fu));
+  const VU32 special = hn::Or(hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000u))),
+                              hn::Or(hn::Set(du, 0x7f800000u),
+                                     hn::ShiftLeft<13>(hn::And(h, hn::Set(du, 0x3ffu)))));
+  return hn::BitCast(df, hn::IfThenElse(exponent == hn::Set(du, 31u), special, bits));
+}
+
+// Highway 1.0.3's software f32 -> f16 (oracles/highway_f16.h), as a pattern:
+// truncation, |x| < 2^-24 to +0, exponents clamped to 15.
+HWY_INLINE VU32 HighwaySoftF32ToF16(VF v) {
+  const DU32 du;
+  const DI32 di;
+  const VU32 bits = hn::BitCast(du, v);
+  const VU32 sign = hn::ShiftRight<31>(bits);
+  const VU32 mantissa32 = hn::And(bits, hn::Set(du, 0x7fffffu));
+  const hn::Vec<DI32> biased = hn::BitCast(di, hn::And(hn::ShiftRight<23>(bits), hn::Set(du, 0xffu)));
+  const hn::Vec<DI32> exponent = hn::Min(hn::Sub(biased, hn::Set(di, 127)), hn::Set(di, 15));
+  // Subnormal results (exponent -24..-15): shift = -14 - exponent in 1..10.
+  const hn::Vec<DI32> shift = hn::Sub(hn::Set(di, -14), exponent);
+  const hn::Vec<DI32> clamped_shift = hn::Min(hn::Max(shift, hn::Set(di, 1)), hn::Set(di, 10));
+  const VU32 ushift = hn::BitCast(du, clamped_shift);
+  const VU32 sub_mantissa =
+      hn::Add((hn::Set(du, 1u) << hn::Sub(hn::Set(du, 10u), ushift)),
+              (mantissa32 >> hn::Add(ushift, hn::Set(du, 13u))));
+  const VU32 normal = hn::Or(hn::ShiftLeft<10>(hn::BitCast(du, hn::Add(exponent, hn::Set(di, 15)))),
+                             hn::ShiftRight<13>(mantissa32));
+  const auto is_sub = hn::RebindMask(du, exponent < hn::Set(di, -14));
+  const auto is_zero = hn::RebindMask(du, exponent < hn::Set(di, -24));
+  const VU32 magnitude = hn::IfThenElse(is_sub, sub_mantissa, normal);
+  return hn::IfThenElseZero(hn::Not(is_zero), hn::Or(hn::ShiftLeft<15>(sign), magnitude));
+}
+
+void ModelOutputs(const FloatFormat& format, const float* grad, const float* t,
+                  const uint16_t* grad_bits, const uint16_t* t_bits, size_t n,
+                  float* const* models) {
+  const DD d;
+  const DF df;
+  const DU32 du32;
+  const DU16 du16;
+  const size_t lanes = hn::Lanes(d);
+  if (std::string_view(format.name) == kBinary32.name) {
+    for (size_t i = 0; i < n; i += lanes) {
+      const VF g = hn::LoadU(df, grad + i);
+      const VF x = hn::LoadU(df, t + i);
+      for (size_t m = 0; m < kTanhBwdModels.size(); ++m) {
+        hn::StoreU(CanonicalNan(Binary32Model(m, g, x)), df, models[m] + i);
+      }
+    }
+    return;
+  }
+  const FormatConstants f(format);
+  const NarrowLanes per_op{&f};
+  const std::vector<TanhBwdNarrowModelInfo>& infos = TanhBwdNarrowModelInfos(format);
+  for (size_t i = 0; i < n; i += lanes) {
+    const VF g = hn::LoadU(df, grad + i);
+    const VF x = hn::LoadU(df, t + i);
+    for (size_t m = 0; m < infos.size(); ++m) {
+      const TanhBwdNarrowModelInfo& info = infos[m];
+      VF y;
+      switch (info.kind) {
+        case TanhBwdNarrowModelInfo::kOpmath:
+          y = hn::DemoteTo(df, RoundToFormat(f, hn::PromoteTo(d, Binary32Model(info.f32_model, g, x)),
+                                             false));
+          break;
+        case TanhBwdNarrowModelInfo::kTruncating:
+          y = hn::DemoteTo(df, RoundToFormat(f, hn::PromoteTo(d, Binary32Model(info.f32_model, g, x)),
+                                             true));
+          break;
+        case TanhBwdNarrowModelInfo::kPerOp:
+          y = hn::DemoteTo(df, Sequence(TanhBwdSequenceIndex(info.sequence), per_op,
+                                        hn::PromoteTo(d, g), hn::PromoteTo(d, x)));
+          break;
+        case TanhBwdNarrowModelInfo::kHighwaySoft: {
+          const VF sg = HighwaySoftF16ToF32(hn::PromoteTo(du32, hn::LoadU(du16, grad_bits + i)));
+          const VF sx = HighwaySoftF16ToF32(hn::PromoteTo(du32, hn::LoadU(du16, t_bits + i)));
+          y = F16ToF32(HighwaySoftF32ToF16(Binary32Model(info.f32_model, sg, sx)));
+          break;
+        }
+      }
+      hn::StoreU(CanonicalNan(y), df, models[m] + i);
+    }
+  }
+}
+
+void CanonicalNans(float* y, size_t n) {
+  const DF df;
+  const size_t lanes = hn::Lanes(df);
+  for (size_t i = 0; i < n; i += lanes) hn::StoreU(CanonicalNan(hn::LoadU(df, y + i)), df, y + i);
+}
+
+void DecodeNarrow(const FloatFormat& format, const uint16_t* bits, size_t n, float* out) {
+  const DF df;
+  const DU32 du32;
+  const DU16 du16;
+  const size_t lanes = hn::Lanes(df);
+  const bool bf16 = format.precision == kBFloat16.precision;
+  for (size_t i = 0; i < n; i += lanes) {
+    const VU32 h = hn::PromoteTo(du32, hn::LoadU(du16, bits + i));
+    const VF v = bf16 ? hn::BitCast(df, hn::ShiftLeft<16>(h)) : F16ToF32(h);
+    hn::StoreU(CanonicalNan(v), df, out + i);
+  }
+}
+
+uint64_t Mismatches(const float* a, const float* b, size_t n, int64_t* first) {
+  const DU32 du;
+  const size_t lanes = hn::Lanes(du);
+  const auto* pa = reinterpret_cast<const uint32_t*>(a);
+  const auto* pb = reinterpret_cast<const uint32_t*>(b);
+  uint64_t count = 0;
+  for (size_t i = 0; i < n; i += lanes) {
+    auto differ = hn::LoadU(du, pa + i) != hn::LoadU(du, pb + i);
+    if (i + lanes > n) {
+      differ = hn::And(differ, hn::FirstN(du, n - i));
+    }
+    const size_t k = hn::CountTrue(du, differ);
+    if (k != 0 && count == 0) *first = static_cast<int64_t>(i) + hn::FindFirstTrue(du, differ);
+    count += k;
+  }
+  return count;
+}
+
+}  // namespace sweep_tier
+
+// What suites/sweep_tier.cc exports per target.
+void SweepTierExactValues(const FloatFormat& format, const float* grad, const float* t, size_t n,
+                          SweepExactTile* out) {
+  sweep_tier::ExactValues(format, grad, t, n, out);
+}
+void SweepTierMeasure(const FloatFormat& format, const SweepExactTile& tile, const float* y,
+                      size_t n, SweepErrorTile* out, SweepErrorSums* sums) {
+  sweep_tier::Measure(format, tile, y, n, out, sums);
+}
+void SweepTierModelOutputs(const FloatFormat& format, const float* grad, const float* t,
+                           const uint16_t* grad_bits, const uint16_t* t_bits, size_t n,
+                           float* const* models) {
+  sweep_tier::ModelOutputs(format, grad, t, grad_bits, t_bits, n, models);
+}
+void SweepTierCanonicalNans(float* y, size_t n) { sweep_tier::CanonicalNans(y, n); }
+void SweepTierDecodeNarrow(const FloatFormat& format, const uint16_t* bits, size_t n, float* out) {
+  sweep_tier::DecodeNarrow(format, bits, n, out);
+}
+uint64_t SweepTierMismatches(const float* a, const float* b, size_t n, int64_t* first) {
+  return sweep_tier::Mismatches(a, b, n, first);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace ulpgate
+HWY_AFTER_NAMESPACE();
+
+#endif  // ULPGATE_SUITES_SWEEP_TIER_INL_H_
