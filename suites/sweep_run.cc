@@ -20,95 +20,11 @@
 namespace ulpgate {
 namespace {
 
-// ---- Histogram bins without log2.
-
-// The histogram bin MeasureUlpError gives an error e (no special mismatch)
-// before its exact tie-break: 0 for e = 0, else the least i >= 1 with
-// e <= HistogramBound(i), or the bound count.
-int CoarseBinOfUlp(double e, int bound_count) {
-  if (e == 0) return 0;
-  for (int i = 1; i < bound_count; ++i) {
-    if (e <= HistogramBound(i)) return i;
-  }
-  return bound_count;
-}
-
-// The histogram bin of the errors of a fine bin (ErrorStatistics: bin f >= 1
-// holds (2^((f-1)/16 - 64), 2^(f/16 - 64)], and a histogram bound 2^j is the
-// top of fine bin 16 (64 + j)), where e's fine bin is computed exactly.
-int CoarseBinOfFine(size_t fine, int bound_count) {
-  if (fine == 0) return 0;
-  const long j = static_cast<long>((fine + 15) / 16) - 64;  // e in (2^(j-1), 2^j]
-  if (j < 0) return 1;
-  return static_cast<int>(std::min<long>(j + 2, bound_count));
-}
-
-// ErrorStatistics's fine bin of e is 1 + clamp(ceil(16 (log2 e + 64)) - 1, 0,
-// bins - 2). For e = m 2^E (1 <= m < 2), ceil(16 log2 e) = 16 E + ceil(16
-// log2 m), and ceil(16 log2 m) = #{k in 0..15 : 2^(k/16) < m}: a function of
-// m that changes only at m = 1 and at the irrational 2^(k/16), k = 1..15. A
-// table over the top 12 bits of m's fraction gives it for every bucket with
-// no threshold within 2^-20; those buckets, and m just above 1 or just below
-// 2, take ErrorStatistics::FineBinOf itself, so that the bin is the engine's
-// bit for bit. (Elsewhere the engine's log2, off by a few ulps of a number
-// below 2^9, moves 16 (log2 e + 64) by less than 2^-38, while a threshold is
-// at least 16 * 2^-21 away: its ceil is the exact one. log2 of a power of two
-// is exact, so m = 1 is 0.)
-class FineBins {
- public:
-  FineBins() {
-    std::array<double, 15> thresholds;
-    for (int k = 1; k < 16; ++k) thresholds[k - 1] = std::exp2(k / 16.0);
-    for (int b = 0; b < 4096; ++b) {
-      const double low = 1 + b / 4096.0, high = 1 + (b + 1) / 4096.0;
-      int below = 0;
-      bool near = b == 0 || b == 4095;
-      for (double threshold : thresholds) {
-        if (threshold < low) ++below;
-        if (threshold > low - 0x1p-20 && threshold < high + 0x1p-20) near = true;
-      }
-      sub_[b] = near ? kExact : static_cast<uint8_t>(1 + below);
-    }
-  }
-
-  // e > 0 finite; sets *exact when the bin came from FineBinOf.
-  size_t Of(double e, bool* exact) const {
-    const uint64_t bits = DoubleBits(e);
-    const long exponent = static_cast<long>(bits >> 52) - 1023;
-    const uint64_t fraction = bits & 0xfffffffffffffull;
-    long sub = 0;
-    if (fraction != 0) {
-      sub = sub_[fraction >> 40];
-      if (sub == kExact) {
-        *exact = true;
-        return static_cast<size_t>(ErrorStatistics::FineBinOf(e));
-      }
-    }
-    const long position = 16 * (exponent + 64) + sub;
-    const long last = static_cast<long>(ErrorStatistics::FineBinCount()) - 2;
-    return static_cast<size_t>(1 + std::clamp(position - 1, 0L, last));
-  }
-
- private:
-  static constexpr uint8_t kExact = 0xff;
-  static uint64_t DoubleBits(double x) {
-    uint64_t b;
-    std::memcpy(&b, &x, sizeof b);
-    return b;
-  }
-  std::array<uint8_t, 4096> sub_;
-};
-
-const FineBins& TheFineBins() {
-  static const FineBins bins;
-  return bins;
-}
-
 // ---- Statistics that merge in any order.
 
 struct CaseTotals {
-  CaseTotals(size_t bins, size_t models)
-      : fine(ErrorStatistics::FineBinCount(), 0),
+  CaseTotals(size_t bins, size_t models, bool with_fine = true)
+      : fine(with_fine ? ErrorStatistics::FineBinCount() : 0, 0),
         adjust(bins, 0),
         mismatches(models, 0),
         first_mismatch(models, -1) {}
@@ -155,9 +71,23 @@ struct CaseTotals {
 // One tile's statistics of one distinct output, its fine histogram as the
 // bins it touched.
 struct TileTotals {
-  TileTotals(size_t bins, size_t models) : totals(bins, models) {}
-  CaseTotals totals;  // fine unused
+  TileTotals(size_t bins, size_t models) : totals(bins, models, false) {}
+  CaseTotals totals;  // its fine histogram empty
   std::vector<std::pair<uint32_t, uint32_t>> fine;
+
+  // Back to nothing measured, keeping the storage.
+  void Clear() {
+    CaseTotals& t = totals;
+    std::fill(t.adjust.begin(), t.adjust.end(), 0);
+    t.n = t.special = t.signed_zero = t.correct = 0;
+    t.max_ulp = -1;
+    t.max_index = t.first_special = -1;
+    t.sum = UlpSum();
+    std::fill(t.mismatches.begin(), t.mismatches.end(), 0);
+    std::fill(t.first_mismatch.begin(), t.first_mismatch.end(), -1);
+    t.digest = 0;
+    fine.clear();
+  }
 
   void AddTo(CaseTotals& into) const {
     into.AddScalars(totals);
@@ -206,7 +136,7 @@ struct alignas(64) TileFloats {
 // One worker's buffers and totals.
 struct Worker {
   Worker(size_t cases, size_t model_count, size_t bins)
-      : models(model_count), outputs(cases), scratch_fine(ErrorStatistics::FineBinCount(), 0),
+      : models(model_count), outputs(cases), scratch_fine(4 * ErrorStatistics::FineBinCount(), 0),
         totals(cases, CaseTotals(bins, model_count)) {}
   alignas(64) float grad[kSweepTile] = {};
   alignas(64) float t[kSweepTile] = {};
@@ -217,11 +147,16 @@ struct Worker {
   SweepExactTile exact = {};
   SweepErrorTile errors = {};
   std::vector<TileFloats> models;
+  std::vector<float*> model_pointers;
   std::vector<TileFloats> outputs;
   std::vector<uint32_t> scratch_fine;
   std::vector<uint32_t> touched;
-  std::vector<TileTotals> distinct;
-  std::vector<size_t> representative;  // the case whose outputs a distinct entry measured
+  // This tile's distinct outputs: the first `distinct` entries of `tiles`
+  // (kept between tiles for their storage), and for each the case that
+  // measured it.
+  std::vector<TileTotals> tiles;
+  size_t distinct = 0;
+  std::vector<size_t> representative;
   MpfrTanhBwdError mpfr;
   std::vector<CaseTotals> totals;
 };
@@ -297,7 +232,8 @@ class FastSweep {
   void Tile(Worker& w, uint64_t at, size_t n) const {
     Fill(w, at, n);
     SweepExactValues(format_, w.grad, w.t, n, &w.exact);
-    std::vector<float*> models(w.models.size());
+    std::vector<float*>& models = w.model_pointers;
+    models.resize(w.models.size());
     for (size_t m = 0; m < models.size(); ++m) models[m] = w.models[m].v;
     SweepModelOutputs(format_, w.grad, w.t, w.grad_bits, w.t_bits, n, models.data());
     for (size_t k = 0; k < plan_.extra_models.size(); ++k) {
@@ -307,16 +243,16 @@ class FastSweep {
             CanonicalNan(static_cast<float>(plan_.extra_models[k].Evaluate(operands)));
       }
     }
-    // A tile lies within one aligned run of 4096 indices (kSweepTile divides
-    // 4096), over which SweepDigestKey(i) = SweepDigestKey(run) ^ low[i - run]
-    // (its tabulation form, sweep.cc).
-    static_assert(4096 % kSweepTile == 0, "a tile within one run of digest keys");
-    const uint64_t run = at & ~uint64_t{0xfff};
-    const uint64_t high = SweepDigestKey(run);
-    const std::array<uint64_t, 4096>& low = DigestLowKeys();
-    for (size_t i = 0; i < n; ++i) w.keys[i] = high ^ low[(at + i) & 0xfff];
 
-    w.distinct.clear();
+    // SweepDigestKey(at + i) = SweepDigestKey(run) ^ low[(at + i) mod 4096]
+    // (sweep.cc's tabulation form; a tile lies within one aligned run of 4096
+    // indices, as kSweepTile divides 4096).
+    static_assert(4096 % kSweepTile == 0, "a tile within one run of digest keys");
+    const uint64_t high = SweepDigestKey(at & ~uint64_t{0xfff});
+    const uint64_t* low = DigestLowKeys().data() + (at & 0xfff);
+    for (size_t i = 0; i < n; ++i) w.keys[i] = high ^ low[i];
+
+    w.distinct = 0;
     w.representative.clear();
     for (size_t c = 0; c < plan_.cases.size(); ++c) {
       const TanhBwdCasePlan::Case& pc = plan_.cases[c];
@@ -334,25 +270,29 @@ class FastSweep {
       // statistics: every one of them is a function of the inputs and the
       // outputs alone.
       size_t d = 0;
-      while (d < w.distinct.size() &&
+      while (d < w.distinct &&
              std::memcmp(w.outputs[w.representative[d]].v, y, n * sizeof(float)) != 0) {
         ++d;
       }
-      if (d == w.distinct.size()) {
-        w.distinct.push_back(Measure(w, y, models, at, n));
+      if (d == w.distinct) {
+        if (w.tiles.size() == d) {
+          w.tiles.emplace_back(static_cast<size_t>(bound_count_) + 1, plan_.model_names.size());
+        }
+        Measure(w, y, models, at, n, &w.tiles[d]);
         w.representative.push_back(c);
+        ++w.distinct;
       }
-      w.distinct[d].AddTo(w.totals[c]);
+      w.tiles[d].AddTo(w.totals[c]);
     }
   }
 
-  // The fine bin of e, and its histogram bin through `adjust` where the fine
-  // bin came from FineBinOf (near a power of two the two may disagree).
-  size_t Fine(double e, int bin, CaseTotals& t) const {
-    if (e == 0) return 0;
-    bool exact = false;
-    const size_t f = TheFineBins().Of(e, &exact);
-    const int derived = CoarseBinOfFine(f, bound_count_);
+  // The fine bin of an error e whose histogram bin is `bin`, recording in
+  // `adjust` where that bin is not the one of the fine bin's errors (an
+  // error a hair above a bound, or FineBinOf's rounding next to a power of
+  // two).
+  size_t ExactFine(double e, int bin, CaseTotals& t) const {
+    const auto f = static_cast<size_t>(ErrorStatistics::FineBinOf(e));
+    const int derived = SweepBinOfFine(f, bound_count_);
     if (bin != derived) {
       ++t.adjust[bin];
       --t.adjust[derived];
@@ -360,46 +300,36 @@ class FastSweep {
     return f;
   }
 
-  TileTotals Measure(Worker& w, const float* y, const std::vector<float*>& models, uint64_t at,
-                     size_t n) const {
-    TileTotals tile(static_cast<size_t>(bound_count_) + 1, plan_.model_names.size());
+  void Measure(Worker& w, const float* y, const std::vector<float*>& models, uint64_t at, size_t n,
+               TileTotals* result) const {
+    TileTotals& tile = *result;
+    tile.Clear();
     CaseTotals& t = tile.totals;
     SweepErrorSums sums;
-    SweepMeasure(format_, w.exact, y, n, &w.errors, &sums);
+    SweepMeasure(format_, w.exact, y, w.keys, n, &w.errors, &sums);
     t.n = n;
     t.correct = sums.correctly_rounded;
     t.signed_zero = sums.signed_zero_mismatch;
-    t.sum.AddUnits(sums.whole, 2);
-    t.sum.AddUnits(sums.high, 1);
+    t.sum.AddUnits(static_cast<uint64_t>(sums.high), 1);
+    t.sum.AddUnits(static_cast<uint64_t>(sums.high >> 64), 3);
     t.sum.AddUnits(sums.low, 0);
+    t.digest = sums.digest;
     if (sums.max_at >= 0) t.Max(sums.max_ulp, static_cast<int64_t>(at) + sums.max_at);
-    const FineBins& fine = TheFineBins();
-    const auto count = [&](size_t f) {
-      if (w.scratch_fine[f]++ == 0) w.touched.push_back(static_cast<uint32_t>(f));
-    };
-    const auto* bits = reinterpret_cast<const uint32_t*>(y);
+    // Four histograms, element i counting in the (i mod 4)-th, so that a run
+    // of equal bins is not one chain of loads waiting for stores.
+    uint32_t* scratch = w.scratch_fine.data();
+    const size_t stride = ErrorStatistics::FineBinCount();
     for (size_t i = 0; i < n; ++i) {
-      t.digest += w.keys[i] * bits[i];
-      const uint64_t flags = w.errors.flags[i];
-      const double e = w.errors.ulp[i];
-      if (flags == 0) {
-        if (e == 0) {
-          count(0);
-          continue;
-        }
-        bool exact = false;
-        const size_t f = fine.Of(e, &exact);
-        if (exact) {
-          const int bin = CoarseBinOfUlp(e, bound_count_);
-          const int derived = CoarseBinOfFine(f, bound_count_);
-          if (bin != derived) {
-            ++t.adjust[bin];
-            --t.adjust[derived];
-          }
-        }
-        count(f);
+      const uint64_t fine = w.errors.fine[i];
+      const auto count = [&](size_t f) {
+        if (scratch[(i & 3) * stride + f]++ == 0) w.touched.push_back(static_cast<uint32_t>(f));
+      };
+      if (fine != kSweepSeeFlags) {
+        count(fine);
         continue;
       }
+      const uint64_t flags = w.errors.flags[i];
+      const double e = w.errors.ulp[i];
       const int64_t index = static_cast<int64_t>(at + i);
       if (flags & kSweepSpecialMismatch) {
         ++t.special;
@@ -419,19 +349,23 @@ class FastSweep {
         t.signed_zero += u.signed_zero_mismatch;
         t.sum.AddUlp(u.ulp);
         t.Max(u.ulp, index);
-        count(Fine(u.ulp, u.bin, t));
+        count(u.ulp == 0 ? 0 : ExactFine(u.ulp, u.bin, t));
         continue;
       }
-      // Counted by the tier but for its exact bin (kSweepAboveBound) or its
-      // sum (kSweepLargeError).
+      // Counted by the tier but for its exact bin (kSweepAboveBound), its fine
+      // bin (kSweepFineBinExact) or its sum (kSweepLargeError).
       if (flags & kSweepLargeError) t.sum.AddUlp(e);
-      const int bin = CoarseBinOfUlp(e, bound_count_) + ((flags & kSweepAboveBound) ? 1 : 0);
-      count(Fine(e, bin, t));
+      const int bin = SweepBinOfUlp(e, bound_count_) + ((flags & kSweepAboveBound) ? 1 : 0);
+      count(e == 0 ? 0 : ExactFine(e, bin, t));
     }
     tile.fine.reserve(w.touched.size());
     for (uint32_t f : w.touched) {
-      tile.fine.emplace_back(f, w.scratch_fine[f]);
-      w.scratch_fine[f] = 0;
+      uint32_t total = 0;
+      for (size_t k = 0; k < 4; ++k) {
+        total += scratch[k * stride + f];
+        scratch[k * stride + f] = 0;
+      }
+      if (total != 0) tile.fine.emplace_back(f, total);  // a bin touched in two histograms
     }
     w.touched.clear();
     for (size_t m = 0; m < models.size(); ++m) {
@@ -439,7 +373,6 @@ class FastSweep {
       t.mismatches[m] = SweepMismatches(y, models[m], n, &first);
       if (first >= 0) t.first_mismatch[m] = static_cast<int64_t>(at) + first;
     }
-    return tile;
   }
 
   const SweepOptions& options_;
@@ -470,7 +403,7 @@ SweepCase FromTotals(const TanhBwdCasePlan& plan, size_t c, const FloatFormat& f
   const int bound_count = HistogramBoundCount(format);
   ErrorStatistics::State s = sc.stats.state();
   for (size_t f = 0; f < totals.fine.size(); ++f) {
-    s.counts[CoarseBinOfFine(f, bound_count)] += totals.fine[f];
+    s.counts[SweepBinOfFine(f, bound_count)] += totals.fine[f];
   }
   for (size_t b = 0; b < s.counts.size(); ++b) {
     s.counts[b] = static_cast<uint64_t>(static_cast<int64_t>(s.counts[b]) + totals.adjust[b]);

@@ -185,10 +185,23 @@ HWY_INLINE VD RoundToFormat(const FormatConstants& f, VD v, bool toward_zero) {
 
 // ---- The exact value.
 
+// The ULP of x in the format from x0 = RN(x) and the tail's direction:
+// 2^(min(max(E, emin), emax) - p + 1) with E = floor(log2 |x|), x0's binade,
+// one lower when x0 is a power of two and the tail takes x below it (x0 =
+// RN(x) keeps x within a quarter ulp of it). x = 0 has binade +0 here, so
+// emin, as UlpExponent gives a zero.
+HWY_INLINE VD Quantum(const FormatConstants& f, VD x0, VD x1) {
+  const DD d;
+  const MD below = hn::And(hn::And(PowerOfTwo(x0), x1 != hn::Zero(d)), SignsDiffer(x0, x1));
+  const VD binade = hn::IfThenElse(below, hn::Mul(Binade(x0), hn::Set(d, 0.5)), Binade(x0));
+  return hn::Mul(hn::Min(hn::Max(binade, hn::Set(d, f.min_normal)), hn::Set(d, f.top_binade)),
+                 hn::Set(d, f.ulp_of_one));
+}
+
 // x = grad * (1 - t^2) for each lane:
 //   u = t*t is exact (at most 48 bits);
 //   p0 + p1 = grad * u exactly (TwoProd; p1 = 0 in bf16 and f16, where
-//     grad * u has at most 33 bits);
+//     grad * u has at most 33 bits, and for a power-of-two grad);
 //   s0 + s1 = grad - p0 exactly (TwoSum), so x = s0 + s1 - p1;
 //   a0 + a1 = s1 - p1, x0 + b = s0 + a0, x1 + x2 = b + a1 (TwoSums), so
 //     x = x0 + x1 + x2 exactly and x1 = RN(x1 + x2).
@@ -197,6 +210,14 @@ HWY_INLINE VD RoundToFormat(const FormatConstants& f, VD v, bool toward_zero) {
 // when x0 is a power of two and x1 points below it): |x1 + x2| <= |x1| +
 // ulp(x1)/2 stays short of that bound because the bound is a power of two
 // above |x1|. Otherwise the lane is left to MPFR (kSweepExactUndecided).
+//
+// An exact zero's sign, and the value at non-finite operands, come from the
+// op's canonical sequence in doubles: with finite operands no step of it
+// under- or overflows, so each step is zero exactly when its exact value is
+// (and then with IEEE's sign, which is MPFR's), and nonzero with the exact
+// sign otherwise; with an infinite or NaN operand its NaN or infinity is the
+// extended-real value's. (p1 is NaN there, so such lanes never take the
+// pair branch.)
 void ExactValues(const FloatFormat& format, const float* grad, const float* t, size_t n,
                  SweepExactTile* out) {
   const DD d;
@@ -204,75 +225,74 @@ void ExactValues(const FloatFormat& format, const float* grad, const float* t, s
   const DU du;
   const FormatConstants f(format);
   const size_t lanes = hn::Lanes(d);
+  const VD zero = hn::Zero(d);
   for (size_t i = 0; i < n; i += lanes) {
     const VD g = hn::PromoteTo(d, hn::LoadU(df, grad + i));
     const VD x = hn::PromoteTo(d, hn::LoadU(df, t + i));
     const VD u = hn::Mul(x, x);
-    VD p0, p1, s0, s1, a0, a1, x0, b, x1, x2;
+    VD p0, p1, s0, s1;
     TwoProd(g, u, p0, p1);
     TwoSum(g, hn::Neg(p0), s0, s1);
+    if (hn::AllTrue(d, p1 == zero)) {
+      // grad * u exact in every lane: x = s0 + s1, TwoSum's pair.
+      VD x0 = s0;
+      if (!hn::AllFalse(d, x0 == zero)) {
+        const VD canonical = hn::Mul(g, hn::Sub(hn::Set(d, 1.0), u));
+        x0 = hn::IfThenElse(x0 == zero, hn::CopySign(zero, canonical), x0);
+      }
+      hn::Store(x0, d, out->x0 + i);
+      hn::Store(s1, d, out->x1 + i);
+      hn::Store(zero, d, out->x2 + i);
+      hn::Store(ReciprocalOfPowerOfTwo(Quantum(f, x0, s1)), d, out->scale + i);
+      hn::Store(hn::Set(du, kSweepExactPair), du, out->kind + i);
+      continue;
+    }
+    VD a0, a1, b, x0, x1, x2;
     TwoSum(s1, hn::Neg(p1), a0, a1);
     TwoSum(s0, a0, x0, b);
     TwoSum(b, a1, x1, x2);
-
-    // floor(log2 |x|): x0's binade, one lower when x0 is a power of two and
-    // the tail takes x below it (x0 = RN(x) keeps x within a quarter ulp).
-    const MD tail_below = hn::And(x1 != hn::Zero(d), SignsDiffer(x0, x1));
-    const MD power_of_two = PowerOfTwo(x0);
-    const VD binade = hn::IfThenElse(hn::And(power_of_two, tail_below),
-                                     hn::Mul(Binade(x0), hn::Set(d, 0.5)), Binade(x0));
+    const MD below = hn::And(hn::And(PowerOfTwo(x0), x1 != zero), SignsDiffer(x0, x1));
     const VD half_ulp = hn::Mul(Binade(x0), hn::Set(d, 0x1p-53));
-    const VD limit = hn::IfThenElse(hn::And(power_of_two, tail_below),
-                                    hn::Mul(half_ulp, hn::Set(d, 0.5)), half_ulp);
-    const MD decided = hn::Or(a1 == hn::Zero(d), hn::Abs(x1) < limit);
-
-    // ulp(x) = 2^(min(max(E, emin), emax) - p + 1); x = 0 has E = -inf here
-    // (binade +0), so emin, as UlpExponent gives a zero.
-    const VD quantum =
-        hn::Mul(hn::Min(hn::Max(binade, hn::Set(d, f.min_normal)), hn::Set(d, f.top_binade)),
-                hn::Set(d, f.ulp_of_one));
-    const VD scale = ReciprocalOfPowerOfTwo(quantum);
-
-    // RN(x) to the format: x0 / ulp(x) exactly, rounded to an integer. The
-    // format's midpoints are doubles (p + 1 <= 25 bits), so x and x0 = RN(x)
-    // are on the same side of each except when x0 is one: then the tail
-    // decides, and with no tail x is the tie and goes to even. Past the
-    // largest finite value (ulp capped at emax) the integer reaches 2^p and
-    // the product is at least 2^(emax+1): infinity, as IEEE rounding gives
-    // from max + ulp/2 up.
-    const VD scaled = hn::Mul(x0, scale);
-    VD r = RoundToEven(scaled);
-    const MD tie = hn::And(hn::Abs(hn::Sub(scaled, r)) == hn::Set(d, 0.5), x1 != hn::Zero(d));
-    r = hn::IfThenElse(tie, hn::Add(scaled, hn::CopySign(hn::Set(d, 0.5), x1)), r);
-    VD rounded = hn::Mul(r, quantum);
-    rounded = hn::IfThenElse(hn::Abs(rounded) >= hn::Set(d, f.overflow),
-                             hn::CopySign(hn::Set(d, HUGE_VAL), x0), rounded);
-
-    // The op's canonical sequence in doubles, for what the pairs cannot say:
-    // an exact zero's sign and the value at non-finite operands. With finite
-    // operands no step of it under- or overflows, so each step is zero
-    // exactly when its exact value is (and then with IEEE's sign, which is
-    // MPFR's), and nonzero with the exact sign otherwise; with an infinite or
-    // NaN operand its NaN or infinity is the extended-real value's.
+    const VD limit = hn::IfThenElse(below, hn::Mul(half_ulp, hn::Set(d, 0.5)), half_ulp);
+    const MD decided = hn::Or(a1 == zero, hn::Abs(x1) < limit);
     const VD canonical = hn::Mul(g, hn::Sub(hn::Set(d, 1.0), u));
-    rounded = hn::IfThenElse(rounded == hn::Zero(d), hn::CopySign(hn::Zero(d), canonical), rounded);
-
+    x0 = hn::IfThenElse(x0 == zero, hn::CopySign(zero, canonical), x0);
     const MD finite_operands = hn::And(hn::IsFinite(g), hn::IsFinite(x));
     const VU kind = hn::IfThenElse(
         hn::RebindMask(du, finite_operands),
-        hn::IfThenElse(hn::RebindMask(du, decided), hn::Set(du, kSweepExactFinite),
+        hn::IfThenElse(hn::RebindMask(du, decided),
+                       hn::IfThenElse(hn::RebindMask(du, x2 == zero), hn::Set(du, kSweepExactPair),
+                                      hn::Set(du, kSweepExactTriple)),
                        hn::Set(du, kSweepExactUndecided)),
         hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(canonical)), hn::Set(du, kSweepExactNaN),
                        hn::Set(du, kSweepExactInfinite)));
-    rounded = hn::IfThenElse(finite_operands, rounded, canonical);
-
+    x0 = hn::IfThenElse(finite_operands, x0, canonical);
     hn::Store(x0, d, out->x0 + i);
     hn::Store(x1, d, out->x1 + i);
     hn::Store(x2, d, out->x2 + i);
-    hn::Store(scale, d, out->scale + i);
-    hn::Store(rounded, d, out->rounded + i);
+    hn::Store(ReciprocalOfPowerOfTwo(Quantum(f, x0, x1)), d, out->scale + i);
     hn::Store(kind, du, out->kind + i);
   }
+}
+
+// RN(x) to the format (to nearest even, +-inf past the largest finite value,
+// a zero with x's sign) for a finite x = x0 + x1 + x2, x0 = RN(x): x0 / ulp(x)
+// exactly, rounded to an integer. The format's midpoints are doubles (p + 1
+// <= 25 bits), so x and x0 are on the same side of each except when x0 is
+// one: then the tail decides (x1's sign, as x1 = RN(x1 + x2)), and with no
+// tail x is the tie and goes to even. Past the largest finite value (the ulp
+// capped at emax) the integer reaches 2^p and the product 2^(emax+1):
+// infinity, as IEEE rounding gives from max + ulp/2 up.
+HWY_INLINE VD Rounded(const FormatConstants& f, VD x0, VD x1, VD scale) {
+  const DD d;
+  const VD quantum = ReciprocalOfPowerOfTwo(scale);
+  const VD scaled = hn::Mul(x0, scale);
+  VD r = RoundToEven(scaled);
+  const MD tie = hn::And(hn::Abs(hn::Sub(scaled, r)) == hn::Set(d, 0.5), x1 != hn::Zero(d));
+  r = hn::IfThenElse(tie, hn::Add(scaled, hn::CopySign(hn::Set(d, 0.5), x1)), r);
+  const VD rounded = hn::CopySign(hn::Mul(r, quantum), x0);
+  return hn::IfThenElse(hn::Abs(rounded) >= hn::Set(d, f.overflow),
+                        hn::CopySign(hn::Set(d, HUGE_VAL), x0), rounded);
 }
 
 // ---- The error of an output.
@@ -295,135 +315,262 @@ void ExactValues(const FloatFormat& format, const float* grad, const float* t, s
 // of the residual y - x - g0 = g1 + (f1 - x2) says so (g1 when it dominates
 // twice over, f1 - x2 when g1 = 0, whose RN has the exact sign); where
 // neither settles it, MPFR does.
-void Measure(const FloatFormat& format, const SweepExactTile& tile, const float* y_in, size_t n,
-             SweepErrorTile* out, SweepErrorSums* sums) {
+//
+// The common lane takes a shorter road: x a pair (x2 = 0), y finite and
+// nonzero with d1 = 0 (y - x0 exact, as Sterbenz's lemma makes it for y
+// within a factor 2 of x0), so f0 = -x1, f1 = 0 and g0 = RN(d0 - x1); e
+// neither a power of two at or above 1/2 (no bound's tie-break applies) nor
+// 2^24 or more. Then y is RN(x) exactly when e < 1/2: an e below 1/2 is the
+// rounding of an exact error below 1/2, and one above, of an exact error
+// above it (a y past the largest finite value where x rounds to infinity is
+// more than half an ulp from x). A vector of such lanes skips the rest.
+struct MeasureSums {
+  hn::Vec<DU> high, low, digest;
+  VD best, best_at;
+  uint64_t correctly_rounded = 0, signed_zero = 0;
+};
+
+// ErrorStatistics's fine bin, 1 + clamp(ceil(16 (log2 e + 64)) - 1, 0, 4095)
+// (0 for e = 0), for e >= 0 finite, and the lanes where it is not settled
+// here. For e = m 2^E (1 <= m < 2), ceil(16 log2 e) = 16 E + ceil(16 log2 m);
+// for m > 1, 16 log2 m is never an integer (2^(k/16) is irrational for k =
+// 1..15), so its ceil is floor(log2 m^16) + 1, the exponent of m^16 plus one.
+// M = m^16 by four squarings carries a relative error below 2^-48, so its
+// exponent is m^16's except where m^16 is within 2^-48 of a power of two;
+// the engine's log2 (FineBinOf) is off the exact position by less than 2^-38,
+// so it can only differ where m^16 is within 2^-38 of one. Lanes where M is
+// within 2^-30 of a power of two are left to FineBinOf; m = 1 (e a power of
+// two, whose log2 is exact) is ceil 0.
+HWY_INLINE VU FineBin(VD e, MD* unsettled) {
+  const DD d;
+  const DU du;
+  const hn::RebindToSigned<DD> di;
+  const VU bits = hn::BitCast(du, e);
+  const VU fraction = hn::And(bits, hn::Set(du, kMantissaBits));
+  const VD m = hn::BitCast(d, hn::Or(fraction, hn::Set(du, uint64_t{0x3ff} << 52)));
+  const VD m2 = hn::Mul(m, m);
+  const VD m4 = hn::Mul(m2, m2);
+  const VD m8 = hn::Mul(m4, m4);
+  const VU m16 = hn::BitCast(du, hn::Mul(m8, m8));
+  const VU m16_fraction = hn::And(m16, hn::Set(du, kMantissaBits));
+  const MD power = hn::RebindMask(d, fraction == hn::Zero(du));
+  const MD near = hn::RebindMask(
+      d, hn::Or(hn::BitCast(di, m16_fraction) < hn::Set(di, int64_t{1} << 22),
+                hn::BitCast(di, m16_fraction) > hn::Set(di, (int64_t{1} << 52) - (int64_t{1} << 22))));
+  *unsettled = hn::AndNot(power, near);
+  // 16 (E + 64) + ceil - 1 = 16 biased + 1024 - 16*1023 + (exponent(M) - 1023
+  // + 1) - 1 for m > 1, and 16 biased + 1024 - 16*1023 - 1 for m = 1.
+  const hn::Vec<decltype(di)> base =
+      hn::Add(hn::BitCast(di, hn::ShiftLeft<4>(hn::ShiftRight<52>(bits))),
+              hn::Set(di, int64_t{1024 - 16 * 1023}));
+  const hn::Vec<decltype(di)> sub = hn::IfThenElse(
+      hn::RebindMask(di, power), hn::Set(di, int64_t{-1}),
+      hn::Sub(hn::BitCast(di, hn::ShiftRight<52>(m16)), hn::Set(di, int64_t{1023})));
+  const hn::Vec<decltype(di)> clamped =
+      hn::Min(hn::Max(hn::Add(base, sub), hn::Zero(di)), hn::Set(di, int64_t{4095}));
+  return hn::IfThenElseZero(hn::RebindMask(du, e != hn::Zero(d)),
+                            hn::BitCast(du, hn::Add(clamped, hn::Set(di, int64_t{1}))));
+}
+
+// keys * bits mod 2^64 with 32x32 -> 64-bit products (the low and high halves
+// of each key times the output's 32 bits), which every target has.
+HWY_INLINE VU DigestTerms(VU keys, VU bits) {
+#if HWY_TARGET == HWY_SCALAR
+  return hn::Set(DU(), hn::GetLane(keys) * hn::GetLane(bits));
+#else
+  const DU du;
+  const hn::Repartition<uint32_t, DU> d32;
+  const VU low = hn::MulEven(hn::BitCast(d32, keys), hn::BitCast(d32, bits));
+  const VU high = hn::MulEven(hn::BitCast(d32, hn::ShiftRight<32>(keys)), hn::BitCast(d32, bits));
+  (void)du;
+  return hn::Add(low, hn::ShiftLeft<32>(high));
+#endif
+}
+
+// Adds ulp (< 2^24 in the counted lanes) to the sums: floor(ulp * 2^64) =
+// h 2^32 + l with h = floor(ulp * 2^32) < 2^56 and l = floor((ulp * 2^32 -
+// h) * 2^32) < 2^32 (each scaling and the subtraction exact, a conversion to
+// int64 truncating, which is floor here), so a lane's sums over a tile stay
+// below 2^63 and 2^42. And the largest ulp with its first position: each lane
+// keeps its first maximum (strictly greater replaces).
+HWY_INLINE void Sum(VD ulp, MD counted, VD at, MeasureSums& s) {
+  const DD d;
+  const DU du;
+  const hn::RebindToSigned<DD> di;
+  const VD two32 = hn::Set(d, 0x1p32);
+  const VD scaled = hn::Mul(ulp, two32);
+  const auto h = hn::ConvertTo(di, scaled);
+  const auto l = hn::ConvertTo(di, hn::Mul(hn::Sub(scaled, hn::ConvertTo(d, h)), two32));
+  const auto mask = hn::RebindMask(du, counted);
+  s.high = hn::Add(s.high, hn::IfThenElseZero(mask, hn::BitCast(du, h)));
+  s.low = hn::Add(s.low, hn::IfThenElseZero(mask, hn::BitCast(du, l)));
+  const MD better = hn::And(counted, ulp > s.best);
+  s.best = hn::IfThenElse(better, ulp, s.best);
+  s.best_at = hn::IfThenElse(better, at, s.best_at);
+}
+
+// Every lane, the long road; counted lanes are those in range without a
+// special mismatch or an undecided error.
+HWY_INLINE void MeasureGeneral(const FormatConstants& f, const SweepExactTile& tile, size_t i,
+                               VD y, MD in_range, VD at, SweepErrorTile* out, MeasureSums& s) {
+  const DD d;
+  const DU du;
+  const VD zero = hn::Zero(d);
+  const VD x0 = hn::Load(d, tile.x0 + i);
+  const VD x1 = hn::Load(d, tile.x1 + i);
+  const VD x2 = hn::Load(d, tile.x2 + i);
+  const VD scale = hn::Load(d, tile.scale + i);
+  const VU kind = hn::Load(du, tile.kind + i);
+  const MD x_finite = hn::RebindMask(
+      d, hn::Or(kind == hn::Set(du, kSweepExactPair), kind == hn::Set(du, kSweepExactTriple)));
+  const MD x_nan = hn::RebindMask(d, kind == hn::Set(du, kSweepExactNaN));
+  const MD x_inf = hn::RebindMask(d, kind == hn::Set(du, kSweepExactInfinite));
+  const MD x_undecided = hn::RebindMask(d, kind == hn::Set(du, kSweepExactUndecided));
+  const VD rounded = hn::IfThenElse(x_finite, Rounded(f, x0, x1, scale), x0);
+  const MD y_nan = hn::IsNaN(y);
+  const MD y_finite = hn::IsFinite(y);
+  const MD y_is_rounded = y == rounded;  // false for NaN; +0 == -0
+
+  // Specials (ulp_metric.cc): at a NaN x any NaN is right and anything else
+  // a special mismatch; at an infinite x only that infinity is right; at a
+  // finite x a NaN is a special mismatch and an infinity is right (0.5 ULP)
+  // only where x rounds to it.
+  const MD inf_rounded = hn::AndNot(y_finite, hn::And(x_finite, y_is_rounded));
+  const MD special = hn::Or(
+      hn::Or(hn::AndNot(y_nan, x_nan), hn::AndNot(y_is_rounded, x_inf)),
+      hn::And(x_finite, hn::Or(y_nan, hn::AndNot(y_is_rounded, hn::Not(y_finite)))));
+  const MD measured = hn::And(x_finite, y_finite);
+
+  VD d0, d1, f0, f1, g0, g1;
+  TwoSum(y, hn::Neg(x0), d0, d1);
+  TwoSum(d1, hn::Neg(x1), f0, f1);
+  TwoSum(d0, f0, g0, g1);
+  const MD no_rest = hn::And(f1 == zero, x2 == zero);
+  const MD y_is_x0 = d0 == zero;
+  const VD rest_bound = hn::Add(hn::Abs(f1), hn::Abs(x2));
+  const VD half_ulp = hn::Mul(Binade(g0), hn::Set(d, 0x1p-53));
+  const VD boundary = hn::IfThenElse(PowerOfTwo(g0), hn::Mul(half_ulp, hn::Set(d, 0.5)), half_ulp);
+  const MD small_rest = hn::And(hn::Abs(g1) < boundary,
+                                hn::Add(rest_bound, rest_bound) < hn::Sub(boundary, hn::Abs(g1)));
+  const MD rounding_known = hn::Or(hn::Or(no_rest, y_is_x0), small_rest);
+  const VD e = hn::Mul(hn::Abs(g0), scale);
+
+  // The residual's sign against g0's: away from zero, and whether known.
+  const VD rest = hn::Sub(f1, x2);  // RN of f1 - x2: its sign is exact
+  const MD g1_dominates = hn::Abs(g1) > hn::Add(hn::Abs(rest), hn::Abs(rest));
+  const MD residual_known = hn::Or(hn::Or(no_rest, g1 == zero), hn::Or(g1_dominates, rest == zero));
+  const VD residual = hn::IfThenElse(hn::Or(no_rest, hn::Or(g1_dominates, rest == zero)), g1, rest);
+  const MD away = hn::And(residual != zero, hn::Not(SignsDiffer(residual, g0)));
+  const MD on_bound = hn::And(hn::And(PowerOfTwo(e), e >= hn::Set(d, 0.5)),
+                              hn::And(e <= hn::Set(d, f.top_bound), e != zero));
+  const MD above_bound = hn::And(hn::And(measured, on_bound), hn::And(residual_known, away));
+  const MD undecided = hn::Or(
+      x_undecided,
+      hn::And(measured, hn::Or(hn::Not(rounding_known), hn::AndNot(residual_known, on_bound))));
+
+  const VD ulp = hn::IfThenElse(measured, e, hn::IfThenElse(inf_rounded, hn::Set(d, 0.5), zero));
+  const MD counted = hn::And(in_range, hn::Not(hn::Or(special, undecided)));
+  const MD correct = hn::Or(hn::Or(hn::And(x_nan, y_nan), hn::And(x_inf, y_is_rounded)),
+                            hn::And(x_finite, y_is_rounded));
+  const MD zero_sign = hn::And(hn::And(measured, y == zero),
+                               hn::And(rounded == zero, SignsDiffer(y, rounded)));
+  s.correctly_rounded += hn::CountTrue(d, hn::And(counted, correct));
+  s.signed_zero += hn::CountTrue(d, hn::And(counted, zero_sign));
+  const MD large = ulp >= hn::Set(d, 0x1p24);
+  Sum(hn::IfThenElseZero(hn::Not(large), ulp), hn::AndNot(large, counted), at, s);
+  const MD max_large = hn::And(hn::And(counted, large), ulp > s.best);
+  s.best = hn::IfThenElse(max_large, ulp, s.best);
+  s.best_at = hn::IfThenElse(max_large, at, s.best_at);
+
+  VU flags = hn::IfThenElseZero(hn::RebindMask(du, special), hn::Set(du, kSweepSpecialMismatch));
+  flags = hn::Or(flags, hn::IfThenElseZero(hn::RebindMask(du, hn::AndNot(special, undecided)),
+                                           hn::Set(du, kSweepUndecidedError)));
+  flags = hn::Or(flags, hn::IfThenElseZero(hn::RebindMask(du, above_bound),
+                                           hn::Set(du, kSweepAboveBound)));
+  flags = hn::Or(flags, hn::IfThenElseZero(hn::RebindMask(du, hn::And(large, measured)),
+                                           hn::Set(du, kSweepLargeError)));
+  MD unsettled;
+  const VU fine = FineBin(ulp, &unsettled);
+  flags = hn::Or(flags, hn::IfThenElseZero(hn::RebindMask(du, unsettled),
+                                           hn::Set(du, kSweepFineBinExact)));
+  hn::Store(hn::IfThenElse(flags == hn::Zero(du), fine, hn::Set(du, kSweepSeeFlags)), du,
+            out->fine + i);
+  hn::Store(ulp, d, out->ulp + i);
+  hn::Store(flags, du, out->flags + i);
+}
+
+void Measure(const FloatFormat& format, const SweepExactTile& tile, const float* y_in,
+             const uint64_t* keys, size_t n, SweepErrorTile* out, SweepErrorSums* sums,
+             bool every_ulp) {
   const DD d;
   const DF df;
   const DU du;
+  const DU32 du32;
   const FormatConstants f(format);
   const size_t lanes = hn::Lanes(d);
   const VD zero = hn::Zero(d);
-  const VD two32 = hn::Set(d, 0x1p32);
-  VD whole = zero, high = zero, low = zero;
-  VD best = hn::Set(d, -1.0);
-  VD best_at = hn::Set(d, -1.0);  // positions as doubles: exact below 2^53
-  uint64_t correctly_rounded = 0, signed_zero = 0;
+  MeasureSums s{hn::Zero(du), hn::Zero(du), hn::Zero(du), hn::Set(d, -1.0), hn::Set(d, -1.0)};
   const VD iota = hn::Iota(d, 0.0);
+  const VD half = hn::Set(d, 0.5);
   for (size_t i = 0; i < n; i += lanes) {
-    const VD y = hn::PromoteTo(d, hn::LoadU(df, y_in + i));
+    const VF y_float = hn::LoadU(df, y_in + i);
+    const VD y = hn::PromoteTo(d, y_float);
+    const VD at = hn::Add(iota, hn::Set(d, static_cast<double>(i)));  // exact below 2^53
+    const MD in_range = at < hn::Set(d, static_cast<double>(n));
+    const VU terms = DigestTerms(hn::Load(du, keys + i), hn::PromoteTo(du, hn::BitCast(du32, y_float)));
+    s.digest = hn::Add(s.digest, hn::IfThenElseZero(hn::RebindMask(du, in_range), terms));
     const VD x0 = hn::Load(d, tile.x0 + i);
     const VD x1 = hn::Load(d, tile.x1 + i);
-    const VD x2 = hn::Load(d, tile.x2 + i);
-    const VD rounded = hn::Load(d, tile.rounded + i);
     const VU kind = hn::Load(du, tile.kind + i);
-    const MD x_finite = hn::RebindMask(d, kind == hn::Set(du, kSweepExactFinite));
-    const MD x_nan = hn::RebindMask(d, kind == hn::Set(du, kSweepExactNaN));
-    const MD x_inf = hn::RebindMask(d, kind == hn::Set(du, kSweepExactInfinite));
-    const MD x_undecided = hn::RebindMask(d, kind == hn::Set(du, kSweepExactUndecided));
-    const MD y_nan = hn::IsNaN(y);
-    const MD y_finite = hn::IsFinite(y);
-    const MD y_is_rounded = y == rounded;  // false for NaN; +0 == -0
-
-    // Specials (ulp_metric.cc): at a NaN x any NaN is right and anything else
-    // a special mismatch; at an infinite x only that infinity is right; at a
-    // finite x a NaN is a special mismatch and an infinity is right (0.5 ULP)
-    // only where x rounds to it.
-    const MD inf_rounded = hn::AndNot(y_finite, hn::And(x_finite, y_is_rounded));
-    const MD special = hn::Or(
-        hn::Or(hn::AndNot(y_nan, x_nan), hn::AndNot(y_is_rounded, x_inf)),
-        hn::And(x_finite, hn::Or(y_nan, hn::AndNot(y_is_rounded, hn::Not(y_finite)))));
-    const MD measured = hn::And(x_finite, y_finite);
-
-    VD d0, d1, f0, f1, g0, g1;
+    VD d0, d1;
     TwoSum(y, hn::Neg(x0), d0, d1);
-    TwoSum(d1, hn::Neg(x1), f0, f1);
-    TwoSum(d0, f0, g0, g1);
-    const MD no_rest = hn::And(f1 == zero, x2 == zero);
-    const MD y_is_x0 = d0 == zero;
-    const VD rest_bound = hn::Add(hn::Abs(f1), hn::Abs(x2));
-    const VD half_ulp = hn::Mul(Binade(g0), hn::Set(d, 0x1p-53));
-    const VD boundary = hn::IfThenElse(PowerOfTwo(g0), hn::Mul(half_ulp, hn::Set(d, 0.5)), half_ulp);
-    const MD small_rest = hn::And(hn::Abs(g1) < boundary,
-                                  hn::Add(rest_bound, rest_bound) < hn::Sub(boundary, hn::Abs(g1)));
-    const MD rounding_known = hn::Or(hn::Or(no_rest, y_is_x0), small_rest);
-    const VD scale = hn::Load(d, tile.scale + i);
-    const VD e = hn::Mul(hn::Abs(g0), scale);
-
-    // The residual's sign against g0's: 1 away from zero, and whether known.
-    const VD rest = hn::Sub(f1, x2);  // RN of f1 - x2: its sign is exact
-    const MD g1_dominates = hn::Abs(g1) > hn::Add(hn::Abs(rest), hn::Abs(rest));
-    const MD residual_known = hn::Or(hn::Or(no_rest, g1 == zero), hn::Or(g1_dominates, rest == zero));
-    const VD residual = hn::IfThenElse(hn::Or(no_rest, hn::Or(g1_dominates, rest == zero)), g1, rest);
-    const MD away = hn::And(residual != zero, hn::Not(SignsDiffer(residual, g0)));
-    const MD on_bound = hn::And(hn::And(PowerOfTwo(e), e >= hn::Set(d, 0.5)),
-                                hn::And(e <= hn::Set(d, f.top_bound), e != zero));
-    const MD above_bound = hn::And(hn::And(measured, on_bound), hn::And(residual_known, away));
-    const MD undecided = hn::Or(
-        x_undecided,
-        hn::And(measured, hn::Or(hn::Not(rounding_known), hn::AndNot(residual_known, on_bound))));
-
-    const VD ulp = hn::IfThenElse(measured, e, hn::IfThenElse(inf_rounded, hn::Set(d, 0.5), zero));
-    const MD in_range = hn::Iota(d, static_cast<double>(i)) < hn::Set(d, static_cast<double>(n));
-    const MD counted = hn::And(in_range, hn::Not(hn::Or(special, undecided)));
-    const MD correct = hn::Or(hn::Or(hn::And(x_nan, y_nan), hn::And(x_inf, y_is_rounded)),
-                              hn::And(x_finite, y_is_rounded));
-    const MD zero_sign = hn::And(hn::And(measured, y == zero),
-                                 hn::And(rounded == zero, SignsDiffer(y, rounded)));
-    correctly_rounded += hn::CountTrue(d, hn::And(counted, correct));
-    signed_zero += hn::CountTrue(d, hn::And(counted, zero_sign));
-
-    // The sum of floor(ulp * 2^64), in three parts that stay below 2^53 in
-    // each lane over a tile: floor(ulp), then the fraction's two 32-bit
-    // halves (ulp - floor(ulp) is exact, and so is each scaling by 2^32).
-    const MD large = ulp >= two32;
-    const MD summed = hn::AndNot(large, counted);
-    const VD w = FloorNonNegative(ulp);
-    const VD fraction = hn::Mul(hn::Sub(ulp, w), two32);
-    const VD h = FloorNonNegative(fraction);
-    const VD l = FloorNonNegative(hn::Mul(hn::Sub(fraction, h), two32));
-    whole = hn::Add(whole, hn::IfThenElseZero(summed, w));
-    high = hn::Add(high, hn::IfThenElseZero(summed, h));
-    low = hn::Add(low, hn::IfThenElseZero(summed, l));
-
-    // The largest ulp and its first position: each lane keeps its first
-    // maximum (strictly greater replaces), the lanes are joined below.
-    const VD candidate = hn::IfThenElse(counted, ulp, hn::Set(d, -1.0));
-    const MD better = candidate > best;
-    best = hn::IfThenElse(better, candidate, best);
-    best_at = hn::IfThenElse(better, hn::Add(iota, hn::Set(d, static_cast<double>(i))), best_at);
-
-    VU flags = hn::IfThenElseZero(hn::RebindMask(du, special), hn::Set(du, kSweepSpecialMismatch));
-    flags = hn::Or(flags, hn::IfThenElseZero(hn::RebindMask(du, hn::AndNot(special, undecided)),
-                                             hn::Set(du, kSweepUndecidedError)));
-    flags = hn::Or(flags, hn::IfThenElseZero(hn::RebindMask(du, above_bound),
-                                             hn::Set(du, kSweepAboveBound)));
-    flags = hn::Or(flags, hn::IfThenElseZero(hn::RebindMask(du, hn::And(large, measured)),
-                                             hn::Set(du, kSweepLargeError)));
-    hn::Store(ulp, d, out->ulp + i);
-    hn::Store(flags, du, out->flags + i);
+    const VD e = hn::Mul(hn::Abs(hn::Sub(d0, x1)), hn::Load(d, tile.scale + i));
+    const MD common = hn::And(
+        hn::And(hn::RebindMask(d, kind == hn::Set(du, kSweepExactPair)), d1 == zero),
+        hn::And(hn::And(hn::IsFinite(y), y != zero),
+                hn::AndNot(hn::And(PowerOfTwo(e), e >= half), e < hn::Set(d, 0x1p24))));
+    if (hn::AllTrue(d, hn::Or(common, hn::Not(in_range)))) {
+      s.correctly_rounded += hn::CountTrue(d, hn::And(in_range, e < half));
+      Sum(e, in_range, at, s);
+      MD unsettled;
+      const VU fine = FineBin(e, &unsettled);
+      if (every_ulp) hn::Store(e, d, out->ulp + i);
+      if (hn::AllFalse(d, unsettled)) {
+        hn::Store(fine, du, out->fine + i);
+        continue;
+      }
+      hn::Store(hn::IfThenElse(hn::RebindMask(du, unsettled), hn::Set(du, kSweepSeeFlags), fine), du,
+                out->fine + i);
+      hn::Store(e, d, out->ulp + i);
+      hn::Store(hn::IfThenElseZero(hn::RebindMask(du, unsettled), hn::Set(du, kSweepFineBinExact)), du,
+                out->flags + i);
+      continue;
+    }
+    MeasureGeneral(f, tile, i, y, in_range, at, out, s);
   }
   HWY_ALIGN double lane_best[hn::MaxLanes(DD())];
   HWY_ALIGN double lane_at[hn::MaxLanes(DD())];
-  HWY_ALIGN double parts[3][hn::MaxLanes(DD())];
-  hn::Store(best, d, lane_best);
-  hn::Store(best_at, d, lane_at);
-  hn::Store(whole, d, parts[0]);
-  hn::Store(high, d, parts[1]);
-  hn::Store(low, d, parts[2]);
-  SweepErrorSums s;
-  s.correctly_rounded = correctly_rounded;
-  s.signed_zero_mismatch = signed_zero;
+  HWY_ALIGN uint64_t parts[3][hn::MaxLanes(DD())];
+  hn::Store(s.best, d, lane_best);
+  hn::Store(s.best_at, d, lane_at);
+  hn::Store(s.high, du, parts[0]);
+  hn::Store(s.low, du, parts[1]);
+  hn::Store(s.digest, du, parts[2]);
+  SweepErrorSums result;
+  result.correctly_rounded = s.correctly_rounded;
+  result.signed_zero_mismatch = s.signed_zero;
   for (size_t k = 0; k < lanes; ++k) {
-    s.whole += static_cast<uint64_t>(parts[0][k]);
-    s.high += static_cast<uint64_t>(parts[1][k]);
-    s.low += static_cast<uint64_t>(parts[2][k]);
-    const int64_t at = static_cast<int64_t>(lane_at[k]);
-    if (at >= 0 && (lane_best[k] > s.max_ulp || (lane_best[k] == s.max_ulp && at < s.max_at))) {
-      s.max_ulp = lane_best[k];
-      s.max_at = at;
+    result.high += parts[0][k];
+    result.low += parts[1][k];
+    result.digest += parts[2][k];
+    const int64_t where = static_cast<int64_t>(lane_at[k]);
+    if (where >= 0 &&
+        (lane_best[k] > result.max_ulp || (lane_best[k] == result.max_ulp && where < result.max_at))) {
+      result.max_ulp = lane_best[k];
+      result.max_at = where;
     }
   }
-  *sums = s;
+  *sums = result;
 }
 
 // ---- The models.
@@ -644,8 +791,9 @@ void SweepTierExactValues(const FloatFormat& format, const float* grad, const fl
   sweep_tier::ExactValues(format, grad, t, n, out);
 }
 void SweepTierMeasure(const FloatFormat& format, const SweepExactTile& tile, const float* y,
-                      size_t n, SweepErrorTile* out, SweepErrorSums* sums) {
-  sweep_tier::Measure(format, tile, y, n, out, sums);
+                      const uint64_t* keys, size_t n, SweepErrorTile* out, SweepErrorSums* sums,
+                      bool every_ulp) {
+  sweep_tier::Measure(format, tile, y, keys, n, out, sums, every_ulp);
 }
 void SweepTierModelOutputs(const FloatFormat& format, const float* grad, const float* t,
                            const uint16_t* grad_bits, const uint16_t* t_bits, size_t n,

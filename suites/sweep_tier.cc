@@ -35,9 +35,10 @@ void SweepExactValues(const FloatFormat& format, const float* grad, const float*
   HWY_DYNAMIC_DISPATCH(SweepTierExactValues)(format, grad, t, n, out);
 }
 
-void SweepMeasure(const FloatFormat& format, const SweepExactTile& tile, const float* y, size_t n,
-                  SweepErrorTile* out, SweepErrorSums* sums) {
-  HWY_DYNAMIC_DISPATCH(SweepTierMeasure)(format, tile, y, n, out, sums);
+void SweepMeasure(const FloatFormat& format, const SweepExactTile& tile, const float* y,
+                  const uint64_t* keys, size_t n, SweepErrorTile* out, SweepErrorSums* sums,
+                  bool every_ulp) {
+  HWY_DYNAMIC_DISPATCH(SweepTierMeasure)(format, tile, y, keys, n, out, sums, every_ulp);
 }
 
 void SweepModelOutputs(const FloatFormat& format, const float* grad, const float* t,

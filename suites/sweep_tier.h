@@ -16,7 +16,10 @@
 #include <cstdint>
 #include <string_view>
 
+#include <algorithm>
+
 #include "oracles/format.h"
+#include "oracles/ulp_metric.h"
 
 namespace ulpgate {
 
@@ -26,24 +29,22 @@ inline constexpr size_t kSweepTile = 1024;
 
 // What the tier knows of the exact value x at one input.
 enum SweepExactKind : uint64_t {
-  kSweepExactFinite = 0,     // x = x0 + x1 + x2, every field below holds
+  kSweepExactPair = 0,       // x = x0 + x1 (x2 = 0)
   kSweepExactNaN = 1,        // x is NaN (inf * 0, NaN operands): any NaN is right
-  kSweepExactInfinite = 2,   // x = rounded = +-inf
+  kSweepExactInfinite = 2,   // x = x0 = +-inf
   kSweepExactUndecided = 3,  // doubles did not prove x0 = RN(x): MPFR decides
+  kSweepExactTriple = 4,     // x = x0 + x1 + x2 with x2 != 0
 };
 
 // The exact value of each input of a tile, as the error of any output needs it.
 struct SweepExactTile {
-  // x = x0 + x1 + x2 exactly, with x0 = RN53(x) and x1 = RN53(x1 + x2).
+  // x = x0 + x1 + x2 exactly, with x0 = RN53(x) and x1 = RN53(x1 + x2); an
+  // exact zero as x0 with MPFR's sign; a NaN or infinite x as x0.
   alignas(64) double x0[kSweepTile];
   alignas(64) double x1[kSweepTile];
   alignas(64) double x2[kSweepTile];
   // 2^-q, q the ULP exponent of x in the format (UlpExponent).
   alignas(64) double scale[kSweepTile];
-  // x rounded to the format (to nearest even, +-inf past the largest finite
-  // value; the sign of an exact zero as MPFR gives it); x itself when NaN or
-  // infinite.
-  alignas(64) double rounded[kSweepTile];
   alignas(64) uint64_t kind[kSweepTile];  // SweepExactKind
 };
 
@@ -52,24 +53,55 @@ enum SweepErrorFlag : uint64_t {
   kSweepSpecialMismatch = 1,  // no ulp; counted apart
   kSweepUndecidedError = 2,   // MPFR decides (the sums below leave it out)
   kSweepAboveBound = 4,       // ulp is a histogram bound and the exact error is above it
-  kSweepLargeError = 8,       // ulp >= 2^32: left out of the sums below
+  kSweepLargeError = 8,       // ulp >= 2^24: left out of the sums below
+  kSweepFineBinExact = 16,    // ulp is next to a fine bin's edge: FineBinOf places it
 };
 
+// fine[i] == kSweepSeeFlags: ulp[i] and flags[i] say what the statistics
+// take from the output. Otherwise fine[i] is its fine bin (ErrorStatistics's),
+// its histogram bin SweepBinOfFine(fine[i]), and ulp[i] (written only when
+// asked) its error, flags[i] not written.
+inline constexpr uint64_t kSweepSeeFlags = ~uint64_t{0};
+
 struct SweepErrorTile {
-  alignas(64) double ulp[kSweepTile];       // UlpError::ulp
-  alignas(64) uint64_t flags[kSweepTile];   // SweepErrorFlag bits
+  alignas(64) uint64_t fine[kSweepTile];
+  alignas(64) double ulp[kSweepTile];      // UlpError::ulp
+  alignas(64) uint64_t flags[kSweepTile];  // SweepErrorFlag bits
 };
+
+// The histogram bin MeasureUlpError gives an error e (no special mismatch)
+// before its exact tie-break: 0 for e = 0, else the least i >= 1 with
+// e <= HistogramBound(i), or the bound count.
+inline int SweepBinOfUlp(double e, int bound_count) {
+  if (e == 0) return 0;
+  for (int i = 1; i < bound_count; ++i) {
+    if (e <= HistogramBound(i)) return i;
+  }
+  return bound_count;
+}
+
+// The histogram bin of the errors of a fine bin (ErrorStatistics: bin f >= 1
+// holds (2^((f-1)/16 - 64), 2^(f/16 - 64)], and a histogram bound 2^j is the
+// top of fine bin 16 (64 + j)).
+inline int SweepBinOfFine(uint64_t fine, int bound_count) {
+  if (fine == 0) return 0;
+  const long j = static_cast<long>((fine + 15) / 16) - 64;  // e in (2^(j-1), 2^j]
+  if (j < 0) return 1;
+  return static_cast<int>(std::min<long>(j + 2, bound_count));
+}
 
 // The tile's outputs without kSweepSpecialMismatch or kSweepUndecidedError.
 struct SweepErrorSums {
   uint64_t correctly_rounded = 0;
   uint64_t signed_zero_mismatch = 0;
   // Over those without kSweepLargeError: the sum of floor(ulp * 2^64) is
-  // whole * 2^64 + high * 2^32 + low (whole: the integer parts; high, low:
-  // the two 32-bit halves of each fraction's 64 bits).
-  uint64_t whole = 0, high = 0, low = 0;
+  // high * 2^32 + low.
+  unsigned __int128 high = 0;
+  uint64_t low = 0;
   double max_ulp = -1;  // the largest ulp and its first position; -1 when none
   int64_t max_at = -1;
+  // Over every output of the tile: the sum of keys[i] * (the output's bits).
+  uint64_t digest = 0;
 };
 
 // The exact values of grad[i] * (1 - t[i]^2) for operands that are values of
@@ -77,10 +109,12 @@ struct SweepErrorSums {
 void SweepExactValues(const FloatFormat& format, const float* grad, const float* t, size_t n,
                       SweepExactTile* out);
 
-// The errors of outputs y[i] (values of the format, NaN canonical or not)
-// against tile.x[i].
-void SweepMeasure(const FloatFormat& format, const SweepExactTile& tile, const float* y, size_t n,
-                  SweepErrorTile* out, SweepErrorSums* sums);
+// The errors of outputs y[i] (values of the format, NaN canonical) against
+// tile.x[i], and the digest of y under keys[i]; every_ulp: write ulp[i] for
+// every output (for tests).
+void SweepMeasure(const FloatFormat& format, const SweepExactTile& tile, const float* y,
+                  const uint64_t* keys, size_t n, SweepErrorTile* out, SweepErrorSums* sums,
+                  bool every_ulp = false);
 
 // Every built-in model's output (TanhBwdModelNames(format) order) into
 // models[m][0, n), NaNs canonical. bf16/f16: grad_bits and t_bits are the
