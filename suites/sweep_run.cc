@@ -34,7 +34,9 @@ struct CaseTotals {
   double max_ulp = -1;
   int64_t max_index = -1, first_special = -1;
   UlpSum sum;
-  std::vector<uint64_t> mismatches;  // per model
+  // Per model: the outputs that differ from it where it is the case's
+  // expected model; elsewhere only whether any does.
+  std::vector<uint64_t> mismatches;
   std::vector<int64_t> first_mismatch;
   uint64_t digest = 0;
 
@@ -136,27 +138,29 @@ struct alignas(64) TileFloats {
 // One worker's buffers and totals.
 struct Worker {
   Worker(size_t cases, size_t model_count, size_t bins)
-      : models(model_count), outputs(cases), scratch_fine(4 * ErrorStatistics::FineBinCount(), 0),
+      : models(model_count),
+        outputs(cases),
+        wanted(model_count, 0),
         totals(cases, CaseTotals(bins, model_count)) {}
   alignas(64) float grad[kSweepTile] = {};
   alignas(64) float t[kSweepTile] = {};
   alignas(64) uint16_t grad_bits[kSweepTile] = {};
   alignas(64) uint16_t t_bits[kSweepTile] = {};
   alignas(64) uint16_t out16[kSweepTile] = {};
-  alignas(64) uint64_t keys[kSweepTile] = {};
   SweepExactTile exact = {};
   SweepErrorTile errors = {};
   std::vector<TileFloats> models;
   std::vector<float*> model_pointers;
   std::vector<TileFloats> outputs;
-  std::vector<uint32_t> scratch_fine;
-  std::vector<uint32_t> touched;
+  SweepFineCounts fine_counts;
   // This tile's distinct outputs: the first `distinct` entries of `tiles`
   // (kept between tiles for their storage), and for each the case that
   // measured it.
   std::vector<TileTotals> tiles;
   size_t distinct = 0;
   std::vector<size_t> representative;
+  std::vector<std::vector<size_t>> members;  // the cases whose outputs each entry has
+  std::vector<uint8_t> wanted;               // per model: computed for this tile
   MpfrTanhBwdError mpfr;
   std::vector<CaseTotals> totals;
 };
@@ -169,7 +173,11 @@ class FastSweep {
         format_(*options.domain.format),
         plan_(plan),
         bound_count_(HistogramBoundCount(format_)),
-        builtin_models_(plan.model_names.size() - plan.extra_models.size()) {}
+        builtin_models_(plan.model_names.size() - plan.extra_models.size()) {
+    if (ErrorStatistics::FineBinCount() != kSweepFineBins) {
+      throw std::logic_error("the sweep tier's fine bins are not ErrorStatistics's");
+    }
+  }
 
   std::vector<CaseTotals> Run() {
     std::vector<std::pair<uint64_t, uint64_t>> blocks;
@@ -232,11 +240,27 @@ class FastSweep {
   void Tile(Worker& w, uint64_t at, size_t n) const {
     Fill(w, at, n);
     SweepExactValues(format_, w.grad, w.t, n, &w.exact);
+
+    // The models this tile needs: each case's expected one (its mismatches
+    // are counted), and every other one that case has not yet left (only
+    // whether it ever does is reported). A model left stays left, whichever
+    // worker saw it, so the report is the same however the work was cut.
+    const size_t model_count = plan_.model_names.size();
+    std::fill(w.wanted.begin(), w.wanted.end(), 0);
+    for (size_t c = 0; c < plan_.cases.size(); ++c) {
+      for (size_t m = 0; m < model_count; ++m) {
+        if (static_cast<int>(m) == plan_.cases[c].expected || w.totals[c].mismatches[m] == 0) {
+          w.wanted[m] = 1;
+        }
+      }
+    }
     std::vector<float*>& models = w.model_pointers;
-    models.resize(w.models.size());
-    for (size_t m = 0; m < models.size(); ++m) models[m] = w.models[m].v;
-    SweepModelOutputs(format_, w.grad, w.t, w.grad_bits, w.t_bits, n, models.data());
+    models.resize(model_count);
+    for (size_t m = 0; m < model_count; ++m) models[m] = w.models[m].v;
+    SweepModelOutputs(format_, w.grad, w.t, w.grad_bits, w.t_bits, n, models.data(),
+                      w.wanted.data());
     for (size_t k = 0; k < plan_.extra_models.size(); ++k) {
+      if (!w.wanted[builtin_models_ + k]) continue;
       for (size_t i = 0; i < n; ++i) {
         const double operands[2] = {w.grad[i], w.t[i]};
         models[builtin_models_ + k][i] =
@@ -244,14 +268,9 @@ class FastSweep {
       }
     }
 
-    // SweepDigestKey(at + i) = SweepDigestKey(run) ^ low[(at + i) mod 4096]
-    // (sweep.cc's tabulation form; a tile lies within one aligned run of 4096
-    // indices, as kSweepTile divides 4096).
-    static_assert(4096 % kSweepTile == 0, "a tile within one run of digest keys");
-    const uint64_t high = SweepDigestKey(at & ~uint64_t{0xfff});
-    const uint64_t* low = DigestLowKeys().data() + (at & 0xfff);
-    for (size_t i = 0; i < n; ++i) w.keys[i] = high ^ low[i];
-
+    // Every case's outputs, and the distinct ones among them: outputs equal
+    // bit for bit to another case's over this tile have its statistics, every
+    // one of them being a function of the inputs and the outputs alone.
     w.distinct = 0;
     w.representative.clear();
     for (size_t c = 0; c < plan_.cases.size(); ++c) {
@@ -266,9 +285,6 @@ class FastSweep {
       } else {
         std::memcpy(y, models[pc.expected], n * sizeof(float));
       }
-      // Outputs equal bit for bit to another case's over this tile have its
-      // statistics: every one of them is a function of the inputs and the
-      // outputs alone.
       size_t d = 0;
       while (d < w.distinct &&
              std::memcmp(w.outputs[w.representative[d]].v, y, n * sizeof(float)) != 0) {
@@ -276,13 +292,39 @@ class FastSweep {
       }
       if (d == w.distinct) {
         if (w.tiles.size() == d) {
-          w.tiles.emplace_back(static_cast<size_t>(bound_count_) + 1, plan_.model_names.size());
+          w.tiles.emplace_back(static_cast<size_t>(bound_count_) + 1, model_count);
+          w.members.emplace_back();
         }
-        Measure(w, y, models, at, n, &w.tiles[d]);
         w.representative.push_back(c);
+        w.members[d].clear();
         ++w.distinct;
       }
-      w.tiles[d].AddTo(w.totals[c]);
+      w.members[d].push_back(c);
+    }
+    for (size_t d = 0; d < w.distinct; ++d) {
+      const float* y = w.outputs[w.representative[d]].v;
+      TileTotals& tile = w.tiles[d];
+      Measure(w, y, at, n, &tile);
+      // Mismatches: counted against a model some member expects; against
+      // another only whether there is one, and only while some member has
+      // not yet left it.
+      for (size_t m = 0; m < model_count; ++m) {
+        bool expected = false, open = false;
+        for (size_t c : w.members[d]) {
+          expected = expected || plan_.cases[c].expected == static_cast<int>(m);
+          open = open || w.totals[c].mismatches[m] == 0;
+        }
+        const bool same = std::memcmp(y, models[m], n * sizeof(float)) == 0;
+        if (same || (!expected && !open)) continue;
+        if (expected) {
+          int64_t first = -1;
+          tile.totals.mismatches[m] = SweepMismatches(y, models[m], n, &first);
+          tile.totals.first_mismatch[m] = static_cast<int64_t>(at) + first;
+        } else {
+          tile.totals.mismatches[m] = 1;  // at least one; the count is not reported
+        }
+      }
+      for (size_t c : w.members[d]) tile.AddTo(w.totals[c]);
     }
   }
 
@@ -300,13 +342,17 @@ class FastSweep {
     return f;
   }
 
-  void Measure(Worker& w, const float* y, const std::vector<float*>& models, uint64_t at, size_t n,
-               TileTotals* result) const {
+  void Measure(Worker& w, const float* y, uint64_t at, size_t n, TileTotals* result) const {
     TileTotals& tile = *result;
     tile.Clear();
     CaseTotals& t = tile.totals;
     SweepErrorSums sums;
-    SweepMeasure(format_, w.exact, y, w.keys, n, &w.errors, &sums);
+    // SweepDigestKey(at + i) = SweepDigestKey(run) ^ low[(at + i) mod 4096]
+    // (sweep.cc's tabulation form; a tile lies within one aligned run of 4096
+    // indices, as kSweepTile divides 4096).
+    static_assert(4096 % kSweepTile == 0, "a tile within one run of digest keys");
+    SweepMeasure(format_, w.exact, y, SweepDigestKey(at & ~uint64_t{0xfff}),
+                 DigestLowKeys().data() + (at & 0xfff), n, &w.errors, &sums, &w.fine_counts);
     t.n = n;
     t.correct = sums.correctly_rounded;
     t.signed_zero = sums.signed_zero_mismatch;
@@ -315,19 +361,21 @@ class FastSweep {
     t.sum.AddUnits(sums.low, 0);
     t.digest = sums.digest;
     if (sums.max_at >= 0) t.Max(sums.max_ulp, static_cast<int64_t>(at) + sums.max_at);
-    // Four histograms, element i counting in the (i mod 4)-th, so that a run
-    // of equal bins is not one chain of loads waiting for stores.
-    uint32_t* scratch = w.scratch_fine.data();
-    const size_t stride = ErrorStatistics::FineBinCount();
-    for (size_t i = 0; i < n; ++i) {
-      const uint64_t fine = w.errors.fine[i];
-      const auto count = [&](size_t f) {
-        if (scratch[(i & 3) * stride + f]++ == 0) w.touched.push_back(static_cast<uint32_t>(f));
-      };
-      if (fine != kSweepSeeFlags) {
-        count(fine);
-        continue;
-      }
+    // The fine bins the tier counted, from its four copies, cleared for the
+    // next tile.
+    uint16_t* counts = w.fine_counts.counts;
+    constexpr size_t kStride = SweepFineCounts::kStride;
+    for (size_t f = sums.fine_low; f <= sums.fine_high && f < kSweepFineBins; ++f) {
+      const uint32_t total = uint32_t{counts[f]} + counts[kStride + f] + counts[2 * kStride + f] +
+                             counts[3 * kStride + f];
+      if (total == 0) continue;
+      tile.fine.emplace_back(static_cast<uint32_t>(f), total);
+      counts[f] = counts[kStride + f] = counts[2 * kStride + f] = counts[3 * kStride + f] = 0;
+    }
+    for (size_t k = 0; k < 4; ++k) counts[k * kStride + SweepFineCounts::kNowhere] = 0;
+    const auto count = [&](size_t f) { tile.fine.emplace_back(static_cast<uint32_t>(f), 1); };
+    for (size_t j = 0; j < sums.slow_count; ++j) {
+      const size_t i = w.errors.slow[j];
       const uint64_t flags = w.errors.flags[i];
       const double e = w.errors.ulp[i];
       const int64_t index = static_cast<int64_t>(at + i);
@@ -357,21 +405,6 @@ class FastSweep {
       if (flags & kSweepLargeError) t.sum.AddUlp(e);
       const int bin = SweepBinOfUlp(e, bound_count_) + ((flags & kSweepAboveBound) ? 1 : 0);
       count(e == 0 ? 0 : ExactFine(e, bin, t));
-    }
-    tile.fine.reserve(w.touched.size());
-    for (uint32_t f : w.touched) {
-      uint32_t total = 0;
-      for (size_t k = 0; k < 4; ++k) {
-        total += scratch[k * stride + f];
-        scratch[k * stride + f] = 0;
-      }
-      if (total != 0) tile.fine.emplace_back(f, total);  // a bin touched in two histograms
-    }
-    w.touched.clear();
-    for (size_t m = 0; m < models.size(); ++m) {
-      int64_t first = -1;
-      t.mismatches[m] = SweepMismatches(y, models[m], n, &first);
-      if (first >= 0) t.first_mismatch[m] = static_cast<int64_t>(at) + first;
     }
   }
 

@@ -149,22 +149,41 @@ HWY_INLINE VD FloorNonNegative(VD v) {
   return hn::IfThenElse(r > v, hn::Sub(r, hn::Set(d, 1.0)), r);
 }
 
+// A double that is a float (a value of binary32 or a narrower format, +-inf
+// and NaN included) as that float. Highway 1.0.3's DemoteTo on SCALAR clamps
+// infinities to the largest finite float.
+HWY_INLINE VF ToFloat(VD v) {
+#if HWY_TARGET == HWY_SCALAR
+  return hn::Set(DF(), static_cast<float>(hn::GetLane(v)));
+#else
+  return hn::DemoteTo(DF(), v);
+#endif
+}
+
 // ---- A format's constants as doubles (powers of two, exact).
 
 struct FormatConstants {
+  // The constants of f32, bf16 or f16, computed once.
+  static const FormatConstants& Of(const FloatFormat& format) {
+    static const FormatConstants f32(kBinary32), bf16(kBFloat16), f16(kBinary16);
+    if (format.precision == kBinary32.precision) return f32;
+    return format.precision == kBFloat16.precision ? bf16 : f16;
+  }
   explicit FormatConstants(const FloatFormat& f)
       : min_normal(std::ldexp(1.0, f.emin)),
         top_binade(std::ldexp(1.0, f.emax)),
         ulp_of_one(std::ldexp(1.0, 1 - f.precision)),
         overflow(std::ldexp(1.0, f.emax + 1)),
         largest(std::ldexp(2.0 - std::ldexp(1.0, 1 - f.precision), f.emax)),
-        top_bound(std::ldexp(1.0, f.precision)) {}
+        top_bound(std::ldexp(1.0, f.precision)),
+        overflow_threshold(std::ldexp(2.0 - std::ldexp(1.0, -f.precision), f.emax)) {}
   double min_normal;  // 2^emin
   double top_binade;  // 2^emax
   double ulp_of_one;  // 2^(1-p)
   double overflow;    // 2^(emax+1): at or beyond it, a rounding to nearest is infinite
   double largest;     // the largest finite value
   double top_bound;   // 2^p, the last histogram bound
+  double overflow_threshold;  // max + ulp/2: from it on, RN is infinite
 };
 
 // One rounding of v to the format, to nearest even or toward zero, with its
@@ -223,7 +242,7 @@ void ExactValues(const FloatFormat& format, const float* grad, const float* t, s
   const DD d;
   const DF df;
   const DU du;
-  const FormatConstants f(format);
+  const FormatConstants& f = FormatConstants::Of(format);
   const size_t lanes = hn::Lanes(d);
   const VD zero = hn::Zero(d);
   for (size_t i = 0; i < n; i += lanes) {
@@ -320,15 +339,45 @@ HWY_INLINE VD Rounded(const FormatConstants& f, VD x0, VD x1, VD scale) {
 // nonzero with d1 = 0 (y - x0 exact, as Sterbenz's lemma makes it for y
 // within a factor 2 of x0), so f0 = -x1, f1 = 0 and g0 = RN(d0 - x1); e
 // neither a power of two at or above 1/2 (no bound's tie-break applies) nor
-// 2^24 or more. Then y is RN(x) exactly when e < 1/2: an e below 1/2 is the
+// 2^16 or more. Then y is RN(x) exactly when e < 1/2: an e below 1/2 is the
 // rounding of an exact error below 1/2, and one above, of an exact error
 // above it (a y past the largest finite value where x rounds to infinity is
 // more than half an ulp from x). A vector of such lanes skips the rest.
 struct MeasureSums {
   hn::Vec<DU> high, low, digest;
   VD best, best_at;
+  hn::Vec<hn::RebindToSigned<DD>> fine_low, fine_high;
   uint64_t correctly_rounded = 0, signed_zero = 0;
+  size_t slow = 0;
 };
+
+// Counts each lane under `bin` in the copy of its lane mod 4 (kNowhere for
+// lanes counted apart or out of range), and widens the range of bins seen.
+HWY_INLINE void CountFine(VU bin, MD counted, SweepFineCounts* counts, MeasureSums& s) {
+  const DU du;
+  const hn::RebindToSigned<DD> di;
+  const VU where = hn::IfThenElse(hn::RebindMask(du, counted), bin, hn::Set(du, SweepFineCounts::kNowhere));
+  HWY_ALIGN uint64_t lane[hn::MaxLanes(DU())];
+  hn::Store(where, du, lane);
+  // Read the lanes back from memory, not by extracting them from the
+  // register, which would take the vector ports the rest of the loop needs.
+  for (size_t k = 0; k < hn::Lanes(du); ++k) {
+    ++counts->counts[(k & 3) * SweepFineCounts::kStride + lane[k]];
+  }
+  s.fine_low = hn::Min(s.fine_low, hn::BitCast(di, where));
+  s.fine_high = hn::Max(s.fine_high, hn::BitCast(di, hn::IfThenElseZero(hn::RebindMask(du, counted), bin)));
+}
+
+// Appends the lanes of `apart` to out->slow.
+HWY_INLINE void NoteSlow(MD apart, size_t i, SweepErrorTile* out, MeasureSums& s) {
+  const DD d;
+  if (hn::AllFalse(d, apart)) return;
+  HWY_ALIGN double lane[hn::MaxLanes(DD())];
+  hn::Store(hn::VecFromMask(d, apart), d, lane);
+  for (size_t k = 0; k < hn::Lanes(d); ++k) {
+    if (std::signbit(lane[k])) out->slow[s.slow++] = static_cast<uint32_t>(i + k);
+  }
+}
 
 // ErrorStatistics's fine bin, 1 + clamp(ceil(16 (log2 e + 64)) - 1, 0, 4095)
 // (0 for e = 0), for e >= 0 finite, and the lanes where it is not settled
@@ -387,11 +436,12 @@ HWY_INLINE VU DigestTerms(VU keys, VU bits) {
 #endif
 }
 
-// Adds ulp (< 2^24 in the counted lanes) to the sums: floor(ulp * 2^64) =
-// h 2^32 + l with h = floor(ulp * 2^32) < 2^56 and l = floor((ulp * 2^32 -
+// Adds ulp (< 2^16 in the counted lanes) to the sums: floor(ulp * 2^64) =
+// h 2^32 + l with h = floor(ulp * 2^32) < 2^48 and l = floor((ulp * 2^32 -
 // h) * 2^32) < 2^32 (each scaling and the subtraction exact, a conversion to
 // int64 truncating, which is floor here), so a lane's sums over a tile stay
-// below 2^63 and 2^42. And the largest ulp with its first position: each lane
+// below 2^60 and 2^44, whatever the lane count (at most kSweepTile = 2^12
+// outputs per lane). And the largest ulp with its first position: each lane
 // keeps its first maximum (strictly greater replaces).
 HWY_INLINE void Sum(VD ulp, MD counted, VD at, MeasureSums& s) {
   const DD d;
@@ -412,7 +462,8 @@ HWY_INLINE void Sum(VD ulp, MD counted, VD at, MeasureSums& s) {
 // Every lane, the long road; counted lanes are those in range without a
 // special mismatch or an undecided error.
 HWY_INLINE void MeasureGeneral(const FormatConstants& f, const SweepExactTile& tile, size_t i,
-                               VD y, MD in_range, VD at, SweepErrorTile* out, MeasureSums& s) {
+                               VD y, MD in_range, VD at, SweepErrorTile* out,
+                               SweepFineCounts* counts, MeasureSums& s) {
   const DD d;
   const DU du;
   const VD zero = hn::Zero(d);
@@ -476,7 +527,7 @@ HWY_INLINE void MeasureGeneral(const FormatConstants& f, const SweepExactTile& t
                                hn::And(rounded == zero, SignsDiffer(y, rounded)));
   s.correctly_rounded += hn::CountTrue(d, hn::And(counted, correct));
   s.signed_zero += hn::CountTrue(d, hn::And(counted, zero_sign));
-  const MD large = ulp >= hn::Set(d, 0x1p24);
+  const MD large = ulp >= hn::Set(d, 0x1p16);
   Sum(hn::IfThenElseZero(hn::Not(large), ulp), hn::AndNot(large, counted), at, s);
   const MD max_large = hn::And(hn::And(counted, large), ulp > s.best);
   s.best = hn::IfThenElse(max_large, ulp, s.best);
@@ -493,61 +544,99 @@ HWY_INLINE void MeasureGeneral(const FormatConstants& f, const SweepExactTile& t
   const VU fine = FineBin(ulp, &unsettled);
   flags = hn::Or(flags, hn::IfThenElseZero(hn::RebindMask(du, unsettled),
                                            hn::Set(du, kSweepFineBinExact)));
-  hn::Store(hn::IfThenElse(flags == hn::Zero(du), fine, hn::Set(du, kSweepSeeFlags)), du,
+  const MD plain = hn::RebindMask(d, flags == hn::Zero(du));
+  CountFine(fine, hn::And(plain, in_range), counts, s);
+  NoteSlow(hn::AndNot(plain, in_range), i, out, s);
+  hn::Store(hn::IfThenElse(hn::RebindMask(du, plain), fine, hn::Set(du, kSweepSeeFlags)), du,
             out->fine + i);
   hn::Store(ulp, d, out->ulp + i);
   hn::Store(flags, du, out->flags + i);
 }
 
-void Measure(const FloatFormat& format, const SweepExactTile& tile, const float* y_in,
-             const uint64_t* keys, size_t n, SweepErrorTile* out, SweepErrorSums* sums,
-             bool every_ulp) {
+// One vector of outputs at i; kMasked: some lanes are past n.
+template <bool kMasked>
+HWY_INLINE void MeasureVector(const FormatConstants& f, const SweepExactTile& tile,
+                              const float* y_in, VU key_high, const uint64_t* key_low, size_t i,
+                              size_t n,
+                              SweepErrorTile* out, SweepFineCounts* counts, bool every_ulp,
+                              MeasureSums& s) {
   const DD d;
   const DF df;
   const DU du;
   const DU32 du32;
-  const FormatConstants f(format);
-  const size_t lanes = hn::Lanes(d);
   const VD zero = hn::Zero(d);
-  MeasureSums s{hn::Zero(du), hn::Zero(du), hn::Zero(du), hn::Set(d, -1.0), hn::Set(d, -1.0)};
-  const VD iota = hn::Iota(d, 0.0);
   const VD half = hn::Set(d, 0.5);
-  for (size_t i = 0; i < n; i += lanes) {
-    const VF y_float = hn::LoadU(df, y_in + i);
-    const VD y = hn::PromoteTo(d, y_float);
-    const VD at = hn::Add(iota, hn::Set(d, static_cast<double>(i)));  // exact below 2^53
-    const MD in_range = at < hn::Set(d, static_cast<double>(n));
-    const VU terms = DigestTerms(hn::Load(du, keys + i), hn::PromoteTo(du, hn::BitCast(du32, y_float)));
-    s.digest = hn::Add(s.digest, hn::IfThenElseZero(hn::RebindMask(du, in_range), terms));
-    const VD x0 = hn::Load(d, tile.x0 + i);
-    const VD x1 = hn::Load(d, tile.x1 + i);
-    const VU kind = hn::Load(du, tile.kind + i);
-    VD d0, d1;
-    TwoSum(y, hn::Neg(x0), d0, d1);
-    const VD e = hn::Mul(hn::Abs(hn::Sub(d0, x1)), hn::Load(d, tile.scale + i));
-    const MD common = hn::And(
-        hn::And(hn::RebindMask(d, kind == hn::Set(du, kSweepExactPair)), d1 == zero),
-        hn::And(hn::And(hn::IsFinite(y), y != zero),
-                hn::AndNot(hn::And(PowerOfTwo(e), e >= half), e < hn::Set(d, 0x1p24))));
-    if (hn::AllTrue(d, hn::Or(common, hn::Not(in_range)))) {
-      s.correctly_rounded += hn::CountTrue(d, hn::And(in_range, e < half));
-      Sum(e, in_range, at, s);
-      MD unsettled;
-      const VU fine = FineBin(e, &unsettled);
-      if (every_ulp) hn::Store(e, d, out->ulp + i);
-      if (hn::AllFalse(d, unsettled)) {
-        hn::Store(fine, du, out->fine + i);
-        continue;
-      }
-      hn::Store(hn::IfThenElse(hn::RebindMask(du, unsettled), hn::Set(du, kSweepSeeFlags), fine), du,
-                out->fine + i);
-      hn::Store(e, d, out->ulp + i);
-      hn::Store(hn::IfThenElseZero(hn::RebindMask(du, unsettled), hn::Set(du, kSweepFineBinExact)), du,
-                out->flags + i);
-      continue;
+  const VF y_float = hn::LoadU(df, y_in + i);
+  const VD y = hn::PromoteTo(d, y_float);
+  const VD at = hn::Add(hn::Iota(d, 0.0), hn::Set(d, static_cast<double>(i)));  // exact below 2^53
+  const MD in_range = kMasked ? at < hn::Set(d, static_cast<double>(n)) : (zero == zero);
+  const VU keys = hn::Xor(key_high, hn::LoadU(du, key_low + i));
+  const VU terms = DigestTerms(keys, hn::PromoteTo(du, hn::BitCast(du32, y_float)));
+  s.digest = hn::Add(s.digest, kMasked ? hn::IfThenElseZero(hn::RebindMask(du, in_range), terms) : terms);
+  const VD x0 = hn::Load(d, tile.x0 + i);
+  const VD x1 = hn::Load(d, tile.x1 + i);
+  const VU kind = hn::Load(du, tile.kind + i);
+  VD d0, d1;
+  TwoSum(y, hn::Neg(x0), d0, d1);
+  VD e = hn::Mul(hn::Abs(hn::Sub(d0, x1)), hn::Load(d, tile.scale + i));
+  const MD common_finite = hn::And(
+      hn::And(hn::RebindMask(d, kind == hn::Set(du, kSweepExactPair)), d1 == zero),
+      hn::And(hn::And(hn::IsFinite(y), y != zero),
+              hn::AndNot(hn::And(PowerOfTwo(e), e >= half), e < hn::Set(d, 0x1p16))));
+  MD correct = e < half;
+  if (!hn::AllTrue(d, kMasked ? hn::Or(common_finite, hn::Not(in_range)) : common_finite)) {
+    // The other common lane: x beyond the overflow threshold T = (2 - 2^-p)
+    // 2^emax (|x0| > T, a double, puts x above it too) and y the infinity of
+    // its sign, which is RN(x): half an ulp by definition, correctly rounded.
+    const MD common_infinite = hn::And(
+        hn::And(hn::RebindMask(d, hn::Or(kind == hn::Set(du, kSweepExactPair),
+                                         kind == hn::Set(du, kSweepExactTriple))),
+                hn::IsInf(y)),
+        hn::And(hn::Abs(x0) > hn::Set(d, f.overflow_threshold), hn::Not(SignsDiffer(y, x0))));
+    if (!hn::AllTrue(d, hn::Or(hn::Or(common_finite, common_infinite), hn::Not(in_range)))) {
+      MeasureGeneral(f, tile, i, y, in_range, at, out, counts, s);
+      return;
     }
-    MeasureGeneral(f, tile, i, y, in_range, at, out, s);
+    e = hn::IfThenElse(common_infinite, half, e);
+    correct = hn::Or(correct, common_infinite);
   }
+  s.correctly_rounded += hn::CountTrue(d, kMasked ? hn::And(in_range, correct) : correct);
+  Sum(e, in_range, at, s);
+  MD unsettled;
+  const VU fine = FineBin(e, &unsettled);
+  CountFine(fine, kMasked ? hn::AndNot(unsettled, in_range) : hn::Not(unsettled), counts, s);
+  if (every_ulp) {
+    hn::Store(e, d, out->ulp + i);
+    hn::Store(hn::IfThenElse(hn::RebindMask(du, unsettled), hn::Set(du, kSweepSeeFlags), fine), du,
+              out->fine + i);
+  }
+  if (hn::AllFalse(d, unsettled)) return;
+  hn::Store(e, d, out->ulp + i);
+  hn::Store(hn::IfThenElseZero(hn::RebindMask(du, unsettled), hn::Set(du, kSweepFineBinExact)), du,
+            out->flags + i);
+  hn::Store(hn::IfThenElse(hn::RebindMask(du, unsettled), hn::Set(du, kSweepSeeFlags), fine), du,
+            out->fine + i);
+  NoteSlow(hn::And(unsettled, in_range), i, out, s);
+}
+
+void Measure(const FloatFormat& format, const SweepExactTile& tile, const float* y_in,
+             uint64_t key_high, const uint64_t* key_low, size_t n, SweepErrorTile* out,
+             SweepErrorSums* sums, SweepFineCounts* counts, bool every_ulp) {
+  const DD d;
+  const DU du;
+  const FormatConstants& f = FormatConstants::Of(format);
+  const size_t lanes = hn::Lanes(d);
+  const hn::RebindToSigned<DD> di;
+  MeasureSums s{hn::Zero(du),      hn::Zero(du),
+                hn::Zero(du),      hn::Set(d, -1.0),
+                hn::Set(d, -1.0),  hn::Set(di, static_cast<int64_t>(SweepFineCounts::kNowhere)),
+                hn::Zero(di)};
+  const VU high = hn::Set(du, key_high);
+  size_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    MeasureVector<false>(f, tile, y_in, high, key_low, i, n, out, counts, every_ulp, s);
+  }
+  if (i < n) MeasureVector<true>(f, tile, y_in, high, key_low, i, n, out, counts, every_ulp, s);
   HWY_ALIGN double lane_best[hn::MaxLanes(DD())];
   HWY_ALIGN double lane_at[hn::MaxLanes(DD())];
   HWY_ALIGN uint64_t parts[3][hn::MaxLanes(DD())];
@@ -557,6 +646,9 @@ void Measure(const FloatFormat& format, const SweepExactTile& tile, const float*
   hn::Store(s.low, du, parts[1]);
   hn::Store(s.digest, du, parts[2]);
   SweepErrorSums result;
+  result.fine_low = static_cast<uint64_t>(hn::GetLane(hn::MinOfLanes(di, s.fine_low)));
+  result.fine_high = static_cast<uint64_t>(hn::GetLane(hn::MaxOfLanes(di, s.fine_high)));
+  result.slow_count = s.slow;
   result.correctly_rounded = s.correctly_rounded;
   result.signed_zero_mismatch = s.signed_zero;
   for (size_t k = 0; k < lanes; ++k) {
@@ -696,7 +788,7 @@ HWY_INLINE VU32 HighwaySoftF32ToF16(VF v) {
 
 void ModelOutputs(const FloatFormat& format, const float* grad, const float* t,
                   const uint16_t* grad_bits, const uint16_t* t_bits, size_t n,
-                  float* const* models) {
+                  float* const* models, const uint8_t* wanted) {
   const DD d;
   const DF df;
   const DU32 du32;
@@ -707,31 +799,33 @@ void ModelOutputs(const FloatFormat& format, const float* grad, const float* t,
       const VF g = hn::LoadU(df, grad + i);
       const VF x = hn::LoadU(df, t + i);
       for (size_t m = 0; m < kTanhBwdModels.size(); ++m) {
+        if (wanted != nullptr && !wanted[m]) continue;
         hn::StoreU(CanonicalNan(Binary32Model(m, g, x)), df, models[m] + i);
       }
     }
     return;
   }
-  const FormatConstants f(format);
+  const FormatConstants& f = FormatConstants::Of(format);
   const NarrowLanes per_op{&f};
   const std::vector<TanhBwdNarrowModelInfo>& infos = TanhBwdNarrowModelInfos(format);
   for (size_t i = 0; i < n; i += lanes) {
     const VF g = hn::LoadU(df, grad + i);
     const VF x = hn::LoadU(df, t + i);
     for (size_t m = 0; m < infos.size(); ++m) {
+      if (wanted != nullptr && !wanted[m]) continue;
       const TanhBwdNarrowModelInfo& info = infos[m];
       VF y;
       switch (info.kind) {
         case TanhBwdNarrowModelInfo::kOpmath:
-          y = hn::DemoteTo(df, RoundToFormat(f, hn::PromoteTo(d, Binary32Model(info.f32_model, g, x)),
+          y = ToFloat(RoundToFormat(f, hn::PromoteTo(d, Binary32Model(info.f32_model, g, x)),
                                              false));
           break;
         case TanhBwdNarrowModelInfo::kTruncating:
-          y = hn::DemoteTo(df, RoundToFormat(f, hn::PromoteTo(d, Binary32Model(info.f32_model, g, x)),
+          y = ToFloat(RoundToFormat(f, hn::PromoteTo(d, Binary32Model(info.f32_model, g, x)),
                                              true));
           break;
         case TanhBwdNarrowModelInfo::kPerOp:
-          y = hn::DemoteTo(df, Sequence(TanhBwdSequenceIndex(info.sequence), per_op,
+          y = ToFloat(Sequence(TanhBwdSequenceIndex(info.sequence), per_op,
                                         hn::PromoteTo(d, g), hn::PromoteTo(d, x)));
           break;
         case TanhBwdNarrowModelInfo::kHighwaySoft: {
@@ -791,14 +885,14 @@ void SweepTierExactValues(const FloatFormat& format, const float* grad, const fl
   sweep_tier::ExactValues(format, grad, t, n, out);
 }
 void SweepTierMeasure(const FloatFormat& format, const SweepExactTile& tile, const float* y,
-                      const uint64_t* keys, size_t n, SweepErrorTile* out, SweepErrorSums* sums,
-                      bool every_ulp) {
-  sweep_tier::Measure(format, tile, y, keys, n, out, sums, every_ulp);
+                      uint64_t key_high, const uint64_t* key_low, size_t n, SweepErrorTile* out,
+                      SweepErrorSums* sums, SweepFineCounts* fine, bool every_ulp) {
+  sweep_tier::Measure(format, tile, y, key_high, key_low, n, out, sums, fine, every_ulp);
 }
 void SweepTierModelOutputs(const FloatFormat& format, const float* grad, const float* t,
                            const uint16_t* grad_bits, const uint16_t* t_bits, size_t n,
-                           float* const* models) {
-  sweep_tier::ModelOutputs(format, grad, t, grad_bits, t_bits, n, models);
+                           float* const* models, const uint8_t* wanted) {
+  sweep_tier::ModelOutputs(format, grad, t, grad_bits, t_bits, n, models, wanted);
 }
 void SweepTierCanonicalNans(float* y, size_t n) { sweep_tier::CanonicalNans(y, n); }
 void SweepTierDecodeNarrow(const FloatFormat& format, const uint16_t* bits, size_t n, float* out) {
@@ -807,6 +901,7 @@ void SweepTierDecodeNarrow(const FloatFormat& format, const uint16_t* bits, size
 uint64_t SweepTierMismatches(const float* a, const float* b, size_t n, int64_t* first) {
   return sweep_tier::Mismatches(a, b, n, first);
 }
+const char* SweepTierTargetName() { return hwy::TargetName(HWY_TARGET); }
 
 }  // namespace HWY_NAMESPACE
 }  // namespace ulpgate

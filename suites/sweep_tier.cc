@@ -19,6 +19,7 @@ HWY_EXPORT(SweepTierModelOutputs);
 HWY_EXPORT(SweepTierCanonicalNans);
 HWY_EXPORT(SweepTierDecodeNarrow);
 HWY_EXPORT(SweepTierMismatches);
+HWY_EXPORT(SweepTierTargetName);
 
 namespace {
 // The registry applies the target restriction to Highway when first used;
@@ -36,16 +37,17 @@ void SweepExactValues(const FloatFormat& format, const float* grad, const float*
 }
 
 void SweepMeasure(const FloatFormat& format, const SweepExactTile& tile, const float* y,
-                  const uint64_t* keys, size_t n, SweepErrorTile* out, SweepErrorSums* sums,
-                  bool every_ulp) {
-  HWY_DYNAMIC_DISPATCH(SweepTierMeasure)(format, tile, y, keys, n, out, sums, every_ulp);
+                  uint64_t key_high, const uint64_t* key_low, size_t n, SweepErrorTile* out,
+                  SweepErrorSums* sums, SweepFineCounts* fine, bool every_ulp) {
+  HWY_DYNAMIC_DISPATCH(SweepTierMeasure)(format, tile, y, key_high, key_low, n, out, sums, fine,
+                                         every_ulp);
 }
 
 void SweepModelOutputs(const FloatFormat& format, const float* grad, const float* t,
                        const uint16_t* grad_bits, const uint16_t* t_bits, size_t n,
-                       float* const* models) {
+                       float* const* models, const uint8_t* wanted) {
   EnsureRegistry();
-  HWY_DYNAMIC_DISPATCH(SweepTierModelOutputs)(format, grad, t, grad_bits, t_bits, n, models);
+  HWY_DYNAMIC_DISPATCH(SweepTierModelOutputs)(format, grad, t, grad_bits, t_bits, n, models, wanted);
 }
 
 void SweepCanonicalNans(float* y, size_t n) { HWY_DYNAMIC_DISPATCH(SweepTierCanonicalNans)(y, n); }
@@ -60,9 +62,7 @@ uint64_t SweepMismatches(const float* a, const float* b, size_t n, int64_t* firs
 
 std::string_view SweepTierTarget() {
   EnsureRegistry();
-  // Dispatch picks the best of Highway's supported targets, which the
-  // registry's restriction has narrowed to its runnable ones.
-  return BestTarget().name;
+  return HWY_DYNAMIC_DISPATCH(SweepTierTargetName)();
 }
 
 }  // namespace ulpgate

@@ -23,9 +23,11 @@
 
 namespace ulpgate {
 
-// Inputs per tile: small enough that a tile's arrays stay in the first-level
-// caches, large enough that a kernel call and a dispatch are negligible.
-inline constexpr size_t kSweepTile = 1024;
+// Inputs per tile: small enough that a tile's arrays stay in the second-level
+// cache, large enough that a kernel call, a dispatch and the per-tile
+// bookkeeping are negligible.
+inline constexpr size_t kSweepTile = 4096;
+static_assert(kSweepTile <= 4096, "the tier's sums hold 2^12 errors below 2^16 per lane");
 
 // What the tier knows of the exact value x at one input.
 enum SweepExactKind : uint64_t {
@@ -53,20 +55,34 @@ enum SweepErrorFlag : uint64_t {
   kSweepSpecialMismatch = 1,  // no ulp; counted apart
   kSweepUndecidedError = 2,   // MPFR decides (the sums below leave it out)
   kSweepAboveBound = 4,       // ulp is a histogram bound and the exact error is above it
-  kSweepLargeError = 8,       // ulp >= 2^24: left out of the sums below
+  kSweepLargeError = 8,       // ulp >= 2^16: left out of the sums below
   kSweepFineBinExact = 16,    // ulp is next to a fine bin's edge: FineBinOf places it
 };
 
 // fine[i] == kSweepSeeFlags: ulp[i] and flags[i] say what the statistics
-// take from the output. Otherwise fine[i] is its fine bin (ErrorStatistics's),
-// its histogram bin SweepBinOfFine(fine[i]), and ulp[i] (written only when
-// asked) its error, flags[i] not written.
+// take from the output, and i is among slow[]. Otherwise the output counts in
+// SweepFineCounts under its fine bin fine[i] (ErrorStatistics's), and its
+// histogram bin is SweepBinOfFine(fine[i]); fine[i] and ulp[i] are written
+// only when asked (every_ulp), flags[i] not at all.
 inline constexpr uint64_t kSweepSeeFlags = ~uint64_t{0};
 
 struct SweepErrorTile {
   alignas(64) uint64_t fine[kSweepTile];
   alignas(64) double ulp[kSweepTile];      // UlpError::ulp
   alignas(64) uint64_t flags[kSweepTile];  // SweepErrorFlag bits
+  alignas(64) uint32_t slow[kSweepTile];   // the outputs with fine[i] == kSweepSeeFlags
+};
+
+// The fine histogram of a tile's outputs (ErrorStatistics's 4097 bins): four
+// copies of 16-bit counts, output i of a vector counting in copy i mod 4, so
+// that a run of equal bins is not one chain of loads waiting on stores, and
+// a last bin per copy where lanes that count elsewhere go. All zero between
+// tiles: the caller reads and clears the bins touched.
+inline constexpr size_t kSweepFineBins = 4097;
+struct SweepFineCounts {
+  static constexpr size_t kStride = kSweepFineBins + 1;
+  static constexpr size_t kNowhere = kSweepFineBins;
+  alignas(64) uint16_t counts[4 * kStride] = {};
 };
 
 // The histogram bin MeasureUlpError gives an error e (no special mismatch)
@@ -100,8 +116,13 @@ struct SweepErrorSums {
   uint64_t low = 0;
   double max_ulp = -1;  // the largest ulp and its first position; -1 when none
   int64_t max_at = -1;
-  // Over every output of the tile: the sum of keys[i] * (the output's bits).
+  // Over every output of the tile: the sum of (key_high ^ key_low[i]) * (the
+  // output's bits), mod 2^64.
   uint64_t digest = 0;
+  // The fine bins counted lie in [fine_low, fine_high] (fine_low > fine_high
+  // when none); slow[0, slow_count) are the outputs counted apart.
+  uint64_t fine_low = 0, fine_high = 0;
+  size_t slow_count = 0;
 };
 
 // The exact values of grad[i] * (1 - t[i]^2) for operands that are values of
@@ -110,19 +131,20 @@ void SweepExactValues(const FloatFormat& format, const float* grad, const float*
                       SweepExactTile* out);
 
 // The errors of outputs y[i] (values of the format, NaN canonical) against
-// tile.x[i], and the digest of y under keys[i]; every_ulp: write ulp[i] for
-// every output (for tests).
+// tile.x[i], and the digest of y under keys key_high ^ key_low[i]; every_ulp:
+// write fine[i] and ulp[i] for every output (for tests).
 void SweepMeasure(const FloatFormat& format, const SweepExactTile& tile, const float* y,
-                  const uint64_t* keys, size_t n, SweepErrorTile* out, SweepErrorSums* sums,
-                  bool every_ulp = false);
+                  uint64_t key_high, const uint64_t* key_low, size_t n, SweepErrorTile* out,
+                  SweepErrorSums* sums, SweepFineCounts* fine, bool every_ulp = false);
 
 // Every built-in model's output (TanhBwdModelNames(format) order) into
-// models[m][0, n), NaNs canonical. bf16/f16: grad_bits and t_bits are the
+// models[m][0, n), NaNs canonical; with `wanted`, only the models m with
+// wanted[m] != 0 (the others' arrays are left as they are). bf16/f16: grad_bits and t_bits are the
 // operands' patterns (a NaN its sign's quiet NaN), which Highway's software
 // f16 conversion reads.
 void SweepModelOutputs(const FloatFormat& format, const float* grad, const float* t,
                        const uint16_t* grad_bits, const uint16_t* t_bits, size_t n,
-                       float* const* models);
+                       float* const* models, const uint8_t* wanted = nullptr);
 
 // NaNs made the canonical quiet NaN 0x7fc00000, as the engine does.
 void SweepCanonicalNans(float* y, size_t n);
