@@ -359,8 +359,6 @@ HWY_INLINE void CountFine(VU bin, MD counted, SweepFineCounts* counts, MeasureSu
   const VU where = hn::IfThenElse(hn::RebindMask(du, counted), bin, hn::Set(du, SweepFineCounts::kNowhere));
   HWY_ALIGN uint64_t lane[hn::MaxLanes(DU())];
   hn::Store(where, du, lane);
-  // Read the lanes back from memory, not by extracting them from the
-  // register, which would take the vector ports the rest of the loop needs.
   for (size_t k = 0; k < hn::Lanes(du); ++k) {
     ++counts->counts[(k & 3) * SweepFineCounts::kStride + lane[k]];
   }
@@ -670,19 +668,20 @@ void Measure(const FloatFormat& format, const SweepExactTile& tile, const float*
 // Binary32 arithmetic on float lanes, NegMulAdd fused or two roundings as the
 // model says (ieee_emulation.h's Binary32Arith): a fused one is the FMA
 // instruction where the target has it, else fmaf lane by lane.
+template <class D>
 struct Binary32Lanes {
-  using Value = VF;
+  using Value = hn::Vec<D>;
   bool fused;
-  HWY_INLINE VF Const(float c) const { return hn::Set(DF(), c); }
-  HWY_INLINE VF Mul(VF a, VF b) const { return hn::Mul(a, b); }
-  HWY_INLINE VF Sub(VF a, VF b) const { return hn::Sub(a, b); }
-  HWY_INLINE VF NegMulAdd(VF a, VF b, VF c) const {
+  HWY_INLINE Value Const(float c) const { return hn::Set(D(), c); }
+  HWY_INLINE Value Mul(Value a, Value b) const { return hn::Mul(a, b); }
+  HWY_INLINE Value Sub(Value a, Value b) const { return hn::Sub(a, b); }
+  HWY_INLINE Value NegMulAdd(Value a, Value b, Value c) const {
     if (!fused) return hn::Sub(c, hn::Mul(a, b));
 #if HWY_NATIVE_FMA
     return hn::NegMulAdd(a, b, c);
 #else
-    const DF df;
-    HWY_ALIGN float la[hn::MaxLanes(DF())], lb[hn::MaxLanes(DF())], lc[hn::MaxLanes(DF())];
+    const D df;
+    HWY_ALIGN float la[hn::MaxLanes(D())], lb[hn::MaxLanes(D())], lc[hn::MaxLanes(D())];
     hn::Store(a, df, la);
     hn::Store(b, df, lb);
     hn::Store(c, df, lc);
@@ -721,14 +720,40 @@ HWY_INLINE V Sequence(int index, const A& a, V g, V t) {
 static_assert(kTanhBwdVariants.size() == 4, "Sequence() names every row of kTanhBwdVariants");
 
 // A binary32 model on float lanes (kTanhBwdModels[m]).
-HWY_INLINE VF Binary32Model(size_t m, VF g, VF t) {
-  const Binary32Lanes a{kTanhBwdModels[m].fused};
+template <class V>
+HWY_INLINE V Binary32Model(size_t m, V g, V t) {
+  const Binary32Lanes<hn::DFromV<V>> a{kTanhBwdModels[m].fused};
   return Sequence(TanhBwdSequenceIndex(kTanhBwdModels[m].sequence_of), a, g, t);
 }
 
-HWY_INLINE VF CanonicalNan(VF v) {
-  const DF df;
-  return hn::IfThenElse(hn::IsNaN(v), hn::BitCast(df, hn::Set(DU32(), 0x7fc00000u)), v);
+// bf16 is binary32's exponent range with 8 bits: rounding a binary32 value
+// to nearest even at bit 16 of its pattern, by adding 0x7fff plus the kept
+// part's lowest bit and clearing the low half, is one IEEE rounding (the
+// carry moves into the exponent where the rounding does, up to infinity past
+// the largest bf16 value; subnormals are on the same grid). A NaN stays a NaN
+// (its payload is canonicalized after). Toward zero is clearing the low half.
+template <class V>
+HWY_INLINE V RoundBinary32ToBf16(V v) {
+  const hn::DFromV<V> df;
+  const hn::RebindToUnsigned<decltype(df)> du;
+  const auto bits = hn::BitCast(du, v);
+  const auto odd = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
+  const auto rounded =
+      hn::And(hn::Add(bits, hn::Add(hn::Set(du, 0x7fffu), odd)), hn::Set(du, 0xffff0000u));
+  return hn::IfThenElse(hn::IsNaN(v), v, hn::BitCast(df, rounded));
+}
+template <class V>
+HWY_INLINE V TruncateBinary32ToBf16(V v) {
+  const hn::DFromV<V> df;
+  const hn::RebindToUnsigned<decltype(df)> du;
+  return hn::BitCast(df, hn::And(hn::BitCast(du, v), hn::Set(du, 0xffff0000u)));
+}
+
+template <class V>
+HWY_INLINE V CanonicalNan(V v) {
+  const hn::DFromV<V> df;
+  const hn::RebindToUnsigned<decltype(df)> du;
+  return hn::IfThenElse(hn::IsNaN(v), hn::BitCast(df, hn::Set(du, 0x7fc00000u)), v);
 }
 
 // Highway 1.0.3's software f16 -> f32 (oracles/highway_f16.h): every
@@ -793,14 +818,18 @@ void ModelOutputs(const FloatFormat& format, const float* grad, const float* t,
   const DF df;
   const DU32 du32;
   const DU16 du16;
+  const hn::ScalableTag<float> dfull;  // every float lane of a vector
   const size_t lanes = hn::Lanes(d);
-  if (std::string_view(format.name) == kBinary32.name) {
-    for (size_t i = 0; i < n; i += lanes) {
-      const VF g = hn::LoadU(df, grad + i);
-      const VF x = hn::LoadU(df, t + i);
+  const size_t full_lanes = hn::Lanes(dfull);
+  const bool binary32 = std::string_view(format.name) == kBinary32.name;
+  const bool bf16 = format.precision == kBFloat16.precision;
+  const auto want = [&](size_t m) { return wanted == nullptr || wanted[m] != 0; };
+  if (binary32) {
+    for (size_t i = 0; i < n; i += full_lanes) {
+      const auto g = hn::LoadU(dfull, grad + i);
+      const auto x = hn::LoadU(dfull, t + i);
       for (size_t m = 0; m < kTanhBwdModels.size(); ++m) {
-        if (wanted != nullptr && !wanted[m]) continue;
-        hn::StoreU(CanonicalNan(Binary32Model(m, g, x)), df, models[m] + i);
+        if (want(m)) hn::StoreU(CanonicalNan(Binary32Model(m, g, x)), dfull, models[m] + i);
       }
     }
     return;
@@ -808,25 +837,47 @@ void ModelOutputs(const FloatFormat& format, const float* grad, const float* t,
   const FormatConstants& f = FormatConstants::Of(format);
   const NarrowLanes per_op{&f};
   const std::vector<TanhBwdNarrowModelInfo>& infos = TanhBwdNarrowModelInfos(format);
+  // bf16's roundings of the binary32 models, on every float lane (each
+  // binary32 model computed once).
+  if (bf16) {
+    for (size_t i = 0; i < n; i += full_lanes) {
+      const auto g = hn::LoadU(dfull, grad + i);
+      const auto x = hn::LoadU(dfull, t + i);
+      hn::Vec<decltype(dfull)> binary32_models[kTanhBwdModels.size()];
+      bool have[kTanhBwdModels.size()] = {};
+      for (size_t m = 0; m < infos.size(); ++m) {
+        const TanhBwdNarrowModelInfo& info = infos[m];
+        const bool rounds = info.kind == TanhBwdNarrowModelInfo::kOpmath ||
+                            info.kind == TanhBwdNarrowModelInfo::kTruncating;
+        if (!want(m) || !rounds) continue;
+        if (!have[info.f32_model]) {
+          binary32_models[info.f32_model] = Binary32Model(info.f32_model, g, x);
+          have[info.f32_model] = true;
+        }
+        const auto y = info.kind == TanhBwdNarrowModelInfo::kOpmath
+                           ? RoundBinary32ToBf16(binary32_models[info.f32_model])
+                           : TruncateBinary32ToBf16(binary32_models[info.f32_model]);
+        hn::StoreU(CanonicalNan(y), dfull, models[m] + i);
+      }
+    }
+  }
   for (size_t i = 0; i < n; i += lanes) {
     const VF g = hn::LoadU(df, grad + i);
     const VF x = hn::LoadU(df, t + i);
     for (size_t m = 0; m < infos.size(); ++m) {
-      if (wanted != nullptr && !wanted[m]) continue;
+      if (!want(m)) continue;
       const TanhBwdNarrowModelInfo& info = infos[m];
       VF y;
       switch (info.kind) {
         case TanhBwdNarrowModelInfo::kOpmath:
-          y = ToFloat(RoundToFormat(f, hn::PromoteTo(d, Binary32Model(info.f32_model, g, x)),
-                                             false));
-          break;
         case TanhBwdNarrowModelInfo::kTruncating:
+          if (bf16) continue;  // above
           y = ToFloat(RoundToFormat(f, hn::PromoteTo(d, Binary32Model(info.f32_model, g, x)),
-                                             true));
+                                    info.kind == TanhBwdNarrowModelInfo::kTruncating));
           break;
         case TanhBwdNarrowModelInfo::kPerOp:
-          y = ToFloat(Sequence(TanhBwdSequenceIndex(info.sequence), per_op,
-                                        hn::PromoteTo(d, g), hn::PromoteTo(d, x)));
+          y = ToFloat(Sequence(TanhBwdSequenceIndex(info.sequence), per_op, hn::PromoteTo(d, g),
+                               hn::PromoteTo(d, x)));
           break;
         case TanhBwdNarrowModelInfo::kHighwaySoft: {
           const VF sg = HighwaySoftF16ToF32(hn::PromoteTo(du32, hn::LoadU(du16, grad_bits + i)));
