@@ -422,7 +422,9 @@ HWY_INLINE VU FineBin(VD e, MD* unsettled) {
 // keys * bits mod 2^64 with 32x32 -> 64-bit products (the low and high halves
 // of each key times the output's 32 bits), which every target has.
 HWY_INLINE VU DigestTerms(VU keys, VU bits) {
-#if HWY_TARGET == HWY_SCALAR
+#if HWY_TARGET <= HWY_AVX3
+  return hn::Mul(keys, bits);  // AVX-512DQ's 64-bit multiply: the same low 64 bits
+#elif HWY_TARGET == HWY_SCALAR
   return hn::Set(DU(), hn::GetLane(keys) * hn::GetLane(bits));
 #else
   const DU du;
@@ -668,10 +670,10 @@ void Measure(const FloatFormat& format, const SweepExactTile& tile, const float*
 // Binary32 arithmetic on float lanes, NegMulAdd fused or two roundings as the
 // model says (ieee_emulation.h's Binary32Arith): a fused one is the FMA
 // instruction where the target has it, else fmaf lane by lane.
-template <class D>
+template <class D, bool kFused>
 struct Binary32Lanes {
   using Value = hn::Vec<D>;
-  bool fused;
+  static constexpr bool fused = kFused;
   HWY_INLINE Value Const(float c) const { return hn::Set(D(), c); }
   HWY_INLINE Value Mul(Value a, Value b) const { return hn::Mul(a, b); }
   HWY_INLINE Value Sub(Value a, Value b) const { return hn::Sub(a, b); }
@@ -719,11 +721,29 @@ HWY_INLINE V Sequence(int index, const A& a, V g, V t) {
 }
 static_assert(kTanhBwdVariants.size() == 4, "Sequence() names every row of kTanhBwdVariants");
 
-// A binary32 model on float lanes (kTanhBwdModels[m]).
-template <class V>
-HWY_INLINE V Binary32Model(size_t m, V g, V t) {
-  const Binary32Lanes<hn::DFromV<V>> a{kTanhBwdModels[m].fused};
-  return Sequence(TanhBwdSequenceIndex(kTanhBwdModels[m].sequence_of), a, g, t);
+// A binary32 model on float lanes (kTanhBwdModels[kModel]).
+template <size_t kModel, class V>
+HWY_INLINE V Binary32Model(V g, V t) {
+  constexpr TanhBwdModelInfo kInfo = kTanhBwdModels[kModel];
+  const Binary32Lanes<hn::DFromV<V>, kInfo.fused> a;
+  return tanh_bwd_spec::SequenceAt<TanhBwdSequenceIndex(kInfo.sequence_of)>(a, g, t);
+}
+
+// Calls f with std::integral_constant<size_t, m>: a model chosen once, so
+// that the loops inside f are compiled for it.
+template <class F>
+HWY_INLINE void WithBinary32Model(size_t m, const F& f) {
+  static_assert(kTanhBwdModels.size() == 4, "WithBinary32Model names every binary32 model");
+  switch (m) {
+    case 0:
+      return f(std::integral_constant<size_t, 0>());
+    case 1:
+      return f(std::integral_constant<size_t, 1>());
+    case 2:
+      return f(std::integral_constant<size_t, 2>());
+    default:
+      return f(std::integral_constant<size_t, 3>());
+  }
 }
 
 // bf16 is binary32's exponent range with 8 bits: rounding a binary32 value
@@ -823,70 +843,76 @@ void ModelOutputs(const FloatFormat& format, const float* grad, const float* t,
   const size_t full_lanes = hn::Lanes(dfull);
   const bool binary32 = std::string_view(format.name) == kBinary32.name;
   const bool bf16 = format.precision == kBFloat16.precision;
-  const auto want = [&](size_t m) { return wanted == nullptr || wanted[m] != 0; };
-  if (binary32) {
+  // One tight loop per model (a model chosen once, not per vector).
+  const auto full_loop = [&](float* out, auto model) {
     for (size_t i = 0; i < n; i += full_lanes) {
-      const auto g = hn::LoadU(dfull, grad + i);
-      const auto x = hn::LoadU(dfull, t + i);
-      for (size_t m = 0; m < kTanhBwdModels.size(); ++m) {
-        if (want(m)) hn::StoreU(CanonicalNan(Binary32Model(m, g, x)), dfull, models[m] + i);
-      }
+      hn::StoreU(CanonicalNan(model(hn::LoadU(dfull, grad + i), hn::LoadU(dfull, t + i))), dfull,
+                 out + i);
+    }
+  };
+  if (binary32) {
+    for (size_t m = 0; m < kTanhBwdModels.size(); ++m) {
+      if (wanted != nullptr && !wanted[m]) continue;
+      WithBinary32Model(m, [&](auto model) HWY_ATTR {
+        full_loop(models[m], [](auto g, auto x) HWY_ATTR {
+          return Binary32Model<decltype(model)::value>(g, x);
+        });
+      });
     }
     return;
   }
   const FormatConstants& f = FormatConstants::Of(format);
   const NarrowLanes per_op{&f};
   const std::vector<TanhBwdNarrowModelInfo>& infos = TanhBwdNarrowModelInfos(format);
-  // bf16's roundings of the binary32 models, on every float lane (each
-  // binary32 model computed once).
-  if (bf16) {
-    for (size_t i = 0; i < n; i += full_lanes) {
-      const auto g = hn::LoadU(dfull, grad + i);
-      const auto x = hn::LoadU(dfull, t + i);
-      hn::Vec<decltype(dfull)> binary32_models[kTanhBwdModels.size()];
-      bool have[kTanhBwdModels.size()] = {};
-      for (size_t m = 0; m < infos.size(); ++m) {
-        const TanhBwdNarrowModelInfo& info = infos[m];
-        const bool rounds = info.kind == TanhBwdNarrowModelInfo::kOpmath ||
-                            info.kind == TanhBwdNarrowModelInfo::kTruncating;
-        if (!want(m) || !rounds) continue;
-        if (!have[info.f32_model]) {
-          binary32_models[info.f32_model] = Binary32Model(info.f32_model, g, x);
-          have[info.f32_model] = true;
+  for (size_t m = 0; m < infos.size(); ++m) {
+    if (wanted != nullptr && !wanted[m]) continue;
+    const TanhBwdNarrowModelInfo& info = infos[m];
+    const size_t f32_model = info.f32_model;
+    const bool truncating = info.kind == TanhBwdNarrowModelInfo::kTruncating;
+    float* out = models[m];
+    switch (info.kind) {
+      case TanhBwdNarrowModelInfo::kOpmath:
+      case TanhBwdNarrowModelInfo::kTruncating:
+        WithBinary32Model(f32_model, [&](auto model) HWY_ATTR {
+          constexpr size_t kModel = decltype(model)::value;
+          if (bf16) {
+            if (truncating) {
+              full_loop(out, [](auto g, auto x) HWY_ATTR {
+                return TruncateBinary32ToBf16(Binary32Model<kModel>(g, x));
+              });
+            } else {
+              full_loop(out, [](auto g, auto x) HWY_ATTR {
+                return RoundBinary32ToBf16(Binary32Model<kModel>(g, x));
+              });
+            }
+            return;
+          }
+          for (size_t i = 0; i < n; i += lanes) {
+            const VF y = Binary32Model<kModel>(hn::LoadU(df, grad + i), hn::LoadU(df, t + i));
+            hn::StoreU(CanonicalNan(ToFloat(RoundToFormat(f, hn::PromoteTo(d, y), truncating))), df,
+                       out + i);
+          }
+        });
+        break;
+      case TanhBwdNarrowModelInfo::kPerOp: {
+        const int sequence = TanhBwdSequenceIndex(info.sequence);
+        for (size_t i = 0; i < n; i += lanes) {
+          const VD g = hn::PromoteTo(d, hn::LoadU(df, grad + i));
+          const VD x = hn::PromoteTo(d, hn::LoadU(df, t + i));
+          hn::StoreU(CanonicalNan(ToFloat(Sequence(sequence, per_op, g, x))), df, out + i);
         }
-        const auto y = info.kind == TanhBwdNarrowModelInfo::kOpmath
-                           ? RoundBinary32ToBf16(binary32_models[info.f32_model])
-                           : TruncateBinary32ToBf16(binary32_models[info.f32_model]);
-        hn::StoreU(CanonicalNan(y), dfull, models[m] + i);
+        break;
       }
-    }
-  }
-  for (size_t i = 0; i < n; i += lanes) {
-    const VF g = hn::LoadU(df, grad + i);
-    const VF x = hn::LoadU(df, t + i);
-    for (size_t m = 0; m < infos.size(); ++m) {
-      if (!want(m)) continue;
-      const TanhBwdNarrowModelInfo& info = infos[m];
-      VF y;
-      switch (info.kind) {
-        case TanhBwdNarrowModelInfo::kOpmath:
-        case TanhBwdNarrowModelInfo::kTruncating:
-          if (bf16) continue;  // above
-          y = ToFloat(RoundToFormat(f, hn::PromoteTo(d, Binary32Model(info.f32_model, g, x)),
-                                    info.kind == TanhBwdNarrowModelInfo::kTruncating));
-          break;
-        case TanhBwdNarrowModelInfo::kPerOp:
-          y = ToFloat(Sequence(TanhBwdSequenceIndex(info.sequence), per_op, hn::PromoteTo(d, g),
-                               hn::PromoteTo(d, x)));
-          break;
-        case TanhBwdNarrowModelInfo::kHighwaySoft: {
-          const VF sg = HighwaySoftF16ToF32(hn::PromoteTo(du32, hn::LoadU(du16, grad_bits + i)));
-          const VF sx = HighwaySoftF16ToF32(hn::PromoteTo(du32, hn::LoadU(du16, t_bits + i)));
-          y = F16ToF32(HighwaySoftF32ToF16(Binary32Model(info.f32_model, sg, sx)));
-          break;
-        }
-      }
-      hn::StoreU(CanonicalNan(y), df, models[m] + i);
+      case TanhBwdNarrowModelInfo::kHighwaySoft:
+        WithBinary32Model(f32_model, [&](auto model) HWY_ATTR {
+          for (size_t i = 0; i < n; i += lanes) {
+            const VF sg = HighwaySoftF16ToF32(hn::PromoteTo(du32, hn::LoadU(du16, grad_bits + i)));
+            const VF sx = HighwaySoftF16ToF32(hn::PromoteTo(du32, hn::LoadU(du16, t_bits + i)));
+            const VF y = Binary32Model<decltype(model)::value>(sg, sx);
+            hn::StoreU(CanonicalNan(F16ToF32(HighwaySoftF32ToF16(y))), df, out + i);
+          }
+        });
+        break;
     }
   }
 }
