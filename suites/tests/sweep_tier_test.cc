@@ -147,8 +147,13 @@ void ExpectEqualsMpfr(const FloatFormat& format) {
               << " vs " << HexFloat(emulated[m]);
         }
         const std::vector<float> ys = Outputs(format, grad[i], t[i], RoundToFormat(format, x.back().get()));
+        // Output k in column (k + i) mod the count: each vector mixes outputs
+        // of every kind, so that the tier's long road measures every kind too.
         if (columns.size() < ys.size()) columns.resize(ys.size(), std::vector<float>(kSweepTile));
-        for (size_t c = 0; c < columns.size(); ++c) columns[c][i] = ys[std::min(c, ys.size() - 1)];
+        for (size_t c = 0; c < columns.size(); ++c) columns[c][i] = ys[(c + i) % ys.size()];
+        // And a column of the correctly rounded value alone (the short road).
+        if (columns.size() == ys.size()) columns.emplace_back(kSweepTile);
+        columns.back()[i] = ys[model_count];
       }
       for (const std::vector<float>& column : columns) {
         SweepErrorSums sums;
