@@ -13,9 +13,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
+#include "oracles/float_text.h"
 #include "suites/inputs.h"
 #include "suites/tanh_bwd_cases.h"
 
@@ -153,6 +155,65 @@ INSTANTIATE_TEST_SUITE_P(
         RangeCase{"f32_over_grad_subnormal", &kBinary32, kOverGrad, {0x1.000002p-1f}, 0x807ffc00,
                   0x800}),
     [](const auto& p) { return std::string(p.param.name); });
+
+// mulsub on SCALAR, one ULP off where t's pattern ends in any of `positions`'
+// low 12 bits: a kernel whose outputs differ from the other two-rounding
+// targets' at chosen places of each 4096-input tile.
+std::vector<uint32_t> g_perturbed;
+TanhBwdKernel g_mulsub_scalar = nullptr;
+void PerturbedMulsub(const float* grad, const float* t, float* out, size_t n) {
+  g_mulsub_scalar(grad, t, out, n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t low = FloatBits(t[i]) & 0xfff;
+    if (std::find(g_perturbed.begin(), g_perturbed.end(), low) != g_perturbed.end()) {
+      out[i] = std::nextafter(out[i], INFINITY);
+    }
+  }
+}
+
+// The fast path against the reference with mulsub on SCALAR perturbed.
+void ExpectPerturbedSweepEqualsReference(const std::vector<uint32_t>& positions) {
+  const TargetInfo& scalar = CompiledTargets().front();
+  std::vector<const TargetInfo*> targets = {&scalar};
+  for (const TargetInfo& t : CompiledTargets()) {
+    if (&t != &scalar && t.supported && !t.fused_negmuladd) targets.push_back(&t);
+  }
+  if (targets.size() < 2) GTEST_SKIP() << "no runnable target beside SCALAR without FMA";
+  // The registry keeps the first replacement for good: install it once, and
+  // perturb nothing outside these tests.
+  static const bool installed = [&] {
+    g_mulsub_scalar = FindTanhBwdKernel("mulsub", scalar.bits);
+    ReplaceTanhBwdKernelForTesting("mulsub", scalar.bits, &PerturbedMulsub);
+    return true;
+  }();
+  (void)installed;
+  g_perturbed = positions;
+  SweepOptions o;
+  o.domain = MakeSweepDomain(kBinary32, SweepDomain::Kind::kOverT, {1.0f});
+  o.begin = 0x3f7fe000;
+  o.end = 0x3f802000;
+  o.variants = {"mulsub"};
+  o.targets = targets;
+  const SweepResult fast = RunSweep(o);
+  o.reference = true;
+  const SweepResult reference = RunSweep(o);
+  g_perturbed.clear();
+  EXPECT_EQ(SweepJson(fast).dump(1), SweepJson(reference).dump(1));
+  // Each perturbed place of each of the 4 tiles is a mismatch on SCALAR only.
+  EXPECT_EQ(fast.cases[0].conformance.mismatches, 4 * positions.size());
+  EXPECT_EQ(fast.cases[1].conformance.mismatches, 0u);
+}
+
+// A case whose outputs differ from another's only at a tile's last input has
+// statistics of its own (not those of the case it nearly equals).
+TEST(SweepTest, OutputsDifferingOnlyAtATilesEndAreMeasuredApart) {
+  ExpectPerturbedSweepEqualsReference({0xfff});
+}
+
+// Several mismatches with the expected model within one tile are all counted.
+TEST(SweepTest, EveryMismatchWithinATileCounts) {
+  ExpectPerturbedSweepEqualsReference({0x7ff, 0x800, 0xabc});
+}
 
 TEST(SweepTest, ShardsCoverTheRangeCutAtBlocks) {
   for (uint64_t n : {1, 2, 3, 4, 7, 100}) {
