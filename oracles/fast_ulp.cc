@@ -139,19 +139,17 @@ constexpr mpfr_prec_t TierPrecision(int tier) { return tier < 4 ? 64 * (tier + 1
 }  // namespace
 
 MpfrTanhBwdError::MpfrTanhBwdError() {
-  mpfr_init2(t_, 24);
-  mpfr_init2(u_, 48);
+  mpfr_init2(u_, 53);
   for (int k = 0; k < kTiers; ++k) {
     mpfr_init2(s_[k], TierPrecision(k));
     mpfr_init2(x_tier_[k], TierPrecision(k) + 24);
   }
-  mpfr_init2(ro_, 53);
   mpfr_init2(difference_, 53);
   x_ = x_tier_[0];
 }
 
 MpfrTanhBwdError::~MpfrTanhBwdError() {
-  mpfr_clears(t_, u_, ro_, difference_, static_cast<mpfr_ptr>(nullptr));
+  mpfr_clears(u_, difference_, static_cast<mpfr_ptr>(nullptr));
   for (int k = 0; k < kTiers; ++k) mpfr_clears(s_[k], x_tier_[k], static_cast<mpfr_ptr>(nullptr));
 }
 
@@ -161,8 +159,9 @@ void MpfrTanhBwdError::Set(float grad, float t) {
   // down to the lower of 1's and t^2's last bits, at most 347 bits (t^2 down
   // to 2^-298, 48 bits wide); grad * (1 - t^2) 24 bits more. Infinities and
   // NaN follow MPFR's extended-real rules, as TanhBwdExact's do.
-  mpfr_set_flt(t_, t, MPFR_RNDN);
-  mpfr_sqr(u_, t_, MPFR_RNDN);
+  // t^2 in a double is exact (48 bits, within the double range), so one
+  // conversion stands for setting t and squaring it.
+  mpfr_set_d(u_, static_cast<double>(t) * static_cast<double>(t), MPFR_RNDN);
   long span = 2;
   if (mpfr_regular_p(u_)) {
     const long e = mpfr_get_exp(u_);  // u in [2^(e-1), 2^e), last bit at or above 2^(e-48)
@@ -189,28 +188,18 @@ UlpError MpfrTanhBwdError::Measure(double y, const FloatFormat& format) const {
     result.special_mismatch = !same;
     return result;
   }
-  // RN(x) to the format through round-to-odd: x truncated to 53 bits with its
-  // last bit set when inexact is a value from which every rounding to p <= 51
-  // bits (subnormal and overflow grids included, all coarser by 2 bits or
-  // more) equals the rounding of x itself (Boldo and Melquiond, "Emulation of
-  // FMA and correctly rounded sums: proved algorithms using rounding to odd",
-  // IEEE TC 2008); RoundDouble then rounds once.
-  const int truncated = mpfr_set(ro_, x_, MPFR_RNDZ);
-  double odd = mpfr_get_d(ro_, MPFR_RNDN);  // exact: 53 bits
-  if (truncated != 0) {
-    uint64_t bits;
-    std::memcpy(&bits, &odd, sizeof bits);
-    bits |= 1;
-    std::memcpy(&odd, &bits, sizeof bits);
-  }
-  double rounded = RoundDouble(format, odd);
-  if (mpfr_zero_p(x_)) rounded = mpfr_signbit(x_) ? -0.0 : 0.0;
   if (std::isnan(y)) {
     result.special_mismatch = true;
     return result;
   }
   if (std::isinf(y)) {
-    if (rounded == y) {  // an overflow to the infinity x rounds to: half an ulp
+    // Right (half an ulp by definition) only where x rounds to that infinity:
+    // |x| at or beyond max + ulp/2, a double.
+    const double threshold = std::ldexp(2.0 - std::ldexp(1.0, -format.precision), format.emax);
+    const bool negative = mpfr_signbit(x_) != 0;
+    const bool rounds_there = (y < 0) == negative && (negative ? mpfr_cmp_d(x_, -threshold) <= 0
+                                                                : mpfr_cmp_d(x_, threshold) >= 0);
+    if (rounds_there) {
       result.ulp = 0.5;
       result.bin = 1;
       result.correctly_rounded = true;
@@ -219,15 +208,38 @@ UlpError MpfrTanhBwdError::Measure(double y, const FloatFormat& format) const {
     }
     return result;
   }
-  result.correctly_rounded = rounded == y;
-  result.signed_zero_mismatch = y == 0 && rounded == 0 && std::signbit(y) != std::signbit(rounded);
   // y - x rounded once to 53 bits is RN(y - x); the ternary value says on
   // which side of it the exact difference lies (MPFR's exponent range has
-  // no underflow here).
+  // no underflow here). e = |that| / 2^q (q = UlpExponent(x)), exact: a
+  // power of two, built from its bits (|q| < 300).
   const int inexact = mpfr_d_sub(difference_, y, x_, MPFR_RNDN);
-  if (mpfr_zero_p(difference_)) return result;  // y == x: e == 0
+  const long q = UlpExponent(x_, format);
   const double d = mpfr_get_d(difference_, MPFR_RNDN);  // exact: 53 bits
-  result.ulp = std::fabs(std::ldexp(d, static_cast<int>(-UlpExponent(x_, format))));
+  const uint64_t scale_bits = static_cast<uint64_t>(1023 - q) << 52;
+  double scale;
+  std::memcpy(&scale, &scale_bits, sizeof scale);
+  result.ulp = std::fabs(d) * scale;
+  // y is RN(x) exactly when |y - x| is below half the spacing of the format
+  // at x (2^q: below a power of two the spacing halves, and q with it, so a y
+  // across a binade edge is measured in x's), or half of it with y's last
+  // bit even (ties to even: y / 2^q an even integer). That covers the zeros
+  // (a zero matches either), the subnormals (one spacing) and the overflow
+  // (from max + ulp/2 on x rounds to infinity, so a finite y is at least half
+  // a spacing off, and at exactly half the largest value is odd). The double
+  // e settles it but at e = 1/2, where the ternary value says on which side
+  // of 1/2 the exact error is (below it when d was rounded away from zero).
+  if (result.ulp != 0.5) {
+    result.correctly_rounded = result.ulp < 0.5;
+  } else if (inexact != 0) {
+    result.correctly_rounded = (d > 0) == (inexact > 0);
+  } else {
+    result.correctly_rounded = std::fmod(std::fabs(y) * scale, 2.0) == 0;
+  }
+  // RN(x) is a zero exactly when y is a zero and correctly rounded, and then
+  // has x's sign (an exact zero's, or a tiny x's rounded toward it).
+  result.signed_zero_mismatch =
+      y == 0 && result.correctly_rounded && std::signbit(y) != (mpfr_signbit(x_) != 0);
+  if (mpfr_zero_p(difference_)) return result;  // y == x: e == 0
   const int bound_count = HistogramBoundCount(format);
   int bin = bound_count;
   for (int i = 1; i < bound_count; ++i) {

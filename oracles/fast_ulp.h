@@ -53,8 +53,8 @@ class MpfrTanhBwdError {
 
  private:
   static constexpr int kTiers = 5;  // precisions 64, 128, 192, 256, 384
-  mpfr_t t_, u_, s_[kTiers], x_tier_[kTiers];
-  mutable mpfr_t ro_, difference_;  // scratch of Measure
+  mpfr_t u_, s_[kTiers], x_tier_[kTiers];
+  mutable mpfr_t difference_;  // scratch of Measure
   mpfr_ptr x_ = nullptr;
 };
 
