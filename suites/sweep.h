@@ -67,10 +67,14 @@ class UlpSum {
   std::array<uint64_t, 8> limbs_{};  // little-endian
 };
 
-// The digest of one output: each input's output bits (binary32, NaN
-// canonical) times a key of its domain index, summed mod 2^64, so that shards
-// and tiles add up in any order.
+// The digest of a case's outputs: the sum mod 2^64 over its inputs of
+// SweepDigestTerm(SweepDigestKey(index), output bits), the bits binary32's
+// (NaN canonical), so that shards and tiles add up in any order.
 uint64_t SweepDigestKey(uint64_t index);
+// key * (bits ^ bits >> 16): the xor, a bijection, fills the low half that
+// bf16 and f16 values leave zero, and an odd key keeps every single-input
+// difference visible (odd * nonzero 32-bit difference is nonzero mod 2^64).
+inline uint64_t SweepDigestTerm(uint64_t key, uint32_t bits) { return key * (bits ^ (bits >> 16)); }
 
 struct SweepDomain {
   enum class Kind { kPairs, kOverT, kOverGrad };

@@ -499,7 +499,7 @@ void ReferenceSweep(const SweepOptions& options, const TanhBwdCasePlan& plan, Sw
       for (size_t i = 0; i < details.size(); ++i) {
         const UlpError& e = details[i].cases[c].ulp;
         if (!e.special_mismatch) part.sum_ulp.AddUlp(e.ulp);
-        part.digest += SweepDigestKey(begin + i) * FloatBits(r.outputs[i]);
+        part.digest += SweepDigestTerm(SweepDigestKey(begin + i), FloatBits(r.outputs[i]));
       }
       part.conformance = r.conformance;
       part.conformance.first_mismatch_index = shift(r.conformance.first_mismatch_index);

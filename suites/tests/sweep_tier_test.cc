@@ -194,7 +194,7 @@ void ExpectEqualsMpfr(const FloatFormat& format) {
           ASSERT_EQ(mpfr.signed_zero_mismatch, ref.signed_zero_mismatch) << where;
           ASSERT_EQ(mpfr.correctly_rounded, ref.correctly_rounded) << where;
           ++measured;
-          digest += keys[i] * FloatBits(column[i]);
+          digest += SweepDigestTerm(keys[i], FloatBits(column[i]));
           const uint64_t fine = errors->fine[i];
           const uint64_t flags = fine == kSweepSeeFlags ? errors->flags[i] : 0;
           ASSERT_EQ(apart[i], fine == kSweepSeeFlags) << where;
