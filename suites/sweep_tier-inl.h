@@ -356,17 +356,19 @@ struct MeasureSums {
 
 // Counts each lane under `bin` in the copy of its lane mod 4 (kNowhere for
 // lanes counted apart or out of range), and widens the range of bins seen.
+template <bool kAll = false>
 HWY_INLINE void CountFine(VU bin, MD counted, SweepFineCounts* counts, MeasureSums& s) {
   const DU du;
   const hn::RebindToSigned<DD> di;
-  const VU where = hn::IfThenElse(hn::RebindMask(du, counted), bin, hn::Set(du, SweepFineCounts::kNowhere));
+  const VU where =
+      kAll ? bin : hn::IfThenElse(hn::RebindMask(du, counted), bin, hn::Set(du, SweepFineCounts::kNowhere));
   HWY_ALIGN uint64_t lane[hn::MaxLanes(DU())];
   hn::Store(where, du, lane);
   for (size_t k = 0; k < hn::Lanes(du); ++k) {
     ++counts->counts[(k & 3) * SweepFineCounts::kStride + lane[k]];
   }
   s.fine_low = hn::Min(s.fine_low, hn::BitCast(di, where));
-  s.fine_high = hn::Max(s.fine_high, hn::BitCast(di, hn::IfThenElseZero(hn::RebindMask(du, counted), bin)));
+  s.fine_high = hn::Max(s.fine_high, hn::BitCast(di, kAll ? bin : hn::IfThenElseZero(hn::RebindMask(du, counted), bin)));
 }
 
 // Appends the lanes of `apart` to out->slow.
@@ -446,6 +448,8 @@ HWY_INLINE VU DigestTerms(VU keys, VU bits) {
 // below 2^60 and 2^44, whatever the lane count (at most kSweepTile = 2^12
 // outputs per lane). And the largest ulp with its first position: each lane
 // keeps its first maximum (strictly greater replaces).
+// kAll: every lane is counted (the common full vector), no masking.
+template <bool kAll = false>
 HWY_INLINE void Sum(VD ulp, MD counted, VD at, MeasureSums& s) {
   const DD d;
   const DU du;
@@ -455,9 +459,9 @@ HWY_INLINE void Sum(VD ulp, MD counted, VD at, MeasureSums& s) {
   const auto h = hn::ConvertTo(di, scaled);
   const auto l = hn::ConvertTo(di, hn::Mul(hn::Sub(scaled, hn::ConvertTo(d, h)), two32));
   const auto mask = hn::RebindMask(du, counted);
-  s.high = hn::Add(s.high, hn::IfThenElseZero(mask, hn::BitCast(du, h)));
-  s.low = hn::Add(s.low, hn::IfThenElseZero(mask, hn::BitCast(du, l)));
-  const MD better = hn::And(counted, ulp > s.best);
+  s.high = hn::Add(s.high, kAll ? hn::BitCast(du, h) : hn::IfThenElseZero(mask, hn::BitCast(du, h)));
+  s.low = hn::Add(s.low, kAll ? hn::BitCast(du, l) : hn::IfThenElseZero(mask, hn::BitCast(du, l)));
+  const MD better = kAll ? ulp > s.best : hn::And(counted, ulp > s.best);
   s.best = hn::IfThenElse(better, ulp, s.best);
   s.best_at = hn::IfThenElse(better, at, s.best_at);
 }
@@ -606,10 +610,18 @@ HWY_INLINE void MeasureVector(const FormatConstants& f, const SweepExactTile& ti
     correct = hn::Or(correct, common_infinite);
   }
   s.correctly_rounded += hn::CountTrue(d, kMasked ? hn::And(in_range, correct) : correct);
-  Sum(e, in_range, at, s);
+  if (kMasked) {
+    Sum(e, in_range, at, s);
+  } else {
+    Sum<true>(e, in_range, at, s);
+  }
   MD unsettled;
   const VU fine = FineBin(e, &unsettled);
-  CountFine(fine, kMasked ? hn::AndNot(unsettled, in_range) : hn::Not(unsettled), counts, s);
+  if (!kMasked && hn::AllFalse(d, unsettled)) {
+    CountFine<true>(fine, unsettled, counts, s);
+  } else {
+    CountFine(fine, kMasked ? hn::AndNot(unsettled, in_range) : hn::Not(unsettled), counts, s);
+  }
   if (every_ulp) {
     hn::Store(e, d, out->ulp + i);
     hn::Store(hn::IfThenElse(hn::RebindMask(du, unsettled), hn::Set(du, kSweepSeeFlags), fine), du,
