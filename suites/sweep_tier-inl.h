@@ -995,7 +995,6 @@ void SweepTierDecodeNarrow(const FloatFormat& format, const uint16_t* bits, size
 uint64_t SweepTierMismatches(const float* a, const float* b, size_t n, int64_t* first) {
   return sweep_tier::Mismatches(a, b, n, first);
 }
-const char* SweepTierTargetName() { return hwy::TargetName(HWY_TARGET); }
 
 }  // namespace HWY_NAMESPACE
 }  // namespace ulpgate

@@ -19,7 +19,6 @@ HWY_EXPORT(SweepTierModelOutputs);
 HWY_EXPORT(SweepTierCanonicalNans);
 HWY_EXPORT(SweepTierDecodeNarrow);
 HWY_EXPORT(SweepTierMismatches);
-HWY_EXPORT(SweepTierTargetName);
 
 namespace {
 // The registry applies the target restriction to Highway when first used;
@@ -62,7 +61,11 @@ uint64_t SweepMismatches(const float* a, const float* b, size_t n, int64_t* firs
 
 std::string_view SweepTierTarget() {
   EnsureRegistry();
-  return HWY_DYNAMIC_DISPATCH(SweepTierTargetName)();
+  // Dispatch picks the best (lowest bit) of the supported compiled targets,
+  // SetSupportedTargetsForTest's included. (Not a per-target export: the
+  // exported functions are those called only on the dispatched target.)
+  const int64_t targets = hwy::SupportedTargets() & HWY_TARGETS;
+  return hwy::TargetName(targets & -targets);
 }
 
 }  // namespace ulpgate
