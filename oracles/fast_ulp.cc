@@ -1,7 +1,9 @@
 #include "oracles/fast_ulp.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 
 namespace ulpgate {
 namespace {
@@ -146,6 +148,139 @@ std::optional<UlpError> FastUlpError(const FastTanhBwdExact& x, double y, const 
   if (bin < bound_count && result.ulp == HistogramBound(bin)) {
     const double away = std::signbit(d.hi) ? -d.lo : d.lo;
     if (away > 0) ++bin;
+  }
+  result.bin = bin;
+  return result;
+}
+
+namespace {
+constexpr mpfr_prec_t TierPrecision(int tier) { return tier < 4 ? 64 * (tier + 1) : 384; }
+}  // namespace
+
+MpfrTanhBwdError::MpfrTanhBwdError() {
+  mpfr_init2(u_, 53);
+  for (int k = 0; k < kTiers; ++k) {
+    mpfr_init2(s_[k], TierPrecision(k));
+    mpfr_init2(x_tier_[k], TierPrecision(k) + 24);
+  }
+  mpfr_init2(difference_, 53);
+  x_ = x_tier_[0];
+}
+
+MpfrTanhBwdError::~MpfrTanhBwdError() {
+  mpfr_clears(u_, difference_, static_cast<mpfr_ptr>(nullptr));
+  for (int k = 0; k < kTiers; ++k) mpfr_clears(s_[k], x_tier_[k], static_cast<mpfr_ptr>(nullptr));
+}
+
+void MpfrTanhBwdError::Set(float grad, float t) {
+  // Each step is exact (ternary 0) at the precision chosen for it: t^2 has at
+  // most 48 bits; 1 - t^2 spans from the higher of 1 and t^2's leading bit
+  // down to the lower of 1's and t^2's last bits, at most 347 bits (t^2 down
+  // to 2^-298, 48 bits wide); grad * (1 - t^2) 24 bits more. Infinities and
+  // NaN follow MPFR's extended-real rules, as TanhBwdExact's do.
+  // t^2 in a double is exact (48 bits, within the double range), so one
+  // conversion stands for setting t and squaring it.
+  mpfr_set_d(u_, static_cast<double>(t) * static_cast<double>(t), MPFR_RNDN);
+  long span = 2;
+  if (mpfr_regular_p(u_)) {
+    const long e = mpfr_get_exp(u_);  // u in [2^(e-1), 2^e), last bit at or above 2^(e-48)
+    span = std::max(e, 1L) - std::min(e - 48, 0L) + 1;
+  }
+  int tier = 0;
+  while (tier + 1 < kTiers && TierPrecision(tier) < span) ++tier;
+  mpfr_ui_sub(s_[tier], 1, u_, MPFR_RNDN);
+  x_ = x_tier_[tier];
+  // grad = m 2^e with |m| < 2^24 an integer: a product by a small integer and
+  // an exponent shift, both exact, cost less than a product by a double.
+  int e = 0;
+  const float fraction = std::frexp(grad, &e);
+  if (std::isfinite(grad) && grad != 0) {
+    mpfr_mul_si(x_, s_[tier], static_cast<long>(std::ldexp(fraction, 24)), MPFR_RNDN);
+    mpfr_mul_2si(x_, x_, e - 24, MPFR_RNDN);
+  } else {
+    mpfr_mul_d(x_, s_[tier], grad, MPFR_RNDN);  // zeros, infinities, NaN: their signs and rules
+  }
+}
+
+UlpError MpfrTanhBwdError::Measure(double y, const FloatFormat& format) const {
+  UlpError result;
+  if (mpfr_nan_p(x_)) {
+    // The op is undefined here (inf*0, inf - inf): any NaN is right.
+    result.correctly_rounded = std::isnan(y);
+    result.special_mismatch = !result.correctly_rounded;
+    return result;
+  }
+  if (mpfr_inf_p(x_)) {
+    const bool same = std::isinf(y) && ((y < 0) == (mpfr_signbit(x_) != 0));
+    result.correctly_rounded = same;
+    result.special_mismatch = !same;
+    return result;
+  }
+  if (std::isnan(y)) {
+    result.special_mismatch = true;
+    return result;
+  }
+  if (std::isinf(y)) {
+    // Right (half an ulp by definition) only where x rounds to that infinity:
+    // |x| at or beyond max + ulp/2, a double.
+    const double threshold = std::ldexp(2.0 - std::ldexp(1.0, -format.precision), format.emax);
+    const bool negative = mpfr_signbit(x_) != 0;
+    const bool rounds_there = (y < 0) == negative && (negative ? mpfr_cmp_d(x_, -threshold) <= 0
+                                                                : mpfr_cmp_d(x_, threshold) >= 0);
+    if (rounds_there) {
+      result.ulp = 0.5;
+      result.bin = 1;
+      result.correctly_rounded = true;
+    } else {
+      result.special_mismatch = true;
+    }
+    return result;
+  }
+  // y - x rounded once to 53 bits is RN(y - x); the ternary value says on
+  // which side of it the exact difference lies (MPFR's exponent range has
+  // no underflow here). e = |that| / 2^q (q = UlpExponent(x)), exact: a
+  // power of two, built from its bits (|q| < 300).
+  const int inexact = mpfr_d_sub(difference_, y, x_, MPFR_RNDN);
+  const long q = UlpExponent(x_, format);
+  const double d = mpfr_get_d(difference_, MPFR_RNDN);  // exact: 53 bits
+  const uint64_t scale_bits = static_cast<uint64_t>(1023 - q) << 52;
+  double scale;
+  std::memcpy(&scale, &scale_bits, sizeof scale);
+  result.ulp = std::fabs(d) * scale;
+  // y is RN(x) exactly when |y - x| is below half the spacing of the format
+  // at x (2^q: below a power of two the spacing halves, and q with it, so a y
+  // across a binade edge is measured in x's), or half of it with y's last
+  // bit even (ties to even: y / 2^q an even integer). That covers the zeros
+  // (a zero matches either), the subnormals (one spacing) and the overflow
+  // (from max + ulp/2 on x rounds to infinity, so a finite y is at least half
+  // a spacing off, and at exactly half the largest value is odd). The double
+  // e settles it but at e = 1/2, where the ternary value says on which side
+  // of 1/2 the exact error is (below it when d was rounded away from zero).
+  if (result.ulp != 0.5) {
+    result.correctly_rounded = result.ulp < 0.5;
+  } else if (inexact != 0) {
+    result.correctly_rounded = (d > 0) == (inexact > 0);
+  } else {
+    result.correctly_rounded = std::fmod(std::fabs(y) * scale, 2.0) == 0;
+  }
+  // RN(x) is a zero exactly when y is a zero and correctly rounded, and then
+  // has x's sign (an exact zero's, or a tiny x's rounded toward it).
+  result.signed_zero_mismatch =
+      y == 0 && result.correctly_rounded && std::signbit(y) != (mpfr_signbit(x_) != 0);
+  if (mpfr_zero_p(difference_)) return result;  // y == x: e == 0
+  const int bound_count = HistogramBoundCount(format);
+  int bin = bound_count;
+  for (int i = 1; i < bound_count; ++i) {
+    if (result.ulp <= HistogramBound(i)) {
+      bin = i;
+      break;
+    }
+  }
+  // On a bound exactly, the exact |y - x| is above it when the rounding went
+  // toward zero: d > 0 rounded down (ternary < 0) or d < 0 rounded up.
+  if (bin < bound_count && result.ulp == HistogramBound(bin) && ((d > 0) == (inexact < 0)) &&
+      inexact != 0) {
+    ++bin;
   }
   result.bin = bin;
   return result;

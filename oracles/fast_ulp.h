@@ -8,6 +8,8 @@
 #ifndef ULPGATE_ORACLES_FAST_ULP_H_
 #define ULPGATE_ORACLES_FAST_ULP_H_
 
+#include <mpfr.h>
+
 #include <cstddef>
 #include <optional>
 
@@ -37,6 +39,31 @@ std::optional<FastTanhBwdExact> FastExactSum(double* terms, size_t n, const Floa
 // The error of y (a value of the format) against x; nullopt where y - x is
 // not the sum of two doubles.
 std::optional<UlpError> FastUlpError(const FastTanhBwdExact& x, double y, const FloatFormat& format);
+
+// The MPFR fallback of the vectorized tier (suites/sweep_tier.h): the exact
+// value of one input in MPFR, computed at the precision that input needs (no
+// allocation after construction), then the errors of any number of outputs
+// against it, each equal in every field to MeasureUlpError(TanhBwdExact(grad,
+// t), y, format). Not thread-safe: one per thread.
+class MpfrTanhBwdError {
+ public:
+  MpfrTanhBwdError();
+  ~MpfrTanhBwdError();
+  MpfrTanhBwdError(const MpfrTanhBwdError&) = delete;
+  MpfrTanhBwdError& operator=(const MpfrTanhBwdError&) = delete;
+
+  // x = grad * (1 - t^2) in extended reals (binary32 operands).
+  void Set(float grad, float t);
+  mpfr_srcptr value() const { return x_; }
+  // y: a value of `format` (NaN and infinities included).
+  UlpError Measure(double y, const FloatFormat& format) const;
+
+ private:
+  static constexpr int kTiers = 5;  // precisions 64, 128, 192, 256, 384
+  mpfr_t u_, s_[kTiers], x_tier_[kTiers];
+  mutable mpfr_t difference_;  // scratch of Measure
+  mpfr_ptr x_ = nullptr;
+};
 
 }  // namespace ulpgate
 

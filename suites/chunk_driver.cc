@@ -20,6 +20,14 @@ unsigned WorkerCount(unsigned requested, size_t units) {
 void RunUnits(size_t units, unsigned threads, const std::function<void(size_t)>& run_unit,
               const std::function<uint64_t(size_t)>& weight,
               const std::function<void(uint64_t, uint64_t)>& progress) {
+  RunUnitsByWorker(
+      units, threads, [&](size_t u, unsigned /*worker*/) { run_unit(u); }, weight, progress);
+}
+
+unsigned RunUnitsByWorker(size_t units, unsigned threads,
+                          const std::function<void(size_t, unsigned)>& run_unit,
+                          const std::function<uint64_t(size_t)>& weight,
+                          const std::function<void(uint64_t, uint64_t)>& progress) {
   uint64_t total = 0;
   if (progress) {
     for (size_t u = 0; u < units; ++u) total += weight ? weight(u) : 1;
@@ -28,16 +36,17 @@ void RunUnits(size_t units, unsigned threads, const std::function<void(size_t)>&
   std::atomic<uint64_t> done{0};
   std::exception_ptr failure;
   std::mutex failure_mutex;
-  auto work = [&](bool calling_thread) {
+  auto work = [&](unsigned worker) {
+    const bool calling_thread = worker == 0;
     // A worker thread frees MPFR's caches as it ends; the calling thread
-    // keeps its own for its next call (a training run calls once an epoch).
+    // keeps its own for its next call.
     std::optional<MpfrThreadCaches> caches;
     if (!calling_thread) caches.emplace();
     for (;;) {
       const size_t u = next.fetch_add(1);
       if (u >= units) return;
       try {
-        run_unit(u);
+        run_unit(u, worker);
       } catch (...) {
         std::lock_guard<std::mutex> lock(failure_mutex);
         if (!failure) failure = std::current_exception();
@@ -50,14 +59,16 @@ void RunUnits(size_t units, unsigned threads, const std::function<void(size_t)>&
       }
     }
   };
+  const unsigned count = WorkerCount(threads, units);
   std::vector<std::thread> workers;
-  for (unsigned w = 1; w < WorkerCount(threads, units); ++w) workers.emplace_back(work, false);
-  work(true);
+  for (unsigned w = 1; w < count; ++w) workers.emplace_back(work, w);
+  work(0);
   for (auto& w : workers) w.join();
   if (failure) std::rethrow_exception(failure);
   // The other threads may have finished every unit before the calling thread
   // took one (short units, slow thread start): the last report comes here.
   if (progress && units > 0) progress(done.load(), total);
+  return count;
 }
 
 }  // namespace ulpgate

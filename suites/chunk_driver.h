@@ -26,6 +26,14 @@ void RunUnits(size_t units, unsigned threads, const std::function<void(size_t)>&
               const std::function<uint64_t(size_t)>& weight = nullptr,
               const std::function<void(uint64_t, uint64_t)>& progress = nullptr);
 
+// The same, telling run_unit which worker (0 .. workers-1, the calling thread
+// is 0) runs it, so that each can keep state of its own; returns the number
+// of workers, WorkerCount(threads, units).
+unsigned RunUnitsByWorker(size_t units, unsigned threads,
+                          const std::function<void(size_t unit, unsigned worker)>& run_unit,
+                          const std::function<uint64_t(size_t)>& weight = nullptr,
+                          const std::function<void(uint64_t, uint64_t)>& progress = nullptr);
+
 }  // namespace ulpgate
 
 #endif  // ULPGATE_SUITES_CHUNK_DRIVER_H_

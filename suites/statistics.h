@@ -33,6 +33,9 @@ class ErrorStatistics {
   // format's.
   ErrorStatistics(const FloatFormat& format, const State& state);
   static size_t FineBinCount();
+  // The fine bin Add puts an error in (0: e == 0; then 16 per binade from
+  // 2^-64), computed as Add computes it, through std::log2.
+  static int FineBinOf(double ulp) { return FineBin(ulp); }
 
   void Add(const UlpError& error, uint64_t index);
   // Appends the statistics of inputs that come after this one's.

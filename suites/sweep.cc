@@ -22,8 +22,7 @@ namespace {
 constexpr uint64_t kPatterns = uint64_t{1} << 32;  // 32-bit patterns, 16-bit pairs
 
 
-// splitmix64's finalizer: a block's digest hashed with its place, so that
-// the sum over blocks is a digest of the whole, whatever order it was added in.
+// splitmix64's finalizer.
 uint64_t Mix(uint64_t x) {
   x ^= x >> 30;
   x *= 0xbf58476d1ce4e5b9ULL;
@@ -32,22 +31,142 @@ uint64_t Mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-std::string U128Text(unsigned __int128 x) {
-  if (x == 0) return "0";
-  std::string s;
-  for (; x > 0; x /= 10) s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(x % 10)));
-  return s;
+Json IndexJson(const SweepDomain& domain, int64_t index) {
+  return index < 0 ? Json() : SweepInputJson(domain, static_cast<uint64_t>(index));
 }
 
-// Adds `later` (the statistics of inputs after those of `into`) to `into`.
-void MergeCase(SweepCase& into, const SweepCase& later) {
-  into.stats.Merge(later.stats);
-  into.sum_ulp += later.sum_ulp;
-  into.digest += later.digest;
+}  // namespace
+
+uint64_t SweepDigestKey(uint64_t index) {
+  // Tabulation over the index's low 12 bits and its rest: a tile of inputs
+  // shares one Mix, and every key is odd, so that two outputs differing at a
+  // single input never give the same digest (odd * nonzero 32-bit difference
+  // is nonzero mod 2^64).
+  return (Mix(index >> 12) & ~uint64_t{1}) ^ (Mix((index & 0xfff) + 0x9e3779b97f4a7c15ULL) | 1);
+}
+
+void UlpSum::Add(const UlpSum& other) {
+  unsigned __int128 carry = 0;
+  for (size_t i = 0; i < limbs_.size(); ++i) {
+    carry += static_cast<unsigned __int128>(limbs_[i]) + other.limbs_[i];
+    limbs_[i] = static_cast<uint64_t>(carry);
+    carry >>= 64;
+  }
+}
+
+void UlpSum::AddUnits(uint64_t units, int shift) {
+  UlpSum other;
+  const int bit = 32 * shift;
+  const size_t limb = static_cast<size_t>(bit / 64);
+  const int offset = bit % 64;
+  other.limbs_[limb] = units << offset;
+  if (offset != 0 && limb + 1 < other.limbs_.size()) other.limbs_[limb + 1] = units >> (64 - offset);
+  Add(other);
+}
+
+void UlpSum::AddUlp(double ulp) {
+  if (!(ulp > 0)) return;
+  // ulp = m * 2^k with m < 2^53 an integer; floor(ulp * 2^64) = m * 2^(k+64)
+  // when k + 64 >= 0, else m >> -(k + 64).
+  int exponent;
+  const double fraction = std::frexp(ulp, &exponent);
+  const auto m = static_cast<uint64_t>(std::ldexp(fraction, 53));
+  const int shift = exponent - 53 + 64;
+  if (shift <= 0) {
+    if (shift > -64) AddUnits(m >> -shift);
+    return;
+  }
+  UlpSum other;
+  const size_t limb = static_cast<size_t>(shift / 64);
+  const int offset = shift % 64;
+  other.limbs_[limb] = m << offset;
+  if (offset != 0 && limb + 1 < other.limbs_.size()) other.limbs_[limb + 1] = m >> (64 - offset);
+  Add(other);
+}
+
+std::string UlpSum::ToDecimal() const {
+  std::array<uint64_t, 8> x = limbs_;
+  std::string digits;
+  const auto zero = [&] {
+    for (uint64_t l : x) {
+      if (l != 0) return false;
+    }
+    return true;
+  };
+  while (!zero()) {
+    unsigned __int128 remainder = 0;
+    for (size_t i = x.size(); i-- > 0;) {
+      const unsigned __int128 current = (remainder << 64) | x[i];
+      x[i] = static_cast<uint64_t>(current / 10);
+      remainder = current % 10;
+    }
+    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(remainder)));
+  }
+  return digits.empty() ? "0" : digits;
+}
+
+std::optional<UlpSum> UlpSum::FromDecimal(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  UlpSum sum;
+  for (char ch : text) {
+    if (ch < '0' || ch > '9') return std::nullopt;
+    unsigned __int128 carry = static_cast<unsigned>(ch - '0');
+    for (uint64_t& limb : sum.limbs_) {
+      carry += static_cast<unsigned __int128>(limb) * 10;
+      limb = static_cast<uint64_t>(carry);
+      carry >>= 64;
+    }
+    if (carry != 0) return std::nullopt;
+  }
+  return sum;
+}
+
+double UlpSum::ToDouble() const {
+  size_t top = limbs_.size();
+  while (top > 0 && limbs_[top - 1] == 0) --top;
+  if (top == 0) return 0;
+  // The leading 64 bits, the lowest of them set when any bit below is: a
+  // value from which converting to 53 bits rounds as the whole would (two
+  // guard bits at least).
+  const uint64_t high = limbs_[top - 1];
+  const int lead = 64 - __builtin_clzll(high);  // bits in the top limb
+  uint64_t bits = high;
+  bool sticky = false;
+  if (top >= 2) {
+    const uint64_t next = limbs_[top - 2];
+    bits = lead == 64 ? high : (high << (64 - lead)) | (next >> lead);
+    sticky = lead == 64 ? next != 0 : (next << (64 - lead)) != 0;
+    for (size_t i = 0; i + 2 < top; ++i) sticky = sticky || limbs_[i] != 0;
+  }
+  if (sticky) bits |= 1;
+  const int scale = top >= 2 ? static_cast<int>(64 * (top - 2)) + lead : 0;
+  return std::ldexp(static_cast<double>(bits), scale - 64);
+}
+
+void MergeSweepCase(const FloatFormat& format, SweepCase& into, const SweepCase& other) {
+  ErrorStatistics::State a = into.stats.state();
+  const ErrorStatistics::State b = other.stats.state();
+  for (size_t i = 0; i < a.counts.size(); ++i) a.counts[i] += b.counts[i];
+  for (size_t i = 0; i < a.fine.size(); ++i) a.fine[i] += b.fine[i];
+  a.n += b.n;
+  a.special_mismatch += b.special_mismatch;
+  a.signed_zero_mismatch += b.signed_zero_mismatch;
+  a.correctly_rounded += b.correctly_rounded;
+  // The larger error; on a tie the lower index, whichever part it came from.
+  if (b.max_index >= 0 && (a.max_index < 0 || b.max_ulp > a.max_ulp ||
+                           (b.max_ulp == a.max_ulp && b.max_index < a.max_index))) {
+    a.max_ulp = b.max_ulp;
+    a.max_index = b.max_index;
+  }
+  const auto first = [](int64_t x, int64_t y) { return x < 0 ? y : y < 0 ? x : std::min(x, y); };
+  a.first_special_index = first(a.first_special_index, b.first_special_index);
+  into.stats = ErrorStatistics(format, a);
+  into.sum_ulp.Add(other.sum_ulp);
+  into.digest += other.digest;
   Conformance& c = into.conformance;
-  const Conformance& l = later.conformance;
+  const Conformance& l = other.conformance;
   c.mismatches += l.mismatches;
-  if (c.first_mismatch_index < 0) c.first_mismatch_index = l.first_mismatch_index;
+  c.first_mismatch_index = first(c.first_mismatch_index, l.first_mismatch_index);
   c.matching.erase(std::remove_if(c.matching.begin(), c.matching.end(),
                                   [&](const std::string& m) {
                                     return std::find(l.matching.begin(), l.matching.end(), m) ==
@@ -55,33 +174,6 @@ void MergeCase(SweepCase& into, const SweepCase& later) {
                                   }),
                    c.matching.end());
 }
-
-// One block's case, its indices moved to the domain's.
-SweepCase BlockCase(const CaseResult& r, const FloatFormat& format, uint64_t begin) {
-  SweepCase c;
-  c.variant = r.variant;
-  c.target = r.target;
-  c.kind = CaseKindName(r.kind);
-  ErrorStatistics::State s = r.stats.state();
-  if (s.max_index >= 0) s.max_index += static_cast<int64_t>(begin);
-  if (s.first_special_index >= 0) s.first_special_index += static_cast<int64_t>(begin);
-  // The block's sum, truncated to 2^-32 ULP: an integer, so blocks add exactly.
-  c.sum_ulp = static_cast<unsigned __int128>(std::floor(std::ldexp(s.sum_ulp, 32)));
-  s.sum_ulp = 0;
-  c.stats = ErrorStatistics(format, s);
-  c.conformance = r.conformance;
-  if (c.conformance.first_mismatch_index >= 0) {
-    c.conformance.first_mismatch_index += static_cast<int64_t>(begin);
-  }
-  c.digest = r.n == 0 ? 0 : Mix(begin ^ Mix(r.output_digest));  // nothing from an empty range
-  return c;
-}
-
-Json IndexJson(const SweepDomain& domain, int64_t index) {
-  return index < 0 ? Json() : SweepInputJson(domain, static_cast<uint64_t>(index));
-}
-
-}  // namespace
 
 uint64_t SweepDomain::size() const {
   return kind == Kind::kPairs ? kPatterns : kPatterns * fixed.size();
@@ -171,7 +263,7 @@ Json SweepInputJson(const SweepDomain& domain, uint64_t index) {
 double SweepCase::mean_ulp() const {
   const uint64_t measured = stats.n() - stats.special_mismatch();
   if (measured == 0) return 0;
-  return std::ldexp(static_cast<double>(sum_ulp), -32) / static_cast<double>(measured);
+  return sum_ulp.ToDouble() / static_cast<double>(measured);
 }
 
 std::pair<uint64_t, uint64_t> SweepShard(uint64_t begin, uint64_t end, uint64_t k, uint64_t n) {
@@ -187,47 +279,6 @@ std::pair<uint64_t, uint64_t> SweepShard(uint64_t begin, uint64_t end, uint64_t 
     return std::clamp(at / kSweepBlock * kSweepBlock, begin, end);
   };
   return {cut(k), cut(k + 1)};
-}
-
-SweepResult RunSweep(const SweepOptions& options) {
-  const SweepDomain& domain = options.domain;
-  if (options.begin > options.end || options.end > domain.size()) {
-    throw InputError(fmt::format("range {}:{} outside the domain of {} inputs", options.begin,
-                                 options.end, domain.size()));
-  }
-  SweepResult result;
-  result.domain = domain;
-  result.begin = options.begin;
-  result.end = options.end;
-  InputSet inputs;
-  inputs.operand_names = {"grad", "t"};
-  inputs.source = "sweep";
-  inputs.columns.resize(2);
-  RunOptions run;
-  run.format = domain.format;
-  run.variants = options.variants;
-  run.targets = options.targets;
-  run.threads = options.threads;
-  bool first = true;
-  // An empty range (a shard of a small range) still lists its cases, empty.
-  for (uint64_t begin = options.begin; begin < options.end || first;) {
-    const uint64_t end = std::min(options.end, (begin / kSweepBlock + 1) * kSweepBlock);
-    for (auto& column : inputs.columns) column.resize(end - begin);
-    domain.Inputs(begin, end - begin, inputs.columns[0].data(), inputs.columns[1].data());
-    const std::vector<CaseResult> block = RunTanhBwd(inputs, run);
-    for (size_t c = 0; c < block.size(); ++c) {
-      SweepCase part = BlockCase(block[c], *domain.format, begin);
-      if (first) {
-        result.cases.push_back(std::move(part));
-      } else {
-        MergeCase(result.cases[c], part);
-      }
-    }
-    first = false;
-    begin = end;
-    if (options.progress) options.progress(begin - options.begin, options.end - options.begin);
-  }
-  return result;
 }
 
 Json SweepJson(const SweepResult& r) {
@@ -264,7 +315,7 @@ Json SweepJson(const SweepResult& r) {
     cj["max_ulp"] = s.max_ulp;
     cj["max_input"] = IndexJson(r.domain, s.max_index);
     cj["first_special_input"] = IndexJson(r.domain, s.first_special_index);
-    cj["sum_ulp_2^-32"] = U128Text(c.sum_ulp);
+    cj["sum_ulp_2^-64"] = c.sum_ulp.ToDecimal();
     cj["mean_ulp"] = c.mean_ulp();
     cj["p99"] = c.stats.Percentile(99);
     const Conformance& k = c.conformance;
@@ -353,10 +404,9 @@ SweepResult SweepFromJson(const std::string& path, const Json& json) {
     } catch (const std::invalid_argument& e) {
       c["histogram"].Fail(e.what());
     }
-    for (char ch : c["sum_ulp_2^-32"].String()) {
-      if (ch < '0' || ch > '9') c["sum_ulp_2^-32"].Fail("expected a decimal integer");
-      sc.sum_ulp = sc.sum_ulp * 10 + static_cast<unsigned>(ch - '0');
-    }
+    const auto sum = UlpSum::FromDecimal(c["sum_ulp_2^-64"].String());
+    if (!sum) c["sum_ulp_2^-64"].Fail("expected a decimal integer below 2^512");
+    sc.sum_ulp = *sum;
     const JsonField conformance = c["conformance"];
     sc.conformance.expected_model = conformance["expected"].String();
     sc.conformance.matching = conformance["matching"].Strings();
@@ -408,7 +458,9 @@ SweepResult MergeSweeps(const std::vector<std::pair<std::string, SweepResult>>& 
                                    previous.second.begin, previous.second.end, path, part.begin,
                                    part.end, part.begin < merged.end ? "overlap" : "leave a gap"));
     }
-    for (size_t c = 0; c < merged.cases.size(); ++c) MergeCase(merged.cases[c], part.cases[c]);
+    for (size_t c = 0; c < merged.cases.size(); ++c) {
+      MergeSweepCase(*merged.domain.format, merged.cases[c], part.cases[c]);
+    }
     merged.end = part.end;
   }
   return merged;

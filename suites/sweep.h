@@ -11,22 +11,30 @@
 //              g * 2^32 + t_bits for the g-th grad
 //   over grad  every binary32 grad at each given t
 //
-// The sweep runs the engine (RunTanhBwd) block by block, blocks of kSweepBlock
-// inputs aligned to multiples of kSweepBlock, and adds their statistics in
-// index order. What makes shards merge exactly: counts and histograms are
-// integers; maxima and first indices are order-independent with ties to the
-// lower index; the ULP sum is kept as an integer in units of 2^-32 ULP of each
-// block's sum (so the mean is the same however the range was cut, as long as
-// cuts fall on block boundaries, which --shard's do); the outputs' digest is a
-// sum over blocks of a hash of (block, block digest).
+// RunSweep computes each input's exact value once and shares it among the
+// cases; each kernel is called once per tile of inputs; the errors, bins and
+// models come from the vectorized exact tier (suites/sweep_tier.h), MPFR only
+// where that tier cannot decide; cases whose outputs over a tile are the same
+// bits share that tile's statistics. The reference path (SweepOptions::
+// reference) measures every block through the engine (RunTanhBwd) with MPFR's
+// truth and emulated models instead: slow, and what the tests hold the fast
+// path equal to, report for report.
+//
+// Every statistic is kept so that it merges exactly in any order: counts and
+// histograms are integers; maxima and first indices are order-free with ties
+// to the lower index; the ULP sum is the exact integer sum of floor(e * 2^64);
+// the outputs' digest is a sum of per-input hashes mod 2^64.
 #ifndef ULPGATE_SUITES_SWEEP_H_
 #define ULPGATE_SUITES_SWEEP_H_
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernels/registry.h"
@@ -35,8 +43,38 @@
 
 namespace ulpgate {
 
-inline constexpr const char* kSweepFormat = "ulpgate-sweep-1";
+inline constexpr const char* kSweepFormat = "ulpgate-sweep-2";
 inline constexpr uint64_t kSweepBlock = uint64_t{1} << 16;
+
+// The exact sum of ULP errors over a range: the sum of floor(e * 2^64) over
+// the outputs measured (special mismatches have no e), an unsigned integer
+// of 512 bits (an error in these formats is below 2^300, and a sweep has at
+// most 2^42 outputs per case).
+class UlpSum {
+ public:
+  void Add(const UlpSum& other);
+  // floor(ulp * 2^64), ulp finite and >= 0.
+  void AddUlp(double ulp);
+  // units * 2^(32 * shift) in units of 2^-64.
+  void AddUnits(uint64_t units, int shift = 0);
+  std::string ToDecimal() const;
+  static std::optional<UlpSum> FromDecimal(std::string_view text);
+  // RN(sum * 2^-64).
+  double ToDouble() const;
+  bool operator==(const UlpSum& other) const { return limbs_ == other.limbs_; }
+
+ private:
+  std::array<uint64_t, 8> limbs_{};  // little-endian
+};
+
+// The digest of a case's outputs: the sum mod 2^64 over its inputs of
+// SweepDigestTerm(SweepDigestKey(index), output bits), the bits binary32's
+// (NaN canonical), so that shards and tiles add up in any order.
+uint64_t SweepDigestKey(uint64_t index);
+// key * (bits ^ bits >> 16): the xor, a bijection, fills the low half that
+// bf16 and f16 values leave zero, and an odd key keeps every single-input
+// difference visible (odd * nonzero 32-bit difference is nonzero mod 2^64).
+inline uint64_t SweepDigestTerm(uint64_t key, uint32_t bits) { return key * (bits ^ (bits >> 16)); }
 
 struct SweepDomain {
   enum class Kind { kPairs, kOverT, kOverGrad };
@@ -65,14 +103,17 @@ struct SweepOptions {
   std::vector<const TargetInfo*> targets;  // runnable compiled targets and plugins
   unsigned threads = 0;
   std::function<void(uint64_t, uint64_t)> progress;  // (inputs done, inputs in the range)
+  // Measure every block through the engine, MPFR and the emulated models
+  // (RunTanhBwd) instead of the fast path: the same report, slowly.
+  bool reference = false;
 };
 
 struct SweepCase {
   std::string variant, target, kind;  // kind: CaseKindName
-  ErrorStatistics stats;              // indices are domain indices
-  unsigned __int128 sum_ulp = 0;      // in units of 2^-32 ULP (see the header comment)
+  ErrorStatistics stats;              // indices are domain indices; its sum_ulp unused
+  UlpSum sum_ulp;                     // see UlpSum
   Conformance conformance;            // first_mismatch_index: a domain index
-  uint64_t digest = 0;
+  uint64_t digest = 0;                // SweepDigestKey
   double mean_ulp() const;
 };
 
@@ -89,7 +130,7 @@ SweepResult RunSweep(const SweepOptions& options);
 // Throws InputError for K >= N or N == 0.
 std::pair<uint64_t, uint64_t> SweepShard(uint64_t begin, uint64_t end, uint64_t k, uint64_t n);
 
-// The report ("ulpgate-sweep-1"): everything a merge needs and nothing that
+// The report (kSweepFormat): everything a merge needs and nothing that
 // depends on how it ran (threads, time, shard).
 nlohmann::ordered_json SweepJson(const SweepResult& result);
 // Reads a report back; throws InputError "PATH: POINTER: what" for a malformed one.
@@ -102,6 +143,10 @@ SweepResult MergeSweeps(const std::vector<std::pair<std::string, SweepResult>>& 
 
 // The input at a domain index, as the reports show it.
 nlohmann::ordered_json SweepInputJson(const SweepDomain& domain, uint64_t index);
+
+// Adds `other` (the statistics of another part of the same sweep's range, in
+// any order) to `into`.
+void MergeSweepCase(const FloatFormat& format, SweepCase& into, const SweepCase& other);
 
 }  // namespace ulpgate
 

@@ -222,6 +222,106 @@ std::string ExpectedTanhBwdModel(const FloatFormat& format, std::string_view var
   return std::string(target.fused_negmuladd ? info.model_fused_target : info.model_unfused_target);
 }
 
+TanhBwdCasePlan PlanTanhBwdCases(const FloatFormat& format, const std::vector<std::string>& variants,
+                                 const std::vector<const TargetInfo*>& requested_targets,
+                                 bool models_only) {
+  const bool binary32 = IsBinary32(format);
+  if (!binary32 && NarrowFormatIndex(format.name) < 0) {
+    throw InputError(std::string("tanh_bwd has no kernels in ") + format.name);
+  }
+  const std::vector<std::string> all_variants = TanhBwdVariantNames(format);
+  TanhBwdCasePlan plan;
+  plan.model_names = TanhBwdModelNames(format);
+  std::vector<const TargetInfo*> targets;  // compiled
+  std::vector<const LoadedPlugin*> plugins;
+  for (const TargetInfo* t : requested_targets) {
+    if (const LoadedPlugin* p = PluginOf(*t)) {
+      plugins.push_back(p);
+    } else {
+      targets.push_back(t);
+    }
+  }
+  if (requested_targets.empty()) {
+    for (const TargetInfo& t : CompiledTargets()) {
+      if (t.supported) targets.push_back(&t);
+    }
+  }
+  for (const LoadedPlugin* p : plugins) {
+    if (!p->HasDtype(format.name)) {
+      throw InputError("plugin " + p->target.name + " has no tanh_bwd kernels in " + format.name);
+    }
+  }
+  auto chosen = [&](const std::string& variant) {
+    return variants.empty() || std::find(variants.begin(), variants.end(), variant) != variants.end();
+  };
+  for (const auto& name : variants) {
+    const bool known =
+        std::find(all_variants.begin(), all_variants.end(), name) != all_variants.end() ||
+        std::any_of(plugins.begin(), plugins.end(),
+                    [&](const LoadedPlugin* p) { return p->Find(name, format.name) != nullptr; });
+    if (!known) {
+      std::string names;
+      for (const auto& v : all_variants) names += (names.empty() ? "" : ", ") + v;
+      for (const LoadedPlugin* p : plugins) {
+        for (const std::string& v : PluginVariants({&p->target}, format.name)) {
+          names += ", " + v + " (" + p->target.name + ")";
+        }
+      }
+      throw InputError("unknown tanh_bwd variant '" + name + "' in " + format.name + " (" + names +
+                       ")");
+    }
+  }
+  for (const std::string& v : all_variants) {
+    if (!chosen(v)) continue;
+    for (const TargetInfo* target : targets) {
+      TanhBwdCasePlan::Case c;
+      c.variant = v;
+      c.target = target;
+      const std::string expected = ExpectedTanhBwdModel(format, v, *target);
+      c.expected = static_cast<int>(std::find(plan.model_names.begin(), plan.model_names.end(),
+                                              expected) -
+                                    plan.model_names.begin());
+      c.name = "tanh_bwd " + v + " (" + format.name + ") on " + target->name;
+      if (!models_only && target->supported) {
+        if (binary32) {
+          c.f32 = FindTanhBwdKernel(v, target->bits);
+        } else {
+          c.u16 = FindTanhBwdNarrowKernel(format.name, v, target->bits);
+        }
+      }
+      c.kind = c.f32 != nullptr || c.u16 != nullptr ? CaseKind::kKernel : CaseKind::kModel;
+      plan.cases.push_back(std::move(c));
+    }
+  }
+
+  // Plugin kernels: called like the built-in ones.
+  for (const LoadedPlugin* plugin : plugins) {
+    for (const PluginKernel& p : plugin->kernels) {
+      if (std::string_view(p.format->name) != format.name || !chosen(p.variant)) continue;
+      // A built-in model by its name; an expression (or a name two plugins
+      // share) joins the models once.
+      auto it = std::find(plan.model_names.begin(), plan.model_names.end(), p.model.name);
+      if (it == plan.model_names.end()) {
+        plan.extra_models.push_back(p.model);
+        plan.model_names.push_back(p.model.name);
+        it = plan.model_names.end() - 1;
+      }
+      TanhBwdCasePlan::Case c;
+      c.variant = p.variant;
+      c.target = &plugin->target;
+      c.expected = static_cast<int>(it - plan.model_names.begin());
+      c.kind = models_only ? CaseKind::kModel : CaseKind::kKernel;
+      c.name = "plugin " + plugin->target.name + " kernel " + p.variant;
+      if (!models_only) {
+        c.f32 = p.f32;
+        c.u16 = p.u16;
+      }
+      plan.cases.push_back(std::move(c));
+    }
+  }
+  return plan;
+}
+
 std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& options) {
   if (inputs.columns.size() != 2) throw InputError("tanh_bwd takes 2 operands (grad t)");
   if (options.map_operand >= static_cast<int>(inputs.columns.size())) {
@@ -243,99 +343,23 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
       }
     }
   }
-  const std::vector<std::string> all_variants = TanhBwdVariantNames(format);
-  const std::vector<std::string> model_names = TanhBwdModelNames(format);
-  std::vector<const TargetInfo*> targets;  // compiled
-  std::vector<const LoadedPlugin*> plugins;
-  for (const TargetInfo* t : options.targets) {
-    if (const LoadedPlugin* p = PluginOf(*t)) {
-      plugins.push_back(p);
-    } else {
-      targets.push_back(t);
-    }
-  }
-  if (options.targets.empty()) {
-    for (const TargetInfo& t : CompiledTargets()) {
-      if (t.supported) targets.push_back(&t);
-    }
-  }
-  for (const LoadedPlugin* p : plugins) {
-    if (!p->HasDtype(format.name)) {
-      throw InputError("plugin " + p->target.name + " has no tanh_bwd kernels in " + format.name);
-    }
-  }
-  auto chosen = [&](const std::string& variant) {
-    return options.variants.empty() || std::find(options.variants.begin(), options.variants.end(),
-                                                 variant) != options.variants.end();
-  };
-  for (const auto& name : options.variants) {
-    const bool known =
-        std::find(all_variants.begin(), all_variants.end(), name) != all_variants.end() ||
-        std::any_of(plugins.begin(), plugins.end(),
-                    [&](const LoadedPlugin* p) { return p->Find(name, format.name) != nullptr; });
-    if (!known) {
-      std::string names;
-      for (const auto& v : all_variants) names += (names.empty() ? "" : ", ") + v;
-      for (const LoadedPlugin* p : plugins) {
-        for (const std::string& v : PluginVariants({&p->target}, format.name)) {
-          names += ", " + v + " (" + p->target.name + ")";
-        }
-      }
-      throw InputError("unknown tanh_bwd variant '" + name + "' in " + format.name + " (" + names +
-                       ")");
-    }
-  }
+  const TanhBwdCasePlan plan =
+      PlanTanhBwdCases(format, options.variants, options.targets, options.models_only);
   std::vector<EngineCase> cases;
   std::vector<ChunkKernel> kernels;
-  for (const std::string& v : all_variants) {
-    if (!chosen(v)) continue;
-    for (const TargetInfo* target : targets) {
-      EngineCase c;
-      c.variant = v;
-      c.target = target;
-      const std::string expected = ExpectedTanhBwdModel(format, v, *target);
-      c.expected = static_cast<int>(
-          std::find(model_names.begin(), model_names.end(), expected) - model_names.begin());
-      ChunkKernel kernel;
-      if (!options.models_only && target->supported) {
-        const std::string name =
-            "tanh_bwd " + v + " (" + format.name + ") on " + target->name;
-        kernel = binary32 ? Binary32Kernel(FindTanhBwdKernel(v, target->bits), name)
-                          : NarrowKernel(FindTanhBwdNarrowKernel(format.name, v, target->bits),
-                                         format, name);
-      }
-      c.kind = kernel ? CaseKind::kKernel : CaseKind::kModel;
-      cases.push_back(std::move(c));
-      kernels.push_back(std::move(kernel));
-    }
+  for (const TanhBwdCasePlan::Case& p : plan.cases) {
+    EngineCase c;
+    c.variant = p.variant;
+    c.target = p.target;
+    c.expected = p.expected;
+    c.kind = p.kind;
+    cases.push_back(std::move(c));
+    kernels.push_back(p.f32 != nullptr   ? Binary32Kernel(p.f32, p.name)
+                      : p.u16 != nullptr ? NarrowKernel(p.u16, format, p.name)
+                                         : ChunkKernel());
   }
-
-  // Plugin kernels: called like the built-in ones, over the same call plan.
-  std::vector<ModelProgram> extra_models;
-  std::vector<std::string> names = model_names;
-  for (const LoadedPlugin* plugin : plugins) {
-    for (const PluginKernel& p : plugin->kernels) {
-      if (std::string_view(p.format->name) != format.name || !chosen(p.variant)) continue;
-      // A built-in model by its name; an expression (or a name two plugins
-      // share) joins the models once.
-      auto it = std::find(names.begin(), names.end(), p.model.name);
-      if (it == names.end()) {
-        extra_models.push_back(p.model);
-        names.push_back(p.model.name);
-        it = names.end() - 1;
-      }
-      EngineCase c;
-      c.variant = p.variant;
-      c.target = &plugin->target;
-      c.expected = static_cast<int>(it - names.begin());
-      c.kind = options.models_only ? CaseKind::kModel : CaseKind::kKernel;
-      cases.push_back(std::move(c));
-      const std::string name = "plugin " + plugin->target.name + " kernel " + p.variant;
-      kernels.push_back(options.models_only ? ChunkKernel()
-                        : binary32          ? Binary32Kernel(p.f32, name)
-                                            : NarrowKernel(p.u16, format, name));
-    }
-  }
+  std::vector<ModelProgram> extra_models = plan.extra_models;
+  const std::vector<std::string>& names = plan.model_names;
   for (EngineCase& c : cases) {
     c.compared.resize(names.size());
     for (size_t m = 0; m < names.size(); ++m) c.compared[m] = static_cast<int>(m);
@@ -346,8 +370,11 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
   engine.threads = options.threads;
   engine.keep_outputs = options.keep_outputs;
   engine.map = options.map_operand >= 0;
+  engine.keep_details = options.details != nullptr;
   engine.progress = options.progress;
-  std::vector<CaseResult> results = RunEngine(problem, cases, engine).cases;
+  EngineRun run = RunEngine(problem, cases, engine);
+  if (options.details != nullptr) *options.details = std::move(run.details);
+  std::vector<CaseResult> results = std::move(run.cases);
   for (size_t k = 0; k < results.size(); ++k) {
     CaseResult& r = results[k];
     r.op = "tanh_bwd";

@@ -34,6 +34,9 @@ struct RunOptions {
   bool models_only = false;                // every case is its target's model
   unsigned threads = 0;                    // 0: hardware concurrency
   bool keep_outputs = false;
+  // When set: every element's measurement per case (ElementDetail), which
+  // makes the engine compute every exact value and model in MPFR.
+  std::vector<ElementDetail>* details = nullptr;
   // >= 0: also break every case's statistics down by the binade and sign of
   // this operand (index into InputSet::columns) into CaseResult::error_map.
   int map_operand = -1;
@@ -51,6 +54,30 @@ std::vector<std::string> TanhBwdModelNames(const FloatFormat& format);
 std::vector<float> TanhBwdModelOutputs(const FloatFormat& format, float grad, float t);
 std::string ExpectedTanhBwdModel(const FloatFormat& format, std::string_view variant,
                                  const TargetInfo& target);
+
+// The cases of a run, in the order RunTanhBwd reports them (variants in
+// registry order, each on every target, then the plugins' kernels), and what
+// computes each one's outputs. Throws InputError for an unknown variant or a
+// plugin without kernels in the format.
+struct TanhBwdCasePlan {
+  // Every model compared: the format's built-in ones (TanhBwdModelNames),
+  // then the plugins' models given as expressions (extra_models, in order).
+  std::vector<std::string> model_names;
+  std::vector<ModelProgram> extra_models;
+  struct Case {
+    std::string variant;
+    const TargetInfo* target = nullptr;
+    CaseKind kind = CaseKind::kKernel;
+    int expected = -1;  // index into model_names
+    // The kernel (f32, or bf16/f16 patterns); both null for a "model" case.
+    TanhBwdKernel f32 = nullptr;
+    TanhBwdNarrowKernel u16 = nullptr;
+    std::string name;  // for messages: "tanh_bwd mulsub (f32) on AVX2"
+  };
+  std::vector<Case> cases;
+};
+TanhBwdCasePlan PlanTanhBwdCases(const FloatFormat& format, const std::vector<std::string>& variants,
+                                 const std::vector<const TargetInfo*>& targets, bool models_only);
 
 // One result per (variant, target), variants in registry order, targets from
 // narrowest to widest.

@@ -75,13 +75,7 @@ const NarrowFormat& RequireNarrow(const FloatFormat& format) {
 
 float ToFloat(double v) { return static_cast<float>(v); }  // exact for 16-bit values
 
-// A 16-bit model: how it rounds, and the binary32 model or sequence it runs.
-struct NarrowModel {
-  std::string name;
-  enum Kind { kOpmath, kPerOp, kTruncating, kHighwaySoft } kind;
-  size_t f32_model = 0;        // kOpmath, kTruncating, kHighwaySoft
-  std::string_view sequence;   // kPerOp
-};
+using NarrowModel = TanhBwdNarrowModelInfo;
 
 // From the tables: every binary32 model rounded once; every per-op variant;
 // for each Highway-converting variant, the binary32 models of its sequence
@@ -114,7 +108,9 @@ std::vector<NarrowModel> BuildNarrowModels(const NarrowFormat& format) {
   return models;
 }
 
-const std::vector<NarrowModel>& NarrowModels(const FloatFormat& format) {
+}  // namespace
+
+const std::vector<TanhBwdNarrowModelInfo>& TanhBwdNarrowModelInfos(const FloatFormat& format) {
   static const auto models = [] {
     std::array<std::vector<NarrowModel>, kNarrowFormats.size()> all;
     for (size_t f = 0; f < kNarrowFormats.size(); ++f) all[f] = BuildNarrowModels(kNarrowFormats[f]);
@@ -123,13 +119,11 @@ const std::vector<NarrowModel>& NarrowModels(const FloatFormat& format) {
   return models[&RequireNarrow(format) - kNarrowFormats.data()];
 }
 
-}  // namespace
-
 const std::vector<std::string>& TanhBwdNarrowModelNames(const FloatFormat& format) {
   static const auto names = [] {
     std::array<std::vector<std::string>, kNarrowFormats.size()> all;
     for (size_t f = 0; f < kNarrowFormats.size(); ++f) {
-      for (const auto& m : NarrowModels(*kNarrowFormats[f].format)) all[f].push_back(m.name);
+      for (const auto& m : TanhBwdNarrowModelInfos(*kNarrowFormats[f].format)) all[f].push_back(m.name);
     }
     return all;
   }();
@@ -162,7 +156,7 @@ class NativeFormatArith {
 
 std::vector<float> NarrowModelOutputs(const FloatFormat& format, uint16_t grad_bits,
                                       uint16_t t_bits, bool native) {
-  const std::vector<NarrowModel>& models = NarrowModels(format);
+  const std::vector<NarrowModel>& models = TanhBwdNarrowModelInfos(format);
   const auto f32_model = [native](size_t m, float g, float x) {
     return native ? TanhBwdModelsNative(g, x)[m] : ModelAt(m, g, x);
   };

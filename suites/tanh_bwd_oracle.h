@@ -52,6 +52,15 @@ int TanhBwdModelIndex(std::string_view model);
 //   f16: mulsub_opmath_hwy_soft: the binary32 mulsub between Highway 1.0.3's
 //     software conversions (oracles/highway_f16.h).
 const std::vector<std::string>& TanhBwdNarrowModelNames(const FloatFormat& format);
+// The same models described: how each rounds, and the binary32 model or the
+// sequence it runs (what a vectorized evaluation needs, suites/sweep_tier.h).
+struct TanhBwdNarrowModelInfo {
+  std::string name;
+  enum Kind { kOpmath, kPerOp, kTruncating, kHighwaySoft } kind;
+  size_t f32_model = 0;       // kOpmath, kTruncating, kHighwaySoft: index in kTanhBwdModels
+  std::string_view sequence;  // kPerOp: a kTanhBwdVariants name
+};
+const std::vector<TanhBwdNarrowModelInfo>& TanhBwdNarrowModelInfos(const FloatFormat& format);
 // Every model's output for one input (values of the format, as floats), in
 // TanhBwdNarrowModelNames order. The operands are the format's bit patterns:
 // a NaN's payload is what Highway's software conversion turns into a number.

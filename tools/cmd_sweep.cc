@@ -34,6 +34,7 @@ struct SweepArgs {
   std::string json_path;
   std::optional<double> max_ulp;
   bool quiet = false;
+  bool reference = false;
 };
 
 struct MergeArgs {
@@ -224,6 +225,7 @@ void RunSweepCommand(const SweepArgs& args) {
   }
   options.targets.insert(options.targets.end(), plugins.begin(), plugins.end());
   options.threads = args.threads;
+  options.reference = args.reference;
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   const auto start = std::chrono::steady_clock::now();
   auto last = start;
@@ -293,10 +295,13 @@ void AddSweepCommand(CLI::App& app) {
                   "(a Slurm array or Kubernetes index job: --shard $INDEX/N); merge joins the reports");
   cmd->add_option("--threads", args->threads, "Worker threads (default: all cores)")
       ->check(CountValidator("a thread count", 1, kMaxThreads));
-  cmd->add_option("--json", args->json_path, "Write the report (ulpgate-sweep-1) here: what merge reads");
+  cmd->add_option("--json", args->json_path, "Write the report (" + std::string(kSweepFormat) + ") here: what merge reads");
   cmd->add_option("--max-ulp", args->max_ulp, "Exit 1 if a case's max ULP error is above this or it has a special mismatch")
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--quiet", args->quiet, "No progress on stderr");
+  cmd->add_flag("--reference", args->reference,
+                "Measure every input through the engine, MPFR and the emulated models instead of "
+                "the fast exact tier (much slower; the same report: to cross-check the tier)");
   cmd->callback([args] { RunSweepCommand(*args); });
 
   auto margs = std::make_shared<MergeArgs>();

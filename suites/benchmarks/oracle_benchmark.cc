@@ -1,13 +1,19 @@
-// Throughput of the MPFR oracle path, per input: the exact value, the four
-// binary32 models, one ULP measurement, and the whole engine (every variant on
-// every supported target). Compare ratios within one run: the machines are
-// shared and noisy.
+// Throughput of the oracle paths, per input: the MPFR path (the exact value,
+// the four binary32 models, one ULP measurement), a plain MPFR loop, the
+// scalar fast tier, the sweep's MPFR fallback and its vectorized tier; the
+// whole engine (every variant on every supported target, the sampled tier);
+// and sweeps (one case and every case, f32 over t and bf16 pairs). Compare
+// ratios within one run: the machines are shared and noisy.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <memory>
 #include <optional>
 
 #include "oracles/fast_ulp.h"
 #include "oracles/ulp_metric.h"
+#include "suites/sweep.h"
+#include "suites/sweep_tier.h"
 #include "suites/tanh_bwd_cases.h"
 #include "suites/tanh_bwd_oracle.h"
 #include "suites/tanh_bwd_suites.h"
@@ -128,6 +134,47 @@ void BM_ErrorFastTier(benchmark::State& state) {
 }
 BENCHMARK(BM_ErrorFastTier);
 
+// The sweep's MPFR fallback (MpfrTanhBwdError: the exact value at the
+// precision the input needs, then the error through a 53-bit difference),
+// per input, against BM_ErrorPlainMpfrLoop.
+void BM_ErrorMpfrFallback(benchmark::State& state) {
+  const InputSet& in = Inputs();
+  const std::vector<float> y = MacUnfusedOutputs();
+  MpfrTanhBwdError mpfr;
+  size_t i = 0;
+  for (auto _ : state) {
+    mpfr.Set(in.columns[0][i], in.columns[1][i]);
+    benchmark::DoNotOptimize(mpfr.Measure(y[i], kBinary32));
+    i = (i + 1) % in.size();
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_ErrorMpfrFallback);
+
+// The vectorized tier (suites/sweep_tier.h), per input: the exact value and
+// one output's error over tiles of kSweepTile inputs.
+void BM_ErrorSweepTier(benchmark::State& state) {
+  const InputSet& in = Inputs();
+  const std::vector<float> y = MacUnfusedOutputs();
+  auto exact = std::make_unique<SweepExactTile>();
+  auto errors = std::make_unique<SweepErrorTile>();
+  auto fine = std::make_unique<SweepFineCounts>();
+  std::vector<uint64_t> keys(kSweepTile, 1);
+  size_t begin = 0;
+  for (auto _ : state) {
+    SweepExactValues(kBinary32, in.columns[0].data() + begin, in.columns[1].data() + begin,
+                     kSweepTile, exact.get());
+    SweepErrorSums sums;
+    SweepMeasure(kBinary32, *exact, y.data() + begin, 0, keys.data(), kSweepTile, errors.get(),
+                 &sums, fine.get());
+    benchmark::DoNotOptimize(sums);
+    std::fill(std::begin(fine->counts), std::end(fine->counts), 0);
+    begin = (begin + kSweepTile) % (in.size() - kSweepTile);
+  }
+  state.SetItemsProcessed(state.iterations() * kSweepTile);
+}
+BENCHMARK(BM_ErrorSweepTier);
+
 void BM_TanhBwdFourModelsNative(benchmark::State& state) {
   const InputSet& in = Inputs();
   size_t i = 0;
@@ -149,6 +196,45 @@ void BM_EngineAllCases(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * in.size());
 }
 BENCHMARK(BM_EngineAllCases)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
+
+// Sweeps (RunSweep): inputs per second, one (variant, target) and every one.
+// Arguments: threads. f32: every t in [0.5, 2^8) at grad = 1 (2^26 inputs);
+// bf16: 2^26 pairs from grad = 0x3c00.
+SweepOptions SweepOf(const FloatFormat& format, unsigned threads, bool one_case) {
+  SweepOptions o;
+  const bool f32 = &format == &kBinary32;
+  o.domain = f32 ? MakeSweepDomain(kBinary32, SweepDomain::Kind::kOverT, {1.0f})
+                 : MakeSweepDomain(format, SweepDomain::Kind::kPairs, {});
+  o.begin = f32 ? 0x3f000000 : 0x3c000000;
+  o.end = o.begin + (uint64_t{1} << 26);
+  if (one_case) {
+    o.variants = {f32 ? "mulsub" : "mulsub_opmath"};
+    o.targets = {&BestTarget()};
+  }
+  o.threads = threads;
+  return o;
+}
+
+void RunSweepBenchmark(benchmark::State& state, const FloatFormat& format, bool one_case) {
+  const SweepOptions o = SweepOf(format, static_cast<unsigned>(state.range(0)), one_case);
+  size_t cases = 0;
+  for (auto _ : state) {
+    const SweepResult r = RunSweep(o);
+    cases = r.cases.size();
+    benchmark::DoNotOptimize(r);
+  }
+  state.SetItemsProcessed(state.iterations() * (o.end - o.begin));
+  state.counters["cases"] = static_cast<double>(cases);
+}
+
+void BM_SweepF32OneCase(benchmark::State& state) { RunSweepBenchmark(state, kBinary32, true); }
+BENCHMARK(BM_SweepF32OneCase)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_SweepBf16OneCase(benchmark::State& state) { RunSweepBenchmark(state, kBFloat16, true); }
+BENCHMARK(BM_SweepBf16OneCase)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_SweepF16OneCase(benchmark::State& state) { RunSweepBenchmark(state, kBinary16, true); }
+BENCHMARK(BM_SweepF16OneCase)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_SweepBf16AllCases(benchmark::State& state) { RunSweepBenchmark(state, kBFloat16, false); }
+BENCHMARK(BM_SweepBf16AllCases)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace ulpgate

@@ -1,14 +1,23 @@
-// sweep: a range spanning several blocks gives what one run of the engine over
-// the same inputs gives (counts, histogram, maximum and where, conformance, the
-// mean up to the 2^-32 ULP truncation of each block's sum); shards cover the
-// range, cut at blocks; a report reads back to the same report; merging
-// reports of the shards gives the report of the whole.
+// sweep: the fast path (the vectorized exact tier) writes the report of the
+// reference path (the engine, MPFR and the emulated models) byte for byte, on
+// ranges of every domain and format chosen for what is hard (NaN and infinite
+// operands, exact zeros and their signs, subnormals, overflow, triple-double
+// exact values, ranges cut inside blocks and tiles, every variant on every
+// target this CPU runs); a range spanning several blocks gives what one run of
+// the engine over the same inputs gives; shards cover the range, cut at
+// blocks; a report reads back to the same report; merging reports of the
+// shards gives the report of the whole. ULPGATE_SWEEP_REFERENCE_SCALE
+// lengthens the compared ranges (4 times the listed lengths by default; the
+// exhaustive label runs them 256 times, 25 million inputs in all).
 #include "suites/sweep.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
+#include "oracles/float_text.h"
 #include "suites/inputs.h"
 #include "suites/tanh_bwd_cases.h"
 
@@ -59,6 +68,151 @@ TEST(SweepTest, EqualsOneRunOfTheEngineOverTheSameInputs) {
     EXPECT_NEAR(s.mean_ulp(), r.stats.mean_ulp(), 1e-12);
     EXPECT_GT(s.mean_ulp(), 0);
   }
+}
+
+struct RangeCase {
+  const char* name;
+  const FloatFormat* format;
+  SweepDomain::Kind kind;
+  std::vector<float> fixed;
+  uint64_t begin, length;
+};
+
+void PrintTo(const RangeCase& c, std::ostream* out) { *out << c.name; }
+
+uint64_t ReferenceScale() {
+  const char* scale = std::getenv("ULPGATE_SWEEP_REFERENCE_SCALE");
+  return scale != nullptr ? std::strtoull(scale, nullptr, 10) : 4;
+}
+
+class FastEqualsReference : public ::testing::TestWithParam<RangeCase> {};
+
+TEST_P(FastEqualsReference, ByteForByte) {
+  const RangeCase& c = GetParam();
+  SweepOptions o;
+  o.domain = MakeSweepDomain(*c.format, c.kind, c.fixed);
+  o.begin = c.begin;
+  o.end = std::min(o.domain.size(), c.begin + c.length * ReferenceScale());
+  const SweepResult fast = RunSweep(o);
+  o.reference = true;
+  const SweepResult reference = RunSweep(o);
+  const std::string fast_json = SweepJson(fast).dump(1);
+  const std::string reference_json = SweepJson(reference).dump(1);
+  if (fast_json != reference_json) {
+    // The first differing line, with some context.
+    size_t at = 0;
+    while (at < fast_json.size() && fast_json[at] == reference_json[at]) ++at;
+    const size_t from = fast_json.rfind("\"variant\"", at);
+    FAIL() << c.name << ": the fast path differs from the reference near\n"
+           << fast_json.substr(from == std::string::npos ? 0 : from, at + 200 - std::min(at, from))
+           << "\nreference:\n" << reference_json.substr(from == std::string::npos ? 0 : from,
+                                                          at + 200 - std::min(at, from));
+  }
+  // Something was measured, and by more than one model.
+  ASSERT_FALSE(fast.cases.empty());
+  EXPECT_EQ(fast.cases.front().stats.n(), o.end - o.begin);
+}
+
+constexpr auto kPairs = SweepDomain::Kind::kPairs;
+constexpr auto kOverT = SweepDomain::Kind::kOverT;
+constexpr auto kOverGrad = SweepDomain::Kind::kOverGrad;
+
+INSTANTIATE_TEST_SUITE_P(
+    Ranges, FastEqualsReference,
+    ::testing::Values(
+        // Blocks and tiles cut anywhere; grad = 1; t through +-1 (exact zeros).
+        RangeCase{"bf16_grad_1", &kBFloat16, kPairs, {}, 0x3f7ff123, 0x1a00},
+        RangeCase{"bf16_t_near_one", &kBFloat16, kPairs, {}, 0x40133f00, 0x200},
+        RangeCase{"bf16_t_near_minus_one", &kBFloat16, kPairs, {}, 0xc013bf00, 0x200},
+        // Infinite and NaN grads (blocks of specials), negative zero grads.
+        RangeCase{"bf16_inf_nan_grad", &kBFloat16, kPairs, {}, 0x7f7fff00, 0x1200},
+        RangeCase{"bf16_minus_zero_grad", &kBFloat16, kPairs, {}, 0x7fffff00, 0x1200},
+        // Subnormal grads and t, overflow (t^2 beyond the range).
+        RangeCase{"bf16_subnormal", &kBFloat16, kPairs, {}, 0x00077000, 0x1000},
+        RangeCase{"bf16_overflow", &kBFloat16, kPairs, {}, 0x42005f00, 0x1400},
+        RangeCase{"f16_grad_1", &kBinary16, kPairs, {}, 0x3bfff800, 0x1000},
+        RangeCase{"f16_overflow", &kBinary16, kPairs, {}, 0x7bff5a00, 0x1000},
+        RangeCase{"f16_inf_nan", &kBinary16, kPairs, {}, 0x7bfffc00, 0x800},
+        RangeCase{"f16_nan_t", &kBinary16, kPairs, {}, 0x3c007b80, 0x1000},
+        RangeCase{"f16_subnormal", &kBinary16, kPairs, {}, 0x03ff0300, 0x1000},
+        // f32: grad = 1 (double-double exact values) through t = 1, tiny,
+        // subnormal, huge (overflow to infinity), infinite and NaN t.
+        RangeCase{"f32_grad_1_t_near_one", &kBinary32, kOverT, {1.0f}, 0x3f7ff800, 0x1000},
+        RangeCase{"f32_grad_1_tiny_t", &kBinary32, kOverT, {1.0f}, 0x2a000000, 0x1000},
+        RangeCase{"f32_grad_1_subnormal_t", &kBinary32, kOverT, {1.0f}, 0x007ff800, 0x1000},
+        RangeCase{"f32_grad_1_overflow", &kBinary32, kOverT, {1.0f}, 0x5f7ff800, 0x1000},
+        RangeCase{"f32_grad_1_inf_nan_t", &kBinary32, kOverT, {1.0f}, 0x7f7ffc00, 0x800},
+        // f32: grads whose products with t^2 are not exact in a double
+        // (triple-double exact values), negative, tiny and huge.
+        RangeCase{"f32_triple_near_one", &kBinary32, kOverT, {0x1.234566p-3f}, 0x3f7ff800, 0x1000},
+        RangeCase{"f32_triple_tiny_t", &kBinary32, kOverT, {-0x1.99999ap+1f}, 0x30000000, 0x1000},
+        RangeCase{"f32_triple_huge_t", &kBinary32, kOverT, {0x1.fffffep+127f}, 0x3fffff00, 0x1000},
+        RangeCase{"f32_triple_subnormal_grad", &kBinary32, kOverT, {0x1.7p-140f}, 0x3f7ffc00, 0x800},
+        // Two fixed values (the index's high half), and every grad at t.
+        RangeCase{"f32_two_grads", &kBinary32, kOverT, {1.0f, 0x1.8p-1f}, 0x13f7ffc00, 0x800},
+        RangeCase{"f32_over_grad_t_one", &kBinary32, kOverGrad, {1.0f}, 0x7ffffc00, 0x800},
+        RangeCase{"f32_over_grad_t_half", &kBinary32, kOverGrad, {0.5f}, 0x7f7ffc00, 0x800},
+        RangeCase{"f32_over_grad_subnormal", &kBinary32, kOverGrad, {0x1.000002p-1f}, 0x807ffc00,
+                  0x800}),
+    [](const auto& p) { return std::string(p.param.name); });
+
+// mulsub on SCALAR, one ULP off where t's pattern ends in any of `positions`'
+// low 12 bits: a kernel whose outputs differ from the other two-rounding
+// targets' at chosen places of each 4096-input tile.
+std::vector<uint32_t> g_perturbed;
+TanhBwdKernel g_mulsub_scalar = nullptr;
+void PerturbedMulsub(const float* grad, const float* t, float* out, size_t n) {
+  g_mulsub_scalar(grad, t, out, n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t low = FloatBits(t[i]) & 0xfff;
+    if (std::find(g_perturbed.begin(), g_perturbed.end(), low) != g_perturbed.end()) {
+      out[i] = std::nextafter(out[i], INFINITY);
+    }
+  }
+}
+
+// The fast path against the reference with mulsub on SCALAR perturbed.
+void ExpectPerturbedSweepEqualsReference(const std::vector<uint32_t>& positions) {
+  const TargetInfo& scalar = CompiledTargets().front();
+  std::vector<const TargetInfo*> targets = {&scalar};
+  for (const TargetInfo& t : CompiledTargets()) {
+    if (&t != &scalar && t.supported && !t.fused_negmuladd) targets.push_back(&t);
+  }
+  if (targets.size() < 2) GTEST_SKIP() << "no runnable target beside SCALAR without FMA";
+  // The registry keeps the first replacement for good: install it once, and
+  // perturb nothing outside these tests.
+  static const bool installed = [&] {
+    g_mulsub_scalar = FindTanhBwdKernel("mulsub", scalar.bits);
+    ReplaceTanhBwdKernelForTesting("mulsub", scalar.bits, &PerturbedMulsub);
+    return true;
+  }();
+  (void)installed;
+  g_perturbed = positions;
+  SweepOptions o;
+  o.domain = MakeSweepDomain(kBinary32, SweepDomain::Kind::kOverT, {1.0f});
+  o.begin = 0x3f7fe000;
+  o.end = 0x3f802000;
+  o.variants = {"mulsub"};
+  o.targets = targets;
+  const SweepResult fast = RunSweep(o);
+  o.reference = true;
+  const SweepResult reference = RunSweep(o);
+  g_perturbed.clear();
+  EXPECT_EQ(SweepJson(fast).dump(1), SweepJson(reference).dump(1));
+  // Each perturbed place of each of the 4 tiles is a mismatch on SCALAR only.
+  EXPECT_EQ(fast.cases[0].conformance.mismatches, 4 * positions.size());
+  EXPECT_EQ(fast.cases[1].conformance.mismatches, 0u);
+}
+
+// A case whose outputs differ from another's only at a tile's last input has
+// statistics of its own (not those of the case it nearly equals).
+TEST(SweepTest, OutputsDifferingOnlyAtATilesEndAreMeasuredApart) {
+  ExpectPerturbedSweepEqualsReference({0xfff});
+}
+
+// Several mismatches with the expected model within one tile are all counted.
+TEST(SweepTest, EveryMismatchWithinATileCounts) {
+  ExpectPerturbedSweepEqualsReference({0x7ff, 0x800, 0xabc});
 }
 
 TEST(SweepTest, ShardsCoverTheRangeCutAtBlocks) {
