@@ -9,7 +9,7 @@
 //     format's bit patterns, row-major, shapes as in reduction_spec.h; out:
 //     ReductionOutputCount(op, shape) patterns (mse_fwd: one).
 //   model: the variant's binary32 model on the promoted operands, rounded to
-//     nearest even in the format (suites/reduction_oracle.h).
+//     nearest even in the format (suites/engine/reduction_oracle.h).
 
 #if defined(ULPGATE_KERNELS_REDUCTION_NARROW_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef ULPGATE_KERNELS_REDUCTION_NARROW_INL_H_

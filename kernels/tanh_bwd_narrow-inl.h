@@ -8,7 +8,7 @@
 //   op sequence: the binary32 sequence the table names (tanh_bwd_spec-inl.h)
 //     over f32 lanes promoted from the operands, rounded as the table says.
 //   model: the kernel must equal, bit for bit, the model
-//     suites/tanh_bwd_oracle.h's ExpectedNarrowModel names for the target.
+//     suites/engine/tanh_bwd_oracle.h's ExpectedNarrowModel names for the target.
 
 #if defined(ULPGATE_KERNELS_TANH_BWD_NARROW_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef ULPGATE_KERNELS_TANH_BWD_NARROW_INL_H_

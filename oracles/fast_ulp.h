@@ -40,7 +40,7 @@ std::optional<FastTanhBwdExact> FastExactSum(double* terms, size_t n, const Floa
 // not the sum of two doubles.
 std::optional<UlpError> FastUlpError(const FastTanhBwdExact& x, double y, const FloatFormat& format);
 
-// The MPFR fallback of the vectorized tier (suites/sweep_tier.h): the exact
+// The MPFR fallback of the vectorized tier (suites/sweep/sweep_tier.h): the exact
 // value of one input in MPFR, computed at the precision that input needs (no
 // allocation after construction), then the errors of any number of outputs
 // against it, each equal in every field to MeasureUlpError(TanhBwdExact(grad,

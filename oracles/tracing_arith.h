@@ -1,5 +1,5 @@
 // An arithmetic for the op sequences of kernels/*_spec.h that records what every
-// rounding did: the engine of `ulpgate explain` (suites/explain.h).
+// rounding did: the engine of `ulpgate explain` (suites/investigate/explain.h).
 //
 // Each operation is first evaluated exactly, in MPFR with a precision sized to
 // the operands so that the result needs no rounding (the sizing is checked:
@@ -12,7 +12,7 @@
 //     correctly rounded binary32 result, so its outputs are Binary32Arith's;
 //   - no step rounded: the run is the sequence's exact real value (ExactArith's);
 //   - the first k steps rounded, the rest exact: what the contribution of each
-//     step to the final error is measured with (see suites/explain.h).
+//     step to the final error is measured with (see suites/investigate/explain.h).
 // Every step is recorded with a readable expression of what it computes
 // ("t*t", "1 - t*t", "grad - grad*(t*t)"), built from the operands' expressions,
 // so the trace reads in the op's own terms without a per-op table of names.

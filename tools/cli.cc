@@ -7,7 +7,7 @@
 #include <sstream>
 #include <utility>
 
-#include "suites/plugins.h"
+#include "suites/engine/plugins.h"
 
 namespace ulpgate {
 

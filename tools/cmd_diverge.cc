@@ -1,5 +1,5 @@
 // ulpgate diverge: search for the inputs where two variants (or targets, or a
-// variant and the exact value) disagree most (suites/diverge.h does the
+// variant and the exact value) disagree most (suites/investigate/diverge.h does the
 // search); print the worst, and write them as an input file for `run --inputs`
 // that doubles as a worst-case list for golden/.
 #include <fmt/format.h>
@@ -12,11 +12,11 @@
 #include "kernels/tanh_bwd_spec.h"
 #include "oracles/float_text.h"
 #include "oracles/ulp_metric.h"
-#include "suites/diverge.h"
-#include "suites/explain.h"
-#include "suites/plugins.h"
-#include "suites/tanh_bwd_oracle.h"
-#include "suites/tanh_bwd_suites.h"
+#include "suites/investigate/diverge.h"
+#include "suites/investigate/explain.h"
+#include "suites/engine/plugins.h"
+#include "suites/engine/tanh_bwd_oracle.h"
+#include "suites/inputs/tanh_bwd_suites.h"
 #include "tools/cli.h"
 #include "tools/text_table.h"
 

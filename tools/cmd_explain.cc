@@ -1,6 +1,6 @@
 // ulpgate explain: one input, every variant on every target, op by op: which
 // rounding caused the error and how the rest of the sequence amplified it
-// (suites/explain.h does the work; this file parses and prints).
+// (suites/investigate/explain.h does the work; this file parses and prints).
 #include <fmt/format.h>
 
 #include <iostream>
@@ -9,9 +9,9 @@
 
 #include "oracles/float_text.h"
 #include "oracles/ieee_emulation.h"
-#include "suites/explain.h"
-#include "suites/plugins.h"
-#include "suites/report.h"
+#include "suites/investigate/explain.h"
+#include "suites/engine/plugins.h"
+#include "suites/reports/report.h"
 #include "tools/cli.h"
 #include "tools/text_table.h"
 

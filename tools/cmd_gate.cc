@@ -7,9 +7,9 @@
 #include <chrono>
 #include <iostream>
 
-#include "suites/gate.h"
-#include "suites/measure.h"
-#include "suites/report.h"
+#include "suites/release/gate.h"
+#include "suites/engine/measure.h"
+#include "suites/reports/report.h"
 #include "tools/cli.h"
 #include "tools/text_table.h"
 

@@ -17,12 +17,12 @@
 #include <sstream>
 
 #include "oracles/float_text.h"
-#include "suites/gate.h"
-#include "suites/external_golden.h"
-#include "suites/golden.h"
-#include "suites/inputs.h"
-#include "suites/plugins.h"
-#include "suites/report.h"
+#include "suites/release/gate.h"
+#include "suites/release/external_golden.h"
+#include "suites/release/golden.h"
+#include "suites/inputs/inputs.h"
+#include "suites/engine/plugins.h"
+#include "suites/reports/report.h"
 #include "tools/cli.h"
 #include "tools/text_table.h"
 

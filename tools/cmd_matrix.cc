@@ -1,14 +1,14 @@
 // ulpgate matrix: variant x target over the standard suites: the model each
 // kernel conforms to, max ULP per suite, and bit-identical output groups
-// (suites/matrix.h does the work; this file prints).
+// (suites/investigate/matrix.h does the work; this file prints).
 #include <fmt/format.h>
 
 #include <iostream>
 
-#include "suites/explain.h"
-#include "suites/matrix.h"
-#include "suites/plugins.h"
-#include "suites/report.h"
+#include "suites/investigate/explain.h"
+#include "suites/investigate/matrix.h"
+#include "suites/engine/plugins.h"
+#include "suites/reports/report.h"
 #include "tools/cli.h"
 #include "tools/text_table.h"
 

@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <iostream>
 
-#include "suites/inputs.h"
-#include "suites/json_file.h"
-#include "suites/report.h"
+#include "suites/inputs/inputs.h"
+#include "suites/reports/json_file.h"
+#include "suites/reports/report.h"
 #include "tools/cli.h"
 #include "tools/html_report.h"
 

@@ -1,4 +1,4 @@
-// ulpgate sweep | merge: every input of a domain (suites/sweep.h), whole or
+// ulpgate sweep | merge: every input of a domain (suites/sweep/sweep.h), whole or
 // one shard of it, and the exact join of the shards' reports.
 #include <fmt/format.h>
 #include <unistd.h>
@@ -8,13 +8,13 @@
 #include <iostream>
 
 #include "oracles/float_text.h"
-#include "suites/explain.h"
-#include "suites/inputs.h"
-#include "suites/json_file.h"
-#include "suites/plugins.h"
-#include "suites/report.h"
-#include "suites/sweep.h"
-#include "suites/tanh_bwd_cases.h"
+#include "suites/investigate/explain.h"
+#include "suites/inputs/inputs.h"
+#include "suites/reports/json_file.h"
+#include "suites/engine/plugins.h"
+#include "suites/reports/report.h"
+#include "suites/sweep/sweep.h"
+#include "suites/engine/tanh_bwd_cases.h"
 #include "tools/cli.h"
 #include "tools/text_table.h"
 

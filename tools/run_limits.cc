@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "suites/report.h"
+#include "suites/reports/report.h"
 
 namespace ulpgate {
 

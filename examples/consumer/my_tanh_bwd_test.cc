@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "suites/tanh_bwd_suites.h"
+#include "suites/inputs/tanh_bwd_suites.h"
 
 void MyTanhBwd(const float* grad, const float* t, float* out, size_t n);
 

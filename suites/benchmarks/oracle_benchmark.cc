@@ -12,11 +12,11 @@
 
 #include "oracles/fast_ulp.h"
 #include "oracles/ulp_metric.h"
-#include "suites/sweep.h"
-#include "suites/sweep_tier.h"
-#include "suites/tanh_bwd_cases.h"
-#include "suites/tanh_bwd_oracle.h"
-#include "suites/tanh_bwd_suites.h"
+#include "suites/sweep/sweep.h"
+#include "suites/sweep/sweep_tier.h"
+#include "suites/engine/tanh_bwd_cases.h"
+#include "suites/engine/tanh_bwd_oracle.h"
+#include "suites/inputs/tanh_bwd_suites.h"
 
 namespace ulpgate {
 namespace {
@@ -151,7 +151,7 @@ void BM_ErrorMpfrFallback(benchmark::State& state) {
 }
 BENCHMARK(BM_ErrorMpfrFallback);
 
-// The vectorized tier (suites/sweep_tier.h), per input: the exact value and
+// The vectorized tier (suites/sweep/sweep_tier.h), per input: the exact value and
 // one output's error over tiles of kSweepTile inputs.
 void BM_ErrorSweepTier(benchmark::State& state) {
   const InputSet& in = Inputs();

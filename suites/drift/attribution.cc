@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "suites/drift/report.h"
-#include "suites/inputs.h"
+#include "suites/inputs/inputs.h"
 
 namespace ulpgate {
 namespace {

@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "suites/drift/report.h"
-#include "suites/inputs.h"
-#include "suites/json_file.h"
-#include "suites/numpy_files.h"
+#include "suites/inputs/inputs.h"
+#include "suites/reports/json_file.h"
+#include "suites/inputs/numpy_files.h"
 
 namespace ulpgate {
 namespace {

@@ -10,7 +10,7 @@
 #include "oracles/fast_ulp.h"
 #include "oracles/mpfr_number.h"
 #include "oracles/ulp_metric.h"
-#include "suites/tanh_bwd_oracle.h"
+#include "suites/engine/tanh_bwd_oracle.h"
 
 namespace ulpgate {
 namespace {

@@ -29,7 +29,7 @@
 #include "suites/drift/kernels.h"
 #include "suites/drift/precision.h"
 #include "suites/drift/scenario.h"
-#include "suites/statistics.h"
+#include "suites/engine/statistics.h"
 
 namespace ulpgate {
 

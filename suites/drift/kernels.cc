@@ -14,10 +14,10 @@
 #include "kernels/tanh_bwd_spec.h"
 #include "kernels/train_step.h"
 #include "oracles/float_text.h"
-#include "suites/inputs.h"
-#include "suites/reduction_oracle.h"
-#include "suites/reduction_problem.h"
-#include "suites/tanh_bwd_oracle.h"
+#include "suites/inputs/inputs.h"
+#include "suites/engine/reduction_oracle.h"
+#include "suites/inputs/reduction_problem.h"
+#include "suites/engine/tanh_bwd_oracle.h"
 
 namespace ulpgate {
 namespace {

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "suites/inputs.h"
+#include "suites/inputs/inputs.h"
 
 namespace ulpgate {
 

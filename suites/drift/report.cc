@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "oracles/float_text.h"
-#include "suites/digest.h"
-#include "suites/report.h"
+#include "suites/engine/digest.h"
+#include "suites/reports/report.h"
 
 namespace ulpgate {
 namespace {

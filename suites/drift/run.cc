@@ -17,13 +17,13 @@
 #include "kernels/tanh_bwd_spec.h"
 #include "oracles/float_text.h"
 #include "oracles/ulp_metric.h"
-#include "suites/chunk_driver.h"
+#include "suites/engine/chunk_driver.h"
 #include "suites/drift/kernels.h"
 #include "suites/drift/mixed_ops.h"
 #include "suites/drift/train_step.h"
-#include "suites/inputs.h"
-#include "suites/tanh_bwd_cases.h"
-#include "suites/tanh_bwd_oracle.h"
+#include "suites/inputs/inputs.h"
+#include "suites/engine/tanh_bwd_cases.h"
+#include "suites/engine/tanh_bwd_oracle.h"
 
 namespace ulpgate {
 namespace {

@@ -16,7 +16,7 @@
 #include "suites/drift/float_ops.h"
 #include "suites/drift/precision.h"
 #include "suites/drift/scenario.h"
-#include "suites/statistics.h"
+#include "suites/engine/statistics.h"
 
 namespace ulpgate {
 

@@ -4,8 +4,8 @@
 #include <fstream>
 
 #include "oracles/float_text.h"
-#include "suites/counter_rng.h"
-#include "suites/inputs.h"
+#include "suites/inputs/counter_rng.h"
+#include "suites/inputs/inputs.h"
 
 namespace ulpgate {
 namespace {

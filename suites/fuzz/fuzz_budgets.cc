@@ -1,13 +1,13 @@
-// libFuzzer target: budget ledgers (suites/budgets.h), from the bytes of the
+// libFuzzer target: budget ledgers (suites/release/budgets.h), from the bytes of the
 // file through JSON parsing to the validated ledger and its evaluation. Malformed text must end in
 // InputError; anything else is a finding.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
-#include "suites/budgets.h"
-#include "suites/inputs.h"
-#include "suites/json_file.h"
+#include "suites/release/budgets.h"
+#include "suites/inputs/inputs.h"
+#include "suites/reports/json_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

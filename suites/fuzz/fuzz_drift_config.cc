@@ -14,8 +14,8 @@
 #include "suites/drift/curves.h"
 #include "suites/drift/run.h"
 #include "suites/drift/scenario.h"
-#include "suites/inputs.h"
-#include "suites/json_file.h"
+#include "suites/inputs/inputs.h"
+#include "suites/reports/json_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;

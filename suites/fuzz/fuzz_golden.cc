@@ -1,4 +1,4 @@
-// libFuzzer target: golden files (suites/golden.h ValidateGolden), from the
+// libFuzzer target: golden files (suites/release/golden.h ValidateGolden), from the
 // bytes through JSON parsing and validation to the comparison of a valid file
 // with itself. The file is placed where its own "target" and "op" say, so
 // that the fuzzer reaches the validation of the cases. Malformed text must end
@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <string>
 
-#include "suites/golden.h"
-#include "suites/inputs.h"
-#include "suites/json_file.h"
+#include "suites/release/golden.h"
+#include "suites/inputs/inputs.h"
+#include "suites/reports/json_file.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// libFuzzer target: the input files of `ulpgate run --inputs` (suites/inputs.h).
+// libFuzzer target: the input files of `ulpgate run --inputs` (suites/inputs/inputs.h).
 // Malformed text must end in InputError; anything else (a crash, a sanitizer
 // report, another exception, a hang) is a finding.
 #include <cstddef>
@@ -6,7 +6,7 @@
 #include <sstream>
 #include <string>
 
-#include "suites/inputs.h"
+#include "suites/inputs/inputs.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));

@@ -10,9 +10,9 @@
 #include "oracles/float_text.h"
 #include "oracles/model_expr.h"
 #include "oracles/ulp_metric.h"
-#include "suites/check.h"
-#include "suites/tanh_bwd_oracle.h"
-#include "suites/tanh_bwd_suites.h"
+#include "suites/investigate/check.h"
+#include "suites/engine/tanh_bwd_oracle.h"
+#include "suites/inputs/tanh_bwd_suites.h"
 
 namespace ulpgate {
 namespace testing {

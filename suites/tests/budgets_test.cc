@@ -2,7 +2,7 @@
 // naming the file and the JSON pointer; glob matching; evaluation of rules
 // over synthetic report records (PASS at equality, FAIL just above, the worst
 // case named, waivers through their expiry day, EXPIRED after it, SKIPPED).
-#include "suites/budgets.h"
+#include "suites/release/budgets.h"
 
 #include <gtest/gtest.h>
 
@@ -10,8 +10,8 @@
 #include <string>
 
 #include "kernels/registry.h"
-#include "suites/inputs.h"
-#include "suites/statistics.h"
+#include "suites/inputs/inputs.h"
+#include "suites/engine/statistics.h"
 
 namespace ulpgate {
 namespace {

@@ -1,5 +1,5 @@
 // The parallel driver shared by the engines and training runs.
-#include "suites/chunk_driver.h"
+#include "suites/engine/chunk_driver.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 // reports is recomputed from the models; the search is deterministic, keeps to
 // its budget and finds the peak of a synthetic landscape; the worst-case file
 // reads back as an input file.
-#include "suites/diverge.h"
+#include "suites/investigate/diverge.h"
 
 #include <gtest/gtest.h>
 
@@ -17,10 +17,10 @@
 #include "oracles/ieee_emulation.h"
 #include "oracles/mpfr_number.h"
 #include "oracles/ulp_metric.h"
-#include "suites/counter_rng.h"
-#include "suites/inputs.h"
-#include "suites/tanh_bwd_oracle.h"
-#include "suites/tanh_bwd_suites.h"
+#include "suites/inputs/counter_rng.h"
+#include "suites/inputs/inputs.h"
+#include "suites/engine/tanh_bwd_oracle.h"
+#include "suites/inputs/tanh_bwd_suites.h"
 
 namespace ulpgate {
 namespace {

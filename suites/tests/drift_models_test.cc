@@ -14,7 +14,7 @@
 
 #include "kernels/train_step.h"
 #include "oracles/float_text.h"
-#include "suites/counter_rng.h"
+#include "suites/inputs/counter_rng.h"
 #include "suites/drift/run.h"
 #include "suites/tests/test_targets.h"
 

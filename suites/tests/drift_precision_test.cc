@@ -14,8 +14,8 @@
 #include "suites/drift/precision.h"
 #include "suites/drift/run.h"
 #include "suites/drift/train_step.h"
-#include "suites/inputs.h"
-#include "suites/numpy_files.h"
+#include "suites/inputs/inputs.h"
+#include "suites/inputs/numpy_files.h"
 
 namespace ulpgate {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "suites/inputs.h"
+#include "suites/inputs/inputs.h"
 
 namespace ulpgate {
 namespace {

@@ -1,13 +1,13 @@
 // The engine and its statistics: deterministic across thread counts, counts
 // that add up, and statistics that match a direct recomputation.
-#include "suites/tanh_bwd_cases.h"
+#include "suites/engine/tanh_bwd_cases.h"
 
 #include <gtest/gtest.h>
 
 #include "oracles/float_text.h"
-#include "suites/report.h"
-#include "suites/tanh_bwd_oracle.h"
-#include "suites/tanh_bwd_suites.h"
+#include "suites/reports/report.h"
+#include "suites/engine/tanh_bwd_oracle.h"
+#include "suites/inputs/tanh_bwd_suites.h"
 
 namespace ulpgate {
 namespace {

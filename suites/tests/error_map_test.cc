@@ -1,7 +1,7 @@
 // Error maps (`run --by`): buckets follow the real line, the map partitions
 // the case's statistics exactly, recomputes from the outputs, does not depend
 // on the thread count, and shows tanh_bwd's error living next to |t| = 1.
-#include "suites/error_map.h"
+#include "suites/engine/error_map.h"
 
 #include <gtest/gtest.h>
 
@@ -9,9 +9,9 @@
 #include <limits>
 
 #include "oracles/float_text.h"
-#include "suites/tanh_bwd_cases.h"
-#include "suites/tanh_bwd_oracle.h"
-#include "suites/tanh_bwd_suites.h"
+#include "suites/engine/tanh_bwd_cases.h"
+#include "suites/engine/tanh_bwd_oracle.h"
+#include "suites/inputs/tanh_bwd_suites.h"
 
 namespace ulpgate {
 namespace {

@@ -2,7 +2,7 @@
 // exact arithmetic on sampled inputs it has never seen, for every variant and
 // every target this CPU runs. (tools/python/recheck_explain.py re-derives the same
 // numbers with no shared code; see suites/tests/CMakeLists.txt.)
-#include "suites/explain.h"
+#include "suites/investigate/explain.h"
 
 #include <gtest/gtest.h>
 
@@ -14,8 +14,8 @@
 #include "oracles/exact.h"
 #include "oracles/float_text.h"
 #include "oracles/ieee_emulation.h"
-#include "suites/tanh_bwd_oracle.h"
-#include "suites/tanh_bwd_suites.h"
+#include "suites/engine/tanh_bwd_oracle.h"
+#include "suites/inputs/tanh_bwd_suites.h"
 
 namespace ulpgate {
 namespace {

@@ -14,7 +14,7 @@
 #include "oracles/float_text.h"
 #include "oracles/mpfr_number.h"
 #include "oracles/ulp_metric.h"
-#include "suites/counter_rng.h"
+#include "suites/inputs/counter_rng.h"
 
 namespace ulpgate {
 namespace {

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "oracles/float_text.h"
-#include "suites/tanh_bwd_cases.h"
-#include "suites/tanh_bwd_oracle.h"
-#include "suites/tanh_bwd_suites.h"
+#include "suites/engine/tanh_bwd_cases.h"
+#include "suites/engine/tanh_bwd_oracle.h"
+#include "suites/inputs/tanh_bwd_suites.h"
 
 namespace ulpgate {
 namespace {

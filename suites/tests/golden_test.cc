@@ -1,7 +1,7 @@
 // Golden files: a measured case survives the trip through its file unchanged;
 // a changed output bit or statistic is reported with the input and the old
 // and new values; malformed files fail with the file and the place.
-#include "suites/golden.h"
+#include "suites/release/golden.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -11,9 +11,9 @@
 #include <fstream>
 
 #include "oracles/float_text.h"
-#include "suites/inputs.h"
-#include "suites/report.h"
-#include "suites/tanh_bwd_suites.h"
+#include "suites/inputs/inputs.h"
+#include "suites/reports/report.h"
+#include "suites/inputs/tanh_bwd_suites.h"
 
 namespace ulpgate {
 namespace {

@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "oracles/float_text.h"
-#include "suites/counter_rng.h"
+#include "suites/inputs/counter_rng.h"
 
 namespace ulpgate {
 namespace {

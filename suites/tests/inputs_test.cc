@@ -1,5 +1,5 @@
 // Input generation and input files.
-#include "suites/inputs.h"
+#include "suites/inputs/inputs.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 
 #include "oracles/exact.h"
 #include "oracles/float_text.h"
-#include "suites/tanh_bwd_suites.h"
+#include "suites/inputs/tanh_bwd_suites.h"
 
 namespace ulpgate {
 namespace {

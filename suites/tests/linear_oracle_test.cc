@@ -17,8 +17,8 @@
 
 #include "oracles/float_text.h"
 #include "oracles/ulp_metric.h"
-#include "suites/reduction_oracle.h"
-#include "suites/reduction_suites.h"
+#include "suites/engine/reduction_oracle.h"
+#include "suites/inputs/reduction_suites.h"
 
 namespace ulpgate {
 namespace {

@@ -2,15 +2,15 @@
 // two-rounding model elsewhere (likewise mulsub_fma), the digest groups put
 // bit-identical kernels together and only those, and the matrix does not
 // depend on the thread count.
-#include "suites/matrix.h"
+#include "suites/investigate/matrix.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "oracles/float_text.h"
-#include "suites/tanh_bwd_cases.h"
-#include "suites/tanh_bwd_suites.h"
+#include "suites/engine/tanh_bwd_cases.h"
+#include "suites/inputs/tanh_bwd_suites.h"
 
 namespace ulpgate {
 namespace {

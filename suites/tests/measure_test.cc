@@ -1,6 +1,6 @@
 // Measure (the runner behind golden files and the gate) and JsonField (the
 // reader of their data files).
-#include "suites/measure.h"
+#include "suites/engine/measure.h"
 
 #include <gtest/gtest.h>
 
@@ -9,11 +9,11 @@
 #include <fstream>
 
 #include "oracles/float_text.h"
-#include "suites/digest.h"
-#include "suites/tanh_bwd_cases.h"
-#include "suites/inputs.h"
-#include "suites/json_file.h"
-#include "suites/report.h"
+#include "suites/engine/digest.h"
+#include "suites/engine/tanh_bwd_cases.h"
+#include "suites/inputs/inputs.h"
+#include "suites/reports/json_file.h"
+#include "suites/reports/report.h"
 
 namespace ulpgate {
 namespace {

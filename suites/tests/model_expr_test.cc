@@ -14,9 +14,9 @@
 
 #include "oracles/ieee_emulation.h"
 #include "oracles/mpfr_number.h"
-#include "suites/tanh_bwd_cases.h"
-#include "suites/tanh_bwd_oracle.h"
-#include "suites/tanh_bwd_suites.h"
+#include "suites/engine/tanh_bwd_cases.h"
+#include "suites/engine/tanh_bwd_oracle.h"
+#include "suites/inputs/tanh_bwd_suites.h"
 
 namespace ulpgate {
 namespace {

@@ -1,6 +1,6 @@
 // NumPy files in and out: round trips, the dtypes a 16-bit format may come
 // in, and malformed files as one-line errors.
-#include "suites/numpy_files.h"
+#include "suites/inputs/numpy_files.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "suites/inputs.h"
+#include "suites/inputs/inputs.h"
 
 namespace ulpgate {
 namespace {

@@ -15,9 +15,9 @@
 #include "kernels/reduction_spec.h"
 #include "kernels/registry.h"
 #include "oracles/float_text.h"
-#include "suites/reduction_cases.h"
-#include "suites/reduction_oracle.h"
-#include "suites/reduction_suites.h"
+#include "suites/engine/reduction_cases.h"
+#include "suites/engine/reduction_oracle.h"
+#include "suites/inputs/reduction_suites.h"
 
 namespace ulpgate {
 namespace testing_support {

@@ -9,7 +9,7 @@
 // shards gives the report of the whole. ULPGATE_SWEEP_REFERENCE_SCALE
 // lengthens the compared ranges (4 times the listed lengths by default; the
 // exhaustive label runs them 256 times, 25 million inputs in all).
-#include "suites/sweep.h"
+#include "suites/sweep/sweep.h"
 
 #include <gtest/gtest.h>
 
@@ -18,8 +18,8 @@
 #include <cstdlib>
 
 #include "oracles/float_text.h"
-#include "suites/inputs.h"
-#include "suites/tanh_bwd_cases.h"
+#include "suites/inputs/inputs.h"
+#include "suites/engine/tanh_bwd_cases.h"
 
 namespace ulpgate {
 namespace {

@@ -1,4 +1,4 @@
-// The sweep's vectorized exact tier (suites/sweep_tier.h) and its MPFR
+// The sweep's vectorized exact tier (suites/sweep/sweep_tier.h) and its MPFR
 // fallback (MpfrTanhBwdError) against the MPFR path: on every tanh_bwd suite
 // in every format, for outputs that are the models', their neighbours a few
 // ULPs away, the correctly rounded value, zeros, infinities, NaN and values
@@ -9,7 +9,7 @@
 // (the tier's dispatch forced to it): lane counts from 1 to 8, with and
 // without FMA. ULPGATE_SWEEP_TIER_N raises the inputs per suite (the
 // exhaustive label runs 10^7 per format).
-#include "suites/sweep_tier.h"
+#include "suites/sweep/sweep_tier.h"
 
 #include <gtest/gtest.h>
 
@@ -23,11 +23,11 @@
 #include "hwy/targets.h"
 #include "oracles/fast_ulp.h"
 #include "oracles/float_text.h"
-#include "suites/statistics.h"
-#include "suites/sweep.h"
-#include "suites/tanh_bwd_cases.h"
-#include "suites/tanh_bwd_oracle.h"
-#include "suites/tanh_bwd_suites.h"
+#include "suites/engine/statistics.h"
+#include "suites/sweep/sweep.h"
+#include "suites/engine/tanh_bwd_cases.h"
+#include "suites/engine/tanh_bwd_oracle.h"
+#include "suites/inputs/tanh_bwd_suites.h"
 #include "suites/tests/test_targets.h"
 
 namespace ulpgate {

@@ -6,9 +6,9 @@
 #include <sstream>
 
 #include "oracles/float_text.h"
-#include "suites/tanh_bwd_cases.h"
-#include "suites/tanh_bwd_oracle.h"
-#include "suites/tanh_bwd_suites.h"
+#include "suites/engine/tanh_bwd_cases.h"
+#include "suites/engine/tanh_bwd_oracle.h"
+#include "suites/inputs/tanh_bwd_suites.h"
 #include "suites/tests/test_targets.h"
 
 namespace ulpgate {

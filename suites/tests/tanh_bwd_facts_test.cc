@@ -8,8 +8,8 @@
 
 #include "oracles/float_text.h"
 #include "oracles/ulp_metric.h"
-#include "suites/counter_rng.h"
-#include "suites/tanh_bwd_oracle.h"
+#include "suites/inputs/counter_rng.h"
+#include "suites/engine/tanh_bwd_oracle.h"
 
 namespace ulpgate {
 namespace {

@@ -1,7 +1,7 @@
 // The bf16 and f16 tanh_bwd kernels against their models, bit for bit, on
 // every target: every t pattern of the format with grads of every kind, every
 // grad pattern with landmark t values, and random pairs of patterns. The
-// models (suites/tanh_bwd_oracle.h) come from the emulated arithmetic and
+// models (suites/engine/tanh_bwd_oracle.h) come from the emulated arithmetic and
 // MPFR rounding, the conversions of the exact variants from IEEE 754's
 // definition, Highway's own from oracles/highway_f16.h.
 #include <gtest/gtest.h>
@@ -16,7 +16,7 @@
 #include "oracles/float_text.h"
 #include "oracles/format.h"
 #include "oracles/highway_f16.h"
-#include "suites/tanh_bwd_oracle.h"
+#include "suites/engine/tanh_bwd_oracle.h"
 #include "suites/tests/test_targets.h"
 
 namespace ulpgate {

@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "oracles/float_text.h"
-#include "suites/tanh_bwd_oracle.h"
-#include "suites/tanh_bwd_suites.h"
+#include "suites/engine/tanh_bwd_oracle.h"
+#include "suites/inputs/tanh_bwd_suites.h"
 
 namespace ulpgate {
 namespace {

@@ -9,7 +9,7 @@
 #include "hwy/aligned_allocator.h"
 #include "kernels/tanh_bwd_spec.h"
 #include "oracles/float_text.h"
-#include "suites/tanh_bwd_suites.h"
+#include "suites/inputs/tanh_bwd_suites.h"
 #include "suites/tests/test_targets.h"
 
 namespace ulpgate {

@@ -1,0 +1,384 @@
+#include "suites/engine/reduction_cases.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "kernels/narrow_formats.h"
+#include "oracles/float_text.h"
+#include "oracles/mpfr_number.h"
+#include "suites/engine/eigen_peer.h"
+#include "suites/engine/guarded_buffer.h"
+#include "suites/engine/op_table.h"
+#include "suites/inputs/inputs.h"
+#include "suites/engine/reduction_oracle.h"
+
+namespace ulpgate {
+
+namespace {
+
+// Offsets of 0..15 floats: every misalignment of a 512-bit vector.
+constexpr size_t kMisalignCycle = 16;
+
+// Elements: instance by instance, element by element. Kernels and the peer
+// run per instance, before the engine's workers start (in the caller's
+// thread, as a kernel author's debugger expects); units are ranges of one
+// instance's elements, each instance a digest group.
+class ReductionProblem : public EngineProblem {
+ public:
+  ReductionProblem(const ReductionInputSet& inputs, const ReductionOpInfo& op,
+                   std::vector<ReductionModel> models, std::vector<std::string> model_names,
+                   std::vector<std::vector<std::vector<float>>> produced)
+      : inputs_(inputs),
+        op_(op),
+        models_(std::move(models)),
+        model_names_(std::move(model_names)),
+        produced_(std::move(produced)),
+        elements_(inputs.outputs_per_instance()) {}
+
+  const FloatFormat& format() const override { return *inputs_.format; }
+  uint64_t size() const override { return inputs_.instances.size() * elements_; }
+  bool bounded() const override { return true; }
+  std::vector<EngineUnit> Units() const override {
+    // An element of a large shape costs up to a millisecond (exact sum and a
+    // dozen emulated models), and every unit carries its own statistics per
+    // case: aim at about 64 units per instance. The size depends on the shape
+    // only, never on the thread count, so merged results (the mean's rounding
+    // included) do not depend on how many threads ran.
+    const size_t per_unit = std::clamp<size_t>(elements_ / 64, 16, 1024);
+    std::vector<EngineUnit> units;
+    for (size_t i = 0; i < inputs_.instances.size(); ++i) {
+      for (size_t e = 0; e < elements_; e += per_unit) {
+        units.push_back({i * elements_ + e, std::min(per_unit, elements_ - e), i});
+      }
+    }
+    return units;
+  }
+  const std::vector<std::string>& model_names() const override { return model_names_; }
+  void Outputs(size_t c, const EngineUnit& unit, float* out) const override {
+    const std::vector<float>& y = produced_[unit.group][c];
+    const size_t e = unit.begin - unit.group * elements_;
+    std::copy(y.begin() + e, y.begin() + e + unit.count, out);
+  }
+  ElementTruth Truth(uint64_t index, float* models) const override {
+    const ReductionInstance& instance = inputs_.instances[index / elements_];
+    const ElementTerms terms =
+        GatherElementTerms(inputs_.op, inputs_.shape, instance, index % elements_);
+    ElementExact exact = ReductionExact(inputs_.op, terms);
+    // A model in a 16-bit format: the binary32 model rounded once to it.
+    const FloatFormat& format = *inputs_.format;
+    for (size_t m = 0; m < models_.size(); ++m) {
+      const float binary32 = ReductionModelOutput(op_, models_[m], terms);
+      models[m] = format.bits == 32 ? binary32
+                                    : static_cast<float>(RoundToFormat(format, binary32));
+    }
+    ElementTruth truth(std::move(exact.numerator));
+    truth.denominator = exact.denominator;
+    truth.bound.emplace(std::move(exact.bound));
+    return truth;
+  }
+
+ private:
+  const ReductionInputSet& inputs_;
+  const ReductionOpInfo& op_;
+  std::vector<ReductionModel> models_;
+  std::vector<std::string> model_names_;
+  std::vector<std::vector<std::vector<float>>> produced_;  // [instance][case][element]
+  size_t elements_;
+};
+
+}  // namespace
+
+namespace {
+
+// The 16-bit kernel: operands encoded in the format, outputs decoded.
+std::vector<float> RunNarrowReductionKernel(const ReductionOpInfo& op, std::string_view variant,
+                                            const TargetInfo& target, const ReductionShape& s,
+                                            const ReductionInstance& instance, size_t misalign,
+                                            const FloatFormat& format) {
+  const ReductionNarrowKernel kernel =
+      FindReductionNarrowKernel(format.name, op.name, variant, target.bits);
+  if (kernel == nullptr) {
+    throw std::invalid_argument("no " + std::string(op.name) + " kernel '" + std::string(variant) +
+                                "' in " + format.name + " for target " + target.name);
+  }
+  std::vector<BasicGuardedBuffer<uint16_t>> in;
+  std::vector<const uint16_t*> operands;
+  for (const auto& operand : instance.operands) {
+    in.emplace_back(operand.size(), misalign);
+    for (size_t i = 0; i < operand.size(); ++i) {
+      in.back().data()[i] = static_cast<uint16_t>(EncodeBits(format, operand[i]));
+    }
+    operands.push_back(in.back().data());
+  }
+  const size_t count = ReductionOutputCount(op.op, s);
+  BasicGuardedBuffer<uint16_t> out(count, misalign);
+  kernel(operands.data(), out.data(), s.batch, s.in, s.out);
+  bool intact = out.GuardsIntact();
+  for (const auto& b : in) intact = intact && b.GuardsIntact();
+  if (!intact) {
+    throw std::logic_error(std::string(op.name) + " " + std::string(variant) + " (" + format.name +
+                           ") on " + target.name + " wrote outside its output");
+  }
+  std::vector<float> y(count);
+  for (size_t i = 0; i < count; ++i) y[i] = static_cast<float>(DecodeBits(format, out.data()[i]));
+  return y;
+}
+
+}  // namespace
+
+std::vector<float> RunReductionKernel(const ReductionOpInfo& op, std::string_view variant,
+                                      const TargetInfo& target, const ReductionShape& s,
+                                      const ReductionInstance& instance, size_t misalign,
+                                      const FloatFormat& format) {
+  if (NarrowFormatIndex(format.name) >= 0) {
+    return RunNarrowReductionKernel(op, variant, target, s, instance, misalign, format);
+  }
+  if (format.bits != 32) {
+    throw InputError(std::string(op.name) + " has no kernels in " + format.name);
+  }
+  std::vector<GuardedBuffer> in;
+  for (const auto& operand : instance.operands) {
+    in.emplace_back(operand.size(), misalign);
+    std::copy(operand.begin(), operand.end(), in.back().data());
+  }
+  const size_t count = ReductionOutputCount(op.op, s);
+  GuardedBuffer out(count, misalign);
+  auto missing = [&]() {
+    return std::invalid_argument("no " + std::string(op.name) + " kernel '" +
+                                 std::string(variant) + "' for target " + target.name);
+  };
+  switch (op.op) {
+    case ReductionOp::kLinearFwd: {
+      const LinearFwdKernel k = FindLinearFwdKernel(variant, target.bits);
+      if (!k) throw missing();
+      k(in[0].data(), in[1].data(), in[2].data(), out.data(), s.batch, s.in, s.out);
+      break;
+    }
+    case ReductionOp::kLinearBwdInput: {
+      const LinearBwdInputKernel k = FindLinearBwdInputKernel(variant, target.bits);
+      if (!k) throw missing();
+      k(in[0].data(), in[1].data(), out.data(), s.batch, s.in, s.out);
+      break;
+    }
+    case ReductionOp::kLinearBwdWeight: {
+      const LinearBwdWeightKernel k = FindLinearBwdWeightKernel(variant, target.bits);
+      if (!k) throw missing();
+      k(in[0].data(), in[1].data(), out.data(), s.batch, s.in, s.out);
+      break;
+    }
+    case ReductionOp::kLinearBwdBias: {
+      const LinearBwdBiasKernel k = FindLinearBwdBiasKernel(variant, target.bits);
+      if (!k) throw missing();
+      k(in[0].data(), out.data(), s.batch, s.out);
+      break;
+    }
+    case ReductionOp::kMseFwd: {
+      const MseFwdKernel k = FindMseFwdKernel(variant, target.bits);
+      if (!k) throw missing();
+      out.data()[0] = k(in[0].data(), in[1].data(), s.batch);
+      break;
+    }
+    case ReductionOp::kMseBwd: {
+      const MseBwdKernel k = FindMseBwdKernel(variant, target.bits);
+      if (!k) throw missing();
+      k(in[0].data(), in[1].data(), instance.operands[2][0], out.data(), s.batch);
+      break;
+    }
+  }
+  if (!out.GuardsIntact()) {
+    throw std::logic_error(std::string(op.name) + " " + std::string(variant) + " on " +
+                           target.name + " wrote outside its output");
+  }
+  return std::vector<float>(out.data(), out.data() + count);
+}
+
+std::vector<float> RunEigenPeer(const ReductionShape& s, const ReductionInstance& instance) {
+  std::vector<float> y(s.batch * s.out);
+  EigenLinearFwd(instance.operands[0].data(), instance.operands[1].data(),
+                 instance.operands[2].data(), y.data(), s.batch, s.in, s.out);
+  return y;
+}
+
+ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOptions& options) {
+  const ReductionOpInfo& op = GetReductionOp(inputs.op);
+  const FloatFormat& format = *inputs.format;
+  // Eigen's product is binary32 only.
+  const bool has_peer = !PeerVariants(GetReductionOp(inputs.op).name, format.name).empty();
+  for (const ReductionInstance& instance : inputs.instances) {
+    for (size_t k = 0; k < instance.operands.size(); ++k) {
+      for (size_t i = 0; i < instance.operands[k].size(); ++i) {
+        const float v = instance.operands[k][i];
+        if (!IsRepresentable(format, v)) {
+          throw InputError(fmt::format("instance {}: {}[{}] = {} is not a {} value",
+                                       instance.index, op.operands[k], i, HexFloat(v),
+                                       format.name));
+        }
+      }
+    }
+  }
+  std::vector<int> variants;
+  bool peer = has_peer && options.variants.empty() && options.outputs == nullptr;
+  for (const auto& name : options.variants) {
+    if (has_peer && name == kEigenPeerVariant) {
+      peer = true;
+      continue;
+    }
+    const int v = ReductionVariantIndex(op, name);
+    if (v < 0) throw InputError("unknown " + std::string(op.name) + " variant '" + name + "'");
+    variants.push_back(v);
+  }
+  if (options.variants.empty() && options.outputs == nullptr) {
+    for (size_t v = 0; v < op.variants.size(); ++v) variants.push_back(static_cast<int>(v));
+  }
+  std::vector<const TargetInfo*> targets = options.targets;
+  if (targets.empty()) {
+    for (const TargetInfo& t : CompiledTargets()) {
+      if (t.supported) targets.push_back(&t);
+    }
+  }
+
+  // The distinct models any case needs, each evaluated once per element.
+  std::vector<ReductionModel> models;
+  std::vector<std::string> model_names;
+  auto intern = [&](const ReductionModel& m) {
+    const std::string name = m.Name(op);
+    for (size_t i = 0; i < model_names.size(); ++i) {
+      if (model_names[i] == name) return static_cast<int>(i);
+    }
+    models.push_back(m);
+    model_names.push_back(name);
+    return static_cast<int>(models.size() - 1);
+  };
+  std::vector<EngineCase> cases;
+  auto add_case = [&](CaseKind kind, int v, const TargetInfo* target) {
+    EngineCase c;
+    c.kind = kind;
+    c.variant = op.variants[v].name;
+    c.target = target;
+    const ReductionVariantInfo& variant = op.variants[v];
+    c.expected = intern(
+        ExpectedReductionModel(op, variant, target->f32_lanes, target->fused_muladd));
+    if (options.all_candidate_models) {
+      for (const ReductionModel& m : CandidateReductionModels(op, variant)) {
+        c.compared.push_back(intern(m));
+      }
+    }
+    if (std::find(c.compared.begin(), c.compared.end(), c.expected) == c.compared.end()) {
+      c.compared.push_back(c.expected);
+    }
+    cases.push_back(c);
+  };
+  for (int v : variants) {
+    for (const TargetInfo* target : targets) {
+      const bool model = options.models_only || !target->supported;
+      add_case(model ? CaseKind::kModel : CaseKind::kKernel, v, target);
+    }
+  }
+  if (options.emulate_unsupported) {
+    for (int v : variants) {
+      for (const TargetInfo& target : CompiledTargets()) {
+        const bool listed = std::find(targets.begin(), targets.end(), &target) != targets.end();
+        if (!target.supported && !listed) add_case(CaseKind::kModel, v, &target);
+      }
+    }
+  }
+  if (peer) {
+    EngineCase c;
+    c.kind = CaseKind::kPeer;
+    c.variant = kEigenPeerVariant;
+    cases.push_back(c);
+  }
+  if (options.outputs != nullptr) {
+    EngineCase c;
+    c.kind = CaseKind::kOutputs;
+    c.variant = options.outputs_label;
+    for (const ReductionVariantInfo& v : op.variants) {
+      for (const ReductionModel& m : CandidateReductionModels(op, v)) {
+        const int index = intern(m);
+        if (std::find(c.compared.begin(), c.compared.end(), index) == c.compared.end()) {
+          c.compared.push_back(index);
+        }
+      }
+    }
+    cases.push_back(c);
+    if (options.outputs->size() != inputs.instances.size()) {
+      throw InputError("outputs for " + std::to_string(options.outputs->size()) + " instances, " +
+                       std::to_string(inputs.instances.size()) + " given");
+    }
+  }
+
+  const size_t elements = inputs.outputs_per_instance();
+  const size_t instance_count = inputs.instances.size();
+  std::vector<std::vector<std::vector<float>>> produced(instance_count);  // [i][case][element]
+  for (size_t i = 0; i < instance_count; ++i) {
+    produced[i].resize(cases.size());
+    for (size_t c = 0; c < cases.size(); ++c) {
+      const EngineCase& cs = cases[c];
+      if (cs.kind == CaseKind::kKernel) {
+        produced[i][c] = RunReductionKernel(
+            op, cs.variant, *cs.target, inputs.shape, inputs.instances[i],
+            (options.misalign + inputs.instances[i].index) % kMisalignCycle, *inputs.format);
+      } else if (cs.kind == CaseKind::kPeer) {
+        produced[i][c] = RunEigenPeer(inputs.shape, inputs.instances[i]);
+      } else if (cs.kind == CaseKind::kOutputs) {
+        produced[i][c] = (*options.outputs)[i];
+        if (produced[i][c].size() != inputs.outputs_per_instance()) {
+          throw InputError(fmt::format("{} outputs where {} {} gives {}", produced[i][c].size(),
+                                       op.name, ShapeText(inputs.op, inputs.shape),
+                                       inputs.outputs_per_instance()));
+        }
+      }
+    }
+  }
+
+  const ReductionProblem problem(inputs, op, std::move(models), std::move(model_names),
+                                 std::move(produced));
+  EngineOptions engine;
+  engine.threads = options.threads;
+  engine.keep_outputs = true;
+  engine.keep_details = options.keep_details;
+  engine.progress = options.progress;
+  EngineRun measured = RunEngine(problem, cases, engine);
+
+  ReductionRun run;
+  run.outputs.assign(instance_count, std::vector<std::vector<float>>(cases.size()));
+  for (size_t c = 0; c < cases.size(); ++c) {
+    CaseResult& r = measured.cases[c];
+    r.op = std::string(op.name);
+    r.variant = cases[c].variant;
+    r.target = cases[c].target          ? cases[c].target->name
+               : cases[c].kind == CaseKind::kPeer ? kEigenPeerTarget
+                                                  : "";
+    r.dtype = inputs.format->name;
+    r.suite = inputs.source;
+    r.seed = inputs.seed;
+    r.shape = ShapeText(inputs.op, inputs.shape);
+    r.instances = instance_count;
+    for (size_t i = 0; i < instance_count; ++i) {
+      run.outputs[i][c].assign(r.outputs.begin() + i * elements,
+                               r.outputs.begin() + (i + 1) * elements);
+    }
+    r.outputs.clear();
+    r.outputs.shrink_to_fit();
+  }
+  run.cases = std::move(measured.cases);
+  if (options.keep_details) {
+    run.details.resize(instance_count);
+    for (size_t i = 0; i < instance_count; ++i) {
+      InstanceDetail& d = run.details[i];
+      d.exact.resize(elements);
+      d.cases.assign(cases.size(), std::vector<ElementMeasure>(elements));
+      for (size_t e = 0; e < elements; ++e) {
+        ElementDetail& element = measured.details[i * elements + e];
+        d.exact[e] = std::move(element.exact);
+        for (size_t c = 0; c < cases.size(); ++c) d.cases[c][e] = element.cases[c];
+      }
+    }
+  }
+  return run;
+}
+
+}  // namespace ulpgate

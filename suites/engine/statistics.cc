@@ -1,0 +1,142 @@
+#include "suites/engine/statistics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace ulpgate {
+namespace {
+// Fine bins: 16 per binade over (2^-64, 2^192]. A finite binary32 error is at
+// most |y - x| / 2^-149 < 2^(129+149), far below 2^192 in practice (the largest
+// y - x relative to ulp(x) is about 2^152); the end bins absorb the rest.
+constexpr int kFinePerBinade = 16;
+constexpr int kFineMinExp = -64;
+constexpr int kFineMaxExp = 192;
+constexpr int kFineBins = 1 + (kFineMaxExp - kFineMinExp) * kFinePerBinade;
+}  // namespace
+
+ErrorStatistics::ErrorStatistics(const FloatFormat& format)
+    : fine_(kFineBins, 0) {
+  const int bound_count = HistogramBoundCount(format);
+  for (int i = 0; i < bound_count; ++i) bounds_.push_back(HistogramBound(i));
+  counts_.assign(bound_count + 1, 0);
+}
+
+ErrorStatistics::ErrorStatistics(const FloatFormat& format, const State& state)
+    : ErrorStatistics(format) {
+  if (state.counts.size() != counts_.size() || state.fine.size() != fine_.size()) {
+    throw std::invalid_argument("statistics of another format (histogram sizes differ)");
+  }
+  counts_ = state.counts;
+  fine_ = state.fine;
+  n_ = state.n;
+  special_mismatch_ = state.special_mismatch;
+  signed_zero_mismatch_ = state.signed_zero_mismatch;
+  correctly_rounded_ = state.correctly_rounded;
+  max_ulp_ = state.max_ulp;
+  sum_ulp_ = state.sum_ulp;
+  max_index_ = state.max_index;
+  first_special_index_ = state.first_special_index;
+}
+
+ErrorStatistics::State ErrorStatistics::state() const {
+  return {counts_,  fine_,    n_,         special_mismatch_,   signed_zero_mismatch_,
+          correctly_rounded_, max_ulp_, sum_ulp_, max_index_, first_special_index_};
+}
+
+size_t ErrorStatistics::FineBinCount() { return kFineBins; }
+
+int ErrorStatistics::FineBin(double ulp) {
+  if (ulp == 0) return 0;
+  const double position = std::ceil((std::log2(ulp) - kFineMinExp) * kFinePerBinade);
+  return 1 + static_cast<int>(std::clamp(position - 1, 0.0, double(kFineBins - 2)));
+}
+
+void ErrorStatistics::Add(const UlpError& error, uint64_t index) {
+  ++n_;
+  if (error.correctly_rounded) ++correctly_rounded_;
+  if (error.signed_zero_mismatch) ++signed_zero_mismatch_;
+  if (error.special_mismatch) {
+    ++special_mismatch_;
+    if (first_special_index_ < 0) first_special_index_ = static_cast<int64_t>(index);
+    return;
+  }
+  ++counts_[error.bin];
+  ++fine_[FineBin(error.ulp)];
+  sum_ulp_ += error.ulp;
+  if (max_index_ < 0 || error.ulp > max_ulp_) {
+    max_ulp_ = error.ulp;
+    max_index_ = static_cast<int64_t>(index);
+  }
+}
+
+void ErrorStatistics::Merge(const ErrorStatistics& later) {
+  n_ += later.n_;
+  special_mismatch_ += later.special_mismatch_;
+  signed_zero_mismatch_ += later.signed_zero_mismatch_;
+  correctly_rounded_ += later.correctly_rounded_;
+  for (size_t i = 0; i < counts_.size(); ++i) counts_[i] += later.counts_[i];
+  for (size_t i = 0; i < fine_.size(); ++i) fine_[i] += later.fine_[i];
+  sum_ulp_ += later.sum_ulp_;
+  // Ties keep the earlier input, as Add does.
+  if (later.max_index_ >= 0 && (max_index_ < 0 || later.max_ulp_ > max_ulp_)) {
+    max_ulp_ = later.max_ulp_;
+    max_index_ = later.max_index_;
+  }
+  if (first_special_index_ < 0) first_special_index_ = later.first_special_index_;
+}
+
+double ErrorStatistics::mean_ulp() const {
+  const uint64_t measured = n_ - special_mismatch_;
+  return measured == 0 ? 0.0 : sum_ulp_ / static_cast<double>(measured);
+}
+
+double ErrorStatistics::Percentile(double p) const {
+  const uint64_t measured = n_ - special_mismatch_;
+  if (measured == 0) return 0.0;
+  const double rank = std::ceil(p / 100.0 * static_cast<double>(measured));
+  uint64_t cumulative = 0;
+  for (int i = 0; i < kFineBins; ++i) {
+    cumulative += fine_[i];
+    if (static_cast<double>(cumulative) >= rank) {
+      if (i == 0) return 0.0;
+      const double upper = kFineMinExp + static_cast<double>(i) / kFinePerBinade;
+      return std::min(std::exp2(upper), max_ulp_);
+    }
+  }
+  return max_ulp_;
+}
+
+BoundFractionStatistics::BoundFractionStatistics() {
+  for (int i = 0; i < BoundFractionBoundCount(); ++i) bounds_.push_back(BoundFractionBound(i));
+  counts_.assign(bounds_.size() + 1, 0);
+}
+
+void BoundFractionStatistics::Add(const BoundFraction& fraction, uint64_t index) {
+  ++n_;
+  if (fraction.overflow_exempt) {
+    ++overflow_exempt_;
+    return;
+  }
+  ++counts_[fraction.bin];
+  if (fraction.above_one && first_above_one_index_ < 0) {
+    first_above_one_index_ = static_cast<int64_t>(index);
+  }
+  if (max_index_ < 0 || fraction.fraction > max_fraction_) {
+    max_fraction_ = fraction.fraction;
+    max_index_ = static_cast<int64_t>(index);
+  }
+}
+
+void BoundFractionStatistics::Merge(const BoundFractionStatistics& later) {
+  n_ += later.n_;
+  overflow_exempt_ += later.overflow_exempt_;
+  for (size_t i = 0; i < counts_.size(); ++i) counts_[i] += later.counts_[i];
+  if (later.max_index_ >= 0 && (max_index_ < 0 || later.max_fraction_ > max_fraction_)) {
+    max_fraction_ = later.max_fraction_;
+    max_index_ = later.max_index_;
+  }
+  if (first_above_one_index_ < 0) first_above_one_index_ = later.first_above_one_index_;
+}
+
+}  // namespace ulpgate

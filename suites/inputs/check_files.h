@@ -1,0 +1,51 @@
+// Reading what `check` takes: inputs and outputs from NumPy or text files as
+// values of a format, the models to compare with, a reduction's operands and
+// shape from its arrays. Every problem is one InputError naming the file, the
+// array and, for a value, the first bad element.
+#ifndef ULPGATE_SUITES_CHECK_FILES_H_
+#define ULPGATE_SUITES_CHECK_FILES_H_
+
+#include <string>
+#include <vector>
+
+#include "kernels/reduction_spec.h"
+#include "oracles/format.h"
+#include "oracles/model_expr.h"
+#include "suites/inputs/inputs.h"
+#include "suites/inputs/numpy_files.h"
+#include "suites/inputs/reduction_problem.h"
+
+namespace ulpgate {
+
+// The format `dtype` names, if `op` runs in it (a drift op is refused).
+const FloatFormat& CheckFormat(const std::string& op, const std::string& dtype);
+// The array of that name, or the error listing the arrays of the file.
+const NumpyArray& ArrayNamed(const std::vector<NumpyArray>& arrays, const std::string& name,
+                             const std::string& path);
+// tanh_bwd's inputs: an .npz with arrays grad and t, an .npy [2, n], or an
+// input file.
+InputSet ReadCheckInputs(const std::string& path, const FloatFormat& format);
+// FILE[:ARRAY]: an array of an .npz (the only one that is not an operand when
+// none is named), an .npy, or a text file of one value per line. Sets *label
+// to the array's name when it is empty.
+std::vector<float> ReadCheckOutputs(const std::string& spec, const FloatFormat& format,
+                                    std::string* label);
+// The built-in models of tanh_bwd in `format`, then the user's (--model specs,
+// then a models file's lines); user[i] says which. Errors name the option or
+// the file and line.
+std::vector<ModelProgram> CheckModels(const std::vector<std::string>& model_specs,
+                                      const std::string& models_path, const FloatFormat& format,
+                                      std::vector<bool>* user);
+// A reduction's operands from an .npz, one array per operand (names compared
+// without case: PyTorch's W is w), the shape read from them, with an optional
+// leading dimension of instances; a missing scalar operand is 1.
+ReductionInputSet ReadReductionInputs(const ReductionOpInfo& op, const std::string& path,
+                                      const FloatFormat& format);
+// The outputs FILE.npz[:ARRAY] or FILE.npy of a reduction, split by instance.
+std::vector<std::vector<float>> ReadReductionOutputs(const ReductionOpInfo& op,
+                                                     const ReductionInputSet& inputs,
+                                                     const std::string& spec, std::string* label);
+
+}  // namespace ulpgate
+
+#endif  // ULPGATE_SUITES_CHECK_FILES_H_

@@ -1,0 +1,257 @@
+#include "suites/inputs/numpy_files.h"
+
+#include <zip.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <xtensor/xadapt.hpp>
+#include <xtensor/xnpy.hpp>
+
+#include "suites/inputs/inputs.h"
+
+namespace ulpgate {
+
+namespace {
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// One .npy image. The magic and the header dictionary are xtensor's to read
+// (read_magic, parse_header); the header length is read here, because
+// xtensor 0.24's read_header_1_0 sign-extends its bytes (a header of 128
+// bytes or more would be misread), and the data is checked against the shape
+// before anything is allocated, so a truncated or lying file is an error,
+// not a huge allocation.
+NumpyArray ParseNpy(const std::string& bytes, const std::string& where) {
+  std::istringstream stream(bytes);
+  unsigned char major = 0, minor = 0;
+  try {
+    xt::detail::read_magic(stream, &major, &minor);
+  } catch (const std::exception&) {
+    throw InputError(where + ": not a NumPy array (no \\x93NUMPY magic)");
+  }
+  const size_t length_bytes = major == 1 ? 2 : (major == 2 || major == 3) ? 4 : 0;
+  if (length_bytes == 0) {
+    throw InputError(fmt::format("{}: unsupported .npy version {}.{}", where, major, minor));
+  }
+  unsigned char len[4] = {0, 0, 0, 0};
+  if (!stream.read(reinterpret_cast<char*>(len), static_cast<std::streamsize>(length_bytes))) {
+    throw InputError(where + ": truncated .npy header");
+  }
+  const size_t header_length = len[0] | (len[1] << 8) | (size_t{len[2]} << 16) | (size_t{len[3]} << 24);
+  const size_t data_start = 8 + length_bytes + header_length;
+  if (data_start > bytes.size()) throw InputError(where + ": truncated .npy header");
+  NumpyArray array;
+  bool fortran_order = false;
+  std::string header = bytes.substr(8 + length_bytes, header_length);
+  // xtensor's header check knows the numeric kinds only; a 2-byte void, what
+  // NumPy writes for ml_dtypes' bfloat16, is read as the same bytes (uint16)
+  // and named by its own type string again below.
+  bool void16 = false;
+  for (const char* v : {"'|V2'", "'<V2'"}) {
+    const size_t at = header.find(v);
+    if (at != std::string::npos) {
+      header.replace(at, 5, "'<u2'");
+      void16 = true;
+    }
+  }
+  try {
+    xt::detail::parse_header(header, array.dtype, &fortran_order, array.shape);
+  } catch (const std::exception& e) {
+    throw InputError(where + ": malformed .npy header (" + e.what() + ")");
+  }
+  if (void16) array.dtype = "|V2";
+  if (fortran_order && array.shape.size() > 1) {
+    throw InputError(where + ": a Fortran-order array; save it in C order (np.ascontiguousarray)");
+  }
+  if (array.dtype.size() < 3 || array.dtype[0] == '>') {
+    throw InputError(where + ": dtype '" + array.dtype +
+                     "' is not little-endian float32, float64, float16, uint16 or bfloat16");
+  }
+  size_t word = 0;
+  try {
+    word = std::stoul(array.dtype.substr(2));
+  } catch (const std::exception&) {
+    throw InputError(where + ": dtype '" + array.dtype + "' has no element size");
+  }
+  size_t count = 1;
+  for (size_t extent : array.shape) {
+    if (extent != 0 && count > (bytes.size() / extent)) {
+      throw InputError(where + ": the shape holds more elements than the file");
+    }
+    count *= extent;
+  }
+  const size_t available = bytes.size() - data_start;
+  if (word == 0 || count > available / word || count * word != available) {
+    throw InputError(fmt::format("{}: {} elements of {} bytes need {} bytes of data, the file has {}{}",
+                                 where, count, word, count * word, available,
+                                 count * word > available ? " (truncated)" : ""));
+  }
+  array.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(data_start), bytes.end());
+  return array;
+}
+
+std::string ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) throw InputError(path + ": read failed");
+  return buffer.str();
+}
+
+struct ZipCloser {
+  void operator()(zip_t* z) const { zip_discard(z); }
+};
+
+std::vector<NumpyArray> ReadNpz(const std::string& path) {
+  int error = 0;
+  std::unique_ptr<zip_t, ZipCloser> archive(zip_open(path.c_str(), ZIP_RDONLY, &error));
+  if (!archive) {
+    zip_error_t z;
+    zip_error_init_with_code(&z, error);
+    const std::string why = zip_error_strerror(&z);
+    zip_error_fini(&z);
+    throw InputError(path + ": not a readable .npz (zip) archive: " + why);
+  }
+  std::vector<NumpyArray> arrays;
+  const zip_int64_t entries = zip_get_num_entries(archive.get(), 0);
+  for (zip_int64_t i = 0; i < entries; ++i) {
+    zip_stat_t st;
+    if (zip_stat_index(archive.get(), static_cast<zip_uint64_t>(i), 0, &st) != 0) {
+      throw InputError(path + ": unreadable archive member " + std::to_string(i));
+    }
+    std::string name = st.name;
+    if (!EndsWith(name, ".npy")) continue;
+    const std::string where = path + ":" + name;
+    std::unique_ptr<zip_file_t, int (*)(zip_file_t*)> file(
+        zip_fopen_index(archive.get(), static_cast<zip_uint64_t>(i), 0), &zip_fclose);
+    if (!file) throw InputError(where + ": cannot open: " + zip_strerror(archive.get()));
+    std::string bytes(static_cast<size_t>(st.size), '\0');
+    const zip_int64_t read = zip_fread(file.get(), bytes.data(), st.size);
+    if (read < 0 || static_cast<zip_uint64_t>(read) != st.size) {
+      throw InputError(where + ": truncated or corrupt member");
+    }
+    NumpyArray array = ParseNpy(bytes, where);
+    array.name = name.substr(0, name.size() - 4);
+    arrays.push_back(std::move(array));
+  }
+  if (arrays.empty()) throw InputError(path + ": the archive holds no .npy arrays");
+  return arrays;
+}
+
+}  // namespace
+
+size_t NumpyArray::size() const {
+  size_t n = 1;
+  for (size_t e : shape) n *= e;
+  return n;
+}
+
+bool IsNumpyPath(const std::string& path) { return EndsWith(path, ".npy") || EndsWith(path, ".npz"); }
+bool IsNpzPath(const std::string& path) { return EndsWith(path, ".npz"); }
+
+ArraySpec SplitArraySpec(const std::string& spec) {
+  const size_t colon = spec.rfind(':');
+  if (colon != std::string::npos && IsNumpyPath(spec.substr(0, colon))) {
+    return {spec.substr(0, colon), spec.substr(colon + 1)};
+  }
+  return {spec, ""};
+}
+
+std::vector<NumpyArray> ReadNumpyFile(const std::string& path) {
+  if (EndsWith(path, ".npz")) return ReadNpz(path);
+  NumpyArray array = ParseNpy(ReadWholeFile(path), path);
+  array.name = std::filesystem::path(path).stem().string();
+  return {std::move(array)};
+}
+
+std::vector<float> ArrayValues(const NumpyArray& array, const FloatFormat& format,
+                               const std::string& where) {
+  const std::string kind = array.dtype.substr(1);  // "f4", "u2", ...
+  const bool narrow = format.bits == 16;
+  const bool bits16 = kind == "u2" || (kind == "V2" && std::string_view(format.name) == "bf16");
+  if (!(kind == "f4" || kind == "f8" || (kind == "f2" && std::string_view(format.name) == "f16") ||
+        (bits16 && narrow))) {
+    throw InputError(fmt::format(
+        "{}: dtype '{}' cannot hold {} values here (float32 or float64{})", where, array.dtype,
+        format.name,
+        std::string_view(format.name) == "bf16" ? ", uint16 bit patterns or ml_dtypes' bfloat16"
+        : narrow                                ? ", float16 or uint16 bit patterns"
+                                                : ""));
+  }
+  const size_t n = array.size();
+  std::vector<float> values(n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t* p = array.data.data();
+    double v = 0;
+    if (kind == "f4") {
+      float f;
+      std::memcpy(&f, p + 4 * i, 4);
+      v = f;
+    } else if (kind == "f8") {
+      std::memcpy(&v, p + 8 * i, 8);
+    } else {
+      const uint16_t b = static_cast<uint16_t>(p[2 * i] | (p[2 * i + 1] << 8));
+      v = DecodeBits(kind == "f2" ? kBinary16 : format, b);
+    }
+    if (!IsRepresentable(format, v)) {
+      throw InputError(fmt::format("{}: element {} = {} is not a {} value (first of the array)",
+                                   where, i, fmt::format("{:a}", v), format.name));
+    }
+    values[i] = static_cast<float>(v);
+  }
+  return values;
+}
+
+void WriteNumpyFile(const std::string& path, const std::vector<NumpyOutput>& arrays) {
+  const bool npz = EndsWith(path, ".npz");
+  if (!npz && !EndsWith(path, ".npy")) throw InputError(path + ": expected a .npy or .npz path");
+  if (!npz && arrays.size() != 1) {
+    throw InputError(fmt::format("{}: {} arrays do not fit in one .npy; write an .npz", path,
+                                 arrays.size()));
+  }
+  std::vector<std::string> images;
+  for (const NumpyOutput& a : arrays) {
+    images.push_back(xt::dump_npy(xt::adapt(a.values, a.shape)));
+  }
+  const std::string temporary = path + ".tmp";
+  if (!npz) {
+    std::ofstream out(temporary, std::ios::binary);
+    out.write(images[0].data(), static_cast<std::streamsize>(images[0].size()));
+    if (!out.flush()) throw InputError(path + ": write failed");
+  } else {
+    std::remove(temporary.c_str());
+    int error = 0;
+    zip_t* archive = zip_open(temporary.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &error);
+    if (!archive) throw InputError(path + ": cannot create the archive");
+    for (size_t k = 0; k < arrays.size(); ++k) {
+      zip_source_t* source = zip_source_buffer(archive, images[k].data(), images[k].size(), 0);
+      if (source == nullptr ||
+          zip_file_add(archive, (arrays[k].name + ".npy").c_str(), source, ZIP_FL_ENC_UTF_8) < 0) {
+        if (source) zip_source_free(source);
+        const std::string why = zip_strerror(archive);
+        zip_discard(archive);
+        throw InputError(path + ": cannot add " + arrays[k].name + ": " + why);
+      }
+    }
+    if (zip_close(archive) != 0) {
+      const std::string why = zip_strerror(archive);
+      zip_discard(archive);
+      throw InputError(path + ": write failed: " + why);
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) throw InputError(path + ": " + ec.message());
+}
+
+}  // namespace ulpgate

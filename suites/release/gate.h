@@ -1,0 +1,61 @@
+// The release gate: measures what the budget ledger's "runs" name on every
+// selected target and checks every rule's limits (suites/release/budgets.h). Called by
+// `ulpgate gate` and by anything else that must not release over budget.
+#ifndef ULPGATE_SUITES_GATE_H_
+#define ULPGATE_SUITES_GATE_H_
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "kernels/registry.h"
+#include "suites/release/budgets.h"
+
+namespace ulpgate {
+
+struct GateOptions {
+  std::string budgets_path = "golden/budgets.json";
+  // Empty: every compiled target. A target this CPU cannot run is measured
+  // on its model (what its kernel must compute), and its rows say so.
+  std::vector<const TargetInfo*> targets;
+  // Empty: every op. Else only the ledger's runs and rules of these ops
+  // (`golden bless --op X` checks the budgets of the ops it writes).
+  std::vector<std::string> ops;
+  unsigned threads = 0;                              // 0: every core; results do not depend on it
+  std::string today;                                 // "YYYY-MM-DD"; empty: the local date
+  std::function<void(const std::string&)> progress;  // one line per measurement
+};
+
+struct GateReport {
+  std::string budgets_path, today;
+  std::vector<GateRow> rows;
+  // Selected targets measured on their models, with why: "AVX3 (not on this CPU)".
+  // A model cannot catch a kernel bug: only a CPU that runs the target can.
+  std::vector<std::string> model_targets;
+  // Compiled targets not selected.
+  std::vector<std::string> skipped_targets;
+  bool failed() const;
+  size_t failures() const;  // rows that are FAIL or EXPIRED
+};
+
+// Throws InputError "PATH: POINTER: ..." for a bad ledger (before measuring
+// anything) or a bad --today.
+GateReport RunGate(const GateOptions& options);
+
+// The report as JSON ("ulpgate-gate-2": numbers as JSON numbers, the text
+// beside them) and as JUnit XML: nothing in either
+// varies between runs or with the thread count.
+nlohmann::ordered_json GateJson(const GateReport& report);
+std::string GateJunitXml(const GateReport& report);
+
+// The budget rows (as the gate prints them) of `ops` that fail on `targets`;
+// empty when all hold. Bless refuses to write while this is not empty,
+// unless forced.
+std::vector<std::string> FailingBudgets(const std::string& budgets_path,
+                                        const std::vector<const TargetInfo*>& targets,
+                                        const std::vector<std::string>& ops, unsigned threads);
+
+}  // namespace ulpgate
+
+#endif  // ULPGATE_SUITES_GATE_H_

@@ -1,0 +1,170 @@
+#include "suites/reports/report.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+#include <unistd.h>
+
+#include "oracles/float_text.h"
+
+namespace ulpgate {
+
+nlohmann::ordered_json InputJson(const InputSet& inputs, uint64_t index) {
+  nlohmann::ordered_json j;
+  j["index"] = index;
+  nlohmann::ordered_json bits;
+  for (size_t k = 0; k < inputs.operand_names.size(); ++k) {
+    const float x = inputs.columns[k][index];
+    j[inputs.operand_names[k]] = HexFloat(x);
+    bits[inputs.operand_names[k]] = BitsHex(x);
+  }
+  j["bits"] = bits;
+  return j;
+}
+
+std::string DigestHex(uint64_t digest) {
+  char buffer[24];
+  std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(digest));
+  return buffer;
+}
+
+namespace {
+
+// "conformance": the model matched (null if none), the expected one, the
+// mismatches against it, every model matched, and the first mismatching
+// input described by `describe`.
+template <class Describe>
+nlohmann::ordered_json ConformanceJson(const Conformance& c, Describe describe) {
+  const std::string model = c.model();
+  nlohmann::ordered_json j = {
+      {"model", model.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(model)},
+      {"expected", c.expected_model},
+      {"mismatches", c.mismatches},
+      {"matching", c.matching},
+  };
+  if (c.first_mismatch_index >= 0) j["first_mismatch_input"] = describe(c.first_mismatch_index);
+  return j;
+}
+
+}  // namespace
+
+nlohmann::ordered_json ReductionElementJson(const ReductionInputSet& inputs, uint64_t index) {
+  const size_t per_instance = inputs.outputs_per_instance();
+  const size_t instance = index / per_instance, element = index % per_instance;
+  nlohmann::ordered_json j;
+  j["index"] = index;
+  j["instance"] = inputs.instances.at(instance).index;
+  j["element"] = ElementIndices(inputs.op, inputs.shape, element);
+  j["name"] = ElementName(inputs.op, inputs.shape, element);
+  return j;
+}
+
+nlohmann::ordered_json CaseJson(const CaseResult& r, const DescribeInput& describe) {
+  const ErrorStatistics& s = r.stats;
+  auto input = [&](int64_t index) {
+    return index >= 0 ? describe(static_cast<uint64_t>(index)) : nlohmann::ordered_json();
+  };
+  nlohmann::ordered_json j;
+  j["op"] = r.op;
+  j["variant"] = r.variant;
+  j["target"] = r.target;
+  j["kind"] = CaseKindName(r.kind);
+  j["dtype"] = r.dtype;
+  j["suite"] = r.suite;
+  j["seed"] = r.seed;
+  if (r.instances > 0) {
+    j["shape"] = r.shape;
+    j["instances"] = r.instances;
+  }
+  j["n"] = r.n;
+  j["histogram"] = {{"bounds", s.bounds()}, {"counts", s.counts()}};
+  j["special_mismatch"] = s.special_mismatch();
+  j["signed_zero_mismatch"] = s.signed_zero_mismatch();
+  j["max_ulp"] = s.max_ulp();
+  j["max_input"] = input(s.max_index());
+  j["mean_ulp"] = s.mean_ulp();
+  j["percentiles"] = {{"50", s.Percentile(50)},
+                      {"90", s.Percentile(90)},
+                      {"99", s.Percentile(99)},
+                      {"99.9", s.Percentile(99.9)}};
+  j["correctly_rounded"] = s.correctly_rounded();
+  if (s.first_special_index() >= 0) {
+    j["first_special_mismatch_input"] = input(s.first_special_index());
+  }
+  if (r.bounded) {
+    const BoundFractionStatistics& b = r.bound;
+    j["bound_fraction"] = {
+        {"histogram", {{"bounds", b.bounds()}, {"counts", b.counts()}}},
+        {"max", std::isinf(b.max_fraction()) ? nlohmann::ordered_json("inf")
+                                              : nlohmann::ordered_json(b.max_fraction())},
+        {"max_input", input(b.max_index())},
+        {"above_one", b.above_one()},
+        {"overflow_exempt", b.overflow_exempt()},
+    };
+    if (b.first_above_one_index() >= 0) {
+      j["bound_fraction"]["first_above_one_input"] = input(b.first_above_one_index());
+    }
+  }
+  if (r.kind == CaseKind::kPeer) {
+    j["conformance"] = nullptr;
+  } else {
+    j["conformance"] = ConformanceJson(r.conformance, input);
+  }
+  j["output_digest"] = DigestHex(r.output_digest);
+  if (!r.map_operand.empty()) {
+    nlohmann::ordered_json buckets = nlohmann::ordered_json::array();
+    for (const auto& [bucket, b] : r.error_map) {
+      nlohmann::ordered_json bj;
+      bj["binade"] = BinadeLabel(bucket);
+      bj["n"] = b.n;
+      bj["max_ulp"] = b.max_ulp;
+      bj["mean_ulp"] = b.mean_ulp();
+      bj["above_1_ulp"] = b.above_one_ulp;
+      bj["correctly_rounded"] = b.correctly_rounded;
+      bj["special_mismatch"] = b.special_mismatch;
+      bj["max_input"] = input(b.max_index);
+      buckets.push_back(bj);
+    }
+    j["error_map"] = {{"operand", r.map_operand}, {"buckets", buckets}};
+  }
+  return j;
+}
+
+nlohmann::ordered_json CaseJson(const CaseResult& r, const InputSet& inputs) {
+  return CaseJson(r, [&](uint64_t i) { return InputJson(inputs, i); });
+}
+
+nlohmann::ordered_json CaseJson(const CaseResult& r, const ReductionInputSet& inputs) {
+  return CaseJson(r, [&](uint64_t i) { return ReductionElementJson(inputs, i); });
+}
+
+void WriteJsonFile(const std::string& path, const nlohmann::ordered_json& json,
+                   const char* failpoint) {
+  WriteTextFile(path, json.dump(2) + '\n', failpoint);
+}
+
+void WriteTextFile(const std::string& path, const std::string& text, const char* failpoint) {
+  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::trunc | std::ios::binary);
+    if (!out) throw std::runtime_error(path + ": cannot open for writing");
+    out << text;
+    out.flush();
+    if (!out) {
+      std::remove(temporary.c_str());
+      throw std::runtime_error(path + ": write failed");
+    }
+  }
+  const char* armed = failpoint != nullptr ? std::getenv("ULPGATE_FAILPOINT") : nullptr;
+  if (armed != nullptr && std::strcmp(armed, failpoint) == 0) ::_exit(3);
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    throw std::runtime_error(path + ": cannot replace the file");
+  }
+}
+
+}  // namespace ulpgate

@@ -1,0 +1,52 @@
+// Report JSON (docs/design.md "Reports and formats"). Every number that identifies an
+// input is written as a C99 hex float and as its bit pattern.
+#ifndef ULPGATE_SUITES_REPORT_H_
+#define ULPGATE_SUITES_REPORT_H_
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <string>
+
+#include "suites/engine/tanh_bwd_cases.h"
+#include "suites/engine/reduction_cases.h"
+
+namespace ulpgate {
+
+// {"index": i, "grad": "0x1p-1", "t": "...", "bits": {"grad": "0x3f000000", ...}}
+nlohmann::ordered_json InputJson(const InputSet& inputs, uint64_t index);
+
+// {"index": global, "instance": i, "element": [b, o], "name": "y[b,o]"}: one
+// output element of a reduction run (global = instance * outputs + element).
+nlohmann::ordered_json ReductionElementJson(const ReductionInputSet& inputs, uint64_t index);
+
+// The JSON of a case record, one entry of a report's "results" (and what
+// golden and gate read): names, kind, dtype, suite, seed, for reductions shape
+// and instances, n, the ULP histogram, special and signed-zero mismatches, max
+// with its input, mean, percentiles, correctly rounded, for reductions
+// "bound_fraction" (histogram, max, above_one, overflow_exempt),
+// "conformance" (null for a peer), the output digest and any error map.
+// `describe` gives the JSON of the input behind output element i.
+using DescribeInput = std::function<nlohmann::ordered_json(uint64_t)>;
+nlohmann::ordered_json CaseJson(const CaseResult& result, const DescribeInput& describe);
+// With InputJson or ReductionElementJson as `describe`.
+nlohmann::ordered_json CaseJson(const CaseResult& result, const InputSet& inputs);
+nlohmann::ordered_json CaseJson(const CaseResult& result, const ReductionInputSet& inputs);
+
+// Writes JSON to a path atomically (temporary file in the same folder, then
+// rename), so a crash never leaves a half-written report. Throws
+// std::runtime_error naming the path on failure. For tests of that promise:
+// when the environment variable ULPGATE_FAILPOINT equals `failpoint`, the
+// process exits with status 3 after writing the temporary file, before the
+// rename, as a crash there would.
+void WriteJsonFile(const std::string& path, const nlohmann::ordered_json& json,
+                   const char* failpoint = nullptr);
+// The same for any text (JUnit XML, say).
+void WriteTextFile(const std::string& path, const std::string& text,
+                   const char* failpoint = nullptr);
+
+std::string DigestHex(uint64_t digest);
+
+}  // namespace ulpgate
+
+#endif  // ULPGATE_SUITES_REPORT_H_

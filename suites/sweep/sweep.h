@@ -1,0 +1,153 @@
+// `ulpgate sweep`: every input of a domain instead of a sample. A domain is
+// enumerated by index, so a sweep is a pure function of (domain, range,
+// variants, targets) and any range of it can run anywhere: `--shard K/N` runs
+// the K-th of N equal parts, and MergeSweeps joins the parts' reports into
+// exactly (byte for byte) the report of the whole.
+//
+// Domains of tanh_bwd(grad, t):
+//   pairs      every (grad, t) pair of a 16-bit format: 2^32 inputs, index
+//              grad_bits << 16 | t_bits (NaN payloads and infinities included)
+//   over t     every binary32 t (2^32 bit patterns) at each given grad: index
+//              g * 2^32 + t_bits for the g-th grad
+//   over grad  every binary32 grad at each given t
+//
+// RunSweep computes each input's exact value once and shares it among the
+// cases; each kernel is called once per tile of inputs; the errors, bins and
+// models come from the vectorized exact tier (suites/sweep/sweep_tier.h), MPFR only
+// where that tier cannot decide; cases whose outputs over a tile are the same
+// bits share that tile's statistics. The reference path (SweepOptions::
+// reference) measures every block through the engine (RunTanhBwd) with MPFR's
+// truth and emulated models instead: slow, and what the tests hold the fast
+// path equal to, report for report.
+//
+// Every statistic is kept so that it merges exactly in any order: counts and
+// histograms are integers; maxima and first indices are order-free with ties
+// to the lower index; the ULP sum is the exact integer sum of floor(e * 2^64);
+// the outputs' digest is a sum of per-input hashes mod 2^64.
+#ifndef ULPGATE_SUITES_SWEEP_H_
+#define ULPGATE_SUITES_SWEEP_H_
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/registry.h"
+#include "oracles/format.h"
+#include "suites/engine/engine.h"
+
+namespace ulpgate {
+
+inline constexpr const char* kSweepFormat = "ulpgate-sweep-2";
+inline constexpr uint64_t kSweepBlock = uint64_t{1} << 16;
+
+// The exact sum of ULP errors over a range: the sum of floor(e * 2^64) over
+// the outputs measured (special mismatches have no e), an unsigned integer
+// of 512 bits (an error in these formats is below 2^300, and a sweep has at
+// most 2^42 outputs per case).
+class UlpSum {
+ public:
+  void Add(const UlpSum& other);
+  // floor(ulp * 2^64), ulp finite and >= 0.
+  void AddUlp(double ulp);
+  // units * 2^(32 * shift) in units of 2^-64.
+  void AddUnits(uint64_t units, int shift = 0);
+  std::string ToDecimal() const;
+  static std::optional<UlpSum> FromDecimal(std::string_view text);
+  // RN(sum * 2^-64).
+  double ToDouble() const;
+  bool operator==(const UlpSum& other) const { return limbs_ == other.limbs_; }
+
+ private:
+  std::array<uint64_t, 8> limbs_{};  // little-endian
+};
+
+// The digest of a case's outputs: the sum mod 2^64 over its inputs of
+// SweepDigestTerm(SweepDigestKey(index), output bits), the bits binary32's
+// (NaN canonical), so that shards and tiles add up in any order.
+uint64_t SweepDigestKey(uint64_t index);
+// key * (bits ^ bits >> 16): the xor, a bijection, fills the low half that
+// bf16 and f16 values leave zero, and an odd key keeps every single-input
+// difference visible (odd * nonzero 32-bit difference is nonzero mod 2^64).
+inline uint64_t SweepDigestTerm(uint64_t key, uint32_t bits) { return key * (bits ^ (bits >> 16)); }
+
+struct SweepDomain {
+  enum class Kind { kPairs, kOverT, kOverGrad };
+  const FloatFormat* format = &kBinary32;
+  Kind kind = Kind::kPairs;
+  std::vector<float> fixed;  // kOverT: the grads; kOverGrad: the t values
+
+  uint64_t size() const;
+  // The inputs of indices [begin, begin + count).
+  void Inputs(uint64_t begin, uint64_t count, float* grad, float* t) const;
+  void Input(uint64_t index, float* grad, float* t) const;
+  // "all 2^32 (grad, t) pairs in bf16", "every f32 t at grad = 0x1p+0".
+  std::string Description() const;
+  std::string KindName() const;  // "pairs", "over_t", "over_grad"
+};
+
+// Throws InputError: a 16-bit format for pairs, f32 with at least one fixed
+// value (each a finite binary32 value) for the others.
+SweepDomain MakeSweepDomain(const FloatFormat& format, SweepDomain::Kind kind,
+                            const std::vector<float>& fixed);
+
+struct SweepOptions {
+  SweepDomain domain;
+  uint64_t begin = 0, end = 0;       // the indices swept; end <= domain.size()
+  std::vector<std::string> variants;  // as RunOptions takes them
+  std::vector<const TargetInfo*> targets;  // runnable compiled targets and plugins
+  unsigned threads = 0;
+  std::function<void(uint64_t, uint64_t)> progress;  // (inputs done, inputs in the range)
+  // Measure every block through the engine, MPFR and the emulated models
+  // (RunTanhBwd) instead of the fast path: the same report, slowly.
+  bool reference = false;
+};
+
+struct SweepCase {
+  std::string variant, target, kind;  // kind: CaseKindName
+  ErrorStatistics stats;              // indices are domain indices; its sum_ulp unused
+  UlpSum sum_ulp;                     // see UlpSum
+  Conformance conformance;            // first_mismatch_index: a domain index
+  uint64_t digest = 0;                // SweepDigestKey
+  double mean_ulp() const;
+};
+
+struct SweepResult {
+  std::string op = "tanh_bwd";
+  SweepDomain domain;
+  uint64_t begin = 0, end = 0;
+  std::vector<SweepCase> cases;
+};
+
+SweepResult RunSweep(const SweepOptions& options);
+
+// The shard K (0-based) of N of [begin, end): cut at multiples of kSweepBlock.
+// Throws InputError for K >= N or N == 0.
+std::pair<uint64_t, uint64_t> SweepShard(uint64_t begin, uint64_t end, uint64_t k, uint64_t n);
+
+// The report (kSweepFormat): everything a merge needs and nothing that
+// depends on how it ran (threads, time, shard).
+nlohmann::ordered_json SweepJson(const SweepResult& result);
+// Reads a report back; throws InputError "PATH: POINTER: what" for a malformed one.
+SweepResult SweepFromJson(const std::string& path, const nlohmann::ordered_json& json);
+
+// Joins reports of adjacent ranges of the same sweep (any order) into the
+// report of their union. Throws InputError when they are of different sweeps,
+// overlap or leave a gap.
+SweepResult MergeSweeps(const std::vector<std::pair<std::string, SweepResult>>& parts);
+
+// The input at a domain index, as the reports show it.
+nlohmann::ordered_json SweepInputJson(const SweepDomain& domain, uint64_t index);
+
+// Adds `other` (the statistics of another part of the same sweep's range, in
+// any order) to `into`.
+void MergeSweepCase(const FloatFormat& format, SweepCase& into, const SweepCase& other);
+
+}  // namespace ulpgate
+
+#endif  // ULPGATE_SUITES_SWEEP_H_

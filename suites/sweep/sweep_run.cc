@@ -1,0 +1,540 @@
+// RunSweep (suites/sweep/sweep.h): the fast path over the vectorized exact tier and
+// the reference path through the engine.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "kernels/narrow_formats.h"
+#include "oracles/fast_ulp.h"
+#include "oracles/float_text.h"
+#include "suites/engine/chunk_driver.h"
+#include "suites/inputs/inputs.h"
+#include "suites/sweep/sweep.h"
+#include "suites/sweep/sweep_tier.h"
+#include "suites/engine/tanh_bwd_cases.h"
+
+namespace ulpgate {
+namespace {
+
+// ---- Statistics that merge in any order.
+
+struct CaseTotals {
+  CaseTotals(size_t bins, size_t models, bool with_fine = true)
+      : fine(with_fine ? ErrorStatistics::FineBinCount() : 0, 0),
+        adjust(bins, 0),
+        mismatches(models, 0),
+        first_mismatch(models, -1) {}
+  std::vector<uint64_t> fine;
+  std::vector<int64_t> adjust;  // histogram counts minus CoarseBinOfFine's
+  uint64_t n = 0, special = 0, signed_zero = 0, correct = 0;
+  double max_ulp = -1;
+  int64_t max_index = -1, first_special = -1;
+  UlpSum sum;
+  // Per model: the outputs that differ from it where it is the case's
+  // expected model; elsewhere only whether any does.
+  std::vector<uint64_t> mismatches;
+  std::vector<int64_t> first_mismatch;
+  uint64_t digest = 0;
+
+  void Max(double ulp, int64_t index) {
+    if (max_index < 0 || ulp > max_ulp || (ulp == max_ulp && index < max_index)) {
+      max_ulp = ulp;
+      max_index = index;
+    }
+  }
+  static int64_t First(int64_t a, int64_t b) { return a < 0 ? b : b < 0 ? a : std::min(a, b); }
+
+  // Everything but the fine histogram, which the callers add their way.
+  void AddScalars(const CaseTotals& o) {
+    for (size_t b = 0; b < adjust.size(); ++b) adjust[b] += o.adjust[b];
+    n += o.n;
+    special += o.special;
+    signed_zero += o.signed_zero;
+    correct += o.correct;
+    if (o.max_index >= 0) Max(o.max_ulp, o.max_index);
+    first_special = First(first_special, o.first_special);
+    sum.Add(o.sum);
+    for (size_t m = 0; m < mismatches.size(); ++m) {
+      mismatches[m] += o.mismatches[m];
+      first_mismatch[m] = First(first_mismatch[m], o.first_mismatch[m]);
+    }
+    digest += o.digest;
+  }
+  void Add(const CaseTotals& o) {
+    AddScalars(o);
+    for (size_t f = 0; f < fine.size(); ++f) fine[f] += o.fine[f];
+  }
+};
+
+// One tile's statistics of one distinct output, its fine histogram as the
+// bins it touched.
+struct TileTotals {
+  TileTotals(size_t bins, size_t models) : totals(bins, models, false) {}
+  CaseTotals totals;  // its fine histogram empty
+  std::vector<std::pair<uint32_t, uint32_t>> fine;
+
+  // Back to nothing measured, keeping the storage.
+  void Clear() {
+    CaseTotals& t = totals;
+    std::fill(t.adjust.begin(), t.adjust.end(), 0);
+    t.n = t.special = t.signed_zero = t.correct = 0;
+    t.max_ulp = -1;
+    t.max_index = t.first_special = -1;
+    t.sum = UlpSum();
+    std::fill(t.mismatches.begin(), t.mismatches.end(), 0);
+    std::fill(t.first_mismatch.begin(), t.first_mismatch.end(), -1);
+    t.digest = 0;
+    fine.clear();
+  }
+
+  void AddTo(CaseTotals& into) const {
+    into.AddScalars(totals);
+    for (const auto& [bin, count] : fine) into.fine[bin] += count;
+  }
+};
+
+// ---- The 16-bit formats' patterns.
+
+// Per pattern: its value (NaN canonical) and the pattern a kernel receives
+// (a NaN as its sign's quiet NaN, as the engine encodes operands).
+struct NarrowPatterns {
+  explicit NarrowPatterns(const FloatFormat& format) : value(65536), canonical(65536) {
+    for (uint32_t b = 0; b < 65536; ++b) {
+      const double v = DecodeBits(format, b);
+      value[b] = CanonicalNan(static_cast<float>(v));
+      canonical[b] = static_cast<uint16_t>(EncodeBits(format, v));
+    }
+  }
+  std::vector<float> value;
+  std::vector<uint16_t> canonical;
+};
+
+const NarrowPatterns& PatternsOf(const FloatFormat& format) {
+  static const NarrowPatterns bf16(kBFloat16), f16(kBinary16);
+  return format.precision == kBFloat16.precision ? bf16 : f16;
+}
+
+// SweepDigestKey(j) ^ SweepDigestKey(0) for j < 4096: with SweepDigestKey(i)
+// = H(i >> 12) ^ L(i & 0xfff), this is L(j) ^ L(0), and SweepDigestKey(run +
+// j) = SweepDigestKey(run) ^ L(0) ^ L(j) for a run that is a multiple of 4096.
+const std::array<uint64_t, 4096>& DigestLowKeys() {
+  static const std::array<uint64_t, 4096> keys = [] {
+    std::array<uint64_t, 4096> k;
+    for (uint64_t j = 0; j < 4096; ++j) k[j] = SweepDigestKey(j) ^ SweepDigestKey(0);
+    return k;
+  }();
+  return keys;
+}
+
+// A buffer of kSweepTile floats, zeroed, 64-byte aligned.
+struct alignas(64) TileFloats {
+  float v[kSweepTile] = {};
+};
+
+// One worker's buffers and totals.
+struct Worker {
+  Worker(size_t cases, size_t model_count, size_t bins)
+      : models(model_count),
+        outputs(cases),
+        wanted(model_count, 0),
+        totals(cases, CaseTotals(bins, model_count)) {}
+  alignas(64) float grad[kSweepTile] = {};
+  alignas(64) float t[kSweepTile] = {};
+  alignas(64) uint16_t grad_bits[kSweepTile] = {};
+  alignas(64) uint16_t t_bits[kSweepTile] = {};
+  alignas(64) uint16_t out16[kSweepTile] = {};
+  SweepExactTile exact = {};
+  SweepErrorTile errors = {};
+  std::vector<TileFloats> models;
+  std::vector<float*> model_pointers;
+  std::vector<TileFloats> outputs;
+  SweepFineCounts fine_counts;
+  // This tile's distinct outputs: the first `distinct` entries of `tiles`
+  // (kept between tiles for their storage), and for each the case that
+  // measured it.
+  std::vector<TileTotals> tiles;
+  size_t distinct = 0;
+  std::vector<size_t> representative;
+  std::vector<std::vector<size_t>> members;  // the cases whose outputs each entry has
+  std::vector<uint8_t> wanted;               // per model: computed for this tile
+  MpfrTanhBwdError mpfr;
+  std::vector<CaseTotals> totals;
+};
+
+class FastSweep {
+ public:
+  FastSweep(const SweepOptions& options, const TanhBwdCasePlan& plan)
+      : options_(options),
+        domain_(options.domain),
+        format_(*options.domain.format),
+        plan_(plan),
+        bound_count_(HistogramBoundCount(format_)),
+        builtin_models_(plan.model_names.size() - plan.extra_models.size()) {
+    if (ErrorStatistics::FineBinCount() != kSweepFineBins) {
+      throw std::logic_error("the sweep tier's fine bins are not ErrorStatistics's");
+    }
+  }
+
+  std::vector<CaseTotals> Run() {
+    std::vector<std::pair<uint64_t, uint64_t>> blocks;
+    for (uint64_t at = options_.begin; at < options_.end;) {
+      const uint64_t stop = std::min(options_.end, (at / kSweepBlock + 1) * kSweepBlock);
+      blocks.emplace_back(at, stop);
+      at = stop;
+    }
+    const unsigned count = WorkerCount(options_.threads, blocks.size());
+    workers_.resize(count);
+    RunUnitsByWorker(
+        blocks.size(), options_.threads,
+        [&](size_t u, unsigned w) {
+          if (!workers_[w]) {
+            workers_[w] = std::make_unique<Worker>(plan_.cases.size(), plan_.model_names.size(),
+                                                   static_cast<size_t>(bound_count_) + 1);
+          }
+          for (uint64_t at = blocks[u].first; at < blocks[u].second;) {
+            const uint64_t stop = std::min(blocks[u].second, (at / kSweepTile + 1) * kSweepTile);
+            Tile(*workers_[w], at, static_cast<size_t>(stop - at));
+            at = stop;
+          }
+        },
+        [&](size_t u) { return blocks[u].second - blocks[u].first; },
+        options_.progress ? std::function<void(uint64_t, uint64_t)>(options_.progress) : nullptr);
+    std::vector<CaseTotals> totals(plan_.cases.size(),
+                                   CaseTotals(static_cast<size_t>(bound_count_) + 1,
+                                              plan_.model_names.size()));
+    for (const auto& worker : workers_) {
+      if (!worker) continue;
+      for (size_t c = 0; c < totals.size(); ++c) totals[c].Add(worker->totals[c]);
+    }
+    return totals;
+  }
+
+ private:
+  // The inputs of [at, at + n), within one block.
+  void Fill(Worker& w, uint64_t at, size_t n) const {
+    if (domain_.kind == SweepDomain::Kind::kPairs) {
+      const NarrowPatterns& p = PatternsOf(format_);
+      const auto g = static_cast<uint16_t>(at >> 16);
+      const size_t t0 = static_cast<size_t>(at & 0xffff);
+      std::fill(w.grad, w.grad + n, p.value[g]);
+      std::fill(w.grad_bits, w.grad_bits + n, p.canonical[g]);
+      std::memcpy(w.t, p.value.data() + t0, n * sizeof(float));
+      std::memcpy(w.t_bits, p.canonical.data() + t0, n * sizeof(uint16_t));
+      return;
+    }
+    const float fixed = domain_.fixed[at >> 32];
+    float* swept = domain_.kind == SweepDomain::Kind::kOverT ? w.t : w.grad;
+    float* constant = domain_.kind == SweepDomain::Kind::kOverT ? w.grad : w.t;
+    const auto first = static_cast<uint32_t>(at);
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t bits = first + static_cast<uint32_t>(i);
+      std::memcpy(&swept[i], &bits, sizeof bits);
+    }
+    std::fill(constant, constant + n, fixed);
+  }
+
+  void Tile(Worker& w, uint64_t at, size_t n) const {
+    Fill(w, at, n);
+    SweepExactValues(format_, w.grad, w.t, n, &w.exact);
+
+    // The models this tile needs: each case's expected one (its mismatches
+    // are counted), and every other one that case has not yet left (only
+    // whether it ever does is reported). A model left stays left, whichever
+    // worker saw it, so the report is the same however the work was cut.
+    const size_t model_count = plan_.model_names.size();
+    std::fill(w.wanted.begin(), w.wanted.end(), 0);
+    for (size_t c = 0; c < plan_.cases.size(); ++c) {
+      for (size_t m = 0; m < model_count; ++m) {
+        if (static_cast<int>(m) == plan_.cases[c].expected || w.totals[c].mismatches[m] == 0) {
+          w.wanted[m] = 1;
+        }
+      }
+    }
+    std::vector<float*>& models = w.model_pointers;
+    models.resize(model_count);
+    for (size_t m = 0; m < model_count; ++m) models[m] = w.models[m].v;
+    SweepModelOutputs(format_, w.grad, w.t, w.grad_bits, w.t_bits, n, models.data(),
+                      w.wanted.data());
+    for (size_t k = 0; k < plan_.extra_models.size(); ++k) {
+      if (!w.wanted[builtin_models_ + k]) continue;
+      for (size_t i = 0; i < n; ++i) {
+        const double operands[2] = {w.grad[i], w.t[i]};
+        models[builtin_models_ + k][i] =
+            CanonicalNan(static_cast<float>(plan_.extra_models[k].Evaluate(operands)));
+      }
+    }
+
+    // Every case's outputs, and the distinct ones among them: outputs equal
+    // bit for bit to another case's over this tile have its statistics, every
+    // one of them being a function of the inputs and the outputs alone.
+    w.distinct = 0;
+    w.representative.clear();
+    for (size_t c = 0; c < plan_.cases.size(); ++c) {
+      const TanhBwdCasePlan::Case& pc = plan_.cases[c];
+      float* y = w.outputs[c].v;
+      if (pc.f32 != nullptr) {
+        pc.f32(w.grad, w.t, y, n);
+        SweepCanonicalNans(y, n);
+      } else if (pc.u16 != nullptr) {
+        pc.u16(w.grad_bits, w.t_bits, w.out16, n);
+        SweepDecodeNarrow(format_, w.out16, n, y);
+      } else {
+        std::memcpy(y, models[pc.expected], n * sizeof(float));
+      }
+      size_t d = 0;
+      while (d < w.distinct &&
+             std::memcmp(w.outputs[w.representative[d]].v, y, n * sizeof(float)) != 0) {
+        ++d;
+      }
+      if (d == w.distinct) {
+        if (w.tiles.size() == d) {
+          w.tiles.emplace_back(static_cast<size_t>(bound_count_) + 1, model_count);
+          w.members.emplace_back();
+        }
+        w.representative.push_back(c);
+        w.members[d].clear();
+        ++w.distinct;
+      }
+      w.members[d].push_back(c);
+    }
+    for (size_t d = 0; d < w.distinct; ++d) {
+      const float* y = w.outputs[w.representative[d]].v;
+      TileTotals& tile = w.tiles[d];
+      Measure(w, y, at, n, &tile);
+      // Mismatches: counted against a model some member expects; against
+      // another only whether there is one, and only while some member has
+      // not yet left it.
+      for (size_t m = 0; m < model_count; ++m) {
+        bool expected = false, open = false;
+        for (size_t c : w.members[d]) {
+          expected = expected || plan_.cases[c].expected == static_cast<int>(m);
+          open = open || w.totals[c].mismatches[m] == 0;
+        }
+        const bool same = std::memcmp(y, models[m], n * sizeof(float)) == 0;
+        if (same || (!expected && !open)) continue;
+        if (expected) {
+          int64_t first = -1;
+          tile.totals.mismatches[m] = SweepMismatches(y, models[m], n, &first);
+          tile.totals.first_mismatch[m] = static_cast<int64_t>(at) + first;
+        } else {
+          tile.totals.mismatches[m] = 1;  // at least one; the count is not reported
+        }
+      }
+      for (size_t c : w.members[d]) tile.AddTo(w.totals[c]);
+    }
+  }
+
+  // The fine bin of an error e whose histogram bin is `bin`, recording in
+  // `adjust` where that bin is not the one of the fine bin's errors (an
+  // error a hair above a bound, or FineBinOf's rounding next to a power of
+  // two).
+  size_t ExactFine(double e, int bin, CaseTotals& t) const {
+    const auto f = static_cast<size_t>(ErrorStatistics::FineBinOf(e));
+    const int derived = SweepBinOfFine(f, bound_count_);
+    if (bin != derived) {
+      ++t.adjust[bin];
+      --t.adjust[derived];
+    }
+    return f;
+  }
+
+  void Measure(Worker& w, const float* y, uint64_t at, size_t n, TileTotals* result) const {
+    TileTotals& tile = *result;
+    tile.Clear();
+    CaseTotals& t = tile.totals;
+    SweepErrorSums sums;
+    // SweepDigestKey(at + i) = SweepDigestKey(run) ^ low[(at + i) mod 4096]
+    // (sweep.cc's tabulation form; a tile lies within one aligned run of 4096
+    // indices, as kSweepTile divides 4096).
+    static_assert(4096 % kSweepTile == 0, "a tile within one run of digest keys");
+    SweepMeasure(format_, w.exact, y, SweepDigestKey(at & ~uint64_t{0xfff}),
+                 DigestLowKeys().data() + (at & 0xfff), n, &w.errors, &sums, &w.fine_counts);
+    t.n = n;
+    t.correct = sums.correctly_rounded;
+    t.signed_zero = sums.signed_zero_mismatch;
+    t.sum.AddUnits(static_cast<uint64_t>(sums.high), 1);
+    t.sum.AddUnits(static_cast<uint64_t>(sums.high >> 64), 3);
+    t.sum.AddUnits(sums.low, 0);
+    t.digest = sums.digest;
+    if (sums.max_at >= 0) t.Max(sums.max_ulp, static_cast<int64_t>(at) + sums.max_at);
+    // The fine bins the tier counted, from its four copies, cleared for the
+    // next tile.
+    uint16_t* counts = w.fine_counts.counts;
+    constexpr size_t kStride = SweepFineCounts::kStride;
+    for (size_t f = sums.fine_low; f <= sums.fine_high && f < kSweepFineBins; ++f) {
+      const uint32_t total = uint32_t{counts[f]} + counts[kStride + f] + counts[2 * kStride + f] +
+                             counts[3 * kStride + f];
+      if (total == 0) continue;
+      tile.fine.emplace_back(static_cast<uint32_t>(f), total);
+      counts[f] = counts[kStride + f] = counts[2 * kStride + f] = counts[3 * kStride + f] = 0;
+    }
+    for (size_t k = 0; k < 4; ++k) counts[k * kStride + SweepFineCounts::kNowhere] = 0;
+    const auto count = [&](size_t f) { tile.fine.emplace_back(static_cast<uint32_t>(f), 1); };
+    for (size_t j = 0; j < sums.slow_count; ++j) {
+      const size_t i = w.errors.slow[j];
+      const uint64_t flags = w.errors.flags[i];
+      const double e = w.errors.ulp[i];
+      const int64_t index = static_cast<int64_t>(at + i);
+      if (flags & kSweepSpecialMismatch) {
+        ++t.special;
+        t.first_special = CaseTotals::First(t.first_special, index);
+        continue;
+      }
+      if (flags & kSweepUndecidedError) {
+        // MPFR: every field of this output's error, none of it in the sums.
+        w.mpfr.Set(w.grad[i], w.t[i]);
+        const UlpError u = w.mpfr.Measure(y[i], format_);
+        if (u.special_mismatch) {
+          ++t.special;
+          t.first_special = CaseTotals::First(t.first_special, index);
+          continue;
+        }
+        t.correct += u.correctly_rounded;
+        t.signed_zero += u.signed_zero_mismatch;
+        t.sum.AddUlp(u.ulp);
+        t.Max(u.ulp, index);
+        count(u.ulp == 0 ? 0 : ExactFine(u.ulp, u.bin, t));
+        continue;
+      }
+      // Counted by the tier but for its exact bin (kSweepAboveBound), its fine
+      // bin (kSweepFineBinExact) or its sum (kSweepLargeError).
+      if (flags & kSweepLargeError) t.sum.AddUlp(e);
+      const int bin = SweepBinOfUlp(e, bound_count_) + ((flags & kSweepAboveBound) ? 1 : 0);
+      count(e == 0 ? 0 : ExactFine(e, bin, t));
+    }
+  }
+
+  const SweepOptions& options_;
+  const SweepDomain& domain_;
+  const FloatFormat& format_;
+  const TanhBwdCasePlan& plan_;
+  int bound_count_;
+  size_t builtin_models_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+};
+
+// A case of the plan with nothing measured yet.
+SweepCase EmptyCase(const TanhBwdCasePlan& plan, size_t c, const FloatFormat& format) {
+  const TanhBwdCasePlan::Case& p = plan.cases[c];
+  SweepCase sc;
+  sc.variant = p.variant;
+  sc.target = p.target->name;
+  sc.kind = CaseKindName(p.kind);
+  sc.stats = ErrorStatistics(format);
+  sc.conformance.expected_model = plan.model_names[p.expected];
+  sc.conformance.matching = plan.model_names;
+  return sc;
+}
+
+SweepCase FromTotals(const TanhBwdCasePlan& plan, size_t c, const FloatFormat& format,
+                     const CaseTotals& totals) {
+  SweepCase sc = EmptyCase(plan, c, format);
+  const int bound_count = HistogramBoundCount(format);
+  ErrorStatistics::State s = sc.stats.state();
+  for (size_t f = 0; f < totals.fine.size(); ++f) {
+    s.counts[SweepBinOfFine(f, bound_count)] += totals.fine[f];
+  }
+  for (size_t b = 0; b < s.counts.size(); ++b) {
+    s.counts[b] = static_cast<uint64_t>(static_cast<int64_t>(s.counts[b]) + totals.adjust[b]);
+  }
+  s.fine = totals.fine;
+  s.n = totals.n;
+  s.special_mismatch = totals.special;
+  s.signed_zero_mismatch = totals.signed_zero;
+  s.correctly_rounded = totals.correct;
+  s.max_ulp = totals.max_index >= 0 ? totals.max_ulp : 0;
+  s.max_index = totals.max_index;
+  s.first_special_index = totals.first_special;
+  sc.stats = ErrorStatistics(format, s);
+  sc.sum_ulp = totals.sum;
+  sc.digest = totals.digest;
+  Conformance& k = sc.conformance;
+  const size_t expected = static_cast<size_t>(plan.cases[c].expected);
+  k.mismatches = totals.mismatches[expected];
+  k.first_mismatch_index = totals.first_mismatch[expected];
+  k.matching.clear();
+  for (size_t m = 0; m < plan.model_names.size(); ++m) {
+    if (totals.mismatches[m] == 0) k.matching.push_back(plan.model_names[m]);
+  }
+  return sc;
+}
+
+// The reference: each block through the engine (MPFR truth and emulated
+// models for every element), its statistics moved to domain indices.
+void ReferenceSweep(const SweepOptions& options, const TanhBwdCasePlan& plan, SweepResult* result) {
+  const SweepDomain& domain = options.domain;
+  const FloatFormat& format = *domain.format;
+  InputSet inputs;
+  inputs.operand_names = {"grad", "t"};
+  inputs.source = "sweep";
+  inputs.columns.resize(2);
+  RunOptions run;
+  run.format = domain.format;
+  run.variants = options.variants;
+  run.targets = options.targets;
+  run.threads = options.threads;
+  run.keep_outputs = true;
+  std::vector<ElementDetail> details;
+  run.details = &details;
+  for (uint64_t begin = options.begin; begin < options.end;) {
+    const uint64_t end = std::min(options.end, (begin / kSweepBlock + 1) * kSweepBlock);
+    for (auto& column : inputs.columns) column.resize(end - begin);
+    domain.Inputs(begin, end - begin, inputs.columns[0].data(), inputs.columns[1].data());
+    const std::vector<CaseResult> block = RunTanhBwd(inputs, run);
+    const auto shift = [&](int64_t index) {
+      return index < 0 ? index : index + static_cast<int64_t>(begin);
+    };
+    for (size_t c = 0; c < block.size(); ++c) {
+      const CaseResult& r = block[c];
+      SweepCase part = EmptyCase(plan, c, format);
+      ErrorStatistics::State s = r.stats.state();
+      s.max_index = shift(s.max_index);
+      s.first_special_index = shift(s.first_special_index);
+      s.sum_ulp = 0;
+      part.stats = ErrorStatistics(format, s);
+      for (size_t i = 0; i < details.size(); ++i) {
+        const UlpError& e = details[i].cases[c].ulp;
+        if (!e.special_mismatch) part.sum_ulp.AddUlp(e.ulp);
+        part.digest += SweepDigestTerm(SweepDigestKey(begin + i), FloatBits(r.outputs[i]));
+      }
+      part.conformance = r.conformance;
+      part.conformance.first_mismatch_index = shift(r.conformance.first_mismatch_index);
+      MergeSweepCase(format, result->cases[c], part);
+    }
+    begin = end;
+    if (options.progress) options.progress(begin - options.begin, options.end - options.begin);
+  }
+}
+
+}  // namespace
+
+SweepResult RunSweep(const SweepOptions& options) {
+  const SweepDomain& domain = options.domain;
+  if (options.begin > options.end || options.end > domain.size()) {
+    throw InputError(fmt::format("range {}:{} outside the domain of {} inputs", options.begin,
+                                 options.end, domain.size()));
+  }
+  const FloatFormat& format = *domain.format;
+  const TanhBwdCasePlan plan = PlanTanhBwdCases(format, options.variants, options.targets, false);
+  SweepResult result;
+  result.domain = domain;
+  result.begin = options.begin;
+  result.end = options.end;
+  if (options.reference) {
+    for (size_t c = 0; c < plan.cases.size(); ++c) result.cases.push_back(EmptyCase(plan, c, format));
+    ReferenceSweep(options, plan, &result);
+    return result;
+  }
+  FastSweep sweep(options, plan);
+  const std::vector<CaseTotals> totals = sweep.Run();
+  for (size_t c = 0; c < plan.cases.size(); ++c) {
+    result.cases.push_back(FromTotals(plan, c, format, totals[c]));
+  }
+  return result;
+}
+
+}  // namespace ulpgate

@@ -1,0 +1,162 @@
+// The vectorized exact tier of `sweep` (suites/sweep/sweep.h): tanh_bwd's exact
+// value, every model's output and every output's ULP error over a tile of
+// inputs, decided in double arithmetic wherever error-free transformations
+// prove the decision, and flagged for MPFR (oracles/fast_ulp.h) where they
+// cannot. Compiled for every Highway target (suites/sweep/sweep_tier-inl.h) and run
+// on the best one this CPU runs; plain C++ here, no Highway types.
+//
+// Every result is bit for bit what the MPFR path gives: the exact value is
+// MPFR's TanhBwdExact, the models TanhBwdModels / TanhBwdNarrowModels, the
+// error MeasureUlpError. suites/tests/sweep_tier_test.cc holds them equal on
+// every suite of every format.
+#ifndef ULPGATE_SUITES_SWEEP_TIER_H_
+#define ULPGATE_SUITES_SWEEP_TIER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include <algorithm>
+
+#include "oracles/format.h"
+#include "oracles/ulp_metric.h"
+
+namespace ulpgate {
+
+// Inputs per tile: small enough that a tile's arrays stay in the second-level
+// cache, large enough that a kernel call, a dispatch and the per-tile
+// bookkeeping are negligible.
+inline constexpr size_t kSweepTile = 4096;
+static_assert(kSweepTile <= 4096, "the tier's sums hold 2^12 errors below 2^16 per lane");
+
+// What the tier knows of the exact value x at one input.
+enum SweepExactKind : uint64_t {
+  kSweepExactPair = 0,       // x = x0 + x1 (x2 = 0)
+  kSweepExactNaN = 1,        // x is NaN (inf * 0, NaN operands): any NaN is right
+  kSweepExactInfinite = 2,   // x = x0 = +-inf
+  kSweepExactUndecided = 3,  // doubles did not prove x0 = RN(x): MPFR decides
+  kSweepExactTriple = 4,     // x = x0 + x1 + x2 with x2 != 0
+};
+
+// The exact value of each input of a tile, as the error of any output needs it.
+struct SweepExactTile {
+  // x = x0 + x1 + x2 exactly, with x0 = RN53(x) and x1 = RN53(x1 + x2); an
+  // exact zero as x0 with MPFR's sign; a NaN or infinite x as x0.
+  alignas(64) double x0[kSweepTile];
+  alignas(64) double x1[kSweepTile];
+  alignas(64) double x2[kSweepTile];
+  // 2^-q, q the ULP exponent of x in the format (UlpExponent).
+  alignas(64) double scale[kSweepTile];
+  alignas(64) uint64_t kind[kSweepTile];  // SweepExactKind
+};
+
+// Per output: what the statistics take from it.
+enum SweepErrorFlag : uint64_t {
+  kSweepSpecialMismatch = 1,  // no ulp; counted apart
+  kSweepUndecidedError = 2,   // MPFR decides (the sums below leave it out)
+  kSweepAboveBound = 4,       // ulp is a histogram bound and the exact error is above it
+  kSweepLargeError = 8,       // ulp >= 2^16: left out of the sums below
+  kSweepFineBinExact = 16,    // ulp is next to a fine bin's edge: FineBinOf places it
+};
+
+// fine[i] == kSweepSeeFlags: ulp[i] and flags[i] say what the statistics
+// take from the output, and i is among slow[]. Otherwise the output counts in
+// SweepFineCounts under its fine bin fine[i] (ErrorStatistics's), and its
+// histogram bin is SweepBinOfFine(fine[i]); fine[i] and ulp[i] are written
+// only when asked (every_ulp), flags[i] not at all.
+inline constexpr uint64_t kSweepSeeFlags = ~uint64_t{0};
+
+struct SweepErrorTile {
+  alignas(64) uint64_t fine[kSweepTile];
+  alignas(64) double ulp[kSweepTile];      // UlpError::ulp
+  alignas(64) uint64_t flags[kSweepTile];  // SweepErrorFlag bits
+  alignas(64) uint32_t slow[kSweepTile];   // the outputs with fine[i] == kSweepSeeFlags
+};
+
+// The fine histogram of a tile's outputs (ErrorStatistics's 4097 bins): four
+// copies of 16-bit counts, output i of a vector counting in copy i mod 4, so
+// that a run of equal bins is not one chain of loads waiting on stores, and
+// a last bin per copy where lanes that count elsewhere go. All zero between
+// tiles: the caller reads and clears the bins touched.
+inline constexpr size_t kSweepFineBins = 4097;
+struct SweepFineCounts {
+  static constexpr size_t kStride = kSweepFineBins + 1;
+  static constexpr size_t kNowhere = kSweepFineBins;
+  alignas(64) uint16_t counts[4 * kStride] = {};
+};
+
+// The histogram bin MeasureUlpError gives an error e (no special mismatch)
+// before its exact tie-break: 0 for e = 0, else the least i >= 1 with
+// e <= HistogramBound(i), or the bound count.
+inline int SweepBinOfUlp(double e, int bound_count) {
+  if (e == 0) return 0;
+  for (int i = 1; i < bound_count; ++i) {
+    if (e <= HistogramBound(i)) return i;
+  }
+  return bound_count;
+}
+
+// The histogram bin of the errors of a fine bin (ErrorStatistics: bin f >= 1
+// holds (2^((f-1)/16 - 64), 2^(f/16 - 64)], and a histogram bound 2^j is the
+// top of fine bin 16 (64 + j)).
+inline int SweepBinOfFine(uint64_t fine, int bound_count) {
+  if (fine == 0) return 0;
+  const long j = static_cast<long>((fine + 15) / 16) - 64;  // e in (2^(j-1), 2^j]
+  if (j < 0) return 1;
+  return static_cast<int>(std::min<long>(j + 2, bound_count));
+}
+
+// The tile's outputs without kSweepSpecialMismatch or kSweepUndecidedError.
+struct SweepErrorSums {
+  uint64_t correctly_rounded = 0;
+  uint64_t signed_zero_mismatch = 0;
+  // Over those without kSweepLargeError: the sum of floor(ulp * 2^64) is
+  // high * 2^32 + low.
+  unsigned __int128 high = 0;
+  uint64_t low = 0;
+  double max_ulp = -1;  // the largest ulp and its first position; -1 when none
+  int64_t max_at = -1;
+  // Over every output of the tile: the sum of (key_high ^ key_low[i]) * (the
+  // output's bits), mod 2^64.
+  uint64_t digest = 0;
+  // The fine bins counted lie in [fine_low, fine_high] (fine_low > fine_high
+  // when none); slow[0, slow_count) are the outputs counted apart.
+  uint64_t fine_low = 0, fine_high = 0;
+  size_t slow_count = 0;
+};
+
+// The exact values of grad[i] * (1 - t[i]^2) for operands that are values of
+// `format` (f32, bf16 or f16).
+void SweepExactValues(const FloatFormat& format, const float* grad, const float* t, size_t n,
+                      SweepExactTile* out);
+
+// The errors of outputs y[i] (values of the format, NaN canonical) against
+// tile.x[i], and the digest of y under keys key_high ^ key_low[i]; every_ulp:
+// write fine[i] and ulp[i] for every output (for tests).
+void SweepMeasure(const FloatFormat& format, const SweepExactTile& tile, const float* y,
+                  uint64_t key_high, const uint64_t* key_low, size_t n, SweepErrorTile* out,
+                  SweepErrorSums* sums, SweepFineCounts* fine, bool every_ulp = false);
+
+// Every built-in model's output (TanhBwdModelNames(format) order) into
+// models[m][0, n), NaNs canonical; with `wanted`, only the models m with
+// wanted[m] != 0 (the others' arrays are left as they are). bf16/f16: grad_bits and t_bits are the
+// operands' patterns (a NaN its sign's quiet NaN), which Highway's software
+// f16 conversion reads.
+void SweepModelOutputs(const FloatFormat& format, const float* grad, const float* t,
+                       const uint16_t* grad_bits, const uint16_t* t_bits, size_t n,
+                       float* const* models, const uint8_t* wanted = nullptr);
+
+// NaNs made the canonical quiet NaN 0x7fc00000, as the engine does.
+void SweepCanonicalNans(float* y, size_t n);
+// The values of 16-bit patterns of `format`, NaNs canonical.
+void SweepDecodeNarrow(const FloatFormat& format, const uint16_t* bits, size_t n, float* out);
+// Positions where a and b differ as bit patterns: the count, and the first
+// into *first (left alone when none).
+uint64_t SweepMismatches(const float* a, const float* b, size_t n, int64_t* first);
+
+// The Highway target the tier runs on ("AVX3", "SSE4", ...).
+std::string_view SweepTierTarget();
+
+}  // namespace ulpgate
+
+#endif  // ULPGATE_SUITES_SWEEP_TIER_H_
