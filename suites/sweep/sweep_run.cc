@@ -121,9 +121,13 @@ const NarrowPatterns& PatternsOf(const FloatFormat& format) {
 // SweepDigestKey(j) ^ SweepDigestKey(0) for j < 4096: with SweepDigestKey(i)
 // = H(i >> 12) ^ L(i & 0xfff), this is L(j) ^ L(0), and SweepDigestKey(run +
 // j) = SweepDigestKey(run) ^ L(0) ^ L(j) for a run that is a multiple of 4096.
-const std::array<uint64_t, 4096>& DigestLowKeys() {
-  static const std::array<uint64_t, 4096> keys = [] {
-    std::array<uint64_t, 4096> k;
+// A partial last tile may start near the end of the run, and SweepMeasure
+// reads whole vectors: the zeros past 4096 are that slack (their lanes are
+// past n, masked out of the digest).
+using DigestLowKeyTable = std::array<uint64_t, 4096 + kSweepVectorSlack>;
+const DigestLowKeyTable& DigestLowKeys() {
+  static const DigestLowKeyTable keys = [] {
+    DigestLowKeyTable k{};
     for (uint64_t j = 0; j < 4096; ++j) k[j] = SweepDigestKey(j) ^ SweepDigestKey(0);
     return k;
   }();

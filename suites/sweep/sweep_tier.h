@@ -29,6 +29,15 @@ namespace ulpgate {
 inline constexpr size_t kSweepTile = 4096;
 static_assert(kSweepTile <= 4096, "the tier's sums hold 2^12 errors below 2^16 per lane");
 
+// The functions below work in whole vectors: they read every array given them
+// (and write every output array) up to n rounded up to a multiple of
+// kSweepVectorSlack, the most 32-bit lanes of any target. Arrays of kSweepTile
+// entries (a multiple of it) meet that for any n up to a tile; a shorter array
+// needs that many entries of slack past its end (what they hold does not
+// change a result: lanes past n are masked out of every count and the digest).
+inline constexpr size_t kSweepVectorSlack = 16;
+static_assert(kSweepTile % kSweepVectorSlack == 0, "a tile is whole vectors on every target");
+
 // What the tier knows of the exact value x at one input.
 enum SweepExactKind : uint64_t {
   kSweepExactPair = 0,       // x = x0 + x1 (x2 = 0)

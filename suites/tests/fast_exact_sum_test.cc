@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "suites/tests/format_steps.h"
 #include "oracles/fast_ulp.h"
 #include "oracles/float_text.h"
 #include "oracles/mpfr_number.h"
@@ -28,17 +29,6 @@ double Draw(const FloatFormat& format, CounterRng& rng) {
   const double m = 1.0 + static_cast<double>((r >> 16) & 0xffffff) * 0x1p-24;
   const double v = std::ldexp((r >> 63) ? -m : m, exponent);
   return RoundToFormat(format, v);
-}
-
-double Step(const FloatFormat& format, double y, int steps) {
-  const uint64_t sign_bit = uint64_t{1} << (format.bits - 1);
-  const uint64_t infinity = EncodeBits(format, INFINITY);
-  const uint64_t bits = EncodeBits(format, y);
-  const int64_t magnitude = static_cast<int64_t>(bits & (sign_bit - 1));
-  const int64_t order = ((bits & sign_bit) ? -magnitude : magnitude) + steps;
-  const uint64_t m = static_cast<uint64_t>(order < 0 ? -order : order);
-  if (m > infinity) return y;
-  return DecodeBits(format, (order < 0 ? sign_bit : 0) | m);
 }
 
 class FastExactSumTest : public ::testing::TestWithParam<const FloatFormat*> {};

@@ -4,6 +4,7 @@
 // field of the UlpError it gives equals MeasureUlpError(TanhBwdExact(...)) bit
 // for bit; and it decides most of them (it may defer, never differ). The
 // native binary32 models equal the MPFR-emulated ones.
+#include "suites/tests/format_steps.h"
 #include "oracles/fast_ulp.h"
 
 #include <gtest/gtest.h>
@@ -27,19 +28,6 @@ namespace {
 size_t InputsPerSuite() {
   const char* n = std::getenv("ULPGATE_FAST_ULP_N");
   return n != nullptr ? std::strtoull(n, nullptr, 10) : 60000;
-}
-
-// The value `steps` places away from y in the format (through zero, up to
-// an infinity), by the order of the bit patterns.
-double Step(const FloatFormat& format, double y, int steps) {
-  const uint64_t sign_bit = uint64_t{1} << (format.bits - 1);
-  const uint64_t infinity = EncodeBits(format, INFINITY);
-  const uint64_t bits = EncodeBits(format, y);
-  const int64_t magnitude = static_cast<int64_t>(bits & (sign_bit - 1));
-  const int64_t order = ((bits & sign_bit) ? -magnitude : magnitude) + steps;
-  const uint64_t m = static_cast<uint64_t>(order < 0 ? -order : order);
-  if (m > infinity) return y;
-  return DecodeBits(format, (order < 0 ? sign_bit : 0) | m);
 }
 
 void ExpectSame(const UlpError& fast, const UlpError& exact, const std::string& where) {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "hwy/targets.h"
+#include "suites/tests/format_steps.h"
 #include "oracles/fast_ulp.h"
 #include "oracles/float_text.h"
 #include "suites/engine/statistics.h"
@@ -50,19 +51,6 @@ class ForceTarget {
   explicit ForceTarget(const TargetInfo& target) { hwy::SetSupportedTargetsForTest(target.bits); }
   ~ForceTarget() { hwy::SetSupportedTargetsForTest(0); }
 };
-
-// The value `steps` places away from y in the format (through zero, up to an
-// infinity), by the order of the bit patterns.
-double Step(const FloatFormat& format, double y, int steps) {
-  const uint64_t sign_bit = uint64_t{1} << (format.bits - 1);
-  const uint64_t infinity = EncodeBits(format, INFINITY);
-  const uint64_t bits = EncodeBits(format, y);
-  const int64_t magnitude = static_cast<int64_t>(bits & (sign_bit - 1));
-  const int64_t order = ((bits & sign_bit) ? -magnitude : magnitude) + steps;
-  const uint64_t m = static_cast<uint64_t>(order < 0 ? -order : order);
-  if (m > infinity) return y;
-  return DecodeBits(format, (order < 0 ? sign_bit : 0) | m);
-}
 
 // The outputs measured at one input: one per "column" of a tile.
 std::vector<float> Outputs(const FloatFormat& format, float grad, float t, double rounded) {
