@@ -136,13 +136,7 @@ std::optional<UlpError> FastUlpError(const FastTanhBwdExact& x, double y, const 
   // commutes with RN when nothing under- or overflows (|d.hi| >= 2^-705).
   result.ulp = std::fabs(d.hi * Pow2(-x.ulp_exp));
   const int bound_count = HistogramBoundCount(format);
-  int bin = bound_count;
-  for (int i = 1; i < bound_count; ++i) {
-    if (result.ulp <= HistogramBound(i)) {
-      bin = i;
-      break;
-    }
-  }
+  int bin = LeastBoundAtOrAbove(result.ulp, bound_count);
   // e's double equals the bound: the exact |y - x| is above it when d.lo
   // points away from zero.
   if (bin < bound_count && result.ulp == HistogramBound(bin)) {
@@ -269,13 +263,7 @@ UlpError MpfrTanhBwdError::Measure(double y, const FloatFormat& format) const {
       y == 0 && result.correctly_rounded && std::signbit(y) != (mpfr_signbit(x_) != 0);
   if (mpfr_zero_p(difference_)) return result;  // y == x: e == 0
   const int bound_count = HistogramBoundCount(format);
-  int bin = bound_count;
-  for (int i = 1; i < bound_count; ++i) {
-    if (result.ulp <= HistogramBound(i)) {
-      bin = i;
-      break;
-    }
-  }
+  int bin = LeastBoundAtOrAbove(result.ulp, bound_count);
   // On a bound exactly, the exact |y - x| is above it when the rounding went
   // toward zero: d > 0 rounded down (ternary < 0) or d < 0 rounded up.
   if (bin < bound_count && result.ulp == HistogramBound(bin) && ((d > 0) == (inexact < 0)) &&

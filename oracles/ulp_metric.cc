@@ -72,6 +72,13 @@ double HistogramBound(int i) {
   return std::ldexp(1.0, i - 2);
 }
 
+int LeastBoundAtOrAbove(double e, int bound_count) {
+  for (int i = 1; i < bound_count; ++i) {
+    if (e <= HistogramBound(i)) return i;
+  }
+  return bound_count;
+}
+
 UlpError MeasureUlpError(mpfr_srcptr x, float y, const FloatFormat& format) {
   return MeasureUlpError(x, static_cast<double>(y), format);
 }
@@ -118,16 +125,8 @@ UlpError MeasureUlpError(mpfr_srcptr x, double y, const FloatFormat& format) {
   mpfr_div_2si(s.difference, s.difference, ulp_exp, MPFR_RNDN);  // exact: power of 2
   result.ulp = mpfr_get_d(s.difference, MPFR_RNDN);
 
-  // Bin: the least bound >= e. Rounding to double is monotone, so only an
-  // e whose double equals a bound can be on the wrong side; settle it exactly.
   const int bound_count = HistogramBoundCount(format);
-  int bin = bound_count;  // above the last bound
-  for (int i = 1; i < bound_count; ++i) {
-    if (result.ulp <= HistogramBound(i)) {
-      bin = i;
-      break;
-    }
-  }
+  int bin = LeastBoundAtOrAbove(result.ulp, bound_count);
   if (bin < bound_count && result.ulp == HistogramBound(bin)) {
     // e == bound or a hair above: compare e with the bound exactly.
     const long bound_exp = bin == 1 ? -1 : bin - 2;

@@ -37,6 +37,11 @@ struct UlpError {
 // e > the last bound. UlpError::bin is the index into counts.
 int HistogramBoundCount(const FloatFormat& format = kBinary32);
 double HistogramBound(int i);
+// The bin of an error e > 0 read from its double: the least i >= 1 with
+// e <= HistogramBound(i), or bound_count when e is above every bound. Rounding
+// to double is monotone, so only an e whose double equals the bound found can
+// be on the wrong side of it: the caller settles that one exactly.
+int LeastBoundAtOrAbove(double e, int bound_count);
 
 // The error of y against the exact value x. Bins are decided by exact
 // comparison in MPFR, so an error a hair above a bound is never counted at it.

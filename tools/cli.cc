@@ -78,6 +78,12 @@ void AddPluginOption(CLI::App* cmd, std::vector<std::string>* paths, const std::
                   "expected to follow the model it claims" + more);
 }
 
+void AddThreadsOption(CLI::App* cmd, unsigned* threads) {
+  cmd->add_option("--threads", *threads,
+                  "Worker threads (default: every core); results do not depend on it")
+      ->check(CountValidator("a thread count", 1, kMaxThreads));
+}
+
 std::vector<const TargetInfo*> TargetsAndPlugins(const std::string& spec,
                                                  const std::vector<std::string>& plugin_paths) {
   std::vector<const TargetInfo*> targets;

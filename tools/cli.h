@@ -40,6 +40,10 @@ std::string DescribeSkipped(const std::vector<std::string>& skipped);
 // `more` ends the help text.
 void AddPluginOption(CLI::App* cmd, std::vector<std::string>* paths, const std::string& more = "");
 
+// --threads N: worker threads, 1 to kMaxThreads; 0 (the default) for every
+// core. Every command's results are independent of it.
+void AddThreadsOption(CLI::App* cmd, unsigned* threads);
+
 // The targets of golden and gate with plugins: the compiled targets `spec`
 // names (ResolveCompiledTargets; empty: all of them, or none when plugins are
 // given) followed by the targets of the plugins loaded from `plugin_paths`.

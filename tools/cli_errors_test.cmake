@@ -46,7 +46,11 @@ set(count_cases
   "diverge!--kernel!tanh_bwd!--a!mac!--b!exact!--evals!0|--evals: expected the number of evaluations"
   "diverge!--kernel!tanh_bwd!--a!mac!--b!exact!--keep!0|--keep: expected"
   "gate!--threads!0|--threads: expected a thread count"
-  "golden!check!--threads!0|--threads: expected a thread count")
+  "golden!check!--threads!0|--threads: expected a thread count"
+  "drift!--threads!2000|--threads: expected a thread count: a whole number from 1 to 1024"
+  "matrix!--threads!0|--threads: expected a thread count"
+  "sweep!--dtype!bf16!--threads!0|--threads: expected a thread count"
+  "check!--threads!0|--threads: expected a thread count")
 foreach(case IN LISTS count_cases)
   string(FIND "${case}" "|" bar)
   string(SUBSTRING "${case}" 0 ${bar} args)

@@ -456,8 +456,7 @@ void AddCheckCommand(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--require-model", args->require_models,
                   "Exit 1 unless the outputs follow this model bit for bit (repeatable)");
-  cmd->add_option("--threads", args->threads, "Worker threads (default: all cores)")
-      ->check(CountValidator("a thread count", 1, kMaxThreads));
+  AddThreadsOption(cmd, &args->threads);
   cmd->add_flag("--quiet", args->quiet, "Only the summary and the model table");
   cmd->callback([args] { Check(*args); });
 

@@ -365,8 +365,7 @@ void AddDriftCommand(CLI::App& app) {
                   "place beside the runs (repeatable)");
   cmd->add_option("--label", args->labels,
                   "The name of the --compare curve of the same position (default: the file's stem)");
-  cmd->add_option("--threads", args->threads, "Worker threads (default: every core)")
-      ->check(CountValidator("the number of threads", 1, kMaxThreads));
+  AddThreadsOption(cmd, &args->threads);
   cmd->add_option("--json", args->json_path, "Write the JSON report here");
   cmd->add_option("--svg", args->svg_path, "Write the loss curves as SVG here");
   cmd->add_option("--curves", args->curves_dir,

@@ -125,8 +125,7 @@ void AddGateCommand(CLI::App& app) {
   cmd->add_option("--op", args->op,
                   "Ops: all (default) or a comma-separated list: only their runs and rules")
       ->capture_default_str();
-  cmd->add_option("--threads", args->threads, "Worker threads (default: all cores)")
-      ->check(CountValidator("a thread count", 1, kMaxThreads));
+  AddThreadsOption(cmd, &args->threads);
   cmd->add_option("--today", args->today,
                   "The date waivers are checked against, YYYY-MM-DD (default: the local date)");
   cmd->add_option("--json", args->json_path, "Write the gate report as JSON here");

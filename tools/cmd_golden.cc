@@ -477,9 +477,7 @@ void AddCommonOptions(CLI::App* cmd, GoldenArgs& args) {
                   "its kernels claim");
   cmd->add_option("--op", args.op, "Ops: all (default) or a comma-separated list (see 'ulpgate list')")
       ->capture_default_str();
-  cmd->add_option("--threads", args.threads,
-                  "Worker threads (default: every core); results do not depend on it")
-      ->check(CountValidator("a thread count", 1, kMaxThreads));
+  AddThreadsOption(cmd, &args.threads);
 }
 
 }  // namespace

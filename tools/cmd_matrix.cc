@@ -143,8 +143,7 @@ void AddMatrixCommand(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "Suite seed")
       ->capture_default_str()
       ->check(CountValidator("a seed", 0, kMaxSeed));
-  cmd->add_option("--threads", args->threads, "Worker threads (default: all cores)")
-      ->check(CountValidator("a thread count", 1, kMaxThreads));
+  AddThreadsOption(cmd, &args->threads);
   cmd->add_option("--json", args->json_path, "Write the matrix as JSON here");
   AddPluginOption(cmd, &args->plugins, ": a column of its own, its kernels rows of their own");
   cmd->callback([args] { RunMatrix(*args); });

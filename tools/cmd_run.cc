@@ -480,8 +480,7 @@ void AddRunCommand(CLI::App& app) {
                 "for bit");
   cmd->add_option("--save-inputs", args->save_inputs_path,
                   "Also write the inputs as an input file (hex floats), for replay elsewhere");
-  cmd->add_option("--threads", args->threads, "Worker threads (default: all cores)")
-      ->check(CountValidator("a thread count", 1, kMaxThreads));
+  AddThreadsOption(cmd, &args->threads);
   cmd->add_flag("--quiet", args->quiet, "Only the summary table");
   AddPluginOption(cmd, &args->plugins, "; --variant none runs only these");
   cmd->add_option("--by", args->by,

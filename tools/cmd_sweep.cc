@@ -293,8 +293,7 @@ void AddSweepCommand(CLI::App& app) {
   cmd->add_option("--shard", args->shard,
                   "K/N: only the K-th (0-based) of N parts of the range, cut at 65536-input blocks "
                   "(a Slurm array or Kubernetes index job: --shard $INDEX/N); merge joins the reports");
-  cmd->add_option("--threads", args->threads, "Worker threads (default: all cores)")
-      ->check(CountValidator("a thread count", 1, kMaxThreads));
+  AddThreadsOption(cmd, &args->threads);
   cmd->add_option("--json", args->json_path, "Write the report (" + std::string(kSweepFormat) + ") here: what merge reads");
   cmd->add_option("--max-ulp", args->max_ulp, "Exit 1 if a case's max ULP error is above this or it has a special mismatch")
       ->check(CLI::NonNegativeNumber);

@@ -98,11 +98,7 @@ struct SweepFineCounts {
 // before its exact tie-break: 0 for e = 0, else the least i >= 1 with
 // e <= HistogramBound(i), or the bound count.
 inline int SweepBinOfUlp(double e, int bound_count) {
-  if (e == 0) return 0;
-  for (int i = 1; i < bound_count; ++i) {
-    if (e <= HistogramBound(i)) return i;
-  }
-  return bound_count;
+  return e == 0 ? 0 : LeastBoundAtOrAbove(e, bound_count);
 }
 
 // The histogram bin of the errors of a fine bin (ErrorStatistics: bin f >= 1
