@@ -115,7 +115,7 @@ void FinishCheck(const CheckArgs& args, const std::string& label,
   if (!args.json_path.empty()) {
     nlohmann::ordered_json report;
     report["format"] = kCheckReportFormat;
-    report["tool"] = "ulpgate 0.1.0";
+    report["tool"] = ToolVersion();
     report["label"] = label;
     report["inputs"] = args.inputs_path;
     report["outputs"] = args.outputs_spec;

@@ -419,7 +419,7 @@ void FinishRun(const RunArgs& args, const std::vector<nlohmann::ordered_json>& r
   if (!args.json_path.empty()) {
     nlohmann::ordered_json report;
     report["format"] = kRunReportFormat;
-    report["tool"] = "ulpgate 0.1.0";
+    report["tool"] = ToolVersion();
     report["results"] = records;
     WriteRunReport(args.json_path, report);
   }

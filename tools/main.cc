@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "suites/reports/report.h"
 #include "tools/cli.h"
 #include "tools/text_table.h"
 
@@ -16,7 +17,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   // Help fits 120 columns; subcommands inherit the formatter when added.
   app.formatter(std::make_shared<ulpgate::WrappingHelpFormatter>());
-  app.set_version_flag("--version", "ulpgate 0.1.0");
+  app.set_version_flag("--version", ulpgate::ToolVersion());
   // Global options are accepted after the subcommand too (`ulpgate run
   // --cpu-targets ...`); subcommands inherit this when they are added.
   app.fallthrough();

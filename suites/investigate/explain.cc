@@ -14,6 +14,7 @@
 #include "suites/engine/plugins.h"
 #include "suites/engine/tanh_bwd_oracle.h"
 #include "suites/inputs/tanh_bwd_suites.h"
+#include "suites/reports/report.h"
 
 namespace ulpgate {
 namespace {
@@ -434,7 +435,7 @@ nlohmann::ordered_json ExplanationJson(const Explanation& x) {
   const ExplainableOp& op = *x.op;
   nlohmann::ordered_json j;
   j["format"] = "ulpgate-explain-1";
-  j["tool"] = "ulpgate 0.1.0";
+  j["tool"] = ToolVersion();
   j["command"] = "explain";
   j["op"] = op.name;
   j["definition"] = op.definition;

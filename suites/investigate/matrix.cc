@@ -132,7 +132,7 @@ ConformanceMatrix BuildTanhBwdMatrix(uint64_t n_per_suite, uint64_t seed, unsign
 nlohmann::ordered_json MatrixJson(const ConformanceMatrix& m) {
   nlohmann::ordered_json j;
   j["format"] = "ulpgate-matrix-1";
-  j["tool"] = "ulpgate 0.1.0";
+  j["tool"] = ToolVersion();
   j["command"] = "matrix";
   j["op"] = m.op;
   j["suites"] = m.suites;

@@ -447,7 +447,7 @@ GoldenFile MeasureGolden(const std::vector<MeasureSpec>& specs, const TargetInfo
   }
   Json& j = file.json;
   j["format"] = kGoldenFormat;
-  j["generated_by"] = "ulpgate 0.1.0 golden bless";
+  j["generated_by"] = std::string(ToolVersion()) + " golden bless";
   j["regenerate"] =
       plugin != nullptr
           ? fmt::format("build/bin/ulpgate golden bless --plugin {} --op {}", plugin->path, op)

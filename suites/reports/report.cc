@@ -13,6 +13,8 @@
 
 namespace ulpgate {
 
+const char* ToolVersion() { return "ulpgate " ULPGATE_VERSION; }
+
 nlohmann::ordered_json InputJson(const InputSet& inputs, uint64_t index) {
   nlohmann::ordered_json j;
   j["index"] = index;

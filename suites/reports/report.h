@@ -13,6 +13,10 @@
 
 namespace ulpgate {
 
+// "ulpgate X.Y.Z", the version of the CMake project: what --version prints and
+// every report records as the tool that wrote it.
+const char* ToolVersion();
+
 // {"index": i, "grad": "0x1p-1", "t": "...", "bits": {"grad": "0x3f000000", ...}}
 nlohmann::ordered_json InputJson(const InputSet& inputs, uint64_t index);
 

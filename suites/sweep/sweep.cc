@@ -284,7 +284,7 @@ std::pair<uint64_t, uint64_t> SweepShard(uint64_t begin, uint64_t end, uint64_t 
 Json SweepJson(const SweepResult& r) {
   Json j;
   j["format"] = kSweepFormat;
-  j["tool"] = "ulpgate 0.1.0";
+  j["tool"] = ToolVersion();
   j["op"] = r.op;
   j["dtype"] = r.domain.format->name;
   Json fixed = Json::array();
