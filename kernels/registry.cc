@@ -14,7 +14,7 @@
 #include "kernels/narrow_formats.h"
 #include "kernels/reduction_spec.h"
 #include "kernels/registry.h"
-#include "kernels/tanh_bwd_spec.h"
+#include "kernels/ops/registered_ops.h"
 #include "kernels/train_step.h"
 
 #ifndef ULPGATE_KERNELS_REGISTRY_TYPES_
@@ -26,18 +26,25 @@ namespace registry_detail {
 template <class Kernel>
 using ReductionTable = std::array<std::array<Kernel, kReductionScheduleCount>, kMeanScalingCount>;
 
+// One elementwise op's kernels on one target: in the order of its spec's
+// kVariants (f32) and kNarrowVariants (per row of kNarrowFormats), pointing
+// into constant tables of the target's code.
+struct ElementwiseKernels {
+  const ElementwiseKernel* f32 = nullptr;
+  size_t f32_count = 0;
+  std::array<const ElementwiseKernel*, kNarrowFormats.size()> narrow{};
+  size_t narrow_count = 0;
+};
+
 // What one target contributes to the registry: every table is generated from
-// the variant tables (kTanhBwdVariants, kTanhBwdNarrowVariants) or indexed by
-// what a variant row says (ReductionSchedule, MeanScaling), so nothing here
-// follows another table's order by hand.
+// the variant tables (each op's spec, reduction_spec.h) or indexed by what a
+// variant row says (ReductionSchedule, MeanScaling), so nothing here follows
+// another table's order by hand.
 struct TargetKernels {
   int64_t target;
   size_t f32_lanes;
-  // In the order of kTanhBwdVariants and kTanhBwdNarrowVariants, sized by them;
-  // the 16-bit tables per row of kNarrowFormats.
-  std::array<TanhBwdKernel, kTanhBwdVariants.size()> tanh_bwd;
-  using NarrowTable = std::array<TanhBwdNarrowKernel, kTanhBwdNarrowVariants.size()>;
-  std::array<NarrowTable, kNarrowFormats.size()> tanh_bwd_narrow;
+  // Per op of ULPGATE_ELEMENTWISE_OPS, in its order.
+  std::array<ElementwiseKernels, kElementwiseOpCount> elementwise;
   ReductionTable<LinearFwdKernel> linear_fwd;
   ReductionTable<LinearBwdInputKernel> linear_bwd_input;
   ReductionTable<LinearBwdWeightKernel> linear_bwd_weight;
@@ -62,27 +69,55 @@ struct TargetKernels {
 #include "kernels/linear-inl.h"
 #include "kernels/mse-inl.h"
 #include "kernels/reduction_narrow-inl.h"
-#include "kernels/tanh_bwd-inl.h"
-#include "kernels/tanh_bwd_narrow-inl.h"
+#include "kernels/elementwise-inl.h"
 #include "kernels/train_step-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace ulpgate {
 namespace HWY_NAMESPACE {
 
-// One kernel per kTanhBwdVariants row, in its order.
-template <size_t... kVariant>
-constexpr std::array<TanhBwdKernel, sizeof...(kVariant)> F32Kernels(
-    std::index_sequence<kVariant...>) {
-  return {{&TanhBwdF32<kVariant>...}};
-}
+// An op's kernels on this target: one per f32 variant, one per 16-bit variant
+// in each format of kNarrowFormats (with its conversions), in table order.
+template <size_t kFormat>
+using FormatConversions = ConversionsOf<kNarrowFormats[kFormat].format>;
+template <class Spec, class Seq>
+struct ElementwiseTables {
+  template <size_t... kVariant>
+  static constexpr std::array<ElementwiseKernel, sizeof...(kVariant)> F32(
+      std::index_sequence<kVariant...>) {
+    return {{&ElementwiseF32<Spec, Seq, kVariant>...}};
+  }
+  template <size_t kFormat, size_t... kVariant>
+  static constexpr std::array<ElementwiseKernel, sizeof...(kVariant)> Narrow(
+      std::index_sequence<kVariant...>) {
+    return {{&ElementwiseNarrow<Spec, Seq, typename FormatConversions<kFormat>::Exact,
+                                typename FormatConversions<kFormat>::Highway, kVariant>...}};
+  }
+  template <size_t... kFormat>
+  static constexpr std::array<std::array<ElementwiseKernel, Spec::kNarrowVariants.size()>,
+                              sizeof...(kFormat)>
+  NarrowPerFormat(std::index_sequence<kFormat...>) {
+    return {{Narrow<kFormat>(std::make_index_sequence<Spec::kNarrowVariants.size()>())...}};
+  }
+  static constexpr std::array<ElementwiseKernel, Spec::kVariants.size()> kF32 =
+      F32(std::make_index_sequence<Spec::kVariants.size()>());
+  static constexpr auto kNarrow =
+      NarrowPerFormat(std::make_index_sequence<kNarrowFormats.size()>());
 
-// One kernel per kTanhBwdNarrowVariants entry, in its order.
-template <class ExactConv, class HighwayConv, size_t... kVariant>
-constexpr ::ulpgate::registry_detail::TargetKernels::NarrowTable NarrowKernels(
-    std::index_sequence<kVariant...>) {
-  return {{&TanhBwdNarrow<ExactConv, HighwayConv, kVariant>...}};
-}
+  template <size_t... kFormat>
+  static constexpr ::ulpgate::registry_detail::ElementwiseKernels Entry(
+      std::index_sequence<kFormat...>) {
+    ::ulpgate::registry_detail::ElementwiseKernels entry;
+    entry.f32 = kF32.data();
+    entry.f32_count = kF32.size();
+    entry.narrow = {{kNarrow[kFormat].data()...}};
+    entry.narrow_count = Spec::kNarrowVariants.size();
+    return entry;
+  }
+  static constexpr ::ulpgate::registry_detail::ElementwiseKernels Entry() {
+    return Entry(std::make_index_sequence<kNarrowFormats.size()>());
+  }
+};
 
 // The kernel of each (scaling, schedule) an op can have. The linear ops
 // reduce with every schedule but kElementwise and take no scaling (kNone);
@@ -194,16 +229,7 @@ constexpr ::ulpgate::registry_detail::TargetKernels::NarrowReductions NarrowRedu
                                       kReductionOpCount * kMeanScalingCount * kReductionScheduleCount>());
 }
 
-// Every table above once per row of kNarrowFormats, with its conversions.
-template <size_t kFormat>
-using FormatConversions = ConversionsOf<kNarrowFormats[kFormat].format>;
-template <size_t... kFormat>
-constexpr std::array<::ulpgate::registry_detail::TargetKernels::NarrowTable, sizeof...(kFormat)>
-NarrowKernelsPerFormat(std::index_sequence<kFormat...>) {
-  return {{NarrowKernels<typename FormatConversions<kFormat>::Exact,
-                         typename FormatConversions<kFormat>::Highway>(
-      std::make_index_sequence<kTanhBwdNarrowVariants.size()>())...}};
-}
+// The reduction tables once per row of kNarrowFormats, with its conversions.
 template <size_t... kFormat>
 constexpr std::array<::ulpgate::registry_detail::TargetKernels::NarrowReductions,
                      sizeof...(kFormat)>
@@ -223,8 +249,9 @@ const ::ulpgate::registry_detail::TargetKernels* GetTargetKernels() {
   static constexpr ::ulpgate::registry_detail::TargetKernels kKernels{
       HWY_TARGET,
       hn::MaxLanes(hn::ScalableTag<float>()),
-      F32Kernels(std::make_index_sequence<kTanhBwdVariants.size()>()),
-      NarrowKernelsPerFormat(std::make_index_sequence<kNarrowFormats.size()>()),
+#define ULPGATE_ELEMENTWISE_ENTRY(Spec, ns) ElementwiseTables<Spec, ns::Sequences>::Entry(),
+      {{ULPGATE_ELEMENTWISE_OPS(ULPGATE_ELEMENTWISE_ENTRY)}},
+#undef ULPGATE_ELEMENTWISE_ENTRY
       ReductionKernels<LinearFwdKernel>(LinearFwdAt()),
       ReductionKernels<LinearBwdInputKernel>(LinearBwdInputAt()),
       ReductionKernels<LinearBwdWeightKernel>(LinearBwdWeightAt()),
@@ -242,7 +269,8 @@ const ::ulpgate::registry_detail::TargetKernels* GetTargetKernels() {
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
-#include "kernels/tanh_bwd_spec.h"
+#include "kernels/elementwise_ops.h"
+#include "kernels/ops/registered_ops.h"
 
 namespace ulpgate {
 
@@ -459,9 +487,9 @@ const TargetInfo& BestTarget() {
 namespace {
 
 struct Replacement {
-  std::string variant;
+  std::string op, format, variant;
   int64_t target;
-  TanhBwdKernel kernel;
+  ElementwiseKernel kernel;
 };
 std::vector<Replacement>& Replacements() {
   static std::vector<Replacement> replacements;  // filled before main, read after
@@ -470,34 +498,31 @@ std::vector<Replacement>& Replacements() {
 
 }  // namespace
 
-void ReplaceTanhBwdKernelForTesting(std::string_view variant, int64_t target,
-                                    TanhBwdKernel kernel) {
-  Replacements().push_back({std::string(variant), target, kernel});
+void ReplaceElementwiseKernelForTesting(std::string_view op, std::string_view format,
+                                        std::string_view variant, int64_t target,
+                                        ElementwiseKernel kernel) {
+  Replacements().push_back(
+      {std::string(op), std::string(format), std::string(variant), target, kernel});
 }
 
-TanhBwdKernel FindTanhBwdKernel(std::string_view variant, int64_t target) {
+ElementwiseKernel FindElementwiseKernel(std::string_view op, std::string_view format,
+                                        std::string_view variant, int64_t target) {
   for (const Replacement& r : Replacements()) {
-    if (r.variant == variant && r.target == target) return r.kernel;
-  }
-  const Registry& r = GetRegistry();
-  for (size_t v = 0; v < kTanhBwdVariants.size(); ++v) {
-    if (kTanhBwdVariants[v].name != variant) continue;
-    for (const ::ulpgate::registry_detail::TargetKernels& k : r.kernels) {
-      if (k.target == target) return k.tanh_bwd[v];
+    if (r.op == op && r.format == format && r.variant == variant && r.target == target) {
+      return r.kernel;
     }
   }
-  return nullptr;
-}
-
-TanhBwdNarrowKernel FindTanhBwdNarrowKernel(std::string_view format, std::string_view variant,
-                                            int64_t target) {
-  const int f = NarrowFormatIndex(format);
-  if (f < 0) return nullptr;
-  for (size_t v = 0; v < kTanhBwdNarrowVariants.size(); ++v) {
-    if (kTanhBwdNarrowVariants[v].name != variant) continue;
-    for (const registry_detail::TargetKernels& k : GetRegistry().kernels) {
-      if (k.target == target) return k.tanh_bwd_narrow[f][v];
-    }
+  const ElementwiseOpInfo* info = FindElementwiseOp(op);
+  if (info == nullptr) return nullptr;
+  const bool binary32 = format == "f32";
+  const int f = binary32 ? -1 : NarrowFormatIndex(format);
+  if (!binary32 && f < 0) return nullptr;
+  const int v = binary32 ? info->VariantIndex(variant) : info->NarrowVariantIndex(variant);
+  if (v < 0) return nullptr;
+  for (const registry_detail::TargetKernels& k : GetRegistry().kernels) {
+    if (k.target != target) continue;
+    const registry_detail::ElementwiseKernels& e = k.elementwise[info->index];
+    return binary32 ? e.f32[v] : e.narrow[static_cast<size_t>(f)][v];
   }
   return nullptr;
 }

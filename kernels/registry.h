@@ -14,14 +14,10 @@
 
 namespace ulpgate {
 
-// out[i] = op(grad[i], t[i]); see kernels/tanh_bwd-inl.h for the contract.
-using TanhBwdKernel = void (*)(const float* grad, const float* t, float* out,
-                               size_t n);
-
-// The same in a 16-bit format (bf16 or f16): operands and output are the
-// format's bit patterns; see kernels/tanh_bwd_narrow-inl.h for the contract.
-using TanhBwdNarrowKernel = void (*)(const uint16_t* grad, const uint16_t* t, uint16_t* out,
-                                     size_t n);
+// An elementwise op's kernel (kernels/elementwise-inl.h): out[i] = op(in[0][i],
+// in[1][i], ...) over the op's operands in its spec's order, in storage lanes
+// of the format: float for f32, the bit patterns (uint16_t) of bf16 and f16.
+using ElementwiseKernel = void (*)(const void* const* in, void* out, size_t n);
 
 // The reduction kernels (kernels/linear-inl.h, kernels/mse-inl.h); tensors are
 // row-major, shapes as in reduction_spec.h.
@@ -108,19 +104,19 @@ const TargetInfo* FindTarget(std::string_view name);
 // The best runnable target.
 const TargetInfo& BestTarget();
 
-// nullptr when the variant is unknown or the target not compiled.
-TanhBwdKernel FindTanhBwdKernel(std::string_view variant, int64_t target);
+// The kernel of an elementwise op (kernels/ops/registered_ops.h) in a format
+// ("f32", or a format of kNarrowFormats) by its variant's name (the spec's
+// kVariants for f32, kNarrowVariants for the 16-bit formats); nullptr for an
+// unknown op, format or variant, or a target not compiled.
+ElementwiseKernel FindElementwiseKernel(std::string_view op, std::string_view format,
+                                        std::string_view variant, int64_t target);
 
 // The test seam of the mutant build (kernels/testing/): from now on
-// FindTanhBwdKernel(variant, target) returns `kernel`. Production code never
-// calls it.
-void ReplaceTanhBwdKernelForTesting(std::string_view variant, int64_t target, TanhBwdKernel kernel);
-
-// kTanhBwdNarrowVariants' names, for a format of kNarrowFormats ("bf16",
-// "f16"); nullptr for another format, an unknown variant or a target not
-// compiled.
-TanhBwdNarrowKernel FindTanhBwdNarrowKernel(std::string_view format, std::string_view variant,
-                                            int64_t target);
+// FindElementwiseKernel(op, format, variant, target) returns `kernel`.
+// Production code never calls it.
+void ReplaceElementwiseKernelForTesting(std::string_view op, std::string_view format,
+                                        std::string_view variant, int64_t target,
+                                        ElementwiseKernel kernel);
 
 // Variants are the names of reduction_spec.h's op tables; nullptr when the
 // variant is unknown or the target not compiled.

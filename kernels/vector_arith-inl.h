@@ -11,6 +11,10 @@
 #define ULPGATE_KERNELS_VECTOR_ARITH_INL_H_
 #endif
 
+#include <cmath>
+#include <limits>
+
+#include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -34,6 +38,28 @@ struct VectorArith {
   }
   HWY_INLINE Value NegMulAdd(Value a, Value b, Value c) const {
     return hn::NegMulAdd(a, b, c);
+  }
+
+  // The functions of the op sequences (kernels/ops/), each modelled bit for
+  // bit by oracles/highway_math.h. Exp is Highway's, whose result above its
+  // valid range (104) is garbage (its 2^q reconstruction wraps): +inf there,
+  // as the true exponential overflows from 88.72 on.
+  HWY_INLINE Value Exp(Value a) const {
+    const Value upper = hn::Set(d, 104.0f);
+    return hn::IfThenElse(hn::Gt(a, upper), hn::Set(d, std::numeric_limits<float>::infinity()),
+                          hn::Exp(d, a));
+  }
+  HWY_INLINE Value Tanh(Value a) const { return hn::Tanh(d, a); }
+  // Highway 1.0.3 has no erf: the C library's double erf lane by lane, rounded
+  // once to binary32 (ErfOfSequences in oracles/highway_math.h, which the
+  // conformance tests hold this to).
+  HWY_INLINE Value Erf(Value a) const {
+    HWY_ALIGN float lane[hn::MaxLanes(D())];
+    hn::Store(a, d, lane);
+    for (size_t i = 0; i < hn::Lanes(d); ++i) {
+      lane[i] = static_cast<float>(std::erf(static_cast<double>(lane[i])));
+    }
+    return hn::Load(d, lane);
   }
 
   // For the lane-parallel schedules (reduction_spec-inl.h): the lanes of a

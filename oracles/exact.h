@@ -51,6 +51,15 @@ class ExactArith {
   using Value = MpfrNumber;
 
   explicit ExactArith(mpfr_prec_t precision) : precision_(precision) {}
+  // The same operations rounded to nearest at `precision` instead of checked
+  // exact, for definitions that call transcendental functions (no finite
+  // precision holds exp(x) exactly): each result is within 2^-precision
+  // relative of the real one, and rounded_operations() counts the roundings.
+  static ExactArith Rounding(mpfr_prec_t precision) {
+    ExactArith arith(precision);
+    arith.rounding_ = true;
+    return arith;
+  }
 
   mpfr_prec_t precision() const { return precision_; }
   long rounded_operations() const { return rounded_operations_; }
@@ -98,17 +107,52 @@ class ExactArith {
     if (mpfr_sqrt(r.get(), a.get(), MPFR_RNDN) != 0) ++rounded_operations_;
     return r;
   }
+  Value Neg(const Value& a) const {
+    Value r(a);
+    mpfr_neg(r.get(), r.get(), MPFR_RNDN);
+    return r;
+  }
+  Value Abs(const Value& a) const {
+    Value r(a);
+    mpfr_abs(r.get(), r.get(), MPFR_RNDN);
+    return r;
+  }
+  // The functions and constants: correctly rounded at precision(), not exact.
+  Value Exp(const Value& a) { return Function(mpfr_exp, a); }
+  Value Tanh(const Value& a) { return Function(mpfr_tanh, a); }
+  Value Erf(const Value& a) { return Function(mpfr_erf, a); }
+  Value Erfc(const Value& a) { return Function(mpfr_erfc, a); }
+  Value Pi() {
+    Value r(precision_);
+    mpfr_const_pi(r.get(), MPFR_RNDN);
+    ++rounded_operations_;
+    return r;
+  }
+  // A decimal constant such as "0.044715".
+  Value Decimal(const char* text) {
+    Value r(precision_);
+    if (mpfr_set_str(r.get(), text, 10, MPFR_RNDN) != 0) ++rounded_operations_;
+    return r;
+  }
 
  private:
+  Value Function(int (*f)(mpfr_ptr, mpfr_srcptr, mpfr_rnd_t), const Value& a) {
+    Value r(precision_);
+    if (f(r.get(), a.get(), MPFR_RNDN) != 0) ++rounded_operations_;
+    return r;
+  }
   void Check(int ternary, const char* what) const {
-    if (ternary != 0) {
+    if (ternary != 0 && rounding_) {
+      ++rounded_operations_;
+    } else if (ternary != 0) {
       throw InexactError(std::string("exact arithmetic rounded ") + what + " at " +
                          std::to_string(precision_) + " bits");
     }
   }
 
   mpfr_prec_t precision_;
-  long rounded_operations_ = 0;
+  bool rounding_ = false;
+  mutable long rounded_operations_ = 0;
 };
 
 }  // namespace ulpgate

@@ -136,4 +136,17 @@ CLI::Validator CountValidator(const std::string& what, uint64_t min, uint64_t ma
       "", "count");
 }
 
+const ElementwiseOpInfo& ElementwiseOpArgument(const std::string& name) {
+  if (const ElementwiseOpInfo* op = FindElementwiseOp(name)) return *op;
+  throw UsageError("unknown elementwise op '" + name + "' (" + ElementwiseOpNames() + ")");
+}
+
+std::string ElementwiseOpNames() {
+  std::string names;
+  for (const ElementwiseOpInfo& op : ElementwiseOps()) {
+    names += (names.empty() ? "" : ", ") + std::string(op.name);
+  }
+  return names;
+}
+
 }  // namespace ulpgate

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/elementwise_ops.h"
 #include "kernels/registry.h"
 
 namespace ulpgate {
@@ -52,7 +53,7 @@ std::vector<const TargetInfo*> TargetsAndPlugins(const std::string& spec,
 
 // Limits of the counts the CLI takes, so that a typo fails with a message
 // naming the limit instead of asking for terabytes.
-inline constexpr uint64_t kMaxTanhBwdInputs = uint64_t{1} << 26;  // 512 MiB of operands
+inline constexpr uint64_t kMaxElementwiseInputs = uint64_t{1} << 26;  // 512 MiB of operands
 inline constexpr uint64_t kMaxInstances = uint64_t{1} << 20;
 inline constexpr uint64_t kMaxEpochs = 1000000;
 inline constexpr uint64_t kMaxThreads = 1024;
@@ -69,6 +70,12 @@ std::vector<std::string> SplitList(const std::string& spec);
 // The exit status a subcommand asks for when it finishes without error (the
 // gate's 1 for a failed budget, say); 0 unless set.
 int& ExitStatus();
+
+// The registered elementwise op of that name; UsageError naming them all
+// otherwise.
+const ElementwiseOpInfo& ElementwiseOpArgument(const std::string& name);
+// "tanh_bwd, sigmoid_bwd, ...", for help texts and messages.
+std::string ElementwiseOpNames();
 
 void AddListCommand(CLI::App& app);
 void AddRunCommand(CLI::App& app);

@@ -449,7 +449,7 @@ void AddCheckCommand(CLI::App& app) {
   cmd->add_option("--models", args->models_path, "A file of models, one 'NAME: statements' per line");
   cmd->add_option("--period", args->period,
                   "Break mismatches down by input index mod K (a vector body against a tail)")
-      ->check(CountValidator("a period", 1, kMaxTanhBwdInputs));
+      ->check(CountValidator("a period", 1, kMaxElementwiseInputs));
   cmd->add_option("--json", args->json_path, "Write the JSON report here (- for stdout)");
   cmd->add_option("--max-ulp", args->max_ulp,
                   "Exit 1 if the max ULP error is above this or an output has a special mismatch")
@@ -476,7 +476,7 @@ void AddCheckCommand(CLI::App& app) {
   exp->add_option("--n", eargs->n,
                   "Number of inputs (default: the suite's); for the linear and MSE ops, of "
                   "instances (default 1)")
-      ->check(CountValidator("the number of inputs", 1, kMaxTanhBwdInputs));
+      ->check(CountValidator("the number of inputs", 1, kMaxElementwiseInputs));
   exp->add_option("--seed", eargs->seed, "Suite seed")
       ->capture_default_str()
       ->check(CountValidator("a seed", 0, kMaxSeed));

@@ -9,14 +9,12 @@
 #include <fstream>
 #include <iostream>
 
-#include "kernels/tanh_bwd_spec.h"
 #include "oracles/float_text.h"
 #include "oracles/ulp_metric.h"
 #include "suites/investigate/diverge.h"
 #include "suites/investigate/explain.h"
 #include "suites/engine/plugins.h"
-#include "suites/engine/tanh_bwd_oracle.h"
-#include "suites/inputs/tanh_bwd_suites.h"
+#include "suites/engine/elementwise_oracle.h"
 #include "tools/cli.h"
 #include "tools/text_table.h"
 
@@ -34,7 +32,8 @@ struct DivergeArgs {
 };
 
 // "VARIANT[@TARGET]" (default target: the best this CPU has), or "exact".
-DivergeSide ParseSide(const std::string& spec, const char* flag, bool allow_exact) {
+DivergeSide ParseSide(const ElementwiseOpInfo& op, const std::string& spec, const char* flag,
+                      bool allow_exact) {
   if (spec == "exact") {
     if (!allow_exact) throw UsageError(std::string(flag) + " must be a variant; only --b may be exact");
     return DivergeSide{};
@@ -57,9 +56,11 @@ DivergeSide ParseSide(const std::string& spec, const char* flag, bool allow_exac
     side.target = &plugin->target;
     return side;
   }
-  if (TanhBwdVariantIndex(side.variant) < 0) {
-    throw UsageError(std::string(flag) + ": unknown variant '" + side.variant +
-                     "' (mac, mac_unfused, mulsub, mulsub_fma" + (allow_exact ? ", or exact)" : ")"));
+  if (op.VariantIndex(side.variant) < 0) {
+    std::string names;
+    for (const auto& v : op.variants) names += (names.empty() ? "" : ", ") + std::string(v.name);
+    throw UsageError(std::string(flag) + ": unknown " + std::string(op.name) + " variant '" +
+                     side.variant + "' (" + names + (allow_exact ? ", or exact)" : ")"));
   }
   if (at == std::string::npos) {
     side.target = &BestTarget();
@@ -91,43 +92,44 @@ std::string FloatCell(float x) { return fmt::format("{} ({})", HexFloat(x), Bits
 void WriteInputFile(const std::string& path, const DivergeArgs& args, const DivergeSide& a,
                     const DivergeSide& b, const DivergeResult& result) {
   const std::vector<std::string> header = {
-      fmt::format("tanh_bwd worst-case inputs: where {} and {} disagree most", a.Label(), b.Label()),
+      fmt::format("{} worst-case inputs: where {} and {} disagree most", args.kernel, a.Label(),
+                  b.Label()),
       "found by ulpgate diverge: random restarts, hill climbing over neighbouring bit",
       "patterns, refinement of the input intervals with the largest disagreement",
       fmt::format("disagreement: |a - b| / ulp(b), in ULPs of {} ({} evaluations, seed {}){}",
                   b.Label(), result.evaluations, args.seed,
                   b.exact() ? "; b below is the exact value rounded to binary32" : ""),
       "regenerate: " + Command(args, a, b),
-      "replay:     ulpgate run --kernel tanh_bwd --inputs " + path + PluginFlags(args),
+      "replay:     ulpgate run --kernel " + args.kernel + " --inputs " + path + PluginFlags(args),
   };
   std::ofstream out(path, std::ios::trunc);
   if (!out) throw UsageError(path + ": cannot open for writing");
-  out << DivergeInputFileText(result, kTanhBwdOperands, header);
+  out << DivergeInputFileText(result, FindElementwiseOp(args.kernel)->operand_names(), header);
   if (!out.flush()) throw UsageError(path + ": write failed");
 }
 
 void RunDiverge(const DivergeArgs& args) {
-  if (args.kernel != "tanh_bwd") {
-    throw UsageError("unknown kernel '" + args.kernel + "' (available: tanh_bwd)");
-  }
+  const ElementwiseOpInfo& op = ElementwiseOpArgument(args.kernel);
+  const std::vector<std::string> operands = op.operand_names();
+  const ElementwiseOracle& oracle = OracleOf(op);
   if (args.evaluations == 0) throw UsageError("--evals must be at least 1");
   if (args.keep == 0) throw UsageError("--keep must be at least 1");
   LoadPlugins(args.plugins);
-  const DivergeSide a = ParseSide(args.a, "--a", false);
-  const DivergeSide b = ParseSide(args.b, "--b", true);
+  const DivergeSide a = ParseSide(op, args.a, "--a", false);
+  const DivergeSide b = ParseSide(op, args.b, "--b", true);
   DivergeOptions options;
   options.evaluations = args.evaluations;
   options.seed = args.seed;
   options.keep = args.keep;
   const auto start = std::chrono::steady_clock::now();
-  const DivergeResult result = DivergeTanhBwd(a, b, options);
+  const DivergeResult result = DivergeElementwise(op, a, b, options);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   std::cout << fmt::format(
-      "diverge tanh_bwd: a = {}, b = {}; disagreement |a - b| / ulp(b) in ULPs of b\n"
+      "diverge {}: a = {}, b = {}; disagreement |a - b| / ulp(b) in ULPs of b\n"
       "{} evaluations (seed {}) in {:.2f} s\n",
-      a.Label(), b.Label(), result.evaluations, args.seed, seconds);
+      op.name, a.Label(), b.Label(), result.evaluations, args.seed, seconds);
   std::string reached;
   for (double threshold = 1; threshold <= 1e12; threshold *= 10) {
     const uint64_t at = result.FirstReaching(threshold);
@@ -144,7 +146,10 @@ void RunDiverge(const DivergeArgs& args) {
     std::cout << fmt::format("\nworst {} inputs found\n", result.worst.size());
     // Besides the disagreement, each side's own error against the exact value
     // (outside the evaluation budget: a handful of oracle calls).
-    std::vector<std::string> header = {"#", "ULP apart", "grad", "t", "a: " + a.Label(), "a error"};
+    std::vector<std::string> header = {"#", "ULP apart"};
+    header.insert(header.end(), operands.begin(), operands.end());
+    header.push_back("a: " + a.Label());
+    header.push_back("a error");
     if (b.exact()) {
       header.push_back("b: exact");
     } else {
@@ -153,17 +158,21 @@ void RunDiverge(const DivergeArgs& args) {
     }
     header.push_back("found at");
     TextTable table(header);
-    table.SetLeftAligned({2, 3, 4, 6});
+    std::vector<size_t> left;
+    for (size_t k = 0; k < operands.size() + 1; ++k) left.push_back(2 + k);
+    left.push_back(operands.size() + 4);
+    table.SetLeftAligned(left);
     for (size_t i = 0; i < result.worst.size(); ++i) {
       const DivergePoint& p = result.worst[i];
-      const MpfrNumber exact = TanhBwdExact(p.operands[0], p.operands[1]);
+      const MpfrNumber exact = oracle.Exact(p.operands.data());
       auto error = [&](float y) {
         const UlpError e = MeasureUlpError(exact.get(), y);
         return e.special_mismatch ? std::string("special") : FormatUlp(e.ulp);
       };
-      std::vector<std::string> row = {std::to_string(i + 1), FormatUlp(p.evaluation.ulp),
-                                      FloatCell(p.operands[0]), FloatCell(p.operands[1]),
-                                      HexFloat(p.evaluation.a), error(p.evaluation.a)};
+      std::vector<std::string> row = {std::to_string(i + 1), FormatUlp(p.evaluation.ulp)};
+      for (const float x : p.operands) row.push_back(FloatCell(x));
+      row.push_back(HexFloat(p.evaluation.a));
+      row.push_back(error(p.evaluation.a));
       if (b.exact()) {
         row.push_back(exact.ToDecimal(9));
       } else {
@@ -186,10 +195,13 @@ void RunDiverge(const DivergeArgs& args) {
         targets += (targets.empty() ? "" : ",") + side->target->name;
       }
     }
+    std::string inputs;
+    for (size_t k = 0; k < operands.size(); ++k) {
+      inputs += fmt::format(" --input {}={}", operands[k], HexFloat(worst.operands[k]));
+    }
     std::cout << "explain the worst: "
               << WrappedCommand(
-                     fmt::format("ulpgate explain --kernel tanh_bwd --input grad={} --input t={}{}{}",
-                                 HexFloat(worst.operands[0]), HexFloat(worst.operands[1]),
+                     fmt::format("ulpgate explain --kernel {}{}{}{}", op.name, inputs,
                                  targets.empty() ? " --variant none" : " --target " + targets,
                                  plugins),
                      19, 4)
@@ -197,18 +209,21 @@ void RunDiverge(const DivergeArgs& args) {
   }
   if (result.special_mismatches > 0) {
     const DivergePoint& s = *result.first_special;
+    std::string at;
+    for (size_t k = 0; k < operands.size(); ++k) {
+      at += fmt::format("{}{} = {}", k ? ", " : "", operands[k], HexFloat(s.operands[k]));
+    }
     PrintWrapped(std::cout, fmt::format(
         "special mismatches (NaN or infinity against something else, not ranked): {}, first: "
-        "grad = {}, t = {}: a = {}, b = {}",
-        result.special_mismatches, HexFloat(s.operands[0]), HexFloat(s.operands[1]),
-        HexFloat(s.evaluation.a),
-        b.exact() ? TanhBwdExact(s.operands[0], s.operands[1]).ToDecimal(9)
+        "{}: a = {}, b = {}",
+        result.special_mismatches, at, HexFloat(s.evaluation.a),
+        b.exact() ? oracle.Exact(s.operands.data()).ToDecimal(9)
                   : HexFloat(s.evaluation.b)), 2);
   }
   if (!args.out_path.empty()) {
     WriteInputFile(args.out_path, args, a, b, result);
-    std::cout << fmt::format("wrote {} inputs to {} (replay: ulpgate run --kernel tanh_bwd --inputs {})\n",
-                             result.worst.size(), args.out_path, args.out_path);
+    std::cout << fmt::format("wrote {} inputs to {} (replay: ulpgate run --kernel {} --inputs {})\n",
+                             result.worst.size(), args.out_path, op.name, args.out_path);
   }
 }
 
@@ -218,7 +233,8 @@ void AddDivergeCommand(CLI::App& app) {
   auto args = std::make_shared<DivergeArgs>();
   auto* cmd = app.add_subcommand(
       "diverge", "Search for the inputs where two variants/targets (or one and exact) disagree most");
-  cmd->add_option("--kernel", args->kernel, "Op (tanh_bwd)")->required();
+  cmd->add_option("--kernel", args->kernel, "Elementwise op (" + ElementwiseOpNames() + ")")
+      ->required();
   cmd->add_option("--a", args->a,
                   "VARIANT[@TARGET] (default target: the best this CPU runs), or a plugin's "
                   "VARIANT[@PLUGIN]")
@@ -227,7 +243,7 @@ void AddDivergeCommand(CLI::App& app) {
       ->required();
   cmd->add_option("--evals", args->evaluations, "Inputs to evaluate on both sides")
       ->capture_default_str()
-      ->check(CountValidator("the number of evaluations", 1, kMaxTanhBwdInputs));
+      ->check(CountValidator("the number of evaluations", 1, kMaxElementwiseInputs));
   cmd->add_option("--seed", args->seed, "Search seed")
       ->capture_default_str()
       ->check(CountValidator("a seed", 0, kMaxSeed));

@@ -19,7 +19,9 @@
 #include "suites/drift/report.h"
 #include "suites/drift/run.h"
 #include "suites/reports/report.h"
-#include "suites/engine/tanh_bwd_cases.h"
+#include "suites/drift/kernels.h"
+#include "suites/engine/elementwise_cases.h"
+#include "suites/engine/elementwise_oracle.h"
 #include "tools/cli.h"
 #include "tools/drift_chart.h"
 #include "tools/text_table.h"
@@ -280,7 +282,7 @@ void Drift(const DriftArgs& args) {
   for (const DriftPrecision& precision : precisions) {
     std::vector<std::string> specs = args.variants;
     if (specs.empty()) {
-      for (const std::string& v : TanhBwdVariantNames(*precision.compute)) {
+      for (const std::string& v : VariantNames(*FindElementwiseOp(kDriftTanhBwd), *precision.compute)) {
         specs.push_back("tanh_bwd=" + v);
       }
       if (args.attribute) specs = {""};  // the default run only

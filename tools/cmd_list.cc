@@ -8,65 +8,82 @@
 
 #include "kernels/reduction_spec.h"
 #include "kernels/registry.h"
-#include "kernels/tanh_bwd_spec.h"
+#include "kernels/elementwise_ops.h"
 #include "oracles/format.h"
-#include "suites/engine/tanh_bwd_cases.h"
-#include "suites/engine/tanh_bwd_oracle.h"
+#include "suites/engine/elementwise_cases.h"
+#include "suites/engine/elementwise_oracle.h"
 #include "suites/engine/op_table.h"
+#include "suites/inputs/elementwise_suites.h"
 #include "suites/inputs/reduction_suites.h"
-#include "suites/inputs/tanh_bwd_suites.h"
 #include "tools/cli.h"
 #include "tools/text_table.h"
 
 namespace ulpgate {
 namespace {
 
-nlohmann::ordered_json ListJson() {
-  nlohmann::ordered_json j;
-  j["format"] = "ulpgate-list-1";
+nlohmann::ordered_json ElementwiseJson(const ElementwiseOpInfo& info) {
   nlohmann::ordered_json op;
-  op["name"] = "tanh_bwd";
-  op["definition"] = "grad * (1 - t^2)";
-  op["operands"] = kTanhBwdOperands;
-  for (const auto& v : kTanhBwdVariants) {
+  op["name"] = info.name;
+  op["definition"] = info.definition;
+  op["operands"] = info.operand_names();
+  for (const OperandInfo& o : info.operands) {
+    op["operand_domains"].push_back(
+        {{"name", o.name},
+         {"role", o.role},
+         {"domain", o.domain == OperandDomain::kLogUniform ? "log_uniform" : "uniform"},
+         {"lo", o.lo},
+         {"hi", o.hi}});
+  }
+  op["landmarks"] = info.landmarks;
+  for (const auto& v : info.variants) {
     op["variants"].push_back({{"name", v.name},
                               {"op_sequence", v.op_sequence},
                               {"model_on_fused_targets", v.model_fused_target},
                               {"model_on_unfused_targets", v.model_unfused_target}});
   }
-  for (const auto& m : kTanhBwdModels) {
+  for (const auto& m : info.models) {
     op["models"].push_back({{"name", m.name},
                             {"sequence_of", m.sequence_of},
                             {"fused_negmuladd", m.fused},
-                            {"statements", m.expression}});
+                            {"statements", m.expression.empty()
+                                               ? nlohmann::ordered_json(nullptr)
+                                               : nlohmann::ordered_json(m.expression)}});
   }
-  for (const auto& s : TanhBwdSuites()) {
+  for (const auto& s : ElementwiseSuites(info)) {
     op["suites"].push_back(
         {{"name", s.name}, {"description", s.description}, {"default_n", s.default_n}});
   }
-  op["formats"] = GetOp("tanh_bwd").dtypes;
+  op["formats"] = GetOp(std::string(info.name)).dtypes;
+  op["bound_roundings"] = info.bound_roundings;
   // What `check` compares outputs with, per format, in the model language.
-  for (const std::string& dtype : GetOp("tanh_bwd").dtypes) {
-    for (const ModelProgram& m : TanhBwdModelPrograms(*FindFormat(dtype))) {
+  for (const std::string& dtype : GetOp(std::string(info.name)).dtypes) {
+    op["model_expressions"][dtype] = nlohmann::ordered_json::array();
+    for (const ModelProgram& m : ModelPrograms(info, *FindFormat(dtype))) {
       op["model_expressions"][dtype].push_back({{"name", m.name}, {"statements", m.text}});
     }
   }
-  for (const std::string& dtype : GetOp("tanh_bwd").dtypes) {
+  for (const std::string& dtype : GetOp(std::string(info.name)).dtypes) {
     if (dtype == kBinary32.name) continue;  // the variants above
     const FloatFormat* format = FindFormat(dtype);
     nlohmann::ordered_json f;
-    for (const auto& v : kTanhBwdNarrowVariants) {
+    for (const auto& v : info.narrow_variants) {
       nlohmann::ordered_json models;
       for (const TargetInfo& t : CompiledTargets()) {
-        models[t.name] = ExpectedTanhBwdModel(*format, v.name, t);
+        models[t.name] = ExpectedModel(info, *format, v.name, t);
       }
       f["variants"].push_back(
           {{"name", v.name}, {"computes", v.description}, {"model_per_target", models}});
     }
-    f["models"] = TanhBwdModelNames(*format);
+    f["models"] = ModelNames(info, *format);
     op["variants_in"][format->name] = f;
   }
-  j["ops"].push_back(op);
+  return op;
+}
+
+nlohmann::ordered_json ListJson() {
+  nlohmann::ordered_json j;
+  j["format"] = "ulpgate-list-1";
+  for (const ElementwiseOpInfo& info : ElementwiseOps()) j["ops"].push_back(ElementwiseJson(info));
   for (const auto& info : ReductionOps()) {
     nlohmann::ordered_json r;
     r["name"] = info.name;
@@ -152,33 +169,38 @@ std::string ModelsByTarget(const std::function<std::string(const TargetInfo&)>& 
   return text;
 }
 
-void PrintList() {
-  std::cout << "ops\n";
-  std::cout << "  tanh_bwd(grad, t) = grad * (1 - t^2)\n\n";
+void PrintElementwise(const ElementwiseOpInfo& info) {
+  std::string operands;
+  for (const std::string& o : info.operand_names()) operands += (operands.empty() ? "" : ", ") + o;
+  std::cout << "  ";
+  PrintWrapped(std::cout,
+               std::string(info.name) + "(" + operands + ") = " + std::string(info.definition), 4,
+               2);
+  std::cout << "\n";
   TextTable variants({"variant", "op sequence", "model (FMA target)", "model (no FMA)"});
   variants.SetLeftAligned({0, 1, 2, 3});
-  for (const auto& v : kTanhBwdVariants) {
+  for (const auto& v : info.variants) {
     variants.AddRow({std::string(v.name), std::string(v.op_sequence),
                      std::string(v.model_fused_target), std::string(v.model_unfused_target)});
   }
   variants.Print(std::cout, "  ");
-  // The 16-bit formats tanh_bwd runs in, from the op table.
+  // The 16-bit formats the op runs in, from the op table.
   std::vector<const FloatFormat*> narrow;
   std::string narrow_names;
-  for (const std::string& dtype : GetOp("tanh_bwd").dtypes) {
+  for (const std::string& dtype : GetOp(std::string(info.name)).dtypes) {
     const FloatFormat* format = FindFormat(dtype);
     if (format->bits == 32) continue;
     narrow.push_back(format);
     narrow_names += (narrow_names.empty() ? "" : " and ") + dtype;
   }
   std::cout << "\n  in " << narrow_names << " (run --dtype): operands and output in the format\n";
-  for (const auto& v : kTanhBwdNarrowVariants) {
+  for (const auto& v : info.narrow_variants) {
     std::cout << "    ";
     PrintWrapped(std::cout, std::string(v.name) + ": " + std::string(v.description), 8, 4);
     std::vector<std::pair<std::string, std::string>> models;  // (format, models by target)
     for (const FloatFormat* format : narrow) {
       models.emplace_back(format->name, ModelsByTarget([&](const TargetInfo& t) {
-                            return ExpectedTanhBwdModel(*format, v.name, t);
+                            return ExpectedModel(info, *format, v.name, t);
                           }));
     }
     bool same = true;
@@ -195,16 +217,29 @@ void PrintList() {
     PrintWrapped(std::cout, text, 8, 6);
   }
   // The models as `check` runs them: the printed text is what it parses.
+  bool expressions = false;
+  for (const auto& m : info.models) expressions = expressions || !m.expression.empty();
+  if (!expressions) {
+    std::cout << "\n  its models call functions the model language does not have: check "
+                 "compares outputs with the built-in models by name\n\n";
+    return;
+  }
   std::cout << "\n  models in the model language (check compares outputs with these; "
                "docs/models.md):\n";
-  for (const std::string& dtype : GetOp("tanh_bwd").dtypes) {
+  for (const std::string& dtype : GetOp(std::string(info.name)).dtypes) {
     const FloatFormat& format = *FindFormat(dtype);
     std::cout << "    in " << dtype << ":\n";
     TextTable models({"model", "statements"});
     models.SetLeftAligned({0, 1});
-    for (const ModelProgram& m : TanhBwdModelPrograms(format)) models.AddRow({m.name, m.text});
+    for (const ModelProgram& m : ModelPrograms(info, format)) models.AddRow({m.name, m.text});
     models.Print(std::cout, "      ");
   }
+  std::cout << "\n";
+}
+
+void PrintList() {
+  std::cout << "ops\n";
+  for (const ElementwiseOpInfo& info : ElementwiseOps()) PrintElementwise(info);
   for (const auto& info : ReductionOps()) {
     std::cout << "\n  ";
     std::string formats;
@@ -238,13 +273,25 @@ void PrintList() {
   }
   targets.Print(std::cout, "  ");
   std::cout << "  " << RunnableSummary() << "\n";
-  std::cout << "  best here: " << BestTarget().name << "\n\nsuites (tanh_bwd)\n";
-  TextTable suites({"suite", "default n", "inputs"});
-  suites.SetLeftAligned({0, 2});
-  for (const auto& s : TanhBwdSuites()) {
-    suites.AddRow({s.name, std::to_string(s.default_n), s.description});
+  std::cout << "  best here: " << BestTarget().name << "\n";
+  // The suites, once for every op that shares them.
+  std::vector<std::pair<const std::vector<SuiteInfo>*, std::string>> groups;
+  for (const ElementwiseOpInfo& info : ElementwiseOps()) {
+    const std::vector<SuiteInfo>* s = &ElementwiseSuites(info);
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == s; });
+    if (it == groups.end()) {
+      groups.emplace_back(s, std::string(info.name));
+    } else {
+      it->second += ", " + std::string(info.name);
+    }
   }
-  suites.Print(std::cout, "  ");
+  for (const auto& [group, names] : groups) {
+    std::cout << "\nsuites (" << names << ")\n";
+    TextTable suites({"suite", "default n", "inputs"});
+    suites.SetLeftAligned({0, 2});
+    for (const auto& s : *group) suites.AddRow({s.name, std::to_string(s.default_n), s.description});
+    suites.Print(std::cout, "  ");
+  }
   std::cout << "\nsuites (linear and MSE ops; run --shape B,IN,OUT or --shape N)\n";
   TextTable reduction_suites({"suite", "default instances", "inputs"});
   reduction_suites.SetLeftAligned({0, 2});

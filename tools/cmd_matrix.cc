@@ -117,12 +117,10 @@ void PrintMatrix(const ConformanceMatrix& m) {
 }
 
 void RunMatrix(const MatrixArgs& args) {
-  if (args.kernel != "tanh_bwd") {
-    throw UsageError("unknown kernel '" + args.kernel + "' (available: tanh_bwd)");
-  }
+  const ElementwiseOpInfo& op = ElementwiseOpArgument(args.kernel);
   if (args.n == 0) throw UsageError("--n must be at least 1");
   const ConformanceMatrix m =
-      BuildTanhBwdMatrix(args.n, args.seed, args.threads, LoadPlugins(args.plugins));
+      BuildMatrix(op, args.n, args.seed, args.threads, LoadPlugins(args.plugins));
   PrintMatrix(m);
   if (!args.json_path.empty()) WriteJsonFile(args.json_path, MatrixJson(m));
   if (!m.AllAsExpected()) ExitStatus() = 1;
@@ -136,10 +134,11 @@ void AddMatrixCommand(CLI::App& app) {
       "matrix",
       "Variant x target: the model each kernel conforms to, max ULP per suite, identical-output "
       "groups (exit 1 if a kernel does not follow the model its target should)");
-  cmd->add_option("--kernel", args->kernel, "Op (tanh_bwd)")->capture_default_str();
+  cmd->add_option("--kernel", args->kernel, "Elementwise op (" + ElementwiseOpNames() + ")")
+      ->capture_default_str();
   cmd->add_option("--n", args->n, "Inputs per suite")
       ->capture_default_str()
-      ->check(CountValidator("the number of inputs", 1, kMaxTanhBwdInputs));
+      ->check(CountValidator("the number of inputs", 1, kMaxElementwiseInputs));
   cmd->add_option("--seed", args->seed, "Suite seed")
       ->capture_default_str()
       ->check(CountValidator("a seed", 0, kMaxSeed));

@@ -15,11 +15,11 @@
 #include "kernels/reduction_spec.h"
 #include "suites/reports/dump.h"
 #include "suites/engine/plugins.h"
-#include "suites/engine/tanh_bwd_cases.h"
+#include "suites/engine/elementwise_cases.h"
 #include "suites/engine/op_table.h"
 #include "suites/reports/report.h"
-#include "suites/engine/tanh_bwd_oracle.h"
-#include "suites/inputs/tanh_bwd_suites.h"
+#include "suites/engine/elementwise_oracle.h"
+#include "suites/inputs/elementwise_suites.h"
 #include "tools/cli.h"
 #include "tools/run_args.h"
 #include "tools/run_limits.h"
@@ -146,19 +146,37 @@ void PrintErrorMaps(const std::vector<CaseResult>& results, const InputSet& inpu
   }
 }
 
-// One input's output from a case's kernel, computed again.
-float OneOutput(const CaseResult& r, const FloatFormat& format, float g, float t) {
-  const int64_t target = FindTarget(r.target)->bits;
+// One input's output from a case's built-in kernel, computed again.
+float OneOutput(const CaseResult& r, const FloatFormat& format, const std::vector<float>& x) {
+  const ElementwiseKernel kernel =
+      FindElementwiseKernel(r.op, format.name, r.variant, FindTarget(r.target)->bits);
   if (std::string_view(format.name) == "f32") {
+    std::vector<const void*> in;
+    for (const float& v : x) in.push_back(&v);
     float y;
-    FindTanhBwdKernel(r.variant, target)(&g, &t, &y, 1);
+    kernel(in.data(), &y, 1);
     return y;
   }
-  const uint16_t gb = static_cast<uint16_t>(EncodeBits(format, g));
-  const uint16_t tb = static_cast<uint16_t>(EncodeBits(format, t));
+  std::vector<uint16_t> bits;
+  for (const float v : x) bits.push_back(static_cast<uint16_t>(EncodeBits(format, v)));
+  std::vector<const void*> in;
+  for (const uint16_t& b : bits) in.push_back(&b);
   uint16_t yb;
-  FindTanhBwdNarrowKernel(format.name, r.variant, target)(&gb, &tb, &yb, 1);
+  kernel(in.data(), &yb, 1);
   return static_cast<float>(DecodeBits(format, yb));
+}
+
+// "grad = 0x1p+0 (0x3f80), t = ..." for input i.
+std::string OperandsText(const InputSet& inputs, const FloatFormat& format, uint64_t i,
+                         bool with_bits) {
+  std::string text;
+  for (size_t k = 0; k < inputs.columns.size(); ++k) {
+    const float v = inputs.columns[k][i];
+    text += fmt::format("{}{} = {}", k ? ", " : "", inputs.operand_names[k],
+                        with_bits ? HexFloat(v) + " (" + BitsText(format, EncodeBits(format, v)) + ")"
+                                  : HexFloat(v));
+  }
+  return text;
 }
 
 // A value and its bit pattern in the run's format: "-0x1.8p+0 (0xbfc0)".
@@ -166,9 +184,10 @@ std::string ValueText(const FloatFormat& format, float x) {
   return HexFloat(x) + " (" + BitsText(format, EncodeBits(format, x)) + ")";
 }
 
-void PrintText(const std::vector<CaseResult>& results, const InputSet& inputs,
-               const std::vector<std::string>& skipped, bool quiet, const FloatFormat& format) {
-  std::cout << fmt::format("tanh_bwd in {} on {} (seed {}, n {})\n", format.name, inputs.source,
+void PrintText(const ElementwiseOpInfo& op, const std::vector<CaseResult>& results,
+               const InputSet& inputs, const std::vector<std::string>& skipped, bool quiet,
+               const FloatFormat& format) {
+  std::cout << fmt::format("{} in {} on {} (seed {}, n {})\n", op.name, format.name, inputs.source,
                            inputs.seed, inputs.size());
   if (!skipped.empty()) {
     PrintWrapped(std::cout, "skipped (compiled, not runnable here): " + DescribeSkipped(skipped), 2);
@@ -236,24 +255,26 @@ void PrintText(const std::vector<CaseResult>& results, const InputSet& inputs,
     }
     if (worst) {
       const uint64_t i = worst->stats.max_index();
-      const float g = inputs.columns[0][i], t = inputs.columns[1][i];
+      std::vector<float> x;
+      for (const auto& column : inputs.columns) x.push_back(column[i]);
       const float y = !worst->outputs.empty()            ? worst->outputs[i]
-                      : worst->kind == CaseKind::kKernel ? OneOutput(*worst, format, g, t)
+                      : worst->kind == CaseKind::kKernel ? OneOutput(*worst, format, x)
                                                          : std::nanf("");
-      std::cout << fmt::format(
-          "  worst: {} ULP on {} at input #{}: grad = {}, t = {}\n"
-          "         output {}, exact {}\n",
-          Ulp(worst->stats.max_ulp()), worst->target, i, ValueText(format, g),
-          ValueText(format, t), ValueText(format, y), TanhBwdExact(g, t).ToDecimal(17));
+      std::cout << "  ";
+      PrintWrapped(std::cout,
+                   fmt::format("worst: {} ULP on {} at input #{}: {}; output {}, exact {}",
+                               Ulp(worst->stats.max_ulp()), worst->target, i,
+                               OperandsText(inputs, format, i, true), ValueText(format, y),
+                               OracleOf(op).Exact(x.data()).ToDecimal(17)),
+                   9, 2);
       std::cout << "  reproduce: " << WrappedCommand(ReproduceCommand(*worst, inputs, i), 13, 6)
                 << "\n";
     }
     for (const CaseResult* r : cases) {
       if (r->stats.first_special_index() >= 0) {
         const uint64_t i = r->stats.first_special_index();
-        std::cout << fmt::format("  special mismatch on {}: first at input #{}: grad = {}, t = {}\n",
-                                 r->target, i, HexFloat(inputs.columns[0][i]),
-                                 HexFloat(inputs.columns[1][i]));
+        std::cout << fmt::format("  special mismatch on {}: first at input #{}: {}\n", r->target, i,
+                                 OperandsText(inputs, format, i, false));
         break;
       }
     }
@@ -287,32 +308,36 @@ void Run(const RunArgs& args) {
     throw UsageError("--dtype " + args.dtype + ": " + op->name + " runs in " + dtypes);
   }
   if (op->family == OpFamily::kReduction) {
-    if (!args.plugins.empty()) throw UsageError("--plugin: plugins give tanh_bwd kernels");
+    if (!args.plugins.empty()) {
+      throw UsageError(std::string("--plugin: plugins give ") + kPluginOp + " kernels");
+    }
     RunReductionCommand(args);
     return;
   }
   if (!args.shape.empty() || args.instance >= 0) {
-    throw UsageError("--shape and --instance are for the linear and MSE ops, not tanh_bwd");
+    throw UsageError("--shape and --instance are for the linear and MSE ops, not " + op->name);
   }
   if (!args.suite.empty() && !args.inputs_path.empty()) {
     throw UsageError("--suite and --inputs exclude each other");
   }
+  const ElementwiseOpInfo& elementwise = *FindElementwiseOp(op->name);
   InputSet inputs;
   if (!args.inputs_path.empty()) {
-    inputs = ReadInputFile(args.inputs_path, kTanhBwdOperands);
+    inputs = ReadInputFile(args.inputs_path, elementwise.operand_names());
     if (args.n != 0 && args.n < inputs.size()) {
       for (auto& column : inputs.columns) column.resize(args.n);
     }
   } else {
     const std::string suite = args.suite.empty() ? "domain" : args.suite;
     const SuiteInfo* info = nullptr;
-    for (const auto& s : TanhBwdSuites()) {
+    std::string names;
+    for (const auto& s : ElementwiseSuites(elementwise)) {
       if (s.name == suite) info = &s;
+      names += (names.empty() ? "" : ", ") + s.name;
     }
-    if (!info) {
-      throw UsageError("unknown suite '" + suite + "' (random, domain, training, adversarial)");
-    }
-    inputs = GenerateTanhBwdSuite(*format, suite, args.seed, args.n ? args.n : info->default_n);
+    if (!info) throw UsageError("unknown suite '" + suite + "' of " + op->name + " (" + names + ")");
+    inputs = GenerateElementwiseSuite(elementwise, *format, suite, args.seed,
+                                      args.n ? args.n : info->default_n);
   }
   if (!args.save_inputs_path.empty()) {
     const std::string source = args.inputs_path.empty()
@@ -321,9 +346,9 @@ void Run(const RunArgs& args) {
                                                  inputs.size())
                                    : "--inputs " + args.inputs_path;
     WriteInputFile(args.save_inputs_path, inputs,
-                   {fmt::format("ulpgate inputs of tanh_bwd: {} ({} tuples)", inputs.source,
+                   {fmt::format("ulpgate inputs of {}: {} ({} tuples)", op->name, inputs.source,
                                 inputs.size()),
-                    "regenerate: ulpgate run --kernel tanh_bwd " + source +
+                    "regenerate: ulpgate run --kernel " + op->name + " " + source +
                         " --save-inputs " + args.save_inputs_path});
   }
   RunOptions options;
@@ -336,13 +361,13 @@ void Run(const RunArgs& args) {
     options.variants.clear();
   }
   const std::vector<const TargetInfo*> plugin_targets = LoadPlugins(args.plugins);
-  const std::vector<std::string> known = TanhBwdVariantNames(*format);
+  const std::vector<std::string> known = VariantNames(elementwise, *format);
   for (const auto& v : options.variants) {
     if (std::find(known.begin(), known.end(), v) == known.end()) {
       std::string names;
       for (const auto& k : known) names += k + ", ";
-      throw UsageError("unknown variant '" + v + "' of tanh_bwd in " + format->name + " (" +
-                       names + "all)");
+      throw UsageError("unknown variant '" + v + "' of " + op->name + " in " + format->name +
+                       " (" + names + "all)");
     }
   }
   // A variant list names built-in kernels; the plugins run all of theirs.
@@ -364,8 +389,10 @@ void Run(const RunArgs& args) {
   if (!args.by.empty()) {
     const auto it = std::find(inputs.operand_names.begin(), inputs.operand_names.end(), args.by);
     if (it == inputs.operand_names.end()) {
-      throw UsageError("--by " + args.by + ": tanh_bwd has no operand '" + args.by +
-                       "' (grad, t)");
+      std::string names;
+      for (const auto& o : inputs.operand_names) names += (names.empty() ? "" : ", ") + o;
+      throw UsageError("--by " + args.by + ": " + op->name + " has no operand '" + args.by +
+                       "' (" + names + ")");
     }
     options.map_operand = static_cast<int>(it - inputs.operand_names.begin());
   }
@@ -377,7 +404,7 @@ void Run(const RunArgs& args) {
     };
   }
   const auto start = std::chrono::steady_clock::now();
-  const std::vector<CaseResult> results = RunTanhBwd(inputs, options);
+  const std::vector<CaseResult> results = RunElementwise(elementwise, inputs, options);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (tty) std::cerr << '\r' << std::string(60, ' ') << '\r';
@@ -387,13 +414,13 @@ void Run(const RunArgs& args) {
   FinishRun(
       args, records,
       [&] {
-        PrintText(results, inputs, skipped, args.quiet, *format);
+        PrintText(elementwise, results, inputs, skipped, args.quiet, *format);
         if (options.map_operand >= 0) PrintErrorMaps(results, inputs);
         std::cerr << fmt::format(
             "ran {} inputs x {} (variant, target) cases in {:.2f} s ({:.0f} inputs/s)\n",
             inputs.size(), results.size(), seconds, inputs.size() / seconds);
       },
-      [&](std::ostream& out) { WriteTanhBwdDump(out, inputs, results); });
+      [&](std::ostream& out) { WriteElementwiseDump(out, elementwise, inputs, results); });
 }
 
 }  // namespace
@@ -455,7 +482,7 @@ void AddRunCommand(CLI::App& app) {
   cmd->add_option("--n", args->n,
                   "Number of inputs (default: the suite's; with --inputs: at most this many); "
                   "for the linear and MSE ops, the number of problem instances")
-      ->check(CountValidator("the number of inputs or instances", 1, kMaxTanhBwdInputs));
+      ->check(CountValidator("the number of inputs or instances", 1, kMaxElementwiseInputs));
   cmd->add_option("--shape", args->shape,
                   "Linear ops: B,IN,OUT (default 32,32,32); MSE ops: N (default 1000)");
   cmd->add_option("--instance", args->instance,

@@ -14,7 +14,8 @@
 #include "suites/engine/plugins.h"
 #include "suites/reports/report.h"
 #include "suites/sweep/sweep.h"
-#include "suites/engine/tanh_bwd_cases.h"
+#include "suites/engine/elementwise_cases.h"
+#include "suites/engine/elementwise_oracle.h"
 #include "tools/cli.h"
 #include "tools/text_table.h"
 
@@ -24,7 +25,7 @@ namespace {
 struct SweepArgs {
   std::string kernel = "tanh_bwd";
   std::string dtype = "bf16";
-  std::string grads, ts;  // f32: the fixed operand's values
+  std::string grads, ts, ss, xs;  // f32: the fixed operand's values
   std::string variant = "all";
   std::string target = "all";
   std::vector<std::string> plugins;
@@ -74,27 +75,29 @@ std::string ReplayCommand(const SweepResult& r, const SweepCase& c, uint64_t ind
   const LoadedPlugin* plugin = FindPlugin(c.target);
   const std::string where = plugin != nullptr ? " --plugin " + plugin->path + " --variant " + c.variant
                                               : " --variant " + c.variant + " --target " + c.target;
-  if (std::string_view(r.domain.format->name) == "f32") {
-    return fmt::format("ulpgate explain --kernel tanh_bwd --input grad={} --input t={}{}{}",
-                       HexFloat(grad), HexFloat(t), where,
-                       plugin != nullptr ? "" : "");
+  if (std::string_view(r.domain.format->name) == "f32" && FindExplainableOp(r.op) != nullptr) {
+    return fmt::format("ulpgate explain --kernel {} --input {}={} --input {}={}{}", r.op,
+                       r.domain.operands[0], HexFloat(grad), r.domain.operands[1], HexFloat(t),
+                       where);
   }
-  return fmt::format("echo '{} {}' | ulpgate run --kernel tanh_bwd --dtype {}{} --inputs -",
-                     HexFloat(grad), HexFloat(t), r.domain.format->name, where);
+  return fmt::format("echo '{} {}' | ulpgate run --kernel {} --dtype {}{} --inputs -",
+                     HexFloat(grad), HexFloat(t), r.op, r.domain.format->name, where);
 }
 
 std::string InputText(const SweepResult& r, uint64_t index) {
   const nlohmann::ordered_json j = SweepInputJson(r.domain, index);
-  return fmt::format("grad = {} ({}), t = {} ({}) [index {:#x}]", j["grad"].get<std::string>(),
-                     j["grad_bits"].get<std::string>(), j["t"].get<std::string>(),
-                     j["t_bits"].get<std::string>(), index);
+  const std::string& a = r.domain.operands[0];
+  const std::string& b = r.domain.operands[1];
+  return fmt::format("{} = {} ({}), {} = {} ({}) [index {:#x}]", a, j[a].get<std::string>(),
+                     j[a + "_bits"].get<std::string>(), b, j[b].get<std::string>(),
+                     j[b + "_bits"].get<std::string>(), index);
 }
 
 // Prints the report; returns whether every case followed its model and
 // stayed within --max-ulp.
 bool PrintSweep(const SweepResult& r, const std::optional<double>& max_ulp) {
   const uint64_t n = r.end - r.begin;
-  std::cout << fmt::format("sweep tanh_bwd: {}; inputs {:#x} to {:#x} ({}{}), {} cases\n\n",
+  std::cout << fmt::format("sweep {}: {}; inputs {:#x} to {:#x} ({}{}), {} cases\n\n", r.op,
                            r.domain.Description(), r.begin, r.end, n,
                            n == r.domain.size() ? ", all" : fmt::format(" of {}", r.domain.size()),
                            r.cases.size());
@@ -170,21 +173,35 @@ std::pair<uint64_t, uint64_t> ParseShard(const std::string& spec) {
 }
 
 void RunSweepCommand(const SweepArgs& args) {
-  if (args.kernel != "tanh_bwd") throw UsageError("unknown kernel '" + args.kernel + "' (sweeps: tanh_bwd)");
+  const ElementwiseOpInfo& op = ElementwiseOpArgument(args.kernel);
+  if (op.arity() != 2) throw UsageError("sweeps take ops of two operands; " + args.kernel + " has " + std::to_string(op.arity()));
+  const std::array<std::string, 2> operands = {std::string(op.operands[0].name),
+                                               std::string(op.operands[1].name)};
   const FloatFormat* format = FindFormat(args.dtype);
   if (format == nullptr || format->bits > 32) throw UsageError("unknown --dtype '" + args.dtype + "' (f32, bf16, f16)");
   const std::vector<float> grads = ParseValues(args.grads, "--grad");
-  const std::vector<float> ts = ParseValues(args.ts, "--t");
+  // --t, --s and --x name the second operand: the one the op calls so.
+  const std::string second_flag = "--" + operands[1];
+  for (const auto& [flag, values] : {std::pair<std::string, const std::string*>{"--t", &args.ts},
+                                     {"--s", &args.ss}, {"--x", &args.xs}}) {
+    if (!values->empty() && flag != second_flag) {
+      throw UsageError(flag + ": " + args.kernel + "'s operands are " + operands[0] + " and " +
+                       operands[1] + " (give " + second_flag + ")");
+    }
+  }
+  const std::string& second_values = operands[1] == "t" ? args.ts : operands[1] == "s" ? args.ss : args.xs;
+  const std::vector<float> ts = ParseValues(second_values, second_flag.c_str());
   SweepDomain::Kind kind = SweepDomain::Kind::kPairs;
-  if (!grads.empty() && !ts.empty()) throw UsageError("--grad and --t exclude each other: one operand is swept");
+  if (!grads.empty() && !ts.empty()) throw UsageError("--grad and " + second_flag + " exclude each other: one operand is swept");
   if (!grads.empty()) kind = SweepDomain::Kind::kOverT;
   if (!ts.empty()) kind = SweepDomain::Kind::kOverGrad;
   if (format->bits == 32 && kind == SweepDomain::Kind::kPairs) {
-    throw UsageError("f32 has 2^64 pairs: sweep every t at given grads (--grad 1,0.5) or every grad at given t (--t 0.5)");
+    throw UsageError(fmt::format("f32 has 2^64 pairs: sweep every {1} at given grads (--grad 1,0.5) or every grad at given {1} ({0} 0.5)", second_flag, operands[1]));
   }
   SweepOptions options;
+  options.op = &op;
   try {
-    options.domain = MakeSweepDomain(*format, kind, kind == SweepDomain::Kind::kOverT ? grads : ts);
+    options.domain = MakeSweepDomain(*format, kind, kind == SweepDomain::Kind::kOverT ? grads : ts, operands);
   } catch (const InputError& e) {
     throw UsageError(e.what());
   }
@@ -207,12 +224,12 @@ void RunSweepCommand(const SweepArgs& args) {
   const std::vector<const TargetInfo*> plugins = LoadPlugins(args.plugins);
   if (args.variant != "none") {
     options.variants = SplitList(args.variant);
-    const std::vector<std::string> known = TanhBwdVariantNames(*format);
+    const std::vector<std::string> known = VariantNames(op, *format);
     for (const auto& v : options.variants) {
       if (std::find(known.begin(), known.end(), v) == known.end()) {
         std::string names;
         for (const auto& k : known) names += k + ", ";
-        throw UsageError("unknown variant '" + v + "' of tanh_bwd in " + format->name + " (" + names + "all)");
+        throw UsageError("unknown variant '" + v + "' of " + args.kernel + " in " + format->name + " (" + names + "all)");
       }
     }
     if (!options.variants.empty()) {
@@ -277,11 +294,14 @@ void AddSweepCommand(CLI::App& app) {
       "Every input of a domain: all (grad, t) pairs in bf16 or f16, or every f32 t at given grads "
       "(every grad at given t); --shard K/N runs one part, merge joins them (exit 1 if a kernel "
       "leaves its model)");
-  cmd->add_option("--kernel", args->kernel, "Op (tanh_bwd)")->capture_default_str();
+  cmd->add_option("--kernel", args->kernel, "Elementwise op of two operands (" + ElementwiseOpNames() + ")")
+      ->capture_default_str();
   cmd->add_option("--dtype", args->dtype, "bf16 or f16 (all pairs), f32 (with --grad or --t)")
       ->capture_default_str();
   cmd->add_option("--grad", args->grads, "f32: sweep every t at these grads (comma-separated)");
-  cmd->add_option("--t", args->ts, "f32: sweep every grad at these t (comma-separated)");
+  cmd->add_option("--t", args->ts, "f32: sweep every grad at these t (comma-separated; tanh_bwd)");
+  cmd->add_option("--s", args->ss, "f32: the same at these s (sigmoid_bwd)");
+  cmd->add_option("--x", args->xs, "f32: the same at these x (silu_bwd, gelu_bwd, gelu_tanh_bwd)");
   cmd->add_option("--variant", args->variant, "Variant, comma-separated list, all, or none (only plugins)")
       ->capture_default_str();
   cmd->add_option("--target", args->target, "Target, comma-separated list, best, or all (those this CPU runs)")

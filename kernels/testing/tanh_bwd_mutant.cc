@@ -28,7 +28,7 @@ struct MutantKernel {
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
 #include "hwy/highway.h"
-#include "kernels/tanh_bwd_spec.h"
+#include "kernels/ops/tanh_bwd/tanh_bwd_spec.h"
 #include "kernels/vector_arith-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -39,7 +39,7 @@ namespace HWY_NAMESPACE {
 // registry's; kernels/tanh_bwd-inl.h itself is not included, its kernels are
 // the registry's to define).
 namespace tanh_bwd_spec {
-#include "kernels/tanh_bwd_spec-inl.h"
+#include "kernels/ops/tanh_bwd/tanh_bwd_spec-inl.h"
 }  // namespace tanh_bwd_spec
 
 HWY_NOINLINE void TanhBwdMulSubMutant(const float* grad, const float* t, float* out, size_t n) {

@@ -14,7 +14,7 @@
 #include "oracles/ulp_metric.h"
 #include "suites/sweep/sweep.h"
 #include "suites/sweep/sweep_tier.h"
-#include "suites/engine/tanh_bwd_cases.h"
+#include "suites/engine/elementwise_cases.h"
 #include "suites/engine/tanh_bwd_oracle.h"
 #include "suites/inputs/tanh_bwd_suites.h"
 

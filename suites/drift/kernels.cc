@@ -11,9 +11,10 @@
 
 #include "kernels/narrow_formats.h"
 #include "kernels/reduction_spec.h"
-#include "kernels/tanh_bwd_spec.h"
+#include "kernels/ops/tanh_bwd/tanh_bwd_spec.h"
 #include "kernels/train_step.h"
 #include "oracles/float_text.h"
+#include "oracles/highway_math.h"
 #include "suites/inputs/inputs.h"
 #include "suites/engine/reduction_oracle.h"
 #include "suites/inputs/reduction_problem.h"
@@ -21,62 +22,6 @@
 
 namespace ulpgate {
 namespace {
-
-// Host binary32 arithmetic: every translation unit is compiled with
-// -ffp-contract=off and x86-64 has no excess precision, so each operation
-// below rounds once, and MulAdd rounds once or twice as asked.
-float MulAdd(float a, float b, float c, bool fused) {
-  return fused ? std::fma(a, b, c) : a * b + c;
-}
-
-// Highway's ConvertTo(int32, float) on x86: truncation; NaN and values below
-// -2^31 give INT32_MIN, values from 2^31 up INT32_MAX (Highway fixes the
-// instruction's 0x80000000 up for positive overflow).
-int32_t ToInt32(float x) {
-  if (std::isnan(x) || x < -2147483648.0f) return std::numeric_limits<int32_t>::min();
-  if (x >= 2147483648.0f) return std::numeric_limits<int32_t>::max();
-  return static_cast<int32_t>(x);
-}
-
-// Highway's Pow2I: the bits (x + 127) << 23 as a float, in wrapping 32-bit
-// arithmetic like the vector instructions.
-float Pow2I(int32_t x) {
-  const uint32_t bits = (static_cast<uint32_t>(x) + 0x7Fu) << 23;
-  return FloatFromBits(bits);
-}
-
-// x * 2^e in two steps, as Highway's LoadExpShortRange.
-float LoadExpShortRange(float x, int32_t e) {
-  const int32_t y = e >> 1;  // arithmetic shift, as ShiftRight on int32 lanes
-  const int32_t rest = static_cast<int32_t>(static_cast<uint32_t>(e) - static_cast<uint32_t>(y));
-  return (x * Pow2I(y)) * Pow2I(rest);
-}
-
-float Estrin(float x, float c0, float c1, float c2, float c3, float c4, float c5, bool fused) {
-  const float x2 = x * x;
-  const float x4 = x2 * x2;
-  return MulAdd(x4, MulAdd(c5, x, c4, fused),
-                MulAdd(x2, MulAdd(c3, x, c2, fused), MulAdd(c1, x, c0, fused), fused), fused);
-}
-
-float Expm1(float x, bool fused) {
-  const float kLowerBound = -104.0f;
-  const float kLn2Over2 = static_cast<float>(+0.346573590279972654708616);
-  const float kOneOverLog2 = static_cast<float>(+1.442695040888963407359924681);
-  const float half = std::copysign(0.5f, x);  // Or(kHalf, And(x, kNegZero))
-  const int32_t q = ToInt32(MulAdd(x, kOneOverLog2, half, fused));
-  // ExpReduce: x - q ln 2 in two parts.
-  const float qf = static_cast<float>(q);
-  float r = MulAdd(qf, -0.693145751953125f, x, fused);
-  r = MulAdd(qf, -1.428606765330187045e-6f, r, fused);
-  // ExpPoly.
-  const float poly = Estrin(r, +0.5f, +0.166666671633720397949219f, +0.0416664853692054748535156f,
-                            +0.00833336077630519866943359f, +0.00139304355252534151077271f,
-                            +0.000198527617612853646278381f, fused);
-  const float y = MulAdd(poly, r * r, r, fused);
-  const float z = std::fabs(x) < kLn2Over2 ? y : LoadExpShortRange(y + 1.0f, q) - 1.0f;
-  return x < kLowerBound ? -1.0f : z;
-}
 
 // The tanh_bwd model a binary32 variant must follow on a target.
 int ExpectedTanhBwdModel(const std::string& variant, const TargetInfo& target) {
@@ -276,35 +221,31 @@ void SetReductions(const RunVariants& v, const TargetInfo& target, const DriftPr
 
 }  // namespace
 
-float HighwayTanhModel(float x, bool fused_muladd) {
-  const float kLimit = static_cast<float>(18.714973875);
-  const uint32_t sign = FloatBits(x) & 0x80000000u;
-  const float abs_x = FloatFromBits(FloatBits(x) ^ sign);
-  const float y = Expm1(abs_x * 2.0f, fused_muladd);
-  const float z = abs_x > kLimit ? 1.0f : y / (y + 2.0f);
-  return FloatFromBits(FloatBits(z) ^ sign);
-}
+float HighwayTanhModel(float x, bool fused_muladd) { return HighwayTanh(x, fused_muladd); }
 
 RunKernels TargetRunKernels(const RunVariants& v, const TargetInfo& target,
                             const DriftPrecision& precision) {
   const int64_t t = target.bits;
   const FloatFormat& tanh_format = *FormatsOf(StepOp::kTanhBwd, precision).in;
   RunKernels k;
+  const ElementwiseKernel tanh_bwd =
+      FindElementwiseKernel(kDriftTanhBwd, tanh_format.name, v.tanh_bwd, t);
+  if (tanh_bwd == nullptr) {
+    throw InputError("unknown " + std::string(tanh_format.name) + " tanh_bwd variant '" +
+                     v.tanh_bwd + "'");
+  }
   if (IsBinary32(tanh_format)) {
-    const TanhBwdKernel tanh_bwd = FindTanhBwdKernel(v.tanh_bwd, t);
-    if (!tanh_bwd) throw InputError("unknown tanh_bwd variant '" + v.tanh_bwd + "'");
-    k.tanh_bwd = tanh_bwd;
+    k.tanh_bwd = [tanh_bwd](const float* grad, const float* tv, float* out, size_t n) {
+      const void* in[2] = {grad, tv};
+      tanh_bwd(in, out, n);
+    };
   } else {
-    const TanhBwdNarrowKernel narrow = FindTanhBwdNarrowKernel(tanh_format.name, v.tanh_bwd, t);
-    if (!narrow) {
-      throw InputError("unknown " + std::string(tanh_format.name) + " tanh_bwd variant '" +
-                       v.tanh_bwd + "'");
-    }
     const FloatFormat* format = &tanh_format;
-    k.tanh_bwd = [narrow, format](const float* grad, const float* tv, float* out, size_t n) {
+    k.tanh_bwd = [tanh_bwd, format](const float* grad, const float* tv, float* out, size_t n) {
       const std::vector<uint16_t> g = Encode(*format, grad, n), y = Encode(*format, tv, n);
       std::vector<uint16_t> r(n);
-      narrow(g.data(), y.data(), r.data(), n);
+      const void* in[2] = {g.data(), y.data()};
+      tanh_bwd(in, r.data(), n);
       Decode(*format, r.data(), out, n);
     };
   }

@@ -22,6 +22,9 @@
 
 namespace ulpgate {
 
+// The elementwise op of the network's tanh layer's backward pass.
+inline constexpr const char* kDriftTanhBwd = "tanh_bwd";
+
 struct RunKernels {
   std::function<void(const float* grad, const float* t, float* out, size_t n)> tanh_bwd;
   std::function<void(const float* x, const float* w, const float* b, float* y, size_t batch,

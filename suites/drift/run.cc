@@ -14,7 +14,7 @@
 #include <thread>
 #include <sstream>
 
-#include "kernels/tanh_bwd_spec.h"
+#include "kernels/ops/tanh_bwd/tanh_bwd_spec.h"
 #include "oracles/float_text.h"
 #include "oracles/ulp_metric.h"
 #include "suites/engine/chunk_driver.h"
@@ -22,7 +22,8 @@
 #include "suites/drift/mixed_ops.h"
 #include "suites/drift/train_step.h"
 #include "suites/inputs/inputs.h"
-#include "suites/engine/tanh_bwd_cases.h"
+#include "suites/engine/elementwise_cases.h"
+#include "suites/engine/elementwise_oracle.h"
 #include "suites/engine/tanh_bwd_oracle.h"
 
 namespace ulpgate {
@@ -193,8 +194,8 @@ RunConfig ParseRunConfig(const std::string& spec, const TargetInfo* target,
   try {
     LookUp(check);
   } catch (const InputError& e) {
-    if (TanhBwdVariantNames(*precision.compute).empty()) throw;
-    const auto names = TanhBwdVariantNames(*precision.compute);
+    if (VariantNames(*FindElementwiseOp(kDriftTanhBwd), *precision.compute).empty()) throw;
+    const auto names = VariantNames(*FindElementwiseOp(kDriftTanhBwd), *precision.compute);
     if (std::find(names.begin(), names.end(), c.tanh_bwd) != names.end()) throw;
     throw InputError(fmt::format("unknown tanh_bwd variant '{}' in {} ({})", c.tanh_bwd,
                                  precision.Name(), fmt::join(names, ", ")));

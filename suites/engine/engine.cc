@@ -144,7 +144,7 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
         auto it = std::find_if(seen.begin(), seen.end(), [&](const Seen& s) { return s.bits == bits; });
         if (it == seen.end()) {
           Seen s{bits, {}, {}};
-          if (exact || !problem.FastUlpError(index, y, &s.ulp)) {
+          if (exact || problem.bounded() || !problem.FastUlpError(index, y, &s.ulp)) {
             if (!exact) exact.emplace(problem.Truth(index, scratch_models.data()));
             s.ulp = MeasureUlpErrorOfQuotient(exact->numerator.get(), exact->denominator, y, format);
             if (exact->bound) {

@@ -6,7 +6,7 @@
 // An op family tells the engine only what differs (an EngineProblem): how
 // many output elements, how they split into units of work, what one case's
 // kernel outputs over a unit are, and each element's exact value and model
-// outputs. suites/engine/tanh_bwd_cases.h and suites/engine/reduction_cases.h are the two
+// outputs. suites/engine/elementwise_cases.h and suites/engine/reduction_cases.h are the two
 // families; everything else (threads, statistics, conformance, digests, error
 // maps, per-element details) is here, once.
 #ifndef ULPGATE_SUITES_ENGINE_H_

@@ -6,20 +6,20 @@
 #include <cstring>
 
 #include "kernels/reduction_spec.h"
-#include "kernels/tanh_bwd_spec.h"
 #include "oracles/format.h"
 #include "suites/drift/report.h"
 #include "suites/drift/run.h"
 #include "suites/drift/scenario.h"
-#include "suites/engine/tanh_bwd_cases.h"
+#include "suites/engine/elementwise_cases.h"
 #include "suites/inputs/inputs.h"
 #include "suites/engine/op_table.h"
 #include "suites/engine/plugins.h"
 #include "suites/engine/reduction_cases.h"
 #include "suites/inputs/reduction_suites.h"
 #include "suites/reports/report.h"
-#include "suites/engine/tanh_bwd_oracle.h"
-#include "suites/inputs/tanh_bwd_suites.h"
+#include "suites/drift/kernels.h"
+#include "suites/engine/elementwise_oracle.h"
+#include "suites/inputs/elementwise_suites.h"
 
 namespace ulpgate {
 namespace {
@@ -47,17 +47,17 @@ std::vector<const TargetInfo*> RunnableTargets(const std::vector<const TargetInf
   return all;
 }
 
-Measurement MeasureTanhBwd(MeasureSpec spec,
-                           const std::function<void(uint64_t, uint64_t)>& progress) {
+Measurement MeasureElementwise(MeasureSpec spec, const ElementwiseOpInfo& op,
+                               const std::function<void(uint64_t, uint64_t)>& progress) {
   uint64_t default_n = 0;
-  for (const auto& s : TanhBwdSuites()) {
+  for (const auto& s : ElementwiseSuites(op)) {
     if (s.name == spec.suite) default_n = s.default_n;
   }
   if (spec.n == 0) spec.n = default_n;
   Measurement m;
   const FloatFormat& format = *FindFormat(spec.dtype);
   auto inputs = std::make_shared<InputSet>(
-      GenerateTanhBwdSuite(format, spec.suite, spec.seed, spec.n));
+      GenerateElementwiseSuite(op, format, spec.suite, spec.seed, spec.n));
   RunOptions options;
   options.format = &format;
   options.variants = spec.variants;
@@ -66,7 +66,7 @@ Measurement MeasureTanhBwd(MeasureSpec spec,
   options.threads = spec.threads;
   options.keep_outputs = spec.keep_outputs;
   if (progress) options.progress = progress;
-  for (CaseResult& r : RunTanhBwd(*inputs, options)) {
+  for (CaseResult& r : RunElementwise(op, *inputs, options)) {
     MeasuredCase c;
     c.record = CaseJson(r, *inputs);
     c.outputs = std::move(r.outputs);
@@ -169,10 +169,11 @@ std::vector<std::string> MeasurableVariants(const std::string& op, const std::st
   std::vector<std::string> variants;
   switch (info.family) {
     case OpFamily::kElementwise:
-      return TanhBwdVariantNames(*FindFormat(dtype));
+      return VariantNames(*FindElementwiseOp(op), *FindFormat(dtype));
     case OpFamily::kDrift:
       // The default run specs: one per tanh_bwd variant of the compute format.
-      for (const std::string& v : TanhBwdVariantNames(*ParseDriftPrecision(dtype).compute)) {
+      for (const std::string& v :
+           VariantNames(*FindElementwiseOp(kDriftTanhBwd), *ParseDriftPrecision(dtype).compute)) {
         variants.push_back("tanh_bwd=" + v);
       }
       return variants;
@@ -207,7 +208,10 @@ Measurement Measure(const MeasureSpec& given,
     }
   }
   if (spec.variants.empty()) spec.variants = known;
-  if (family == OpFamily::kElementwise) return MeasureTanhBwd(std::move(spec), progress);
+  if (family == OpFamily::kElementwise) {
+    const ElementwiseOpInfo& op = *FindElementwiseOp(spec.op);
+    return MeasureElementwise(std::move(spec), op, progress);
+  }
   const ReductionOpInfo& op = *FindReductionOp(spec.op);
   return MeasureReduction(std::move(spec), op, progress);
 }

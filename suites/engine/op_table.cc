@@ -6,7 +6,8 @@
 #include "suites/inputs/inputs.h"
 #include "suites/engine/reduction_cases.h"
 #include "suites/inputs/reduction_suites.h"
-#include "suites/inputs/tanh_bwd_suites.h"
+#include "kernels/elementwise_ops.h"
+#include "suites/inputs/elementwise_suites.h"
 
 namespace ulpgate {
 
@@ -21,8 +22,10 @@ const std::vector<OpInfo>& OpTable() {
     // Every op runs in binary32 and in every 16-bit format the kernels have.
     std::vector<std::string> formats = {kBinary32.name};
     for (const NarrowFormat& f : kNarrowFormats) formats.emplace_back(f.format->name);
-    ops.push_back({"tanh_bwd", OpFamily::kElementwise, formats,
-                   names(TanhBwdSuites()), {}});
+    for (const ElementwiseOpInfo& op : ElementwiseOps()) {
+      ops.push_back({std::string(op.name), OpFamily::kElementwise, formats,
+                     names(ElementwiseSuites(op)), {}});
+    }
     for (const ReductionOpInfo& op : ReductionOps()) {
       ops.push_back({std::string(op.name), OpFamily::kReduction, formats,
                      names(ReductionSuites()), {}});

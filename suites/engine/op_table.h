@@ -1,7 +1,7 @@
 // The ops ulpgate measures, in one table: each op's name, family, the formats
 // it runs in and its suites (drift: scenarios). Whatever asks what kind of op
 // a name is asks here; the variants of each family live in their own tables
-// (kernels/tanh_bwd_spec.h, kernels/reduction_spec.h, the drift run specs).
+// (kernels/ops/tanh_bwd/tanh_bwd_spec.h, kernels/reduction_spec.h, the drift run specs).
 #ifndef ULPGATE_SUITES_OP_TABLE_H_
 #define ULPGATE_SUITES_OP_TABLE_H_
 
@@ -15,7 +15,7 @@ inline constexpr const char* kDriftOp = "drift";
 
 // Bit values, so that a set of families is a mask.
 enum class OpFamily : unsigned {
-  kElementwise = 1,  // one output per input tuple (tanh_bwd)
+  kElementwise = 1,  // one output per input tuple (kernels/ops/registered_ops.h)
   kReduction = 2,    // the linear and MSE ops: dot products and sums over a shape
   kDrift = 4,        // a training run (scenario) composed of the kernels
 };
@@ -32,7 +32,8 @@ struct OpInfo {
   std::string suite_word() const { return family == OpFamily::kDrift ? "scenario" : "suite"; }
 };
 
-// tanh_bwd, the reduction ops (reduction_spec.h's order), drift.
+// The elementwise ops (registered_ops.h's order), the reduction ops
+// (reduction_spec.h's order), drift.
 const std::vector<OpInfo>& OpTable();
 // nullptr for an unknown name.
 const OpInfo* FindOp(std::string_view name);

@@ -9,9 +9,8 @@
 
 #include "suites/inputs/inputs.h"
 #include "kernels/narrow_formats.h"
-#include "suites/engine/tanh_bwd_cases.h"
-#include "suites/engine/tanh_bwd_oracle.h"
-#include "suites/inputs/tanh_bwd_suites.h"
+#include "suites/engine/elementwise_cases.h"
+#include "suites/engine/elementwise_oracle.h"
 
 namespace ulpgate {
 
@@ -149,6 +148,7 @@ const LoadedPlugin& LoadPlugin(const std::string& path) {
     if (op != kPluginOp) {
       throw InputError(fmt::format("{} ({}): unknown op '{}' (plugins take tanh_bwd)", where, variant, op));
     }
+    const ElementwiseOpInfo* op_info = FindElementwiseOp(op);
     const FloatFormat* format = FindFormat(dtype);
     if (format == nullptr || format->bits > 32 ||
         (format->bits < 32 && NarrowFormatIndex(format->name) < 0)) {
@@ -176,21 +176,21 @@ const LoadedPlugin& LoadPlugin(const std::string& path) {
     p.u16 = kernel.u16;
     if (model.find(':') != std::string::npos) {
       try {
-        p.model = ParseModelSpec(model, kTanhBwdOperands, *format);
+        p.model = ParseModelSpec(model, op_info->operand_names(), *format);
       } catch (const ModelSyntaxError& e) {
         throw InputError(fmt::format("{} ({}): {}", where, variant, e.what()));
       }
     } else {
       bool found = false;
       std::string known;
-      for (const std::string& builtin : TanhBwdModelNames(*format)) {
+      for (const std::string& builtin : ModelNames(*op_info, *format)) {
         known += (known.empty() ? "" : ", ") + builtin;
         if (builtin == model) found = true;
       }
       // The program of a built-in model, where it has one (f16's Highway
       // software conversion is named, not written).
       p.model.name = model;
-      for (ModelProgram& m : TanhBwdModelPrograms(*format)) {
+      for (ModelProgram& m : ModelPrograms(*op_info, *format)) {
         if (m.name == model) p.model = std::move(m);
       }
       if (!found) {

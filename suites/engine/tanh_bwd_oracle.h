@@ -1,4 +1,4 @@
-// tanh_bwd's oracle and models: the op sequences of kernels/tanh_bwd_spec.h
+// tanh_bwd's oracle and models: the op sequences of kernels/ops/tanh_bwd/tanh_bwd_spec.h
 // instantiated with the exact and the binary32-emulated arithmetic.
 #ifndef ULPGATE_SUITES_TANH_BWD_ORACLE_H_
 #define ULPGATE_SUITES_TANH_BWD_ORACLE_H_
@@ -14,7 +14,7 @@
 #include "kernels/registry.h"
 #include "oracles/format.h"
 
-#include "kernels/tanh_bwd_spec.h"
+#include "kernels/ops/tanh_bwd/tanh_bwd_spec.h"
 #include "oracles/exact.h"
 #include "oracles/ieee_emulation.h"
 #include "oracles/model_expr.h"

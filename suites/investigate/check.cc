@@ -12,7 +12,7 @@
 #include "suites/engine/op_table.h"
 #include "suites/engine/reduction_cases.h"
 #include "suites/reports/report.h"
-#include "suites/engine/tanh_bwd_cases.h"
+#include "suites/engine/elementwise_cases.h"
 #include "suites/engine/tanh_bwd_oracle.h"
 
 namespace ulpgate {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <set>
 #include <stdexcept>
@@ -13,7 +14,8 @@
 #include "oracles/ulp_metric.h"
 #include "suites/inputs/counter_rng.h"
 #include "suites/engine/plugins.h"
-#include "suites/engine/tanh_bwd_oracle.h"
+#include "suites/engine/elementwise_oracle.h"
+#include "suites/plugin/ulpgate/plugin.h"
 
 namespace ulpgate {
 
@@ -317,41 +319,54 @@ std::string DivergeSide::Label() const {
   return variant + "@" + (target ? target->name : std::string("?"));
 }
 
-DivergeScorer TanhBwdDivergeScorer(const DivergeSide& a, const DivergeSide& b) {
-  auto kernel_of = [](const DivergeSide& side) {
+DivergeScorer ElementwiseDivergeScorer(const ElementwiseOpInfo& op, const DivergeSide& a,
+                                       const DivergeSide& b) {
+  using ColumnsKernel = std::function<void(const std::vector<std::vector<float>>&, float*)>;
+  const std::string op_name(op.name);
+  auto kernel_of = [&](const DivergeSide& side) -> ColumnsKernel {
     if (side.target == nullptr) throw std::invalid_argument(side.variant + ": no target");
     if (const LoadedPlugin* plugin = PluginOf(*side.target)) {
       const PluginKernel* k = plugin->Find(side.variant);
-      if (k == nullptr) {
-        throw std::invalid_argument("plugin " + plugin->target.name + " has no kernel '" +
-                                    side.variant + "'");
+      if (k == nullptr || op_name != kPluginOp) {
+        throw std::invalid_argument("plugin " + plugin->target.name + " has no " + op_name +
+                                    " kernel '" + side.variant + "'");
       }
-      return TanhBwdKernel(k->f32);
+      const ulpgate_binary_f32_fn f = k->f32;
+      return [f](const std::vector<std::vector<float>>& c, float* out) {
+        f(c[0].data(), c[1].data(), out, c[0].size());
+      };
     }
-    const TanhBwdKernel k = FindTanhBwdKernel(side.variant, side.target->bits);
+    const ElementwiseKernel k = FindElementwiseKernel(op.name, "f32", side.variant, side.target->bits);
     if (k == nullptr) {
-      throw std::invalid_argument("no tanh_bwd kernel '" + side.variant + "' for " +
+      throw std::invalid_argument("no " + op_name + " kernel '" + side.variant + "' for " +
                                   side.target->name);
     }
-    return k;
+    return [k](const std::vector<std::vector<float>>& c, float* out) {
+      std::vector<const void*> in;
+      for (const auto& column : c) in.push_back(column.data());
+      k(in.data(), out, c[0].size());
+    };
   };
   if (a.exact()) throw std::invalid_argument("diverge: the a side must be a kernel, not exact");
-  const TanhBwdKernel kernel_a = kernel_of(a);
-  const TanhBwdKernel kernel_b = b.exact() ? nullptr : kernel_of(b);
-  return [kernel_a, kernel_b](const std::vector<std::vector<float>>& columns,
-                              std::vector<DivergeEvaluation>* results) {
+  const ColumnsKernel kernel_a = kernel_of(a);
+  const ColumnsKernel kernel_b = b.exact() ? nullptr : kernel_of(b);
+  const ElementwiseOracle& oracle = OracleOf(op);
+  return [kernel_a, kernel_b, &oracle](const std::vector<std::vector<float>>& columns,
+                                       std::vector<DivergeEvaluation>* results) {
     const size_t n = columns[0].size();
     std::vector<float> ya(n), yb(n);
-    kernel_a(columns[0].data(), columns[1].data(), ya.data(), n);
-    if (kernel_b) kernel_b(columns[0].data(), columns[1].data(), yb.data(), n);
+    kernel_a(columns, ya.data());
+    if (kernel_b) kernel_b(columns, yb.data());
     MpfrNumber reference(24);
+    std::vector<float> x(columns.size());
     for (size_t i = 0; i < n; ++i) {
       UlpError e;
       if (kernel_b) {
         mpfr_set_flt(reference.get(), yb[i], MPFR_RNDN);  // exact: 24 bits
         e = MeasureUlpError(reference.get(), ya[i]);
       } else {
-        const MpfrNumber exact = TanhBwdExact(columns[0][i], columns[1][i]);
+        for (size_t k = 0; k < columns.size(); ++k) x[k] = columns[k][i];
+        const MpfrNumber exact = oracle.Exact(x.data());
         e = MeasureUlpError(exact.get(), ya[i]);
         yb[i] = RoundToBinary32(exact.get());
       }
@@ -360,9 +375,9 @@ DivergeScorer TanhBwdDivergeScorer(const DivergeSide& a, const DivergeSide& b) {
   };
 }
 
-DivergeResult DivergeTanhBwd(const DivergeSide& a, const DivergeSide& b,
-                             const DivergeOptions& options) {
-  return SearchDivergence(2, TanhBwdDivergeScorer(a, b), options);
+DivergeResult DivergeElementwise(const ElementwiseOpInfo& op, const DivergeSide& a,
+                                 const DivergeSide& b, const DivergeOptions& options) {
+  return SearchDivergence(op.arity(), ElementwiseDivergeScorer(op, a, b), options);
 }
 
 std::string DivergeInputFileText(const DivergeResult& result,

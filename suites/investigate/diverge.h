@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/elementwise_ops.h"
 #include "kernels/registry.h"
 
 namespace ulpgate {
@@ -79,9 +80,11 @@ struct DivergeSide {
 // exact value, so it is in ULPs of the b side (the ULP error of docs/design.md "Numerics" when b is
 // exact; its special rules decide infinities and NaN). `a` must not be exact.
 // Throws std::invalid_argument for an unknown variant or a missing target.
-DivergeScorer TanhBwdDivergeScorer(const DivergeSide& a, const DivergeSide& b);
-DivergeResult DivergeTanhBwd(const DivergeSide& a, const DivergeSide& b,
-                             const DivergeOptions& options);
+// Binary32 kernels of any elementwise op.
+DivergeScorer ElementwiseDivergeScorer(const ElementwiseOpInfo& op, const DivergeSide& a,
+                                       const DivergeSide& b);
+DivergeResult DivergeElementwise(const ElementwiseOpInfo& op, const DivergeSide& a,
+                                 const DivergeSide& b, const DivergeOptions& options);
 
 // The worst inputs in the input-file format of suites/inputs/inputs.h (one tuple per
 // line in operand order, C99 hex floats; readable by `run --inputs` and fit

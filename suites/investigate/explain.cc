@@ -7,7 +7,7 @@
 #include <map>
 #include <stdexcept>
 
-#include "kernels/tanh_bwd_spec.h"
+#include "kernels/ops/tanh_bwd/tanh_bwd_spec.h"
 #include "oracles/exact.h"
 #include "oracles/float_text.h"
 #include "oracles/ieee_emulation.h"
@@ -66,13 +66,14 @@ ExplainableOp MakeTanhBwdExplainable() {
   op.condition = TanhBwdCondition;
   op.kernel = [](std::string_view variant, const TargetInfo& target,
                  const std::vector<float>& operands) {
-    const TanhBwdKernel kernel = FindTanhBwdKernel(variant, target.bits);
+    const ElementwiseKernel kernel = FindElementwiseKernel("tanh_bwd", "f32", variant, target.bits);
     if (kernel == nullptr) {
       throw std::invalid_argument("no tanh_bwd kernel " + std::string(variant) + " for " +
                                   target.name);
     }
     float out;
-    kernel(&operands[0], &operands[1], &out, 1);
+    const void* in[2] = {&operands[0], &operands[1]};
+    kernel(in, &out, 1);
     return out;
   };
   return op;

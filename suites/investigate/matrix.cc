@@ -4,11 +4,10 @@
 
 #include <algorithm>
 
-#include "kernels/tanh_bwd_spec.h"
-#include "suites/engine/tanh_bwd_cases.h"
+#include "suites/engine/elementwise_cases.h"
 #include "suites/engine/plugins.h"
 #include "suites/reports/report.h"
-#include "suites/inputs/tanh_bwd_suites.h"
+#include "suites/inputs/elementwise_suites.h"
 
 namespace ulpgate {
 
@@ -31,20 +30,20 @@ std::string GroupName(int group) {
   return name;
 }
 
-ConformanceMatrix BuildTanhBwdMatrix(uint64_t n_per_suite, uint64_t seed, unsigned threads,
-                                     const std::vector<const TargetInfo*>& plugins) {
+ConformanceMatrix BuildMatrix(const ElementwiseOpInfo& op, uint64_t n_per_suite, uint64_t seed,
+                              unsigned threads, const std::vector<const TargetInfo*>& plugins) {
   ConformanceMatrix m;
-  m.op = "tanh_bwd";
+  m.op = op.name;
   m.n_per_suite = n_per_suite;
   m.seed = seed;
-  for (const SuiteInfo& s : TanhBwdSuites()) m.suites.push_back(s.name);
-  for (const auto& v : kTanhBwdVariants) m.variants.emplace_back(v.name);
+  for (const SuiteInfo& s : ElementwiseSuites(op)) m.suites.push_back(s.name);
+  for (const auto& v : op.variants) m.variants.emplace_back(v.name);
   std::vector<const TargetInfo*> supported;
   for (const TargetInfo& t : CompiledTargets()) {
     m.targets.push_back(&t);
     if (t.supported) supported.push_back(&t);
   }
-  for (const auto& v : kTanhBwdVariants) {
+  for (const auto& v : op.variants) {
     for (const TargetInfo* t : m.targets) {
       MatrixCell c;
       c.variant = std::string(v.name);
@@ -53,7 +52,7 @@ ConformanceMatrix BuildTanhBwdMatrix(uint64_t n_per_suite, uint64_t seed, unsign
       c.expected_model =
           std::string(t->fused_negmuladd ? v.model_fused_target : v.model_unfused_target);
       if (c.run) {
-        for (const auto& model : kTanhBwdModels) c.matching.emplace_back(model.name);
+        for (const auto& model : op.models) c.matching.emplace_back(model.name);
         c.digest = kFnv1aOffset;
       }
       m.cells.push_back(c);
@@ -74,7 +73,7 @@ ConformanceMatrix BuildTanhBwdMatrix(uint64_t n_per_suite, uint64_t seed, unsign
       c.target = t;
       c.run = true;
       c.expected_model = k.model.name;
-      for (const auto& model : kTanhBwdModels) c.matching.emplace_back(model.name);
+      for (const auto& model : op.models) c.matching.emplace_back(model.name);
       if (std::find(c.matching.begin(), c.matching.end(), k.model.name) == c.matching.end()) {
         c.matching.push_back(k.model.name);
       }
@@ -87,8 +86,8 @@ ConformanceMatrix BuildTanhBwdMatrix(uint64_t n_per_suite, uint64_t seed, unsign
   options.targets = supported;
   options.threads = threads;
   for (const std::string& suite : m.suites) {
-    const InputSet inputs = GenerateTanhBwdSuite(suite, seed, n_per_suite);
-    for (const CaseResult& r : RunTanhBwd(inputs, options)) {
+    const InputSet inputs = GenerateElementwiseSuite(op, kBinary32, suite, seed, n_per_suite);
+    for (const CaseResult& r : RunElementwise(op, inputs, options)) {
       auto cell = std::find_if(m.cells.begin(), m.cells.end(), [&](const MatrixCell& c) {
         return c.variant == r.variant && c.target->name == r.target;
       });

@@ -2,7 +2,7 @@
 // kernel conforms to bit for bit, its maximum ULP error per suite, and which
 // (variant, target) cases produce bit-identical outputs (digest groups).
 //
-// Built on RunTanhBwd (suites/engine/engine.h): one run per suite, every supported
+// Built on RunElementwise (suites/engine/engine.h): one run per suite, every supported
 // target, deterministic for a seed whatever the thread count. A model counts
 // as conformed to only when the kernel matched it on every input of every
 // suite. Targets compiled but not supported by this CPU are listed with the
@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/elementwise_ops.h"
 #include "kernels/registry.h"
 
 namespace ulpgate {
@@ -50,12 +51,13 @@ struct ConformanceMatrix {
   bool AllAsExpected() const;
 };
 
-// n_per_suite inputs of each of tanh_bwd's suites (random, domain, training,
-// adversarial) with the given seed. Plugins' targets (suites/engine/plugins.h) are
-// columns after the compiled ones, their kernels rows of their own, each
-// expected to follow the model it claims.
-ConformanceMatrix BuildTanhBwdMatrix(uint64_t n_per_suite, uint64_t seed, unsigned threads = 0,
-                                     const std::vector<const TargetInfo*>& plugins = {});
+// n_per_suite inputs of each of the op's suites with the given seed, in f32.
+// Plugins' targets (suites/engine/plugins.h) are columns after the compiled
+// ones, their kernels rows of their own, each expected to follow the model it
+// claims.
+ConformanceMatrix BuildMatrix(const ElementwiseOpInfo& op, uint64_t n_per_suite, uint64_t seed,
+                              unsigned threads = 0,
+                              const std::vector<const TargetInfo*>& plugins = {});
 
 // "A", "B", ..., "Z", "AA", ...
 std::string GroupName(int group);

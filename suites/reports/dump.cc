@@ -10,8 +10,8 @@
 
 #include "oracles/float_text.h"
 #include "oracles/format.h"
-#include "suites/engine/tanh_bwd_cases.h"
-#include "suites/engine/tanh_bwd_oracle.h"
+#include "suites/engine/elementwise_cases.h"
+#include "suites/engine/elementwise_oracle.h"
 
 namespace ulpgate {
 namespace {
@@ -81,29 +81,34 @@ Json ResultJson(const std::string& variant, const std::string& target, const std
 
 }  // namespace
 
-void WriteTanhBwdDump(std::ostream& out, const InputSet& inputs,
-                      const std::vector<CaseResult>& results) {
+void WriteElementwiseDump(std::ostream& out, const ElementwiseOpInfo& op, const InputSet& inputs,
+                          const std::vector<CaseResult>& results) {
   const FloatFormat* format = FindFormat(results.empty() ? "f32" : results.front().dtype);
-  if (format == nullptr) throw std::logic_error("WriteTanhBwdDump: unknown dtype");
-  const std::vector<std::string> model_names = TanhBwdModelNames(*format);
+  if (format == nullptr) throw std::logic_error("WriteElementwiseDump: unknown dtype");
+  const std::vector<std::string> model_names = ModelNames(op, *format);
+  const ElementwiseOracle& oracle = OracleOf(op);
+  std::vector<float> x(op.arity());
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const float grad = inputs.columns[0][i], t = inputs.columns[1][i];
-    const MpfrNumber exact = TanhBwdExact(grad, t);
-    const std::vector<float> models = TanhBwdModelOutputs(*format, grad, t);
+    for (size_t k = 0; k < op.arity(); ++k) x[k] = inputs.columns[k][i];
+    const MpfrNumber exact = oracle.Exact(x.data());
+    const std::vector<float> models = ModelOutputs(op, *format, x.data());
     Json record;
     record["format"] = kDumpFormat;
-    record["op"] = "tanh_bwd";
+    record["op"] = op.name;
     record["dtype"] = format->name;
     record["suite"] = inputs.source;
     record["seed"] = inputs.seed;
     record["instance"] = i;
     record["shape"] = "1";
-    record["inputs"] = {{"grad", HexList({grad})}, {"t", HexList({t})}};
+    record["inputs"] = Json::object();
+    for (size_t k = 0; k < op.arity(); ++k) {
+      record["inputs"][inputs.operand_names[k]] = HexList({x[k]});
+    }
     record["exact"] = Json::array({exact.ToHexExact()});
     Json list = Json::array();
     for (const CaseResult& r : results) {
       if (r.outputs.size() != inputs.size()) {
-        throw std::logic_error("WriteTanhBwdDump needs RunOptions::keep_outputs");
+        throw std::logic_error("WriteElementwiseDump needs RunOptions::keep_outputs");
       }
       ElementMeasure m;
       m.output = r.outputs[i];

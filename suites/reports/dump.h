@@ -1,5 +1,5 @@
 // --dump: JSON Lines, one record per evaluated case (one input tuple of
-// tanh_bwd, one problem instance of a reduction) with its inputs, every
+// an elementwise op, one problem instance of a reduction) with its inputs, every
 // (variant, target)'s outputs, the exact values and every error, floats as C99
 // hex floats, so that an independent program (tools/recheck_dump.py) can
 // recompute every exact value and every error. The format is documented in
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "suites/engine/tanh_bwd_cases.h"
+#include "suites/engine/elementwise_cases.h"
 #include "suites/inputs/inputs.h"
 #include "suites/engine/reduction_cases.h"
 
@@ -20,9 +20,9 @@ namespace ulpgate {
 
 inline constexpr const char* kDumpFormat = "ulpgate-dump-1";
 
-// `results` must come from RunTanhBwd with RunOptions::keep_outputs.
-void WriteTanhBwdDump(std::ostream& out, const InputSet& inputs,
-                      const std::vector<CaseResult>& results);
+// `results` must come from RunElementwise with RunOptions::keep_outputs.
+void WriteElementwiseDump(std::ostream& out, const ElementwiseOpInfo& op, const InputSet& inputs,
+                          const std::vector<CaseResult>& results);
 
 // `run` must come from RunReduction with ReductionRunOptions::keep_details.
 void WriteReductionDump(std::ostream& out, const ReductionInputSet& inputs,

@@ -8,7 +8,7 @@
 #include <functional>
 #include <string>
 
-#include "suites/engine/tanh_bwd_cases.h"
+#include "suites/engine/elementwise_cases.h"
 #include "suites/engine/reduction_cases.h"
 
 namespace ulpgate {

@@ -11,7 +11,7 @@
 #include "suites/inputs/inputs.h"
 #include "suites/reports/json_file.h"
 #include "suites/reports/report.h"
-#include "suites/engine/tanh_bwd_cases.h"
+#include "suites/engine/elementwise_cases.h"
 
 namespace ulpgate {
 
@@ -200,38 +200,44 @@ std::string SweepDomain::KindName() const {
     case Kind::kPairs:
       return "pairs";
     case Kind::kOverT:
-      return "over_t";
+      return "over_" + operands[1];
     case Kind::kOverGrad:
-      return "over_grad";
+      return "over_" + operands[0];
   }
   return "?";
 }
 
 std::string SweepDomain::Description() const {
-  if (kind == Kind::kPairs) return fmt::format("all 2^32 (grad, t) pairs in {}", format->name);
+  const std::string& a = operands[0];
+  const std::string& b = operands[1];
+  if (kind == Kind::kPairs) return fmt::format("all 2^32 ({}, {}) pairs in {}", a, b, format->name);
   std::string values;
   for (float v : fixed) values += (values.empty() ? "" : ", ") + HexFloat(v);
-  return kind == Kind::kOverT ? fmt::format("every f32 t (2^32 patterns) at grad = {}", values)
-                              : fmt::format("every f32 grad (2^32 patterns) at t = {}", values);
+  return kind == Kind::kOverT
+             ? fmt::format("every f32 {} (2^32 patterns) at {} = {}", b, a, values)
+             : fmt::format("every f32 {} (2^32 patterns) at {} = {}", a, b, values);
 }
 
 SweepDomain MakeSweepDomain(const FloatFormat& format, SweepDomain::Kind kind,
-                            const std::vector<float>& fixed) {
+                            const std::vector<float>& fixed,
+                            const std::array<std::string, 2>& operands) {
   SweepDomain d;
+  d.operands = operands;
   d.format = &format;
   d.kind = kind;
   d.fixed = fixed;
   if (kind == SweepDomain::Kind::kPairs) {
     if (format.bits != 16 || NarrowFormatIndex(format.name) < 0) {
       throw InputError(std::string("all pairs are swept in bf16 or f16, not ") + format.name +
-                       " (f32: every t at given grads, or every grad at given t)");
+                       " (f32: every " + operands[1] + " at given " + operands[0] + "s, or every " +
+                       operands[0] + " at given " + operands[1] + ")");
     }
     if (!fixed.empty()) throw InputError("a sweep of all pairs fixes no operand");
     return d;
   }
   if (!IsBinary32(format)) {
-    throw InputError(std::string("every t (or grad) is swept in f32; ") + format.name +
-                     " sweeps all pairs");
+    throw InputError("every " + operands[1] + " (or " + operands[0] + ") is swept in f32; " +
+                     format.name + " sweeps all pairs");
   }
   if (fixed.empty()) throw InputError("give the values of the fixed operand");
   if (fixed.size() > 1024) throw InputError("at most 1024 fixed values");
@@ -250,13 +256,15 @@ Json SweepInputJson(const SweepDomain& domain, uint64_t index) {
   };
   Json j;
   j["index"] = index;
-  j["grad"] = HexFloat(grad);
-  j["t"] = HexFloat(t);
-  j["grad_bits"] = domain.kind == SweepDomain::Kind::kPairs
-                       ? fmt::format("{:#06x}", index >> 16)
-                       : bits(grad);
-  j["t_bits"] = domain.kind == SweepDomain::Kind::kPairs ? fmt::format("{:#06x}", index & 0xffff)
-                                                         : bits(t);
+  const std::string& a = domain.operands[0];
+  const std::string& b = domain.operands[1];
+  j[a] = HexFloat(grad);
+  j[b] = HexFloat(t);
+  j[a + "_bits"] = domain.kind == SweepDomain::Kind::kPairs ? fmt::format("{:#06x}", index >> 16)
+                                                            : bits(grad);
+  j[b + "_bits"] = domain.kind == SweepDomain::Kind::kPairs
+                       ? fmt::format("{:#06x}", index & 0xffff)
+                       : bits(t);
   return j;
 }
 
@@ -338,7 +346,12 @@ SweepResult SweepFromJson(const std::string& path, const Json& json) {
     root["format"].Fail(fmt::format("'{}' is not a sweep report ({})", root["format"].String(),
                                     kSweepFormat));
   }
-  if (root["op"].String() != "tanh_bwd") root["op"].Fail("sweeps are of tanh_bwd");
+  const ElementwiseOpInfo* op = FindElementwiseOp(root["op"].String());
+  if (op == nullptr || op->arity() != 2) {
+    root["op"].Fail("not an elementwise op of two operands this ulpgate knows");
+  }
+  const std::array<std::string, 2> operands = {std::string(op->operands[0].name),
+                                               std::string(op->operands[1].name)};
   if (root["block"].Unsigned() != kSweepBlock) {
     root["block"].Fail(fmt::format("blocks of {} inputs, this ulpgate's are {}",
                                    root["block"].Unsigned(), kSweepBlock));
@@ -349,12 +362,12 @@ SweepResult SweepFromJson(const std::string& path, const Json& json) {
   d.OnlyKeys({"kind", "fixed", "size", "description"});
   const std::string kind = d["kind"].String();
   SweepDomain::Kind k = SweepDomain::Kind::kPairs;
-  if (kind == "over_t") {
+  if (kind == "over_" + operands[1]) {
     k = SweepDomain::Kind::kOverT;
-  } else if (kind == "over_grad") {
+  } else if (kind == "over_" + operands[0]) {
     k = SweepDomain::Kind::kOverGrad;
   } else if (kind != "pairs") {
-    d["kind"].Fail("expected pairs, over_t or over_grad");
+    d["kind"].Fail("expected pairs, over_" + operands[1] + " or over_" + operands[0]);
   }
   std::vector<float> fixed;
   for (size_t i = 0; i < d["fixed"].Size(); ++i) {
@@ -363,8 +376,9 @@ SweepResult SweepFromJson(const std::string& path, const Json& json) {
     fixed.push_back(*v);
   }
   SweepResult r;
+  r.op = op->name;
   try {
-    r.domain = MakeSweepDomain(*format, k, fixed);
+    r.domain = MakeSweepDomain(*format, k, fixed, operands);
   } catch (const InputError& e) {
     d.Fail(e.what());
   }

@@ -16,7 +16,7 @@
 // models come from the vectorized exact tier (suites/sweep/sweep_tier.h), MPFR only
 // where that tier cannot decide; cases whose outputs over a tile are the same
 // bits share that tile's statistics. The reference path (SweepOptions::
-// reference) measures every block through the engine (RunTanhBwd) with MPFR's
+// reference) measures every block through the engine (RunElementwise) with MPFR's
 // truth and emulated models instead: slow, and what the tests hold the fast
 // path equal to, report for report.
 //
@@ -37,6 +37,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/elementwise_ops.h"
 #include "kernels/registry.h"
 #include "oracles/format.h"
 #include "suites/engine/engine.h"
@@ -77,8 +78,11 @@ uint64_t SweepDigestKey(uint64_t index);
 inline uint64_t SweepDigestTerm(uint64_t key, uint32_t bits) { return key * (bits ^ (bits >> 16)); }
 
 struct SweepDomain {
+  // kOverT sweeps the second operand at fixed values of the first (grad),
+  // kOverGrad the first at fixed values of the second.
   enum class Kind { kPairs, kOverT, kOverGrad };
   const FloatFormat* format = &kBinary32;
+  std::array<std::string, 2> operands = {"grad", "t"};  // the op's operand names
   Kind kind = Kind::kPairs;
   std::vector<float> fixed;  // kOverT: the grads; kOverGrad: the t values
 
@@ -88,15 +92,21 @@ struct SweepDomain {
   void Input(uint64_t index, float* grad, float* t) const;
   // "all 2^32 (grad, t) pairs in bf16", "every f32 t at grad = 0x1p+0".
   std::string Description() const;
-  std::string KindName() const;  // "pairs", "over_t", "over_grad"
+  // "pairs", "over_" and the swept operand's name ("over_t", "over_grad").
+  std::string KindName() const;
 };
 
 // Throws InputError: a 16-bit format for pairs, f32 with at least one fixed
 // value (each a finite binary32 value) for the others.
 SweepDomain MakeSweepDomain(const FloatFormat& format, SweepDomain::Kind kind,
-                            const std::vector<float>& fixed);
+                            const std::vector<float>& fixed,
+                            const std::array<std::string, 2>& operands = {"grad", "t"});
 
 struct SweepOptions {
+  // The elementwise op swept (two operands: grad and the forward value). The
+  // vectorized exact tier (sweep_tier.h) holds tanh_bwd's models; every other
+  // op is swept by the reference path below, whatever `reference` says.
+  const ElementwiseOpInfo* op = nullptr;
   SweepDomain domain;
   uint64_t begin = 0, end = 0;       // the indices swept; end <= domain.size()
   std::vector<std::string> variants;  // as RunOptions takes them
@@ -104,7 +114,7 @@ struct SweepOptions {
   unsigned threads = 0;
   std::function<void(uint64_t, uint64_t)> progress;  // (inputs done, inputs in the range)
   // Measure every block through the engine, MPFR and the emulated models
-  // (RunTanhBwd) instead of the fast path: the same report, slowly.
+  // (RunElementwise) instead of the fast path: the same report, slowly.
   bool reference = false;
 };
 

@@ -15,7 +15,7 @@
 #include "suites/inputs/inputs.h"
 #include "suites/sweep/sweep.h"
 #include "suites/sweep/sweep_tier.h"
-#include "suites/engine/tanh_bwd_cases.h"
+#include "suites/engine/elementwise_cases.h"
 
 namespace ulpgate {
 namespace {
@@ -171,7 +171,7 @@ struct Worker {
 
 class FastSweep {
  public:
-  FastSweep(const SweepOptions& options, const TanhBwdCasePlan& plan)
+  FastSweep(const SweepOptions& options, const ElementwiseCasePlan& plan)
       : options_(options),
         domain_(options.domain),
         format_(*options.domain.format),
@@ -278,13 +278,15 @@ class FastSweep {
     w.distinct = 0;
     w.representative.clear();
     for (size_t c = 0; c < plan_.cases.size(); ++c) {
-      const TanhBwdCasePlan::Case& pc = plan_.cases[c];
+      const ElementwiseCasePlan::Case& pc = plan_.cases[c];
       float* y = w.outputs[c].v;
-      if (pc.f32 != nullptr) {
-        pc.f32(w.grad, w.t, y, n);
+      if (pc.kernel != nullptr && IsBinary32(format_)) {
+        const void* in[2] = {w.grad, w.t};
+        pc.kernel(in, y, n);
         SweepCanonicalNans(y, n);
-      } else if (pc.u16 != nullptr) {
-        pc.u16(w.grad_bits, w.t_bits, w.out16, n);
+      } else if (pc.kernel != nullptr) {
+        const void* in[2] = {w.grad_bits, w.t_bits};
+        pc.kernel(in, w.out16, n);
         SweepDecodeNarrow(format_, w.out16, n, y);
       } else {
         std::memcpy(y, models[pc.expected], n * sizeof(float));
@@ -415,15 +417,15 @@ class FastSweep {
   const SweepOptions& options_;
   const SweepDomain& domain_;
   const FloatFormat& format_;
-  const TanhBwdCasePlan& plan_;
+  const ElementwiseCasePlan& plan_;
   int bound_count_;
   size_t builtin_models_;
   std::vector<std::unique_ptr<Worker>> workers_;
 };
 
 // A case of the plan with nothing measured yet.
-SweepCase EmptyCase(const TanhBwdCasePlan& plan, size_t c, const FloatFormat& format) {
-  const TanhBwdCasePlan::Case& p = plan.cases[c];
+SweepCase EmptyCase(const ElementwiseCasePlan& plan, size_t c, const FloatFormat& format) {
+  const ElementwiseCasePlan::Case& p = plan.cases[c];
   SweepCase sc;
   sc.variant = p.variant;
   sc.target = p.target->name;
@@ -434,7 +436,7 @@ SweepCase EmptyCase(const TanhBwdCasePlan& plan, size_t c, const FloatFormat& fo
   return sc;
 }
 
-SweepCase FromTotals(const TanhBwdCasePlan& plan, size_t c, const FloatFormat& format,
+SweepCase FromTotals(const ElementwiseCasePlan& plan, size_t c, const FloatFormat& format,
                      const CaseTotals& totals) {
   SweepCase sc = EmptyCase(plan, c, format);
   const int bound_count = HistogramBoundCount(format);
@@ -469,11 +471,11 @@ SweepCase FromTotals(const TanhBwdCasePlan& plan, size_t c, const FloatFormat& f
 
 // The reference: each block through the engine (MPFR truth and emulated
 // models for every element), its statistics moved to domain indices.
-void ReferenceSweep(const SweepOptions& options, const TanhBwdCasePlan& plan, SweepResult* result) {
+void ReferenceSweep(const SweepOptions& options, const ElementwiseCasePlan& plan, SweepResult* result) {
   const SweepDomain& domain = options.domain;
   const FloatFormat& format = *domain.format;
   InputSet inputs;
-  inputs.operand_names = {"grad", "t"};
+  inputs.operand_names = options.op->operand_names();
   inputs.source = "sweep";
   inputs.columns.resize(2);
   RunOptions run;
@@ -488,7 +490,7 @@ void ReferenceSweep(const SweepOptions& options, const TanhBwdCasePlan& plan, Sw
     const uint64_t end = std::min(options.end, (begin / kSweepBlock + 1) * kSweepBlock);
     for (auto& column : inputs.columns) column.resize(end - begin);
     domain.Inputs(begin, end - begin, inputs.columns[0].data(), inputs.columns[1].data());
-    const std::vector<CaseResult> block = RunTanhBwd(inputs, run);
+    const std::vector<CaseResult> block = RunElementwise(*options.op, inputs, run);
     const auto shift = [&](int64_t index) {
       return index < 0 ? index : index + static_cast<int64_t>(begin);
     };
@@ -523,12 +525,17 @@ SweepResult RunSweep(const SweepOptions& options) {
                                  options.end, domain.size()));
   }
   const FloatFormat& format = *domain.format;
-  const TanhBwdCasePlan plan = PlanTanhBwdCases(format, options.variants, options.targets, false);
+  if (options.op == nullptr || options.op->arity() != 2) {
+    throw InputError("a sweep takes an elementwise op of two operands");
+  }
+  const ElementwiseCasePlan plan =
+      PlanElementwiseCases(*options.op, format, options.variants, options.targets, false);
   SweepResult result;
+  result.op = options.op->name;
   result.domain = domain;
   result.begin = options.begin;
   result.end = options.end;
-  if (options.reference) {
+  if (options.reference || options.op->name != FastSweepOp()) {
     for (size_t c = 0; c < plan.cases.size(); ++c) result.cases.push_back(EmptyCase(plan, c, format));
     ReferenceSweep(options, plan, &result);
     return result;

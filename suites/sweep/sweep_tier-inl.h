@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "hwy/highway.h"
-#include "kernels/tanh_bwd_spec.h"
+#include "kernels/ops/tanh_bwd/tanh_bwd_spec.h"
 #include "suites/sweep/sweep_tier.h"
 #include "suites/engine/tanh_bwd_oracle.h"
 
@@ -39,7 +39,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 // The op sequences, compiled for this target.
 namespace tanh_bwd_spec {
-#include "kernels/tanh_bwd_spec-inl.h"
+#include "kernels/ops/tanh_bwd/tanh_bwd_spec-inl.h"
 }  // namespace tanh_bwd_spec
 
 using DD = hn::ScalableTag<double>;

@@ -12,7 +12,7 @@
 #include <limits>
 #include <sstream>
 
-#include "kernels/tanh_bwd_spec.h"
+#include "kernels/ops/tanh_bwd/tanh_bwd_spec.h"
 #include "oracles/float_text.h"
 #include "oracles/ieee_emulation.h"
 #include "oracles/mpfr_number.h"
@@ -80,7 +80,7 @@ TEST(DivergeTest, FindsTheCatastrophicRegionOfMacUnfusedFromRandomSeeds) {
     options.evaluations = 100000;
     options.seed = seed;
     const auto start = std::chrono::steady_clock::now();
-    const DivergeResult r = DivergeTanhBwd(a, b, options);
+    const DivergeResult r = DivergeElementwise(*FindElementwiseOp("tanh_bwd"), a, b, options);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     EXPECT_LT(seconds, 10.0);
@@ -108,18 +108,18 @@ TEST(DivergeTest, ScorerMeasuresInUlpsOfTheBSide) {
   const DivergeSide a = Side("mac_unfused", BestTarget());
   const std::vector<std::vector<float>> input = {{1.5f, 1.0f}, {0x1.fffffep-1f, 0.5f}};
   std::vector<DivergeEvaluation> results(2);
-  TanhBwdDivergeScorer(a, Side("mulsub_fma", BestTarget()))(input, &results);
+  ElementwiseDivergeScorer(*FindElementwiseOp("tanh_bwd"), a, Side("mulsub_fma", BestTarget()))(input, &results);
   EXPECT_EQ(results[0].a, 0x1p-22f);
   EXPECT_EQ(results[0].b, 0x1.8p-23f);
   EXPECT_EQ(results[0].ulp, 0x1p22);
   EXPECT_EQ(results[1].ulp, 0);  // 1 - 1/4 = 3/4 exactly either way
-  TanhBwdDivergeScorer(a, DivergeSide{})(input, &results);
+  ElementwiseDivergeScorer(*FindElementwiseOp("tanh_bwd"), a, DivergeSide{})(input, &results);
   EXPECT_EQ(results[0].ulp, 0x1p22 + 0.375);
   EXPECT_EQ(results[0].b, 0x1.8p-23f);  // the exact value, rounded
   // A special mismatch is flagged, not ranked: inf - inf*(1/4) is NaN.
   const std::vector<std::vector<float>> special = {{std::numeric_limits<float>::infinity()}, {0.5f}};
   std::vector<DivergeEvaluation> one(1);
-  TanhBwdDivergeScorer(a, DivergeSide{})(special, &one);
+  ElementwiseDivergeScorer(*FindElementwiseOp("tanh_bwd"), a, DivergeSide{})(special, &one);
   EXPECT_TRUE(one[0].special);
   EXPECT_TRUE(std::isnan(one[0].a));
 }
@@ -130,7 +130,7 @@ TEST(DivergeTest, AgainstTheExactValue) {
   DivergeOptions options;
   options.evaluations = 100000;
   options.seed = 42;
-  const DivergeResult r = DivergeTanhBwd(a, exact, options);
+  const DivergeResult r = DivergeElementwise(*FindElementwiseOp("tanh_bwd"), a, exact, options);
   ASSERT_FALSE(r.worst.empty());
   EXPECT_GE(r.worst.front().evaluation.ulp, 1e6) << Describe(r.worst.front());
   ExpectReportedPointsRecompute(r, a, exact);
@@ -147,7 +147,7 @@ TEST(DivergeTest, SameModelOnTwoTargetsNeverDisagrees) {
   const DivergeSide b = Side("mulsub", BestTarget());
   DivergeOptions options;
   options.evaluations = 20000;
-  const DivergeResult r = DivergeTanhBwd(a, b, options);
+  const DivergeResult r = DivergeElementwise(*FindElementwiseOp("tanh_bwd"), a, b, options);
   EXPECT_EQ(r.special_mismatches, 0u);
   for (const DivergePoint& p : r.worst) EXPECT_EQ(p.evaluation.ulp, 0) << Describe(p);
 }
@@ -161,7 +161,7 @@ TEST(DivergeTest, FusedMacAndMulSubDisagreeOnlyOutsideSterbenz) {
   DivergeOptions options;
   options.evaluations = 50000;
   options.keep = 64;
-  const DivergeResult r = DivergeTanhBwd(Side("mac", best), Side("mulsub", best), options);
+  const DivergeResult r = DivergeElementwise(*FindElementwiseOp("tanh_bwd"), Side("mac", best), Side("mulsub", best), options);
   ASSERT_FALSE(r.worst.empty());
   EXPECT_GT(r.worst.front().evaluation.ulp, 0);
   for (const DivergePoint& p : r.worst) {
@@ -181,8 +181,8 @@ TEST(DivergeTest, DeterministicForASeed) {
   DivergeOptions options;
   options.evaluations = 30000;
   options.seed = 7;
-  const DivergeResult first = DivergeTanhBwd(a, b, options);
-  const DivergeResult second = DivergeTanhBwd(a, b, options);
+  const DivergeResult first = DivergeElementwise(*FindElementwiseOp("tanh_bwd"), a, b, options);
+  const DivergeResult second = DivergeElementwise(*FindElementwiseOp("tanh_bwd"), a, b, options);
   ASSERT_EQ(first.worst.size(), second.worst.size());
   for (size_t i = 0; i < first.worst.size(); ++i) {
     EXPECT_EQ(FloatBits(first.worst[i].operands[0]), FloatBits(second.worst[i].operands[0]));
@@ -251,7 +251,7 @@ TEST(DivergeTest, WorstCaseFileReadsBackAsAnInputFile) {
   DivergeOptions options;
   options.evaluations = 20000;
   options.keep = 8;
-  const DivergeResult r = DivergeTanhBwd(a, b, options);
+  const DivergeResult r = DivergeElementwise(*FindElementwiseOp("tanh_bwd"), a, b, options);
   const std::string text =
       DivergeInputFileText(r, kTanhBwdOperands, {"produced by a test", "regenerate: nothing"});
   EXPECT_EQ(text.rfind("# produced by a test\n# regenerate: nothing\n# columns: grad t", 0), 0u)
@@ -267,8 +267,8 @@ TEST(DivergeTest, WorstCaseFileReadsBackAsAnInputFile) {
 
 TEST(DivergeTest, RejectsAnExactASide) {
   DivergeOptions options;
-  EXPECT_THROW(DivergeTanhBwd(DivergeSide{}, DivergeSide{}, options), std::invalid_argument);
-  EXPECT_THROW(DivergeTanhBwd(Side("fused", BestTarget()), DivergeSide{}, options),
+  EXPECT_THROW(DivergeElementwise(*FindElementwiseOp("tanh_bwd"), DivergeSide{}, DivergeSide{}, options), std::invalid_argument);
+  EXPECT_THROW(DivergeElementwise(*FindElementwiseOp("tanh_bwd"), Side("fused", BestTarget()), DivergeSide{}, options),
                std::invalid_argument);
 }
 

@@ -19,7 +19,7 @@
 
 #include "kernels/narrow_formats.h"
 #include "kernels/registry.h"
-#include "kernels/tanh_bwd_spec.h"
+#include "kernels/ops/tanh_bwd/tanh_bwd_spec.h"
 #include "oracles/float_text.h"
 #include "oracles/format.h"
 #include "suites/inputs/tanh_bwd_suites.h"

@@ -9,7 +9,7 @@
 #include <algorithm>
 
 #include "oracles/float_text.h"
-#include "suites/engine/tanh_bwd_cases.h"
+#include "suites/engine/elementwise_cases.h"
 #include "suites/inputs/tanh_bwd_suites.h"
 
 namespace ulpgate {
@@ -18,7 +18,7 @@ namespace {
 constexpr uint64_t kInputsPerSuite = 3000;
 
 const ConformanceMatrix& Matrix() {
-  static const ConformanceMatrix m = BuildTanhBwdMatrix(kInputsPerSuite, 1);
+  static const ConformanceMatrix m = BuildMatrix(*FindElementwiseOp("tanh_bwd"), kInputsPerSuite, 1);
   return m;
 }
 
@@ -120,7 +120,7 @@ class MatrixAgainstOutputs : public testing::TestWithParam<uint64_t> {};
 
 TEST_P(MatrixAgainstOutputs, MatchingAndGroupsFollowTheOutputs) {
   const uint64_t n = GetParam();
-  const ConformanceMatrix m = BuildTanhBwdMatrix(n, 1);
+  const ConformanceMatrix m = BuildMatrix(*FindElementwiseOp("tanh_bwd"), n, 1);
   std::vector<std::vector<std::string>> matching(m.cells.size());
   std::vector<std::vector<uint32_t>> outputs(m.cells.size());
   bool first = true;
@@ -160,7 +160,7 @@ TEST_P(MatrixAgainstOutputs, MatchingAndGroupsFollowTheOutputs) {
 INSTANTIATE_TEST_SUITE_P(InputsPerSuite, MatrixAgainstOutputs, testing::Values(8, kInputsPerSuite));
 
 TEST(MatrixTest, IndependentOfThreadCount) {
-  const ConformanceMatrix one = BuildTanhBwdMatrix(kInputsPerSuite, 1, 1);
+  const ConformanceMatrix one = BuildMatrix(*FindElementwiseOp("tanh_bwd"), kInputsPerSuite, 1, 1);
   const ConformanceMatrix& two = Matrix();
   ASSERT_EQ(one.cells.size(), two.cells.size());
   for (size_t i = 0; i < one.cells.size(); ++i) {

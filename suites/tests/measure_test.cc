@@ -10,7 +10,7 @@
 
 #include "oracles/float_text.h"
 #include "suites/engine/digest.h"
-#include "suites/engine/tanh_bwd_cases.h"
+#include "suites/engine/elementwise_cases.h"
 #include "suites/inputs/inputs.h"
 #include "suites/reports/json_file.h"
 #include "suites/reports/report.h"

@@ -14,7 +14,7 @@
 
 #include "oracles/ieee_emulation.h"
 #include "oracles/mpfr_number.h"
-#include "suites/engine/tanh_bwd_cases.h"
+#include "suites/engine/elementwise_cases.h"
 #include "suites/engine/tanh_bwd_oracle.h"
 #include "suites/inputs/tanh_bwd_suites.h"
 

@@ -19,7 +19,7 @@
 
 #include "oracles/float_text.h"
 #include "suites/inputs/inputs.h"
-#include "suites/engine/tanh_bwd_cases.h"
+#include "suites/engine/elementwise_cases.h"
 
 namespace ulpgate {
 namespace {

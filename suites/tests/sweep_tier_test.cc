@@ -26,7 +26,7 @@
 #include "oracles/float_text.h"
 #include "suites/engine/statistics.h"
 #include "suites/sweep/sweep.h"
-#include "suites/engine/tanh_bwd_cases.h"
+#include "suites/engine/elementwise_cases.h"
 #include "suites/engine/tanh_bwd_oracle.h"
 #include "suites/inputs/tanh_bwd_suites.h"
 #include "suites/tests/test_targets.h"

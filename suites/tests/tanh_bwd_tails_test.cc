@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "hwy/aligned_allocator.h"
-#include "kernels/tanh_bwd_spec.h"
+#include "kernels/ops/tanh_bwd/tanh_bwd_spec.h"
 #include "oracles/float_text.h"
 #include "suites/inputs/tanh_bwd_suites.h"
 #include "suites/tests/test_targets.h"

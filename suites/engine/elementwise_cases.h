@@ -1,7 +1,8 @@
-// tanh_bwd for the engine (suites/engine/engine.h): its cases (variants x targets in
-// a format), its kernels called over a call plan, its models and exact value.
-#ifndef ULPGATE_SUITES_TANH_BWD_CASES_H_
-#define ULPGATE_SUITES_TANH_BWD_CASES_H_
+// Any elementwise op for the engine (suites/engine/engine.h): its cases
+// (variants x targets in a format), its kernels called over a call plan, its
+// models, exact value and error bound (suites/engine/elementwise_oracle.h).
+#ifndef ULPGATE_SUITES_ELEMENTWISE_CASES_H_
+#define ULPGATE_SUITES_ELEMENTWISE_CASES_H_
 
 #include <cstdint>
 #include <functional>
@@ -9,17 +10,19 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/elementwise_ops.h"
 #include "kernels/registry.h"
 #include "oracles/format.h"
 #include "suites/engine/engine.h"
 #include "suites/inputs/inputs.h"
 #include "suites/engine/plugins.h"
+#include "suites/plugin/ulpgate/plugin.h"
 
 namespace ulpgate {
 
 struct RunOptions {
   // The format of operands and outputs: f32, bf16 or f16 (each has its own
-  // variants, TanhBwdVariantNames). Inputs must be values of it.
+  // variants, VariantNames). Inputs must be values of it.
   const FloatFormat* format = &kBinary32;
   // Empty: every variant of every target. Else each name is a built-in
   // variant or a kernel of a plugin among the targets, and a target runs the
@@ -44,24 +47,13 @@ struct RunOptions {
   std::function<void(uint64_t, uint64_t)> progress;
 };
 
-// The variants of tanh_bwd in a format (kTanhBwdVariants for f32,
-// kTanhBwdNarrowVariants for bf16 and f16), their models, and the model a
-// target's kernel must follow. Throw for a format without variants.
-std::vector<std::string> TanhBwdVariantNames(const FloatFormat& format);
-std::vector<std::string> TanhBwdModelNames(const FloatFormat& format);
-// Every model's output for one input (values of the format), in
-// TanhBwdModelNames order; a NaN operand is its sign's quiet NaN.
-std::vector<float> TanhBwdModelOutputs(const FloatFormat& format, float grad, float t);
-std::string ExpectedTanhBwdModel(const FloatFormat& format, std::string_view variant,
-                                 const TargetInfo& target);
-
-// The cases of a run, in the order RunTanhBwd reports them (variants in
-// registry order, each on every target, then the plugins' kernels), and what
+// The cases of a run, in the order RunElementwise reports them (variants in
+// table order, each on every target, then the plugins' kernels), and what
 // computes each one's outputs. Throws InputError for an unknown variant or a
-// plugin without kernels in the format.
-struct TanhBwdCasePlan {
-  // Every model compared: the format's built-in ones (TanhBwdModelNames),
-  // then the plugins' models given as expressions (extra_models, in order).
+// plugin without kernels of the op in the format.
+struct ElementwiseCasePlan {
+  // Every model compared: the format's built-in ones (ModelNames), then the
+  // plugins' models given as expressions (extra_models, in order).
   std::vector<std::string> model_names;
   std::vector<ModelProgram> extra_models;
   struct Case {
@@ -69,25 +61,33 @@ struct TanhBwdCasePlan {
     const TargetInfo* target = nullptr;
     CaseKind kind = CaseKind::kKernel;
     int expected = -1;  // index into model_names
-    // The kernel (f32, or bf16/f16 patterns); both null for a "model" case.
-    TanhBwdKernel f32 = nullptr;
-    TanhBwdNarrowKernel u16 = nullptr;
+    // The built-in kernel (storage lanes of the format), or a plugin's; all
+    // null for a "model" case.
+    ElementwiseKernel kernel = nullptr;
+    ulpgate_binary_f32_fn plugin_f32 = nullptr;
+    ulpgate_binary_u16_fn plugin_u16 = nullptr;
     std::string name;  // for messages: "tanh_bwd mulsub (f32) on AVX2"
   };
   std::vector<Case> cases;
 };
-TanhBwdCasePlan PlanTanhBwdCases(const FloatFormat& format, const std::vector<std::string>& variants,
-                                 const std::vector<const TargetInfo*>& targets, bool models_only);
+ElementwiseCasePlan PlanElementwiseCases(const ElementwiseOpInfo& op, const FloatFormat& format,
+                                         const std::vector<std::string>& variants,
+                                         const std::vector<const TargetInfo*>& targets,
+                                         bool models_only);
 
 // One result per (variant, target), variants in registry order, targets from
 // narrowest to widest.
 //
 // Kernels are not called once over all inputs but over a call plan
-// (TanhBwdCallPlan): calls of many lengths, so that every lane count leaves
+// (ElementwiseCallPlan): calls of many lengths, so that every lane count leaves
 // tails of every size, whose operands and outputs start at varied offsets
 // from a 64-byte boundary, in guarded buffers. The plan depends on the input
 // count only, so results are reproducible from the seed alone.
-std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& options);
+// Every output is also measured against the op's error bound (bound_fraction:
+// ElementwiseBound). Throws InputError for inputs that are not values of the
+// format or do not match the op's operands.
+std::vector<CaseResult> RunElementwise(const ElementwiseOpInfo& op, const InputSet& inputs,
+                                       const RunOptions& options);
 
 // Outputs are digested in chunks of this many inputs: the digest is FNV-1a
 // over the per-chunk FNV-1a digests of the output bits, so it does not depend
@@ -98,7 +98,7 @@ inline constexpr size_t kEngineChunk = 4096;
 std::vector<EngineUnit> ChunkUnits(uint64_t n);
 
 // One kernel call of the plan: inputs [begin, begin + count) of a chunk, the
-// two operands starting `operand_misalign` and the output `output_misalign`
+// operands starting `operand_misalign` and the output `output_misalign`
 // floats past a 64-byte boundary.
 struct KernelCall {
   size_t begin = 0;
@@ -109,8 +109,8 @@ struct KernelCall {
 // The calls that cover `count` inputs (a chunk): lengths cycle through short
 // ones (every tail of 1..16 lanes) and long ones (many full vectors), and the
 // offsets through 0..15 floats, aligned calls included.
-std::vector<KernelCall> TanhBwdCallPlan(size_t count);
+std::vector<KernelCall> ElementwiseCallPlan(size_t count);
 
 }  // namespace ulpgate
 
-#endif  // ULPGATE_SUITES_TANH_BWD_CASES_H_
+#endif  // ULPGATE_SUITES_ELEMENTWISE_CASES_H_

@@ -62,3 +62,21 @@ V Canonical(A& a, const V& grad, const V& t) {
   return MulSub(a, grad, t);
 }
 
+
+// The op as kernels/ops/elementwise_spec.h describes one: its sequences by
+// row, its exact value, and the magnitude of the terms it adds,
+// |grad| * (1 + t^2).
+struct Sequences {
+  template <int kIndex, class A, class V>
+  static V At(A& a, const V& grad, const V& t) {
+    return SequenceAt<kIndex>(a, grad, t);
+  }
+  template <class A, class V>
+  static V Exact(A& a, const V& grad, const V& t) {
+    return Canonical(a, grad, t);
+  }
+  template <class A, class V>
+  static V TermMagnitude(A& a, const V& grad, const V& t) {
+    return a.Mul(a.Abs(grad), a.Add(a.Const(1.0f), a.Mul(t, t)));
+  }
+};

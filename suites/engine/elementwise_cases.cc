@@ -1,9 +1,11 @@
-#include "suites/engine/tanh_bwd_cases.h"
+#include "suites/engine/elementwise_cases.h"
 
 #include <algorithm>
 #include <iterator>
+#include <array>
 #include <map>
 #include <stdexcept>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -13,7 +15,7 @@
 #include "oracles/format.h"
 #include "oracles/mpfr_number.h"
 #include "suites/engine/guarded_buffer.h"
-#include "suites/engine/tanh_bwd_oracle.h"
+#include "suites/engine/elementwise_oracle.h"
 
 namespace ulpgate {
 
@@ -25,7 +27,7 @@ std::vector<EngineUnit> ChunkUnits(uint64_t n) {
   return units;
 }
 
-std::vector<KernelCall> TanhBwdCallPlan(size_t count) {
+std::vector<KernelCall> ElementwiseCallPlan(size_t count) {
   // Every length 1..33 leaves every tail of 4, 8 and 16 lanes (and calls
   // shorter than one vector), and puts a third of the inputs of a 16-lane
   // target in tails, so that a bug confined to the tail shows on most suites;
@@ -48,8 +50,9 @@ std::vector<KernelCall> TanhBwdCallPlan(size_t count) {
 namespace {
 
 // What produces one case's outputs over a chunk: its kernel called by the
-// plan, or nullptr for a "model" case.
-using ChunkKernel = std::function<void(const float* grad, const float* t, float* out,
+// plan (operands[k] is operand k's values over the chunk), or nullptr for a
+// "model" case.
+using ChunkKernel = std::function<void(const float* const* operands, float* out,
                                        const std::vector<KernelCall>& plan)>;
 
 void CheckGuards(bool intact, const std::string& name, const KernelCall& call) {
@@ -59,65 +62,90 @@ void CheckGuards(bool intact, const std::string& name, const KernelCall& call) {
   }
 }
 
-// Runs a binary32 kernel over a chunk's inputs call by call as TanhBwdCallPlan
-// says, each call's operands and output copied into buffers at the call's
-// offsets.
-ChunkKernel Binary32Kernel(TanhBwdKernel kernel, std::string name) {
-  return [kernel, name](const float* grad, const float* t, float* out,
-                        const std::vector<KernelCall>& plan) {
+// Runs a kernel over a chunk's inputs call by call as ElementwiseCallPlan
+// says, each call's operands and output copied into guarded buffers at the
+// call's offsets; `call_kernel` calls it with the buffers' storage lanes
+// (float for f32, the format's bit patterns for a 16-bit one, encoded from and
+// decoded to the floats that hold its values, a NaN as its sign's quiet NaN).
+template <class T, class Call>
+ChunkKernel GuardedKernel(size_t arity, const FloatFormat& format, std::string name, Call call_kernel) {
+  return [arity, &format, name, call_kernel](const float* const* operands, float* out,
+                                            const std::vector<KernelCall>& plan) {
     for (const KernelCall& call : plan) {
-      GuardedBuffer g(call.count, call.operand_misalign);
-      GuardedBuffer x(call.count, call.operand_misalign);
-      GuardedBuffer y(call.count, call.output_misalign);
-      std::copy(grad + call.begin, grad + call.begin + call.count, g.data());
-      std::copy(t + call.begin, t + call.begin + call.count, x.data());
-      kernel(g.data(), x.data(), y.data(), call.count);
-      CheckGuards(y.GuardsIntact() && g.GuardsIntact() && x.GuardsIntact(), name, call);
-      std::copy(y.data(), y.data() + call.count, out + call.begin);
+      std::vector<BasicGuardedBuffer<T>> in;
+      in.reserve(arity);
+      std::array<const T*, kMaxElementwiseArity> pointers{};
+      for (size_t k = 0; k < arity; ++k) {
+        in.emplace_back(call.count, call.operand_misalign);
+        for (size_t i = 0; i < call.count; ++i) {
+          const float v = operands[k][call.begin + i];
+          if constexpr (std::is_same_v<T, float>) {
+            in[k].data()[i] = v;
+          } else {
+            in[k].data()[i] = static_cast<T>(EncodeBits(format, v));
+          }
+        }
+        pointers[k] = in[k].data();
+      }
+      BasicGuardedBuffer<T> y(call.count, call.output_misalign);
+      call_kernel(pointers.data(), y.data(), call.count);
+      bool intact = y.GuardsIntact();
+      for (const auto& b : in) intact = intact && b.GuardsIntact();
+      CheckGuards(intact, name, call);
+      for (size_t i = 0; i < call.count; ++i) {
+        if constexpr (std::is_same_v<T, float>) {
+          out[call.begin + i] = y.data()[i];
+        } else {
+          out[call.begin + i] = static_cast<float>(DecodeBits(format, y.data()[i]));
+        }
+      }
     }
   };
 }
 
-// The same for a 16-bit kernel: operands encoded in the format (a NaN as its
-// sign's quiet NaN), outputs decoded.
-ChunkKernel NarrowKernel(TanhBwdNarrowKernel kernel, const FloatFormat& format, std::string name) {
-  return [kernel, &format, name](const float* grad, const float* t, float* out,
-                                 const std::vector<KernelCall>& plan) {
-    for (const KernelCall& call : plan) {
-      BasicGuardedBuffer<uint16_t> g(call.count, call.operand_misalign);
-      BasicGuardedBuffer<uint16_t> x(call.count, call.operand_misalign);
-      BasicGuardedBuffer<uint16_t> y(call.count, call.output_misalign);
-      for (size_t i = 0; i < call.count; ++i) {
-        g.data()[i] = static_cast<uint16_t>(EncodeBits(format, grad[call.begin + i]));
-        x.data()[i] = static_cast<uint16_t>(EncodeBits(format, t[call.begin + i]));
-      }
-      kernel(g.data(), x.data(), y.data(), call.count);
-      CheckGuards(y.GuardsIntact() && g.GuardsIntact() && x.GuardsIntact(), name, call);
-      for (size_t i = 0; i < call.count; ++i) {
-        out[call.begin + i] = static_cast<float>(DecodeBits(format, y.data()[i]));
-      }
-    }
+ChunkKernel BuiltinKernel(ElementwiseKernel kernel, size_t arity, const FloatFormat& format,
+                          std::string name) {
+  const auto call = [kernel](const auto* const* in, auto* out, size_t n) {
+    kernel(reinterpret_cast<const void* const*>(in), out, n);
   };
+  if (IsBinary32(format)) return GuardedKernel<float>(arity, format, std::move(name), call);
+  return GuardedKernel<uint16_t>(arity, format, std::move(name), call);
 }
 
+// A plugin's kernel (suites/plugin/ulpgate/plugin.h): two operands.
+ChunkKernel PluginChunkKernel(ulpgate_binary_f32_fn f32, ulpgate_binary_u16_fn u16, const FloatFormat& format,
+                              std::string name) {
+  if (f32 != nullptr) {
+    return GuardedKernel<float>(2, format, std::move(name),
+                                [f32](const float* const* in, float* out, size_t n) {
+                                  f32(in[0], in[1], out, n);
+                                });
+  }
+  return GuardedKernel<uint16_t>(2, format, std::move(name),
+                                 [u16](const uint16_t* const* in, uint16_t* out, size_t n) {
+                                   u16(in[0], in[1], out, n);
+                                 });
+}
 
 // Elements are inputs; units are chunks of kEngineChunk inputs, each its own
 // digest group.
-class TanhBwdProblem : public EngineProblem {
+class ElementwiseProblem : public EngineProblem {
  public:
   // extra_models: models given as expressions (a plugin's claim), after the
   // template models.
-  TanhBwdProblem(const InputSet& inputs, const FloatFormat& format, int map_operand,
-                 std::vector<ChunkKernel> kernels, std::vector<ModelProgram> extra_models = {})
-      : inputs_(inputs),
+  ElementwiseProblem(const ElementwiseOpInfo& op, const InputSet& inputs, const FloatFormat& format,
+                     int map_operand, std::vector<ChunkKernel> kernels,
+                     std::vector<ModelProgram> extra_models = {})
+      : op_(op),
+        oracle_(OracleOf(op)),
+        inputs_(inputs),
         format_(format),
         map_operand_(map_operand),
-        models_(TanhBwdModelNames(format)),
+        models_(ModelNames(op, format)),
         builtin_models_(models_.size()),
         extra_models_(std::move(extra_models)),
         kernels_(std::move(kernels)),
-        full_plan_(TanhBwdCallPlan(kEngineChunk)),
-        binary32_(IsBinary32(format)) {
+        full_plan_(ElementwiseCallPlan(kEngineChunk)) {
     for (const ModelProgram& m : extra_models_) models_.push_back(m.name);
   }
 
@@ -125,46 +153,36 @@ class TanhBwdProblem : public EngineProblem {
   uint64_t size() const override { return inputs_.size(); }
   std::vector<EngineUnit> Units() const override { return ChunkUnits(size()); }
   const std::vector<std::string>& model_names() const override { return models_; }
+  bool bounded() const override { return true; }
   void Outputs(size_t c, const EngineUnit& unit, float* out) const override {
     const std::vector<KernelCall> short_plan =
-        unit.count == kEngineChunk ? std::vector<KernelCall>() : TanhBwdCallPlan(unit.count);
-    kernels_[c](inputs_.columns[0].data() + unit.begin, inputs_.columns[1].data() + unit.begin,
-                out, unit.count == kEngineChunk ? full_plan_ : short_plan);
+        unit.count == kEngineChunk ? std::vector<KernelCall>() : ElementwiseCallPlan(unit.count);
+    std::array<const float*, kMaxElementwiseArity> operands{};
+    for (size_t k = 0; k < op_.arity(); ++k) operands[k] = inputs_.columns[k].data() + unit.begin;
+    kernels_[c](operands.data(), out, unit.count == kEngineChunk ? full_plan_ : short_plan);
   }
   ElementTruth Truth(uint64_t i, float* models) const override {
-    const float grad = inputs_.columns[0][i];
-    const float t = inputs_.columns[1][i];
-    const std::vector<float> m = TanhBwdModelOutputs(format_, grad, t);
+    const auto x = Operands(i);
+    const std::vector<float> m = ModelOutputs(op_, format_, x.data());
     std::copy(m.begin(), m.end(), models);
-    const double ops[2] = {grad, t};
-    for (size_t k = 0; k < extra_models_.size(); ++k) {
-      models[builtin_models_ + k] = static_cast<float>(extra_models_[k].Evaluate(ops));
-    }
-    return ElementTruth(TanhBwdExact(grad, t));
+    ExtraModels(x, models);
+    ElementTruth truth(oracle_.Exact(x.data()));
+    truth.bound.emplace(ElementwiseBound(op_, x.data()));
+    return truth;
   }
   float MapValue(uint64_t i) const override { return inputs_.columns[map_operand_][i]; }
 
-  // The fast tier: native models, errors from oracles/fast_ulp.h.
+  // The fast tier: native models, errors from the op's two-double exact value
+  // (oracles/fast_ulp.h) where it has one.
   bool FastModels(uint64_t i, float* models) const override {
-    const float grad = inputs_.columns[0][i];
-    const float t = inputs_.columns[1][i];
-    if (binary32_) {
-      const std::array<float, 4> m = TanhBwdModelsNative(grad, t);
-      std::copy(m.begin(), m.end(), models);
-    } else {
-      const std::vector<float> m = TanhBwdNarrowModelsNative(
-          format_, static_cast<uint16_t>(EncodeBits(format_, grad)),
-          static_cast<uint16_t>(EncodeBits(format_, t)));
-      std::copy(m.begin(), m.end(), models);
-    }
-    const double ops[2] = {grad, t};
-    for (size_t k = 0; k < extra_models_.size(); ++k) {
-      models[builtin_models_ + k] = static_cast<float>(extra_models_[k].Evaluate(ops));
-    }
+    const auto x = Operands(i);
+    const std::vector<float> m = ModelOutputs(op_, format_, x.data(), /*native=*/true);
+    std::copy(m.begin(), m.end(), models);
+    ExtraModels(x, models);
     return true;
   }
   bool FastUlpError(uint64_t i, float y, UlpError* error) const override {
-    const auto x = FastTanhBwdExactValue(inputs_.columns[0][i], inputs_.columns[1][i], format_);
+    const auto x = oracle_.FastExact(Operands(i).data(), format_);
     if (!x) return false;
     const auto e = ::ulpgate::FastUlpError(*x, y, format_);
     if (!e) return false;
@@ -173,6 +191,21 @@ class TanhBwdProblem : public EngineProblem {
   }
 
  private:
+  std::array<float, kMaxElementwiseArity> Operands(uint64_t i) const {
+    std::array<float, kMaxElementwiseArity> x{};
+    for (size_t k = 0; k < op_.arity(); ++k) x[k] = inputs_.columns[k][i];
+    return x;
+  }
+  void ExtraModels(const std::array<float, kMaxElementwiseArity>& x, float* models) const {
+    std::array<double, kMaxElementwiseArity> ops{};
+    for (size_t k = 0; k < op_.arity(); ++k) ops[k] = x[k];
+    for (size_t k = 0; k < extra_models_.size(); ++k) {
+      models[builtin_models_ + k] = static_cast<float>(extra_models_[k].Evaluate(ops.data()));
+    }
+  }
+
+  const ElementwiseOpInfo& op_;
+  const ElementwiseOracle& oracle_;
   const InputSet& inputs_;
   const FloatFormat& format_;
   int map_operand_;
@@ -181,57 +214,19 @@ class TanhBwdProblem : public EngineProblem {
   std::vector<ModelProgram> extra_models_;
   std::vector<ChunkKernel> kernels_;  // per case; empty for a "model" case
   std::vector<KernelCall> full_plan_;
-  bool binary32_;
 };
 
 }  // namespace
 
-std::vector<std::string> TanhBwdVariantNames(const FloatFormat& format) {
-  std::vector<std::string> names;
-  if (IsBinary32(format)) {
-    for (const auto& v : kTanhBwdVariants) names.emplace_back(v.name);
-  } else {
-    TanhBwdNarrowModelNames(format);  // throws for a format without variants
-    for (const auto& v : kTanhBwdNarrowVariants) names.emplace_back(v.name);
-  }
-  return names;
-}
-
-std::vector<std::string> TanhBwdModelNames(const FloatFormat& format) {
-  if (!IsBinary32(format)) return TanhBwdNarrowModelNames(format);
-  std::vector<std::string> names;
-  for (const auto& m : kTanhBwdModels) names.emplace_back(m.name);
-  return names;
-}
-
-std::vector<float> TanhBwdModelOutputs(const FloatFormat& format, float grad, float t) {
-  if (IsBinary32(format)) {
-    const auto m = TanhBwdModels(grad, t);
-    return {m.begin(), m.end()};
-  }
-  return TanhBwdNarrowModels(format, static_cast<uint16_t>(EncodeBits(format, grad)),
-                             static_cast<uint16_t>(EncodeBits(format, t)));
-}
-
-std::string ExpectedTanhBwdModel(const FloatFormat& format, std::string_view variant,
-                                 const TargetInfo& target) {
-  if (!IsBinary32(format)) return ExpectedNarrowModel(format, variant, target);
-  const int v = TanhBwdVariantIndex(variant);
-  if (v < 0) throw InputError("unknown tanh_bwd variant '" + std::string(variant) + "'");
-  const auto& info = kTanhBwdVariants[v];
-  return std::string(target.fused_negmuladd ? info.model_fused_target : info.model_unfused_target);
-}
-
-TanhBwdCasePlan PlanTanhBwdCases(const FloatFormat& format, const std::vector<std::string>& variants,
-                                 const std::vector<const TargetInfo*>& requested_targets,
-                                 bool models_only) {
-  const bool binary32 = IsBinary32(format);
-  if (!binary32 && NarrowFormatIndex(format.name) < 0) {
-    throw InputError(std::string("tanh_bwd has no kernels in ") + format.name);
-  }
-  const std::vector<std::string> all_variants = TanhBwdVariantNames(format);
-  TanhBwdCasePlan plan;
-  plan.model_names = TanhBwdModelNames(format);
+ElementwiseCasePlan PlanElementwiseCases(const ElementwiseOpInfo& op, const FloatFormat& format,
+                                         const std::vector<std::string>& variants,
+                                         const std::vector<const TargetInfo*>& requested_targets,
+                                         bool models_only) {
+  const std::string op_name(op.name);
+  if (!RunsIn(op, format)) throw InputError(op_name + " has no kernels in " + format.name);
+  const std::vector<std::string> all_variants = VariantNames(op, format);
+  ElementwiseCasePlan plan;
+  plan.model_names = ModelNames(op, format);
   std::vector<const TargetInfo*> targets;  // compiled
   std::vector<const LoadedPlugin*> plugins;
   for (const TargetInfo* t : requested_targets) {
@@ -247,8 +242,9 @@ TanhBwdCasePlan PlanTanhBwdCases(const FloatFormat& format, const std::vector<st
     }
   }
   for (const LoadedPlugin* p : plugins) {
-    if (!p->HasDtype(format.name)) {
-      throw InputError("plugin " + p->target.name + " has no tanh_bwd kernels in " + format.name);
+    if (op_name != kPluginOp || !p->HasDtype(format.name)) {
+      throw InputError("plugin " + p->target.name + " has no " + op_name + " kernels in " +
+                       format.name);
     }
   }
   auto chosen = [&](const std::string& variant) {
@@ -267,29 +263,25 @@ TanhBwdCasePlan PlanTanhBwdCases(const FloatFormat& format, const std::vector<st
           names += ", " + v + " (" + p->target.name + ")";
         }
       }
-      throw InputError("unknown tanh_bwd variant '" + name + "' in " + format.name + " (" + names +
-                       ")");
+      throw InputError("unknown " + op_name + " variant '" + name + "' in " + format.name + " (" +
+                       names + ")");
     }
   }
   for (const std::string& v : all_variants) {
     if (!chosen(v)) continue;
     for (const TargetInfo* target : targets) {
-      TanhBwdCasePlan::Case c;
+      ElementwiseCasePlan::Case c;
       c.variant = v;
       c.target = target;
-      const std::string expected = ExpectedTanhBwdModel(format, v, *target);
+      const std::string expected = ExpectedModel(op, format, v, *target);
       c.expected = static_cast<int>(std::find(plan.model_names.begin(), plan.model_names.end(),
                                               expected) -
                                     plan.model_names.begin());
-      c.name = "tanh_bwd " + v + " (" + format.name + ") on " + target->name;
+      c.name = op_name + " " + v + " (" + format.name + ") on " + target->name;
       if (!models_only && target->supported) {
-        if (binary32) {
-          c.f32 = FindTanhBwdKernel(v, target->bits);
-        } else {
-          c.u16 = FindTanhBwdNarrowKernel(format.name, v, target->bits);
-        }
+        c.kernel = FindElementwiseKernel(op.name, format.name, v, target->bits);
       }
-      c.kind = c.f32 != nullptr || c.u16 != nullptr ? CaseKind::kKernel : CaseKind::kModel;
+      c.kind = c.kernel != nullptr ? CaseKind::kKernel : CaseKind::kModel;
       plan.cases.push_back(std::move(c));
     }
   }
@@ -306,15 +298,15 @@ TanhBwdCasePlan PlanTanhBwdCases(const FloatFormat& format, const std::vector<st
         plan.model_names.push_back(p.model.name);
         it = plan.model_names.end() - 1;
       }
-      TanhBwdCasePlan::Case c;
+      ElementwiseCasePlan::Case c;
       c.variant = p.variant;
       c.target = &plugin->target;
       c.expected = static_cast<int>(it - plan.model_names.begin());
       c.kind = models_only ? CaseKind::kModel : CaseKind::kKernel;
       c.name = "plugin " + plugin->target.name + " kernel " + p.variant;
       if (!models_only) {
-        c.f32 = p.f32;
-        c.u16 = p.u16;
+        c.plugin_f32 = p.f32;
+        c.plugin_u16 = p.u16;
       }
       plan.cases.push_back(std::move(c));
     }
@@ -322,16 +314,19 @@ TanhBwdCasePlan PlanTanhBwdCases(const FloatFormat& format, const std::vector<st
   return plan;
 }
 
-std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& options) {
-  if (inputs.columns.size() != 2) throw InputError("tanh_bwd takes 2 operands (grad t)");
+std::vector<CaseResult> RunElementwise(const ElementwiseOpInfo& op, const InputSet& inputs,
+                                       const RunOptions& options) {
+  const std::string op_name(op.name);
+  if (inputs.columns.size() != op.arity()) {
+    std::string names;
+    for (const std::string& o : op.operand_names()) names += (names.empty() ? "" : " ") + o;
+    throw InputError(fmt::format("{} takes {} operands ({})", op_name, op.arity(), names));
+  }
   if (options.map_operand >= static_cast<int>(inputs.columns.size())) {
     throw InputError("no operand " + std::to_string(options.map_operand) + " to map errors by");
   }
   const FloatFormat& format = *options.format;
-  const bool binary32 = IsBinary32(format);
-  if (!binary32 && NarrowFormatIndex(format.name) < 0) {
-    throw InputError(std::string("tanh_bwd has no kernels in ") + format.name);
-  }
+  if (!RunsIn(op, format)) throw InputError(op_name + " has no kernels in " + format.name);
   // The inputs must be values of the format (an input file's may not be).
   for (size_t k = 0; k < inputs.columns.size(); ++k) {
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -343,29 +338,32 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
       }
     }
   }
-  const TanhBwdCasePlan plan =
-      PlanTanhBwdCases(format, options.variants, options.targets, options.models_only);
+  const ElementwiseCasePlan plan =
+      PlanElementwiseCases(op, format, options.variants, options.targets, options.models_only);
   std::vector<EngineCase> cases;
   std::vector<ChunkKernel> kernels;
-  for (const TanhBwdCasePlan::Case& p : plan.cases) {
+  for (const ElementwiseCasePlan::Case& p : plan.cases) {
     EngineCase c;
     c.variant = p.variant;
     c.target = p.target;
     c.expected = p.expected;
     c.kind = p.kind;
     cases.push_back(std::move(c));
-    kernels.push_back(p.f32 != nullptr   ? Binary32Kernel(p.f32, p.name)
-                      : p.u16 != nullptr ? NarrowKernel(p.u16, format, p.name)
-                                         : ChunkKernel());
+    if (p.kernel != nullptr) {
+      kernels.push_back(BuiltinKernel(p.kernel, op.arity(), format, p.name));
+    } else if (p.plugin_f32 != nullptr || p.plugin_u16 != nullptr) {
+      kernels.push_back(PluginChunkKernel(p.plugin_f32, p.plugin_u16, format, p.name));
+    } else {
+      kernels.emplace_back();
+    }
   }
-  std::vector<ModelProgram> extra_models = plan.extra_models;
   const std::vector<std::string>& names = plan.model_names;
   for (EngineCase& c : cases) {
     c.compared.resize(names.size());
     for (size_t m = 0; m < names.size(); ++m) c.compared[m] = static_cast<int>(m);
   }
-  const TanhBwdProblem problem(inputs, format, options.map_operand, std::move(kernels),
-                               std::move(extra_models));
+  const ElementwiseProblem problem(op, inputs, format, options.map_operand, std::move(kernels),
+                                   plan.extra_models);
   EngineOptions engine;
   engine.threads = options.threads;
   engine.keep_outputs = options.keep_outputs;
@@ -377,7 +375,7 @@ std::vector<CaseResult> RunTanhBwd(const InputSet& inputs, const RunOptions& opt
   std::vector<CaseResult> results = std::move(run.cases);
   for (size_t k = 0; k < results.size(); ++k) {
     CaseResult& r = results[k];
-    r.op = "tanh_bwd";
+    r.op = op_name;
     r.variant = cases[k].variant;
     r.target = cases[k].target->name;
     r.dtype = format.name;

@@ -1,0 +1,99 @@
+// What an elementwise op is, as data: the rows every op folder's spec fills
+// in (kernels/ops/<op>/<op>_spec.h). An op is
+//   - its operands (one to three, named, with their roles), the first of which
+//     is what the op scales (grad, for a backward op);
+//   - its definition, written once as templates (<op>_spec-inl.h) over an
+//     arithmetic A: the exact value (Canonical), the magnitude its terms add up
+//     to (TermMagnitude: what a backward-stable evaluation's error is measured
+//     against) and its op sequences (SequenceAt), which are at once the SIMD
+//     kernel (over Highway vectors), the bit-exact model (over the binary32 or
+//     format emulation) and the sequence's exact value (over MPFR);
+//   - its variants in f32 and in the 16-bit formats, and its models;
+//   - its inputs: the domain of each operand and its landmarks.
+// One line of kernels/ops/registered_ops.h makes an op known everywhere: the
+// registry compiles its kernels on every target, and the engine, the sweep,
+// the commands, goldens and the gate take it by name.
+#ifndef ULPGATE_KERNELS_OPS_ELEMENTWISE_SPEC_H_
+#define ULPGATE_KERNELS_OPS_ELEMENTWISE_SPEC_H_
+
+#include <array>
+#include <cstddef>
+#include <string_view>
+
+namespace ulpgate {
+
+inline constexpr size_t kMaxElementwiseArity = 3;
+
+// How the values of one operand are drawn by the op's `domain` suite.
+enum class OperandDomain {
+  kLogUniform,   // magnitude log-uniform in [lo, hi], random sign (a gradient)
+  kUniform,      // uniform in [lo, hi] (a forward output such as tanh's or sigmoid's)
+};
+
+struct OperandInfo {
+  std::string_view name;
+  std::string_view role;
+  OperandDomain domain;
+  double lo, hi;
+};
+
+// A binary32 variant: one op sequence, and the model its kernel must follow
+// where the target's NegMulAdd/MulAdd is one fused instruction and where it is
+// two roundings. An empty model means the sequence calls a function no model
+// reproduces bit for bit (Highway's Exp, say): its kernels are measured in
+// ULPs and budgeted, and reports say they have no model.
+struct ElementwiseVariantInfo {
+  std::string_view name;
+  std::string_view op_sequence;
+  std::string_view model_fused_target;
+  std::string_view model_unfused_target;
+};
+
+// A bit-exact model: a variant's sequence evaluated in binary32 with its
+// multiply-adds fused or not, and the same model in the model language
+// (oracles/model_expr.h) for `check` and `list`.
+struct ElementwiseModelInfo {
+  std::string_view name;
+  std::string_view sequence_of;  // the variant whose sequence it evaluates
+  bool fused;
+  std::string_view expression;
+};
+
+// The variants in the 16-bit formats (bf16, f16): operands and output in the
+// format, the arithmetic of one of the binary32 sequences.
+enum class NarrowRounding {
+  kOpmath,          // promote exactly, the binary32 sequence, one rounding to the format
+  kPerOp,           // every operation's result rounded to the format (eager frameworks)
+  kHighwayConvert,  // kOpmath with Highway 1.0.3's own PromoteTo and DemoteTo
+};
+
+struct NarrowVariantInfo {
+  std::string_view name;
+  std::string_view sequence;  // the binary32 variant whose op sequence it runs
+  NarrowRounding rounding;
+  std::string_view description;
+};
+
+// Index of the row named `name` in a table of rows with a `name`, at compile
+// time; -1 if none.
+template <class Row, size_t kSize>
+constexpr int RowIndex(const std::array<Row, kSize>& rows, std::string_view name) {
+  for (size_t i = 0; i < kSize; ++i) {
+    if (rows[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// True when the variant's sequence has a model (then every function it calls
+// is modelled bit for bit).
+template <class Spec>
+constexpr bool SequenceHasModel(std::string_view variant) {
+  for (const auto& m : Spec::kModels) {
+    if (m.sequence_of == variant) return true;
+  }
+  return false;
+}
+
+}  // namespace ulpgate
+
+#endif  // ULPGATE_KERNELS_OPS_ELEMENTWISE_SPEC_H_

@@ -1,0 +1,101 @@
+#include "oracles/highway_math.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+namespace ulpgate {
+namespace {
+
+uint32_t Bits(float x) {
+  uint32_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+float FromBits(uint32_t b) {
+  float x;
+  std::memcpy(&x, &b, sizeof x);
+  return x;
+}
+
+// Host binary32 arithmetic: every translation unit is compiled with
+// -ffp-contract=off and x86-64 has no excess precision, so each operation
+// below rounds once, and MulAdd rounds once or twice as asked.
+float MulAdd(float a, float b, float c, bool fused) {
+  return fused ? std::fma(a, b, c) : a * b + c;
+}
+
+// Highway's ConvertTo(int32, float) on x86: truncation; NaN and values below
+// -2^31 give INT32_MIN, values from 2^31 up INT32_MAX (Highway fixes the
+// instruction's 0x80000000 up for positive overflow).
+int32_t ToInt32(float x) {
+  if (std::isnan(x) || x < -2147483648.0f) return std::numeric_limits<int32_t>::min();
+  if (x >= 2147483648.0f) return std::numeric_limits<int32_t>::max();
+  return static_cast<int32_t>(x);
+}
+
+// Highway's Pow2I: the bits (x + 127) << 23 as a float, in wrapping 32-bit
+// arithmetic like the vector instructions.
+float Pow2I(int32_t x) { return FromBits((static_cast<uint32_t>(x) + 0x7Fu) << 23); }
+
+// x * 2^e in two steps, as Highway's LoadExpShortRange.
+float LoadExpShortRange(float x, int32_t e) {
+  const int32_t y = e >> 1;  // arithmetic shift, as ShiftRight on int32 lanes
+  const int32_t rest = static_cast<int32_t>(static_cast<uint32_t>(e) - static_cast<uint32_t>(y));
+  return (x * Pow2I(y)) * Pow2I(rest);
+}
+
+float Estrin(float x, float c0, float c1, float c2, float c3, float c4, float c5, bool fused) {
+  const float x2 = x * x;
+  const float x4 = x2 * x2;
+  return MulAdd(x4, MulAdd(c5, x, c4, fused),
+                MulAdd(x2, MulAdd(c3, x, c2, fused), MulAdd(c1, x, c0, fused), fused), fused);
+}
+
+// q = ToInt32(x / ln 2 +- 1/2) and x - q ln 2 in two parts (ExpReduce), then
+// ExpPoly: e^r - 1 for the reduced r. Shared by Exp and Expm1.
+struct Reduced {
+  int32_t q;
+  float poly;  // ExpPoly(r)
+};
+Reduced ReduceAndApproximate(float x, bool fused) {
+  const float kOneOverLog2 = static_cast<float>(+1.442695040888963407359924681);
+  const float half = std::copysign(0.5f, x);  // Or(kHalf, And(x, kNegZero))
+  const int32_t q = ToInt32(MulAdd(x, kOneOverLog2, half, fused));
+  const float qf = static_cast<float>(q);
+  float r = MulAdd(qf, -0.693145751953125f, x, fused);
+  r = MulAdd(qf, -1.428606765330187045e-6f, r, fused);
+  const float poly = Estrin(r, +0.5f, +0.166666671633720397949219f, +0.0416664853692054748535156f,
+                            +0.00833336077630519866943359f, +0.00139304355252534151077271f,
+                            +0.000198527617612853646278381f, fused);
+  return {q, MulAdd(poly, r * r, r, fused)};
+}
+
+}  // namespace
+
+float HighwayExp(float x, bool fused_muladd) {
+  const Reduced reduced = ReduceAndApproximate(x, fused_muladd);
+  const float y = LoadExpShortRange(reduced.poly + 1.0f, reduced.q);
+  return x >= -104.0f ? y : 0.0f;  // IfThenElseZero(Ge(x, kLowerBound), y): NaN gives 0
+}
+
+float HighwayExpm1(float x, bool fused_muladd) {
+  const float kLn2Over2 = static_cast<float>(+0.346573590279972654708616);
+  const Reduced reduced = ReduceAndApproximate(x, fused_muladd);
+  const float z = std::fabs(x) < kLn2Over2
+                      ? reduced.poly
+                      : LoadExpShortRange(reduced.poly + 1.0f, reduced.q) - 1.0f;
+  return x < -104.0f ? -1.0f : z;
+}
+
+float HighwayTanh(float x, bool fused_muladd) {
+  const float kLimit = static_cast<float>(18.714973875);
+  const uint32_t sign = Bits(x) & 0x80000000u;
+  const float abs_x = FromBits(Bits(x) ^ sign);
+  const float y = HighwayExpm1(abs_x * 2.0f, fused_muladd);
+  const float z = abs_x > kLimit ? 1.0f : y / (y + 2.0f);
+  return FromBits(Bits(z) ^ sign);
+}
+
+}  // namespace ulpgate

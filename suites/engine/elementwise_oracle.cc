@@ -1,0 +1,453 @@
+#include "suites/engine/elementwise_oracle.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+
+#include "kernels/narrow_formats.h"
+#include "kernels/ops/registered_ops.h"
+#include "oracles/exact.h"
+#include "oracles/highway_f16.h"
+#include "oracles/highway_math.h"
+#include "oracles/ieee_emulation.h"
+#include "suites/inputs/inputs.h"
+
+namespace ulpgate {
+namespace {
+
+float ToFloat(double v) { return static_cast<float>(v); }  // exact for values of the formats
+
+// Calls f(std::integral_constant<size_t, k>) for the k == i below kCount: the
+// one place a run-time row index becomes a template argument.
+template <size_t kCount, class F, size_t... k>
+auto AtIndex(size_t i, F&& f, std::index_sequence<k...>) {
+  using Result = decltype(f(std::integral_constant<size_t, 0>()));
+  if constexpr (std::is_void_v<Result>) {
+    ((i == k ? (f(std::integral_constant<size_t, k>()), true) : false) || ...);
+  } else {
+    std::optional<Result> out;
+    ((i == k ? (out.emplace(f(std::integral_constant<size_t, k>())), true) : false) || ...);
+    return std::move(*out);
+  }
+}
+template <size_t kCount, class F>
+auto AtIndex(size_t i, F&& f) {
+  if (i >= kCount) throw std::out_of_range("row index out of range");
+  return AtIndex<kCount>(i, std::forward<F>(f), std::make_index_sequence<kCount>());
+}
+
+// The functions of the op sequences over the models' arithmetics: Highway's,
+// ported operation by operation (oracles/highway_math.h), their multiply-adds
+// fused as the arithmetic's are.
+class ModelArith : public Binary32Arith {
+ public:
+  explicit ModelArith(bool fused) : Binary32Arith(fused) {}
+  float Exp(float a) const { return ExpOfSequences(a, fused()); }
+  float Tanh(float a) const { return HighwayTanh(a, fused()); }
+  float Erf(float a) const { return ErfOfSequences(a); }
+};
+class NativeModelArith : public NativeBinary32Arith {
+ public:
+  explicit NativeModelArith(bool fused) : NativeBinary32Arith(fused), fused_(fused) {}
+  float Exp(float a) const { return ExpOfSequences(a, fused_); }
+  float Tanh(float a) const { return HighwayTanh(a, fused_); }
+  float Erf(float a) const { return ErfOfSequences(a); }
+
+ private:
+  bool fused_;
+};
+
+// Every operation rounded to a 16-bit format, in MPFR (FormatArith) or from
+// double arithmetic: a product of two values of a format of p <= 11 bits is
+// exact in a double, and a sum, difference or quotient rounded to 53 bits and
+// then to p bits is rounded once correctly (53 >= 2p + 2: the double rounding
+// is innocuous, subnormal and overflowing results included, as RoundDouble
+// rounds exactly). A multiply-add is two operations (eager frameworks have no
+// fused op); a function is computed in binary32 as the kernels do
+// (kernels/elementwise-inl.h: RoundingArith) and rounded to the format.
+class PerOpArith : public FormatArith {
+ public:
+  PerOpArith(const FloatFormat& format, bool fused_functions)
+      : FormatArith(format, false), fused_functions_(fused_functions) {}
+  double MulAdd(double a, double b, double c) const { return Add(Mul(a, b), c); }
+  double NegMulAdd(double a, double b, double c) const { return Sub(c, Mul(a, b)); }
+  double Exp(double a) const { return Round(ExpOfSequences(ToFloat(a), fused_functions_)); }
+  double Tanh(double a) const { return Round(HighwayTanh(ToFloat(a), fused_functions_)); }
+  double Erf(double a) const { return Round(ErfOfSequences(ToFloat(a))); }
+
+ private:
+  double Round(float y) const { return RoundDouble(format(), y); }
+  bool fused_functions_;
+};
+class NativePerOpArith {
+ public:
+  using Value = double;
+  NativePerOpArith(const FloatFormat& format, bool fused_functions)
+      : format_(&format), fused_functions_(fused_functions) {}
+  double Const(double c) const { return c; }
+  double Add(double a, double b) const { return RoundDouble(*format_, a + b); }
+  double Sub(double a, double b) const { return RoundDouble(*format_, a - b); }
+  double Mul(double a, double b) const { return RoundDouble(*format_, a * b); }
+  double Div(double a, double b) const { return RoundDouble(*format_, a / b); }
+  double MulAdd(double a, double b, double c) const { return Add(Mul(a, b), c); }
+  double NegMulAdd(double a, double b, double c) const { return Sub(c, Mul(a, b)); }
+  double Exp(double a) const { return Round(ExpOfSequences(ToFloat(a), fused_functions_)); }
+  double Tanh(double a) const { return Round(HighwayTanh(ToFloat(a), fused_functions_)); }
+  double Erf(double a) const { return Round(ErfOfSequences(ToFloat(a))); }
+
+ private:
+  double Round(float y) const { return RoundDouble(*format_, y); }
+  const FloatFormat* format_;
+  bool fused_functions_;
+};
+
+// The oracle of one registered op: Spec's tables, Seq its templates.
+template <class Spec, class Seq>
+class OracleFor final : public ElementwiseOracle {
+  static constexpr size_t kArity = Spec::kOperands.size();
+  using Operands = std::make_index_sequence<kArity>;
+
+ public:
+  explicit OracleFor(const ElementwiseOpInfo& op) : op_(op) {}
+  const ElementwiseOpInfo& op() const override { return op_; }
+
+  MpfrNumber Exact(const float* x) const override {
+    ExactArith a = Arith();
+    return Call(a, x, Operands(), [&](auto&... v) { return Seq::Exact(a, v...); });
+  }
+  MpfrNumber VariantExact(size_t v, const float* x) const override {
+    return AtIndex<Spec::kVariants.size()>(v, [&](auto k) {
+      ExactArith a = Arith();
+      return Call(a, x, Operands(),
+                  [&](auto&... o) { return Seq::template At<static_cast<int>(k())>(a, o...); });
+    });
+  }
+  MpfrNumber TermMagnitude(const float* x) const override {
+    ExactArith a = ExactArith::Rounding(kElementwiseFunctionPrecision);
+    return Call(a, x, Operands(), [&](auto&... v) { return Seq::TermMagnitude(a, v...); });
+  }
+  float Model(size_t m, const float* x, bool native) const override {
+    return AtIndex<Spec::kModels.size()>(m, [&](auto k) -> float {
+      constexpr ElementwiseModelInfo kInfo = Spec::kModels[k()];
+      constexpr int kSequence = RowIndex(Spec::kVariants, kInfo.sequence_of);
+      static_assert(kSequence >= 0, "a model names an unknown sequence");
+      if (native) {
+        NativeModelArith a(kInfo.fused);
+        return Apply<kSequence>(a, x, Operands());
+      }
+      ModelArith a(kInfo.fused);
+      return Apply<kSequence>(a, x, Operands());
+    });
+  }
+  std::optional<FastTanhBwdExact> FastExact(const float* x,
+                                            const FloatFormat& format) const override {
+    // The one op with a two-double exact tier so far; the others measure
+    // every output in MPFR.
+    if constexpr (std::is_same_v<Spec, TanhBwdSpec>) {
+      return FastTanhBwdExactValue(x[0], x[1], format);
+    } else {
+      return std::nullopt;
+    }
+  }
+  double PerOp(size_t v, bool fused_functions, const FloatFormat& format, const double* x,
+               bool native) const override {
+    return AtIndex<Spec::kVariants.size()>(v, [&](auto k) -> double {
+      if constexpr (SequenceHasModel<Spec>(Spec::kVariants[k()].name)) {
+        if (native) {
+          NativePerOpArith a(format, fused_functions);
+          return Apply<static_cast<int>(k())>(a, x, Operands());
+        }
+        PerOpArith a(format, fused_functions);
+        return Apply<static_cast<int>(k())>(a, x, Operands());
+      } else {
+        throw std::logic_error("a per-op model of a sequence without models");
+      }
+    });
+  }
+
+ private:
+  static ExactArith Arith() {
+    return Spec::kExactDefinition ? ExactArith(kTanhBwdExactPrecision)
+                                  : ExactArith::Rounding(kElementwiseFunctionPrecision);
+  }
+  template <class F, size_t... k>
+  static MpfrNumber Call(ExactArith& a, const float* x, std::index_sequence<k...>, F f) {
+    std::array<MpfrNumber, kArity> v{a.FromFloat(x[k])...};
+    return f(v[k]...);
+  }
+  template <int kSequence, class A, class T, size_t... k>
+  static auto Apply(A& a, const T* x, std::index_sequence<k...>) {
+    using V = typename A::Value;
+    return Seq::template At<kSequence>(a, static_cast<V>(x[k])...);
+  }
+
+  const ElementwiseOpInfo& op_;
+};
+
+const std::vector<std::unique_ptr<ElementwiseOracle>>& Oracles() {
+  static const std::vector<std::unique_ptr<ElementwiseOracle>> oracles = [] {
+    std::vector<std::unique_ptr<ElementwiseOracle>> all;
+#define ULPGATE_ORACLE(Spec, ns) \
+  all.push_back(std::make_unique<OracleFor<Spec, ns::Sequences>>(ElementwiseOps()[all.size()]));
+    ULPGATE_ELEMENTWISE_OPS(ULPGATE_ORACLE)
+#undef ULPGATE_ORACLE
+    return all;
+  }();
+  return oracles;
+}
+
+// The format's row of kNarrowFormats; throws for a format without one.
+const NarrowFormat& RequireNarrow(const ElementwiseOpInfo& op, const FloatFormat& format) {
+  const int f = NarrowFormatIndex(format.name);
+  if (f < 0) {
+    throw InputError(std::string(op.name) + " has no kernels in " + format.name);
+  }
+  return kNarrowFormats[f];
+}
+
+bool FusedAndUnfusedDiffer(const ElementwiseVariantInfo& v) {
+  return v.model_fused_target != v.model_unfused_target;
+}
+
+std::vector<NarrowModelInfo> BuildNarrowModels(const ElementwiseOpInfo& op,
+                                               const NarrowFormat& format) {
+  std::vector<NarrowModelInfo> models;
+  for (size_t m = 0; m < op.models.size(); ++m) {
+    models.push_back({std::string(op.models[m].name) + "_opmath", NarrowModelInfo::kOpmath, m,
+                      0, false});
+  }
+  for (const NarrowVariantInfo& v : op.narrow_variants) {
+    if (v.rounding != NarrowRounding::kPerOp) continue;
+    const size_t sequence = static_cast<size_t>(op.VariantIndex(v.sequence));
+    if (FusedAndUnfusedDiffer(op.variants[sequence])) {
+      models.push_back({std::string(v.name) + "_fma", NarrowModelInfo::kPerOp, 0, sequence, true});
+      models.push_back(
+          {std::string(v.name) + "_nofma", NarrowModelInfo::kPerOp, 0, sequence, false});
+    } else {
+      models.push_back({std::string(v.name), NarrowModelInfo::kPerOp, 0, sequence, false});
+    }
+  }
+  for (const NarrowVariantInfo& v : op.narrow_variants) {
+    if (v.rounding != NarrowRounding::kHighwayConvert) continue;
+    for (size_t m = 0; m < op.models.size(); ++m) {
+      if (op.models[m].sequence_of != v.sequence) continue;
+      const bool truncating = format.highway == HighwayConversion::kTruncatingDemotion;
+      NarrowModelInfo model{std::string(op.models[m].name) +
+                                (truncating ? "_opmath_truncating" : "_opmath_hwy_soft"),
+                            truncating ? NarrowModelInfo::kTruncating : NarrowModelInfo::kHighwaySoft,
+                            m, 0, false};
+      const bool known = std::any_of(models.begin(), models.end(),
+                                     [&](const NarrowModelInfo& o) { return o.name == model.name; });
+      if (!known) models.push_back(model);
+    }
+  }
+  return models;
+}
+
+std::string ExpectedF32Model(const ElementwiseVariantInfo& v, const TargetInfo& target) {
+  return std::string(target.fused_negmuladd ? v.model_fused_target : v.model_unfused_target);
+}
+
+}  // namespace
+
+const ElementwiseOracle& OracleOf(const ElementwiseOpInfo& op) { return *Oracles()[op.index]; }
+
+const ElementwiseOracle* FindOracle(std::string_view op) {
+  const ElementwiseOpInfo* info = FindElementwiseOp(op);
+  return info == nullptr ? nullptr : &OracleOf(*info);
+}
+
+bool RunsIn(const ElementwiseOpInfo& /*op*/, const FloatFormat& format) {
+  return IsBinary32(format) || NarrowFormatIndex(format.name) >= 0;
+}
+
+std::vector<std::string> ElementwiseDtypes(const ElementwiseOpInfo& /*op*/) {
+  std::vector<std::string> dtypes = {kBinary32.name};
+  for (const NarrowFormat& f : kNarrowFormats) dtypes.emplace_back(f.format->name);
+  return dtypes;
+}
+
+std::vector<std::string> VariantNames(const ElementwiseOpInfo& op, const FloatFormat& format) {
+  std::vector<std::string> names;
+  if (IsBinary32(format)) {
+    for (const auto& v : op.variants) names.emplace_back(v.name);
+  } else {
+    RequireNarrow(op, format);
+    for (const auto& v : op.narrow_variants) names.emplace_back(v.name);
+  }
+  return names;
+}
+
+const std::vector<NarrowModelInfo>& NarrowModelInfos(const ElementwiseOpInfo& op,
+                                                     const FloatFormat& format) {
+  static const auto models = [] {
+    std::vector<std::array<std::vector<NarrowModelInfo>, kNarrowFormats.size()>> all;
+    for (const ElementwiseOpInfo& o : ElementwiseOps()) {
+      all.emplace_back();
+      for (size_t f = 0; f < kNarrowFormats.size(); ++f) {
+        all.back()[f] = BuildNarrowModels(o, kNarrowFormats[f]);
+      }
+    }
+    return all;
+  }();
+  return models[op.index][&RequireNarrow(op, format) - kNarrowFormats.data()];
+}
+
+std::vector<std::string> ModelNames(const ElementwiseOpInfo& op, const FloatFormat& format) {
+  std::vector<std::string> names;
+  if (IsBinary32(format)) {
+    for (const auto& m : op.models) names.emplace_back(m.name);
+  } else {
+    for (const NarrowModelInfo& m : NarrowModelInfos(op, format)) names.push_back(m.name);
+  }
+  return names;
+}
+
+std::vector<float> ModelOutputs(const ElementwiseOpInfo& op, const FloatFormat& format,
+                                const float* operands, bool native) {
+  const ElementwiseOracle& oracle = OracleOf(op);
+  std::vector<float> out;
+  if (IsBinary32(format)) {
+    for (size_t m = 0; m < op.models.size(); ++m) out.push_back(oracle.Model(m, operands, native));
+    return out;
+  }
+  // A 16-bit operand as its bit pattern (a NaN as its sign's quiet NaN), for
+  // Highway's software conversions, which turn a NaN's payload into a number.
+  std::array<uint16_t, kMaxElementwiseArity> bits{};
+  std::array<double, kMaxElementwiseArity> wide{};
+  for (size_t k = 0; k < op.arity(); ++k) {
+    bits[k] = static_cast<uint16_t>(EncodeBits(format, operands[k]));
+    wide[k] = DecodeBits(format, bits[k]);
+  }
+  std::array<float, kMaxElementwiseArity> narrowed{};
+  for (size_t k = 0; k < op.arity(); ++k) narrowed[k] = ToFloat(wide[k]);
+  for (const NarrowModelInfo& m : NarrowModelInfos(op, format)) {
+    switch (m.kind) {
+      case NarrowModelInfo::kOpmath: {
+        const float y = oracle.Model(m.f32_model, narrowed.data(), native);
+        out.push_back(ToFloat(native ? RoundDouble(format, y) : RoundToFormat(format, y)));
+        break;
+      }
+      case NarrowModelInfo::kPerOp:
+        out.push_back(ToFloat(oracle.PerOp(m.sequence, m.fused_functions, format, wide.data(), native)));
+        break;
+      case NarrowModelInfo::kTruncating: {
+        const float y = oracle.Model(m.f32_model, narrowed.data(), native);
+        if (std::isnan(y)) {
+          out.push_back(y);
+        } else if (native) {
+          out.push_back(ToFloat(RoundDouble(format, y, /*toward_zero=*/true)));
+        } else {
+          MpfrNumber x(kBinary32.precision, y);
+          out.push_back(ToFloat(TruncateToFormat(format, x.get())));
+        }
+        break;
+      }
+      case NarrowModelInfo::kHighwaySoft: {
+        std::array<float, kMaxElementwiseArity> soft{};
+        for (size_t k = 0; k < op.arity(); ++k) soft[k] = HighwaySoftF16ToF32(bits[k]);
+        const float y = oracle.Model(m.f32_model, soft.data(), native);
+        out.push_back(ToFloat(DecodeBits(format, HighwaySoftF32ToF16(y))));
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+std::string ExpectedModel(const ElementwiseOpInfo& op, const FloatFormat& format,
+                          std::string_view variant, const TargetInfo& target) {
+  if (IsBinary32(format)) {
+    const int v = op.VariantIndex(variant);
+    if (v < 0) {
+      throw InputError("unknown " + std::string(op.name) + " variant '" + std::string(variant) +
+                       "'");
+    }
+    return ExpectedF32Model(op.variants[v], target);
+  }
+  const NarrowFormat& narrow = RequireNarrow(op, format);
+  const int v = op.NarrowVariantIndex(variant);
+  if (v < 0) {
+    throw InputError("unknown " + std::string(op.name) + " variant '" + std::string(variant) +
+                     "' in " + format.name);
+  }
+  const NarrowVariantInfo& info = op.narrow_variants[v];
+  const ElementwiseVariantInfo& f32 = op.variants[op.VariantIndex(info.sequence)];
+  const std::string f32_model = ExpectedF32Model(f32, target);
+  switch (info.rounding) {
+    case NarrowRounding::kOpmath:
+      return f32_model + "_opmath";
+    case NarrowRounding::kPerOp:
+      if (!FusedAndUnfusedDiffer(f32)) return std::string(info.name);
+      return std::string(info.name) + (target.fused_negmuladd ? "_fma" : "_nofma");
+    case NarrowRounding::kHighwayConvert:
+      switch (narrow.highway) {
+        case HighwayConversion::kTruncatingDemotion:
+          return f32_model + "_opmath_truncating";
+        case HighwayConversion::kF16cOrSoftware:
+          return f32_model + (target.f16c_conversions ? "_opmath" : "_opmath_hwy_soft");
+      }
+      break;
+  }
+  return "";
+}
+
+std::vector<ModelProgram> ModelPrograms(const ElementwiseOpInfo& op, const FloatFormat& format) {
+  const std::vector<std::string> operands = op.operand_names();
+  std::vector<ModelProgram> programs;
+  if (IsBinary32(format)) {
+    for (const ElementwiseModelInfo& m : op.models) {
+      if (m.expression.empty()) continue;
+      programs.push_back(ParseModel(m.name, m.expression, operands, format));
+    }
+    return programs;
+  }
+  const NarrowFormat& narrow = RequireNarrow(op, format);
+  for (const ElementwiseModelInfo& m : op.models) {
+    if (m.expression.empty()) continue;
+    const std::string expression(m.expression);
+    programs.push_back(
+        ParseModel(std::string(m.name) + "_opmath", "working f32; " + expression, operands, format));
+    std::string per_op = std::string(m.name) + "_per_op";
+    for (const NarrowVariantInfo& v : op.narrow_variants) {
+      if (v.rounding == NarrowRounding::kPerOp && v.sequence == m.sequence_of) per_op = v.name;
+    }
+    programs.push_back(ParseModel(per_op, std::string("working ") + format.name + "; " + expression,
+                                  operands, format));
+  }
+  if (narrow.highway == HighwayConversion::kTruncatingDemotion) {
+    for (const ElementwiseModelInfo& m : op.models) {
+      if (m.expression.empty()) continue;
+      // The last statement is "out = ...": truncate its value.
+      std::string expression(m.expression);
+      const size_t out = expression.rfind("out = ");
+      expression = expression.substr(0, out) + "out = " + format.name + "_rz(" +
+                   expression.substr(out + 6) + ")";
+      programs.push_back(ParseModel(std::string(m.name) + "_opmath_truncating",
+                                    "working f32; " + expression, operands, format));
+    }
+  }
+  return programs;
+}
+
+ReductionBound ElementwiseBound(const ElementwiseOpInfo& op, const float* operands) {
+  const mpfr_prec_t precision = kElementwiseFunctionPrecision;
+  ReductionBound bound(precision);
+  const MpfrNumber magnitude = OracleOf(op).TermMagnitude(operands);
+  mpfr_set(bound.abs_sum.get(), magnitude.get(), MPFR_RNDU);
+  bound.roundings = static_cast<uint64_t>(op.bound_roundings);
+  // m half-ulps of the smallest binary32 subnormal, each scaled by at most 2
+  // on the way to the result (reduction_bound.h).
+  mpfr_set_ui_2exp(bound.underflow.get(), bound.roundings, -149, MPFR_RNDN);
+  // The terms themselves bound the intermediates of an evaluation that does
+  // not overflow before its result does.
+  mpfr_mul_2ui(bound.peak.get(), magnitude.get(), 1, MPFR_RNDU);
+  return bound;
+}
+
+}  // namespace ulpgate

@@ -1,0 +1,134 @@
+// The oracle side of every elementwise op (kernels/ops/registered_ops.h): its
+// spec's templates instantiated with the exact arithmetic (the op's value, the
+// value of each sequence, the magnitude of its terms) and with the binary32
+// and format emulations (the bit-exact models), and what follows from the
+// tables: the variants and models of each format, the model a target's
+// kernel must follow, the models as programs of the model language.
+//
+// Operands are passed as floats holding values of the run's format, in the
+// op's operand order.
+#ifndef ULPGATE_SUITES_ENGINE_ELEMENTWISE_ORACLE_H_
+#define ULPGATE_SUITES_ENGINE_ELEMENTWISE_ORACLE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/elementwise_ops.h"
+#include "kernels/registry.h"
+#include "oracles/fast_ulp.h"
+#include "oracles/format.h"
+#include "oracles/model_expr.h"
+#include "oracles/mpfr_number.h"
+#include "oracles/reduction_bound.h"
+
+namespace ulpgate {
+
+// The precision of the value of an op whose definition calls a function
+// (exp, erf, tanh): 320 bits. Its value is then not exact but within a few
+// units of 2^-320 relative, and no input of a binary32 op lands within that
+// of a rounding boundary or a histogram bound: a transcendental value of a
+// non-zero rational is not a dyadic rational, and near the zeros of these
+// ops' results a binary32 input leaves a result no smaller than about 2^-40
+// of the terms that cancel, so 280 bits or more survive the cancellation.
+inline constexpr mpfr_prec_t kElementwiseFunctionPrecision = 320;
+
+class ElementwiseOracle {
+ public:
+  virtual ~ElementwiseOracle() = default;
+  virtual const ElementwiseOpInfo& op() const = 0;
+  // The op's value: exact for a definition of ring operations
+  // (kExactDefinition), else at kElementwiseFunctionPrecision.
+  virtual MpfrNumber Exact(const float* operands) const = 0;
+  // The real value of variant v's sequence (op().variants), no step rounded.
+  virtual MpfrNumber VariantExact(size_t v, const float* operands) const = 0;
+  // The magnitudes of the terms the definition adds, summed (TermMagnitude).
+  virtual MpfrNumber TermMagnitude(const float* operands) const = 0;
+  // Binary32 model m of op().models: emulated in MPFR, or from the hardware's
+  // binary32 arithmetic (`native`: equal but for NaN payloads, and about 100
+  // times faster).
+  virtual float Model(size_t m, const float* operands, bool native) const = 0;
+  // Variant v's sequence with every operation rounded to `format` (a 16-bit
+  // format's per-op variants); `fused_functions`: the multiply-adds inside
+  // Highway's functions are fused (an FMA target). `native`: from double
+  // arithmetic instead of MPFR, equal but for NaN payloads.
+  virtual double PerOp(size_t v, bool fused_functions, const FloatFormat& format,
+                       const double* operands, bool native) const = 0;
+  // The op's value held in two doubles, where they can hold it and settle its
+  // rounding to `format` (oracles/fast_ulp.h): the engine's fast exact tier.
+  // nullopt where they cannot, or for an op without such a tier.
+  virtual std::optional<FastTanhBwdExact> FastExact(const float* operands,
+                                                    const FloatFormat& format) const = 0;
+};
+
+// Every registered op's oracle, by its info or its name (nullptr for a name
+// that is not an elementwise op).
+const ElementwiseOracle& OracleOf(const ElementwiseOpInfo& op);
+const ElementwiseOracle* FindOracle(std::string_view op);
+
+// Whether the op runs in a format: f32 and the rows of kNarrowFormats.
+bool RunsIn(const ElementwiseOpInfo& op, const FloatFormat& format);
+// The formats it runs in, f32 first.
+std::vector<std::string> ElementwiseDtypes(const ElementwiseOpInfo& op);
+
+// The variants of an op in a format (f32: kVariants; bf16, f16:
+// kNarrowVariants). Throws InputError for a format the op does not run in.
+std::vector<std::string> VariantNames(const ElementwiseOpInfo& op, const FloatFormat& format);
+
+// The models of a 16-bit format, described: how each rounds, and the binary32
+// model or the sequence it runs.
+struct NarrowModelInfo {
+  std::string name;
+  enum Kind { kOpmath, kPerOp, kTruncating, kHighwaySoft } kind;
+  size_t f32_model = 0;   // kOpmath, kTruncating, kHighwaySoft: index in op.models
+  size_t sequence = 0;    // kPerOp: index in op.variants
+  bool fused_functions = false;  // kPerOp: Highway's multiply-adds fused
+};
+// In this order, from the tables:
+//   <m>_opmath for each binary32 model m: m's output rounded once to the
+//     format (to nearest even);
+//   each per-op variant: its sequence with every operation rounded to the
+//     format; where the sequence's models differ between FMA targets and the
+//     others (a function with multiply-adds inside), two: <variant>_fma and
+//     <variant>_nofma;
+//   for each Highway-converting variant and each binary32 model of its
+//     sequence: bf16 <m>_opmath_truncating (Highway 1.0.3's DemoteTo drops
+//     the low 16 bits), f16 <m>_opmath_hwy_soft (the model between Highway
+//     1.0.3's software conversions, oracles/highway_f16.h).
+const std::vector<NarrowModelInfo>& NarrowModelInfos(const ElementwiseOpInfo& op,
+                                                     const FloatFormat& format);
+
+// Every model of the op in a format: f32 op.models, else NarrowModelInfos.
+std::vector<std::string> ModelNames(const ElementwiseOpInfo& op, const FloatFormat& format);
+// Every model's output for one input (values of the format), in ModelNames
+// order. A NaN operand of a 16-bit format is its sign's quiet NaN.
+std::vector<float> ModelOutputs(const ElementwiseOpInfo& op, const FloatFormat& format,
+                                const float* operands, bool native = false);
+// The model a target's kernel of `variant` must follow in `format`; throws
+// InputError for an unknown variant.
+std::string ExpectedModel(const ElementwiseOpInfo& op, const FloatFormat& format,
+                          std::string_view variant, const TargetInfo& target);
+
+// The models `check` compares outputs with, as programs of the model language
+// (oracles/model_expr.h), for outputs stored in `format`: those of the op's
+// binary32 models that have an expression, and in a 16-bit format each one's
+// <m>_opmath (working f32, one rounding), its per-step form (working format
+// the storage format; named after the per-op variant that runs the sequence,
+// else <m>_per_op) and, in bf16, <m>_opmath_truncating. Where a name is also
+// one of ModelNames, the two are the same model (a test).
+std::vector<ModelProgram> ModelPrograms(const ElementwiseOpInfo& op, const FloatFormat& format);
+
+// The classical bound of a backward-stable evaluation for one input, in the
+// reductions' terms (oracles/reduction_bound.h): A the term magnitude, m the
+// op's bound roundings, U an underflow allowance of m half-ulps of the
+// smallest subnormal; the bound fraction |y - x| / (gamma_m A + U) is then
+// at most 1 for an evaluation that is as good as its formula allows, and
+// far below the ULP error where the result cancels.
+ReductionBound ElementwiseBound(const ElementwiseOpInfo& op, const float* operands);
+
+}  // namespace ulpgate
+
+#endif  // ULPGATE_SUITES_ENGINE_ELEMENTWISE_ORACLE_H_

@@ -1,0 +1,208 @@
+#include "suites/inputs/elementwise_suites.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "oracles/float_text.h"
+#include "suites/inputs/counter_rng.h"
+#include "suites/inputs/tanh_bwd_suites.h"
+
+namespace ulpgate {
+namespace {
+
+// The op whose suites are its own (elementwise_suites.h says why).
+bool HasOwnSuites(const ElementwiseOpInfo& op) { return op.name == "tanh_bwd"; }
+
+// FNV-1a of the op's and the suite's names: each (op, suite) draws its own
+// stream.
+uint64_t StreamOf(const ElementwiseOpInfo& op, std::string_view suite) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  const auto add = [&](std::string_view s) {
+    for (const char c : s) {
+      h ^= static_cast<unsigned char>(c);
+      h *= 0x100000001b3ULL;
+    }
+    h ^= 0xff;
+    h *= 0x100000001b3ULL;
+  };
+  add(op.name);
+  add(suite);
+  return h;
+}
+
+double MinSubnormal(const FloatFormat& f) { return Pow2(f.emin - f.precision + 1); }
+double MinNormal(const FloatFormat& f) { return Pow2(f.emin); }
+double MaxSubnormal(const FloatFormat& f) { return MinNormal(f) - MinSubnormal(f); }
+double MaxFinite(const FloatFormat& f) { return (2.0 - Pow2(1 - f.precision)) * Pow2(f.emax); }
+
+float Round(const FloatFormat& format, double x) {
+  return static_cast<float>(RoundToFormat(format, x));
+}
+
+// A value of the format k steps (of its ordering of non-negative bit
+// patterns) away from the non-negative value v, staying finite and >= 0.
+float Step(const FloatFormat& format, float v, int64_t k) {
+  const int64_t bits = static_cast<int64_t>(EncodeBits(format, v));
+  const int64_t max_finite = static_cast<int64_t>(EncodeBits(format, MaxFinite(format)));
+  const int64_t moved = std::min(std::max<int64_t>(bits + k, 0), max_finite);
+  return static_cast<float>(DecodeBits(format, static_cast<uint64_t>(moved)));
+}
+
+float RandomSign(CounterRng& rng, float x) { return (rng.Next() & 1) ? -x : x; }
+
+float RandomFinite(const FloatFormat& format, CounterRng& rng) {
+  for (;;) {
+    const uint64_t bits = rng.Next() >> (64 - format.bits);
+    const double x = DecodeBits(format, bits);
+    if (std::isfinite(x)) return static_cast<float>(x);
+  }
+}
+
+// |x| log-uniform over [lo, hi] (powers of two apart or not), random sign,
+// all significand bits random, rounded to the format.
+float LogUniform(const FloatFormat& format, CounterRng& rng, double lo, double hi) {
+  const double l = std::log2(lo), h = std::log2(hi);
+  const double e = l + (h - l) * rng.Unit();
+  return RandomSign(rng, Round(format, std::exp2(e)));
+}
+
+float Uniform(const FloatFormat& format, CounterRng& rng, double lo, double hi) {
+  return Round(format, lo + (hi - lo) * rng.Unit());
+}
+
+float FromDomain(const FloatFormat& format, CounterRng& rng, const OperandInfo& o) {
+  switch (o.domain) {
+    case OperandDomain::kLogUniform:
+      return LogUniform(format, rng, o.lo, o.hi);
+    case OperandDomain::kUniform:
+      return Uniform(format, rng, o.lo, o.hi);
+  }
+  return 0;
+}
+
+std::vector<float> Specials(const FloatFormat& format) {
+  const float magnitudes[] = {0.0f,
+                              static_cast<float>(MinSubnormal(format)),
+                              static_cast<float>(MaxSubnormal(format)),
+                              static_cast<float>(MinNormal(format)),
+                              static_cast<float>(MaxFinite(format)),
+                              std::numeric_limits<float>::infinity()};
+  std::vector<float> v;
+  for (const float m : magnitudes) {
+    v.push_back(m);
+    v.push_back(-m);
+  }
+  v.push_back(std::numeric_limits<float>::quiet_NaN());
+  return v;
+}
+
+// The last operand's landmarks as values of the format, both signs, with the
+// specials first.
+std::vector<float> LastOperandCatalogue(const ElementwiseOpInfo& op, const FloatFormat& format) {
+  std::vector<float> v = Specials(format);
+  for (const double l : op.landmarks) {
+    const float r = Round(format, l);
+    v.push_back(r);
+    if (r != 0) v.push_back(-r);
+  }
+  return v;
+}
+
+std::vector<float> Input(const ElementwiseOpInfo& op, const FloatFormat& format,
+                         std::string_view suite, uint64_t seed, uint64_t index) {
+  CounterRng rng(seed, StreamOf(op, suite), index);
+  const size_t arity = op.arity();
+  std::vector<float> x(arity);
+  if (suite == "random") {
+    for (float& v : x) v = RandomFinite(format, rng);
+    return x;
+  }
+  if (suite == "domain") {
+    for (size_t k = 0; k < arity; ++k) x[k] = FromDomain(format, rng, op.operands[k]);
+    return x;
+  }
+  if (suite == "adversarial") {
+    const std::vector<float> first = Specials(format);
+    const std::vector<float> last = LastOperandCatalogue(op, format);
+    const uint64_t catalogue = ElementwiseAdversarialCatalogueSize(op, format);
+    for (size_t k = 0; k < arity; ++k) x[k] = FromDomain(format, rng, op.operands[k]);
+    if (index < catalogue) {
+      // Operands before the last: the specials, the same one for each (every
+      // spec here has one operand before its last, grad).
+      x[0] = first[index / last.size()];
+      for (size_t k = 1; k + 1 < arity; ++k) x[k] = x[0];
+      x[arity - 1] = last[index % last.size()];
+      return x;
+    }
+    const std::vector<double>& landmarks = op.landmarks;
+    const uint64_t family = (index - catalogue) % 4;
+    float& y = x[arity - 1];
+    switch (family) {
+      case 0: {  // within 64 steps of a landmark, both signs
+        const float l = std::fabs(Round(format, landmarks[rng.Below(landmarks.size())]));
+        const int64_t k = static_cast<int64_t>(rng.Below(129)) - 64;
+        y = RandomSign(rng, Step(format, l, k));
+        break;
+      }
+      case 1: {  // far out: |y| log-uniform up to the largest finite value
+        y = LogUniform(format, rng, 1.0, MaxFinite(format));
+        break;
+      }
+      case 2: {  // grad near overflow
+        x[0] = RandomSign(rng, Round(format, MaxFinite(format) * (0.5 + 0.5 * rng.Unit())));
+        break;
+      }
+      default: {  // grad in the subnormals
+        x[0] = LogUniform(format, rng, MinSubnormal(format), MinNormal(format));
+        break;
+      }
+    }
+    return x;
+  }
+  std::string names;
+  for (const SuiteInfo& s : ElementwiseSuites(op)) names += (names.empty() ? "" : ", ") + s.name;
+  throw InputError("unknown suite '" + std::string(suite) + "' for " + std::string(op.name) + " (" +
+                   names + ")");
+}
+
+}  // namespace
+
+const std::vector<SuiteInfo>& ElementwiseSuites(const ElementwiseOpInfo& op) {
+  if (HasOwnSuites(op)) return TanhBwdSuites();
+  static const std::vector<SuiteInfo> suites = {
+      {"random", "every operand uniform over the format's finite bit patterns", 100000},
+      {"domain", "each operand over its domain (list shows it): a gradient log-uniform, "
+                 "the other uniform",
+       100000},
+      {"adversarial",
+       "specials (+-0, subnormals, +-max, +-inf, NaN) crossed with the op's landmarks; the "
+       "last operand within 64 ulps of a landmark and far out; grad near overflow and "
+       "subnormal",
+       20000},
+  };
+  return suites;
+}
+
+size_t ElementwiseAdversarialCatalogueSize(const ElementwiseOpInfo& op, const FloatFormat& format) {
+  if (HasOwnSuites(op)) return TanhBwdAdversarialCatalogueSize(format);
+  return Specials(format).size() * LastOperandCatalogue(op, format).size();
+}
+
+InputSet GenerateElementwiseSuite(const ElementwiseOpInfo& op, const FloatFormat& format,
+                                  std::string_view suite, uint64_t seed, size_t n) {
+  if (HasOwnSuites(op)) return GenerateTanhBwdSuite(format, suite, seed, n);
+  InputSet set;
+  set.operand_names = op.operand_names();
+  set.columns.assign(op.arity(), std::vector<float>(n));
+  set.source = std::string(suite);
+  set.seed = seed;
+  for (size_t i = 0; i < n; ++i) {
+    const std::vector<float> x = Input(op, format, suite, seed, i);
+    for (size_t k = 0; k < op.arity(); ++k) set.columns[k][i] = x[k];
+  }
+  return set;
+}
+
+}  // namespace ulpgate
