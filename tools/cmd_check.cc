@@ -22,8 +22,8 @@
 #include "suites/engine/op_table.h"
 #include "suites/engine/plugins.h"
 #include "suites/reports/report.h"
-#include "suites/engine/tanh_bwd_oracle.h"
-#include "suites/inputs/tanh_bwd_suites.h"
+#include "suites/engine/elementwise_oracle.h"
+#include "suites/inputs/elementwise_suites.h"
 #include "tools/cli.h"
 #include "tools/run_limits.h"
 #include "tools/text_table.h"
@@ -77,7 +77,7 @@ const PluginKernel& CheckedKernel(const CheckArgs& args, const TargetInfo** targ
     }
   }
   if (chosen == nullptr) {
-    if (all.empty()) throw UsageError("--plugin: no tanh_bwd kernel in " + args.dtype);
+    if (all.empty()) throw UsageError("--plugin: no " + args.op + " kernel in " + args.dtype);
     throw UsageError("--variant " + args.variant + ": no such plugin kernel in " + args.dtype +
                      " (" + all + ")");
   }
@@ -134,22 +134,42 @@ void PrintCheck(const CheckRequest& request, const CheckResult& result, bool qui
   const CaseResult& r = result.result;
   const ErrorStatistics& s = r.stats;
   auto value = [&](float v) { return HexFloat(v) + " (" + BitsText(format, EncodeBits(format, v)) + ")"; };
-  std::cout << fmt::format("check: {} as tanh_bwd in {} ({} outputs; inputs {})\n\n", request.label,
-                           format.name, r.n, request.inputs.source);
+  const ElementwiseOpInfo& op = *request.op;
+  auto operands = [&](uint64_t i, bool bits) {
+    std::string text;
+    for (size_t k = 0; k < request.inputs.columns.size(); ++k) {
+      const float v = request.inputs.columns[k][i];
+      text += fmt::format("{}{} = {}", k ? ", " : "", request.inputs.operand_names[k],
+                          bits ? value(v) : HexFloat(v));
+    }
+    return text;
+  };
+  std::cout << fmt::format("check: {} as {} in {} ({} outputs; inputs {})\n\n", request.label,
+                           op.name, format.name, r.n, request.inputs.source);
+  // The bound fraction: the error against what a backward-stable evaluation
+  // of the definition may make (1: as bad as the formula allows).
   TextTable summary({"max_ulp", "mean_ulp", "p50", "p99", "p99.9", "correctly_rounded", "special",
-                     "signed_zero"});
+                     "signed_zero", "bound_max"});
   summary.AddRow({Ulp(s.max_ulp()), Ulp(s.mean_ulp()), Ulp(s.Percentile(50)), Ulp(s.Percentile(99)),
                   Ulp(s.Percentile(99.9)),
                   fmt::format("{:.2f}%", 100.0 * s.correctly_rounded() / std::max<uint64_t>(s.n(), 1)),
-                  std::to_string(s.special_mismatch()), std::to_string(s.signed_zero_mismatch())});
+                  std::to_string(s.special_mismatch()), std::to_string(s.signed_zero_mismatch()),
+                  Ulp(r.bound.max_fraction())});
   summary.Print(std::cout);
   if (s.max_index() >= 0) {
     const uint64_t i = s.max_index();
-    std::cout << fmt::format("worst: {} ULP at input #{}: grad = {}, t = {}\n       output {}, exact {}\n",
-                             Ulp(s.max_ulp()), i, value(request.inputs.columns[0][i]),
-                             value(request.inputs.columns[1][i]), value(request.outputs[i]),
-                             TanhBwdExact(request.inputs.columns[0][i], request.inputs.columns[1][i])
-                                 .ToDecimal(17));
+    std::vector<float> x;
+    for (const auto& column : request.inputs.columns) x.push_back(column[i]);
+    PrintWrapped(std::cout,
+                 fmt::format("worst: {} ULP at input #{}: {}; output {}, exact {}", Ulp(s.max_ulp()),
+                             i, operands(i, true), value(request.outputs[i]),
+                             OracleOf(op).Exact(x.data()).ToDecimal(17)),
+                 7);
+  }
+  if (r.bound.above_one() > 0) {
+    std::cout << fmt::format(
+        "EXCEEDS the error bound of a backward-stable evaluation on {} outputs (up to {} times it)\n",
+        r.bound.above_one(), Ulp(r.bound.max_fraction()));
   }
   std::cout << '\n';
   const auto& matching = r.conformance.matching;
@@ -179,10 +199,12 @@ void PrintCheck(const CheckRequest& request, const CheckResult& result, bool qui
     if (m->mismatches == 0) continue;
     std::cout << fmt::format("\nnearest mismatches against {} ({} of {}):\n", m->name, m->mismatches, r.n);
     for (const auto& e : m->nearest) {
-      std::cout << fmt::format("  #{}: grad = {}, t = {}: output {}, model {} ({} ULP apart)\n",
-                               e.index, HexFloat(request.inputs.columns[0][e.index]),
-                               HexFloat(request.inputs.columns[1][e.index]), value(e.output),
-                               value(e.model), Ulp(e.apart_ulp));
+      std::cout << "  ";
+      PrintWrapped(std::cout,
+                   fmt::format("#{}: {}: output {}, model {} ({} ULP apart)", e.index,
+                               operands(e.index, false), value(e.output), value(e.model),
+                               Ulp(e.apart_ulp)),
+                   4, 2);
     }
     if (request.period > 0) {
       std::cout << fmt::format("  by position (index mod {}):", request.period);
@@ -205,8 +227,8 @@ void PrintCheck(const CheckRequest& request, const CheckResult& result, bool qui
 void CheckReduction(const CheckArgs& args, const FloatFormat& format) {
   const ReductionOpInfo& op = *FindReductionOp(args.op);
   if (!args.model_specs.empty() || !args.models_path.empty() || args.period > 0) {
-    throw UsageError("--model, --models and --period are for tanh_bwd; the linear and MSE ops "
-                     "compare with their schedules' models");
+    throw UsageError("--model, --models and --period are for elementwise ops; the linear and MSE "
+                     "ops compare with their schedules' models");
   }
   const ReductionInputSet inputs = ReadReductionInputs(op, args.inputs_path, format);
   std::string label = args.label;
@@ -283,7 +305,7 @@ void Check(const CheckArgs& args) {
     spec.outputs_from_u16 = kernel.u16;
     if (spec.label.empty()) spec.label = kernel.variant + "@" + target->name;
     // The model it claims is compared with too (a built-in one already is).
-    const std::vector<ModelProgram> builtin = TanhBwdModelPrograms(format);
+    const std::vector<ModelProgram> builtin = ModelPrograms(*FindElementwiseOp(args.op), format);
     if (!kernel.model.text.empty() &&
         std::none_of(builtin.begin(), builtin.end(),
                      [&](const ModelProgram& m) { return m.name == kernel.model.name; })) {
@@ -386,13 +408,14 @@ void Export(const ExportArgs& args) {
   const std::string suite_name = args.suite.empty() ? "domain" : args.suite;
   const SuiteInfo* info = nullptr;
   std::string names;
-  for (const auto& s : TanhBwdSuites()) {
+  const ElementwiseOpInfo& op = *FindElementwiseOp(args.op);
+  for (const auto& s : ElementwiseSuites(op)) {
     names += (names.empty() ? "" : ", ") + s.name;
     if (s.name == suite_name) info = &s;
   }
   if (info == nullptr) throw UsageError("unknown suite '" + suite_name + "' (" + names + ")");
-  const InputSet inputs = GenerateTanhBwdSuite(format, suite_name, args.seed,
-                                               args.n ? args.n : info->default_n);
+  const InputSet inputs = GenerateElementwiseSuite(op, format, suite_name, args.seed,
+                                                   args.n ? args.n : info->default_n);
   const std::string regenerate =
       fmt::format("ulpgate suite export --op {} --suite {} --dtype {} --n {} --seed {} --out {}",
                   args.op, suite_name, format.name, inputs.size(), args.seed, args.out);
@@ -410,15 +433,19 @@ void Export(const ExportArgs& args) {
     WriteNumpyFile(args.out, {all});
   } else {
     WriteInputFile(args.out, inputs,
-                   {fmt::format("ulpgate inputs of tanh_bwd in {}: {} ({} tuples)", format.name,
+                   {fmt::format("ulpgate inputs of {} in {}: {} ({} tuples)", args.op, format.name,
                                 inputs.source, inputs.size()),
                     "regenerate: " + regenerate});
   }
-  std::cout << fmt::format("wrote {} inputs of tanh_bwd ({} suite, {}, seed {}) to {}{}\n",
-                           inputs.size(), suite_name, format.name, args.seed, args.out,
-                           npz   ? " (arrays grad, t; float32 holding values of the format)"
-                           : npy ? " (one float32 array [2, n]: grad, then t)"
-                                 : "");
+  const std::vector<std::string> names_of = op.operand_names();
+  std::string listed;
+  for (const std::string& n : names_of) listed += (listed.empty() ? "" : ", ") + n;
+  std::cout << fmt::format("wrote {} inputs of {} ({} suite, {}, seed {}) to {}{}\n", inputs.size(),
+                           args.op, suite_name, format.name, args.seed, args.out,
+                           npz   ? std::string(" (arrays ") + listed + "; float32 holding values of the format)"
+                           : npy ? fmt::format(" (one float32 array [{}, n]: {}, in that order)",
+                                               names_of.size(), listed)
+                                 : std::string());
 }
 
 }  // namespace

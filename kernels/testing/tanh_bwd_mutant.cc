@@ -17,7 +17,7 @@ namespace ulpgate {
 namespace testing_detail {
 struct MutantKernel {
   int64_t target;
-  TanhBwdKernel mulsub;
+  ElementwiseKernel mulsub;
 };
 }  // namespace testing_detail
 }  // namespace ulpgate
@@ -85,10 +85,16 @@ HWY_NOINLINE void TanhBwdMulSubMutant(const float* grad, const float* t, float* 
   }
 }
 
+// The registry's signature: operands and output as storage lanes.
+HWY_NOINLINE void TanhBwdMulSubMutantKernel(const void* const* in, void* out, size_t n) {
+  TanhBwdMulSubMutant(static_cast<const float*>(in[0]), static_cast<const float*>(in[1]),
+                      static_cast<float*>(out), n);
+}
+
 // An address, no target-specific instruction (see kernels/registry.cc).
 const ::ulpgate::testing_detail::MutantKernel* GetMutantKernel() {
   static constexpr ::ulpgate::testing_detail::MutantKernel kKernel{HWY_TARGET,
-                                                                    &TanhBwdMulSubMutant};
+                                                                    &TanhBwdMulSubMutantKernel};
   return &kKernel;
 }
 
@@ -107,7 +113,7 @@ const bool kMutantInstalled = [] {
   for (const auto& entry : HWY_DISPATCH_TABLE(GetMutantKernel)) {
     if (entry == nullptr || entry == HWY_DISPATCH_TABLE(GetMutantKernel)[0]) continue;
     const testing_detail::MutantKernel& k = *entry();
-    ReplaceTanhBwdKernelForTesting("mulsub", k.target, k.mulsub);
+    ReplaceElementwiseKernelForTesting("tanh_bwd", "f32", "mulsub", k.target, k.mulsub);
   }
   return true;
 }();

@@ -9,8 +9,7 @@
 
 #include "oracles/float_text.h"
 #include "suites/engine/op_table.h"
-#include "suites/engine/tanh_bwd_oracle.h"
-#include "suites/inputs/tanh_bwd_suites.h"
+#include "suites/engine/elementwise_oracle.h"
 
 namespace ulpgate {
 
@@ -72,8 +71,9 @@ const FloatFormat& CheckFormat(const std::string& op, const std::string& dtype) 
 
 // The inputs: an .npz with one array per operand (named as the op names
 // them), an .npy of shape [operands, n], or an input file.
-InputSet ReadCheckInputs(const std::string& path, const FloatFormat& format) {
-  const std::vector<std::string>& names = kTanhBwdOperands;
+InputSet ReadCheckInputs(const ElementwiseOpInfo& op, const std::string& path,
+                         const FloatFormat& format) {
+  const std::vector<std::string> names = op.operand_names();
   if (!IsNumpyPath(path)) {
     InputSet inputs = ReadInputFile(path, names);
     for (size_t k = 0; k < names.size(); ++k) {
@@ -113,8 +113,8 @@ InputSet ReadCheckInputs(const std::string& path, const FloatFormat& format) {
 
 // FILE[:ARRAY]: an array of an .npz (the only one that is not an operand when
 // no name is given), an .npy, or a text file of one value per line.
-std::vector<float> ReadCheckOutputs(const std::string& spec, const FloatFormat& format,
-                                    std::string* label) {
+std::vector<float> ReadCheckOutputs(const ElementwiseOpInfo& op, const std::string& spec,
+                                    const FloatFormat& format, std::string* label) {
   const auto [path, array] = SplitArraySpec(spec);
   if (!IsNumpyPath(path)) {
     InputSet values = ReadInputFile(path, {"output"});
@@ -122,16 +122,29 @@ std::vector<float> ReadCheckOutputs(const std::string& spec, const FloatFormat& 
     return values.columns[0];
   }
   const std::vector<NumpyArray> arrays = ReadNumpyFile(path);
-  const NumpyArray* chosen = &OutputArray(arrays, array, kTanhBwdOperands, path);
+  const NumpyArray* chosen = &OutputArray(arrays, array, op.operand_names(), path);
   if (label->empty()) *label = chosen->name;
   return ArrayValues(*chosen, format, path + ":" + chosen->name);
 }
 
-std::vector<ModelProgram> CheckModels(const std::vector<std::string>& model_specs,
+std::vector<ModelProgram> CheckModels(const ElementwiseOpInfo& op,
+                                      const std::vector<std::string>& model_specs,
                                       const std::string& models_path, const FloatFormat& format,
-                                      std::vector<bool>* user) {
-  std::vector<ModelProgram> models = TanhBwdModelPrograms(format);
+                                      std::vector<bool>* user, std::vector<int>* builtin) {
+  std::vector<ModelProgram> models = ModelPrograms(op, format);
+  builtin->assign(models.size(), -1);
+  if (models.empty()) {
+    const std::vector<std::string> names = ModelNames(op, format);
+    for (size_t m = 0; m < names.size(); ++m) {
+      ModelProgram named;
+      named.name = names[m];
+      named.storage = &format;
+      models.push_back(std::move(named));
+      builtin->push_back(static_cast<int>(m));
+    }
+  }
   user->assign(models.size(), false);
+  const std::vector<std::string> operands = op.operand_names();
   std::vector<std::string> specs = model_specs;
   std::vector<std::string> where(specs.size(), "--model");
   if (!models_path.empty()) {
@@ -148,7 +161,7 @@ std::vector<ModelProgram> CheckModels(const std::vector<std::string>& model_spec
   for (size_t k = 0; k < specs.size(); ++k) {
     ModelProgram m;
     try {
-      m = ParseModelSpec(specs[k], kTanhBwdOperands, format);
+      m = ParseModelSpec(specs[k], operands, format);
     } catch (const ModelSyntaxError& e) {
       throw InputError(where[k] + ": " + e.what());
     }
@@ -160,6 +173,7 @@ std::vector<ModelProgram> CheckModels(const std::vector<std::string>& model_spec
     }
     models.push_back(std::move(m));
     user->push_back(true);
+    builtin->push_back(-1);
   }
   return models;
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/elementwise_ops.h"
 #include "kernels/reduction_spec.h"
 #include "oracles/format.h"
 #include "oracles/model_expr.h"
@@ -22,20 +23,26 @@ const FloatFormat& CheckFormat(const std::string& op, const std::string& dtype);
 // The array of that name, or the error listing the arrays of the file.
 const NumpyArray& ArrayNamed(const std::vector<NumpyArray>& arrays, const std::string& name,
                              const std::string& path);
-// tanh_bwd's inputs: an .npz with arrays grad and t, an .npy [2, n], or an
-// input file.
-InputSet ReadCheckInputs(const std::string& path, const FloatFormat& format);
+// An elementwise op's inputs: an .npz with one array per operand, named as
+// the op names them (tanh_bwd: grad and t), an .npy [operands, n], or an input
+// file.
+InputSet ReadCheckInputs(const ElementwiseOpInfo& op, const std::string& path,
+                         const FloatFormat& format);
 // FILE[:ARRAY]: an array of an .npz (the only one that is not an operand when
 // none is named), an .npy, or a text file of one value per line. Sets *label
 // to the array's name when it is empty.
-std::vector<float> ReadCheckOutputs(const std::string& spec, const FloatFormat& format,
-                                    std::string* label);
-// The built-in models of tanh_bwd in `format`, then the user's (--model specs,
-// then a models file's lines); user[i] says which. Errors name the option or
-// the file and line.
-std::vector<ModelProgram> CheckModels(const std::vector<std::string>& model_specs,
+std::vector<float> ReadCheckOutputs(const ElementwiseOpInfo& op, const std::string& spec,
+                                    const FloatFormat& format, std::string* label);
+// The built-in models of the op in `format`, then the user's (--model specs,
+// then a models file's lines); user[i] says which. An op whose models the
+// model language cannot write (they call exp, tanh, erf) has its built-in
+// models as named entries with no statements, builtin[i] their index in
+// ModelNames(op, format) (-1 for a program). Errors name the option or the
+// file and line.
+std::vector<ModelProgram> CheckModels(const ElementwiseOpInfo& op,
+                                      const std::vector<std::string>& model_specs,
                                       const std::string& models_path, const FloatFormat& format,
-                                      std::vector<bool>* user);
+                                      std::vector<bool>* user, std::vector<int>* builtin);
 // A reduction's operands from an .npz, one array per operand (names compared
 // without case: PyTorch's W is w), the shape read from them, with an optional
 // leading dimension of instances; a missing scalar operand is 1.

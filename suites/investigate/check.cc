@@ -1,6 +1,7 @@
 #include "suites/investigate/check.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -13,7 +14,7 @@
 #include "suites/engine/reduction_cases.h"
 #include "suites/reports/report.h"
 #include "suites/engine/elementwise_cases.h"
-#include "suites/engine/tanh_bwd_oracle.h"
+#include "suites/engine/elementwise_oracle.h"
 
 namespace ulpgate {
 
@@ -24,9 +25,19 @@ bool SameValue(float a, float b) {
   return FloatBits(a) == FloatBits(b);
 }
 
-double ModelOutput(const ModelProgram& m, const InputSet& inputs, uint64_t i) {
-  const double ops[2] = {inputs.columns[0][i], inputs.columns[1][i]};
-  return m.Evaluate(ops);
+// Model m's output at input i: its program, or the op's built-in model that
+// the model language cannot write.
+double ModelOutput(const CheckRequest& r, size_t m, uint64_t i) {
+  std::array<float, kMaxElementwiseArity> x{};
+  std::array<double, kMaxElementwiseArity> ops{};
+  for (size_t k = 0; k < r.inputs.columns.size(); ++k) {
+    x[k] = r.inputs.columns[k][i];
+    ops[k] = x[k];
+  }
+  if (m < r.builtin_models.size() && r.builtin_models[m] >= 0) {
+    return ModelOutputs(*r.op, *r.format, x.data(), /*native=*/true)[r.builtin_models[m]];
+  }
+  return r.models[m].Evaluate(ops.data());
 }
 
 // The file's outputs as a case of the engine, compared with every model.
@@ -39,17 +50,22 @@ class CheckProblem : public EngineProblem {
   uint64_t size() const override { return r_.inputs.size(); }
   std::vector<EngineUnit> Units() const override { return ChunkUnits(size()); }
   const std::vector<std::string>& model_names() const override { return names_; }
+  bool bounded() const override { return true; }
   void Outputs(size_t, const EngineUnit& unit, float* out) const override {
     std::copy(r_.outputs.begin() + static_cast<std::ptrdiff_t>(unit.begin),
               r_.outputs.begin() + static_cast<std::ptrdiff_t>(unit.begin + unit.count), out);
   }
   ElementTruth Truth(uint64_t i, float* models) const override {
     for (size_t m = 0; m < r_.models.size(); ++m) {
-      models[m] = static_cast<float>(ModelOutput(r_.models[m], r_.inputs, i));
+      models[m] = static_cast<float>(ModelOutput(r_, m, i));
     }
-    return ElementTruth(TanhBwdExact(r_.inputs.columns[0][i], r_.inputs.columns[1][i]));
+    std::array<float, kMaxElementwiseArity> x{};
+    for (size_t k = 0; k < r_.inputs.columns.size(); ++k) x[k] = r_.inputs.columns[k][i];
+    ElementTruth truth(OracleOf(*r_.op).Exact(x.data()));
+    truth.bound.emplace(ElementwiseBound(*r_.op, x.data()));
+    return truth;
   }
-  float MapValue(uint64_t i) const override { return r_.inputs.columns[1][i]; }
+  float MapValue(uint64_t i) const override { return r_.inputs.columns.back()[i]; }
 
  private:
   const CheckRequest& r_;
@@ -90,7 +106,7 @@ CheckResult RunCheck(const CheckRequest& request) {
   options.progress = request.progress;
   EngineRun run = RunEngine(problem, {c}, options);
   out.result = std::move(run.cases.front());
-  out.result.op = "tanh_bwd";
+  out.result.op = request.op->name;
   out.result.variant = request.label;
   out.result.target = "";
   out.result.dtype = request.format->name;
@@ -111,7 +127,7 @@ CheckResult RunCheck(const CheckRequest& request) {
     for (size_t i = b * kBlock; i < end; ++i) {
       const float y = request.outputs[i];
       for (size_t m = 0; m < models; ++m) {
-        const float want = static_cast<float>(ModelOutput(request.models[m], request.inputs, i));
+        const float want = static_cast<float>(ModelOutput(request, m, i));
         if (SameValue(y, want)) continue;
         ModelComparison& mc = mine[m];
         ++mc.mismatches;
@@ -184,9 +200,12 @@ void AddExpected(nlohmann::ordered_json& record, const std::string& expected, ui
 
 CheckRequest ReadCheckRequest(const CheckSpec& spec, const std::string& models_path) {
   const FloatFormat& format = CheckFormat(spec.op, spec.dtype);
+  const ElementwiseOpInfo* op = FindElementwiseOp(spec.op);
+  if (op == nullptr) throw InputError("check: '" + spec.op + "' is not an elementwise op");
   CheckRequest request;
+  request.op = op;
   request.format = &format;
-  request.inputs = ReadCheckInputs(spec.inputs, format);
+  request.inputs = ReadCheckInputs(*op, spec.inputs, format);
   if (request.inputs.size() == 0) throw InputError(spec.inputs + ": no inputs");
   request.label = spec.label;
   const size_t n = request.inputs.size();
@@ -206,13 +225,14 @@ CheckRequest ReadCheckRequest(const CheckSpec& spec, const std::string& models_p
     request.outputs.resize(n);
     for (size_t i = 0; i < n; ++i) request.outputs[i] = static_cast<float>(DecodeBits(format, out[i]));
   } else {
-    request.outputs = ReadCheckOutputs(spec.outputs, format, &request.label);
+    request.outputs = ReadCheckOutputs(*op, spec.outputs, format, &request.label);
   }
   if (request.outputs.size() != request.inputs.size()) {
     throw InputError(fmt::format("{} outputs for {} inputs: the shapes differ",
                                  request.outputs.size(), request.inputs.size()));
   }
-  request.models = CheckModels(spec.models, models_path, format, &request.user_models);
+  request.models = CheckModels(*op, spec.models, models_path, format, &request.user_models,
+                               &request.builtin_models);
   request.threads = spec.threads;
   return request;
 }
@@ -220,7 +240,7 @@ CheckRequest ReadCheckRequest(const CheckSpec& spec, const std::string& models_p
 nlohmann::ordered_json CheckRecord(const CheckSpec& spec) {
   const FloatFormat& format = CheckFormat(spec.op, spec.dtype);
   if (FamilyOf(spec.op) == OpFamily::kReduction) {
-    if (!spec.models.empty()) throw InputError("models of your own are for tanh_bwd");
+    if (!spec.models.empty()) throw InputError("models of your own are for elementwise ops");
     const ReductionOpInfo& op = *FindReductionOp(spec.op);
     const ReductionInputSet inputs = ReadReductionInputs(op, spec.inputs, format);
     std::string label = spec.label;

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kernels/elementwise_ops.h"
 #include "oracles/format.h"
 #include "oracles/model_expr.h"
 #include "ulpgate/plugin.h"
@@ -23,12 +24,17 @@
 namespace ulpgate {
 
 struct CheckRequest {
+  const ElementwiseOpInfo* op = nullptr;  // the elementwise op the outputs are of
   const FloatFormat* format = &kBinary32;
-  InputSet inputs;                   // tanh_bwd's grad and t, values of the format
+  InputSet inputs;                   // the op's operands, values of the format
   std::vector<float> outputs;        // one per input, values of the format
   std::string label = "outputs";     // what the outputs are called in reports
   std::vector<ModelProgram> models;  // compared with, in report order
   std::vector<bool> user_models;     // per model: given by the user
+  // Per model: its index in ModelNames(*op, *format) where it is a built-in
+  // model the model language cannot write (evaluated by the oracle), else -1
+  // (its program is evaluated). Empty: every model is a program.
+  std::vector<int> builtin_models;
   size_t period = 0;                 // > 0: mismatches by index mod period
   size_t examples = 5;               // differing inputs kept per model
   unsigned threads = 0;
@@ -70,12 +76,13 @@ struct CheckSpec {
   std::string op = "tanh_bwd";
   std::string dtype = "f32";
   std::string inputs, outputs;  // paths as `check --inputs/--outputs` take them
-  // Instead of an outputs file: a kernel called on the inputs (a plugin's),
-  // outputs = f(grad, t): in f32, or on the bit patterns of bf16 or f16.
+  // Instead of an outputs file: a kernel called on the inputs (a plugin's,
+  // two operands), outputs = f(a, b): in f32, or on the bit patterns of bf16
+  // or f16.
   ulpgate_binary_f32_fn outputs_from = nullptr;
   ulpgate_binary_u16_fn outputs_from_u16 = nullptr;
   std::string label;            // empty: the outputs array's name
-  // The user's models, "NAME: statements" (tanh_bwd).
+  // The user's models, "NAME: statements" (elementwise ops).
   std::vector<std::string> models;
   // A model the outputs must follow: the record's conformance then says
   // expected, model and mismatches as a kernel's does (what the gate's
@@ -83,7 +90,7 @@ struct CheckSpec {
   std::string expected_model;
   unsigned threads = 0;
 };
-// tanh_bwd's request a spec describes: the files read as values of the
+// The elementwise op's request a spec describes: the files read as values of the
 // format, the built-in models, then the spec's and a models file's (may be
 // empty). Throws InputError for bad files or models, or no inputs.
 CheckRequest ReadCheckRequest(const CheckSpec& spec, const std::string& models_path = "");

@@ -1,5 +1,6 @@
 // The engine and its statistics: deterministic across thread counts, counts
 // that add up, and statistics that match a direct recomputation.
+#include "suites/tests/tanh_bwd_kernels.h"
 #include "suites/engine/elementwise_cases.h"
 
 #include <gtest/gtest.h>

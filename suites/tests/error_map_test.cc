@@ -1,6 +1,7 @@
 // Error maps (`run --by`): buckets follow the real line, the map partitions
 // the case's statistics exactly, recomputes from the outputs, does not depend
 // on the thread count, and shows tanh_bwd's error living next to |t| = 1.
+#include "suites/tests/tanh_bwd_kernels.h"
 #include "suites/engine/error_map.h"
 
 #include <gtest/gtest.h>

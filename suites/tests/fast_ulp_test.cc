@@ -4,6 +4,7 @@
 // field of the UlpError it gives equals MeasureUlpError(TanhBwdExact(...)) bit
 // for bit; and it decides most of them (it may defer, never differ). The
 // native binary32 models equal the MPFR-emulated ones.
+#include "suites/tests/tanh_bwd_kernels.h"
 #include "suites/tests/format_steps.h"
 #include "oracles/fast_ulp.h"
 

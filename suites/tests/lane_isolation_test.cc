@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "suites/tests/tanh_bwd_kernels.h"
 #include "kernels/narrow_formats.h"
 #include "kernels/registry.h"
 #include "kernels/ops/tanh_bwd/tanh_bwd_spec.h"

@@ -2,6 +2,7 @@
 // two-rounding model elsewhere (likewise mulsub_fma), the digest groups put
 // bit-identical kernels together and only those, and the matrix does not
 // depend on the thread count.
+#include "suites/tests/tanh_bwd_kernels.h"
 #include "suites/investigate/matrix.h"
 
 #include <gtest/gtest.h>

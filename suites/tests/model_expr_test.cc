@@ -1,5 +1,6 @@
 // The model language (oracles/model_expr.h): its exact evaluation against
 // MPFR, its errors, and the built-in models it prints against the templates.
+#include "suites/tests/tanh_bwd_kernels.h"
 #include "oracles/model_expr.h"
 
 #include <gtest/gtest.h>

@@ -9,6 +9,7 @@
 // shards gives the report of the whole. ULPGATE_SWEEP_REFERENCE_SCALE
 // lengthens the compared ranges (4 times the listed lengths by default; the
 // exhaustive label runs them 256 times, 25 million inputs in all).
+#include "suites/tests/tanh_bwd_kernels.h"
 #include "suites/sweep/sweep.h"
 
 #include <gtest/gtest.h>
@@ -29,6 +30,7 @@ constexpr uint64_t kBegin = 0x3f7f1234, kEnd = 0x3f82abcd;
 
 SweepOptions Options(uint64_t begin, uint64_t end) {
   SweepOptions o;
+  o.op = &TanhBwdOp();
   o.domain = MakeSweepDomain(kBFloat16, SweepDomain::Kind::kPairs, {});
   o.begin = begin;
   o.end = end;
@@ -90,6 +92,7 @@ class FastEqualsReference : public ::testing::TestWithParam<RangeCase> {};
 TEST_P(FastEqualsReference, ByteForByte) {
   const RangeCase& c = GetParam();
   SweepOptions o;
+  o.op = &TanhBwdOp();
   o.domain = MakeSweepDomain(*c.format, c.kind, c.fixed);
   o.begin = c.begin;
   o.end = std::min(o.domain.size(), c.begin + c.length * ReferenceScale());
@@ -160,9 +163,11 @@ INSTANTIATE_TEST_SUITE_P(
 // low 12 bits: a kernel whose outputs differ from the other two-rounding
 // targets' at chosen places of each 4096-input tile.
 std::vector<uint32_t> g_perturbed;
-TanhBwdKernel g_mulsub_scalar = nullptr;
-void PerturbedMulsub(const float* grad, const float* t, float* out, size_t n) {
-  g_mulsub_scalar(grad, t, out, n);
+ElementwiseKernel g_mulsub_scalar = nullptr;
+void PerturbedMulsub(const void* const* in, void* result, size_t n) {
+  g_mulsub_scalar(in, result, n);
+  const float* t = static_cast<const float*>(in[1]);
+  float* out = static_cast<float*>(result);
   for (size_t i = 0; i < n; ++i) {
     const uint32_t low = FloatBits(t[i]) & 0xfff;
     if (std::find(g_perturbed.begin(), g_perturbed.end(), low) != g_perturbed.end()) {
@@ -182,13 +187,14 @@ void ExpectPerturbedSweepEqualsReference(const std::vector<uint32_t>& positions)
   // The registry keeps the first replacement for good: install it once, and
   // perturb nothing outside these tests.
   static const bool installed = [&] {
-    g_mulsub_scalar = FindTanhBwdKernel("mulsub", scalar.bits);
-    ReplaceTanhBwdKernelForTesting("mulsub", scalar.bits, &PerturbedMulsub);
+    g_mulsub_scalar = FindElementwiseKernel("tanh_bwd", "f32", "mulsub", scalar.bits);
+    ReplaceElementwiseKernelForTesting("tanh_bwd", "f32", "mulsub", scalar.bits, &PerturbedMulsub);
     return true;
   }();
   (void)installed;
   g_perturbed = positions;
   SweepOptions o;
+  o.op = &TanhBwdOp();
   o.domain = MakeSweepDomain(kBinary32, SweepDomain::Kind::kOverT, {1.0f});
   o.begin = 0x3f7fe000;
   o.end = 0x3f802000;

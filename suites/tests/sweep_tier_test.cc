@@ -9,6 +9,7 @@
 // (the tier's dispatch forced to it): lane counts from 1 to 8, with and
 // without FMA. ULPGATE_SWEEP_TIER_N raises the inputs per suite (the
 // exhaustive label runs 10^7 per format).
+#include "suites/tests/tanh_bwd_kernels.h"
 #include "suites/sweep/sweep_tier.h"
 
 #include <gtest/gtest.h>

@@ -5,6 +5,7 @@
 
 #include <sstream>
 
+#include "suites/tests/tanh_bwd_kernels.h"
 #include "oracles/float_text.h"
 #include "suites/engine/elementwise_cases.h"
 #include "suites/engine/tanh_bwd_oracle.h"

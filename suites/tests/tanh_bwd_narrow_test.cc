@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "suites/tests/tanh_bwd_kernels.h"
 #include "oracles/float_text.h"
 #include "oracles/format.h"
 #include "oracles/highway_f16.h"

@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "suites/tests/tanh_bwd_kernels.h"
 #include "hwy/aligned_allocator.h"
 #include "kernels/ops/tanh_bwd/tanh_bwd_spec.h"
 #include "oracles/float_text.h"
