@@ -47,7 +47,9 @@ struct RoundingArith {
   VectorArith<D> base{d};
 
   HWY_INLINE Value Round(Value v) const { return Conv::Promote(d, Conv::Demote(d, v)); }
-  HWY_INLINE Value Const(float c) const { return hn::Set(d, c); }  // a value of the format
+  // A constant is rounded to the format like any other value (PyTorch's
+  // kernels in bf16 hold scalar_t(0.044715) as bf16).
+  HWY_INLINE Value Const(float c) const { return Round(hn::Set(d, c)); }
   HWY_INLINE Value Add(Value a, Value b) const { return Round(hn::Add(a, b)); }
   HWY_INLINE Value Sub(Value a, Value b) const { return Round(hn::Sub(a, b)); }
   HWY_INLINE Value Mul(Value a, Value b) const { return Round(hn::Mul(a, b)); }

@@ -74,6 +74,8 @@ class PerOpArith : public FormatArith {
  public:
   PerOpArith(const FloatFormat& format, bool fused_functions)
       : FormatArith(format, false), fused_functions_(fused_functions) {}
+  // A constant rounded to the format, as the kernels hold it.
+  double Const(double c) const { return RoundDouble(format(), c); }
   double MulAdd(double a, double b, double c) const { return Add(Mul(a, b), c); }
   double NegMulAdd(double a, double b, double c) const { return Sub(c, Mul(a, b)); }
   double Exp(double a) const { return Round(ExpOfSequences(ToFloat(a), fused_functions_)); }
@@ -89,7 +91,7 @@ class NativePerOpArith {
   using Value = double;
   NativePerOpArith(const FloatFormat& format, bool fused_functions)
       : format_(&format), fused_functions_(fused_functions) {}
-  double Const(double c) const { return c; }
+  double Const(double c) const { return RoundDouble(*format_, c); }
   double Add(double a, double b) const { return RoundDouble(*format_, a + b); }
   double Sub(double a, double b) const { return RoundDouble(*format_, a - b); }
   double Mul(double a, double b) const { return RoundDouble(*format_, a * b); }
@@ -435,15 +437,18 @@ std::vector<ModelProgram> ModelPrograms(const ElementwiseOpInfo& op, const Float
   return programs;
 }
 
-ReductionBound ElementwiseBound(const ElementwiseOpInfo& op, const float* operands) {
+ReductionBound ElementwiseBound(const ElementwiseOpInfo& op, const float* operands,
+                                const FloatFormat& format) {
   const mpfr_prec_t precision = kElementwiseFunctionPrecision;
   ReductionBound bound(precision);
   const MpfrNumber magnitude = OracleOf(op).TermMagnitude(operands);
-  mpfr_set(bound.abs_sum.get(), magnitude.get(), MPFR_RNDU);
+  const long widen = kBinary32.precision - format.precision;  // 0 in f32
+  mpfr_mul_2si(bound.abs_sum.get(), magnitude.get(), widen, MPFR_RNDU);
   bound.roundings = static_cast<uint64_t>(op.bound_roundings);
-  // m half-ulps of the smallest binary32 subnormal, each scaled by at most 2
+  // m half-ulps of the format's smallest subnormal, each scaled by at most 2
   // on the way to the result (reduction_bound.h).
-  mpfr_set_ui_2exp(bound.underflow.get(), bound.roundings, -149, MPFR_RNDN);
+  mpfr_set_ui_2exp(bound.underflow.get(), bound.roundings, format.emin - format.precision + 1,
+                   MPFR_RNDN);
   // The terms themselves bound the intermediates of an evaluation that does
   // not overflow before its result does.
   mpfr_mul_2ui(bound.peak.get(), magnitude.get(), 1, MPFR_RNDU);

@@ -126,8 +126,13 @@ std::vector<ModelProgram> ModelPrograms(const ElementwiseOpInfo& op, const Float
 // op's bound roundings, U an underflow allowance of m half-ulps of the
 // smallest subnormal; the bound fraction |y - x| / (gamma_m A + U) is then
 // at most 1 for an evaluation that is as good as its formula allows, and
-// far below the ULP error where the result cancels.
-ReductionBound ElementwiseBound(const ElementwiseOpInfo& op, const float* operands);
+// far below the ULP error where the result cancels. In a 16-bit format of
+// precision p the evaluation may round every step to the format (an eager
+// framework): A and U are scaled by 2^(24 - p), so that gamma_m A is about
+// m 2^-p times the terms, and U is m half-ulps of the format's smallest
+// subnormal; MeasureBoundFraction adds the final rounding.
+ReductionBound ElementwiseBound(const ElementwiseOpInfo& op, const float* operands,
+                                const FloatFormat& format);
 
 }  // namespace ulpgate
 
