@@ -11,8 +11,9 @@ on PATH (pyenv, a venv) may not see them.
     /usr/bin/python3 tools/python/elementwise_exact.py models
 
 `value` prints the exact value of one input (GRAD and V as decimal or C99 hex floats, each
-rounded once to DTYPE first), its rounding to DTYPE, the bound scale S and every model's
-output with its ULP error and bound fraction. `models` lists the models and their sequences.
+rounded once to DTYPE first; put `--` before a negative value in exponent form), its
+rounding to DTYPE, the bound scale S and every model's output with its ULP error and bound
+fraction. `models` lists the models and their sequences.
 As a module it is the oracle of torch_elementwise_peer.py, peer_table.py and
 peer_elementwise_test.py.
 
@@ -34,6 +35,14 @@ inf * 0) is matched by any NaN. Signed zeros are not told apart here.
 Bound fraction: |y - x| / B, B = 2^-p |g| S + (smallest subnormal) / 2. S is the sum of the
 magnitudes of the terms the definition adds, so a fraction near or below 1 says the error is
 what rounding the terms costs even where they cancel and the ULP error is large.
+
+Models (MODELS below) are op sequences evaluated one rounded float32 operation at a time
+(numpy float32, FMA exact then rounded once). Those of silu/gelu/gelu_tanh call exp, erf or
+tanh, which no formula fixes bit for bit: ~NAME takes them correctly rounded (an idealised,
+approximate model) and NAME@glibc / NAME@sleef take this machine's glibc and SLEEF functions
+(what PyTorch's scalar and AVX2 kernels call), which makes them exact models of this
+machine's kernels. For bf16 and f16, NAME is the f32 model rounded once and NAME/perop rounds
+every operation to the format.
 """
 
 import argparse
@@ -515,11 +524,51 @@ def _accept_fmt(fmt, x, err):
     return x - k * h > err and (k + 1) * h - x > err
 
 
+# The float32 exp, erf and tanh that PyTorch's kernels call, for models of them: glibc's
+# (the scalar lambdas and the default capability's Vectorized code call std::exp etc.) and
+# SLEEF's (PyTorch's AVX2 Vectorized<float>::exp/erf/tanh call Sleef_*f8_u10; the scalar
+# FMA builds Sleef_*f1_u10purecfma run the same algorithm one lane at a time, and gave the
+# same bits as the AVX2 kernels on every input measured). Both are loaded through ctypes
+# from this machine's libraries (libm.so.6; libsleef.so.3, which Debian's libtorch depends
+# on), so a model over them says what this machine computes, not what the function is.
+LIBRARIES = {
+    "glibc": ("libm.so.6", {"exp": "expf", "erf": "erff", "tanh": "tanhf"}),
+    "sleef": ("libsleef.so.3", {"exp": "Sleef_expf1_u10purecfma",
+                                "erf": "Sleef_erff1_u10purecfma",
+                                "tanh": "Sleef_tanhf1_u10purecfma"}),
+}
+_libraries = {}
+
+
+def library(name):
+    """{'exp', 'erf', 'tanh': float32 array -> float32 array} of a library, or None when
+    this machine lacks it."""
+    if name not in _libraries:
+        import ctypes
+        soname, symbols = LIBRARIES[name]
+        try:
+            lib = ctypes.CDLL(soname)
+            fns = {}
+            for fn_name, symbol in symbols.items():
+                f = getattr(lib, symbol)
+                f.restype, f.argtypes = ctypes.c_float, [ctypes.c_float]
+                fns[fn_name] = (lambda f: lambda a: np.array(
+                    [f(float(v)) for v in np.atleast_1d(a)], dtype=np.float32))(f)
+            _libraries[name] = fns
+        except (OSError, AttributeError):
+            _libraries[name] = None
+    return _libraries[name]
+
+
 class F32Arith:
     """Binary32 arithmetic on float32 arrays, one IEEE rounding per operation (numpy does
-    each float32 operation in float32, subnormals kept). Transcendental calls are correctly
-    rounded, an idealisation: the models that use them are approximate (see MODELS)."""
+    each float32 operation in float32, subnormals kept). exp, erf and tanh come from `lib`
+    (library() above) or, with lib None, are correctly rounded: an idealisation, for the
+    approximate models ("~" names)."""
     fmt = F32
+
+    def __init__(self, lib=None):
+        self.lib = lib
 
     def c(self, v):
         return np.float32(v)
@@ -546,16 +595,20 @@ class F32Arith:
         return fma_f32(a, b, c)
 
     def fn(self, name, a):
-        return cr_function(F32, name, np.atleast_1d(np.asarray(a, np.float32)))
+        a = np.atleast_1d(np.asarray(a, np.float32))
+        return self.lib[name](a) if self.lib else cr_function(F32, name, a)
 
 
 class PerOpArith(F32Arith):
     """Every operation rounded to a 16-bit format: the binary32 result rounded again, which
     equals one rounding of the exact result for +, -, * and / since 24 >= 2p + 2 (p = 8, 11);
-    fma is rounded once from its exact value; constants go double -> float -> format."""
+    fma is rounded once from its exact value; constants go double -> float -> format.
+    A library function is computed in float and rounded to the format, as c10's
+    std::exp(BFloat16) and Vectorized<BFloat16>::exp do; without one, it is correctly
+    rounded to the format directly."""
 
-    def __init__(self, fmt):
-        self.fmt = fmt
+    def __init__(self, fmt, lib=None):
+        self.fmt, self.lib = fmt, lib
 
     def c(self, v):
         return const(self.fmt, v)
@@ -575,7 +628,10 @@ class PerOpArith(F32Arith):
         return out
 
     def fn(self, name, a):
-        return cr_function(self.fmt, name, np.asarray(a, np.float32))
+        a = np.atleast_1d(np.asarray(a, np.float32))
+        if self.lib:
+            return to_format(self.fmt, self.lib[name](a))
+        return cr_function(self.fmt, name, a)
 
 
 # ----------------------------------------------------------------------------- models
@@ -663,54 +719,73 @@ def _gelu_torch(A, g, x, fused=False):
     return A.mul(g, s)
 
 
-def _gelu_tanh_torch(A, g, x):
-    # PyTorch's sequence (Activation.cpp, GeluBackwardKernelImpl, GeluType::Tanh).
+def _gelu_tanh_torch(A, g, x, fused=False):
+    # PyTorch's sequence (Activation.cpp, GeluBackwardKernelImpl, GeluType::Tanh). fused:
+    # the three multiply-adds GCC contracts in the -mfma build (measured against the AVX2
+    # kernel); left_derivative + right_derivative stays an add, as contracting 0.5 * right
+    # into it changes nothing (0.5 * right is exact).
     k_beta = A.c(M_SQRT2 * M_2_SQRTPI * 0.5)
     k_kappa = A.c(0.044715)
     one, three, half = A.c(1), A.c(3), A.c(0.5)
     x_sq = A.mul(x, x)
     x_cube = A.mul(A.mul(x, x), x)
-    inner = A.mul(k_beta, A.add(x, A.mul(k_kappa, x_cube)))
+    if fused:
+        inner = A.mul(k_beta, A.fma(k_kappa, x_cube, x))
+    else:
+        inner = A.mul(k_beta, A.add(x, A.mul(k_kappa, x_cube)))
     tanh_inner = A.fn("tanh", inner)
     left = A.mul(half, x)
     right = A.add(one, tanh_inner)
     left_derivative = A.mul(half, right)
-    tanh_derivative = A.sub(one, A.mul(tanh_inner, tanh_inner))
-    inner_derivative = A.mul(k_beta, A.add(one, A.mul(A.mul(three, k_kappa), x_sq)))
+    three_kappa = A.mul(three, k_kappa)
+    if fused:
+        tanh_derivative = A.fma(A.neg(tanh_inner), tanh_inner, one)
+        inner_derivative = A.mul(k_beta, A.fma(three_kappa, x_sq, one))
+    else:
+        tanh_derivative = A.sub(one, A.mul(tanh_inner, tanh_inner))
+        inner_derivative = A.mul(k_beta, A.add(one, A.mul(three_kappa, x_sq)))
     right_derivative = A.mul(A.mul(left, tanh_derivative), inner_derivative)
     return A.mul(g, A.add(left_derivative, right_derivative))
 
 
 MODELS = {
-    # op: [(name, sequence text, function, exact)]
+    # op: [(name, sequence text, function, calls exp/erf/tanh)]
     "tanh_bwd": [
-        ("mulsub", "r = t*t; s = 1 - r; out = grad*s", _tanh_mulsub, True),
-        ("mulsub_fused", "s = fma(-t, t, 1); out = grad*s", _tanh_mulsub_fused, True),
-        ("mac_unfused", "r = t*t; p = grad*r; out = grad - p", _tanh_mac_unfused, True),
-        ("mac_fused", "r = t*t; out = fma(-grad, r, grad)", _tanh_mac_fused, True),
-        ("mac_left", "p = grad*t; q = p*t; out = grad - q", _tanh_mac_left, True),
-        ("mac_left_fused", "p = grad*t; out = fma(-p, t, grad)", _tanh_mac_left_fused, True),
+        ("mulsub", "r = t*t; s = 1 - r; out = grad*s", _tanh_mulsub, False),
+        ("mulsub_fused", "s = fma(-t, t, 1); out = grad*s", _tanh_mulsub_fused, False),
+        ("mac_unfused", "r = t*t; p = grad*r; out = grad - p", _tanh_mac_unfused, False),
+        ("mac_fused", "r = t*t; out = fma(-grad, r, grad)", _tanh_mac_fused, False),
+        ("mac_left", "p = grad*t; q = p*t; out = grad - q", _tanh_mac_left, False),
+        ("mac_left_fused", "p = grad*t; out = fma(-p, t, grad)", _tanh_mac_left_fused, False),
     ],
     "sigmoid_bwd": [
-        ("torch", "a = 1 - s; b = grad*a; out = b*s", _sigmoid_torch, True),
-        ("fused", "p = grad*s; out = fma(-p, s, p)", _sigmoid_fused, True),
-        ("mul3", "p = grad*s; a = 1 - s; out = p*a", _sigmoid_mul3, True),
+        ("torch", "a = 1 - s; b = grad*a; out = b*s", _sigmoid_torch, False),
+        ("fused", "p = grad*s; out = fma(-p, s, p)", _sigmoid_fused, False),
+        ("mul3", "p = grad*s; a = 1 - s; out = p*a", _sigmoid_mul3, False),
     ],
     "silu_bwd": [
-        ("~torch", "sig = 1/(1 + exp(-x)); out = (grad*sig) * (1 + x*(1 - sig)), exp CR",
-         _silu_torch, False),
-        ("~torch_fused", "as ~torch with 1 + x*(1 - sig) = fma(x, 1 - sig, 1)",
-         lambda A, g, x: _silu_torch(A, g, x, True), False),
+        ("torch", "sig = 1/(1 + exp(-x)); out = (grad*sig) * (1 + x*(1 - sig))",
+         _silu_torch, True),
+        ("torch_fused", "as torch with 1 + x*(1 - sig) = fma(x, 1 - sig, 1)",
+         lambda A, g, x: _silu_torch(A, g, x, True), True),
     ],
     "gelu_bwd": [
-        ("~torch", "cdf = 0.5*(1 + erf(x*kAlpha)); pdf = kBeta*exp((x*x)*-0.5); "
-         "out = grad*(cdf + x*pdf), erf and exp CR", _gelu_torch, False),
-        ("~torch_fused", "as ~torch with cdf + x*pdf = fma(x, pdf, cdf)",
-         lambda A, g, x: _gelu_torch(A, g, x, True), False),
+        ("torch", "cdf = 0.5*(1 + erf(x*kAlpha)); pdf = kBeta*exp((x*x)*-0.5); "
+         "out = grad*(cdf + x*pdf); kAlpha = float(M_SQRT1_2), "
+         "kBeta = float(M_2_SQRTPI*M_SQRT1_2*0.5)", _gelu_torch, True),
+        ("torch_fused", "as torch with cdf + x*pdf = fma(x, pdf, cdf)",
+         lambda A, g, x: _gelu_torch(A, g, x, True), True),
     ],
     "gelu_tanh_bwd": [
-        ("~torch", "PyTorch's 14-operation sequence (x_sq, x_cube, inner, tanh, left, right, "
-         "...) with tanh CR", _gelu_tanh_torch, False),
+        ("torch", "x_sq = x*x; x_cube = (x*x)*x; inner = kBeta*(x + kKappa*x_cube); "
+         "th = tanh(inner); left = 0.5*x; right = 1 + th; left_d = 0.5*right; "
+         "tanh_d = 1 - th*th; inner_d = kBeta*(1 + (3*kKappa)*x_sq); "
+         "right_d = (left*tanh_d)*inner_d; out = grad*(left_d + right_d); "
+         "kBeta = float(M_SQRT2*M_2_SQRTPI*0.5), kKappa = float(0.044715)",
+         _gelu_tanh_torch, True),
+        ("torch_fused", "as torch with x + kKappa*x_cube = fma(kKappa, x_cube, x), "
+         "tanh_d = fma(-th, th, 1), 1 + (3*kKappa)*x_sq = fma(3*kKappa, x_sq, 1)",
+         lambda A, g, x: _gelu_tanh_torch(A, g, x, True), True),
     ],
 }
 
@@ -718,19 +793,28 @@ MODELS = {
 def model_outputs(op, fmt, grad, v):
     """{model name: float32 output array}. f32: each model in binary32. A 16-bit format:
     NAME is the binary32 model rounded once to the format ('opmath', what PyTorch does when it
-    computes a reduced-precision op in float), NAME/perop every operation rounded to it."""
+    computes a reduced-precision op in float), NAME/perop every operation rounded to it.
+    A sequence that calls exp, erf or tanh gives ~NAME (the functions correctly rounded:
+    approximate) and NAME@glibc, NAME@sleef (this machine's libraries, where present)."""
     _imports()
     grad = np.asarray(grad, dtype=np.float32)
     v = np.asarray(v, dtype=np.float32)
     out = {}
     with np.errstate(all="ignore"):
-        for name, _, fn, _ in MODELS[op]:
-            y = fn(F32Arith(), grad, v)
-            if fmt is F32:
-                out[name] = np.asarray(y, dtype=np.float32)
-            else:
-                out[name] = to_format(fmt, y)
-                out[name + "/perop"] = np.asarray(fn(PerOpArith(fmt), grad, v), np.float32)
+        for base, _, fn, transcendental in MODELS[op]:
+            variants = [(base, None)]
+            if transcendental:
+                variants = [("~" + base, None)] + [
+                    ("%s@%s" % (base, lib), library(lib)) for lib in LIBRARIES
+                    if library(lib) is not None]
+            for name, lib in variants:
+                y = fn(F32Arith(lib), grad, v)
+                if fmt is F32:
+                    out[name] = np.asarray(y, dtype=np.float32)
+                else:
+                    out[name] = to_format(fmt, y)
+                    out[name + "/perop"] = np.asarray(fn(PerOpArith(fmt, lib), grad, v),
+                                                      np.float32)
     return out
 
 
@@ -775,8 +859,11 @@ def main(argv=None):
     if args.command == "models":
         for op, models in MODELS.items():
             print("%s = %s" % (op, OPS[op][2]))
-            for name, text, _, exact_model in models:
-                print("  %-16s %s%s" % (name, text, "" if exact_model else "  [approximate]"))
+            for name, text, _, transcendental in models:
+                print("  %-16s %s%s" % (name, text, "  [~%s, %s]" % (name, ", ".join(
+                    "%s@%s" % (name, lib) for lib in LIBRARIES)) if transcendental else ""))
+        print("16-bit formats: NAME = the f32 model rounded once (opmath), NAME/perop = "
+              "every operation rounded to the format")
         return 0
     fmt = FORMATS[args.dtype]
     g = _parse_value(fmt, args.grad)

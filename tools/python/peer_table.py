@@ -14,9 +14,10 @@ special mismatches and how many outputs differ from other paths. Run it with Deb
 Columns:
   follows     the exact models whose output equals the path's on every input (NaNs equal,
               zeros by sign); "none" then names the nearest one and on how many inputs it
-              differs. For silu/gelu/gelu_tanh (no exact model: exp, erf and tanh are library
-              code) the approximate model (~, correctly rounded exp/erf/tanh) the path agrees
-              with most, as a share of inputs.
+              differs. For silu/gelu/gelu_tanh the exact models are NAME@glibc and NAME@sleef,
+              PyTorch's sequences over this machine's exp/erf/tanh; where none is followed,
+              the approximate model (~NAME, correctly rounded exp/erf/tanh) that agrees most
+              often, as a share of inputs.
   max ulp     largest ULP error over the inputs (special mismatches aside)
   max bf      largest bound fraction |y - x| / (2^-p |grad| S + half the smallest subnormal)
   special     special mismatches: NaN or an infinity where the exact value is finite and
@@ -74,19 +75,23 @@ def fmt_num(v):
 
 
 def follows(np, y, models, n):
-    """Models equal to y on every input, or the nearest one."""
+    """The exact models (library ones included) equal to y on every input, or the nearest
+    one; for ops with approximate models also the one that agrees most often."""
     exact_names = [m for m in models if ex.model_is_exact(m)]
     approx = [m for m in models if not ex.model_is_exact(m)]
-    if exact_names:
-        diffs = {m: int((~ex.same_bits(y, models[m])).sum()) for m in exact_names}
-        equal = [m for m, d in diffs.items() if d == 0]
-        if equal:
-            return ", ".join(equal)
+    diffs = {m: int((~ex.same_bits(y, models[m])).sum()) for m in exact_names}
+    equal = [m for m, d in diffs.items() if d == 0]
+    if equal:
+        return ", ".join(equal)
+    text = "none"
+    if diffs:
         best = min(diffs, key=diffs.get)
-        return "none (nearest %s: %d differ)" % (best, diffs[best])
-    agree = {m: int(ex.same_bits(y, models[m]).sum()) for m in approx}
-    best = max(agree, key=agree.get)
-    return "no exact model; ~%s agrees on %.2f%%" % (best.lstrip("~"), 100.0 * agree[best] / n)
+        text += " (nearest %s: %d differ)" % (best, diffs[best])
+    if approx:
+        agree = {m: int(ex.same_bits(y, models[m]).sum()) for m in approx}
+        best = max(agree, key=agree.get)
+        text += "; %s agrees on %.2f%%" % (best, 100.0 * agree[best] / n)
+    return text
 
 
 def main(argv=None):
