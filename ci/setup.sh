@@ -16,6 +16,9 @@ packages=(
   libfmt-dev            # text formatting
   libxtensor-dev libzip-dev  # NumPy .npy (xtensor) and .npz (libzip) files
   python3               # the independent rechecks of reports (tools/python)
+  python3-numpy         # tools/python/elementwise_exact.py: the float32 models, step by step
+  python3-mpmath        # tools/python/elementwise_exact.py: exact values of the elementwise ops
+  python3-torch         # PyTorch 1.13 CPU: the elementwise peer (run with /usr/bin/python3)
   qemu-user             # qemu-x86_64 -cpu MODEL: ulpgate on emulated smaller CPUs (a test)
   parallel              # GNU parallel: a sweep's shards at once (a test, docs/sweeps.md)
   chromium              # headless: renders the HTML report in a test (report_renders_in_chromium)
