@@ -53,22 +53,19 @@ struct Sequences {
     return a.Mul(grad, a.Add(s, right));
   }
 
-  // |grad| * (1/2 + |tanh u|/2 + |x/2 (1 - tanh^2 u) k (1 + 3 c x^2)|): the
-  // terms the definition adds, 1 + tanh u among them.
+  // |grad| * ((1 + |tanh u|)/2 + |x|/2 (1 + tanh^2 u) k (1 + 3 c x^2)): the
+  // terms the definition adds, 1 + tanh u and 1 - tanh^2 u among them.
   template <class A, class V>
   static V TermMagnitude(A& a, const V& grad, const V& x) {
     const V one = a.Const(1.0f);
-    const V two = a.Const(2.0f);
-    const V k = a.Sqrt(a.Div(two, a.Pi()));
+    const V half = a.Const(0.5f);
+    const V k = a.Sqrt(a.Div(a.Const(2.0f), a.Pi()));
     const V c = a.Decimal("0.044715");
     const V x_sq = a.Mul(x, x);
-    const V u = a.Mul(k, a.Add(x, a.Mul(c, a.Mul(x_sq, x))));
-    const V t = a.Tanh(u);
-    const V s = a.Div(one, a.Add(one, a.Exp(a.Neg(a.Mul(two, u)))));
-    const V s_neg = a.Div(one, a.Add(one, a.Exp(a.Mul(two, u))));
+    const V t = a.Tanh(a.Mul(k, a.Add(x, a.Mul(c, a.Mul(x_sq, x)))));
     const V inner_derivative = a.Mul(k, a.Add(one, a.Mul(a.Const(3.0f), a.Mul(c, x_sq))));
-    const V right = a.Mul(a.Mul(two, a.Mul(x, a.Mul(s, s_neg))), inner_derivative);
-    const V left = a.Add(a.Const(0.5f), a.Div(a.Abs(t), two));
-    return a.Mul(a.Abs(grad), a.Add(left, a.Abs(right)));
+    const V left = a.Mul(half, a.Add(one, a.Abs(t)));
+    const V right = a.Mul(a.Mul(half, a.Abs(x)), a.Mul(a.Add(one, a.Mul(t, t)), inner_derivative));
+    return a.Mul(a.Abs(grad), a.Add(left, right));
   }
 };

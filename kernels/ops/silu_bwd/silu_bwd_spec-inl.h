@@ -32,12 +32,12 @@ struct Sequences {
     return a.Mul(a.Mul(grad, sig), a.Add(one, a.Mul(x, sig_neg)));
   }
 
-  // |grad sig| * (1 + |x (1 - sig)|): the two terms the definition adds.
+  // |grad sig| * (1 + |x| (1 + sig)): the terms the definition adds when
+  // written out, grad sig (1 + x - x sig), 1 - sig among them.
   template <class A, class V>
   static V TermMagnitude(A& a, const V& grad, const V& x) {
     const V one = a.Const(1.0f);
     const V sig = a.Div(one, a.Add(one, a.Exp(a.Neg(x))));
-    const V sig_neg = a.Div(one, a.Add(one, a.Exp(x)));
-    return a.Mul(a.Abs(a.Mul(grad, sig)), a.Add(one, a.Abs(a.Mul(x, sig_neg))));
+    return a.Mul(a.Abs(a.Mul(grad, sig)), a.Add(one, a.Mul(a.Abs(x), a.Add(one, sig))));
   }
 };
