@@ -41,7 +41,7 @@ const LimitKind kLimitKinds[] = {
     {"max_fraction_above_k_ulp", kElementwise | kReduction, false},
     {"max_special_mismatches", kElementwise | kReduction, true},
     {"conformance_required", kElementwise | kReduction, false},
-    {"max_bound_fraction", kReduction, false},
+    {"max_bound_fraction", kElementwise | kReduction, false},
     {"max_relative_loss_deviation", kDrift, false},
     {"max_final_parameter_relative_error", kDrift, false},
     {"max_lag_epochs", kDrift, true},
