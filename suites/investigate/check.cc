@@ -90,6 +90,7 @@ double UlpsApart(const FloatFormat& format, double a, double b) {
 }
 
 CheckResult RunCheck(const CheckRequest& request) {
+  if (request.op == nullptr) throw InputError("check: no op given");
   CheckResult out;
   const size_t n = request.inputs.size();
   if (request.outputs.size() != n) {

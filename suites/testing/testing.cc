@@ -11,6 +11,7 @@
 #include "oracles/model_expr.h"
 #include "oracles/ulp_metric.h"
 #include "suites/investigate/check.h"
+#include "kernels/elementwise_ops.h"
 #include "suites/engine/tanh_bwd_oracle.h"
 #include "suites/inputs/tanh_bwd_suites.h"
 
@@ -98,6 +99,7 @@ std::string Prepare(std::string_view op, const FloatFormat& format,
       return fmt::format("output {} = {} is not a {} value", i, HexFloat(outputs[i]), format.name);
     }
   }
+  request.op = FindElementwiseOp(op);
   request.format = &format;
   request.inputs.operand_names = kTanhBwdOperands;
   request.inputs.columns = operands;

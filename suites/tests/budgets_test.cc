@@ -168,9 +168,21 @@ TEST(BudgetLedger, KMustBeAHistogramBound) {
                   "/rules/0/limits/max_fraction_above_k_ulp", "at most 1");
 }
 
+// Elementwise ops carry a bound fraction too (the error against the bound of a
+// backward-stable evaluation): the limit applies to them as to the reductions.
+TEST(BudgetLedger, TheBoundFractionLimitAppliesToElementwiseOps) {
+  ExpectEditError("/rules/2/limits/max_bound_fraction", 1, "/rules/2/limits/max_bound_fraction",
+                  "max_bound_fraction does not apply to drift");
+  Json j = MinimalLedger();
+  j["rules"][0]["limits"]["max_bound_fraction"] = 0.5;
+  const BudgetLedger ledger = ParseBudgetLedger("ledger.json", j);
+  ASSERT_EQ(ledger.rules[0].limits.size(), 5u);
+  EXPECT_EQ(ledger.rules[0].limits.back().name, "max_bound_fraction");
+}
+
 TEST(BudgetLedger, LimitsThatDoNotApplyToTheOp) {
-  ExpectEditError("/rules/0/limits/max_bound_fraction", 1, "/rules/0/limits/max_bound_fraction",
-                  "max_bound_fraction does not apply to tanh_bwd");
+  ExpectEditError("/rules/0/limits/max_lag_epochs", 1, "/rules/0/limits/max_lag_epochs",
+                  "max_lag_epochs does not apply to tanh_bwd");
   ExpectEditError("/rules/1/limits/max_lag_epochs", 1, "/rules/1/limits/max_lag_epochs",
                   "does not apply to linear_fwd");
   ExpectEditError("/rules/2/limits/max_ulp", 1, "/rules/2/limits/max_ulp",
