@@ -30,7 +30,7 @@ def round_up(x):
     if x <= 0:
         return 0.0
     e = math.floor(math.log10(x)) - 1
-    return math.ceil(x / 10 ** e - 1e-9) * 10 ** e
+    return float("%.15g" % (math.ceil(x / 10 ** e - 1e-9) * 10 ** e))
 
 
 def measure(ulpgate, op, dtype, suite, n):
