@@ -17,6 +17,10 @@ void Check(int ternary, const char* what) {
 // Enough bits for a + b or a - b to be exact: from the higher leading bit
 // (plus a carry) down to the lower last bit.
 mpfr_prec_t SumPrecision(mpfr_srcptr a, mpfr_srcptr b) {
+  // Infinities and NaNs carry no exponent; their sums are exact anyway.
+  if (!mpfr_number_p(a) || !mpfr_number_p(b)) {
+    return std::max(mpfr_get_prec(a), mpfr_get_prec(b));
+  }
   if (mpfr_zero_p(a)) return mpfr_get_prec(b);
   if (mpfr_zero_p(b)) return mpfr_get_prec(a);
   const long high = std::max<long>(mpfr_get_exp(a), mpfr_get_exp(b)) + 1;
@@ -66,6 +70,10 @@ BoundFraction MeasureBoundFraction(mpfr_srcptr numerator, uint64_t denominator, 
   const bool binary32 = format.precision == kBinary32.precision && format.emax == kBinary32.emax;
   if (!binary32 && format.precision > kBinary32.precision) {
     throw std::invalid_argument("bound fraction: outputs wider than the binary32 accumulation");
+  }
+  if (!mpfr_number_p(numerator) || !mpfr_number_p(bound.abs_sum.get()) ||
+      !mpfr_number_p(bound.underflow.get()) || !mpfr_number_p(bound.peak.get())) {
+    throw std::invalid_argument("bound fraction: an exact value or bound that is not a number");
   }
   const uint64_t m = bound.roundings;
   if (m > kInverseUnitRoundoff / 2) throw InexactError("bound fraction: m u > 1/2");

@@ -88,13 +88,18 @@ void CheckExternals(const GoldenArgs& args, size_t& matched, size_t& differing) 
   }
 }
 
-// Blesses the check a report describes, or re-blesses every external golden.
-void BlessExternals(const GoldenArgs& args) {
+// Blesses the check a report describes, or re-blesses the external goldens
+// of `ops` (empty: every one).
+void BlessExternals(const GoldenArgs& args, const std::vector<std::string>& ops = {}) {
   std::vector<CheckSpec> specs;
   if (!args.check_report.empty()) {
     specs.push_back(SpecFromCheckReport(args.check_report, args.dir, args.expected_model));
   } else {
-    for (const ExternalGolden& g : ReadExternalGoldens(args.dir)) specs.push_back(g.spec);
+    for (const ExternalGolden& g : ReadExternalGoldens(args.dir)) {
+      if (ops.empty() || std::find(ops.begin(), ops.end(), g.spec.op) != ops.end()) {
+        specs.push_back(g.spec);
+      }
+    }
   }
   for (const CheckSpec& spec : specs) {
     Progress("checking " + spec.label);
@@ -177,6 +182,10 @@ void PrintDifferences(const std::vector<CaseDifference>& differences, std::ostre
     out << fmt::format("  {}:", d.label);
     if (d.outputs_differing > 0) out << ' ' << OutputsDiffer(d);
     out << '\n';
+    if (d.outputs_differing == 0 && !d.outputs.empty()) {
+      out << "    the first input where the kernel leaves its model (old: the model's output, "
+             "new: the kernel's):\n";
+    }
     if (!d.outputs.empty()) {
       TextTable outputs({"index", "input", "old output", "new output"});
       outputs.SetLeftAligned({1, 2, 3});
@@ -192,6 +201,7 @@ void PrintDifferences(const std::vector<CaseDifference>& differences, std::ostre
       for (const FieldChange& f : d.fields) fields.AddRow({f.field, f.old_value, f.new_value});
       fields.Print(out, "    ");
     }
+    if (!d.replay.empty()) out << "    replay: " << WrappedCommand(d.replay, 12, 6) << '\n';
   }
 }
 
@@ -288,7 +298,7 @@ void Check(const GoldenArgs& args) {
       }
       Progress(fmt::format("checking {} ({})", path, runs ? "running its kernels" : "on its models"));
       const GoldenFile now = MeasureGolden(RecordedRuns(*file), *d.target, op, args.threads,
-                                           GoldenSource::kKernels);
+                                           GoldenSource::kKernels, nullptr, &*file);
       std::vector<CaseDifference> differences = CompareGolden(*file, now);
       for (const std::string& label : PlannedCaseLabels(op, d.target->name)) {
         const bool recorded = std::any_of(
@@ -297,17 +307,22 @@ void Check(const GoldenArgs& args) {
         if (!recorded) {
           differences.push_back({label, fmt::format("missing from the golden file (run {})",
                                                     BlessCommand(*d.target, op)),
-                                 {}, {}, 0});
+                                 {}, {}, 0, {}});
         }
       }
       EndProgress();
-      const size_t cases = file->json["cases"].size();
+      const size_t sweeps = file->json.contains("sweeps") ? file->json["sweeps"].size() : 0;
+      const size_t cases = file->json["cases"].size() + sweeps;
+      const std::string what =
+          sweeps == 0 ? fmt::format("{} cases", cases)
+                      : fmt::format("{} cases, {} of them sweeps{}", cases, sweeps,
+                                    now.sweeps_run == 0 ? " (recorded digests: not run)" : "");
       if (differences.empty()) {
-        std::cout << fmt::format("ok      {} {} ({} cases)\n", how, path, cases);
+        std::cout << fmt::format("ok      {} {} ({})\n", how, path, what);
         ++matched;
       } else {
-        std::cout << fmt::format("DIFFERS {} {}: {} of {} cases\n", how, path, differences.size(),
-                                 cases);
+        std::cout << fmt::format("DIFFERS {} {}: {} of {}\n", how, path, differences.size(),
+                                 what);
         PrintDifferences(differences, std::cout);
         ++differing;
       }
@@ -463,7 +478,8 @@ void Bless(const GoldenArgs& args) {
   }
   std::cout << fmt::format("golden bless: {} new, {} changed, {} unchanged\n", created, changed,
                            unchanged);
-  if (args.op == "all" && !PluginsOnly(args)) BlessExternals(args);  // outputs made elsewhere, replayed
+  // Outputs made elsewhere, replayed: those of the ops blessed.
+  if (!PluginsOnly(args)) BlessExternals(args, ops);
 }
 
 void AddCommonOptions(CLI::App* cmd, GoldenArgs& args) {

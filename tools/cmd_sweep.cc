@@ -67,21 +67,8 @@ std::vector<float> ParseValues(const std::string& list, const char* flag) {
   return values;
 }
 
-// The command that shows the case at one input: explain (f32, rounding by
-// rounding) or run on that input (bf16, f16).
 std::string ReplayCommand(const SweepResult& r, const SweepCase& c, uint64_t index) {
-  float grad, t;
-  r.domain.Input(index, &grad, &t);
-  const LoadedPlugin* plugin = FindPlugin(c.target);
-  const std::string where = plugin != nullptr ? " --plugin " + plugin->path + " --variant " + c.variant
-                                              : " --variant " + c.variant + " --target " + c.target;
-  if (std::string_view(r.domain.format->name) == "f32" && FindExplainableOp(r.op) != nullptr) {
-    return fmt::format("ulpgate explain --kernel {} --input {}={} --input {}={}{}", r.op,
-                       r.domain.operands[0], HexFloat(grad), r.domain.operands[1], HexFloat(t),
-                       where);
-  }
-  return fmt::format("echo '{} {}' | ulpgate run --kernel {} --dtype {}{} --inputs -",
-                     HexFloat(grad), HexFloat(t), r.op, r.domain.format->name, where);
+  return SweepReplayCommand(r.op, r.domain, c.variant, c.target, index);
 }
 
 std::string InputText(const SweepResult& r, uint64_t index) {
@@ -196,7 +183,7 @@ void RunSweepCommand(const SweepArgs& args) {
   if (!grads.empty()) kind = SweepDomain::Kind::kOverT;
   if (!ts.empty()) kind = SweepDomain::Kind::kOverGrad;
   if (format->bits == 32 && kind == SweepDomain::Kind::kPairs) {
-    throw UsageError(fmt::format("f32 has 2^64 pairs: sweep every {1} at given grads (--grad 1,0.5) or every grad at given {1} ({0} 0.5)", second_flag, operands[1]));
+    throw UsageError(fmt::format("f32 has 2^64 pairs: sweep every {1} at given grads (--grad 1.3,0.7) or every grad at given {1} ({0} 0.5)", second_flag, operands[1]));
   }
   SweepOptions options;
   options.op = &op;

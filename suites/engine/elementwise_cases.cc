@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 #include <array>
+#include <cmath>
 #include <map>
 #include <stdexcept>
 #include <type_traits>
@@ -167,7 +168,7 @@ class ElementwiseProblem : public EngineProblem {
     std::copy(m.begin(), m.end(), models);
     ExtraModels(x, models);
     ElementTruth truth(oracle_.Exact(x.data()));
-    truth.bound.emplace(ElementwiseBound(op_, x.data(), format_));
+    truth.bound = ElementwiseBound(op_, x.data(), format_);
     return truth;
   }
   float MapValue(uint64_t i) const override { return inputs_.columns[map_operand_][i]; }

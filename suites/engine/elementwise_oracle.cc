@@ -310,14 +310,10 @@ std::vector<std::string> ModelNames(const ElementwiseOpInfo& op, const FloatForm
   return names;
 }
 
-std::vector<float> ModelOutputs(const ElementwiseOpInfo& op, const FloatFormat& format,
-                                const float* operands, bool native) {
+float ModelOutput(const ElementwiseOpInfo& op, const FloatFormat& format, size_t model,
+                  const float* operands, bool native) {
   const ElementwiseOracle& oracle = OracleOf(op);
-  std::vector<float> out;
-  if (IsBinary32(format)) {
-    for (size_t m = 0; m < op.models.size(); ++m) out.push_back(oracle.Model(m, operands, native));
-    return out;
-  }
+  if (IsBinary32(format)) return oracle.Model(model, operands, native);
   // A 16-bit operand as its bit pattern (a NaN as its sign's quiet NaN), for
   // Highway's software conversions, which turn a NaN's payload into a number.
   std::array<uint16_t, kMaxElementwiseArity> bits{};
@@ -328,37 +324,36 @@ std::vector<float> ModelOutputs(const ElementwiseOpInfo& op, const FloatFormat& 
   }
   std::array<float, kMaxElementwiseArity> narrowed{};
   for (size_t k = 0; k < op.arity(); ++k) narrowed[k] = ToFloat(wide[k]);
-  for (const NarrowModelInfo& m : NarrowModelInfos(op, format)) {
-    switch (m.kind) {
-      case NarrowModelInfo::kOpmath: {
-        const float y = oracle.Model(m.f32_model, narrowed.data(), native);
-        out.push_back(ToFloat(native ? RoundDouble(format, y) : RoundToFormat(format, y)));
-        break;
-      }
-      case NarrowModelInfo::kPerOp:
-        out.push_back(ToFloat(oracle.PerOp(m.sequence, m.fused_functions, format, wide.data(), native)));
-        break;
-      case NarrowModelInfo::kTruncating: {
-        const float y = oracle.Model(m.f32_model, narrowed.data(), native);
-        if (std::isnan(y)) {
-          out.push_back(y);
-        } else if (native) {
-          out.push_back(ToFloat(RoundDouble(format, y, /*toward_zero=*/true)));
-        } else {
-          MpfrNumber x(kBinary32.precision, y);
-          out.push_back(ToFloat(TruncateToFormat(format, x.get())));
-        }
-        break;
-      }
-      case NarrowModelInfo::kHighwaySoft: {
-        std::array<float, kMaxElementwiseArity> soft{};
-        for (size_t k = 0; k < op.arity(); ++k) soft[k] = HighwaySoftF16ToF32(bits[k]);
-        const float y = oracle.Model(m.f32_model, soft.data(), native);
-        out.push_back(ToFloat(DecodeBits(format, HighwaySoftF32ToF16(y))));
-        break;
-      }
+  const NarrowModelInfo& m = NarrowModelInfos(op, format).at(model);
+  switch (m.kind) {
+    case NarrowModelInfo::kOpmath: {
+      const float y = oracle.Model(m.f32_model, narrowed.data(), native);
+      return ToFloat(native ? RoundDouble(format, y) : RoundToFormat(format, y));
+    }
+    case NarrowModelInfo::kPerOp:
+      return ToFloat(oracle.PerOp(m.sequence, m.fused_functions, format, wide.data(), native));
+    case NarrowModelInfo::kTruncating: {
+      const float y = oracle.Model(m.f32_model, narrowed.data(), native);
+      if (std::isnan(y)) return y;
+      if (native) return ToFloat(RoundDouble(format, y, /*toward_zero=*/true));
+      MpfrNumber x(kBinary32.precision, y);
+      return ToFloat(TruncateToFormat(format, x.get()));
+    }
+    case NarrowModelInfo::kHighwaySoft: {
+      std::array<float, kMaxElementwiseArity> soft{};
+      for (size_t k = 0; k < op.arity(); ++k) soft[k] = HighwaySoftF16ToF32(bits[k]);
+      const float y = oracle.Model(m.f32_model, soft.data(), native);
+      return ToFloat(DecodeBits(format, HighwaySoftF32ToF16(y)));
     }
   }
+  throw std::logic_error("unknown kind of 16-bit model");
+}
+
+std::vector<float> ModelOutputs(const ElementwiseOpInfo& op, const FloatFormat& format,
+                                const float* operands, bool native) {
+  const size_t count = IsBinary32(format) ? op.models.size() : NarrowModelInfos(op, format).size();
+  std::vector<float> out(count);
+  for (size_t m = 0; m < count; ++m) out[m] = ModelOutput(op, format, m, operands, native);
   return out;
 }
 
@@ -437,11 +432,17 @@ std::vector<ModelProgram> ModelPrograms(const ElementwiseOpInfo& op, const Float
   return programs;
 }
 
-ReductionBound ElementwiseBound(const ElementwiseOpInfo& op, const float* operands,
-                                const FloatFormat& format) {
+std::optional<ReductionBound> ElementwiseBound(const ElementwiseOpInfo& op, const float* operands,
+                                               const FloatFormat& format) {
+  for (size_t k = 0; k < op.arity(); ++k) {
+    if (!std::isfinite(operands[k])) return std::nullopt;
+  }
+  const MpfrNumber magnitude = OracleOf(op).TermMagnitude(operands);
+  // exp(x) of a large binary32 x leaves MPFR's exponent range (about
+  // 2^(2^30)): terms that large bound nothing a result can show.
+  if (!mpfr_number_p(magnitude.get())) return std::nullopt;
   const mpfr_prec_t precision = kElementwiseFunctionPrecision;
   ReductionBound bound(precision);
-  const MpfrNumber magnitude = OracleOf(op).TermMagnitude(operands);
   const long widen = kBinary32.precision - format.precision;  // 0 in f32
   mpfr_mul_2si(bound.abs_sum.get(), magnitude.get(), widen, MPFR_RNDU);
   bound.roundings = static_cast<uint64_t>(op.bound_roundings);

@@ -107,6 +107,9 @@ std::vector<std::string> ModelNames(const ElementwiseOpInfo& op, const FloatForm
 // order. A NaN operand of a 16-bit format is its sign's quiet NaN.
 std::vector<float> ModelOutputs(const ElementwiseOpInfo& op, const FloatFormat& format,
                                 const float* operands, bool native = false);
+// One of them: model `model` (an index into ModelNames).
+float ModelOutput(const ElementwiseOpInfo& op, const FloatFormat& format, size_t model,
+                  const float* operands, bool native = false);
 // The model a target's kernel of `variant` must follow in `format`; throws
 // InputError for an unknown variant.
 std::string ExpectedModel(const ElementwiseOpInfo& op, const FloatFormat& format,
@@ -131,8 +134,10 @@ std::vector<ModelProgram> ModelPrograms(const ElementwiseOpInfo& op, const Float
 // framework): A and U are scaled by 2^(24 - p), so that gamma_m A is about
 // m 2^-p times the terms, and U is m half-ulps of the format's smallest
 // subnormal; MeasureBoundFraction adds the final rounding.
-ReductionBound ElementwiseBound(const ElementwiseOpInfo& op, const float* operands,
-                                const FloatFormat& format);
+// nullopt where there is no such bound: an infinite or NaN operand, or
+// terms beyond MPFR's exponent range (exp of a large operand).
+std::optional<ReductionBound> ElementwiseBound(const ElementwiseOpInfo& op, const float* operands,
+                                               const FloatFormat& format);
 
 }  // namespace ulpgate
 

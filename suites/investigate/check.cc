@@ -62,7 +62,7 @@ class CheckProblem : public EngineProblem {
     std::array<float, kMaxElementwiseArity> x{};
     for (size_t k = 0; k < r_.inputs.columns.size(); ++k) x[k] = r_.inputs.columns[k][i];
     ElementTruth truth(OracleOf(*r_.op).Exact(x.data()));
-    truth.bound.emplace(ElementwiseBound(*r_.op, x.data(), *r_.format));
+    truth.bound = ElementwiseBound(*r_.op, x.data(), *r_.format);
     return truth;
   }
   float MapValue(uint64_t i) const override { return r_.inputs.columns.back()[i]; }

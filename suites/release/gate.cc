@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 
 #include "suites/release/external_golden.h"
+#include "suites/release/golden.h"
 #include "suites/inputs/inputs.h"
 #include "suites/engine/measure.h"
 #include "suites/engine/plugins.h"
@@ -175,6 +177,74 @@ GateReport RunGate(const GateOptions& options) {
   }
   if (any_external) ran.push_back(kExternalTarget);
   report.rows = EvaluateBudgets(selected_ledger, records, ran, report.today);
+
+  // The goldens' sweeps (2^24 inputs per kernel) on the targets this CPU
+  // runs: a kernel wrong on one input in 2^20 escapes the sampled suites.
+  std::vector<std::string> swept_ops;
+  for (const BudgetRun& run : options.golden_sweeps ? selected_ledger.runs
+                                                    : std::vector<BudgetRun>()) {
+    if (GoldenSweepPlan(run.op).empty()) continue;
+    if (std::find(swept_ops.begin(), swept_ops.end(), run.op) == swept_ops.end()) {
+      swept_ops.push_back(run.op);
+    }
+  }
+  for (const std::string& op : swept_ops) {
+    GateRow row;
+    row.rule = op + ".sweeps";
+    row.limit = "digests_match";
+    row.limit_value = "all";
+    row.limit_number = 1;
+    size_t run_count = 0, differing = 0;
+    std::optional<CaseDifference> first;
+    for (const TargetInfo* t : measured) {
+      const std::string path = GoldenPath(golden_dir, t->name, op);
+      if (!t->supported || !fs::exists(path)) continue;
+      if (options.progress) options.progress(fmt::format("sweeps of {} on {} ({})", op, t->name, path));
+      size_t run = 0;
+      const std::vector<CaseDifference> differences =
+          CheckGoldenSweeps(ReadGoldenFile(path), *t, options.threads, &run);
+      run_count += run;
+      differing += differences.size();
+      if (!differences.empty() && !first) first = differences.front();
+    }
+    if (first) {
+      const CaseDifference& d = *first;
+      // "op variant TARGET [dtype] sweep ...": variant@TARGET [dtype].
+      std::vector<std::string> words;
+      for (size_t at = 0; at < d.label.size();) {
+        const size_t end = std::min(d.label.find(' ', at), d.label.size());
+        words.push_back(d.label.substr(at, end - at));
+        at = end + 1;
+      }
+      row.where = words.size() > 3 ? words[1] + "@" + words[2] +
+                                         (words[3] == "sweep" ? "" : " " + words[3])
+                                   : d.label;
+      row.message = fmt::format("{} of {} sweeps differ from the goldens, the first at {}: {}: {}",
+                                differing, run_count, row.where, d.label,
+                                d.note.empty() ? "its digest differs" : d.note);
+      if (!d.outputs.empty()) {
+        const OutputChange& o = d.outputs.front();
+        row.message += fmt::format("; the kernel leaves its model first at {} (model {:#010x}, "
+                                   "kernel {:#010x})",
+                                   o.input.dump(), o.old_bits, o.new_bits);
+      }
+      if (!d.replay.empty()) row.message += "; replay: " + d.replay;
+    }
+    if (run_count == 0) {
+      row.status = kSkipped;
+      row.measured_value = std::nan("");
+      row.message = "no golden sweeps of " + op + " in " + golden_dir +
+                    " on a target this CPU runs (golden bless writes them)";
+    } else {
+      row.status = differing == 0 ? kPass : kFail;
+      row.measured = fmt::format("{} of {}", run_count - std::min(run_count, differing), run_count);
+      row.measured_value =
+          static_cast<double>(run_count - std::min(run_count, differing)) / run_count;
+      row.evaluated = "kernel";
+      if (row.where.empty()) row.where = "every kernel run here";
+    }
+    report.rows.push_back(std::move(row));
+  }
   return report;
 }
 
@@ -260,6 +330,7 @@ std::vector<std::string> FailingBudgets(const std::string& budgets_path,
   options.targets = targets;
   options.ops = ops;
   options.threads = threads;
+  options.golden_sweeps = false;  // budgets only: the goldens are what bless rewrites
   std::vector<std::string> failing;
   for (const GateRow& row : RunGate(options).rows) {
     if (row.status != kFail && row.status != kExpired) continue;

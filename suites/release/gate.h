@@ -22,6 +22,9 @@ struct GateOptions {
   // Empty: every op. Else only the ledger's runs and rules of these ops
   // (`golden bless --op X` checks the budgets of the ops it writes).
   std::vector<std::string> ops;
+  // Also hold the kernels of the targets this CPU runs to the sweeps of the
+  // golden files beside the ledger (one row per op, "<op>.sweeps").
+  bool golden_sweeps = true;
   unsigned threads = 0;                              // 0: every core; results do not depend on it
   std::string today;                                 // "YYYY-MM-DD"; empty: the local date
   std::function<void(const std::string&)> progress;  // one line per measurement

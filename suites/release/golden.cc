@@ -3,11 +3,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
+#include <mutex>
+#include <array>
 #include <filesystem>
 #include <map>
 
 #include "oracles/float_text.h"
 #include "suites/engine/digest.h"
+#include "suites/engine/elementwise_oracle.h"
 #include "suites/drift/run.h"
 #include "suites/inputs/inputs.h"
 #include "suites/reports/json_file.h"
@@ -329,6 +333,187 @@ CaseDifference CompareCase(const Json& old_case, const Json& new_case,
   return d;
 }
 
+// ---- sweeps ----
+
+constexpr uint64_t kGoldenSweepBegin = 0x3f000000, kGoldenSweepEnd = 0x40000000;
+constexpr float kGoldenSweepFixed = 1.3f;
+
+std::array<std::string, 2> SweptOperands(const ElementwiseOpInfo& op) {
+  const std::vector<std::string> names = op.operand_names();
+  return {names.at(0), names.at(1)};
+}
+
+// The ops whose goldens hold sweeps: elementwise ops of two operands.
+const ElementwiseOpInfo* SweptOp(const std::string& op) {
+  const ElementwiseOpInfo* info = FindElementwiseOp(op);
+  return info != nullptr && info->arity() == 2 ? info : nullptr;
+}
+
+SweepDomain GoldenSweepDomain(const ElementwiseOpInfo& op, const FloatFormat& format) {
+  if (format.bits == 32) {
+    return MakeSweepDomain(format, SweepDomain::Kind::kOverT, {kGoldenSweepFixed},
+                           SweptOperands(op));
+  }
+  return MakeSweepDomain(format, SweepDomain::Kind::kPairs, {}, SweptOperands(op));
+}
+
+Json GoldenSweepJson(const GoldenSweep& sweep, const std::string& model, uint64_t digest) {
+  Json fixed = Json::array();
+  for (float f : sweep.domain.fixed) fixed.push_back(HexFloat(f));
+  return {{"variant", sweep.variant},
+          {"dtype", sweep.dtype},
+          {"domain", sweep.domain.KindName()},
+          {"fixed", fixed},
+          {"range", {fmt::format("{:#010x}", sweep.begin), fmt::format("{:#010x}", sweep.end)}},
+          {"model", model},
+          {"digest", DigestHex(digest)}};
+}
+
+uint64_t ParseHexIndex(const JsonField& f) {
+  const std::string text = f.String();
+  if (text.size() < 3 || text.size() > 18 || text.compare(0, 2, "0x") != 0 ||
+      text.find_first_not_of("0123456789abcdef", 2) != std::string::npos) {
+    f.Fail("expected an index in hex (0x...), found '" + text + "'");
+  }
+  return std::stoull(text.substr(2), nullptr, 16);
+}
+
+// A recorded sweep entry, validated; the op must be a swept one.
+GoldenSweep ParseGoldenSweep(const JsonField& s, const ElementwiseOpInfo& op) {
+  s.OnlyKeys({"variant", "dtype", "domain", "fixed", "range", "model", "digest"});
+  GoldenSweep sweep;
+  sweep.dtype = s["dtype"].String();
+  RequireOneOf(s["dtype"], MeasurableDtypes(std::string(op.name)), "format");
+  const FloatFormat& format = *FindFormat(sweep.dtype);
+  sweep.variant = s["variant"].String();
+  RequireOneOf(s["variant"], MeasurableVariants(std::string(op.name), sweep.dtype), "variant");
+  const std::string kind = s["domain"].String();
+  std::vector<float> fixed;
+  for (size_t i = 0; i < s["fixed"].Size(); ++i) {
+    std::string error;
+    const std::optional<float> v = ParseFloat(s["fixed"][i].String(), &error);
+    if (!v) s["fixed"][i].Fail("expected a hex float: " + error);
+    fixed.push_back(*v);
+  }
+  const std::array<std::string, 2> operands = SweptOperands(op);
+  SweepDomain::Kind k = SweepDomain::Kind::kPairs;
+  if (kind == "over_" + operands[1]) {
+    k = SweepDomain::Kind::kOverT;
+  } else if (kind == "over_" + operands[0]) {
+    k = SweepDomain::Kind::kOverGrad;
+  } else if (kind != "pairs") {
+    s["domain"].Fail(fmt::format("expected pairs, over_{} or over_{}", operands[0], operands[1]));
+  }
+  try {
+    sweep.domain = MakeSweepDomain(format, k, fixed, operands);
+  } catch (const InputError& e) {
+    s["domain"].Fail(e.what());
+  }
+  if (s["range"].Size() != 2) s["range"].Fail("expected [begin, end]");
+  sweep.begin = ParseHexIndex(s["range"][0]);
+  sweep.end = ParseHexIndex(s["range"][1]);
+  if (sweep.begin > sweep.end || sweep.end > sweep.domain.size()) {
+    s["range"].Fail("expected begin <= end within the domain");
+  }
+  s["model"].String();
+  RequireDigest(s["digest"]);
+  return sweep;
+}
+
+// The model digests bless computes, shared by the targets whose kernels
+// follow the same model.
+uint64_t CachedModelDigest(const SweepDigestOptions& o, size_t model, const std::string& key) {
+  static std::mutex mutex;
+  static std::map<std::string, uint64_t> cache;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    const auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+  }
+  const uint64_t digest = SweepModelDigest(o, model);
+  const std::lock_guard<std::mutex> lock(mutex);
+  cache[key] = digest;
+  return digest;
+}
+
+size_t ModelIndex(const ElementwiseOpInfo& op, const FloatFormat& format, const std::string& name) {
+  const std::vector<std::string> names = ModelNames(op, format);
+  const auto it = std::find(names.begin(), names.end(), name);
+  if (it == names.end()) throw std::logic_error("no model " + name + " of " + std::string(op.name));
+  return static_cast<size_t>(it - names.begin());
+}
+
+// The sweeps of a golden file (see MeasureGolden).
+Json MeasureSweeps(const ElementwiseOpInfo& op, const TargetInfo& target, unsigned threads,
+                   GoldenSource source, const GoldenFile* recorded, GoldenFile* file,
+                   const std::vector<MeasureSpec>* specs = nullptr) {
+  std::vector<GoldenSweep> plan;
+  std::vector<const Json*> recorded_entries;
+  const std::string op_name(op.name);
+  if (recorded != nullptr && recorded->json.contains("sweeps")) {
+    const Json& entries = recorded->json["sweeps"];
+    for (size_t i = 0; i < entries.size(); ++i) {
+      plan.push_back(ParseGoldenSweep(
+          JsonField(recorded->path, fmt::format("/sweeps/{}", i), entries[i]), op));
+      recorded_entries.push_back(&entries[i]);
+    }
+  } else {
+    // The (variant, dtype) pairs the measured cases have.
+    for (const GoldenSweep& sweep : GoldenSweepPlan(op_name)) {
+      const bool measured =
+          specs == nullptr ||
+          std::any_of(specs->begin(), specs->end(), [&](const MeasureSpec& spec) {
+            return spec.dtype == sweep.dtype && Contains(spec.variants, sweep.variant);
+          });
+      if (measured) plan.push_back(sweep);
+    }
+    recorded_entries.assign(plan.size(), nullptr);
+  }
+  Json sweeps = Json::array();
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const GoldenSweep& sweep = plan[i];
+    const FloatFormat& format = *sweep.domain.format;
+    const std::string model = ExpectedModel(op, format, sweep.variant, target);
+    SweepDigestOptions o;
+    o.op = &op;
+    o.domain = sweep.domain;
+    o.begin = sweep.begin;
+    o.end = sweep.end;
+    o.threads = threads;
+    const Json* old = recorded_entries[i];
+    const ElementwiseKernel kernel =
+        FindElementwiseKernel(op.name, sweep.dtype, sweep.variant, target.bits);
+    uint64_t digest = 0;
+    if (source == GoldenSource::kKernels && target.supported && kernel != nullptr) {
+      digest = SweepKernelDigest(o, kernel);
+      ++file->sweeps_run;
+      const Json entry = GoldenSweepJson(sweep, model, digest);
+      if (old != nullptr && (*old)["digest"] != entry["digest"]) {
+        const std::optional<SweepDifference> first =
+            FirstSweepDifference(o, kernel, ModelIndex(op, format, model));
+        if (first) {
+          file->sweep_differences[GoldenSweepLabel(op_name, target.name, entry)] = {
+              first->index, SweepInputJson(sweep.domain, first->index), FloatBits(first->model),
+              FloatBits(first->kernel)};
+        }
+      }
+      sweeps.push_back(entry);
+      continue;
+    }
+    if (source == GoldenSource::kKernels && old != nullptr) {
+      // Not run here: the recorded digest stands (the model was checked on
+      // the sampled cases).
+      sweeps.push_back(*old);
+      continue;
+    }
+    const std::string key = fmt::format("{} {} {} {} {}:{}", op_name, sweep.dtype, model,
+                                        sweep.domain.Description(), sweep.begin, sweep.end);
+    digest = CachedModelDigest(o, ModelIndex(op, format, model), key);
+    sweeps.push_back(GoldenSweepJson(sweep, model, digest));
+  }
+  return sweeps;
+}
+
 }  // namespace
 
 std::vector<MeasureSpec> GoldenPlan(const std::string& op) {
@@ -423,7 +608,7 @@ Json GoldenCaseJson(const MeasuredCase& measured) {
 
 GoldenFile MeasureGolden(const std::vector<MeasureSpec>& specs, const TargetInfo& target,
                          const std::string& op, unsigned threads, GoldenSource source,
-                         const ForcedBless* forced) {
+                         const ForcedBless* forced, const GoldenFile* recorded) {
   GoldenFile file;
   file.target = target.name;
   file.op = op;
@@ -460,7 +645,8 @@ GoldenFile MeasureGolden(const std::vector<MeasureSpec>& specs, const TargetInfo
           : "Per (variant, suite): what the target's kernel must give, evaluated on its expected "
             "model: the ULP-error histogram (the count of every non-empty bin), the max ULP and "
             "its input, the correctly rounded count, the conforming model, the output digest and "
-            "every output's bit pattern, 16 per line, in input order.";
+            "every output's bit pattern, 16 per line, in input order; per (variant, dtype) the "
+            "digest of a sweep of 2^24 inputs (as `ulpgate sweep` reports it).";
   j["target"] = target.name;
   if (plugin != nullptr) j["plugin"] = std::filesystem::path(plugin->path).filename().string();
   j["op"] = op;
@@ -468,7 +654,34 @@ GoldenFile MeasureGolden(const std::vector<MeasureSpec>& specs, const TargetInfo
     j["forced"] = {{"reason", forced->reason}, {"failing_budgets", forced->failing_budgets}};
   }
   j["cases"] = cases;
+  const ElementwiseOpInfo* swept = SweptOp(op);
+  if (swept != nullptr && plugin == nullptr) {
+    j["sweeps"] = MeasureSweeps(*swept, target, threads, source, recorded, &file, &specs);
+  }
   return file;
+}
+
+std::vector<GoldenSweep> GoldenSweepPlan(const std::string& op) {
+  std::vector<GoldenSweep> plan;
+  const ElementwiseOpInfo* info = SweptOp(op);
+  if (info == nullptr) return plan;
+  for (const std::string& dtype : MeasurableDtypes(op)) {
+    const SweepDomain domain = GoldenSweepDomain(*info, *FindFormat(dtype));
+    for (const std::string& variant : MeasurableVariants(op, dtype)) {
+      plan.push_back({variant, dtype, domain, kGoldenSweepBegin, kGoldenSweepEnd});
+    }
+  }
+  return plan;
+}
+
+std::string GoldenSweepLabel(const std::string& op, const std::string& target, const Json& sweep) {
+  const std::string dtype = sweep["dtype"];
+  std::string fixed;
+  for (const Json& f : sweep["fixed"]) fixed += (fixed.empty() ? " at " : ",") + f.get<std::string>();
+  return fmt::format("{} {} {}{} sweep {}{} [{}, {})", op, sweep["variant"].get<std::string>(),
+                     target, dtype == "f32" ? "" : " " + dtype, sweep["domain"].get<std::string>(),
+                     fixed, sweep["range"][0].get<std::string>(),
+                     sweep["range"][1].get<std::string>());
 }
 
 void ValidateGolden(const std::string& path, const Json& json) {
@@ -502,13 +715,24 @@ void ValidateGolden(const std::string& path, const Json& json) {
         target_name, op));
   }
   std::vector<std::string> keys = {"format", "generated_by", "regenerate", "about", "target",
-                                   "plugin", "op",     "forced", "cases"};
+                                   "plugin", "op",     "forced", "cases", "sweeps"};
   root.OnlyKeys(keys);
   for (const char* key : {"generated_by", "regenerate", "about"}) root[key].String();
   if (root.Has("forced")) {
     root["forced"].OnlyKeys({"reason", "failing_budgets"});
     root["forced"]["reason"].String();
     root["forced"]["failing_budgets"].Strings();
+  }
+  if (root.Has("sweeps")) {
+    const ElementwiseOpInfo* swept = SweptOp(op);
+    if (swept == nullptr) root["sweeps"].Fail("sweeps are of elementwise ops of two operands");
+    std::map<std::string, size_t> sweeps_seen;
+    for (size_t i = 0; i < root["sweeps"].Size(); ++i) {
+      ParseGoldenSweep(root["sweeps"][i], *swept);
+      const auto [it, fresh] =
+          sweeps_seen.emplace(GoldenSweepLabel(op, target_name, root["sweeps"][i].json()), i);
+      if (!fresh) root["sweeps"][i].Fail(fmt::format("the same sweep as /sweeps/{}", it->second));
+    }
   }
   const JsonField cases = root["cases"];
   std::map<std::string, size_t> seen;
@@ -585,7 +809,7 @@ std::vector<CaseDifference> CompareGolden(const GoldenFile& old_file, const Gold
     const std::string label = GoldenCaseLabel(new_cases[i]);
     const auto it = old_index.find(label);
     if (it == old_index.end()) {
-      differences.push_back({label, "new case, not in the golden file", {}, {}, 0});
+      differences.push_back({label, "new case, not in the golden file", {}, {}, 0, {}});
       continue;
     }
     matched[label] = true;
@@ -597,10 +821,60 @@ std::vector<CaseDifference> CompareGolden(const GoldenFile& old_file, const Gold
   for (const Json& c : old_cases) {
     const std::string label = GoldenCaseLabel(c);
     if (!matched.count(label)) {
-      differences.push_back({label, "in the golden file but not measured now", {}, {}, 0});
+      differences.push_back({label, "in the golden file but not measured now", {}, {}, 0, {}});
     }
   }
+  // Sweeps: the digest, and the first input where the kernel left its model.
+  const Json no_sweeps = Json::array();
+  const Json& old_sweeps = old_file.json.contains("sweeps") ? old_file.json["sweeps"] : no_sweeps;
+  const Json& new_sweeps = new_file.json.contains("sweeps") ? new_file.json["sweeps"] : no_sweeps;
+  std::map<std::string, const Json*> old_sweep;
+  for (const Json& s : old_sweeps) old_sweep[GoldenSweepLabel(old_file.op, old_file.target, s)] = &s;
+  for (const Json& s : new_sweeps) {
+    const std::string label = GoldenSweepLabel(new_file.op, new_file.target, s);
+    const auto it = old_sweep.find(label);
+    if (it == old_sweep.end()) {
+      differences.push_back({label, "new sweep, not in the golden file", {}, {}, 0, {}});
+      continue;
+    }
+    const Json& old_entry = *it->second;
+    old_sweep.erase(it);
+    CaseDifference d;
+    d.label = label;
+    for (const char* field : {"model", "digest"}) {
+      if (old_entry[field] != s[field]) {
+        d.fields.push_back({field, old_entry[field].get<std::string>(), s[field].get<std::string>()});
+      }
+    }
+    const auto first = new_file.sweep_differences.find(label);
+    if (first != new_file.sweep_differences.end()) {
+      d.outputs.push_back(first->second);  // the first only: `ulpgate sweep` counts them
+      const ElementwiseOpInfo* op = SweptOp(new_file.op);
+      const GoldenSweep sweep = ParseGoldenSweep(JsonField(new_file.path, "", s), *op);
+      d.replay = SweepReplayCommand(new_file.op, sweep.domain, sweep.variant, new_file.target,
+                                    first->second.index);
+    }
+    if (!d.fields.empty()) differences.push_back(std::move(d));
+  }
+  for (const auto& [label, entry] : old_sweep) {
+    differences.push_back({label, "in the golden file but not measured now", {}, {}, 0, {}});
+  }
   return differences;
+}
+
+std::vector<CaseDifference> CheckGoldenSweeps(const GoldenFile& file, const TargetInfo& target,
+                                              unsigned threads, size_t* run) {
+  *run = 0;
+  const ElementwiseOpInfo* swept = SweptOp(file.op);
+  if (swept == nullptr || !file.json.contains("sweeps") || PluginOf(target) != nullptr) return {};
+  GoldenFile now;
+  now.path = file.path;
+  now.op = file.op;
+  now.target = file.target;
+  now.json["cases"] = file.json["cases"];  // only the sweeps are compared
+  now.json["sweeps"] = MeasureSweeps(*swept, target, threads, GoldenSource::kKernels, &file, &now);
+  *run = now.sweeps_run;
+  return CompareGolden(file, now);
 }
 
 std::string GoldenText(const GoldenFile& file) { return file.json.dump(2) + "\n"; }

@@ -17,11 +17,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "kernels/registry.h"
 #include "suites/engine/measure.h"
+#include "suites/sweep/sweep.h"
 
 namespace ulpgate {
 
@@ -38,6 +40,13 @@ std::string GoldenPath(const std::string& dir, const std::string& target, const 
 // The input behind output `index` of one case (Measurement::describe).
 using DescribeOutput = std::function<nlohmann::ordered_json(uint64_t)>;
 
+struct OutputChange {
+  uint64_t index = 0;           // output index (drift: epoch)
+  nlohmann::ordered_json input;  // the input behind it, when known
+  uint32_t old_bits = 0;
+  uint32_t new_bits = 0;
+};
+
 // A golden file in memory: the JSON as written, and for cases measured in
 // this process the input behind each output (empty for a file read back).
 struct GoldenFile {
@@ -46,6 +55,12 @@ struct GoldenFile {
   std::string op;
   nlohmann::ordered_json json;
   std::vector<DescribeOutput> describe;  // per case, or empty
+  // Per sweep label (GoldenSweepLabel) whose kernel digest differed from the
+  // recorded one when checked: the first input where the kernel leaves its
+  // model (old_bits the model's output, new_bits the kernel's).
+  std::map<std::string, OutputChange> sweep_differences;
+  // The sweeps whose kernels ran (a check on a target this CPU runs).
+  size_t sweeps_run = 0;
 };
 
 // Why a bless went through although budgets failed: recorded in the header.
@@ -62,9 +77,35 @@ enum class GoldenSource {
 
 // Runs `specs` (GoldenPlan's, or a file's own cases) on one target and
 // returns the golden file they make. `forced` is recorded when non-null.
+//
+// An elementwise op's file also holds its sweeps: per (variant, dtype) the
+// digest of the outputs over 2^24 inputs of a fixed domain range
+// (GoldenSweepPlan), as `ulpgate sweep` reports it, so that a kernel wrong
+// on one input in 2^20 differs although the sampled suites miss it. Bless
+// takes the digest of the expected model; check runs the kernel where this
+// CPU runs the target and keeps `recorded`'s digest elsewhere (a model
+// cannot show a kernel bug, and the sampled cases already check the model).
 GoldenFile MeasureGolden(const std::vector<MeasureSpec>& specs, const TargetInfo& target,
                          const std::string& op, unsigned threads, GoldenSource source,
-                         const ForcedBless* forced = nullptr);
+                         const ForcedBless* forced = nullptr,
+                         const GoldenFile* recorded = nullptr);
+
+// One golden sweep: a variant in a format over [begin, end) of a domain.
+struct GoldenSweep {
+  std::string variant, dtype;
+  SweepDomain domain;
+  uint64_t begin = 0, end = 0;
+};
+// What bless sweeps for an elementwise op (none for other ops): every
+// variant in every format over 2^24 inputs: in f32 every pattern of the
+// second operand in [0x3f000000, 0x40000000) (values in [0.5, 2)) at the
+// first = 1.3 (not a short significand, so that the product of the two
+// rounds and the variants differ), in bf16 and f16 the pairs whose first
+// operand's pattern is in [0x3f00, 0x4000), with every second operand.
+std::vector<GoldenSweep> GoldenSweepPlan(const std::string& op);
+// "tanh_bwd mulsub AVX2 sweep every f32 t at grad = 0x1.4cccccp+0 [0x3f000000, 0x40000000)".
+std::string GoldenSweepLabel(const std::string& op, const std::string& target,
+                             const nlohmann::ordered_json& sweep);
 
 // The golden form of one measured case (outputs must have been kept).
 nlohmann::ordered_json GoldenCaseJson(const MeasuredCase& measured);
@@ -92,12 +133,6 @@ struct FieldChange {
   std::string new_value;
 };
 
-struct OutputChange {
-  uint64_t index = 0;           // output index (drift: epoch)
-  nlohmann::ordered_json input;  // the input behind it, when known
-  uint32_t old_bits = 0;
-  uint32_t new_bits = 0;
-};
 
 // How one case differs between an old and a new golden file.
 struct CaseDifference {
@@ -108,12 +143,19 @@ struct CaseDifference {
   std::vector<FieldChange> fields;    // statistics, digests, side by side
   std::vector<OutputChange> outputs;  // the first differing outputs (up to 5)
   uint64_t outputs_differing = 0;     // how many differ in all
+  std::string replay;  // a command that shows the first difference, when there is one
 };
 
 // Case by case, in the order of the new file (then cases only in the old
 // one). Header fields are not compared.
 // Outputs are described with new_file.describe when it has them.
 std::vector<CaseDifference> CompareGolden(const GoldenFile& old_file, const GoldenFile& new_file);
+
+// The sweeps of a golden file run again on a target this CPU runs: the
+// differences (as CompareGolden gives them), and in `run` how many sweeps
+// ran (0 where the target does not run here or the file has none).
+std::vector<CaseDifference> CheckGoldenSweeps(const GoldenFile& file, const TargetInfo& target,
+                                              unsigned threads, size_t* run);
 
 // The golden file as it is written: 2-space pretty print, trailing newline.
 std::string GoldenText(const GoldenFile& file);

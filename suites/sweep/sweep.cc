@@ -12,6 +12,8 @@
 #include "suites/reports/json_file.h"
 #include "suites/reports/report.h"
 #include "suites/engine/elementwise_cases.h"
+#include "suites/engine/plugins.h"
+#include "suites/investigate/explain.h"
 
 namespace ulpgate {
 
@@ -478,6 +480,22 @@ SweepResult MergeSweeps(const std::vector<std::pair<std::string, SweepResult>>& 
     merged.end = part.end;
   }
   return merged;
+}
+
+std::string SweepReplayCommand(const std::string& op, const SweepDomain& domain,
+                               const std::string& variant, const std::string& target,
+                               uint64_t index) {
+  float grad, t;
+  domain.Input(index, &grad, &t);
+  const LoadedPlugin* plugin = FindPlugin(target);
+  const std::string where = plugin != nullptr ? " --plugin " + plugin->path + " --variant " + variant
+                                              : " --variant " + variant + " --target " + target;
+  if (std::string_view(domain.format->name) == "f32" && FindExplainableOp(op) != nullptr) {
+    return fmt::format("ulpgate explain --kernel {} --input {}={} --input {}={}{}", op,
+                       domain.operands[0], HexFloat(grad), domain.operands[1], HexFloat(t), where);
+  }
+  return fmt::format("echo '{} {}' | ulpgate run --kernel {} --dtype {}{} --inputs -",
+                     HexFloat(grad), HexFloat(t), op, domain.format->name, where);
 }
 
 }  // namespace ulpgate

@@ -136,6 +136,34 @@ struct SweepResult {
 
 SweepResult RunSweep(const SweepOptions& options);
 
+// The digest RunSweep reports for a case, computed without measuring any
+// error: of a kernel's outputs over [begin, end) of the domain, or of one of
+// the op's models there (index into ModelNames of the domain's format).
+// Seconds for 2^24 inputs: what golden files and the gate hold kernels to
+// between sampled suites (suites/release/golden.h).
+struct SweepDigestOptions {
+  const ElementwiseOpInfo* op = nullptr;
+  SweepDomain domain;
+  uint64_t begin = 0, end = 0;
+  unsigned threads = 0;
+};
+uint64_t SweepKernelDigest(const SweepDigestOptions& options, ElementwiseKernel kernel);
+uint64_t SweepModelDigest(const SweepDigestOptions& options, size_t model);
+// The first index of the range where the kernel's output differs from the
+// model's (bit for bit, NaN canonical), with both outputs; nullopt if none.
+struct SweepDifference {
+  uint64_t index = 0;
+  float kernel = 0, model = 0;
+};
+std::optional<SweepDifference> FirstSweepDifference(const SweepDigestOptions& options,
+                                                    ElementwiseKernel kernel, size_t model);
+
+// The command that shows a case at one input of a domain: explain (f32,
+// rounding by rounding, where explain knows the op) or run on that input.
+std::string SweepReplayCommand(const std::string& op, const SweepDomain& domain,
+                               const std::string& variant, const std::string& target,
+                               uint64_t index);
+
 // The shard K (0-based) of N of [begin, end): cut at multiples of kSweepBlock.
 // Throws InputError for K >= N or N == 0.
 std::pair<uint64_t, uint64_t> SweepShard(uint64_t begin, uint64_t end, uint64_t k, uint64_t n);

@@ -5,6 +5,9 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <optional>
+#include <mutex>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -16,6 +19,7 @@
 #include "suites/sweep/sweep.h"
 #include "suites/sweep/sweep_tier.h"
 #include "suites/engine/elementwise_cases.h"
+#include "suites/engine/elementwise_oracle.h"
 
 namespace ulpgate {
 namespace {
@@ -139,6 +143,31 @@ struct alignas(64) TileFloats {
   float v[kSweepTile] = {};
 };
 
+// The inputs of [at, at + n) of a domain, within one block: values (NaN
+// canonical) and, for the 16-bit pairs, the patterns a kernel receives.
+void FillSweepTile(const SweepDomain& domain, uint64_t at, size_t n, float* grad, float* t,
+                   uint16_t* grad_bits, uint16_t* t_bits) {
+  if (domain.kind == SweepDomain::Kind::kPairs) {
+    const NarrowPatterns& p = PatternsOf(*domain.format);
+    const auto g = static_cast<uint16_t>(at >> 16);
+    const size_t t0 = static_cast<size_t>(at & 0xffff);
+    std::fill(grad, grad + n, p.value[g]);
+    std::fill(grad_bits, grad_bits + n, p.canonical[g]);
+    std::memcpy(t, p.value.data() + t0, n * sizeof(float));
+    std::memcpy(t_bits, p.canonical.data() + t0, n * sizeof(uint16_t));
+    return;
+  }
+  const float fixed = domain.fixed[at >> 32];
+  float* swept = domain.kind == SweepDomain::Kind::kOverT ? t : grad;
+  float* constant = domain.kind == SweepDomain::Kind::kOverT ? grad : t;
+  const auto first = static_cast<uint32_t>(at);
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t bits = first + static_cast<uint32_t>(i);
+    std::memcpy(&swept[i], &bits, sizeof bits);
+  }
+  std::fill(constant, constant + n, fixed);
+}
+
 // One worker's buffers and totals.
 struct Worker {
   Worker(size_t cases, size_t model_count, size_t bins)
@@ -218,27 +247,8 @@ class FastSweep {
   }
 
  private:
-  // The inputs of [at, at + n), within one block.
   void Fill(Worker& w, uint64_t at, size_t n) const {
-    if (domain_.kind == SweepDomain::Kind::kPairs) {
-      const NarrowPatterns& p = PatternsOf(format_);
-      const auto g = static_cast<uint16_t>(at >> 16);
-      const size_t t0 = static_cast<size_t>(at & 0xffff);
-      std::fill(w.grad, w.grad + n, p.value[g]);
-      std::fill(w.grad_bits, w.grad_bits + n, p.canonical[g]);
-      std::memcpy(w.t, p.value.data() + t0, n * sizeof(float));
-      std::memcpy(w.t_bits, p.canonical.data() + t0, n * sizeof(uint16_t));
-      return;
-    }
-    const float fixed = domain_.fixed[at >> 32];
-    float* swept = domain_.kind == SweepDomain::Kind::kOverT ? w.t : w.grad;
-    float* constant = domain_.kind == SweepDomain::Kind::kOverT ? w.grad : w.t;
-    const auto first = static_cast<uint32_t>(at);
-    for (size_t i = 0; i < n; ++i) {
-      const uint32_t bits = first + static_cast<uint32_t>(i);
-      std::memcpy(&swept[i], &bits, sizeof bits);
-    }
-    std::fill(constant, constant + n, fixed);
+    FillSweepTile(domain_, at, n, w.grad, w.t, w.grad_bits, w.t_bits);
   }
 
   void Tile(Worker& w, uint64_t at, size_t n) const {
@@ -546,6 +556,141 @@ SweepResult RunSweep(const SweepOptions& options) {
     result.cases.push_back(FromTotals(plan, c, format, totals[c]));
   }
   return result;
+}
+
+namespace {
+
+void CheckDigestOptions(const SweepDigestOptions& o) {
+  if (o.op == nullptr || o.op->arity() != 2) {
+    throw InputError("a sweep takes an elementwise op of two operands");
+  }
+  if (o.begin > o.end || o.end > o.domain.size()) {
+    throw InputError(fmt::format("range {}:{} outside the domain of {} inputs", o.begin, o.end,
+                                 o.domain.size()));
+  }
+}
+
+// One tile's inputs and outputs.
+struct DigestTile {
+  alignas(64) float grad[kSweepTile] = {};
+  alignas(64) float t[kSweepTile] = {};
+  alignas(64) uint16_t grad_bits[kSweepTile] = {};
+  alignas(64) uint16_t t_bits[kSweepTile] = {};
+  alignas(64) uint16_t out16[kSweepTile] = {};
+  alignas(64) float out[kSweepTile] = {};
+  alignas(64) float spare[kSweepTile] = {};
+};
+
+// The kernel's outputs of tile [at, at + n), as RunSweep measures them.
+void KernelTile(const SweepDomain& domain, ElementwiseKernel kernel, DigestTile& w, size_t n) {
+  if (IsBinary32(*domain.format)) {
+    const void* in[2] = {w.grad, w.t};
+    kernel(in, w.out, n);
+    SweepCanonicalNans(w.out, n);
+  } else {
+    const void* in[2] = {w.grad_bits, w.t_bits};
+    kernel(in, w.out16, n);
+    SweepDecodeNarrow(*domain.format, w.out16, n, w.out);
+  }
+}
+
+float ModelAt(const SweepDigestOptions& o, size_t model, const DigestTile& w, size_t i) {
+  const FloatFormat& format = *o.domain.format;
+  // A 16-bit NaN as the pattern the kernel receives (its sign's quiet NaN):
+  // Highway's software conversions turn it into a number, sign included.
+  const float operands[2] = {
+      IsBinary32(format) ? w.grad[i] : static_cast<float>(DecodeBits(format, w.grad_bits[i])),
+      IsBinary32(format) ? w.t[i] : static_cast<float>(DecodeBits(format, w.t_bits[i]))};
+  return CanonicalNan(ModelOutput(*o.op, *o.domain.format, model, operands, /*native=*/true));
+}
+
+// Calls visit(tile, at, n) for every tile of the range, blocks spread over
+// threads (one DigestTile per worker); returns the sum of what visit returns.
+uint64_t ForEachTile(const SweepDigestOptions& o,
+                     const std::function<uint64_t(DigestTile&, uint64_t, size_t)>& visit) {
+  std::vector<std::pair<uint64_t, uint64_t>> blocks;
+  for (uint64_t at = o.begin; at < o.end;) {
+    const uint64_t stop = std::min(o.end, (at / kSweepBlock + 1) * kSweepBlock);
+    blocks.emplace_back(at, stop);
+    at = stop;
+  }
+  std::vector<std::unique_ptr<DigestTile>> tiles(WorkerCount(o.threads, blocks.size()));
+  std::vector<uint64_t> sums(blocks.size(), 0);
+  RunUnitsByWorker(blocks.size(), o.threads, [&](size_t u, unsigned worker) {
+    if (!tiles[worker]) tiles[worker] = std::make_unique<DigestTile>();
+    DigestTile& w = *tiles[worker];
+    for (uint64_t at = blocks[u].first; at < blocks[u].second;) {
+      const uint64_t stop = std::min(blocks[u].second, (at / kSweepTile + 1) * kSweepTile);
+      const auto n = static_cast<size_t>(stop - at);
+      FillSweepTile(o.domain, at, n, w.grad, w.t, w.grad_bits, w.t_bits);
+      sums[u] += visit(w, at, n);
+      at = stop;
+    }
+  });
+  uint64_t sum = 0;
+  for (uint64_t s : sums) sum += s;  // mod 2^64, in any order
+  return sum;
+}
+
+}  // namespace
+
+uint64_t SweepKernelDigest(const SweepDigestOptions& options, ElementwiseKernel kernel) {
+  CheckDigestOptions(options);
+  return ForEachTile(options, [&](DigestTile& w, uint64_t at, size_t n) {
+    KernelTile(options.domain, kernel, w, n);
+    uint64_t digest = 0;
+    for (size_t i = 0; i < n; ++i) digest += SweepDigestTerm(SweepDigestKey(at + i), FloatBits(w.out[i]));
+    return digest;
+  });
+}
+
+uint64_t SweepModelDigest(const SweepDigestOptions& options, size_t model) {
+  CheckDigestOptions(options);
+  if (options.op->name == FastSweepOp()) {
+    // The vectorized tier's models: the same outputs, about 30 times faster.
+    const size_t count = ModelNames(*options.op, *options.domain.format).size();
+    return ForEachTile(options, [&](DigestTile& w, uint64_t at, size_t n) {
+      std::vector<float*> models(count, w.spare);
+      std::vector<uint8_t> wanted(count, 0);
+      models.at(model) = w.out;
+      wanted[model] = 1;
+      SweepModelOutputs(*options.domain.format, w.grad, w.t, w.grad_bits, w.t_bits, n,
+                        models.data(), wanted.data());
+      uint64_t digest = 0;
+      for (size_t i = 0; i < n; ++i) digest += SweepDigestTerm(SweepDigestKey(at + i), FloatBits(w.out[i]));
+      return digest;
+    });
+  }
+  return ForEachTile(options, [&](DigestTile& w, uint64_t at, size_t n) {
+    uint64_t digest = 0;
+    for (size_t i = 0; i < n; ++i) {
+      digest += SweepDigestTerm(SweepDigestKey(at + i), FloatBits(ModelAt(options, model, w, i)));
+    }
+    return digest;
+  });
+}
+
+std::optional<SweepDifference> FirstSweepDifference(const SweepDigestOptions& options,
+                                                    ElementwiseKernel kernel, size_t model) {
+  CheckDigestOptions(options);
+  std::mutex mutex;
+  std::optional<SweepDifference> first;
+  ForEachTile(options, [&](DigestTile& w, uint64_t at, size_t n) -> uint64_t {
+    {
+      const std::lock_guard<std::mutex> lock(mutex);
+      if (first && first->index < at) return 0;  // an earlier one is known
+    }
+    KernelTile(options.domain, kernel, w, n);
+    for (size_t i = 0; i < n; ++i) {
+      const float m = ModelAt(options, model, w, i);
+      if (FloatBits(m) == FloatBits(w.out[i])) continue;
+      const std::lock_guard<std::mutex> lock(mutex);
+      if (!first || at + i < first->index) first = SweepDifference{at + i, w.out[i], m};
+      break;
+    }
+    return 0;
+  });
+  return first;
 }
 
 }  // namespace ulpgate

@@ -1,0 +1,181 @@
+// Every registered elementwise op (kernels/ops/registered_ops.h), in every
+// format, on every target: each kernel follows the model its target implies,
+// bit for bit, on the op's suites; the spec's sequences all stand for the
+// op's value; the models in the model language are the templates' models;
+// the error bound is defined exactly where it should be.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kernels/elementwise_ops.h"
+#include "oracles/float_text.h"
+#include "oracles/reduction_bound.h"
+#include "suites/engine/elementwise_cases.h"
+#include "suites/engine/elementwise_oracle.h"
+#include "suites/inputs/elementwise_suites.h"
+#include "suites/tests/test_targets.h"
+
+namespace ulpgate {
+namespace {
+
+const std::vector<const FloatFormat*>& Formats() {
+  static const std::vector<const FloatFormat*> formats = {&kBinary32, &kBFloat16, &kBinary16};
+  return formats;
+}
+
+std::string Describe(const ElementwiseOpInfo& op, const CaseResult& r, const InputSet& inputs) {
+  std::ostringstream out;
+  out << op.name << " " << r.variant << " (" << r.dtype << ") on " << r.target << ", suite "
+      << r.suite << ": " << r.conformance.mismatches << " outputs differ from model "
+      << r.conformance.expected_model;
+  const int64_t i = r.conformance.first_mismatch_index;
+  if (i >= 0) {
+    out << "; the first at input #" << i << ":";
+    for (size_t k = 0; k < op.arity(); ++k) {
+      out << " " << op.operands[k].name << " = " << HexFloat(inputs.columns[k][i]);
+    }
+    if (!r.outputs.empty()) out << ", kernel " << HexFloat(r.outputs[i]);
+  }
+  return out.str();
+}
+
+// Every op in every format on one target: the kernels follow their models.
+void ExpectConformance(const TargetInfo* target, size_t n) {
+  for (const ElementwiseOpInfo& op : ElementwiseOps()) {
+    for (const FloatFormat* format : Formats()) {
+      if (!RunsIn(op, *format)) continue;
+      for (const SuiteInfo& suite : ElementwiseSuites(op)) {
+        SCOPED_TRACE(std::string(op.name) + " " + format->name + " " + suite.name);
+        const InputSet inputs = GenerateElementwiseSuite(op, *format, suite.name, 5, n);
+        RunOptions options;
+        options.format = format;
+        options.targets = {target};
+        options.keep_outputs = true;
+        const std::vector<CaseResult> results = RunElementwise(op, inputs, options);
+        EXPECT_EQ(results.size(), VariantNames(op, *format).size());
+        for (const CaseResult& r : results) {
+          EXPECT_EQ(r.conformance.expected_model, ExpectedModel(op, *format, r.variant, *target));
+          EXPECT_EQ(r.conformance.mismatches, 0u) << Describe(op, r, inputs);
+          EXPECT_EQ(r.n, inputs.size());
+        }
+      }
+    }
+  }
+}
+
+class ElementwiseConformance : public PerTargetTest {};
+
+TEST_P(ElementwiseConformance, EveryOpFormatAndSuite) { ExpectConformance(GetParam(), 800); }
+
+ULPGATE_INSTANTIATE_PER_TARGET(ElementwiseConformance);
+
+// The ops the issue of op-genericity named are there, each with at least two
+// f32 sequences and a 16-bit variant per rounding.
+TEST(ElementwiseOps, TheBuiltInOpsAreRegistered) {
+  std::vector<std::string> names;
+  for (const ElementwiseOpInfo& op : ElementwiseOps()) {
+    names.emplace_back(op.name);
+    EXPECT_GE(op.variants.size(), 2u) << op.name;
+    EXPECT_GE(op.models.size(), 2u) << op.name;
+    EXPECT_EQ(FindElementwiseOp(op.name), &op);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"tanh_bwd", "sigmoid_bwd", "silu_bwd", "gelu_bwd",
+                                             "gelu_tanh_bwd"}));
+  EXPECT_EQ(FindElementwiseOp("gelu"), nullptr);
+}
+
+// Every sequence of an op stands for the op's value: exactly for a ring
+// definition, to the oracle's working precision for one with a function.
+TEST(ElementwiseOps, EverySequenceIsTheOpsValue) {
+  for (const ElementwiseOpInfo& op : ElementwiseOps()) {
+    const ElementwiseOracle& oracle = OracleOf(op);
+    const InputSet inputs = GenerateElementwiseSuite(op, kBinary32, "domain", 9, 300);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      std::vector<float> x(op.arity());
+      for (size_t k = 0; k < op.arity(); ++k) x[k] = inputs.columns[k][i];
+      const MpfrNumber exact = oracle.Exact(x.data());
+      for (size_t v = 0; v < op.variants.size(); ++v) {
+        const MpfrNumber value = oracle.VariantExact(v, x.data());
+        MpfrNumber difference(kElementwiseFunctionPrecision + 64);
+        mpfr_sub(difference.get(), value.get(), exact.get(), MPFR_RNDN);
+        mpfr_abs(difference.get(), difference.get(), MPFR_RNDN);
+        // A sequence with a function multiplies by its constants as the
+        // kernels round them (sqrt(2/pi), 0.044715, 1/sqrt(2) to binary32),
+        // the op's value by the exact ones: each rounding moves a term by at
+        // most 2^-24 of itself, a few of them 2^-20 of the terms' magnitude.
+        // A wrong formula moves the value by the order of the terms.
+        MpfrNumber allowed = oracle.TermMagnitude(x.data());
+        mpfr_mul_2si(allowed.get(), allowed.get(), -20, MPFR_RNDN);
+        if (op.exact_definition) {
+          EXPECT_TRUE(mpfr_zero_p(difference.get())) << op.name << " " << op.variants[v].name;
+        } else {
+          EXPECT_LE(mpfr_cmp(difference.get(), allowed.get()), 0)
+              << op.name << " " << op.variants[v].name << " at input #" << i;
+        }
+      }
+    }
+  }
+}
+
+// The models `check` runs as programs of the model language are, where a
+// name is also a built-in model, that model bit for bit.
+TEST(ElementwiseOps, ModelProgramsAreTheTemplatesModels) {
+  for (const ElementwiseOpInfo& op : ElementwiseOps()) {
+    for (const FloatFormat* format : Formats()) {
+      if (!RunsIn(op, *format)) continue;
+      const std::vector<std::string> names = ModelNames(op, *format);
+      const std::vector<ModelProgram> programs = ModelPrograms(op, *format);
+      const InputSet inputs = GenerateElementwiseSuite(op, *format, "adversarial", 3, 2000);
+      size_t compared = 0;
+      for (const ModelProgram& program : programs) {
+        const auto it = std::find(names.begin(), names.end(), program.name);
+        if (it == names.end()) continue;
+        const size_t m = static_cast<size_t>(it - names.begin());
+        ++compared;
+        uint64_t differ = 0;
+        for (size_t i = 0; i < inputs.size(); ++i) {
+          std::vector<float> x(op.arity());
+          std::vector<double> wide(op.arity());
+          for (size_t k = 0; k < op.arity(); ++k) wide[k] = x[k] = inputs.columns[k][i];
+          const float model = ModelOutput(op, *format, m, x.data());
+          const float evaluated = static_cast<float>(program.Evaluate(wide.data()));
+          differ += !(SameFloat(model, evaluated) || (std::isnan(model) && std::isnan(evaluated)));
+        }
+        EXPECT_EQ(differ, 0u) << op.name << " " << format->name << " " << program.name;
+      }
+      if (op.name == "tanh_bwd") {
+        EXPECT_GT(compared, 0u) << format->name;
+      }
+    }
+  }
+}
+
+// The error bound: none where an operand is infinite or NaN or the terms
+// leave MPFR's exponent range (exp of a large operand); a finite bound
+// elsewhere; and the bound fraction refuses values that are not numbers
+// rather than computing with them.
+TEST(ElementwiseOps, BoundOnlyWhereTheTermsAreFinite) {
+  const ElementwiseOpInfo& gelu = *FindElementwiseOp("gelu_bwd");
+  const ElementwiseOpInfo& sigmoid = *FindElementwiseOp("sigmoid_bwd");
+  const float inf = INFINITY;
+  const float finite[2] = {1.5f, -3.0f};
+  ASSERT_TRUE(ElementwiseBound(gelu, finite, kBinary32).has_value());
+  EXPECT_TRUE(mpfr_number_p(ElementwiseBound(gelu, finite, kBinary32)->abs_sum.get()));
+  const float infinite_grad[2] = {inf, 0.5f};
+  EXPECT_FALSE(ElementwiseBound(gelu, infinite_grad, kBinary32).has_value());
+  const float nan_operand[2] = {1.0f, NAN};
+  EXPECT_FALSE(ElementwiseBound(sigmoid, nan_operand, kBFloat16).has_value());
+
+  MpfrNumber x(64);
+  mpfr_set_inf(x.get(), 1);
+  const float ok[2] = {1.0f, 0.5f};
+  const ReductionBound bound = *ElementwiseBound(sigmoid, ok, kBinary32);
+  EXPECT_THROW(MeasureBoundFraction(x.get(), 1, 1.0f, bound), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace ulpgate
