@@ -7,6 +7,7 @@
 
 #include "oracles/exact.h"
 #include "oracles/float_text.h"
+#include "oracles/highway_math.h"
 #include "oracles/ieee_emulation.h"
 #include "oracles/ulp_metric.h"
 
@@ -109,7 +110,8 @@ TracingArith::Value TracingArith::Const(float c) const {
 
 TracingArith::Value TracingArith::Record(std::string operation, std::string expression,
                                          Form form, std::vector<const Value*> operands,
-                                         MpfrNumber exact, double cancellation) {
+                                         MpfrNumber exact, double cancellation,
+                                         float (*model)(float, bool)) {
   Step step;
   step.operation = std::move(operation);
   step.expression = expression;
@@ -123,9 +125,14 @@ TracingArith::Value TracingArith::Record(std::string operation, std::string expr
   const int index = static_cast<int>(steps_.size());
   step.rounded = rounded_steps_ < 0 || index < rounded_steps_;
   step.cancellation = cancellation;
-  if (step.rounded) {
-    // exact is the operation's exact result, so this is its one correct
-    // rounding: the IEEE result of the operation on these operands.
+  if (step.rounded && model != nullptr) {
+    // A rounded step's operands are binary32: every step before it rounded.
+    const float x = RoundToBinary32(operands.front()->number.get());
+    step.value = MpfrNumber(kBinary32Bits, model(x, fused_));
+  } else if (step.rounded) {
+    // exact is the operation's exact result (or the quotient to 320 bits,
+    // never a binary32 midpoint), so this is its one correct rounding: the
+    // IEEE result of the operation on these operands.
     step.value = MpfrNumber(kBinary32Bits, RoundToBinary32(exact.get()));
   } else {
     step.value = exact;
@@ -173,6 +180,38 @@ TracingArith::Value TracingArith::NegMulAdd(const Value& a, const Value& b, cons
   const double k = CancellationFactor(c.number, product, r);
   return Record("fma", SumText(c, "-", ProductText(a, b)), Form::kSum, {&a, &b, &c},
                 std::move(r), k);
+}
+
+TracingArith::Value TracingArith::Div(const Value& a, const Value& b) {
+  MpfrNumber r(kTracingFunctionBits);
+  mpfr_div(r.get(), a.number.get(), b.number.get(), MPFR_RNDN);
+  return Record("div", Wrap(a, a.form == Form::kSum) + "/" + Wrap(b, b.form != Form::kAtom),
+                Form::kProduct, {&a, &b}, std::move(r), 1);
+}
+
+namespace {
+float ModelExp(float x, bool fused) { return ExpOfSequences(x, fused); }
+float ModelTanh(float x, bool fused) { return HighwayTanh(x, fused); }
+float ModelErf(float x, bool) { return ErfOfSequences(x); }
+}  // namespace
+
+TracingArith::Value TracingArith::Exp(const Value& a) {
+  MpfrNumber r(kTracingFunctionBits);
+  mpfr_exp(r.get(), a.number.get(), MPFR_RNDN);
+  return Record("exp", "exp(" + a.expression + ")", Form::kAtom, {&a}, std::move(r), 1, ModelExp);
+}
+
+TracingArith::Value TracingArith::Tanh(const Value& a) {
+  MpfrNumber r(kTracingFunctionBits);
+  mpfr_tanh(r.get(), a.number.get(), MPFR_RNDN);
+  return Record("tanh", "tanh(" + a.expression + ")", Form::kAtom, {&a}, std::move(r), 1,
+                ModelTanh);
+}
+
+TracingArith::Value TracingArith::Erf(const Value& a) {
+  MpfrNumber r(kTracingFunctionBits);
+  mpfr_erf(r.get(), a.number.get(), MPFR_RNDN);
+  return Record("erf", "erf(" + a.expression + ")", Form::kAtom, {&a}, std::move(r), 1, ModelErf);
 }
 
 double SignedUlpDifference(const MpfrNumber& from, const MpfrNumber& to,

@@ -17,19 +17,28 @@
 // ("t*t", "1 - t*t", "grad - grad*(t*t)"), built from the operands' expressions,
 // so the trace reads in the op's own terms without a per-op table of names.
 //
-// Only the ring operations exist here (Add, Sub, Mul, MulAdd, NegMulAdd): their
-// exact results are finite binary numbers. Div and Sqrt, when an op needs
-// them, would record a correctly rounded high-precision value instead and say
-// so; no op has needed them yet.
+// The ring operations (Add, Sub, Mul, MulAdd, NegMulAdd) have exact results,
+// finite binary numbers. Div and the functions (Exp, Tanh, Erf) do not: their
+// "exact" value is kept to kTracingFunctionBits (320) bits, far below what a
+// binary32 rounding or a ULP measure can see, and their rounded value is what
+// the models compute: the correctly rounded quotient, and for a function the
+// model's implementation of it (Highway 1.0.3's Exp and Tanh ported operation
+// by operation, their multiply-adds fused as the run's are; erf as glibc's
+// double erf rounded once), so a function step may be off by more than half
+// an ULP of its own, and the trace shows by how much.
 #ifndef ULPGATE_ORACLES_TRACING_ARITH_H_
 #define ULPGATE_ORACLES_TRACING_ARITH_H_
 
 #include <string>
 #include <vector>
 
+#include <mpfr.h>
+
 #include "oracles/mpfr_number.h"
 
 namespace ulpgate {
+
+inline constexpr mpfr_prec_t kTracingFunctionBits = 320;
 
 class TracingArith {
  public:
@@ -80,10 +89,17 @@ class TracingArith {
   Value MulAdd(const Value& a, const Value& b, const Value& c);
   // c - a*b.
   Value NegMulAdd(const Value& a, const Value& b, const Value& c);
+  Value Div(const Value& a, const Value& b);
+  Value Exp(const Value& a);
+  Value Tanh(const Value& a);
+  Value Erf(const Value& a);
 
  private:
+  // `model`: the rounded value where it is not the correct rounding of
+  // `exact` (a function's implementation); called only when rounding.
   Value Record(std::string operation, std::string expression, Form form,
-               std::vector<const Value*> operands, MpfrNumber exact, double cancellation);
+               std::vector<const Value*> operands, MpfrNumber exact, double cancellation,
+               float (*model)(float, bool) = nullptr);
 
   bool fused_;
   int rounded_steps_;

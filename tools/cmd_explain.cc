@@ -119,10 +119,18 @@ void PrintCaseGroup(const Explanation& x, const std::vector<const ExplainedCase*
   for (const ExplainedStep& s : c.steps) sum += s.contribution_ulp;
   const std::string error =
       c.error.special_mismatch ? "special mismatch" : FormatUlp(c.error.ulp) + " ULP";
+  // A sequence whose constants are rounded (gelu's sqrt(2/pi)) stands for a
+  // slightly different value than the op's: that share is the constants'.
+  const double constants =
+      c.contributions_defined ? SignedUlpDifference(x.exact, c.sequence_exact, x.exact) : 0;
   const std::string detail =
-      c.contributions_defined
+      !c.contributions_defined
+          ? std::string("no contributions: a value is not finite")
+      : constants == 0
           ? fmt::format("signed {}; contributions sum to {}", Signed(c.signed_error_ulp), Signed(sum))
-          : std::string("no contributions: a value is not finite");
+          : fmt::format("signed {}; contributions sum to {}, and {} from the sequence's constants "
+                        "rounded to binary32",
+                        Signed(c.signed_error_ulp), Signed(sum), Signed(constants));
   std::cout << "  ";
   PrintWrapped(std::cout,
                fmt::format("output {}  exact {}  error {} ({})", HexFloat(c.model_output),
@@ -138,7 +146,11 @@ void PrintCaseGroup(const Explanation& x, const std::vector<const ExplainedCase*
 
 void RunExplain(const ExplainArgs& args) {
   const ExplainableOp* op = FindExplainableOp(args.kernel);
-  if (op == nullptr) throw UsageError("unknown kernel '" + args.kernel + "' (available: tanh_bwd)");
+  if (op == nullptr) {
+    std::string names;
+    for (const ExplainableOp& known : ExplainableOps()) names += (names.empty() ? "" : ", ") + known.name;
+    throw UsageError("unknown kernel '" + args.kernel + "' (available: " + names + ")");
+  }
   const std::vector<float> operands = ParseOperands(*op, args.inputs);
   const std::vector<const TargetInfo*> plugins = LoadPlugins(args.plugins);
   if (!plugins.empty() && op->name != kPluginOp) {
@@ -198,7 +210,8 @@ void AddExplainCommand(CLI::App& app) {
   auto args = std::make_shared<ExplainArgs>();
   auto* cmd = app.add_subcommand(
       "explain", "Trace one input through every variant and target, rounding by rounding");
-  cmd->add_option("--kernel", args->kernel, "Op to explain (tanh_bwd)")->required();
+  cmd->add_option("--kernel", args->kernel, "Elementwise op to explain (see 'ulpgate list')")
+      ->required();
   cmd->add_option("--input", args->inputs,
                   "An operand as NAME=VALUE (hex float, decimal, inf, nan or bits:0x...); one per operand")
       ->required();

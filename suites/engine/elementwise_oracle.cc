@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <memory>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <type_traits>
@@ -156,6 +157,51 @@ class OracleFor final : public ElementwiseOracle {
       return std::nullopt;
     }
   }
+  TracingArith::Value Trace(size_t v, TracingArith& arith,
+                            const std::vector<TracingArith::Value>& x) const override {
+    if (x.size() != kArity) throw std::invalid_argument("wrong operand count");
+    return AtIndex<Spec::kVariants.size()>(v, [&](auto k) {
+      return TraceAt<static_cast<int>(k())>(arith, x, Operands());
+    });
+  }
+  std::vector<double> Condition(const float* x) const override {
+    std::vector<double> out(kArity, std::numeric_limits<double>::quiet_NaN());
+    for (size_t k = 0; k < kArity; ++k) {
+      if (!std::isfinite(x[k])) return out;
+    }
+    // 2048 bits: the relative change 2^-100 of an operand can move the op by
+    // as little as 2^-100 of its squared smallest subnormal (2^-298), or at a
+    // zero of the op (below) of 2^-300 of that, and that must still be far
+    // above the working precision.
+    ExactArith a = ExactArith::Rounding(2048);
+    const std::array<MpfrNumber, kArity> v = Values(a, x, Operands());
+    const MpfrNumber f = Evaluate(a, v);
+    for (size_t k = 0; k < kArity; ++k) {
+      if (x[k] == 0) {
+        out[k] = 0;  // x_k times a finite derivative
+        continue;
+      }
+      const MpfrNumber g = Evaluate(a, Moved(v, k, kConditionStep));
+      if (!mpfr_zero_p(f.get())) {
+        out[k] = RelativeChange(f, g);
+        continue;
+      }
+      if (!mpfr_zero_p(g.get())) {
+        out[k] = std::numeric_limits<double>::infinity();  // a zero the operand moves
+        continue;
+      }
+      // 0/0: the op is 0 along x_k (tanh_bwd's grad at t = 1). The limit
+      // from beside the zero, every other operand moved by 2^-300: 1 for an
+      // operand the op is proportional to.
+      std::array<MpfrNumber, kArity> beside = v;
+      for (size_t j = 0; j < kArity; ++j) {
+        if (j != k) beside = Moved(beside, j, 300);
+      }
+      const MpfrNumber f0 = Evaluate(a, beside);
+      out[k] = mpfr_zero_p(f0.get()) ? 0 : RelativeChange(f0, Evaluate(a, Moved(beside, k, kConditionStep)));
+    }
+    return out;
+  }
   double PerOp(size_t v, bool fused_functions, const FloatFormat& format, const double* x,
                bool native) const override {
     return AtIndex<Spec::kVariants.size()>(v, [&](auto k) -> double {
@@ -181,6 +227,42 @@ class OracleFor final : public ElementwiseOracle {
   static MpfrNumber Call(ExactArith& a, const float* x, std::index_sequence<k...>, F f) {
     std::array<MpfrNumber, kArity> v{a.FromFloat(x[k])...};
     return f(v[k]...);
+  }
+  template <size_t... k>
+  static std::array<MpfrNumber, kArity> Values(ExactArith& a, const float* x,
+                                               std::index_sequence<k...>) {
+    return {a.FromFloat(x[k])...};
+  }
+  template <size_t... k>
+  static MpfrNumber ExactOf(ExactArith& a, std::array<MpfrNumber, kArity>& v,
+                            std::index_sequence<k...>) {
+    return Seq::Exact(a, v[k]...);
+  }
+  static constexpr int kConditionStep = 100;  // the relative perturbation 2^-100
+  static MpfrNumber Evaluate(ExactArith& a, std::array<MpfrNumber, kArity> v) {
+    return ExactOf(a, v, Operands());
+  }
+  // v with operand k times (1 + 2^-step), exactly.
+  static std::array<MpfrNumber, kArity> Moved(std::array<MpfrNumber, kArity> v, size_t k,
+                                              int step) {
+    MpfrNumber moved(v[k].precision() + step + 1);
+    mpfr_mul_2si(moved.get(), v[k].get(), -step, MPFR_RNDN);   // exact
+    mpfr_add(moved.get(), moved.get(), v[k].get(), MPFR_RNDN);  // exact in the bits given
+    v[k] = moved;
+    return v;
+  }
+  // |(g - f) / f| 2^kConditionStep: the relative derivative times x_k.
+  static double RelativeChange(const MpfrNumber& f, const MpfrNumber& g) {
+    MpfrNumber q(64);
+    mpfr_sub(q.get(), g.get(), f.get(), MPFR_RNDN);
+    mpfr_div(q.get(), q.get(), f.get(), MPFR_RNDN);
+    mpfr_mul_2si(q.get(), q.get(), kConditionStep, MPFR_RNDN);
+    return std::fabs(mpfr_get_d(q.get(), MPFR_RNDN));
+  }
+  template <int kSequence, size_t... k>
+  static TracingArith::Value TraceAt(TracingArith& a, const std::vector<TracingArith::Value>& x,
+                                     std::index_sequence<k...>) {
+    return Seq::template At<kSequence>(a, x[k]...);
   }
   template <int kSequence, class A, class T, size_t... k>
   static auto Apply(A& a, const T* x, std::index_sequence<k...>) {

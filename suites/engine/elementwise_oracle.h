@@ -24,6 +24,7 @@
 #include "oracles/model_expr.h"
 #include "oracles/mpfr_number.h"
 #include "oracles/reduction_bound.h"
+#include "oracles/tracing_arith.h"
 
 namespace ulpgate {
 
@@ -62,6 +63,15 @@ class ElementwiseOracle {
   // nullopt where they cannot, or for an op without such a tier.
   virtual std::optional<FastTanhBwdExact> FastExact(const float* operands,
                                                     const FloatFormat& format) const = 0;
+  // Sequence v (op().variants) through the tracing arithmetic of `explain`
+  // (oracles/tracing_arith.h), on the operands' traced values.
+  virtual TracingArith::Value Trace(size_t v, TracingArith& arith,
+                                    const std::vector<TracingArith::Value>& operands) const = 0;
+  // The relative condition number per operand, |x_k (d op / d x_k) / op|,
+  // from the op's value at 2048 bits and at x_k (1 + 2^-100): a relative
+  // error of about 2^-100, far below what a display or a threshold uses. NaN for a non-finite operand,
+  // +inf where the op is 0 and its derivative is not.
+  virtual std::vector<double> Condition(const float* operands) const = 0;
 };
 
 // Every registered op's oracle, by its info or its name (nullptr for a name

@@ -7,13 +7,12 @@
 #include <map>
 #include <stdexcept>
 
-#include "kernels/ops/tanh_bwd/tanh_bwd_spec.h"
+#include "kernels/elementwise_ops.h"
 #include "oracles/exact.h"
 #include "oracles/float_text.h"
 #include "oracles/ieee_emulation.h"
 #include "suites/engine/plugins.h"
-#include "suites/engine/tanh_bwd_oracle.h"
-#include "suites/inputs/tanh_bwd_suites.h"
+#include "suites/engine/elementwise_oracle.h"
 #include "suites/reports/report.h"
 
 namespace ulpgate {
@@ -21,59 +20,45 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// tanh_bwd(grad, t) = grad * (1 - t^2). Relative condition numbers:
-// w.r.t. grad, |grad * s / (grad * s)| = 1; w.r.t. t, |t * (-2 t grad) /
-// (grad (1 - t^2))| = |2 t^2 / (1 - t^2)|, infinite at |t| = 1 where the op
-// is 0. t^2 and 1 - t^2 are exact in ExactArith; the quotient is only
-// displayed and compared with thresholds, so 64 bits are plenty.
-std::vector<double> TanhBwdCondition(const std::vector<float>& operands) {
-  const float grad = operands[0], t = operands[1];
-  if (!std::isfinite(grad) || !std::isfinite(t)) return {kNaN, kNaN};
-  ExactArith exact(kTanhBwdExactPrecision);
-  const MpfrNumber square = exact.Mul(exact.FromFloat(t), exact.FromFloat(t));
-  const MpfrNumber complement = exact.Sub(exact.Const(1.0f), square);
-  double kappa_t;
-  if (complement.IsZero()) {
-    kappa_t = std::numeric_limits<double>::infinity();
-  } else {
-    MpfrNumber q(64);
-    mpfr_mul_2ui(q.get(), square.get(), 1, MPFR_RNDN);
-    mpfr_div(q.get(), q.get(), complement.get(), MPFR_RNDN);
-    kappa_t = std::fabs(mpfr_get_d(q.get(), MPFR_RNDN));
-  }
-  return {1.0, kappa_t};
-}
-
-ExplainableOp MakeTanhBwdExplainable() {
+// An elementwise op as explain describes it, from its spec's tables and its
+// oracle (suites/engine/elementwise_oracle.h): the sequences run through the
+// tracing arithmetic, the exact value, the condition numbers, the kernels.
+ExplainableOp MakeExplainable(const ElementwiseOpInfo& info) {
   ExplainableOp op;
-  op.name = "tanh_bwd";
-  op.definition = "grad * (1 - t^2)";
-  op.operand_names = kTanhBwdOperands;
-  for (const auto& v : kTanhBwdVariants) {
+  op.name = std::string(info.name);
+  op.definition = std::string(info.definition);
+  op.operand_names = info.operand_names();
+  for (const auto& v : info.variants) {
     op.variants.push_back({std::string(v.name), std::string(v.model_fused_target),
                            std::string(v.model_unfused_target)});
   }
-  for (const auto& m : kTanhBwdModels) {
+  for (const auto& m : info.models) {
     op.models.push_back({std::string(m.name), std::string(m.sequence_of), m.fused});
   }
-  op.sequence = [](std::string_view variant, TracingArith& arith,
-                   const std::vector<TracingArith::Value>& operands) {
-    return TanhBwdSequence(variant, arith, operands[0], operands[1]);
+  const ElementwiseOracle* oracle = &OracleOf(info);
+  const ElementwiseOpInfo* op_info = &info;
+  op.sequence = [oracle, op_info](std::string_view variant, TracingArith& arith,
+                                  const std::vector<TracingArith::Value>& operands) {
+    const int v = op_info->VariantIndex(variant);
+    if (v < 0) throw std::invalid_argument("unknown " + std::string(op_info->name) + " sequence");
+    return oracle->Trace(static_cast<size_t>(v), arith, operands);
   };
-  op.exact = [](const std::vector<float>& operands) {
-    return TanhBwdExact(operands[0], operands[1]);
+  op.exact = [oracle](const std::vector<float>& operands) { return oracle->Exact(operands.data()); };
+  op.condition = [oracle](const std::vector<float>& operands) {
+    return oracle->Condition(operands.data());
   };
-  op.condition = TanhBwdCondition;
-  op.kernel = [](std::string_view variant, const TargetInfo& target,
-                 const std::vector<float>& operands) {
-    const ElementwiseKernel kernel = FindElementwiseKernel("tanh_bwd", "f32", variant, target.bits);
+  op.kernel = [op_info](std::string_view variant, const TargetInfo& target,
+                        const std::vector<float>& operands) {
+    const ElementwiseKernel kernel =
+        FindElementwiseKernel(op_info->name, "f32", variant, target.bits);
     if (kernel == nullptr) {
-      throw std::invalid_argument("no tanh_bwd kernel " + std::string(variant) + " for " +
-                                  target.name);
+      throw std::invalid_argument("no " + std::string(op_info->name) + " kernel " +
+                                  std::string(variant) + " for " + target.name);
     }
     float out;
-    const void* in[2] = {&operands[0], &operands[1]};
-    kernel(in, &out, 1);
+    std::vector<const void*> in;
+    for (const float& x : operands) in.push_back(&x);
+    kernel(in.data(), &out, 1);
     return out;
   };
   return op;
@@ -349,13 +334,21 @@ std::string FormatFactor(double factor) {
   return Printf("%.3g", factor) + " (2^" + Printf("%.1f", std::log2(factor)) + ")";
 }
 
-const ExplainableOp& TanhBwdExplainable() {
-  static const ExplainableOp op = MakeTanhBwdExplainable();
-  return op;
+const std::vector<ExplainableOp>& ExplainableOps() {
+  static const std::vector<ExplainableOp> ops = [] {
+    std::vector<ExplainableOp> all;
+    for (const ElementwiseOpInfo& op : ElementwiseOps()) all.push_back(MakeExplainable(op));
+    return all;
+  }();
+  return ops;
 }
 
+const ExplainableOp& TanhBwdExplainable() { return *FindExplainableOp("tanh_bwd"); }
+
 const ExplainableOp* FindExplainableOp(std::string_view name) {
-  if (name == "tanh_bwd") return &TanhBwdExplainable();
+  for (const ExplainableOp& op : ExplainableOps()) {
+    if (op.name == name) return &op;
+  }
   return nullptr;
 }
 

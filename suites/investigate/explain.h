@@ -20,14 +20,18 @@
 // the sequence, cancellations included, and the contributions sum exactly to
 // the signed total error (E_n - E_0) / ulp (telescoping). Where roundings
 // interact non-linearly (the product of two errors), the cross term goes to the
-// later step. For finite inputs E_0 is the op's exact value (every variant is an
-// exact rewriting of the op: suites/tests check it).
+// later step. For finite inputs E_0 is the op's exact value where every variant is an
+// exact rewriting of the op (suites/tests check it); a sequence with constants
+// rounded to binary32 (gelu's sqrt(2/pi), 0.044715) stands for a slightly
+// different value, and (E_0 - exact) / ulp is the constants' share of the error.
 //
 // The op is described by an ExplainableOp: its operands, variants, models, the
 // template that runs a variant's sequence through any arithmetic, its oracle,
-// condition numbers and kernels. Only tanh_bwd is described now; linear and mse
-// would plug in with one ExplainableOp each, explaining one output element at a
-// time (its sequence computing that element from the operands that feed it).
+// condition numbers and kernels. Every registered elementwise op has one,
+// made from its spec and oracle; a function step (exp, tanh, erf) is traced
+// as one step whose rounded value is the model's implementation of the
+// function (oracles/tracing_arith.h). Linear and mse would plug in with one
+// ExplainableOp each, explaining one output element at a time.
 #ifndef ULPGATE_SUITES_EXPLAIN_H_
 #define ULPGATE_SUITES_EXPLAIN_H_
 
@@ -76,6 +80,8 @@ struct ExplainableOp {
       kernel;
 };
 
+// Every registered elementwise op, in ElementwiseOps() order.
+const std::vector<ExplainableOp>& ExplainableOps();
 const ExplainableOp& TanhBwdExplainable();
 // nullptr for an op that explain does not know.
 const ExplainableOp* FindExplainableOp(std::string_view name);

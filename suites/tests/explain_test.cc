@@ -16,6 +16,9 @@
 #include "oracles/ieee_emulation.h"
 #include "suites/engine/tanh_bwd_oracle.h"
 #include "suites/inputs/tanh_bwd_suites.h"
+#include "suites/engine/elementwise_oracle.h"
+#include "suites/inputs/elementwise_suites.h"
+#include "kernels/elementwise_ops.h"
 
 namespace ulpgate {
 namespace {
@@ -348,6 +351,62 @@ TEST(ExplainText, FactorsPrintTheirValue) {
       EXPECT_NEAR(std::strtod(text.c_str() + power + 3, nullptr), std::log2(v), 0.05) << text;
     }
   }
+}
+
+// Every registered op is explainable: on its domain suite every kernel's
+// output is traced through the model it follows (its expected one), the
+// trace's output is the model's, and the contributions (with the constants')
+// add up to the error.
+TEST(ExplainEveryOp, TracesEveryKernelThroughItsModel) {
+  std::vector<std::string> names;
+  for (const ExplainableOp& op : ExplainableOps()) names.push_back(op.name);
+  EXPECT_EQ(names.size(), ElementwiseOps().size());
+  for (const ElementwiseOpInfo& info : ElementwiseOps()) {
+    const ExplainableOp* op = FindExplainableOp(info.name);
+    ASSERT_NE(op, nullptr) << info.name;
+    const InputSet inputs = GenerateElementwiseSuite(info, kBinary32, "domain", 4, 40);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      std::vector<float> x(info.arity());
+      for (size_t k = 0; k < info.arity(); ++k) x[k] = inputs.columns[k][i];
+      const Explanation e = Explain(*op, x, {}, SupportedTargets());
+      for (const ExplainedCase& c : e.cases) {
+        SCOPED_TRACE(std::string(info.name) + " " + Where(c) + " input #" + std::to_string(i));
+        EXPECT_EQ(c.expected_model, ExpectedModel(info, kBinary32, c.variant, *c.target));
+        EXPECT_EQ(c.traced_model, c.expected_model);
+        EXPECT_EQ(FloatBits(c.model_output), FloatBits(c.kernel_output));
+        if (!c.contributions_defined) continue;
+        // The steps' contributions and the sequence's own departure from
+        // the op's value (its constants rounded: gelu's sqrt(2/pi) and
+        // 0.044715) add up to the error.
+        double sum = SignedUlpDifference(e.exact, c.sequence_exact, e.exact);
+        if (info.exact_definition) {
+          EXPECT_EQ(sum, 0.0);
+        }
+        for (const ExplainedStep& s : c.steps) sum += s.contribution_ulp;
+        EXPECT_NEAR(sum, c.signed_error_ulp, 1e-6 * std::max(1.0, std::fabs(c.signed_error_ulp)));
+      }
+    }
+  }
+}
+
+// gelu_bwd at x = -6 in PyTorch's sequence: the error is about 2.8e5 ULP, and
+// explain puts it where it comes from: erf's own rounding (well under one
+// ULP of erf), amplified by the cancellation in 1 + erf(x/sqrt 2); and says
+// the input is well-conditioned, so the form is at fault.
+TEST(ExplainEveryOp, GeluCancellationIsTheErfRoundingAmplified) {
+  const ExplainableOp& op = *FindExplainableOp("gelu_bwd");
+  const TargetInfo* target = SupportedTargets().front();
+  const Explanation x = Explain(op, {1.0f, -6.0f}, {"torch"}, {target});
+  ASSERT_EQ(x.cases.size(), 1u);
+  const ExplainedCase& c = x.cases.front();
+  EXPECT_GT(c.error.ulp, 1e5);
+  EXPECT_LT(x.condition_total, 100);
+  ASSERT_GE(c.dominant_step, 0);
+  EXPECT_EQ(c.steps[c.dominant_step].step.operation, "erf");
+  EXPECT_LT(std::fabs(c.steps[c.dominant_step].local_error_ulp), 1.0);
+  ASSERT_GE(c.amplifier_step, 0);
+  EXPECT_EQ(c.steps[c.amplifier_step].step.expression, "1 + erf(x*0.707106769)");
+  EXPECT_NE(c.verdict.find("form, not the input"), std::string::npos) << c.verdict;
 }
 
 }  // namespace
