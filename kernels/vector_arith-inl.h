@@ -40,6 +40,26 @@ struct VectorArith {
     return hn::NegMulAdd(a, b, c);
   }
 
+  // NaN lanes are computed on 0 and then made NaN again (a + a, quiet):
+  // Highway 1.0.3's Exp and Tanh convert their argument to int32, which on
+  // SCALAR is a C++ cast, undefined for NaN (UBSan: float-cast-overflow);
+  // the SIMD targets' conversion instructions are defined for every input
+  // and are left as they are.
+  HWY_INLINE Value NaNToZero(Value a) const {
+#if HWY_TARGET == HWY_SCALAR
+    return hn::IfThenZeroElse(hn::IsNaN(a), a);
+#else
+    return a;
+#endif
+  }
+  HWY_INLINE Value NaNBack(Value a, Value y) const {
+#if HWY_TARGET == HWY_SCALAR
+    return hn::IfThenElse(hn::IsNaN(a), hn::Add(a, a), y);
+#else
+    return y;
+#endif
+  }
+
   // The functions of the op sequences (kernels/ops/), each modelled bit for
   // bit by oracles/highway_math.h. Exp is Highway's, whose result above its
   // valid range (104) is garbage (its 2^q reconstruction wraps): +inf there,
@@ -47,9 +67,11 @@ struct VectorArith {
   HWY_INLINE Value Exp(Value a) const {
     const Value upper = hn::Set(d, 104.0f);
     return hn::IfThenElse(hn::Gt(a, upper), hn::Set(d, std::numeric_limits<float>::infinity()),
-                          hn::Exp(d, a));
+                          NaNBack(a, hn::Exp(d, NaNToZero(a))));
   }
-  HWY_INLINE Value Tanh(Value a) const { return hn::Tanh(d, a); }
+  HWY_INLINE Value Tanh(Value a) const {
+    return NaNBack(a, hn::Tanh(d, NaNToZero(a)));
+  }
   // Highway 1.0.3 has no erf: the C library's double erf lane by lane, rounded
   // once to binary32 (ErfOfSequences in oracles/highway_math.h, which the
   // conformance tests hold this to).
