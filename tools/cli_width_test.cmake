@@ -27,8 +27,8 @@ set(cases
   "u|drift!--scenario!saturating!--epochs!20!--variants!tanh_bwd=mulsub_fma,linear=lane_parallel,sgd=fused"
   "u|golden!check!--dir!${GOLDEN}!--op!mse_bwd!--cpu-targets!max:SSE4"
   "u|gate!--quiet!--budgets!${GOLDEN}/budgets.json!--op!mse_bwd!--cpu-targets!max:AVX2"
-  "m|golden!check!--dir!${GOLDEN}!--op!tanh_bwd"
-  "m|gate!--quiet!--budgets!${GOLDEN}/budgets.json!--op!tanh_bwd")
+  "m|golden!check!--dir!${GOLDEN}!--op!tanh_bwd!--target!AVX2,AVX3"
+  "m|gate!--quiet!--budgets!${GOLDEN}/budgets.json!--op!tanh_bwd!--target!AVX2,AVX3")
 set(ENV{ULPGATE_MUTANT} tail)
 foreach(case IN LISTS cases)
   string(SUBSTRING "${case}" 0 1 which)
