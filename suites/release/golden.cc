@@ -387,28 +387,7 @@ GoldenSweep ParseGoldenSweep(const JsonField& s, const ElementwiseOpInfo& op) {
   const FloatFormat& format = *FindFormat(sweep.dtype);
   sweep.variant = s["variant"].String();
   RequireOneOf(s["variant"], MeasurableVariants(std::string(op.name), sweep.dtype), "variant");
-  const std::string kind = s["domain"].String();
-  std::vector<float> fixed;
-  for (size_t i = 0; i < s["fixed"].Size(); ++i) {
-    std::string error;
-    const std::optional<float> v = ParseFloat(s["fixed"][i].String(), &error);
-    if (!v) s["fixed"][i].Fail("expected a hex float: " + error);
-    fixed.push_back(*v);
-  }
-  const std::array<std::string, 2> operands = SweptOperands(op);
-  SweepDomain::Kind k = SweepDomain::Kind::kPairs;
-  if (kind == "over_" + operands[1]) {
-    k = SweepDomain::Kind::kOverT;
-  } else if (kind == "over_" + operands[0]) {
-    k = SweepDomain::Kind::kOverGrad;
-  } else if (kind != "pairs") {
-    s["domain"].Fail(fmt::format("expected pairs, over_{} or over_{}", operands[0], operands[1]));
-  }
-  try {
-    sweep.domain = MakeSweepDomain(format, k, fixed, operands);
-  } catch (const InputError& e) {
-    s["domain"].Fail(e.what());
-  }
+  sweep.domain = ParseSweepDomain(s["domain"], s["fixed"], format, SweptOperands(op));
   if (s["range"].Size() != 2) s["range"].Fail("expected [begin, end]");
   sweep.begin = ParseHexIndex(s["range"][0]);
   sweep.end = ParseHexIndex(s["range"][1]);

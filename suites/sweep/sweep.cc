@@ -362,28 +362,9 @@ SweepResult SweepFromJson(const std::string& path, const Json& json) {
   if (format == nullptr) root["dtype"].Fail("unknown format");
   const JsonField d = root["domain"];
   d.OnlyKeys({"kind", "fixed", "size", "description"});
-  const std::string kind = d["kind"].String();
-  SweepDomain::Kind k = SweepDomain::Kind::kPairs;
-  if (kind == "over_" + operands[1]) {
-    k = SweepDomain::Kind::kOverT;
-  } else if (kind == "over_" + operands[0]) {
-    k = SweepDomain::Kind::kOverGrad;
-  } else if (kind != "pairs") {
-    d["kind"].Fail("expected pairs, over_" + operands[1] + " or over_" + operands[0]);
-  }
-  std::vector<float> fixed;
-  for (size_t i = 0; i < d["fixed"].Size(); ++i) {
-    const auto v = ParseFloat(d["fixed"][i].String());
-    if (!v) d["fixed"][i].Fail("not a float");
-    fixed.push_back(*v);
-  }
   SweepResult r;
   r.op = op->name;
-  try {
-    r.domain = MakeSweepDomain(*format, k, fixed, operands);
-  } catch (const InputError& e) {
-    d.Fail(e.what());
-  }
+  r.domain = ParseSweepDomain(d["kind"], d["fixed"], *format, operands);
   if (d["size"].Unsigned() != r.domain.size()) d["size"].Fail("not the domain's size");
   r.begin = root["range"][0].Unsigned();
   r.end = root["range"][1].Unsigned();
@@ -496,6 +477,31 @@ std::string SweepReplayCommand(const std::string& op, const SweepDomain& domain,
   }
   return fmt::format("echo '{} {}' | ulpgate run --kernel {} --dtype {}{} --inputs -",
                      HexFloat(grad), HexFloat(t), op, domain.format->name, where);
+}
+
+SweepDomain ParseSweepDomain(const JsonField& kind, const JsonField& fixed,
+                             const FloatFormat& format, const std::array<std::string, 2>& operands) {
+  const std::string name = kind.String();
+  SweepDomain::Kind k = SweepDomain::Kind::kPairs;
+  if (name == "over_" + operands[1]) {
+    k = SweepDomain::Kind::kOverT;
+  } else if (name == "over_" + operands[0]) {
+    k = SweepDomain::Kind::kOverGrad;
+  } else if (name != "pairs") {
+    kind.Fail("expected pairs, over_" + operands[1] + " or over_" + operands[0]);
+  }
+  std::vector<float> values;
+  for (size_t i = 0; i < fixed.Size(); ++i) {
+    std::string error;
+    const auto v = ParseFloat(fixed[i].String(), &error);
+    if (!v) fixed[i].Fail("expected a hex float: " + error);
+    values.push_back(*v);
+  }
+  try {
+    return MakeSweepDomain(format, k, values, operands);
+  } catch (const InputError& e) {
+    kind.Fail(e.what());
+  }
 }
 
 }  // namespace ulpgate

@@ -41,6 +41,7 @@
 #include "kernels/registry.h"
 #include "oracles/format.h"
 #include "suites/engine/engine.h"
+#include "suites/reports/json_file.h"
 
 namespace ulpgate {
 
@@ -157,6 +158,12 @@ struct SweepDifference {
 };
 std::optional<SweepDifference> FirstSweepDifference(const SweepDigestOptions& options,
                                                     ElementwiseKernel kernel, size_t model);
+
+// A domain as reports and golden files write it: its kind ("pairs",
+// "over_<operand>") and fixed values (hex floats). Fails the field at fault
+// (InputError "PATH: POINTER: what").
+SweepDomain ParseSweepDomain(const JsonField& kind, const JsonField& fixed,
+                             const FloatFormat& format, const std::array<std::string, 2>& operands);
 
 // The command that shows a case at one input of a domain: explain (f32,
 // rounding by rounding, where explain knows the op) or run on that input.
