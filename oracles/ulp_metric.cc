@@ -21,6 +21,9 @@ struct Scratch {
   ~Scratch() { mpfr_clears(y, difference, static_cast<mpfr_ptr>(nullptr)); }
 };
 
+// Beyond this many bits, y - x is rounded to odd (MeasureUlpError).
+constexpr long kOddPrecision = 256;
+
 Scratch& GetScratch() {
   thread_local Scratch scratch;
   return scratch;
@@ -119,8 +122,28 @@ UlpError MeasureUlpError(mpfr_srcptr x, double y, const FloatFormat& format) {
     high = std::max<long>(high, mpfr_get_exp(s.y));
     low = std::min<long>(low, mpfr_get_exp(s.y) - format.precision);
   }
-  mpfr_set_prec(s.difference, std::max<long>(high - low + 2, MPFR_PREC_MIN));
-  mpfr_sub(s.difference, s.y, x, MPFR_RNDN);  // exact by the precision above
+  const long span = high - low + 2;
+  if (span <= kOddPrecision) {
+    mpfr_set_prec(s.difference, std::max<long>(span, MPFR_PREC_MIN));
+    mpfr_sub(s.difference, s.y, x, MPFR_RNDN);  // exact by the precision above
+  } else {
+    // x far below y's last bit or far above it (the exact value of a
+    // function op at a large operand can be 2^-700000): d rounded to odd
+    // at kOddPrecision bits stands for d in every decision below, each a
+    // rounding to 53 bits or a comparison with a power of two (rounding to
+    // odd at p bits, then to nearest at p - 2 or fewer, is one correct
+    // rounding; and it keeps d's side of every p-bit number). The exact
+    // difference would take as many bits as the span, and its time.
+    mpfr_set_prec(s.difference, kOddPrecision);
+    if (mpfr_sub(s.difference, s.y, x, MPFR_RNDZ) != 0 &&
+        mpfr_min_prec(s.difference) < kOddPrecision) {
+      if (mpfr_signbit(s.difference)) {
+        mpfr_nextbelow(s.difference);
+      } else {
+        mpfr_nextabove(s.difference);
+      }
+    }
+  }
   mpfr_abs(s.difference, s.difference, MPFR_RNDN);
   mpfr_div_2si(s.difference, s.difference, ulp_exp, MPFR_RNDN);  // exact: power of 2
   result.ulp = mpfr_get_d(s.difference, MPFR_RNDN);

@@ -67,6 +67,27 @@ TEST(UlpMetric, AHairAboveABoundGoesToTheNextBin) {
   EXPECT_EQ(above.bin, 2);
 }
 
+TEST(UlpMetric, AnExactValueFarBelowTheOutputStillSettlesTheBin) {
+  // x = +-2^-100000 (the exact value of a function op far out in its tail),
+  // y = 4 * 2^-149: e = (y -+ |x|) / 2^-149 = 4 -+ 2^-99851, 4 in double, and
+  // 4 is the bound of bin 4 ((2, 4]): x of y's sign leaves e a hair below it
+  // (bin 4), x of the other sign a hair above (bin 5). The exact difference
+  // spans 100000 bits; the answer must not depend on computing all of them.
+  const float y = 4 * 0x1p-149f;
+  const MpfrNumber below = Exact(1, -100000);
+  const MpfrNumber above = Exact(-1, -100000);
+  const UlpError e_below = MeasureUlpError(below.get(), y);
+  const UlpError e_above = MeasureUlpError(above.get(), y);
+  EXPECT_EQ(e_below.ulp, 4.0);
+  EXPECT_EQ(e_above.ulp, 4.0);
+  EXPECT_EQ(e_below.bin, 4);
+  EXPECT_EQ(e_above.bin, 5);
+  // y = 0: x rounds to 0 (correctly rounded), e = 2^-99851 is 0 in double.
+  const UlpError zero = MeasureUlpError(below.get(), 0.0f);
+  EXPECT_TRUE(zero.correctly_rounded);
+  EXPECT_EQ(zero.ulp, 0.0);
+}
+
 TEST(UlpMetric, Subnormals) {
   // x = 3 * 2^-150 (1.5 min subnormals), y = 2^-149: |y - x| = 2^-150, ulp
   // 2^-149: e = 0.5, and RN-even(x) = 2 * 2^-149, so y is not correctly rounded.
