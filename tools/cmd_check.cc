@@ -495,8 +495,8 @@ void AddCheckCommand(CLI::App& app) {
                 ".npy ([operands, n]) or an input file (any other name)");
   exp->add_option("--op", eargs->op, "The op")->capture_default_str();
   exp->add_option("--suite", eargs->suite,
-                  "The suite (ulpgate list; default domain for tanh_bwd, cancellation for the "
-                  "linear and MSE ops)");
+                  "The suite (ulpgate list; default domain for the elementwise ops, cancellation "
+                  "for the linear and MSE ops)");
   exp->add_option("--shape", eargs->shape,
                   "Linear ops: B,IN,OUT (default 32,32,32); MSE ops: N (default 1000)");
   exp->add_option("--dtype", eargs->dtype, "Format of the inputs: f32, bf16, f16")->capture_default_str();

@@ -457,28 +457,31 @@ void FinishRun(const RunArgs& args, const std::vector<nlohmann::ordered_json>& r
 void AddRunCommand(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   auto* cmd = app.add_subcommand("run", "Run an op's variants on targets over a suite or input file");
-  cmd->add_option("--kernel", args->kernel,
-                  "Op to run: tanh_bwd, linear_fwd, linear_bwd_input, linear_bwd_weight, "
-                  "linear_bwd_bias, mse_fwd, mse_bwd")
-      ->required();
+  std::string ops;
+  for (const OpInfo& op : OpTable()) {
+    if (op.family != OpFamily::kDrift) ops += (ops.empty() ? "" : ", ") + op.name;
+  }
+  cmd->add_option("--kernel", args->kernel, "Op to run: " + ops)->required();
   cmd->add_option("--variant", args->variant,
                   "Variant, comma-separated list, or all (the variants of each --dtype: "
                   "ulpgate list)")
       ->capture_default_str();
   cmd->add_option("--dtype", args->dtype,
-                  "Format of the operands and outputs: f32; for tanh_bwd also bf16 and f16 "
-                  "(suites drawn in that format, errors in its ULPs)")
+                  "Format of the operands and outputs: f32; for the elementwise ops also bf16 "
+                  "and f16 (suites drawn in that format, errors in its ULPs)")
       ->capture_default_str();
   cmd->add_option("--target", args->target,
                   "Target (SCALAR, SSSE3, SSE4, AVX2, ...), comma-separated list, best, or all "
                   "(every target this CPU supports)")
       ->capture_default_str();
   cmd->add_option("--suite", args->suite,
-                  "Input suite. tanh_bwd: random, domain (default), training, adversarial. "
+                  "Input suite. Elementwise ops: random, domain (default), training, adversarial. "
                   "Linear and MSE ops: well_conditioned, cancellation (default), training, "
                   "adversarial, exact");
   cmd->add_option("--inputs", args->inputs_path,
-                  "Input file: one 'grad t' tuple per line, hex floats or decimals, # comments; - for stdin");
+                  "Input file (elementwise ops): one tuple of operands per line ('grad t' for "
+                  "tanh_bwd; ulpgate list names each op's), hex floats or decimals, # "
+                  "comments; - for stdin");
   cmd->add_option("--n", args->n,
                   "Number of inputs (default: the suite's; with --inputs: at most this many); "
                   "for the linear and MSE ops, the number of problem instances")

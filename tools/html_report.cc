@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "suites/engine/op_table.h"
 #include "tools/drift_chart.h"
 #include "tools/svg_chart.h"
 
@@ -396,17 +397,15 @@ bool IsReportFormat(const std::string& format) {
 std::string HtmlReport(const std::vector<ReportFile>& files, const std::string& title) {
   std::string nav, body;
   size_t index = 0;
-  // Gate first (the verdict), then matrices, runs (tanh_bwd first, as the op
-  // table orders the ops), drift (plain runs before attributions): the order a
-  // reader asks.
+  // Gate first (the verdict), then matrices, runs (in the op table's order),
+  // drift (plain runs before attributions): the order a reader asks.
   auto rank = [](const ReportFile& f) {
-    static const std::vector<std::string> ops = {"tanh_bwd",         "linear_fwd",
-                                                 "linear_bwd_input", "linear_bwd_weight",
-                                                 "linear_bwd_bias",  "mse_fwd",
-                                                 "mse_bwd"};
+    const std::vector<OpInfo>& ops = OpTable();
     const Json& results = f.json.contains("results") ? f.json["results"] : Json::array();
     const std::string op = results.empty() ? "" : Str(results[0], "op");
-    const size_t o = std::find(ops.begin(), ops.end(), op) - ops.begin();
+    const size_t o = std::find_if(ops.begin(), ops.end(),
+                                  [&](const OpInfo& info) { return info.name == op; }) -
+                     ops.begin();
     return std::make_pair(o * 2 + (f.json.contains("attribution") ? 1 : 0),
                           results.empty() ? std::string() : Str(results[0], "dtype", "f32"));
   };

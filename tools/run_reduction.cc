@@ -237,7 +237,7 @@ void PrintText(const RunArgs& args, const ReductionRun& run, const ReductionInpu
 void RunReductionCommand(const RunArgs& args) {
   const ReductionOpInfo& op = *FindReductionOp(args.kernel);
   if (!args.inputs_path.empty()) {
-    throw UsageError("--inputs is for tanh_bwd; " + std::string(op.name) +
+    throw UsageError("--inputs is for the elementwise ops; " + std::string(op.name) +
                      " takes --suite and --shape");
   }
   const std::string suite = args.suite.empty() ? "cancellation" : args.suite;
