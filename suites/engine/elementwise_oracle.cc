@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "kernels/narrow_formats.h"
+#include "oracles/float_text.h"
 #include "kernels/ops/registered_ops.h"
 #include "oracles/exact.h"
 #include "oracles/highway_f16.h"
@@ -109,6 +110,144 @@ class NativePerOpArith {
   bool fused_functions_;
 };
 
+// The arithmetic of staging (elementwise_oracle.h): Inner's values for what
+// is known, and for the first operand a place in the chain. An operation of
+// known values is Inner's; one that takes the chain's last value and known
+// ones appends a step; anything else marks the staging failed (its result is
+// then meaningless, and StagedChain is not returned).
+template <class Inner>
+class StagingArith {
+ public:
+  using IV = typename Inner::Value;
+  struct Value {
+    int head;  // >= 0: the chain's value after `head` steps; -1: known
+    IV v;      // the known value (a placeholder in the chain's)
+  };
+  explicit StagingArith(Inner& inner) : inner_(inner), placeholder_(inner.Const(0.0f)) {}
+  bool ok() const { return ok_; }
+  void MarkFailed() { ok_ = false; }
+  Inner& inner() { return inner_; }
+  StagedChain& chain() { return chain_; }
+  Value First() const { return {0, placeholder_}; }
+  Value Known(IV v) const { return {-1, std::move(v)}; }
+
+  template <class... A>
+  Value Const(A&&... a) { return Known(inner_.Const(std::forward<A>(a)...)); }
+  Value Zero() { return Known(inner_.Zero()); }
+  Value Pi() { return Known(inner_.Pi()); }
+  Value Decimal(const char* text) { return Known(inner_.Decimal(text)); }
+#define ULPGATE_STAGE_UNARY(F) \
+  Value F(const Value& a) {    \
+    if (a.head >= 0) return Fail(); \
+    return Known(inner_.F(a.v));    \
+  }
+  ULPGATE_STAGE_UNARY(Neg)
+  ULPGATE_STAGE_UNARY(Abs)
+  ULPGATE_STAGE_UNARY(Sqrt)
+  ULPGATE_STAGE_UNARY(Exp)
+  ULPGATE_STAGE_UNARY(Tanh)
+  ULPGATE_STAGE_UNARY(Erf)
+  ULPGATE_STAGE_UNARY(Erfc)
+#undef ULPGATE_STAGE_UNARY
+
+  // Floating-point + and * are commutative (IEEE's and MPFR's alike), so
+  // c + v and c * v are the steps of v + c and v * c.
+  Value Add(const Value& a, const Value& b) {
+    if (a.head < 0 && b.head < 0) return Known(inner_.Add(a.v, b.v));
+    if (a.head >= 0 && b.head < 0) return Push(a, ChainStep::kAdd, b.v);
+    if (a.head < 0 && b.head >= 0) return Push(b, ChainStep::kAdd, a.v);
+    return Fail();
+  }
+  Value Mul(const Value& a, const Value& b) {
+    if (a.head < 0 && b.head < 0) return Known(inner_.Mul(a.v, b.v));
+    if (a.head >= 0 && b.head < 0) return Push(a, ChainStep::kMul, b.v);
+    if (a.head < 0 && b.head >= 0) return Push(b, ChainStep::kMul, a.v);
+    return Fail();
+  }
+  Value Sub(const Value& a, const Value& b) {
+    if (a.head < 0 && b.head < 0) return Known(inner_.Sub(a.v, b.v));
+    if (a.head >= 0 && b.head < 0) return Push(a, ChainStep::kSub, b.v);
+    if (a.head < 0 && b.head >= 0) return Push(b, ChainStep::kSubFrom, a.v);
+    return Fail();
+  }
+  Value Div(const Value& a, const Value& b) {
+    if (a.head < 0 && b.head < 0) return Known(inner_.Div(a.v, b.v));
+    if (a.head >= 0 && b.head < 0) return Push(a, ChainStep::kDiv, b.v);
+    if (a.head < 0 && b.head >= 0) return Push(b, ChainStep::kDivInto, a.v);
+    return Fail();
+  }
+  // a*b + c: the product's operands commute (one rounding or two alike).
+  Value MulAdd(const Value& a, const Value& b, const Value& c) {
+    const int staged = (a.head >= 0) + (b.head >= 0) + (c.head >= 0);
+    if (staged == 0) return Known(inner_.MulAdd(a.v, b.v, c.v));
+    if (staged != 1) return Fail();
+    if (c.head >= 0) return Push(c, ChainStep::kAddProduct, a.v, b.v);
+    return a.head >= 0 ? Push(a, ChainStep::kMulAdd, b.v, c.v) : Push(b, ChainStep::kMulAdd, a.v, c.v);
+  }
+  // c - a*b.
+  Value NegMulAdd(const Value& a, const Value& b, const Value& c) {
+    const int staged = (a.head >= 0) + (b.head >= 0) + (c.head >= 0);
+    if (staged == 0) return Known(inner_.NegMulAdd(a.v, b.v, c.v));
+    if (staged == 1) {
+      if (c.head >= 0) return Push(c, ChainStep::kSubProduct, a.v, b.v);
+      return a.head >= 0 ? Push(a, ChainStep::kNegMulAdd, b.v, c.v)
+                         : Push(b, ChainStep::kNegMulAdd, a.v, c.v);
+    }
+    // v - v*k: the same value twice, the chain's last.
+    if (staged == 2 && c.head >= 0 && (a.head >= 0) != (b.head >= 0)) {
+      const Value& v = a.head >= 0 ? a : b;
+      const Value& k = a.head >= 0 ? b : a;
+      if (v.head != c.head) return Fail();
+      return Push(c, ChainStep::kSubSelfProduct, k.v);
+    }
+    return Fail();
+  }
+
+ private:
+  Value Fail() {
+    ok_ = false;
+    return First();
+  }
+  Value Push(const Value& v, ChainStep step, const IV& c) { return Push(v, step, c, placeholder_); }
+  Value Push(const Value& v, ChainStep step, const IV& c, const IV& d) {
+    // Only the chain's last value may go on: an earlier one used again
+    // would make the chain a tree.
+    if (v.head != static_cast<int>(chain_.steps.size())) return Fail();
+    chain_.steps.push_back(step);
+    known_c_.push_back(c);
+    known_d_.push_back(d);
+    return {static_cast<int>(chain_.steps.size()), placeholder_};
+  }
+
+ public:
+  std::vector<IV> known_c_, known_d_;
+
+ private:
+  Inner& inner_;
+  IV placeholder_;
+  StagedChain chain_;
+  bool ok_ = true;
+};
+
+// The chain's steps in an arithmetic A (the model's own), from v.
+template <class A, class T>
+T ApplyChainStep(const A& a, ChainStep step, T v, T c, T d) {
+  switch (step) {
+    case ChainStep::kMul: return a.Mul(v, c);
+    case ChainStep::kDiv: return a.Div(v, c);
+    case ChainStep::kDivInto: return a.Div(c, v);
+    case ChainStep::kAdd: return a.Add(v, c);
+    case ChainStep::kSub: return a.Sub(v, c);
+    case ChainStep::kSubFrom: return a.Sub(c, v);
+    case ChainStep::kMulAdd: return a.MulAdd(v, c, d);
+    case ChainStep::kAddProduct: return a.MulAdd(c, d, v);
+    case ChainStep::kNegMulAdd: return a.NegMulAdd(v, c, d);
+    case ChainStep::kSubProduct: return a.NegMulAdd(c, d, v);
+    case ChainStep::kSubSelfProduct: return a.NegMulAdd(v, c, v);
+  }
+  return v;
+}
+
 // The oracle of one registered op: Spec's tables, Seq its templates.
 template <class Spec, class Seq>
 class OracleFor final : public ElementwiseOracle {
@@ -156,6 +295,46 @@ class OracleFor final : public ElementwiseOracle {
     } else {
       return std::nullopt;
     }
+  }
+  std::optional<StagedChain> StageModel(size_t m, const float* x) const override {
+    return AtIndex<Spec::kModels.size()>(m, [&](auto k) -> std::optional<StagedChain> {
+      constexpr ElementwiseModelInfo kInfo = Spec::kModels[k()];
+      constexpr int kSequence = RowIndex(Spec::kVariants, kInfo.sequence_of);
+      NativeModelArith inner(kInfo.fused);
+      StagingArith<NativeModelArith> a(inner);
+      StageAt<kSequence>(a, x, Operands());
+      if (!a.ok()) return std::nullopt;
+      return Finish(a);
+    });
+  }
+  std::optional<StagedChain> StagePerOp(size_t v, bool fused_functions, const FloatFormat& format,
+                                        const double* x) const override {
+    return AtIndex<Spec::kVariants.size()>(v, [&](auto k) -> std::optional<StagedChain> {
+      if constexpr (SequenceHasModel<Spec>(Spec::kVariants[k()].name)) {
+        NativePerOpArith inner(format, fused_functions);
+        StagingArith<NativePerOpArith> a(inner);
+        StageAt<static_cast<int>(k())>(a, x, Operands());
+        if (!a.ok()) return std::nullopt;
+        return Finish(a);
+      } else {
+        throw std::logic_error("a per-op model of a sequence without models");
+      }
+    });
+  }
+  std::optional<MpfrNumber> ExactFactor(const float* x) const override {
+    ExactArith inner = Arith();
+    StagingArith<ExactArith> a(inner);
+    const auto result = ExactStaged(a, x, Operands());
+    if (!a.ok() || result.head != static_cast<int>(a.chain().steps.size())) return std::nullopt;
+    // The product of the factors, exactly: its precision the sum of theirs.
+    mpfr_prec_t precision = 1;
+    for (size_t i = 0; i < a.chain().steps.size(); ++i) {
+      if (a.chain().steps[i] != ChainStep::kMul) return std::nullopt;
+      precision += a.known_c_[i].precision();
+    }
+    MpfrNumber f(precision, 1.0f);
+    for (const MpfrNumber& c : a.known_c_) mpfr_mul(f.get(), f.get(), c.get(), MPFR_RNDN);
+    return f;
   }
   TracingArith::Value Trace(size_t v, TracingArith& arith,
                             const std::vector<TracingArith::Value>& x) const override {
@@ -263,6 +442,33 @@ class OracleFor final : public ElementwiseOracle {
   static TracingArith::Value TraceAt(TracingArith& a, const std::vector<TracingArith::Value>& x,
                                      std::index_sequence<k...>) {
     return Seq::template At<kSequence>(a, x[k]...);
+  }
+  template <int kSequence, class A, class T, size_t... k>
+  static void StageAt(A& a, const T* x, std::index_sequence<k...>) {
+    using V = typename A::Value;
+    const std::array<V, kArity> v{(k == 0 ? a.First() : a.Known(static_cast<typename A::IV>(x[k])))...};
+    const V out = Seq::template At<kSequence>(a, v[k]...);
+    if (out.head != static_cast<int>(a.chain().steps.size())) {
+      // The result is not the chain's last value (or not of the first
+      // operand at all): nothing to apply.
+      a.MarkFailed();
+    }
+  }
+  template <size_t... k>
+  static StagingArith<ExactArith>::Value ExactStaged(StagingArith<ExactArith>& a, const float* x,
+                                                     std::index_sequence<k...>) {
+    using V = StagingArith<ExactArith>::Value;
+    const std::array<V, kArity> v{(k == 0 ? a.First() : a.Known(a.inner().FromFloat(x[k])))...};
+    return Seq::Exact(a, v[k]...);
+  }
+  template <class A>
+  static StagedChain Finish(A& a) {
+    StagedChain chain = a.chain();
+    for (size_t i = 0; i < chain.steps.size(); ++i) {
+      chain.c.push_back(static_cast<double>(a.known_c_[i]));
+      chain.d.push_back(static_cast<double>(a.known_d_[i]));
+    }
+    return chain;
   }
   template <int kSequence, class A, class T, size_t... k>
   static auto Apply(A& a, const T* x, std::index_sequence<k...>) {
@@ -429,6 +635,96 @@ float ModelOutput(const ElementwiseOpInfo& op, const FloatFormat& format, size_t
     }
   }
   throw std::logic_error("unknown kind of 16-bit model");
+}
+
+std::optional<StagedChain> StageModelOutput(const ElementwiseOpInfo& op, const FloatFormat& format,
+                                            size_t model, const float* operands) {
+  const ElementwiseOracle& oracle = OracleOf(op);
+  if (IsBinary32(format)) return oracle.StageModel(model, operands);
+  // The operands as ModelOutput converts them (operand 0 unused).
+  std::array<uint16_t, kMaxElementwiseArity> bits{};
+  std::array<double, kMaxElementwiseArity> wide{};
+  std::array<float, kMaxElementwiseArity> narrowed{}, soft{};
+  for (size_t k = 1; k < op.arity(); ++k) {
+    bits[k] = static_cast<uint16_t>(EncodeBits(format, operands[k]));
+    wide[k] = DecodeBits(format, bits[k]);
+    narrowed[k] = ToFloat(wide[k]);
+    soft[k] = HighwaySoftF16ToF32(bits[k]);
+  }
+  const NarrowModelInfo& m = NarrowModelInfos(op, format).at(model);
+  switch (m.kind) {
+    case NarrowModelInfo::kOpmath:
+    case NarrowModelInfo::kTruncating:
+      return oracle.StageModel(m.f32_model, narrowed.data());
+    case NarrowModelInfo::kPerOp:
+      return oracle.StagePerOp(m.sequence, m.fused_functions, format, wide.data());
+    case NarrowModelInfo::kHighwaySoft:
+      return oracle.StageModel(m.f32_model, soft.data());
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// Applies the columns' chains in arithmetic A to v[0, n) in place.
+template <class A, class T>
+void ApplyColumns(const A& a, const StagedColumns& columns, size_t entry, bool broadcast, T* v,
+                  size_t n) {
+  for (size_t s = 0; s < columns.steps.size(); ++s) {
+    const ChainStep step = columns.steps[s];
+    const double* c = columns.c[s].data() + entry;
+    const double* d = columns.d[s].data() + entry;
+    for (size_t i = 0; i < n; ++i) {
+      const size_t e = broadcast ? 0 : i;
+      v[i] = ApplyChainStep<A, T>(a, step, v[i], static_cast<T>(c[e]), static_cast<T>(d[e]));
+    }
+  }
+}
+
+}  // namespace
+
+void ApplyStagedModel(const ElementwiseOpInfo& op, const FloatFormat& format, size_t model,
+                      const StagedColumns& columns, size_t entry, bool broadcast,
+                      const float* first, const uint16_t* first_bits, size_t n, float* out) {
+  if (IsBinary32(format)) {
+    const NativeModelArith a(op.models.at(model).fused);
+    std::copy(first, first + n, out);
+    ApplyColumns(a, columns, entry, broadcast, out, n);
+    for (size_t i = 0; i < n; ++i) out[i] = CanonicalNan(out[i]);
+    return;
+  }
+  const NarrowModelInfo& m = NarrowModelInfos(op, format).at(model);
+  if (m.kind == NarrowModelInfo::kPerOp) {
+    const NativePerOpArith a(format, m.fused_functions);
+    std::vector<double> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = DecodeBits(format, first_bits[i]);
+    ApplyColumns(a, columns, entry, broadcast, v.data(), n);
+    for (size_t i = 0; i < n; ++i) out[i] = CanonicalNan(ToFloat(v[i]));
+    return;
+  }
+  const NativeModelArith a(op.models.at(m.f32_model).fused);
+  for (size_t i = 0; i < n; ++i) {
+    out[i] = m.kind == NarrowModelInfo::kHighwaySoft ? HighwaySoftF16ToF32(first_bits[i])
+                                                     : ToFloat(DecodeBits(format, first_bits[i]));
+  }
+  ApplyColumns(a, columns, entry, broadcast, out, n);
+  for (size_t i = 0; i < n; ++i) {
+    const float y = out[i];
+    switch (m.kind) {
+      case NarrowModelInfo::kOpmath:
+        out[i] = ToFloat(RoundDouble(format, y));
+        break;
+      case NarrowModelInfo::kTruncating:
+        out[i] = std::isnan(y) ? y : ToFloat(RoundDouble(format, y, /*toward_zero=*/true));
+        break;
+      case NarrowModelInfo::kHighwaySoft:
+        out[i] = ToFloat(DecodeBits(format, HighwaySoftF32ToF16(y)));
+        break;
+      case NarrowModelInfo::kPerOp:
+        break;
+    }
+    out[i] = CanonicalNan(out[i]);
+  }
 }
 
 std::vector<float> ModelOutputs(const ElementwiseOpInfo& op, const FloatFormat& format,

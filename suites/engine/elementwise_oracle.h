@@ -37,6 +37,34 @@ namespace ulpgate {
 // of the terms that cancel, so 280 bits or more survive the cancellation.
 inline constexpr mpfr_prec_t kElementwiseFunctionPrecision = 320;
 
+// ---- Staging: an op with every operand but the first known.
+//
+// Where a sequence combines its first operand (grad) with values of the others
+// only through + - * / and multiply-adds, each time with the value it last
+// computed from it (never a function of it, never two values of it but in
+// v - v*c), what is left to compute once the others are known is a chain of
+// steps on the first operand, each one operation of the sequence's arithmetic
+// with known values. The sweep stages each model once per value of the other
+// operands and applies the chain to every first operand: the same operations
+// on the same values as the model, so the same bits.
+enum class ChainStep : uint8_t {
+  kMul,             // v * c
+  kDiv,             // v / c
+  kDivInto,         // c / v
+  kAdd,             // v + c
+  kSub,             // v - c
+  kSubFrom,         // c - v
+  kMulAdd,          // MulAdd(v, c, d) = v*c + d
+  kAddProduct,      // MulAdd(c, d, v) = c*d + v
+  kNegMulAdd,       // NegMulAdd(v, c, d) = d - v*c
+  kSubProduct,      // NegMulAdd(c, d, v) = v - c*d
+  kSubSelfProduct,  // NegMulAdd(v, c, v) = v - v*c
+};
+struct StagedChain {
+  std::vector<ChainStep> steps;
+  std::vector<double> c, d;  // per step, its known operands (d unused by one-operand steps)
+};
+
 class ElementwiseOracle {
  public:
   virtual ~ElementwiseOracle() = default;
@@ -63,6 +91,21 @@ class ElementwiseOracle {
   // nullopt where they cannot, or for an op without such a tier.
   virtual std::optional<FastTanhBwdExact> FastExact(const float* operands,
                                                     const FloatFormat& format) const = 0;
+  // Binary32 model m (native arithmetic) staged at operands[1..]; nullopt
+  // where its sequence does more with the first operand than a chain holds.
+  virtual std::optional<StagedChain> StageModel(size_t m, const float* operands) const = 0;
+  // Variant v's per-op sequence in `format` (PerOp, native) staged the same way.
+  virtual std::optional<StagedChain> StagePerOp(size_t v, bool fused_functions,
+                                                const FloatFormat& format,
+                                                const double* operands) const = 0;
+  // The op's value staged: a factor f such that Exact({g, operands[1..]}) is
+  // g * f for every g, nullopt where the definition does more with its first
+  // operand than multiply it by values of the others. f is the exact product
+  // of the factors the definition multiplies by, each computed as Exact
+  // computes it; Exact rounds each product to its precision (320 bits for a
+  // definition that calls a function, none for a ring definition), so the two
+  // agree to within 2^-318 relatively, exactly for a ring definition.
+  virtual std::optional<MpfrNumber> ExactFactor(const float* operands) const = 0;
   // Sequence v (op().variants) through the tracing arithmetic of `explain`
   // (oracles/tracing_arith.h), on the operands' traced values.
   virtual TracingArith::Value Trace(size_t v, TracingArith& arith,
@@ -120,6 +163,29 @@ std::vector<float> ModelOutputs(const ElementwiseOpInfo& op, const FloatFormat& 
 // One of them: model `model` (an index into ModelNames).
 float ModelOutput(const ElementwiseOpInfo& op, const FloatFormat& format, size_t model,
                   const float* operands, bool native = false);
+// Model `model` (ModelNames order) of `format` staged at operands[1..]
+// (values of the format; operands[0] is ignored), the operands converted as
+// ModelOutput converts them; nullopt where the model's sequence does more
+// with the first operand than a chain holds.
+std::optional<StagedChain> StageModelOutput(const ElementwiseOpInfo& op, const FloatFormat& format,
+                                            size_t model, const float* operands);
+
+// One model staged at many values of the other operands, the same steps at
+// each: constants [step][entry].
+struct StagedColumns {
+  std::vector<ChainStep> steps;
+  std::vector<std::vector<double>> c, d;
+  size_t size() const { return c.empty() ? 0 : c[0].size(); }
+};
+// For i < n: out[i] = ModelOutput(op, format, model, {first, the operands of
+// entry e}, native = true) with e = entry + i (or `entry` for every i when
+// `broadcast`), NaN canonical. first[i] is a value of the format; in a 16-bit
+// format first_bits[i] is its pattern as a kernel receives it (a NaN its
+// sign's quiet NaN).
+void ApplyStagedModel(const ElementwiseOpInfo& op, const FloatFormat& format, size_t model,
+                      const StagedColumns& columns, size_t entry, bool broadcast,
+                      const float* first, const uint16_t* first_bits, size_t n, float* out);
+
 // The model a target's kernel of `variant` must follow in `format`; throws
 // InputError for an unknown variant.
 std::string ExpectedModel(const ElementwiseOpInfo& op, const FloatFormat& format,

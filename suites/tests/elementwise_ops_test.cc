@@ -154,6 +154,85 @@ TEST(ElementwiseOps, ModelProgramsAreTheTemplatesModels) {
   }
 }
 
+// Staged models (the sweep's tier for ops other than tanh_bwd): the chain
+// staged at the trailing operands, applied to the first, is ModelOutput bit
+// for bit (NaN canonical), on every op, format and model; and the ops whose
+// sequences only scale grad stage every model of every format.
+TEST(ElementwiseOps, StagedModelsAreTheModels) {
+  for (const ElementwiseOpInfo& op : ElementwiseOps()) {
+    for (const FloatFormat* format : Formats()) {
+      if (!RunsIn(op, *format)) continue;
+      const std::vector<std::string> names = ModelNames(op, *format);
+      for (const char* suite : {"adversarial", "random"}) {
+        const InputSet inputs = GenerateElementwiseSuite(op, *format, suite, 11, 3000);
+        for (size_t m = 0; m < names.size(); ++m) {
+          uint64_t staged = 0, differ = 0;
+          for (size_t i = 0; i < inputs.size(); ++i) {
+            std::vector<float> x(op.arity());
+            for (size_t k = 0; k < op.arity(); ++k) x[k] = inputs.columns[k][i];
+            const auto chain = StageModelOutput(op, *format, m, x.data());
+            if (!chain) continue;
+            ++staged;
+            StagedColumns columns;
+            columns.steps = chain->steps;
+            for (size_t s = 0; s < chain->steps.size(); ++s) {
+              columns.c.push_back({chain->c[s]});
+              columns.d.push_back({chain->d[s]});
+            }
+            const auto bits = static_cast<uint16_t>(EncodeBits(*format, x[0]));
+            float out = 0;
+            ApplyStagedModel(op, *format, m, columns, 0, true, &x[0], &bits, 1, &out);
+            const float model = CanonicalNan(ModelOutput(op, *format, m, x.data(), true));
+            differ += FloatBits(out) != FloatBits(model);
+          }
+          EXPECT_EQ(differ, 0u) << op.name << " " << format->name << " " << names[m] << " " << suite;
+          // Every model of the ops that only scale grad stages; tanh_bwd's
+          // two-rounding MAC form (grad - grad*r: grad used twice) does not.
+          if (op.name != "tanh_bwd") {
+            EXPECT_EQ(staged, inputs.size()) << op.name << " " << format->name << " " << names[m];
+          }
+        }
+      }
+    }
+  }
+}
+
+// The staged exact value: Exact(g, rest) = g * ExactFactor(rest), to within
+// the 320-bit roundings of Exact for a definition that calls a function and
+// exactly for a ring definition, NaN, infinities and zero signs alike.
+TEST(ElementwiseOps, ExactFactorScalesTheFirstOperand) {
+  for (const ElementwiseOpInfo& op : ElementwiseOps()) {
+    const ElementwiseOracle& oracle = OracleOf(op);
+    const InputSet inputs = GenerateElementwiseSuite(op, kBinary32, "adversarial", 4, 3000);
+    uint64_t differ = 0;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      std::vector<float> x(op.arity());
+      for (size_t k = 0; k < op.arity(); ++k) x[k] = inputs.columns[k][i];
+      const auto f = oracle.ExactFactor(x.data());
+      ASSERT_TRUE(f.has_value()) << op.name;
+      const MpfrNumber exact = oracle.Exact(x.data());
+      MpfrNumber scaled(mpfr_get_prec(f->get()) + 24);
+      mpfr_mul_d(scaled.get(), f->get(), x[0], MPFR_RNDN);  // exact: 24 bits more
+      bool same;
+      if (mpfr_nan_p(exact.get()) || mpfr_nan_p(scaled.get())) {
+        same = mpfr_nan_p(exact.get()) && mpfr_nan_p(scaled.get());
+      } else if (mpfr_inf_p(exact.get()) || mpfr_zero_p(exact.get())) {
+        same = mpfr_equal_p(exact.get(), scaled.get()) &&
+               mpfr_signbit(exact.get()) == mpfr_signbit(scaled.get());
+      } else if (op.exact_definition) {
+        same = mpfr_equal_p(exact.get(), scaled.get());
+      } else {
+        MpfrNumber d(64);
+        mpfr_sub(d.get(), exact.get(), scaled.get(), MPFR_RNDN);
+        mpfr_div(d.get(), d.get(), exact.get(), MPFR_RNDN);
+        same = mpfr_zero_p(d.get()) || mpfr_get_exp(d.get()) <= -316;
+      }
+      differ += !same;
+    }
+    EXPECT_EQ(differ, 0u) << op.name;
+  }
+}
+
 // The error bound: none where an operand is infinite or NaN or the terms
 // leave MPFR's exponent range (exp of a large operand); a finite bound
 // elsewhere; and the bound fraction refuses values that are not numbers
