@@ -14,6 +14,7 @@
 #include "kernels/narrow_formats.h"
 #include "oracles/fast_ulp.h"
 #include "oracles/float_text.h"
+#include "oracles/ulp_metric.h"
 #include "suites/engine/chunk_driver.h"
 #include "suites/inputs/inputs.h"
 #include "suites/sweep/sweep.h"
@@ -122,6 +123,118 @@ const NarrowPatterns& PatternsOf(const FloatFormat& format) {
   return format.precision == kBFloat16.precision ? bf16 : f16;
 }
 
+// ---- A staged op's tables (ElementwiseOracle::ExactFactor, StageModelOutput).
+
+// Per value of the second operand: the exact factor as the tier reads it,
+// and every model's chain; kSweepVectorSlack entries of slack past the end.
+struct StagedTables {
+  std::vector<double> f0, f1, f2, sign, tiny_limit;
+  std::vector<uint64_t> kind;
+  std::vector<StagedColumns> models;  // ModelNames order
+
+  SweepFactorColumns At(size_t entry) const {
+    return {f0.data() + entry, f1.data() + entry, f2.data() + entry,
+            sign.data() + entry, tiny_limit.data() + entry, kind.data() + entry};
+  }
+};
+
+// The factor's class and parts (sweep_tier.h's SweepFactorClass).
+void SetFactor(const MpfrNumber& f, const FloatFormat& format, StagedTables& t, size_t e) {
+  mpfr_srcptr x = f.get();
+  t.sign[e] = mpfr_signbit(x) ? -1.0 : 1.0;
+  t.f0[e] = t.f1[e] = t.f2[e] = t.tiny_limit[e] = 0;
+  if (mpfr_nan_p(x)) {
+    t.kind[e] = kSweepFactorNaN;
+  } else if (mpfr_inf_p(x)) {
+    t.kind[e] = kSweepFactorInfinite;
+  } else if (mpfr_zero_p(x)) {
+    t.kind[e] = kSweepFactorZero;
+  } else if (mpfr_get_exp(x) - 1 < -600) {
+    // |f| < 2^E: |grad| < 2^(-1076 + qmin - E) puts |x| / 2^qmin below
+    // 2^-1076, an error of |x| rounding to 0 in a double (the ULP of a value
+    // that rounds to 0 is the format's smallest, 2^qmin).
+    t.kind[e] = kSweepFactorTiny;
+    const long qmin = format.emin - format.precision + 1;
+    const long exponent = -1076 + qmin - static_cast<long>(mpfr_get_exp(x));
+    t.tiny_limit[e] = exponent > 1023 ? HUGE_VAL : exponent < -1074 ? 0.0 : std::ldexp(1.0, static_cast<int>(exponent));
+  } else if (mpfr_get_exp(x) > 600) {
+    t.kind[e] = kSweepFactorHuge;
+  } else {
+    t.kind[e] = kSweepFactorNormal;
+    MpfrNumber r(mpfr_get_prec(x));
+    mpfr_set(r.get(), x, MPFR_RNDN);
+    double* parts[3] = {&t.f0[e], &t.f1[e], &t.f2[e]};
+    for (double* part : parts) {
+      *part = mpfr_get_d(r.get(), MPFR_RNDN);
+      mpfr_sub_d(r.get(), r.get(), *part, MPFR_RNDN);  // exact: fewer bits than r had
+    }
+  }
+}
+
+// The tables over `values` (the second operand's values, a NaN as the
+// pattern a kernel receives); nullopt where the op's definition or a model
+// does not stage, or a model's chains differ between values.
+std::optional<StagedTables> BuildStagedTables(const ElementwiseOpInfo& op, const FloatFormat& format,
+                                              const std::vector<float>& values, unsigned threads) {
+  const ElementwiseOracle& oracle = OracleOf(op);
+  const size_t count = values.size();
+  const size_t size = count + kSweepVectorSlack;
+  const size_t model_count = ModelNames(op, format).size();
+  StagedTables t;
+  for (auto* v : {&t.f0, &t.f1, &t.f2, &t.sign, &t.tiny_limit}) v->assign(size, 0.0);
+  t.kind.assign(size, kSweepFactorNaN);
+  t.models.resize(model_count);
+  std::vector<std::vector<std::optional<StagedChain>>> chains(model_count,
+                                                              std::vector<std::optional<StagedChain>>(count));
+  std::vector<uint8_t> staged(count, 1);
+  constexpr size_t kUnit = 1024;
+  RunUnitsByWorker((count + kUnit - 1) / kUnit, threads, [&](size_t u, unsigned) {
+    for (size_t e = u * kUnit; e < std::min(count, (u + 1) * kUnit); ++e) {
+      const float operands[2] = {1.0f, values[e]};
+      const auto f = oracle.ExactFactor(operands);
+      if (!f) {
+        staged[e] = 0;
+        continue;
+      }
+      SetFactor(*f, format, t, e);
+      for (size_t m = 0; m < model_count; ++m) chains[m][e] = StageModelOutput(op, format, m, operands);
+    }
+  });
+  if (std::find(staged.begin(), staged.end(), 0) != staged.end()) return std::nullopt;
+  for (size_t m = 0; m < model_count; ++m) {
+    StagedColumns& columns = t.models[m];
+    for (size_t e = 0; e < count; ++e) {
+      const std::optional<StagedChain>& chain = chains[m][e];
+      if (!chain) return std::nullopt;
+      if (e == 0) {
+        columns.steps = chain->steps;
+        columns.c.assign(chain->steps.size(), std::vector<double>(size, 0.0));
+        columns.d.assign(chain->steps.size(), std::vector<double>(size, 0.0));
+      } else if (chain->steps != columns.steps) {
+        return std::nullopt;
+      }
+      for (size_t k = 0; k < chain->steps.size(); ++k) {
+        columns.c[k][e] = chain->c[k];
+        columns.d[k][e] = chain->d[k];
+      }
+    }
+  }
+  return t;
+}
+
+// The second operand's values a staged domain tabulates: every pattern of a
+// 16-bit format (pairs), the fixed values of an over-grad domain; empty for
+// a domain that sweeps the second operand over binary32 (too many values).
+std::vector<float> StagedValues(const SweepDomain& domain) {
+  if (domain.kind == SweepDomain::Kind::kPairs) {
+    std::vector<float> v(65536);
+    for (uint32_t b = 0; b < 65536; ++b) v[b] = static_cast<float>(DecodeBits(*domain.format, b));
+    return v;
+  }
+  if (domain.kind == SweepDomain::Kind::kOverGrad) return domain.fixed;
+  return {};
+}
+
 // SweepDigestKey(j) ^ SweepDigestKey(0) for j < 4096: with SweepDigestKey(i)
 // = H(i >> 12) ^ L(i & 0xfff), this is L(j) ^ L(0), and SweepDigestKey(run +
 // j) = SweepDigestKey(run) ^ L(0) ^ L(j) for a run that is a multiple of 4096.
@@ -195,13 +308,24 @@ struct Worker {
   std::vector<std::vector<size_t>> members;  // the cases whose outputs each entry has
   std::vector<uint8_t> wanted;               // per model: computed for this tile
   MpfrTanhBwdError mpfr;
+  // A staged op's factor columns repeated over a tile (an over-grad domain's
+  // one value of the second operand).
+  struct alignas(64) Broadcast {
+    double f0[kSweepTile + kSweepVectorSlack], f1[kSweepTile + kSweepVectorSlack],
+        f2[kSweepTile + kSweepVectorSlack], sign[kSweepTile + kSweepVectorSlack],
+        tiny_limit[kSweepTile + kSweepVectorSlack];
+    uint64_t kind[kSweepTile + kSweepVectorSlack];
+  };
+  std::unique_ptr<Broadcast> broadcast;
   std::vector<CaseTotals> totals;
 };
 
 class FastSweep {
  public:
-  FastSweep(const SweepOptions& options, const ElementwiseCasePlan& plan)
-      : options_(options),
+  FastSweep(const SweepOptions& options, const ElementwiseCasePlan& plan,
+            const StagedTables* staged = nullptr)
+      : staged_(staged),
+        options_(options),
         domain_(options.domain),
         format_(*options.domain.format),
         plan_(plan),
@@ -253,7 +377,27 @@ class FastSweep {
 
   void Tile(Worker& w, uint64_t at, size_t n) const {
     Fill(w, at, n);
-    SweepExactValues(format_, w.grad, w.t, n, &w.exact);
+    // A staged op: the second operand's entry in the tables, the same over
+    // the tile (over grad) or one per input (pairs).
+    const bool broadcast = domain_.kind != SweepDomain::Kind::kPairs;
+    const size_t entry = broadcast ? static_cast<size_t>(at >> 32) : static_cast<size_t>(at & 0xffff);
+    if (staged_ != nullptr) {
+      SweepFactorColumns columns = staged_->At(entry);
+      if (broadcast) {
+        if (!w.broadcast) w.broadcast = std::make_unique<Worker::Broadcast>();
+        Worker::Broadcast& b = *w.broadcast;
+        std::fill_n(b.f0, n, columns.f0[0]);
+        std::fill_n(b.f1, n, columns.f1[0]);
+        std::fill_n(b.f2, n, columns.f2[0]);
+        std::fill_n(b.sign, n, columns.sign[0]);
+        std::fill_n(b.tiny_limit, n, columns.tiny_limit[0]);
+        std::fill_n(b.kind, n, columns.kind[0]);
+        columns = {b.f0, b.f1, b.f2, b.sign, b.tiny_limit, b.kind};
+      }
+      SweepScaledExactValues(format_, w.grad, columns, n, &w.exact);
+    } else {
+      SweepExactValues(format_, w.grad, w.t, n, &w.exact);
+    }
 
     // The models this tile needs: each case's expected one (its mismatches
     // are counted), and every other one that case has not yet left (only
@@ -271,8 +415,16 @@ class FastSweep {
     std::vector<float*>& models = w.model_pointers;
     models.resize(model_count);
     for (size_t m = 0; m < model_count; ++m) models[m] = w.models[m].v;
-    SweepModelOutputs(format_, w.grad, w.t, w.grad_bits, w.t_bits, n, models.data(),
-                      w.wanted.data());
+    if (staged_ != nullptr) {
+      for (size_t m = 0; m < builtin_models_; ++m) {
+        if (!w.wanted[m]) continue;
+        ApplyStagedModel(*options_.op, format_, m, staged_->models[m], entry, broadcast, w.grad,
+                         w.grad_bits, n, models[m]);
+      }
+    } else {
+      SweepModelOutputs(format_, w.grad, w.t, w.grad_bits, w.t_bits, n, models.data(),
+                        w.wanted.data());
+    }
     for (size_t k = 0; k < plan_.extra_models.size(); ++k) {
       if (!w.wanted[builtin_models_ + k]) continue;
       for (size_t i = 0; i < n; ++i) {
@@ -372,6 +524,10 @@ class FastSweep {
     t.n = n;
     t.correct = sums.correctly_rounded;
     t.signed_zero = sums.signed_zero_mismatch;
+    // Errors that underflowed a double: e = 0, fine bin 0, histogram bin 1
+    // (MeasureUlpError's: not an exact zero).
+    t.adjust[1] += static_cast<int64_t>(sums.underflowed_errors);
+    t.adjust[0] -= static_cast<int64_t>(sums.underflowed_errors);
     t.sum.AddUnits(static_cast<uint64_t>(sums.high), 1);
     t.sum.AddUnits(static_cast<uint64_t>(sums.high >> 64), 3);
     t.sum.AddUnits(sums.low, 0);
@@ -402,8 +558,14 @@ class FastSweep {
       }
       if (flags & kSweepUndecidedError) {
         // MPFR: every field of this output's error, none of it in the sums.
-        w.mpfr.Set(w.grad[i], w.t[i]);
-        const UlpError u = w.mpfr.Measure(y[i], format_);
+        UlpError u;
+        if (staged_ != nullptr) {
+          const float operands[2] = {w.grad[i], w.t[i]};
+          u = MeasureUlpError(OracleOf(*options_.op).Exact(operands).get(), y[i], format_);
+        } else {
+          w.mpfr.Set(w.grad[i], w.t[i]);
+          u = w.mpfr.Measure(y[i], format_);
+        }
         if (u.special_mismatch) {
           ++t.special;
           t.first_special = CaseTotals::First(t.first_special, index);
@@ -413,6 +575,10 @@ class FastSweep {
         t.signed_zero += u.signed_zero_mismatch;
         t.sum.AddUlp(u.ulp);
         t.Max(u.ulp, index);
+        if (u.ulp == 0 && u.bin != 0) {  // an error that underflowed a double
+          ++t.adjust[u.bin];
+          --t.adjust[0];
+        }
         count(u.ulp == 0 ? 0 : ExactFine(u.ulp, u.bin, t));
         continue;
       }
@@ -424,6 +590,7 @@ class FastSweep {
     }
   }
 
+  const StagedTables* staged_;  // a staged op's tables; nullptr for tanh_bwd's tier
   const SweepOptions& options_;
   const SweepDomain& domain_;
   const FloatFormat& format_;
@@ -545,12 +712,19 @@ SweepResult RunSweep(const SweepOptions& options) {
   result.domain = domain;
   result.begin = options.begin;
   result.end = options.end;
-  if (options.reference || options.op->name != FastSweepOp()) {
+  // tanh_bwd: its own tier; another op: staged tables over the second
+  // operand's values where its definition and models stage; else the engine.
+  std::optional<StagedTables> staged;
+  if (!options.reference && options.op->name != FastSweepOp()) {
+    const std::vector<float> values = StagedValues(domain);
+    if (!values.empty()) staged = BuildStagedTables(*options.op, format, values, options.threads);
+  }
+  if (options.reference || (options.op->name != FastSweepOp() && !staged)) {
     for (size_t c = 0; c < plan.cases.size(); ++c) result.cases.push_back(EmptyCase(plan, c, format));
     ReferenceSweep(options, plan, &result);
     return result;
   }
-  FastSweep sweep(options, plan);
+  FastSweep sweep(options, plan, staged ? &*staged : nullptr);
   const std::vector<CaseTotals> totals = sweep.Run();
   for (size_t c = 0; c < plan.cases.size(); ++c) {
     result.cases.push_back(FromTotals(plan, c, format, totals[c]));

@@ -264,6 +264,7 @@ void ExactValues(const FloatFormat& format, const float* grad, const float* t, s
       hn::Store(zero, d, out->x2 + i);
       hn::Store(ReciprocalOfPowerOfTwo(Quantum(f, x0, s1)), d, out->scale + i);
       hn::Store(hn::Set(du, kSweepExactPair), du, out->kind + i);
+      hn::Store(zero, d, out->eta + i);
       continue;
     }
     VD a0, a1, b, x0, x1, x2;
@@ -291,6 +292,104 @@ void ExactValues(const FloatFormat& format, const float* grad, const float* t, s
     hn::Store(x2, d, out->x2 + i);
     hn::Store(ReciprocalOfPowerOfTwo(Quantum(f, x0, x1)), d, out->scale + i);
     hn::Store(kind, du, out->kind + i);
+    hn::Store(zero, d, out->eta + i);
+  }
+}
+
+// x = grad * f for a staged op (sweep_tier.h), f = f0 + f1 + f2 + r with
+// |r| <= 2^-159 |f| and |f| in [2^-600, 2^600]:
+//   p0 + e0 = grad * f0, p1 + e1 = grad * f1 (TwoProd: grad has at most 24
+//     bits and |grad f| >= 2^-749, so every error term is far above the
+//     double subnormals), p2 = RN(grad * f2);
+//   a0 + a1 = e0 + p1, s0 + b = p0 + a0, c0 + c1 = b + a1 (TwoSums, exact);
+//   rest = RN(c1 + RN(e1 + p2)), x0 + u = s0 + c0, x1 + x2 = u + rest.
+// Three roundings (p2, e1 + p2, rest), each of a term below 2^-104 |x|, and
+// r move x0 + x1 + x2 from grad * f by less than 2^-155 |x|; Exact's
+// 320-bit roundings move the MPFR path's value by less than 2^-316 |x|: eta
+// = 2^-150 |x0| bounds both. The lane is decided where x0 = RN53(x0 + x1 +
+// x2) (as in ExactValues), x0 is not a power of two with a tail within eta
+// (the binade of x, hence its ULP, unsettled), and x is farther than its
+// tail and eta from a midpoint of the format (its rounding unsettled).
+// Zeros, NaN and infinities follow IEEE's product of grad and f's class,
+// which is MPFR's extended-real product; a tiny f with a small enough grad
+// is a signed zero to every decision but one (kSweepExactTiny).
+void ScaledExactValues(const FloatFormat& format, const float* grad, const SweepFactorColumns& fc,
+                       size_t n, SweepExactTile* out) {
+  const DD d;
+  const DF df;
+  const DU du;
+  const FormatConstants& f = FormatConstants::Of(format);
+  const size_t lanes = hn::Lanes(d);
+  const VD zero = hn::Zero(d);
+  const VD inf = hn::Set(d, HUGE_VAL);
+  for (size_t i = 0; i < n; i += lanes) {
+    const VD g = hn::PromoteTo(d, hn::LoadU(df, grad + i));
+    const VD f0 = hn::LoadU(d, fc.f0 + i);
+    const VD f1 = hn::LoadU(d, fc.f1 + i);
+    const VD f2 = hn::LoadU(d, fc.f2 + i);
+    const VD sign = hn::LoadU(d, fc.sign + i);
+    const VU cls = hn::LoadU(du, fc.kind + i);
+    const MD normal = hn::RebindMask(d, cls == hn::Set(du, kSweepFactorNormal));
+    const MD fzero = hn::RebindMask(d, cls == hn::Set(du, kSweepFactorZero));
+    const MD fnan = hn::RebindMask(d, cls == hn::Set(du, kSweepFactorNaN));
+    const MD finf = hn::RebindMask(d, cls == hn::Set(du, kSweepFactorInfinite));
+    const MD ftiny = hn::RebindMask(d, cls == hn::Set(du, kSweepFactorTiny));
+    // f's class as a double: IEEE's product with grad gives x's zero sign,
+    // NaN or infinity.
+    const VD stand_in = hn::IfThenElse(
+        fzero, hn::Mul(sign, zero),
+        hn::IfThenElse(fnan, hn::Set(d, std::nan("")), hn::IfThenElse(finf, hn::Mul(sign, inf), sign)));
+    const VD canonical = hn::Mul(g, stand_in);
+
+    VD p0, e0, p1, e1, a0, a1, s0, b, c0, c1, x0, u, x1, x2;
+    TwoProd(g, f0, p0, e0);
+    TwoProd(g, f1, p1, e1);
+    const VD p2 = hn::Mul(g, f2);
+    TwoSum(e0, p1, a0, a1);
+    TwoSum(p0, a0, s0, b);
+    TwoSum(b, a1, c0, c1);
+    const VD rest = hn::Add(c1, hn::Add(e1, p2));
+    TwoSum(s0, c0, x0, u);
+    TwoSum(u, rest, x1, x2);
+    const VD eta = hn::Mul(hn::Abs(x0), hn::Set(d, 0x1p-150));
+    const VD tail = hn::Add(hn::Add(hn::Abs(x1), hn::Abs(x2)), eta);
+    const MD below = hn::And(hn::And(PowerOfTwo(x0), x1 != zero), SignsDiffer(x0, x1));
+    const VD half_ulp = hn::Mul(Binade(x0), hn::Set(d, 0x1p-53));
+    const VD limit = hn::IfThenElse(below, hn::Mul(half_ulp, hn::Set(d, 0.5)), half_ulp);
+    const MD binade_known = hn::Not(hn::And(PowerOfTwo(x0), tail <= hn::Add(eta, eta)));
+    const VD scale = ReciprocalOfPowerOfTwo(Quantum(f, x0, x1));
+    const VD scaled = hn::Abs(hn::Mul(x0, scale));
+    const VD from_mid = hn::Abs(hn::Sub(hn::Abs(hn::Sub(scaled, RoundToEven(scaled))), hn::Set(d, 0.5)));
+    const VD margin = hn::Mul(hn::Add(tail, tail), scale);
+    const MD decided =
+        hn::And(hn::And(hn::Abs(x1) < limit, binade_known), from_mid > margin);
+
+    const MD g_finite = hn::IsFinite(g);
+    const MD is_zero = hn::And(g_finite, hn::Or(fzero, hn::And(g == zero, hn::Not(hn::Or(fnan, finf)))));
+    const MD tiny_zero = hn::And(hn::And(g_finite, ftiny), hn::Abs(g) < hn::LoadU(d, fc.tiny_limit + i));
+    const MD approx = hn::AndNot(is_zero, hn::And(hn::And(g_finite, normal), decided));
+    // Kinds: NaN and infinities from the canonical product; zeros exact.
+    VU kind = hn::Set(du, kSweepExactUndecided);
+    kind = hn::IfThenElse(hn::RebindMask(du, approx), hn::Set(du, kSweepExactApprox), kind);
+    kind = hn::IfThenElse(hn::RebindMask(du, hn::AndNot(is_zero, tiny_zero)), hn::Set(du, kSweepExactTiny), kind);
+    kind = hn::IfThenElse(hn::RebindMask(du, is_zero), hn::Set(du, kSweepExactPair), kind);
+    const MD special = hn::Or(hn::IsNaN(canonical), hn::IsInf(canonical));
+    kind = hn::IfThenElse(hn::RebindMask(du, special),
+                          hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(canonical)), hn::Set(du, kSweepExactNaN),
+                                         hn::Set(du, kSweepExactInfinite)),
+                          kind);
+    const VD signed_zero = hn::CopySign(zero, hn::Mul(g, sign));
+    const VD out0 = hn::IfThenElse(special, canonical,
+                                   hn::IfThenElse(is_zero, canonical,
+                                                  hn::IfThenElse(tiny_zero, signed_zero, x0)));
+    const MD exact_parts = hn::Not(approx);
+    hn::Store(out0, d, out->x0 + i);
+    hn::Store(hn::IfThenElseZero(approx, x1), d, out->x1 + i);
+    hn::Store(hn::IfThenElseZero(approx, x2), d, out->x2 + i);
+    hn::Store(hn::IfThenElse(exact_parts, ReciprocalOfPowerOfTwo(Quantum(f, out0, zero)), scale), d,
+              out->scale + i);
+    hn::Store(kind, du, out->kind + i);
+    hn::Store(hn::IfThenElseZero(approx, eta), d, out->eta + i);
   }
 }
 
@@ -350,7 +449,7 @@ struct MeasureSums {
   hn::Vec<DU> high, low, digest;
   VD best, best_at;
   hn::Vec<hn::RebindToSigned<DD>> fine_low, fine_high;
-  uint64_t correctly_rounded = 0, signed_zero = 0;
+  uint64_t correctly_rounded = 0, signed_zero = 0, underflowed = 0;
   size_t slow = 0;
 };
 
@@ -479,8 +578,14 @@ HWY_INLINE void MeasureGeneral(const FormatConstants& f, const SweepExactTile& t
   const VD x2 = hn::Load(d, tile.x2 + i);
   const VD scale = hn::Load(d, tile.scale + i);
   const VU kind = hn::Load(du, tile.kind + i);
-  const MD x_finite = hn::RebindMask(
-      d, hn::Or(kind == hn::Set(du, kSweepExactPair), kind == hn::Set(du, kSweepExactTriple)));
+  const VD eta = hn::Load(d, tile.eta + i);
+  const MD approx = eta > zero;  // kSweepExactApprox (whose eta is never 0)
+  const MD x_tiny = hn::RebindMask(d, kind == hn::Set(du, kSweepExactTiny));
+  const MD x_finite = hn::Or(
+      hn::RebindMask(d, hn::Or(hn::Or(kind == hn::Set(du, kSweepExactPair),
+                                      kind == hn::Set(du, kSweepExactTriple)),
+                               kind == hn::Set(du, kSweepExactApprox))),
+      x_tiny);
   const MD x_nan = hn::RebindMask(d, kind == hn::Set(du, kSweepExactNaN));
   const MD x_inf = hn::RebindMask(d, kind == hn::Set(du, kSweepExactInfinite));
   const MD x_undecided = hn::RebindMask(d, kind == hn::Set(du, kSweepExactUndecided));
@@ -503,9 +608,11 @@ HWY_INLINE void MeasureGeneral(const FormatConstants& f, const SweepExactTile& t
   TwoSum(y, hn::Neg(x0), d0, d1);
   TwoSum(d1, hn::Neg(x1), f0, f1);
   TwoSum(d0, f0, g0, g1);
-  const MD no_rest = hn::And(f1 == zero, x2 == zero);
-  const MD y_is_x0 = d0 == zero;
-  const VD rest_bound = hn::Add(hn::Abs(f1), hn::Abs(x2));
+  // An approximate x (eta > 0) has a rest of up to eta beyond x2 whatever
+  // the sums say: no exact shortcut, and eta joins the rest's bound.
+  const MD no_rest = hn::AndNot(approx, hn::And(f1 == zero, x2 == zero));
+  const MD y_is_x0 = hn::AndNot(approx, d0 == zero);
+  const VD rest_bound = hn::Add(hn::Add(hn::Abs(f1), hn::Abs(x2)), eta);
   const VD half_ulp = hn::Mul(Binade(g0), hn::Set(d, 0x1p-53));
   const VD boundary = hn::IfThenElse(PowerOfTwo(g0), hn::Mul(half_ulp, hn::Set(d, 0.5)), half_ulp);
   const MD small_rest = hn::And(hn::Abs(g1) < boundary,
@@ -515,15 +622,25 @@ HWY_INLINE void MeasureGeneral(const FormatConstants& f, const SweepExactTile& t
 
   // The residual's sign against g0's: away from zero, and whether known.
   const VD rest = hn::Sub(f1, x2);  // RN of f1 - x2: its sign is exact
-  const MD g1_dominates = hn::Abs(g1) > hn::Add(hn::Abs(rest), hn::Abs(rest));
-  const MD residual_known = hn::Or(hn::Or(no_rest, g1 == zero), hn::Or(g1_dominates, rest == zero));
-  const VD residual = hn::IfThenElse(hn::Or(no_rest, hn::Or(g1_dominates, rest == zero)), g1, rest);
+  const VD rest_eta = hn::Add(hn::Abs(rest), eta);
+  const MD g1_dominates = hn::Abs(g1) > hn::Add(rest_eta, rest_eta);
+  // With eta: the rest's sign only where it is beyond 2 eta and g1 = 0.
+  const MD rest_beyond_eta = hn::And(g1 == zero, hn::Abs(rest) > hn::Add(eta, eta));
+  const MD residual_known = hn::Or(
+      hn::And(approx, hn::Or(g1_dominates, rest_beyond_eta)),
+      hn::AndNot(approx, hn::Or(hn::Or(no_rest, g1 == zero), hn::Or(g1_dominates, rest == zero))));
+  const VD residual = hn::IfThenElse(
+      hn::Or(no_rest, hn::Or(g1_dominates, hn::AndNot(approx, rest == zero))), g1, rest);
   const MD away = hn::And(residual != zero, hn::Not(SignsDiffer(residual, g0)));
   const MD on_bound = hn::And(hn::And(PowerOfTwo(e), e >= hn::Set(d, 0.5)),
                               hn::And(e <= hn::Set(d, f.top_bound), e != zero));
   const MD above_bound = hn::And(hn::And(measured, on_bound), hn::And(residual_known, away));
+  // Approximate: e must dwarf eta (2^-40 of it at most, far inside the fine
+  // bins' 2^-30 margin); tiny: at a bound, x's side of it is MPFR's to say.
+  const MD eta_unsettled = hn::And(approx, hn::Abs(g0) <= hn::Mul(eta, hn::Set(d, 0x1p40)));
+  const MD tiny_on_bound = hn::And(hn::And(x_tiny, y != zero), on_bound);
   const MD undecided = hn::Or(
-      x_undecided,
+      hn::Or(x_undecided, hn::And(measured, hn::Or(eta_unsettled, tiny_on_bound))),
       hn::And(measured, hn::Or(hn::Not(rounding_known), hn::AndNot(residual_known, on_bound))));
 
   const VD ulp = hn::IfThenElse(measured, e, hn::IfThenElse(inf_rounded, hn::Set(d, 0.5), zero));
@@ -534,6 +651,7 @@ HWY_INLINE void MeasureGeneral(const FormatConstants& f, const SweepExactTile& t
                                hn::And(rounded == zero, SignsDiffer(y, rounded)));
   s.correctly_rounded += hn::CountTrue(d, hn::And(counted, correct));
   s.signed_zero += hn::CountTrue(d, hn::And(counted, zero_sign));
+  s.underflowed += hn::CountTrue(d, hn::And(hn::And(counted, x_tiny), y == zero));
   const MD large = ulp >= hn::Set(d, 0x1p16);
   Sum(hn::IfThenElseZero(hn::Not(large), ulp), hn::AndNot(large, counted), at, s);
   const MD max_large = hn::And(hn::And(counted, large), ulp > s.best);
@@ -668,6 +786,7 @@ void Measure(const FloatFormat& format, const SweepExactTile& tile, const float*
   result.slow_count = s.slow;
   result.correctly_rounded = s.correctly_rounded;
   result.signed_zero_mismatch = s.signed_zero;
+  result.underflowed_errors = s.underflowed;
   for (size_t k = 0; k < lanes; ++k) {
     result.high += parts[0][k];
     result.low += parts[1][k];
@@ -974,6 +1093,10 @@ uint64_t Mismatches(const float* a, const float* b, size_t n, int64_t* first) {
 }  // namespace sweep_tier
 
 // What suites/sweep/sweep_tier.cc exports per target.
+void SweepTierScaledExactValues(const FloatFormat& format, const float* grad,
+                                const SweepFactorColumns& f, size_t n, SweepExactTile* out) {
+  sweep_tier::ScaledExactValues(format, grad, f, n, out);
+}
 void SweepTierExactValues(const FloatFormat& format, const float* grad, const float* t, size_t n,
                           SweepExactTile* out) {
   sweep_tier::ExactValues(format, grad, t, n, out);

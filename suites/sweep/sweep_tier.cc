@@ -14,6 +14,7 @@
 namespace ulpgate {
 
 HWY_EXPORT(SweepTierExactValues);
+HWY_EXPORT(SweepTierScaledExactValues);
 HWY_EXPORT(SweepTierMeasure);
 HWY_EXPORT(SweepTierModelOutputs);
 HWY_EXPORT(SweepTierCanonicalNans);
@@ -33,6 +34,12 @@ void SweepExactValues(const FloatFormat& format, const float* grad, const float*
                       SweepExactTile* out) {
   EnsureRegistry();
   HWY_DYNAMIC_DISPATCH(SweepTierExactValues)(format, grad, t, n, out);
+}
+
+void SweepScaledExactValues(const FloatFormat& format, const float* grad,
+                            const SweepFactorColumns& f, size_t n, SweepExactTile* out) {
+  EnsureRegistry();
+  HWY_DYNAMIC_DISPATCH(SweepTierScaledExactValues)(format, grad, f, n, out);
 }
 
 void SweepMeasure(const FloatFormat& format, const SweepExactTile& tile, const float* y,

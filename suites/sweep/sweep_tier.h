@@ -49,6 +49,14 @@ enum SweepExactKind : uint64_t {
   kSweepExactInfinite = 2,   // x = x0 = +-inf
   kSweepExactUndecided = 3,  // doubles did not prove x0 = RN(x): MPFR decides
   kSweepExactTriple = 4,     // x = x0 + x1 + x2 with x2 != 0
+  // A staged op (SweepScaledExactValues): x0 + x1 + x2 within eta of the
+  // value the MPFR path takes, x0 = RN53(x0 + x1 + x2), and no rounding of
+  // x to the format, no binade of it, within eta of a boundary.
+  kSweepExactApprox = 5,
+  // A staged op's x so far below the format's smallest subnormal that every
+  // error against it rounds as against x0 = +-0 (x's sign), but at a
+  // histogram bound, where its side is x's sign: MPFR decides there.
+  kSweepExactTiny = 6,
 };
 
 // The exact value of each input of a tile, as the error of any output needs it.
@@ -61,6 +69,28 @@ struct SweepExactTile {
   // 2^-q, q the ULP exponent of x in the format (UlpExponent).
   alignas(64) double scale[kSweepTile];
   alignas(64) uint64_t kind[kSweepTile];  // SweepExactKind
+  // kSweepExactApprox: the bound on |x - (x0 + x1 + x2)|; 0 otherwise.
+  alignas(64) double eta[kSweepTile];
+};
+
+// A staged op's factor f (ElementwiseOracle::ExactFactor) at each value of
+// its second operand, as the tier reads it: x = grad * f.
+enum SweepFactorClass : uint64_t {
+  kSweepFactorNormal = 0,  // f = f0 + f1 + f2 within 2^-159 |f|, |f| in [2^-600, 2^600]
+  kSweepFactorZero = 1,    // f = +-0 (sign)
+  kSweepFactorNaN = 2,
+  kSweepFactorInfinite = 3,  // f = sign * inf
+  kSweepFactorTiny = 4,    // 0 < |f| < 2^-600: x is +-0 to every decision where |grad| < tiny_limit
+  kSweepFactorHuge = 5,    // |f| > 2^600: MPFR decides
+};
+// Arrays the tier reads whole vectors of (kSweepVectorSlack entries past n).
+struct SweepFactorColumns {
+  const double* f0;
+  const double* f1;
+  const double* f2;
+  const double* sign;        // +-1: f's sign
+  const double* tiny_limit;  // kSweepFactorTiny: |grad| below this puts x below 2^-1076 ulp
+  const uint64_t* kind;      // SweepFactorClass
 };
 
 // Per output: what the statistics take from it.
@@ -119,6 +149,10 @@ inline int SweepBinOfFine(uint64_t fine, int bound_count) {
 struct SweepErrorSums {
   uint64_t correctly_rounded = 0;
   uint64_t signed_zero_mismatch = 0;
+  // Outputs +-0 against a kSweepExactTiny x: an error too small for a double
+  // (e = 0) that is not exactly 0, which the metric puts in histogram bin 1
+  // and fine bin 0; counted here in fine bin 0.
+  uint64_t underflowed_errors = 0;
   // Over those without kSweepLargeError: the sum of floor(ulp * 2^64) is
   // high * 2^32 + low.
   unsigned __int128 high = 0;
@@ -138,6 +172,14 @@ struct SweepErrorSums {
 // `format` (f32, bf16 or f16).
 void SweepExactValues(const FloatFormat& format, const float* grad, const float* t, size_t n,
                       SweepExactTile* out);
+
+// The exact values of grad[i] * f[i] for a staged op: x0 + x1 + x2 from
+// error-free products and sums of grad and f0 + f1 + f2, within eta =
+// 2^-150 |x0| of the MPFR path's value (f's own error, the rounding of the
+// product's lowest part and Exact's 320-bit roundings are all below 2^-155
+// |x|); lanes where that much could change a decision are left to MPFR.
+void SweepScaledExactValues(const FloatFormat& format, const float* grad,
+                            const SweepFactorColumns& f, size_t n, SweepExactTile* out);
 
 // The errors of outputs y[i] (values of the format, NaN canonical) against
 // tile.x[i], and the digest of y under keys key_high ^ key_low[i]; every_ulp:
