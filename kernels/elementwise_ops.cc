@@ -22,6 +22,8 @@ ElementwiseOpInfo InfoOf(size_t index) {
   op.operands.assign(Spec::kOperands.begin(), Spec::kOperands.end());
   op.variants.assign(Spec::kVariants.begin(), Spec::kVariants.end());
   op.models.assign(Spec::kModels.begin(), Spec::kModels.end());
+  const auto& model_sequences = ModelSequencesOf<Spec>::kRows;
+  op.model_sequences.assign(model_sequences.begin(), model_sequences.end());
   op.narrow_variants.assign(Spec::kNarrowVariants.begin(), Spec::kNarrowVariants.end());
   op.landmarks.assign(Spec::kLandmarks.begin(), Spec::kLandmarks.end());
   op.exact_definition = Spec::kExactDefinition;
@@ -39,6 +41,12 @@ std::vector<std::string> ElementwiseOpInfo::operand_names() const {
 
 int ElementwiseOpInfo::VariantIndex(std::string_view variant) const {
   return IndexIn(variants, variant);
+}
+int ElementwiseOpInfo::SequenceIndex(std::string_view sequence) const {
+  const int variant = IndexIn(variants, sequence);
+  if (variant >= 0) return variant;
+  const int model_only = IndexIn(model_sequences, sequence);
+  return model_only < 0 ? -1 : static_cast<int>(variants.size()) + model_only;
 }
 int ElementwiseOpInfo::ModelIndex(std::string_view model) const {
   return IndexIn(models, model);

@@ -20,6 +20,7 @@ struct ElementwiseOpInfo {
   std::vector<OperandInfo> operands;
   std::vector<ElementwiseVariantInfo> variants;   // f32
   std::vector<ElementwiseModelInfo> models;       // f32
+  std::vector<ModelSequenceInfo> model_sequences;  // sequences no kernel runs
   std::vector<NarrowVariantInfo> narrow_variants;  // bf16, f16
   std::vector<double> landmarks;                   // of the last operand
   bool exact_definition = true;
@@ -29,6 +30,9 @@ struct ElementwiseOpInfo {
   size_t arity() const { return operands.size(); }
   // -1 when there is no such row.
   int VariantIndex(std::string_view variant) const;
+  // A sequence as the op's templates number them: a variant's index, else
+  // variants.size() plus the row of model_sequences.
+  int SequenceIndex(std::string_view sequence) const;
   int ModelIndex(std::string_view model) const;
   int NarrowVariantIndex(std::string_view variant) const;
 };

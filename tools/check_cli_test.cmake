@@ -49,12 +49,16 @@ ulpgate_expect(1 "does not follow mulsub_opmath" check --dtype bf16 --inputs "${
   --outputs "${bf16}:cuda_aten" --require-model mulsub_opmath --quiet)
 ulpgate_expect(1 "max ULP error 6.399 above --max-ulp 1" check --dtype bf16 --inputs "${bf16}"
   --outputs "${bf16}:cuda_aten" --max-ulp 1 --quiet)
-# A models file (a CMake list would split the statements at ';').
+# A models file (a CMake list would split the statements at ';'). Python's
+# grad - grad*t*t is (grad*t)*t, built in as mac_left_fused: the user's model of
+# the same sequence is followed beside it, the built-ins first.
 file(WRITE "${WORK}/models.txt" "# Python's grad - grad*t*t is (grad*t)*t\n"
   "mac_left: p = grad*t; out = fma(-p, t, grad)\n\n"
-  "mac_left_unfused: p = grad*t; q = p*t; out = grad - q\n")
-ulpgate_expect(0 "follows bit for bit: mac_left\n" check --inputs "${f32}" --outputs "${f32}:cuda_compiled_mac_left"
-  --models "${WORK}/models.txt" --quiet)
+  "mac_right: r = t*t; q = grad*r; out = grad - q\n")
+ulpgate_expect(0 "follows bit for bit: mac_left_fused, mac_left\n" check --inputs "${f32}"
+  --outputs "${f32}:cuda_compiled_mac_left" --models "${WORK}/models.txt" --quiet)
+ulpgate_expect(0 "follows bit for bit: mac_left_fused\n" check --inputs "${f32}"
+  --outputs "${f32}:cuda_compiled_mac_left" --quiet)
 file(WRITE "${WORK}/bad_models.txt" "mac_left: p = grad*t\nm2: out = fma(grad, t)\n")
 ulpgate_expect(2 "bad_models.txt:1: model 'mac_left', column 21: no 'out = ...'" check --inputs "${f32}"
   --outputs "${f32}:cpu_aten" --models "${WORK}/bad_models.txt")

@@ -41,6 +41,11 @@ nlohmann::ordered_json ElementwiseJson(const ElementwiseOpInfo& info) {
                               {"model_on_fused_targets", v.model_fused_target},
                               {"model_on_unfused_targets", v.model_unfused_target}});
   }
+  // Sequences that only models evaluate: no kernel, no golden, no budget.
+  op["model_sequences"] = nlohmann::ordered_json::array();
+  for (const auto& s : info.model_sequences) {
+    op["model_sequences"].push_back({{"name", s.name}, {"op_sequence", s.op_sequence}});
+  }
   for (const auto& m : info.models) {
     op["models"].push_back({{"name", m.name},
                             {"sequence_of", m.sequence_of},
@@ -184,6 +189,17 @@ void PrintElementwise(const ElementwiseOpInfo& info) {
                      std::string(v.model_fused_target), std::string(v.model_unfused_target)});
   }
   variants.Print(std::cout, "  ");
+  for (const auto& s : info.model_sequences) {
+    std::string models;
+    for (const auto& m : info.models) {
+      if (m.sequence_of == s.name) models += (models.empty() ? "" : ", ") + std::string(m.name);
+    }
+    std::cout << "  ";
+    PrintWrapped(std::cout,
+                 "no kernel, models only: " + std::string(s.name) + ": " +
+                     std::string(s.op_sequence) + " (" + models + ")",
+                 4, 2);
+  }
   // The 16-bit formats the op runs in, from the op table.
   std::vector<const FloatFormat*> narrow;
   std::string narrow_names;

@@ -19,6 +19,7 @@
 #include <array>
 #include <cstddef>
 #include <string_view>
+#include <type_traits>
 
 namespace ulpgate {
 
@@ -49,14 +50,27 @@ struct ElementwiseVariantInfo {
   std::string_view model_unfused_target;
 };
 
-// A bit-exact model: a variant's sequence evaluated in binary32 with its
-// multiply-adds fused or not, and the same model in the model language
-// (oracles/model_expr.h) for `check` and `list`.
+// A bit-exact model: a sequence evaluated in binary32 with its multiply-adds
+// fused or not, and the same model in the model language
+// (oracles/model_expr.h) for `check` and `list`. The sequence is a variant's,
+// or one of the spec's model sequences (below).
 struct ElementwiseModelInfo {
   std::string_view name;
-  std::string_view sequence_of;  // the variant whose sequence it evaluates
+  std::string_view sequence_of;  // the variant or model sequence it evaluates
   bool fused;
   std::string_view expression;
+};
+
+// An op sequence that only models evaluate: no kernel runs it. What another
+// framework computes from a formula people write (a bug report's literal
+// `grad - grad*t*t`, which C and Python evaluate left to right) is worth
+// recognizing in outputs `check` reads, without a kernel of ours to budget
+// and bless. A spec lists them, when it has any, as
+//   static constexpr std::array<ModelSequenceInfo, N> kModelSequences;
+// and its templates' At<k> takes them after the rows of kVariants.
+struct ModelSequenceInfo {
+  std::string_view name;
+  std::string_view op_sequence;
 };
 
 // The variants in the 16-bit formats (bf16, f16): operands and output in the
@@ -82,6 +96,35 @@ constexpr int RowIndex(const std::array<Row, kSize>& rows, std::string_view name
     if (rows[i].name == name) return static_cast<int>(i);
   }
   return -1;
+}
+
+// Spec::kModelSequences, or no rows for a spec without one.
+template <class Spec, class = void>
+struct ModelSequencesOf {
+  static constexpr std::array<ModelSequenceInfo, 0> kRows{};
+};
+template <class Spec>
+struct ModelSequencesOf<Spec, std::void_t<decltype(Spec::kModelSequences)>> {
+  static constexpr const auto& kRows = Spec::kModelSequences;
+};
+
+// The sequences of an op, as its templates' At<k> numbers them: the rows of
+// kVariants, then those of kModelSequences.
+template <class Spec>
+constexpr size_t SequenceCount() {
+  return Spec::kVariants.size() + ModelSequencesOf<Spec>::kRows.size();
+}
+// Index of a sequence by name, at compile time; -1 if none.
+template <class Spec>
+constexpr int SequenceIndex(std::string_view name) {
+  const int variant = RowIndex(Spec::kVariants, name);
+  if (variant >= 0) return variant;
+  if constexpr (ModelSequencesOf<Spec>::kRows.size() == 0) {
+    return -1;
+  } else {
+    const int model_only = RowIndex(ModelSequencesOf<Spec>::kRows, name);
+    return model_only < 0 ? -1 : static_cast<int>(Spec::kVariants.size()) + model_only;
+  }
 }
 
 // True when the variant's sequence has a model (then every function it calls

@@ -263,7 +263,7 @@ class OracleFor final : public ElementwiseOracle {
     return Call(a, x, Operands(), [&](auto&... v) { return Seq::Exact(a, v...); });
   }
   MpfrNumber VariantExact(size_t v, const float* x) const override {
-    return AtIndex<Spec::kVariants.size()>(v, [&](auto k) {
+    return AtIndex<SequenceCount<Spec>()>(v, [&](auto k) {
       ExactArith a = Arith();
       return Call(a, x, Operands(),
                   [&](auto&... o) { return Seq::template At<static_cast<int>(k())>(a, o...); });
@@ -276,7 +276,7 @@ class OracleFor final : public ElementwiseOracle {
   float Model(size_t m, const float* x, bool native) const override {
     return AtIndex<Spec::kModels.size()>(m, [&](auto k) -> float {
       constexpr ElementwiseModelInfo kInfo = Spec::kModels[k()];
-      constexpr int kSequence = RowIndex(Spec::kVariants, kInfo.sequence_of);
+      constexpr int kSequence = SequenceIndex<Spec>(kInfo.sequence_of);
       static_assert(kSequence >= 0, "a model names an unknown sequence");
       if (native) {
         NativeModelArith a(kInfo.fused);
@@ -299,7 +299,7 @@ class OracleFor final : public ElementwiseOracle {
   std::optional<StagedChain> StageModel(size_t m, const float* x) const override {
     return AtIndex<Spec::kModels.size()>(m, [&](auto k) -> std::optional<StagedChain> {
       constexpr ElementwiseModelInfo kInfo = Spec::kModels[k()];
-      constexpr int kSequence = RowIndex(Spec::kVariants, kInfo.sequence_of);
+      constexpr int kSequence = SequenceIndex<Spec>(kInfo.sequence_of);
       NativeModelArith inner(kInfo.fused);
       StagingArith<NativeModelArith> a(inner);
       StageAt<kSequence>(a, x, Operands());
@@ -339,7 +339,7 @@ class OracleFor final : public ElementwiseOracle {
   TracingArith::Value Trace(size_t v, TracingArith& arith,
                             const std::vector<TracingArith::Value>& x) const override {
     if (x.size() != kArity) throw std::invalid_argument("wrong operand count");
-    return AtIndex<Spec::kVariants.size()>(v, [&](auto k) {
+    return AtIndex<SequenceCount<Spec>()>(v, [&](auto k) {
       return TraceAt<static_cast<int>(k())>(arith, x, Operands());
     });
   }

@@ -72,7 +72,9 @@ class ElementwiseOracle {
   // The op's value: exact for a definition of ring operations
   // (kExactDefinition), else at kElementwiseFunctionPrecision.
   virtual MpfrNumber Exact(const float* operands) const = 0;
-  // The real value of variant v's sequence (op().variants), no step rounded.
+  // The real value of sequence v, no step rounded: a variant's
+  // (op().variants), or past them a model sequence's (op().model_sequences;
+  // ElementwiseOpInfo::SequenceIndex).
   virtual MpfrNumber VariantExact(size_t v, const float* operands) const = 0;
   // The magnitudes of the terms the definition adds, summed (TermMagnitude).
   virtual MpfrNumber TermMagnitude(const float* operands) const = 0;
@@ -106,7 +108,7 @@ class ElementwiseOracle {
   // definition that calls a function, none for a ring definition), so the two
   // agree to within 2^-318 relatively, exactly for a ring definition.
   virtual std::optional<MpfrNumber> ExactFactor(const float* operands) const = 0;
-  // Sequence v (op().variants) through the tracing arithmetic of `explain`
+  // Sequence v (as VariantExact numbers them) through the tracing arithmetic of `explain`
   // (oracles/tracing_arith.h), on the operands' traced values.
   virtual TracingArith::Value Trace(size_t v, TracingArith& arith,
                                     const std::vector<TracingArith::Value>& operands) const = 0;

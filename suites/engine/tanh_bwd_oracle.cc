@@ -20,7 +20,7 @@ MpfrNumber TanhBwdVariantExact(std::string_view variant, float grad, float t) {
   return TanhBwdSequence(variant, exact, exact.FromFloat(grad), exact.FromFloat(t));
 }
 
-int TanhBwdVariantIndex(std::string_view variant) { return TanhBwdSequenceIndex(variant); }
+int TanhBwdVariantIndex(std::string_view variant) { return RowIndex(kTanhBwdVariants, variant); }
 
 int TanhBwdModelIndex(std::string_view model) {
   for (size_t i = 0; i < kTanhBwdModels.size(); ++i) {
@@ -47,8 +47,8 @@ float TanhBwdModel(std::string_view model, float grad, float t) {
   return ModelAt(static_cast<size_t>(index), grad, t);
 }
 
-std::array<float, 4> TanhBwdModelsNative(float grad, float t) {
-  std::array<float, 4> out;
+std::array<float, kTanhBwdModels.size()> TanhBwdModelsNative(float grad, float t) {
+  std::array<float, kTanhBwdModels.size()> out;
   for (size_t m = 0; m < kTanhBwdModels.size(); ++m) {
     NativeBinary32Arith arith(kTanhBwdModels[m].fused);
     out[m] = TanhBwdSequence(kTanhBwdModels[m].sequence_of, arith, grad, t);
@@ -56,8 +56,8 @@ std::array<float, 4> TanhBwdModelsNative(float grad, float t) {
   return out;
 }
 
-std::array<float, 4> TanhBwdModels(float grad, float t) {
-  std::array<float, 4> out;
+std::array<float, kTanhBwdModels.size()> TanhBwdModels(float grad, float t) {
+  std::array<float, kTanhBwdModels.size()> out;
   for (size_t m = 0; m < kTanhBwdModels.size(); ++m) out[m] = ModelAt(m, grad, t);
   return out;
 }

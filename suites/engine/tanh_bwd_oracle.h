@@ -24,18 +24,19 @@ namespace ulpgate {
 // The op's exact value, grad * (1 - t^2) in extended-real arithmetic.
 MpfrNumber TanhBwdExact(float grad, float t);
 
-// The exact real value of one variant's sequence (no rounding at any step).
+// The exact real value of one sequence, a variant's or a model sequence
+// (no rounding at any step).
 MpfrNumber TanhBwdVariantExact(std::string_view variant, float grad, float t);
 
 // A model's output (kTanhBwdModels names). Throws std::invalid_argument for an
 // unknown name.
 float TanhBwdModel(std::string_view model, float grad, float t);
 
-// All four models, in kTanhBwdModels order.
-std::array<float, 4> TanhBwdModels(float grad, float t);
+// Every model, in kTanhBwdModels order.
+std::array<float, kTanhBwdModels.size()> TanhBwdModels(float grad, float t);
 // The same from the hardware's binary32 arithmetic (NativeBinary32Arith):
 // equal to TanhBwdModels but for NaN payloads, and about 100 times faster.
-std::array<float, 4> TanhBwdModelsNative(float grad, float t);
+std::array<float, kTanhBwdModels.size()> TanhBwdModelsNative(float grad, float t);
 
 // Index of a variant or model in kTanhBwdVariants / kTanhBwdModels, or -1.
 int TanhBwdVariantIndex(std::string_view variant);
@@ -71,7 +72,7 @@ std::vector<float> TanhBwdNarrowModelsNative(const FloatFormat& format, uint16_t
                                              uint16_t t_bits);
 // The models `check` compares outputs with, as programs of the model
 // language (oracles/model_expr.h), for outputs stored in `format`:
-//   f32: the four binary32 models (kTanhBwdModels' expressions);
+//   f32: the binary32 models (kTanhBwdModels' expressions);
 //   bf16, f16: for each binary32 model m, <m>_opmath (working format f32, one
 //   rounding to the format) and its per-step form (working format the
 //   storage format; named after the per-op variant that runs the sequence,
@@ -87,8 +88,8 @@ std::string ExpectedNarrowModel(const FloatFormat& format, std::string_view vari
 // Index in kTanhBwdNarrowVariants, or -1.
 int TanhBwdNarrowVariantIndex(std::string_view variant);
 
-// A variant's sequence run through any arithmetic: the one place that maps a
-// variant name to its template.
+// A sequence (a variant's or a model sequence's) run through any arithmetic:
+// the one place that maps a sequence's name to its template.
 namespace tanh_bwd_detail {
 template <class A, class V, size_t... kIndex>
 V SequenceByIndex(size_t index, A& a, const V& grad, const V& t, std::index_sequence<kIndex...>) {
@@ -105,10 +106,10 @@ template <class A, class V = typename A::Value>
 V TanhBwdSequence(std::string_view variant, A& a, const V& grad, const V& t) {
   const int index = TanhBwdSequenceIndex(variant);
   if (index < 0) {
-    throw std::invalid_argument("unknown tanh_bwd variant '" + std::string(variant) + "'");
+    throw std::invalid_argument("unknown tanh_bwd sequence '" + std::string(variant) + "'");
   }
   return tanh_bwd_detail::SequenceByIndex(static_cast<size_t>(index), a, grad, t,
-                                          std::make_index_sequence<kTanhBwdVariants.size()>());
+                                          std::make_index_sequence<kTanhBwdSequenceCount>());
 }
 
 }  // namespace ulpgate

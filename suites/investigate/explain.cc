@@ -39,7 +39,7 @@ ExplainableOp MakeExplainable(const ElementwiseOpInfo& info) {
   const ElementwiseOpInfo* op_info = &info;
   op.sequence = [oracle, op_info](std::string_view variant, TracingArith& arith,
                                   const std::vector<TracingArith::Value>& operands) {
-    const int v = op_info->VariantIndex(variant);
+    const int v = op_info->SequenceIndex(variant);
     if (v < 0) throw std::invalid_argument("unknown " + std::string(op_info->name) + " sequence");
     return oracle->Trace(static_cast<size_t>(v), arith, operands);
   };

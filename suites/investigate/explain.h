@@ -57,7 +57,7 @@ struct ExplainableOp {
   };
   struct Model {
     std::string name;
-    std::string sequence_of;  // the variant whose sequence it rounds
+    std::string sequence_of;  // the variant or model sequence it rounds
     bool fused;               // NegMulAdd rounds once
   };
   std::string name;        // "tanh_bwd"
@@ -65,7 +65,8 @@ struct ExplainableOp {
   std::vector<std::string> operand_names;
   std::vector<Variant> variants;
   std::vector<Model> models;
-  // A variant's sequence (kernels/*_spec.h) run through a tracing arithmetic.
+  // A sequence by name (a variant's or a model sequence, kernels/ops/<op>/)
+  // run through a tracing arithmetic.
   std::function<TracingArith::Value(std::string_view variant, TracingArith& arith,
                                     const std::vector<TracingArith::Value>& operands)>
       sequence;

@@ -23,6 +23,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "hwy/highway.h"
@@ -866,20 +867,16 @@ HWY_INLINE V Binary32Model(V g, V t) {
 }
 
 // Calls f with std::integral_constant<size_t, m>: a model chosen once, so
-// that the loops inside f are compiled for it.
+// that the loops inside f are compiled for it. Every row of kTanhBwdModels
+// is one branch, so a model added to the table is computed here too.
+template <class F, size_t... kModel>
+HWY_INLINE void WithBinary32Model(size_t m, const F& f, std::index_sequence<kModel...>) {
+  ((m == kModel ? (f(std::integral_constant<size_t, kModel>()), true) : false) || ...);
+}
 template <class F>
 HWY_INLINE void WithBinary32Model(size_t m, const F& f) {
-  static_assert(kTanhBwdModels.size() == 4, "WithBinary32Model names every binary32 model");
-  switch (m) {
-    case 0:
-      return f(std::integral_constant<size_t, 0>());
-    case 1:
-      return f(std::integral_constant<size_t, 1>());
-    case 2:
-      return f(std::integral_constant<size_t, 2>());
-    default:
-      return f(std::integral_constant<size_t, 3>());
-  }
+  if (m >= kTanhBwdModels.size()) HWY_ABORT("no binary32 tanh_bwd model %zu", m);
+  WithBinary32Model(m, f, std::make_index_sequence<kTanhBwdModels.size()>());
 }
 
 // bf16 is binary32's exponent range with 8 bits: rounding a binary32 value

@@ -98,7 +98,11 @@ TEST(ElementwiseOps, EverySequenceIsTheOpsValue) {
       std::vector<float> x(op.arity());
       for (size_t k = 0; k < op.arity(); ++k) x[k] = inputs.columns[k][i];
       const MpfrNumber exact = oracle.Exact(x.data());
-      for (size_t v = 0; v < op.variants.size(); ++v) {
+      // The variants' sequences, then those only models evaluate.
+      for (size_t v = 0; v < op.variants.size() + op.model_sequences.size(); ++v) {
+        const std::string_view name = v < op.variants.size()
+                                          ? op.variants[v].name
+                                          : op.model_sequences[v - op.variants.size()].name;
         const MpfrNumber value = oracle.VariantExact(v, x.data());
         MpfrNumber difference(kElementwiseFunctionPrecision + 64);
         mpfr_sub(difference.get(), value.get(), exact.get(), MPFR_RNDN);
@@ -111,10 +115,10 @@ TEST(ElementwiseOps, EverySequenceIsTheOpsValue) {
         MpfrNumber allowed = oracle.TermMagnitude(x.data());
         mpfr_mul_2si(allowed.get(), allowed.get(), -20, MPFR_RNDN);
         if (op.exact_definition) {
-          EXPECT_TRUE(mpfr_zero_p(difference.get())) << op.name << " " << op.variants[v].name;
+          EXPECT_TRUE(mpfr_zero_p(difference.get())) << op.name << " " << name;
         } else {
           EXPECT_LE(mpfr_cmp(difference.get(), allowed.get()), 0)
-              << op.name << " " << op.variants[v].name << " at input #" << i;
+              << op.name << " " << name << " at input #" << i;
         }
       }
     }

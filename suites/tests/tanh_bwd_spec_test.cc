@@ -1,5 +1,6 @@
-// Every variant's op sequence, evaluated with no rounding, is the op: its
-// exact value equals grad * (1 - t^2) for every finite input. (At infinities
+// Every op sequence (a variant's or a model sequence), evaluated with no
+// rounding, is the op: its exact value equals grad * (1 - t^2) for every
+// finite input. (At infinities
 // the forms differ by design: inf - inf*r is NaN where the op is inf.)
 #include <gtest/gtest.h>
 
@@ -20,16 +21,19 @@ TEST(TanhBwdSpec, EveryVariantEvaluatedExactlyIsTheOp) {
       const float g = inputs.columns[0][i], t = inputs.columns[1][i];
       if (!std::isfinite(g) || !std::isfinite(t)) continue;
       const MpfrNumber op = TanhBwdExact(g, t);
-      for (const auto& variant : kTanhBwdVariants) {
-        const MpfrNumber v = TanhBwdVariantExact(variant.name, g, t);
+      const auto expect_the_op = [&](std::string_view sequence) {
+        const MpfrNumber v = TanhBwdVariantExact(sequence, g, t);
         ASSERT_TRUE(mpfr_equal_p(op.get(), v.get()))
-            << variant.name << " at grad = " << HexFloat(g) << ", t = " << HexFloat(t)
+            << sequence << " at grad = " << HexFloat(g) << ", t = " << HexFloat(t)
             << ": sequence " << v.ToDecimal() << " vs op " << op.ToDecimal();
         ++checked;
-      }
+      };
+      for (const auto& variant : kTanhBwdVariants) expect_the_op(variant.name);
+      for (const auto& sequence : kTanhBwdModelSequences) expect_the_op(sequence.name);
+      if (HasFatalFailure()) return;
     }
   }
-  EXPECT_GT(checked, 70000u);
+  EXPECT_GT(checked, 90000u);
 }
 
 TEST(TanhBwdSpec, ExactArithmeticRefusesToRound) {

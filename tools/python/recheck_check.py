@@ -55,6 +55,10 @@ def models(fmt):
         "mulsub": lambda g, t, f: rn(bx.mul(g, rn(bx.sub(ONE, rn(bx.mul(t, t), f)), f)), f),
         # s = 1 - t*t fused; out = grad*s
         "mulsub_fused": lambda g, t, f: rn(bx.mul(g, rn(bx.fma(bx.neg(t), t, ONE), f)), f),
+        # p = grad*t; out = grad - p*t fused: grad - grad*t*t as C and Python associate it
+        "mac_left_fused": lambda g, t, f: rn(bx.fma(bx.neg(rn(bx.mul(g, t), f)), t, g), f),
+        # p = grad*t; q = p*t; out = grad - q
+        "mac_left_unfused": lambda g, t, f: rn(bx.sub(g, rn(bx.mul(rn(bx.mul(g, t), f), t), f)), f),
     }
     if fmt is f32:
         return {name: (lambda s: lambda g, t: s(g, t, f32))(s) for name, s in sequences.items()}

@@ -44,6 +44,9 @@ MODELS = {
     "mac_unfused": [("mul", "t", "t"), ("mul", "grad", "#1"), ("sub", "grad", "#2")],
     "mulsub": [("mul", "t", "t"), ("sub", "1", "#1"), ("mul", "grad", "#2")],
     "mulsub_fused": [("fnma", "t", "t", "1"), ("mul", "grad", "#1")],
+    # grad - grad*t*t as C and Python associate it, (grad*t)*t; no kernel runs these.
+    "mac_left_fused": [("mul", "grad", "t"), ("fnma", "#1", "t", "grad")],
+    "mac_left_unfused": [("mul", "grad", "t"), ("mul", "#1", "t"), ("sub", "grad", "#2")],
 }
 # Variant -> (model on a target whose NegMulAdd is one FMA, model elsewhere).
 EXPECTED = {

@@ -37,8 +37,18 @@ V MulSubFma(A& a, const V& grad, const V& t) {
   return a.Mul(grad, s);
 }
 
-// The sequence of row kIndex of kTanhBwdVariants (tanh_bwd_spec.h): the one
-// map from a variant to its template, for kernels, models and exact values.
+// grad - grad*t*t as C and Python evaluate it, (grad*t)*t, its subtraction
+// one instruction: a model sequence only (tanh_bwd_spec.h), no kernel runs it.
+// It differs from Mac wherever RN(grad*t)*t and grad*RN(t*t) round apart.
+template <class A, class V = typename A::Value>
+V MacLeft(A& a, const V& grad, const V& t) {
+  const V p = a.Mul(grad, t);
+  return a.NegMulAdd(p, t, grad);
+}
+
+// The sequence of row kIndex of kTanhBwdVariants, then of
+// kTanhBwdModelSequences (tanh_bwd_spec.h): the one map from a sequence to its
+// template, for kernels, models and exact values.
 template <int kIndex, class A, class V = typename A::Value>
 V SequenceAt(A& a, const V& grad, const V& t) {
   if constexpr (kIndex == ::ulpgate::TanhBwdSequenceIndex("mac")) {
@@ -47,10 +57,12 @@ V SequenceAt(A& a, const V& grad, const V& t) {
     return MacUnfused(a, grad, t);
   } else if constexpr (kIndex == ::ulpgate::TanhBwdSequenceIndex("mulsub")) {
     return MulSub(a, grad, t);
-  } else {
-    static_assert(kIndex == ::ulpgate::TanhBwdSequenceIndex("mulsub_fma"),
-                  "a row of kTanhBwdVariants without a template here");
+  } else if constexpr (kIndex == ::ulpgate::TanhBwdSequenceIndex("mulsub_fma")) {
     return MulSubFma(a, grad, t);
+  } else {
+    static_assert(kIndex == ::ulpgate::TanhBwdSequenceIndex("mac_left"),
+                  "a row of kTanhBwdVariants or kTanhBwdModelSequences without a template here");
+    return MacLeft(a, grad, t);
   }
 }
 

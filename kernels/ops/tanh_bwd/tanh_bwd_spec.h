@@ -41,16 +41,26 @@ struct TanhBwdSpec {
       {"mulsub_fma", "s = NegMulAdd(t, t, 1); out = grad*s", "mulsub_fused", "mulsub"},
   }};
 
-  // The bit-exact models: a variant's sequence evaluated in binary32 with
-  // NegMulAdd fused or not. The expression is the same model in the model
-  // language (oracles/model_expr.h), each operation rounded once to the
-  // working format: what `list` prints and `check` runs; a test holds it
-  // equal to the template's model on every suite.
-  static constexpr std::array<ElementwiseModelInfo, 4> kModels = {{
+  // Sequences only models evaluate (elementwise_spec.h): the formula as bug
+  // reports and user code write it, grad - grad*t*t, which C and Python
+  // evaluate as grad - (grad*t)*t; PyTorch's eager result of that expression
+  // follows none of the variants' models.
+  static constexpr std::array<ModelSequenceInfo, 1> kModelSequences = {{
+      {"mac_left", "p = grad*t; out = NegMulAdd(p, t, grad)"},
+  }};
+
+  // The bit-exact models: a sequence evaluated in binary32 with NegMulAdd
+  // fused or not. The expression is the same model in the model language
+  // (oracles/model_expr.h), each operation rounded once to the working
+  // format: what `list` prints and `check` runs; a test holds it equal to the
+  // template's model on every suite.
+  static constexpr std::array<ElementwiseModelInfo, 6> kModels = {{
       {"mac_fused", "mac", true, "r = t*t; out = fma(-grad, r, grad)"},
       {"mac_unfused", "mac_unfused", false, "r = t*t; p = grad*r; out = grad - p"},
       {"mulsub", "mulsub", false, "r = t*t; s = 1 - r; out = grad*s"},
       {"mulsub_fused", "mulsub_fma", true, "s = fma(-t, t, 1); out = grad*s"},
+      {"mac_left_fused", "mac_left", true, "p = grad*t; out = fma(-p, t, grad)"},
+      {"mac_left_unfused", "mac_left", false, "p = grad*t; q = p*t; out = grad - q"},
   }};
 
   // The variants in the 16-bit formats; adding one is a line here (the
@@ -92,13 +102,17 @@ using TanhBwdVariantInfo = ElementwiseVariantInfo;
 using TanhBwdModelInfo = ElementwiseModelInfo;
 using TanhBwdNarrowVariantInfo = NarrowVariantInfo;
 
-// Index of a binary32 variant in kTanhBwdVariants, at compile time; -1 if none.
+inline constexpr const auto& kTanhBwdModelSequences = TanhBwdSpec::kModelSequences;
+
+// Index of a sequence, at compile time, as SequenceAt numbers them: a row of
+// kTanhBwdVariants, then one of kTanhBwdModelSequences; -1 if none.
 constexpr int TanhBwdSequenceIndex(std::string_view name) {
-  return RowIndex(TanhBwdSpec::kVariants, name);
+  return SequenceIndex<TanhBwdSpec>(name);
 }
+inline constexpr size_t kTanhBwdSequenceCount = SequenceCount<TanhBwdSpec>();
 
 // The templates, after the tables: SequenceAt maps a row of kTanhBwdVariants
-// to its template.
+// or of kTanhBwdModelSequences to its template.
 namespace tanh_bwd_spec {
 
 #include "kernels/ops/tanh_bwd/tanh_bwd_spec-inl.h"  // IWYU pragma: export
