@@ -2,7 +2,8 @@
 # that take --plugin: run (the uncontracted build follows the model it claims,
 # the contracted one does not and the run names the model it follows and an
 # input), check (the op taken from the plugin), matrix, sweep, explain,
-# diverge, golden bless/check and the gate; and the loading errors of
+# diverge, golden bless/check and the gate; a gelu_bwd plugin (exp and erf
+# from the C library) measured beside its model; and the loading errors of
 # version 2: an unknown op, an arity the op does not have, a bad version, a
 # plugin of another op than the command's. Version 1 plugins load beside it
 # (plugin_test.cmake, plugin_commands_test.cmake). Skipped (77) on a CPU
@@ -79,6 +80,17 @@ ulpgate_expect(0 "plugin.sigmoid.conformance.*PASS.*gate: PASS" gate --budgets "
   --plugin "${off}" --quiet)
 ulpgate_expect(1 "FAIL plugin.sigmoid.conformance.conformance_required: .*fms_c@sigmoid_off.*gate: FAIL"
   gate --budgets "${WORK}/budgets.json" --plugin "${recompiled}" --quiet)
+
+# An op whose models call exp and erf, the model claimed by name only (the
+# model language cannot write it): measured beside it.
+set(gelu "${PLUGINS}/libgelu_c.so")
+ulpgate_expect(0 "torch_c +gelu_c .*torch_nofma" run --kernel gelu_bwd --plugin "${gelu}" --variant none
+  --suite domain --n 2000 --quiet)
+ulpgate_expect(0 "" suite export --op gelu_bwd --suite domain --n 2000 --out "${WORK}/gelu.npz")
+ulpgate_expect(0 "torch_c@gelu_c: claims model torch_nofma" check --inputs "${WORK}/gelu.npz"
+  --plugin "${gelu}" --quiet)
+ulpgate_expect(0 "torch_c on gelu_c: model" explain --kernel gelu_bwd --plugin "${gelu}" --variant none
+  --input grad=1 --input x=-0.5)
 
 # Errors: a plugin of another op, an unknown op, the wrong arity, a bad version.
 ulpgate_expect(2 "plugin sigmoid_off \\(.*libsigmoid_off.so\\) gives sigmoid_bwd kernels, not gelu_bwd"

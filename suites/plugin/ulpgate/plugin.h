@@ -9,7 +9,7 @@
  *     const float* grad = in[0]; const float* x = in[1]; ...
  *   }
  *   static const ulpgate_plugin_v2_kernel kernels[] = {
- *       {.variant = "mine", .dtype = "f32", .model = "pytorch", .f32 = my_silu_bwd}};
+ *       {.variant = "mine", .dtype = "f32", .model = "torch_nofma", .f32 = my_silu_bwd}};
  *   static const ulpgate_plugin_v2 plugin = {
  *       ULPGATE_PLUGIN_V2_ABI_VERSION, "myplugin", "silu_bwd", 2, 1, kernels};
  *   const ulpgate_plugin_v2* ulpgate_plugin_v2_entry(void) { return &plugin; }
