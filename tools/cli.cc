@@ -73,8 +73,8 @@ std::vector<const TargetInfo*> ResolveTargets(const std::string& spec,
 
 void AddPluginOption(CLI::App* cmd, std::vector<std::string>* paths, const std::string& more) {
   cmd->add_option("--plugin", *paths,
-                  "A shared library of kernels (ulpgate/plugin.h; repeatable): its tanh_bwd f32 "
-                  "kernels join the built-in ones under a target named after the plugin, each "
+                  "A shared library of kernels of one elementwise op (ulpgate/plugin.h; repeatable): "
+                  "its kernels of the command's op and dtype join the built-in ones under a target named after the plugin, each "
                   "expected to follow the model it claims" + more);
 }
 

@@ -36,6 +36,7 @@ constexpr const char* kCheckReportFormat = "ulpgate-check-1";
 
 struct CheckArgs {
   std::string op = "tanh_bwd";
+  bool op_given = false;  // --op given; else the plugins' op, if they give one
   std::string dtype = "f32";
   std::string inputs_path, outputs_spec, label, json_path, models_path;
   std::vector<std::string> model_specs;
@@ -54,15 +55,14 @@ const PluginKernel& CheckedKernel(const CheckArgs& args, const TargetInfo** targ
   if (!args.outputs_spec.empty()) {
     throw UsageError("--plugin computes the outputs: give --outputs or --plugin, not both");
   }
-  if (args.op != kPluginOp) {
-    throw UsageError(fmt::format("--plugin: plugins give {} kernels", kPluginOp));
-  }
+  const std::vector<const TargetInfo*> plugins = LoadPlugins(args.plugins);
+  RequirePluginOp(plugins, args.op);
   const PluginKernel* chosen = nullptr;
   std::string all;
   const size_t at = args.variant.find('@');
   const std::string variant = args.variant.substr(0, at);
   const std::string plugin = at == std::string::npos ? "" : args.variant.substr(at + 1);
-  for (const TargetInfo* t : LoadPlugins(args.plugins)) {
+  for (const TargetInfo* t : plugins) {
     for (const PluginKernel& k : PluginOf(*t)->kernels) {
       if (k.format->name != args.dtype) continue;
       all += (all.empty() ? "" : ", ") + k.variant + "@" + t->name;
@@ -280,11 +280,28 @@ void CheckReduction(const CheckArgs& args, const FloatFormat& format) {
   FinishCheck(args, label, failures, ReductionCheckJson(r, inputs));
 }
 
-void Check(const CheckArgs& args) {
+// The op checked: --op, or without it the one the plugins give (each plugin
+// gives one op's kernels).
+std::string CheckedOp(const CheckArgs& args) {
+  if (args.op_given || args.plugins.empty()) return args.op;
+  std::string op;
+  for (const TargetInfo* t : LoadPlugins(args.plugins)) {
+    const std::string& of = PluginOf(*t)->op;
+    if (!op.empty() && of != op) {
+      throw UsageError(fmt::format("--plugin: the plugins give {} and {} kernels: name one with --op",
+                                   op, of));
+    }
+    op = of;
+  }
+  return op;
+}
+
+void Check(CheckArgs args) {
+  args.op = CheckedOp(args);
   const FloatFormat& format = CheckFormat(args.op, args.dtype);
   if (FamilyOf(args.op) == OpFamily::kReduction) {
     if (!args.plugins.empty()) {
-      throw UsageError(fmt::format("--plugin: plugins give {} kernels", kPluginOp));
+      RequirePluginOp(LoadPlugins(args.plugins), args.op);  // a plugin's op is elementwise
     }
     if (args.outputs_spec.empty()) throw UsageError("--outputs is required");
     CheckReduction(args, format);
@@ -301,8 +318,7 @@ void Check(const CheckArgs& args) {
   if (!args.plugins.empty()) {
     const TargetInfo* target = nullptr;
     const PluginKernel& kernel = CheckedKernel(args, &target);
-    spec.outputs_from = kernel.f32;
-    spec.outputs_from_u16 = kernel.u16;
+    spec.outputs_from = kernel.call;
     if (spec.label.empty()) spec.label = kernel.variant + "@" + target->name;
     // The model it claims is compared with too (a built-in one already is).
     const std::vector<ModelProgram> builtin = ModelPrograms(*FindElementwiseOp(args.op), format);
@@ -456,7 +472,9 @@ void AddCheckCommand(CLI::App& app) {
       "check",
       "Measure outputs made elsewhere (PyTorch, an accelerator, a library) against the exact "
       "value, and name the rounding models they follow bit for bit");
-  cmd->add_option("--op", args->op, "The op the outputs are of")->capture_default_str();
+  auto* op_option = cmd->add_option(
+      "--op", args->op, "The op the outputs are of (with --plugin: the op its plugins give)");
+  op_option->capture_default_str();
   cmd->add_option("--dtype", args->dtype,
                   "Format of inputs and outputs: f32, bf16, f16 (arrays may hold them as float32)")
       ->capture_default_str();
@@ -485,7 +503,10 @@ void AddCheckCommand(CLI::App& app) {
                   "Exit 1 unless the outputs follow this model bit for bit (repeatable)");
   AddThreadsOption(cmd, &args->threads);
   cmd->add_flag("--quiet", args->quiet, "Only the summary and the model table");
-  cmd->callback([args] { Check(*args); });
+  cmd->callback([args, op_option] {
+    args->op_given = op_option->count() > 0;
+    Check(*args);
+  });
 
   auto eargs = std::make_shared<ExportArgs>();
   auto* suite = app.add_subcommand("suite", "Work with input suites");

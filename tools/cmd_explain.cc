@@ -153,14 +153,12 @@ void RunExplain(const ExplainArgs& args) {
   }
   const std::vector<float> operands = ParseOperands(*op, args.inputs);
   const std::vector<const TargetInfo*> plugins = LoadPlugins(args.plugins);
-  if (!plugins.empty() && op->name != kPluginOp) {
-    throw UsageError(std::string("--plugin: plugins give ") + kPluginOp + " kernels");
-  }
+  RequirePluginOp(plugins, op->name);
   // --variant none: only the plugins' kernels.
   const bool no_builtin = args.variant == "none";
   if (no_builtin && plugins.empty()) throw UsageError("--variant none explains only plugins: give --plugin");
   std::vector<std::string> variants = no_builtin ? std::vector<std::string>() : SplitList(args.variant);
-  const std::vector<std::string> plugin_variants = PluginVariants(plugins);
+  const std::vector<std::string> plugin_variants = PluginVariants(plugins, op->name);
   for (const auto& v : variants) {
     if (std::none_of(op->variants.begin(), op->variants.end(),
                      [&](const auto& known) { return known.name == v; }) &&

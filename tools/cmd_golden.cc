@@ -205,11 +205,12 @@ void PrintDifferences(const std::vector<CaseDifference>& differences, std::ostre
   }
 }
 
-// The ops a target has goldens of: a plugin's, only the op plugins give.
+// The ops a target has goldens of: a plugin's, only the op it gives.
 std::vector<std::string> OpsOf(const TargetInfo& target, const std::vector<std::string>& ops) {
-  if (!IsPluginTarget(target)) return ops;
+  const LoadedPlugin* plugin = PluginOf(target);
+  if (plugin == nullptr) return ops;
   std::vector<std::string> only;
-  if (std::find(ops.begin(), ops.end(), kPluginOp) != ops.end()) only.emplace_back(kPluginOp);
+  if (std::find(ops.begin(), ops.end(), plugin->op) != ops.end()) only.push_back(plugin->op);
   return only;
 }
 
@@ -248,8 +249,10 @@ void Check(const GoldenArgs& args) {
     if (name == "external") continue;  // outputs made elsewhere (external_golden.h)
     if (FindAnyTarget(name) == nullptr) {
       // A plugin's goldens say so: reading one names the plugin to give.
-      const std::string plugin_golden = GoldenPath(args.dir, name, kPluginOp);
-      if (fs::exists(plugin_golden)) ReadGoldenFile(plugin_golden);
+      for (const ElementwiseOpInfo& op : ElementwiseOps()) {
+        const std::string plugin_golden = GoldenPath(args.dir, name, std::string(op.name));
+        if (fs::exists(plugin_golden)) ReadGoldenFile(plugin_golden);
+      }
       throw InputError(entry.path().string() + ": not a golden directory (the name of a compiled "
                        "target, e.g. " + CompiledTargets().front().name + ", of a plugin given "
                        "with --plugin, or external)");

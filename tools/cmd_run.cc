@@ -309,7 +309,7 @@ void Run(const RunArgs& args) {
   }
   if (op->family == OpFamily::kReduction) {
     if (!args.plugins.empty()) {
-      throw UsageError(std::string("--plugin: plugins give ") + kPluginOp + " kernels");
+      RequirePluginOp(LoadPlugins(args.plugins), op->name);  // a plugin's op is elementwise
     }
     RunReductionCommand(args);
     return;

@@ -220,7 +220,7 @@ void RunSweepCommand(const SweepArgs& args) {
       }
     }
     if (!options.variants.empty()) {
-      for (const std::string& v : PluginVariants(plugins, format->name)) options.variants.push_back(v);
+      for (const std::string& v : PluginVariants(plugins, op.name, format->name)) options.variants.push_back(v);
     }
     std::vector<std::string> skipped;
     options.targets = ResolveTargets(args.target, &skipped);

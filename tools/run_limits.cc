@@ -31,9 +31,18 @@ size_t CheckRunLimits(const std::vector<nlohmann::ordered_json>& records, const 
       if (mismatches > 0) {
         const std::string follows =
             c["model"].is_null() ? "follows no model" : "follows " + c["model"].get<std::string>();
-        why.push_back(fmt::format("{} output{} differ from its model {} ({})", mismatches,
-                                  mismatches == 1 ? "" : "s", c["expected"].get<std::string>(),
-                                  follows));
+        std::string text = fmt::format("{} output{} differ from its model {} ({})", mismatches,
+                                       mismatches == 1 ? "" : "s",
+                                       c["expected"].get<std::string>(), follows);
+        if (c.contains("first_mismatch_input")) {
+          // The first input where they differ, as `explain --input` takes it.
+          const auto& in = c["first_mismatch_input"];
+          text += fmt::format(", first at input #{}:", in["index"].get<uint64_t>());
+          for (const auto& [key, value] : in.items()) {
+            if (key != "index" && key != "bits") text += fmt::format(" {}={}", key, value.get<std::string>());
+          }
+        }
+        why.push_back(std::move(text));
       }
     }
     if (why.empty()) continue;

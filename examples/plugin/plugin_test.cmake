@@ -20,14 +20,14 @@ ulpgate_expect(0 "mulsub_fma +SCALAR.*mulsub_c +contract_off" run --kernel tanh_
 
 ulpgate_expect(2 "libbroken_abi.so: ABI version 2, this ulpgate takes 1" run --kernel tanh_bwd
   --plugin "${PLUGINS}/libbroken_abi.so" --variant none)
-ulpgate_expect(2 "unknown op 'tanh_fwd' \\(plugins take tanh_bwd\\)" run --kernel tanh_bwd
+ulpgate_expect(2 "unknown op 'tanh_fwd' \\(version 1 plugins take tanh_bwd; other ops: version 2" run --kernel tanh_bwd
   --plugin "${PLUGINS}/libbroken_op.so" --variant none)
 ulpgate_expect(2 "model 'mine', column 20: expected '\\)'" run --kernel tanh_bwd
   --plugin "${PLUGINS}/libbroken_model.so" --variant none)
 ulpgate_expect(2 "no ulpgate_plugin_entry" run --kernel tanh_bwd --plugin "${PLUGINS}/libbroken_entry.so"
   --variant none)
 ulpgate_expect(2 "cannot load: .*no_such.so" run --kernel tanh_bwd --plugin "${PLUGINS}/no_such.so" --variant none)
-ulpgate_expect(2 "--plugin: plugins give tanh_bwd kernels" run --kernel linear_fwd --plugin "${off}")
+ulpgate_expect(2 "plugin contract_off \\(.*libcontract_off.so\\) gives tanh_bwd kernels, not linear_fwd" run --kernel linear_fwd --plugin "${off}")
 # The bf16 kernel: widened to float, computed, rounded once.
 ulpgate_expect(0 "mulsub_c +contract_off .* mulsub_opmath +0" run --kernel tanh_bwd --dtype bf16
   --plugin "${off}" --variant none --suite domain --n 20000 --quiet --require-conformance)

@@ -113,19 +113,15 @@ ChunkKernel BuiltinKernel(ElementwiseKernel kernel, size_t arity, const FloatFor
   return GuardedKernel<uint16_t>(arity, format, std::move(name), call);
 }
 
-// A plugin's kernel (suites/plugin/ulpgate/plugin.h): two operands.
-ChunkKernel PluginChunkKernel(ulpgate_binary_f32_fn f32, ulpgate_binary_u16_fn u16, const FloatFormat& format,
+// A plugin's kernel (suites/plugin/ulpgate/plugin.h), as many operands as
+// the op has.
+ChunkKernel PluginChunkKernel(const PluginKernel& kernel, size_t arity, const FloatFormat& format,
                               std::string name) {
-  if (f32 != nullptr) {
-    return GuardedKernel<float>(2, format, std::move(name),
-                                [f32](const float* const* in, float* out, size_t n) {
-                                  f32(in[0], in[1], out, n);
-                                });
-  }
-  return GuardedKernel<uint16_t>(2, format, std::move(name),
-                                 [u16](const uint16_t* const* in, uint16_t* out, size_t n) {
-                                   u16(in[0], in[1], out, n);
-                                 });
+  const auto storage_call = [call = kernel.call](const auto* const* in, auto* out, size_t n) {
+    call(reinterpret_cast<const void* const*>(in), out, n);
+  };
+  if (IsBinary32(format)) return GuardedKernel<float>(arity, format, std::move(name), storage_call);
+  return GuardedKernel<uint16_t>(arity, format, std::move(name), storage_call);
 }
 
 // Elements are inputs; units are chunks of kEngineChunk inputs, each its own
@@ -243,7 +239,11 @@ ElementwiseCasePlan PlanElementwiseCases(const ElementwiseOpInfo& op, const Floa
     }
   }
   for (const LoadedPlugin* p : plugins) {
-    if (op_name != kPluginOp || !p->HasDtype(format.name)) {
+    if (p->op != op_name) {
+      throw InputError("plugin " + p->target.name + " (" + p->path + ") gives " + p->op +
+                       " kernels, not " + op_name);
+    }
+    if (!p->HasDtype(format.name)) {
       throw InputError("plugin " + p->target.name + " has no " + op_name + " kernels in " +
                        format.name);
     }
@@ -260,7 +260,7 @@ ElementwiseCasePlan PlanElementwiseCases(const ElementwiseOpInfo& op, const Floa
       std::string names;
       for (const auto& v : all_variants) names += (names.empty() ? "" : ", ") + v;
       for (const LoadedPlugin* p : plugins) {
-        for (const std::string& v : PluginVariants({&p->target}, format.name)) {
+        for (const std::string& v : PluginVariants({&p->target}, op_name, format.name)) {
           names += ", " + v + " (" + p->target.name + ")";
         }
       }
@@ -305,10 +305,7 @@ ElementwiseCasePlan PlanElementwiseCases(const ElementwiseOpInfo& op, const Floa
       c.expected = static_cast<int>(it - plan.model_names.begin());
       c.kind = models_only ? CaseKind::kModel : CaseKind::kKernel;
       c.name = "plugin " + plugin->target.name + " kernel " + p.variant;
-      if (!models_only) {
-        c.plugin_f32 = p.f32;
-        c.plugin_u16 = p.u16;
-      }
+      if (!models_only) c.plugin = &p;
       plan.cases.push_back(std::move(c));
     }
   }
@@ -352,8 +349,8 @@ std::vector<CaseResult> RunElementwise(const ElementwiseOpInfo& op, const InputS
     cases.push_back(std::move(c));
     if (p.kernel != nullptr) {
       kernels.push_back(BuiltinKernel(p.kernel, op.arity(), format, p.name));
-    } else if (p.plugin_f32 != nullptr || p.plugin_u16 != nullptr) {
-      kernels.push_back(PluginChunkKernel(p.plugin_f32, p.plugin_u16, format, p.name));
+    } else if (p.plugin != nullptr) {
+      kernels.push_back(PluginChunkKernel(*p.plugin, op.arity(), format, p.name));
     } else {
       kernels.emplace_back();
     }

@@ -64,8 +64,7 @@ struct ElementwiseCasePlan {
     // The built-in kernel (storage lanes of the format), or a plugin's; all
     // null for a "model" case.
     ElementwiseKernel kernel = nullptr;
-    ulpgate_binary_f32_fn plugin_f32 = nullptr;
-    ulpgate_binary_u16_fn plugin_u16 = nullptr;
+    const PluginKernel* plugin = nullptr;
     std::string name;  // for messages: "tanh_bwd mulsub (f32) on AVX2"
   };
   std::vector<Case> cases;

@@ -194,10 +194,8 @@ Measurement Measure(const MeasureSpec& given,
   const bool plugins = std::any_of(spec.targets.begin(), spec.targets.end(),
                                    [](const TargetInfo* t) { return IsPluginTarget(*t); });
   if (plugins) {
-    if (spec.op != kPluginOp) {
-      throw InputError(fmt::format("plugins give {} kernels, not {}", kPluginOp, spec.op));
-    }
-    const std::vector<std::string> plugin_variants = PluginVariants(spec.targets, spec.dtype);
+    RequirePluginOp(spec.targets, spec.op);
+    const std::vector<std::string> plugin_variants = PluginVariants(spec.targets, spec.op, spec.dtype);
     known.insert(known.end(), plugin_variants.begin(), plugin_variants.end());
   }
   if (family == OpFamily::kDrift) return MeasureDrift(std::move(spec), progress);

@@ -5,6 +5,7 @@
 #ifndef ULPGATE_SUITES_PLUGINS_H_
 #define ULPGATE_SUITES_PLUGINS_H_
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,27 +16,39 @@
 
 namespace ulpgate {
 
+// Calls a plugin's kernel on n elements in its format's storage lanes (float
+// for f32, bit patterns for bf16 and f16): operands[k] is the op's operand k,
+// as many as the op has. One signature for both ABI versions.
+using PluginCall = std::function<void(const void* const* operands, void* out, size_t n)>;
+
 struct PluginKernel {
   std::string variant;
   const FloatFormat* format = &kBinary32;  // its operands' and outputs' format
   ModelProgram model;   // what it claims (a built-in model's program, or the user's)
-  ulpgate_binary_f32_fn f32 = nullptr;  // f32
-  ulpgate_binary_u16_fn u16 = nullptr;  // bf16, f16: bit patterns
+  PluginCall call;
 };
 
 // A loaded plugin. Its target carries the plugin's name, is supported (the
 // library loaded, so this CPU runs it) and has no Highway target bit.
 struct LoadedPlugin {
   std::string path;  // the library, as given
+  uint32_t abi_version = 0;
+  std::string op;    // the elementwise op every one of its kernels computes
   TargetInfo target;
   std::vector<PluginKernel> kernels;
   const PluginKernel* Find(std::string_view variant, std::string_view dtype = "f32") const;
   bool HasDtype(std::string_view dtype) const;
+  // Whether it has kernels of `op` in `dtype`.
+  bool Gives(std::string_view op_name, std::string_view dtype) const {
+    return op == op_name && HasDtype(dtype);
+  }
 };
 
 // Loads a plugin and checks everything it says: the entry point, the ABI
-// version, its name (not a compiled target's, nor another plugin's), each
-// kernel's op, dtype, model and function, and that no variant name repeats.
+// version, its name (not a compiled target's, nor another plugin's), its op (a
+// registered elementwise op; version 1: tanh_bwd, given per kernel) and arity
+// (the op's), each kernel's dtype, model and function, and that no variant
+// name repeats.
 // Throws InputError, one line naming the file and what is wrong. The library
 // stays loaded; loading the same path again returns the same plugin.
 const LoadedPlugin& LoadPlugin(const std::string& path);
@@ -53,15 +66,17 @@ bool IsPluginTarget(const TargetInfo& target);
 // it); nullptr if neither.
 const TargetInfo* FindAnyTarget(std::string_view name);
 
-// The variants in `dtype` of the plugins among `targets`, in order.
+// The variants of `op` in `dtype` of the plugins among `targets`, in order.
 std::vector<std::string> PluginVariants(const std::vector<const TargetInfo*>& targets,
-                                        std::string_view dtype = "f32");
-// The variants in `dtype` of every loaded plugin, and the names of their targets.
-std::vector<std::string> LoadedPluginVariants(std::string_view dtype = "f32");
+                                        std::string_view op, std::string_view dtype = "f32");
+// The variants of `op` in `dtype` of every loaded plugin, and the names of
+// their targets.
+std::vector<std::string> LoadedPluginVariants(std::string_view op, std::string_view dtype = "f32");
 std::vector<std::string> LoadedPluginNames();
 
-// The op plugins give kernels for, in f32, bf16 or f16.
-inline constexpr const char* kPluginOp = "tanh_bwd";
+// Throws InputError unless every plugin among `targets` gives kernels of `op`:
+// "plugin NAME (PATH) gives silu_bwd kernels, not gelu_bwd".
+void RequirePluginOp(const std::vector<const TargetInfo*>& targets, std::string_view op);
 
 }  // namespace ulpgate
 

@@ -210,21 +210,25 @@ CheckRequest ReadCheckRequest(const CheckSpec& spec, const std::string& models_p
   if (request.inputs.size() == 0) throw InputError(spec.inputs + ": no inputs");
   request.label = spec.label;
   const size_t n = request.inputs.size();
-  if (spec.outputs_from != nullptr) {
-    if (format.bits != 32) throw InputError("an f32 kernel's outputs are checked in f32");
+  if (spec.outputs_from) {
+    const size_t arity = request.inputs.columns.size();
     request.outputs.resize(n);
-    spec.outputs_from(request.inputs.columns[0].data(), request.inputs.columns[1].data(),
-                      request.outputs.data(), n);
-  } else if (spec.outputs_from_u16 != nullptr) {
-    if (format.bits != 16) throw InputError("a 16-bit kernel's outputs are checked in bf16 or f16");
-    std::vector<uint16_t> grad(n), t(n), out(n);
-    for (size_t i = 0; i < n; ++i) {
-      grad[i] = static_cast<uint16_t>(EncodeBits(format, request.inputs.columns[0][i]));
-      t[i] = static_cast<uint16_t>(EncodeBits(format, request.inputs.columns[1][i]));
+    std::vector<const void*> in(arity);
+    if (IsBinary32(format)) {
+      for (size_t k = 0; k < arity; ++k) in[k] = request.inputs.columns[k].data();
+      spec.outputs_from(in.data(), request.outputs.data(), n);
+    } else {
+      std::vector<std::vector<uint16_t>> bits(arity, std::vector<uint16_t>(n));
+      for (size_t k = 0; k < arity; ++k) {
+        for (size_t i = 0; i < n; ++i) {
+          bits[k][i] = static_cast<uint16_t>(EncodeBits(format, request.inputs.columns[k][i]));
+        }
+        in[k] = bits[k].data();
+      }
+      std::vector<uint16_t> out(n);
+      spec.outputs_from(in.data(), out.data(), n);
+      for (size_t i = 0; i < n; ++i) request.outputs[i] = static_cast<float>(DecodeBits(format, out[i]));
     }
-    spec.outputs_from_u16(grad.data(), t.data(), out.data(), n);
-    request.outputs.resize(n);
-    for (size_t i = 0; i < n; ++i) request.outputs[i] = static_cast<float>(DecodeBits(format, out[i]));
   } else {
     request.outputs = ReadCheckOutputs(*op, spec.outputs, format, &request.label);
   }

@@ -76,11 +76,10 @@ struct CheckSpec {
   std::string op = "tanh_bwd";
   std::string dtype = "f32";
   std::string inputs, outputs;  // paths as `check --inputs/--outputs` take them
-  // Instead of an outputs file: a kernel called on the inputs (a plugin's,
-  // two operands), outputs = f(a, b): in f32, or on the bit patterns of bf16
-  // or f16.
-  ulpgate_binary_f32_fn outputs_from = nullptr;
-  ulpgate_binary_u16_fn outputs_from_u16 = nullptr;
+  // Instead of an outputs file: a kernel called on the inputs (a plugin's),
+  // operands[k] the op's operand k, in the format's storage lanes (float for
+  // f32, the bit patterns of bf16 or f16), as PluginKernel::call takes them.
+  std::function<void(const void* const* operands, void* out, size_t n)> outputs_from;
   std::string label;            // empty: the outputs array's name
   // The user's models, "NAME: statements" (elementwise ops).
   std::vector<std::string> models;

@@ -327,13 +327,18 @@ DivergeScorer ElementwiseDivergeScorer(const ElementwiseOpInfo& op, const Diverg
     if (side.target == nullptr) throw std::invalid_argument(side.variant + ": no target");
     if (const LoadedPlugin* plugin = PluginOf(*side.target)) {
       const PluginKernel* k = plugin->Find(side.variant);
-      if (k == nullptr || op_name != kPluginOp) {
+      if (plugin->op != op_name) {
+        throw std::invalid_argument("plugin " + plugin->target.name + " (" + plugin->path +
+                                    ") gives " + plugin->op + " kernels, not " + op_name);
+      }
+      if (k == nullptr) {
         throw std::invalid_argument("plugin " + plugin->target.name + " has no " + op_name +
                                     " kernel '" + side.variant + "'");
       }
-      const ulpgate_binary_f32_fn f = k->f32;
-      return [f](const std::vector<std::vector<float>>& c, float* out) {
-        f(c[0].data(), c[1].data(), out, c[0].size());
+      return [call = k->call](const std::vector<std::vector<float>>& c, float* out) {
+        std::vector<const void*> in;
+        for (const auto& column : c) in.push_back(column.data());
+        call(in.data(), out, c[0].size());
       };
     }
     const ElementwiseKernel k = FindElementwiseKernel(op.name, "f32", side.variant, side.target->bits);

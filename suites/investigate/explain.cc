@@ -190,9 +190,9 @@ std::string SpecialOrigin(const ExplainedCase& c) {
 void ExplainPlugin(const ExplainableOp& op, const LoadedPlugin& plugin,
                    const std::vector<std::string>& variants,
                    std::map<std::string, float>& model_outputs, Explanation& x) {
-  if (op.name != kPluginOp) {
-    throw std::invalid_argument("plugins give " + std::string(kPluginOp) + " kernels, not " +
-                                op.name);
+  if (plugin.op != op.name) {
+    throw std::invalid_argument("plugin " + plugin.target.name + " (" + plugin.path + ") gives " +
+                                plugin.op + " kernels, not " + op.name);
   }
   for (const PluginKernel& k : plugin.kernels) {
     if (std::string_view(k.format->name) != "f32" ||
@@ -202,13 +202,15 @@ void ExplainPlugin(const ExplainableOp& op, const LoadedPlugin& plugin,
     ExplainedCase c;
     c.variant = k.variant;
     c.target = &plugin.target;
-    k.f32(&x.operands[0], &x.operands[1], &c.kernel_output, 1);
+    std::vector<const void*> in;
+    for (const float& operand : x.operands) in.push_back(&operand);
+    k.call(in.data(), &c.kernel_output, 1);
     c.expected_model = k.model.name;
     const bool builtin = std::any_of(op.models.begin(), op.models.end(),
                                      [&](const auto& m) { return m.name == k.model.name; });
     if (!builtin) {
-      const double ops[2] = {x.operands[0], x.operands[1]};
-      model_outputs[k.model.name] = static_cast<float>(k.model.Evaluate(ops));
+      const std::vector<double> ops(x.operands.begin(), x.operands.end());
+      model_outputs[k.model.name] = static_cast<float>(k.model.Evaluate(ops.data()));
     }
     auto matches = [&](const std::string& name) {
       return std::find(c.matching_models.begin(), c.matching_models.end(), name) !=

@@ -32,6 +32,7 @@ std::string GroupName(int group) {
 
 ConformanceMatrix BuildMatrix(const ElementwiseOpInfo& op, uint64_t n_per_suite, uint64_t seed,
                               unsigned threads, const std::vector<const TargetInfo*>& plugins) {
+  RequirePluginOp(plugins, op.name);
   ConformanceMatrix m;
   m.op = op.name;
   m.n_per_suite = n_per_suite;

@@ -107,9 +107,7 @@ std::vector<std::string> CompiledTargetNames() {
 // loaded (which the gate measures beside them).
 std::vector<std::string> KnownVariants(const std::string& op, const std::string& dtype) {
   std::vector<std::string> variants = MeasurableVariants(op, dtype);
-  if (op == kPluginOp) {
-    for (const std::string& v : LoadedPluginVariants(dtype)) variants.push_back(v);
-  }
+  for (const std::string& v : LoadedPluginVariants(op, dtype)) variants.push_back(v);
   return variants;
 }
 
@@ -118,10 +116,8 @@ std::vector<std::string> KnownVariants(const std::string& op, const std::string&
 std::vector<std::string> RunVariants(const BudgetRun& run) {
   if (run.variants.empty()) return KnownVariants(run.op, run.dtype);
   std::vector<std::string> variants = run.variants;
-  if (run.op == kPluginOp) {
-    for (const std::string& v : LoadedPluginVariants(run.dtype)) {
-      if (!Contains(variants, v)) variants.push_back(v);
-    }
+  for (const std::string& v : LoadedPluginVariants(run.op, run.dtype)) {
+    if (!Contains(variants, v)) variants.push_back(v);
   }
   return variants;
 }

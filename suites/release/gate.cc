@@ -134,14 +134,12 @@ GateReport RunGate(const GateOptions& options) {
     const BudgetRun& run = selected_ledger.runs[r];
     std::vector<const TargetInfo*> targets = measured;
     std::vector<std::string> variants = run.variants;
-    if (run.op == kPluginOp) {
-      // The plugins with kernels in the run's format.
-      for (const TargetInfo* t : plugins) {
-        if (PluginOf(*t)->HasDtype(run.dtype)) targets.push_back(t);
-      }
-      if (!variants.empty()) {
-        for (const std::string& v : PluginVariants(plugins, run.dtype)) variants.push_back(v);
-      }
+    // The plugins with kernels of the run's op in its format.
+    for (const TargetInfo* t : plugins) {
+      if (PluginOf(*t)->Gives(run.op, run.dtype)) targets.push_back(t);
+    }
+    if (!variants.empty()) {
+      for (const std::string& v : PluginVariants(plugins, run.op, run.dtype)) variants.push_back(v);
     }
     if (targets.empty()) continue;
     for (const std::string& suite : run.suites) {

@@ -182,7 +182,7 @@ void ValidateCase(const JsonField& c, const std::string& op, const TargetInfo& t
     }
   }
   if (IsPluginTarget(target)) {
-    RequireOneOf(c["variant"], PluginVariants({&target}, c["dtype"].String()),
+    RequireOneOf(c["variant"], PluginVariants({&target}, op, c["dtype"].String()),
                  ("kernel of plugin " + target.name).c_str());
   } else if (!IsDrift(op)) {
     RequireOneOf(c["variant"], MeasurableVariants(op, c["dtype"].String()),
@@ -596,8 +596,8 @@ GoldenFile MeasureGolden(const std::vector<MeasureSpec>& specs, const TargetInfo
   for (MeasureSpec spec : specs) {
     if (plugin != nullptr) {
       // A plugin's goldens: its kernels, on the runs of their op and formats.
-      if (spec.op != kPluginOp || !plugin->HasDtype(spec.dtype)) continue;
-      spec.variants = PluginVariants({&target}, spec.dtype);
+      if (!plugin->Gives(spec.op, spec.dtype)) continue;
+      spec.variants = PluginVariants({&target}, spec.op, spec.dtype);
     }
     spec.targets = {&target};
     spec.threads = threads;
@@ -768,9 +768,9 @@ std::vector<std::string> PlannedCaseLabels(const std::string& op, const std::str
   for (const MeasureSpec& spec : GoldenPlan(op)) {
     Json size = {{"seed", spec.seed}, {"n", spec.n}, {"instances", spec.n},
                  {"shape", spec.shape}, {"epochs", spec.n}};
-    if (plugin != nullptr && (spec.op != kPluginOp || !plugin->HasDtype(spec.dtype))) continue;
+    if (plugin != nullptr && !plugin->Gives(spec.op, spec.dtype)) continue;
     for (const std::string& variant :
-         plugin != nullptr ? PluginVariants({&plugin->target}, spec.dtype) : spec.variants) {
+         plugin != nullptr ? PluginVariants({&plugin->target}, spec.op, spec.dtype) : spec.variants) {
       labels.push_back(Label(op, variant, target, spec.dtype, spec.suite, SizeText(op, size)));
     }
   }

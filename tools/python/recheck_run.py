@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """Rechecks an `ulpgate run --kernel tanh_bwd --inputs FILE --json REPORT` independently.
 
+Runs of sigmoid_bwd (grad*s*(1 - s): inputs 'grad s') are rechecked the same way with
+its models (torch, mul3, fms_fused, fms_unfused and their 16-bit forms) written here.
+The ops that call exp, erf or tanh are rechecked from `run --dump` (recheck_dump.py).
+
 For every input it computes, in exact rational arithmetic (binary32_exact.py, no
 MPFR): the op's exact value grad*(1 - t^2), the four models (mac_fused,
 mac_unfused, mulsub, mulsub_fused) rounded one operation at a time, and their
@@ -95,7 +99,50 @@ def hwy_soft_f32_to_f16(v):
     return b.Value.num(-q if sign else q, neg_zero=bool(sign))
 
 
-def narrow_models(g, t, fmt):
+# sigmoid_bwd(grad, s) = grad * s * (1 - s): its variants' sequences, each in an
+# arithmetic F that rounds every operation (binary32, or a 16-bit format per op).
+SIGMOID_SEQUENCES = {
+    "torch": lambda g, s, F: F(b.mul(F(b.mul(g, F(b.sub(ONE, s)))), s)),
+    "mul3": lambda g, s, F: F(b.mul(F(b.mul(g, s)), F(b.sub(ONE, s)))),
+    "fms_fused": lambda g, s, F: F(b.fma(b.neg(F(b.mul(g, s))), s, F(b.mul(g, s)))),
+    "fms_unfused": lambda g, s, F: F(b.sub(F(b.mul(g, s)), F(b.mul(F(b.mul(g, s)), s)))),
+}
+SIGMOID_EXPECTED = {"torch": ("torch", "torch"), "mul3": ("mul3", "mul3"),
+                    "fms": ("fms_fused", "fms_unfused")}
+SIGMOID_NARROW = {"torch_opmath": ("torch", "opmath"), "fms_opmath": ("fms", "opmath"),
+                  "torch_per_op": ("torch", "per_op"), "torch_opmath_hwy": ("torch", "hwy")}
+# The ops of a run this script rechecks: (f32 models, variant -> (fused, unfused model),
+# 16-bit variant -> (sequence, rounding), exact value). The ops that call exp, erf or
+# tanh (silu_bwd, gelu_bwd, gelu_tanh_bwd) have models of Highway's functions operation
+# by operation, not written here: their runs are rechecked from a --dump (recheck_dump.py).
+ONE = b.from_float(1.0)
+
+
+def sigmoid_models(g, s):
+    return {name: f(g, s, R) for name, f in SIGMOID_SEQUENCES.items()}
+
+
+def sigmoid_exact(g, s):
+    return b.mul(b.mul(g, s), b.sub(ONE, s))
+
+
+def narrow_models(g, t, fmt, op="tanh_bwd"):
+    """Every 16-bit model of the op in fmt (bf16 or f16)."""
+    if op == "sigmoid_bwd":
+        F = lambda v: b.round_to(v, fmt)  # noqa: E731
+        f32 = sigmoid_models(g, t)
+        out = {name + "_opmath": F(y) for name, y in f32.items()}
+        out["torch_per_op"] = SIGMOID_SEQUENCES["torch"](g, t, F)
+        if fmt is b.BF16:
+            out["torch_opmath_truncating"] = b.round_to(f32["torch"], fmt, toward_zero=True)
+        else:
+            gs, ss = hwy_soft_f16_to_f32(f16_bits_of(g)), hwy_soft_f16_to_f32(f16_bits_of(t))
+            out["torch_opmath_hwy_soft"] = hwy_soft_f32_to_f16(sigmoid_models(gs, ss)["torch"])
+        return out
+    return tanh_narrow_models(g, t, fmt)
+
+
+def tanh_narrow_models(g, t, fmt):
     """Every 16-bit model of tanh_bwd(g, t) in fmt (bf16 or f16)."""
     one = b.from_float(1.0)
     F = lambda v: b.round_to(v, fmt)  # noqa: E731
@@ -111,13 +158,15 @@ def narrow_models(g, t, fmt):
     return out
 
 
-def expected_model(variant, target, dtype):
+def expected_model(variant, target, dtype, op="tanh_bwd"):
     """The model the variant's kernel must follow on the target."""
     fused = target in FUSED_TARGETS
+    expected = SIGMOID_EXPECTED if op == "sigmoid_bwd" else EXPECTED
+    narrow = SIGMOID_NARROW if op == "sigmoid_bwd" else NARROW
     if dtype == "f32":
-        return EXPECTED[variant][0 if fused else 1]
-    sequence, rounding = NARROW[variant]
-    f32_model = EXPECTED[sequence][0 if fused else 1]
+        return expected[variant][0 if fused else 1]
+    sequence, rounding = narrow[variant]
+    f32_model = expected[sequence][0 if fused else 1]
     if rounding == "opmath":
         return f32_model + "_opmath"
     if rounding == "per_op":
@@ -187,10 +236,21 @@ def main(argv=None):
         return 2
     dtype = dtypes.pop()
     fmt = b.FORMATS[dtype]
+    ops = {r.get("op", report.get("op", "tanh_bwd")) for r in report["results"]}
+    if len(ops) != 1 or not ops <= {"tanh_bwd", "sigmoid_bwd"}:
+        print("recheck_run: rechecks runs of tanh_bwd and sigmoid_bwd, found %s; the ops that "
+              "call exp, erf or tanh: run with --dump and recheck_dump.py" %
+              ", ".join(sorted(ops)), file=sys.stderr)
+        return 2
+    op = ops.pop()
     per_model = {}
     for g, t in inputs:
-        x = exact_value(g, t)
-        outputs = models(g, t) if dtype == "f32" else narrow_models(g, t, fmt)
+        if op == "sigmoid_bwd":
+            x = sigmoid_exact(g, t)
+            outputs = sigmoid_models(g, t) if dtype == "f32" else narrow_models(g, t, fmt, op)
+        else:
+            x = exact_value(g, t)
+            outputs = models(g, t) if dtype == "f32" else narrow_models(g, t, fmt)
         for name, y in outputs.items():
             per_model.setdefault(name, []).append(b.ulp_error(x, y, fmt))
     stats = {m: statistics(errs, fmt) for m, errs in per_model.items()}
@@ -199,7 +259,7 @@ def main(argv=None):
     for r in report["results"]:
         where = "%s on %s" % (r["variant"], r["target"])
         targets.add(r["target"])
-        expected = expected_model(r["variant"], r["target"], dtype)
+        expected = expected_model(r["variant"], r["target"], dtype, op)
         counts, special, signed_zero, correct, max_e = stats[expected]
         checks = [
             ("n", r["n"], len(inputs)),

@@ -2,13 +2,22 @@
  * kernels, and `ulpgate run --plugin PATH` measures them beside the built-in
  * ones, under a target named after the plugin, against the model each claims.
  *
+ * Version 2 (any registered elementwise op, one to three operands):
+ *
  *   #include <ulpgate/plugin.h>
- *   static void my_tanh_bwd(const float* grad, const float* t, float* out, size_t n) { ... }
- *   static const ulpgate_plugin_kernel kernels[] = {
- *       {.op = "tanh_bwd", .variant = "mine", .dtype = "f32", .model = "mulsub",
- *        .f32 = my_tanh_bwd}};
- *   static const ulpgate_plugin plugin = {ULPGATE_PLUGIN_ABI_VERSION, "myplugin", 1, kernels};
- *   const ulpgate_plugin* ulpgate_plugin_entry(void) { return &plugin; }
+ *   static void my_silu_bwd(const float* const* in, float* out, size_t n) {
+ *     const float* grad = in[0]; const float* x = in[1]; ...
+ *   }
+ *   static const ulpgate_plugin_v2_kernel kernels[] = {
+ *       {.variant = "mine", .dtype = "f32", .model = "torch_nofma", .f32 = my_silu_bwd}};
+ *   static const ulpgate_plugin_v2 plugin = {
+ *       ULPGATE_PLUGIN_V2_ABI_VERSION, "myplugin", "silu_bwd", 2, 1, kernels};
+ *   const ulpgate_plugin_v2* ulpgate_plugin_v2_entry(void) { return &plugin; }
+ *
+ * Version 1 (tanh_bwd only, kept so that plugins built against it load
+ * unchanged): ulpgate_plugin, ulpgate_plugin_kernel and ulpgate_plugin_entry
+ * below. A library exports one of the two entry points; ulpgate looks for
+ * version 2's first.
  */
 #ifndef ULPGATE_PLUGIN_H_
 #define ULPGATE_PLUGIN_H_
@@ -16,15 +25,56 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The version ulpgate_plugin (version 1's layout) carries. */
 #define ULPGATE_PLUGIN_ABI_VERSION 1u
+/* The version ulpgate_plugin_v2 carries. */
+#define ULPGATE_PLUGIN_V2_ABI_VERSION 2u
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* An elementwise op of two operands in binary32: out[i] = op(a[i], b[i]) for
- * i < n (tanh_bwd: a = grad, b = t). Called from several threads at once, on
- * arrays of any length and alignment. */
+/* ------------------------------------------------------------- version 2 */
+
+/* An elementwise op in binary32: out[i] = op(in[0][i], ..., in[arity-1][i])
+ * for i < n, operands in the order `ulpgate list` gives them (gelu_bwd: grad,
+ * x). Called from several threads at once, on arrays of any length and
+ * alignment. */
+typedef void (*ulpgate_f32_fn)(const float* const* in, float* out, size_t n);
+/* The same in a 16-bit format (bf16, f16): operands and outputs are the
+ * format's bit patterns. */
+typedef void (*ulpgate_u16_fn)(const uint16_t* const* in, uint16_t* out, size_t n);
+
+typedef struct ulpgate_plugin_v2_kernel {
+  const char* variant; /* the name reports give it */
+  const char* dtype;   /* "f32", "bf16" or "f16" */
+  /* The model it claims: a built-in model of the op in the dtype (`ulpgate
+   * list`) or "NAME: statements" in the model language (docs/models.md) over
+   * the op's operand names, outputs stored in the dtype. */
+  const char* model;
+  ulpgate_f32_fn f32; /* dtype "f32"; else NULL */
+  ulpgate_u16_fn u16; /* dtype "bf16" or "f16"; else NULL */
+} ulpgate_plugin_v2_kernel;
+
+typedef struct ulpgate_plugin_v2 {
+  uint32_t abi_version; /* ULPGATE_PLUGIN_V2_ABI_VERSION */
+  const char* name;     /* the target its kernels are reported under */
+  const char* op;       /* a registered elementwise op ("gelu_bwd", `ulpgate list`) */
+  /* How many operands its kernels take: checked against the op's, so that a
+   * kernel is never handed fewer arrays than it reads. */
+  uint32_t arity;
+  size_t kernel_count;
+  const ulpgate_plugin_v2_kernel* kernels;
+} ulpgate_plugin_v2;
+
+/* A version 2 plugin exports this function. */
+const ulpgate_plugin_v2* ulpgate_plugin_v2_entry(void);
+
+/* ------------------------------------------------------------- version 1 */
+
+/* tanh_bwd in binary32: out[i] = op(a[i], b[i]) for i < n (a = grad, b = t).
+ * Called from several threads at once, on arrays of any length and
+ * alignment. */
 typedef void (*ulpgate_binary_f32_fn)(const float* a, const float* b, float* out, size_t n);
 /* The same in a 16-bit format (bf16, f16): operands and outputs are the
  * format's bit patterns. */
@@ -50,7 +100,7 @@ typedef struct ulpgate_plugin {
   const ulpgate_plugin_kernel* kernels;
 } ulpgate_plugin;
 
-/* Every plugin exports this function. */
+/* A version 1 plugin exports this function. */
 const ulpgate_plugin* ulpgate_plugin_entry(void);
 
 #ifdef __cplusplus

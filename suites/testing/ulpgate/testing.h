@@ -9,6 +9,10 @@
 //   ULPGATE_EXPECT_ULP_HISTOGRAM("tanh_bwd", ulpgate::kBinary32, {grad_array, t_array},
 //                                outputs, ulpgate::testing::UlpBudget{2.0, 0.01});
 //
+//   ULPGATE_EXPECT_WITHIN_ULP("gelu_bwd", ulpgate::kBinary32, {grad, x}, got, 4.0);
+//   ULPGATE_EXPECT_FOLLOWS_MODEL("sigmoid_bwd", ulpgate::kBFloat16, {grad_array, s_array},
+//                                outputs, "torch_opmath");
+//
 // Each is an EXPECT_TRUE/ASSERT_TRUE (the ASSERT_ forms stop the test) over a
 // ::testing::AssertionResult whose failure message is built once, in one
 // string, so parallel tests do not interleave: the op, the inputs (hex float
@@ -16,7 +20,11 @@
 // correctly rounded value, the ULP error, the models the result matches, and
 // the `ulpgate check` command that replays it. Formats: ulpgate::kBinary32,
 // kBFloat16, kBinary16 (oracles/format.h); values of bf16/f16 are passed as
-// floats holding them. Ops: tanh_bwd (grad, t).
+// floats holding them. Ops: every registered elementwise op (`ulpgate list`:
+// tanh_bwd, sigmoid_bwd, silu_bwd, gelu_bwd, gelu_tanh_bwd), its operands in
+// the order the list gives them, as many as the op has (tanh_bwd: grad, t).
+// A wrong op name, operand count or a value the format cannot hold fails the
+// assertion with a message saying so.
 #ifndef ULPGATE_TESTING_H_
 #define ULPGATE_TESTING_H_
 
