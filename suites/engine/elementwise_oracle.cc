@@ -321,17 +321,30 @@ class OracleFor final : public ElementwiseOracle {
       }
     });
   }
-  std::optional<MpfrNumber> ExactFactor(const float* x) const override {
+  MpfrNumber ExactFromFactors(float first, const std::vector<MpfrNumber>& factors) const override {
+    ExactArith a = Arith();
+    MpfrNumber v = a.FromFloat(first);
+    for (const MpfrNumber& c : factors) v = a.Mul(v, c);
+    return v;
+  }
+  std::optional<MpfrNumber> ExactFactor(const float* x, bool* products_exact,
+                                        std::vector<MpfrNumber>* factors) const override {
     ExactArith inner = Arith();
     StagingArith<ExactArith> a(inner);
     const auto result = ExactStaged(a, x, Operands());
     if (!a.ok() || result.head != static_cast<int>(a.chain().steps.size())) return std::nullopt;
     // The product of the factors, exactly: its precision the sum of theirs.
-    mpfr_prec_t precision = 1;
+    mpfr_prec_t precision = 1, bits = kBinary32.precision;
     for (size_t i = 0; i < a.chain().steps.size(); ++i) {
       if (a.chain().steps[i] != ChainStep::kMul) return std::nullopt;
       precision += a.known_c_[i].precision();
+      const MpfrNumber& c = a.known_c_[i];
+      if (mpfr_regular_p(c.get())) bits += mpfr_min_prec(c.get());
     }
+    if (products_exact != nullptr) {
+      *products_exact = Spec::kExactDefinition || bits <= kElementwiseFunctionPrecision;
+    }
+    if (factors != nullptr) *factors = a.known_c_;
     MpfrNumber f(precision, 1.0f);
     for (const MpfrNumber& c : a.known_c_) mpfr_mul(f.get(), f.get(), c.get(), MPFR_RNDN);
     return f;

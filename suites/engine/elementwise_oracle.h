@@ -107,7 +107,17 @@ class ElementwiseOracle {
   // computes it; Exact rounds each product to its precision (320 bits for a
   // definition that calls a function, none for a ring definition), so the two
   // agree to within 2^-318 relatively, exactly for a ring definition.
-  virtual std::optional<MpfrNumber> ExactFactor(const float* operands) const = 0;
+  // *products_exact (when given): whether Exact's products with any binary32
+  // g are exact (a ring definition, or factors short enough for 320 bits),
+  // so that Exact is g * f exactly.
+  // *factors (when given): the factors themselves, in the order Exact
+  // multiplies by them, for ExactFromFactors.
+  virtual std::optional<MpfrNumber> ExactFactor(const float* operands,
+                                                bool* products_exact = nullptr,
+                                                std::vector<MpfrNumber>* factors = nullptr) const = 0;
+  // Exact({first, the operands the factors came from}) bit for bit: the same
+  // products in the same arithmetic, without recomputing the factors.
+  virtual MpfrNumber ExactFromFactors(float first, const std::vector<MpfrNumber>& factors) const = 0;
   // Sequence v (as VariantExact numbers them) through the tracing arithmetic of `explain`
   // (oracles/tracing_arith.h), on the operands' traced values.
   virtual TracingArith::Value Trace(size_t v, TracingArith& arith,

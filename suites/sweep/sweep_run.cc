@@ -128,21 +128,25 @@ const NarrowPatterns& PatternsOf(const FloatFormat& format) {
 // Per value of the second operand: the exact factor as the tier reads it,
 // and every model's chain; kSweepVectorSlack entries of slack past the end.
 struct StagedTables {
-  std::vector<double> f0, f1, f2, sign, tiny_limit;
+  std::vector<double> f0, f1, f2, sign, tiny_limit, f_error, path_error;
   std::vector<uint64_t> kind;
   std::vector<StagedColumns> models;  // ModelNames order
+  std::vector<std::vector<MpfrNumber>> factors;  // per entry, for MPFR's lanes
 
   SweepFactorColumns At(size_t entry) const {
-    return {f0.data() + entry, f1.data() + entry, f2.data() + entry,
-            sign.data() + entry, tiny_limit.data() + entry, kind.data() + entry};
+    return {f0.data() + entry,         f1.data() + entry,         f2.data() + entry,
+            sign.data() + entry,       tiny_limit.data() + entry, kind.data() + entry,
+            f_error.data() + entry,    path_error.data() + entry};
   }
 };
 
 // The factor's class and parts (sweep_tier.h's SweepFactorClass).
-void SetFactor(const MpfrNumber& f, const FloatFormat& format, StagedTables& t, size_t e) {
+void SetFactor(const MpfrNumber& f, bool products_exact, const FloatFormat& format,
+               StagedTables& t, size_t e) {
   mpfr_srcptr x = f.get();
   t.sign[e] = mpfr_signbit(x) ? -1.0 : 1.0;
-  t.f0[e] = t.f1[e] = t.f2[e] = t.tiny_limit[e] = 0;
+  t.f0[e] = t.f1[e] = t.f2[e] = t.tiny_limit[e] = t.f_error[e] = 0;
+  t.path_error[e] = products_exact ? 0.0 : 0x1p-315;
   if (mpfr_nan_p(x)) {
     t.kind[e] = kSweepFactorNaN;
   } else if (mpfr_inf_p(x)) {
@@ -168,6 +172,8 @@ void SetFactor(const MpfrNumber& f, const FloatFormat& format, StagedTables& t, 
       *part = mpfr_get_d(r.get(), MPFR_RNDN);
       mpfr_sub_d(r.get(), r.get(), *part, MPFR_RNDN);  // exact: fewer bits than r had
     }
+    mpfr_abs(r.get(), r.get(), MPFR_RNDN);
+    t.f_error[e] = mpfr_get_d(r.get(), MPFR_RNDU);  // rounded up: a bound
   }
 }
 
@@ -181,9 +187,12 @@ std::optional<StagedTables> BuildStagedTables(const ElementwiseOpInfo& op, const
   const size_t size = count + kSweepVectorSlack;
   const size_t model_count = ModelNames(op, format).size();
   StagedTables t;
-  for (auto* v : {&t.f0, &t.f1, &t.f2, &t.sign, &t.tiny_limit}) v->assign(size, 0.0);
+  for (auto* v : {&t.f0, &t.f1, &t.f2, &t.sign, &t.tiny_limit, &t.f_error, &t.path_error}) {
+    v->assign(size, 0.0);
+  }
   t.kind.assign(size, kSweepFactorNaN);
   t.models.resize(model_count);
+  t.factors.resize(count);
   std::vector<std::vector<std::optional<StagedChain>>> chains(model_count,
                                                               std::vector<std::optional<StagedChain>>(count));
   std::vector<uint8_t> staged(count, 1);
@@ -191,12 +200,13 @@ std::optional<StagedTables> BuildStagedTables(const ElementwiseOpInfo& op, const
   RunUnitsByWorker((count + kUnit - 1) / kUnit, threads, [&](size_t u, unsigned) {
     for (size_t e = u * kUnit; e < std::min(count, (u + 1) * kUnit); ++e) {
       const float operands[2] = {1.0f, values[e]};
-      const auto f = oracle.ExactFactor(operands);
+      bool products_exact = false;
+      const auto f = oracle.ExactFactor(operands, &products_exact, &t.factors[e]);
       if (!f) {
         staged[e] = 0;
         continue;
       }
-      SetFactor(*f, format, t, e);
+      SetFactor(*f, products_exact, format, t, e);
       for (size_t m = 0; m < model_count; ++m) chains[m][e] = StageModelOutput(op, format, m, operands);
     }
   });
@@ -313,7 +323,8 @@ struct Worker {
   struct alignas(64) Broadcast {
     double f0[kSweepTile + kSweepVectorSlack], f1[kSweepTile + kSweepVectorSlack],
         f2[kSweepTile + kSweepVectorSlack], sign[kSweepTile + kSweepVectorSlack],
-        tiny_limit[kSweepTile + kSweepVectorSlack];
+        tiny_limit[kSweepTile + kSweepVectorSlack], f_error[kSweepTile + kSweepVectorSlack],
+        path_error[kSweepTile + kSweepVectorSlack];
     uint64_t kind[kSweepTile + kSweepVectorSlack];
   };
   std::unique_ptr<Broadcast> broadcast;
@@ -392,7 +403,9 @@ class FastSweep {
         std::fill_n(b.sign, n, columns.sign[0]);
         std::fill_n(b.tiny_limit, n, columns.tiny_limit[0]);
         std::fill_n(b.kind, n, columns.kind[0]);
-        columns = {b.f0, b.f1, b.f2, b.sign, b.tiny_limit, b.kind};
+        std::fill_n(b.f_error, n, columns.f_error[0]);
+        std::fill_n(b.path_error, n, columns.path_error[0]);
+        columns = {b.f0, b.f1, b.f2, b.sign, b.tiny_limit, b.kind, b.f_error, b.path_error};
       }
       SweepScaledExactValues(format_, w.grad, columns, n, &w.exact);
     } else {
@@ -560,8 +573,11 @@ class FastSweep {
         // MPFR: every field of this output's error, none of it in the sums.
         UlpError u;
         if (staged_ != nullptr) {
-          const float operands[2] = {w.grad[i], w.t[i]};
-          u = MeasureUlpError(OracleOf(*options_.op).Exact(operands).get(), y[i], format_);
+          const size_t entry_of_i = domain_.kind == SweepDomain::Kind::kPairs ? (at + i) & 0xffff
+                                                                       : static_cast<size_t>(at >> 32);
+          u = MeasureUlpError(
+              OracleOf(*options_.op).ExactFromFactors(w.grad[i], staged_->factors[entry_of_i]).get(), y[i],
+              format_);
         } else {
           w.mpfr.Set(w.grad[i], w.t[i]);
           u = w.mpfr.Measure(y[i], format_);

@@ -352,7 +352,18 @@ void ScaledExactValues(const FloatFormat& format, const float* grad, const Sweep
     const VD rest = hn::Add(c1, hn::Add(e1, p2));
     TwoSum(s0, c0, x0, u);
     TwoSum(u, rest, x1, x2);
-    const VD eta = hn::Mul(hn::Abs(x0), hn::Set(d, 0x1p-150));
+    // The three roundings above, each at most 2^-53 of its result (itself
+    // within 2^-52 of the terms added), f's error times |grad|, and the MPFR
+    // path's distance; the sum and the factor (1 + 2^-40) cover the
+    // roundings of this bound's own arithmetic.
+    const VD roundings = hn::Mul(
+        hn::Add(hn::Add(hn::Abs(e1), hn::Abs(p2)), hn::Add(hn::Abs(c1), hn::Abs(rest))),
+        hn::Set(d, 0x1p-51));
+    const VD eta = hn::Mul(
+        hn::Add(hn::Add(roundings, hn::Mul(hn::Abs(g), hn::LoadU(d, fc.f_error + i))),
+                hn::Mul(hn::Abs(x0), hn::LoadU(d, fc.path_error + i))),
+        hn::Set(d, 1 + 0x1p-40));
+    const MD exact = eta == zero;
     const VD tail = hn::Add(hn::Add(hn::Abs(x1), hn::Abs(x2)), eta);
     const MD below = hn::And(hn::And(PowerOfTwo(x0), x1 != zero), SignsDiffer(x0, x1));
     const VD half_ulp = hn::Mul(Binade(x0), hn::Set(d, 0x1p-53));
@@ -362,8 +373,9 @@ void ScaledExactValues(const FloatFormat& format, const float* grad, const Sweep
     const VD scaled = hn::Abs(hn::Mul(x0, scale));
     const VD from_mid = hn::Abs(hn::Sub(hn::Abs(hn::Sub(scaled, RoundToEven(scaled))), hn::Set(d, 0.5)));
     const VD margin = hn::Mul(hn::Add(tail, tail), scale);
-    const MD decided =
-        hn::And(hn::And(hn::Abs(x1) < limit, binade_known), from_mid > margin);
+    // An exact x needs only x0 = RN53(x) (as in ExactValues).
+    const MD decided = hn::And(
+        hn::Abs(x1) < limit, hn::Or(exact, hn::And(binade_known, from_mid > margin)));
 
     const MD g_finite = hn::IsFinite(g);
     const MD is_zero = hn::And(g_finite, hn::Or(fzero, hn::And(g == zero, hn::Not(hn::Or(fnan, finf)))));
@@ -371,7 +383,13 @@ void ScaledExactValues(const FloatFormat& format, const float* grad, const Sweep
     const MD approx = hn::AndNot(is_zero, hn::And(hn::And(g_finite, normal), decided));
     // Kinds: NaN and infinities from the canonical product; zeros exact.
     VU kind = hn::Set(du, kSweepExactUndecided);
-    kind = hn::IfThenElse(hn::RebindMask(du, approx), hn::Set(du, kSweepExactApprox), kind);
+    kind = hn::IfThenElse(
+        hn::RebindMask(du, approx),
+        hn::IfThenElse(hn::RebindMask(du, exact),
+                       hn::IfThenElse(hn::RebindMask(du, x2 == zero), hn::Set(du, kSweepExactPair),
+                                      hn::Set(du, kSweepExactTriple)),
+                       hn::Set(du, kSweepExactApprox)),
+        kind);
     kind = hn::IfThenElse(hn::RebindMask(du, hn::AndNot(is_zero, tiny_zero)), hn::Set(du, kSweepExactTiny), kind);
     kind = hn::IfThenElse(hn::RebindMask(du, is_zero), hn::Set(du, kSweepExactPair), kind);
     const MD special = hn::Or(hn::IsNaN(canonical), hn::IsInf(canonical));
@@ -618,7 +636,28 @@ HWY_INLINE void MeasureGeneral(const FormatConstants& f, const SweepExactTile& t
   const VD boundary = hn::IfThenElse(PowerOfTwo(g0), hn::Mul(half_ulp, hn::Set(d, 0.5)), half_ulp);
   const MD small_rest = hn::And(hn::Abs(g1) < boundary,
                                 hn::Add(rest_bound, rest_bound) < hn::Sub(boundary, hn::Abs(g1)));
-  const MD rounding_known = hn::Or(hn::Or(no_rest, y_is_x0), small_rest);
+  // An approximate x with y = x0: y - x = -(x1 + x2) - delta, |delta| <=
+  // eta, g0 = -x1 and g1 = f1 = 0, so RN(y - x) = g0 where |x2| + eta stays
+  // below g0's boundary (RN of that sum below a double puts the sum below
+  // it): the common case of a correctly rounded y next to a close x, which
+  // the general test's factor 2 would leave to MPFR half the time.
+  const MD approx_at_x0 = hn::And(hn::And(approx, d0 == zero), hn::And(g1 == zero, f1 == zero));
+  const MD near_x0 = hn::And(approx_at_x0, hn::Add(hn::Abs(x2), eta) < boundary);
+  // Sharper than small_rest: |g1| + |f1| + |x2| + eta below the boundary,
+  // the sum's three roundings covered by the factor 1 + 2^-50 (a sum below a
+  // power of two after rounding up that much is below it exactly).
+  // And with the signs: |RN(g1 + RN(f1 - x2))| plus those two roundings
+  // (each at most 2^-53 of a result below |g1| + |f1 - x2|) plus eta.
+  const VD rest_sum = hn::Sub(f1, x2);
+  const VD signed_sum = hn::Add(g1, rest_sum);
+  const VD sum_bound =
+      hn::Add(hn::Add(hn::Abs(signed_sum), eta),
+              hn::Mul(hn::Add(hn::Abs(g1), hn::Abs(rest_sum)), hn::Set(d, 0x1p-51)));
+  const MD tight_rest = hn::Or(
+      hn::Mul(hn::Add(hn::Abs(g1), rest_bound), hn::Set(d, 1 + 0x1p-50)) < boundary,
+      hn::Mul(sum_bound, hn::Set(d, 1 + 0x1p-50)) < boundary);
+  const MD rounding_known =
+      hn::Or(hn::Or(hn::Or(no_rest, y_is_x0), hn::Or(small_rest, tight_rest)), near_x0);
   const VD e = hn::Mul(hn::Abs(g0), scale);
 
   // The residual's sign against g0's: away from zero, and whether known.

@@ -91,6 +91,11 @@ struct SweepFactorColumns {
   const double* sign;        // +-1: f's sign
   const double* tiny_limit;  // kSweepFactorTiny: |grad| below this puts x below 2^-1076 ulp
   const uint64_t* kind;      // SweepFactorClass
+  // kSweepFactorNormal: an upper bound on |f - (f0 + f1 + f2)|, and the
+  // relative distance the MPFR path's value may have from grad * f (0 where
+  // its products are exact, else 2^-315).
+  const double* f_error;
+  const double* path_error;
 };
 
 // Per output: what the statistics take from it.
@@ -174,10 +179,10 @@ void SweepExactValues(const FloatFormat& format, const float* grad, const float*
                       SweepExactTile* out);
 
 // The exact values of grad[i] * f[i] for a staged op: x0 + x1 + x2 from
-// error-free products and sums of grad and f0 + f1 + f2, within eta =
-// 2^-150 |x0| of the MPFR path's value (f's own error, the rounding of the
-// product's lowest part and Exact's 320-bit roundings are all below 2^-155
-// |x|); lanes where that much could change a decision are left to MPFR.
+// error-free products and sums of grad and f0 + f1 + f2, within eta of the
+// MPFR path's value (f's own error, the roundings of the product's lowest
+// parts, Exact's 320-bit roundings); exact (eta = 0) where all of them are
+// 0. Lanes where eta could change a decision are left to MPFR.
 void SweepScaledExactValues(const FloatFormat& format, const float* grad,
                             const SweepFactorColumns& f, size_t n, SweepExactTile* out);
 
