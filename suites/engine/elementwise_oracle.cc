@@ -679,17 +679,80 @@ std::optional<StagedChain> StageModelOutput(const ElementwiseOpInfo& op, const F
 
 namespace {
 
-// Applies the columns' chains in arithmetic A to v[0, n) in place.
+// Every pattern's value in a 16-bit format (DecodeBits), tabulated: the
+// staged models decode a first operand per output.
+const std::vector<double>& DecodedPatterns(const FloatFormat& format) {
+  static const std::vector<double> bf16 = [] {
+    std::vector<double> v(65536);
+    for (uint32_t b = 0; b < 65536; ++b) v[b] = DecodeBits(kBFloat16, b);
+    return v;
+  }();
+  static const std::vector<double> f16 = [] {
+    std::vector<double> v(65536);
+    for (uint32_t b = 0; b < 65536; ++b) v[b] = DecodeBits(kBinary16, b);
+    return v;
+  }();
+  return format.precision == kBFloat16.precision ? bf16 : f16;
+}
+
+// RoundDouble(format, y) for a binary32 y and a 16-bit format, to nearest
+// even, without its general machinery. bf16 shares binary32's exponent
+// range: adding 0x7fff plus the kept half's last bit to the pattern and
+// dropping the low half is that rounding, subnormals and the carry into
+// infinity included. f16: |y| >= 65520 (the midpoint past 65504, whose even
+// neighbour is 2^16) is infinity; below, y / 2^q is exact (q the quantum of
+// y's binade, at least 2^-24) and rounds to an integer to nearest even.
+inline float RoundFloatTo16(const FloatFormat& format, float y) {
+  if (std::isnan(y)) return y;
+  if (format.precision == kBFloat16.precision) {
+    uint32_t b = FloatBits(y);
+    b = (b + 0x7fffu + ((b >> 16) & 1u)) & 0xffff0000u;
+    return FloatFromBits(b);
+  }
+  const float a = std::fabs(y);
+  if (a >= 65520.0f) return std::copysign(HUGE_VALF, y);
+  const int binade = std::max(static_cast<int>((FloatBits(a) >> 23) & 0xff) - 127, -14);
+  const double quantum = Pow2(binade - 10);
+  return static_cast<float>(std::nearbyint(static_cast<double>(y) / quantum) * quantum);
+}
+
+// Applies the columns' chains in arithmetic A to v[0, n) in place: one
+// loop per step, the step's kind decided outside it.
+template <ChainStep kStep, class A, class T>
+void ApplyStepLoop(const A& a, const double* c, const double* d, bool broadcast, T* v, size_t n) {
+  if (broadcast) {
+    const T cc = static_cast<T>(c[0]), dd = static_cast<T>(d[0]);
+    for (size_t i = 0; i < n; ++i) v[i] = ApplyChainStep<A, T>(a, kStep, v[i], cc, dd);
+  } else {
+    for (size_t i = 0; i < n; ++i) {
+      v[i] = ApplyChainStep<A, T>(a, kStep, v[i], static_cast<T>(c[i]), static_cast<T>(d[i]));
+    }
+  }
+}
+
 template <class A, class T>
 void ApplyColumns(const A& a, const StagedColumns& columns, size_t entry, bool broadcast, T* v,
                   size_t n) {
   for (size_t s = 0; s < columns.steps.size(); ++s) {
-    const ChainStep step = columns.steps[s];
     const double* c = columns.c[s].data() + entry;
     const double* d = columns.d[s].data() + entry;
-    for (size_t i = 0; i < n; ++i) {
-      const size_t e = broadcast ? 0 : i;
-      v[i] = ApplyChainStep<A, T>(a, step, v[i], static_cast<T>(c[e]), static_cast<T>(d[e]));
+    switch (columns.steps[s]) {
+#define ULPGATE_STEP(kind) \
+  case ChainStep::kind:    \
+    ApplyStepLoop<ChainStep::kind>(a, c, d, broadcast, v, n); \
+    break;
+      ULPGATE_STEP(kMul)
+      ULPGATE_STEP(kDiv)
+      ULPGATE_STEP(kDivInto)
+      ULPGATE_STEP(kAdd)
+      ULPGATE_STEP(kSub)
+      ULPGATE_STEP(kSubFrom)
+      ULPGATE_STEP(kMulAdd)
+      ULPGATE_STEP(kAddProduct)
+      ULPGATE_STEP(kNegMulAdd)
+      ULPGATE_STEP(kSubProduct)
+      ULPGATE_STEP(kSubSelfProduct)
+#undef ULPGATE_STEP
     }
   }
 }
@@ -710,33 +773,36 @@ void ApplyStagedModel(const ElementwiseOpInfo& op, const FloatFormat& format, si
   if (m.kind == NarrowModelInfo::kPerOp) {
     const NativePerOpArith a(format, m.fused_functions);
     std::vector<double> v(n);
-    for (size_t i = 0; i < n; ++i) v[i] = DecodeBits(format, first_bits[i]);
+    const std::vector<double>& decoded = DecodedPatterns(format);
+    for (size_t i = 0; i < n; ++i) v[i] = decoded[first_bits[i]];
     ApplyColumns(a, columns, entry, broadcast, v.data(), n);
     for (size_t i = 0; i < n; ++i) out[i] = CanonicalNan(ToFloat(v[i]));
     return;
   }
   const NativeModelArith a(op.models.at(m.f32_model).fused);
+  const std::vector<double>& decoded = DecodedPatterns(format);
   for (size_t i = 0; i < n; ++i) {
     out[i] = m.kind == NarrowModelInfo::kHighwaySoft ? HighwaySoftF16ToF32(first_bits[i])
-                                                     : ToFloat(DecodeBits(format, first_bits[i]));
+                                                     : ToFloat(decoded[first_bits[i]]);
   }
   ApplyColumns(a, columns, entry, broadcast, out, n);
-  for (size_t i = 0; i < n; ++i) {
-    const float y = out[i];
-    switch (m.kind) {
-      case NarrowModelInfo::kOpmath:
-        out[i] = ToFloat(RoundDouble(format, y));
-        break;
-      case NarrowModelInfo::kTruncating:
-        out[i] = std::isnan(y) ? y : ToFloat(RoundDouble(format, y, /*toward_zero=*/true));
-        break;
-      case NarrowModelInfo::kHighwaySoft:
-        out[i] = ToFloat(DecodeBits(format, HighwaySoftF32ToF16(y)));
-        break;
-      case NarrowModelInfo::kPerOp:
-        break;
-    }
-    out[i] = CanonicalNan(out[i]);
+  switch (m.kind) {
+    case NarrowModelInfo::kOpmath:
+      for (size_t i = 0; i < n; ++i) out[i] = CanonicalNan(RoundFloatTo16(format, out[i]));
+      break;
+    case NarrowModelInfo::kTruncating:
+      for (size_t i = 0; i < n; ++i) {
+        const float y = out[i];
+        out[i] = CanonicalNan(std::isnan(y) ? y : ToFloat(RoundDouble(format, y, /*toward_zero=*/true)));
+      }
+      break;
+    case NarrowModelInfo::kHighwaySoft:
+      for (size_t i = 0; i < n; ++i) {
+        out[i] = CanonicalNan(ToFloat(DecodeBits(format, HighwaySoftF32ToF16(out[i]))));
+      }
+      break;
+    case NarrowModelInfo::kPerOp:
+      break;
   }
 }
 
