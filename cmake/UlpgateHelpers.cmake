@@ -3,13 +3,21 @@
 # Builds one GoogleTest executable and registers every test in it with ctest,
 # labelled so that `ctest -L smoke` and friends select tiers.
 function(ulpgate_add_test name)
-  cmake_parse_arguments(ARG "" "TIMEOUT" "LABELS;SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "" "TIMEOUT;FILTER" "LABELS;SOURCES;LIBS" ${ARGN})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 600)
   endif()
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
-  gtest_discover_tests(${name}
-    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT}
-    DISCOVERY_TIMEOUT 60)
+  # FILTER: only the tests gtest's --gtest_filter selects (the others are
+  # registered apart, under labels of their own).
+  if(ARG_FILTER)
+    gtest_discover_tests(${name}
+      PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT}
+      DISCOVERY_TIMEOUT 60 TEST_FILTER "${ARG_FILTER}")
+  else()
+    gtest_discover_tests(${name}
+      PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT}
+      DISCOVERY_TIMEOUT 60)
+  endif()
 endfunction()

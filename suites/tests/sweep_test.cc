@@ -159,6 +159,71 @@ INSTANTIATE_TEST_SUITE_P(
                   0x800}),
     [](const auto& p) { return std::string(p.param.name); });
 
+// The staged tier of the other ops (every op but tanh_bwd): the same, per
+// op, through the ranges where its decisions are hardest: x = 0 and tiny x
+// (exact and near-exact values next to the outputs), the far negative tail
+// (factors below 2^-600: signed zeros, underflowed errors), infinities and
+// NaN, subnormal and huge grads, and f32 over grad.
+struct StagedRangeCase {
+  const char* op;
+  RangeCase range;
+};
+void PrintTo(const StagedRangeCase& c, std::ostream* out) { *out << c.op << "_" << c.range.name; }
+
+class StagedFastEqualsReference : public ::testing::TestWithParam<StagedRangeCase> {};
+
+TEST_P(StagedFastEqualsReference, ByteForByte) {
+  const StagedRangeCase& sc = GetParam();
+  const RangeCase& c = sc.range;
+  SweepOptions o;
+  o.op = FindElementwiseOp(sc.op);
+  ASSERT_NE(o.op, nullptr);
+  o.domain = MakeSweepDomain(*c.format, c.kind, c.fixed,
+                             {std::string(o.op->operands[0].name), std::string(o.op->operands[1].name)});
+  o.begin = c.begin;
+  o.end = std::min(o.domain.size(), c.begin + c.length * ReferenceScale());
+  const SweepResult fast = RunSweep(o);
+  o.reference = true;
+  const SweepResult reference = RunSweep(o);
+  const std::string fast_json = SweepJson(fast).dump(1);
+  const std::string reference_json = SweepJson(reference).dump(1);
+  if (fast_json != reference_json) {
+    size_t at = 0;
+    while (at < fast_json.size() && fast_json[at] == reference_json[at]) ++at;
+    const size_t from = fast_json.rfind("\"variant\"", at);
+    FAIL() << sc.op << " " << c.name << ": the staged tier differs from the reference near\n"
+           << fast_json.substr(from == std::string::npos ? 0 : from, at + 200 - std::min(at, from))
+           << "\nreference:\n" << reference_json.substr(from == std::string::npos ? 0 : from,
+                                                          at + 200 - std::min(at, from));
+  }
+  ASSERT_FALSE(fast.cases.empty());
+  EXPECT_EQ(fast.cases.front().stats.n(), o.end - o.begin);
+}
+
+std::vector<StagedRangeCase> StagedRanges() {
+  const std::vector<RangeCase> ranges = {
+      RangeCase{"bf16_grad_1_x_near_0", &kBFloat16, kPairs, {}, 0x3f7fffc0, 0x100},
+      RangeCase{"bf16_grad_1_x_tail", &kBFloat16, kPairs, {}, 0x3f80c180, 0x100},
+      RangeCase{"bf16_x_inf_nan", &kBFloat16, kPairs, {}, 0xbf807f40, 0x100},
+      RangeCase{"bf16_grad_huge_to_inf", &kBFloat16, kPairs, {}, 0x7f7fffc0, 0x100},
+      RangeCase{"bf16_grad_subnormal_x_tail", &kBFloat16, kPairs, {}, 0x0001c200, 0x100},
+      RangeCase{"f16_grad_1", &kBinary16, kPairs, {}, 0x3c00bf80, 0x100},
+      RangeCase{"f16_x_inf_nan", &kBinary16, kPairs, {}, 0xc3007bc0, 0x100},
+      RangeCase{"f32_over_grad", &kBinary32, kOverGrad, {-3.5f}, 0x3f7fffc0, 0x100},
+      RangeCase{"f32_over_grad_tail", &kBinary32, kOverGrad, {-30.0f, 0.0f}, 0x17fffffc0, 0x100},
+  };
+  std::vector<StagedRangeCase> all;
+  for (const char* op : {"sigmoid_bwd", "silu_bwd", "gelu_bwd", "gelu_tanh_bwd"}) {
+    for (const RangeCase& r : ranges) all.push_back({op, r});
+  }
+  return all;
+}
+
+INSTANTIATE_TEST_SUITE_P(StagedRanges, StagedFastEqualsReference, ::testing::ValuesIn(StagedRanges()),
+                         [](const auto& p) {
+                           return std::string(p.param.op) + "_" + p.param.range.name;
+                         });
+
 // mulsub on SCALAR, one ULP off where t's pattern ends in any of `positions`'
 // low 12 bits: a kernel whose outputs differ from the other two-rounding
 // targets' at chosen places of each 4096-input tile.
