@@ -124,7 +124,7 @@ ulpgate_expect(2 "libbroken_no_name.so: the plugin has no name" golden bless --d
 ulpgate_expect(2 "libbroken_no_kernels.so: the plugin lists no kernels" gate --plugin "${broken}_no_kernels.so")
 ulpgate_expect(2 "libbroken_null_entry.so: ulpgate_plugin_entry returned null" matrix
   --plugin "${broken}_null_entry.so")
-ulpgate_expect(2 "kernel 0 \\(mulsub_c\\): unknown model 'mulsub_magic' \\(mac_fused, mac_unfused, mulsub, mulsub_fused; or NAME: statements\\)"
+ulpgate_expect(2 "kernel 0 \\(mulsub_c\\): unknown model 'mulsub_magic' \\(mac_fused, mac_unfused, mulsub, mulsub_fused, mac_left_fused, mac_left_unfused; or NAME: statements\\)"
   check --inputs "${WORK}/in.npz" --plugin "${broken}_unknown_model.so")
 if(EXISTS "${WORK}/never")
   message(FATAL_ERROR "a bless that failed to load its plugin wrote ${WORK}/never")
