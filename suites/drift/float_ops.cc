@@ -1,4 +1,5 @@
 #include "suites/drift/float_ops.h"
+#include "suites/drift/kernels.h"
 
 #include <algorithm>
 #include <cmath>
@@ -190,11 +191,11 @@ FloatOps::Tensor FloatOps::TanhBwd(const Tensor& dy_in, const Tensor& y_in) {
     for (size_t i = 0; i < dy.size(); ++i) {
       if (const auto x = FastTanhBwdExactValue(dy[i], y[i], format)) {
         if (const auto e = FastUlpError(*x, dh[i], format)) {
-          situ.Add("tanh_bwd", format, *e);
+          situ.Add(kDriftTanhBwd, format, *e);
           continue;
         }
       }
-      situ.Record("tanh_bwd", format, TanhBwdExact(dy[i], y[i]), dh[i]);
+      situ.Record(kDriftTanhBwd, format, TanhBwdExact(dy[i], y[i]), dh[i]);
     }
   }
   return dh;

@@ -1,4 +1,5 @@
 #include "suites/drift/precision.h"
+#include "suites/drift/kernels.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -57,7 +58,7 @@ const char* StepOpName(StepOp op) {
     case StepOp::kTanhFwd: return "tanh_fwd";
     case StepOp::kMseFwd: return "mse_fwd";
     case StepOp::kMseBwd: return "mse_bwd";
-    case StepOp::kTanhBwd: return "tanh_bwd";
+    case StepOp::kTanhBwd: return kDriftTanhBwd;
     case StepOp::kLinearBwdWeight: return "linear_bwd_weight";
     case StepOp::kLinearBwdBias: return "linear_bwd_bias";
     case StepOp::kLinearBwdInput: return "linear_bwd_input";

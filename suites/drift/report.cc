@@ -1,4 +1,5 @@
 #include "suites/drift/report.h"
+#include "suites/drift/kernels.h"
 
 #include <fmt/format.h>
 
@@ -82,7 +83,7 @@ nlohmann::ordered_json DriftJson(const DriftResult& d) {
     run["label"] = r.config.Label();
     run["target"] = r.config.target->name;
     run["precision"] = r.config.precision.Name();
-    run["variants"] = {{"tanh_bwd", r.config.tanh_bwd}, {"linear", r.config.linear},
+    run["variants"] = {{kDriftTanhBwd, r.config.tanh_bwd}, {"linear", r.config.linear},
                        {"bias", r.config.bias},         {"mse", r.config.mse},
                        {"sgd", r.config.sgd}};
     run["summary"] = CurveSummaryJson(r.summary, &r.param_max_relative, &r.param_max_ulp);

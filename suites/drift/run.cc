@@ -173,7 +173,7 @@ RunConfig ParseRunConfig(const std::string& spec, const TargetInfo* target,
     if (eq == std::string::npos || variant.empty()) {
       throw InputError("'" + item + "': expected op=variant (ops: tanh_bwd, linear, bias, mse, sgd)");
     }
-    if (op == "tanh_bwd") {
+    if (op == kDriftTanhBwd) {
       c.tanh_bwd = variant;
     } else if (op == "linear") {
       c.linear = variant;
