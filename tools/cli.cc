@@ -76,6 +76,18 @@ void AddPluginOption(CLI::App* cmd, std::vector<std::string>* paths, const std::
                   "A shared library of kernels of one elementwise op (ulpgate/plugin.h; repeatable): "
                   "its kernels of the command's op and dtype join the built-in ones under a target named after the plugin, each "
                   "expected to follow the model it claims" + more);
+  // Plugins run in a process of their own unless asked: a crash or a hang of
+  // a kernel under development is then a report, not the end of the command.
+  auto options = std::make_shared<PluginProcessOptions>();
+  options->in_process = false;
+  cmd->add_flag("--in-process", options->in_process,
+                "Call the plugins' kernels in this process (faster; a crash ends the command) instead of "
+                "in ulpgate-iut, where a crash, a hang or a write outside the output is reported as the case's fault");
+  cmd->add_option("--kernel-timeout", options->kernel_timeout_seconds,
+                  "Seconds one call of a plugin's kernel may take before it counts as hung (TIMEOUT)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 86400.0));
+  cmd->parse_complete_callback([options] { SetPluginProcessOptions(*options); });
 }
 
 void AddThreadsOption(CLI::App* cmd, unsigned* threads) {

@@ -70,6 +70,10 @@ std::vector<std::string> SplitList(const std::string& spec);
 // The exit status a subcommand asks for when it finishes without error (the
 // gate's 1 for a failed budget, say); 0 unless set.
 int& ExitStatus();
+// Exit statuses: 0 all is well, 1 a limit, budget or golden failed, 2 bad
+// usage or input, 3 a kernel crashed, hung or wrote outside its output (its
+// case reported, every report written).
+inline constexpr int kExitKernelFault = 3;
 
 // The registered elementwise op of that name; UsageError naming them all
 // otherwise.

@@ -200,6 +200,11 @@ void PrintText(const ElementwiseOpInfo& op, const std::vector<CaseResult>& resul
                      "special", "signed_zero", "model", "mismatches"});
   summary.SetLeftAligned({0, 1, 8});
   for (const CaseResult& r : results) {
+    if (r.fault) {
+      summary.AddRow({r.variant, r.target, KernelFaultName(r.fault->kind), "-", "-", "-", "-", "-",
+                      r.fault->detail, "-"});
+      continue;
+    }
     const ErrorStatistics& s = r.stats;
     const std::string model = r.conformance.model();
     const std::string follows =
@@ -214,6 +219,22 @@ void PrintText(const ElementwiseOpInfo& op, const std::vector<CaseResult>& resul
                     follows, std::to_string(r.conformance.mismatches)});
   }
   summary.Print(std::cout);
+  for (const CaseResult& r : results) {
+    if (!r.fault) continue;
+    const KernelFault& f = *r.fault;
+    const std::string where =
+        f.index >= 0 ? fmt::format("at input #{}: {}", f.index,
+                                   OperandsText(inputs, format, static_cast<uint64_t>(f.index), false))
+                     : fmt::format("on a call of inputs #{} to #{} (no one of them alone)", f.first,
+                                   f.first + f.count - 1);
+    std::cout << '\n';
+    PrintWrapped(std::cout,
+                 fmt::format("{}: {} {} ({}) on {}: {} {}; the case was not measured", KernelFaultName(f.kind),
+                             r.op, r.variant, r.dtype, r.target, f.detail, where),
+                 2, 0);
+    const uint64_t replay = static_cast<uint64_t>(f.index >= 0 ? f.index : f.first);
+    std::cout << "  reproduce: " << WrappedCommand(ReproduceCommand(r, inputs, replay), 13, 6) << "\n";
+  }
   if (quiet) return;
 
   // One histogram table per variant, targets as columns.
@@ -224,7 +245,11 @@ void PrintText(const ElementwiseOpInfo& op, const std::vector<CaseResult>& resul
     by_variant[r.variant].push_back(&r);
   }
   for (const std::string& variant : order) {
-    const auto& cases = by_variant[variant];
+    std::vector<const CaseResult*> cases;
+    for (const CaseResult* r : by_variant[variant]) {
+      if (!r->fault) cases.push_back(r);
+    }
+    if (cases.empty()) continue;
     std::cout << "\nhistogram of ULP error e, " << variant << " (inputs per bin)\n";
     std::vector<std::string> header = {"bin"};
     for (const CaseResult* r : cases) header.push_back(r->target);
@@ -403,6 +428,7 @@ void Run(const RunArgs& args) {
                 << std::flush;
     };
   }
+  options.faults_are_results = true;
   const auto start = std::chrono::steady_clock::now();
   const std::vector<CaseResult> results = RunElementwise(elementwise, inputs, options);
   const double seconds =
@@ -452,6 +478,10 @@ void FinishRun(const RunArgs& args, const std::vector<nlohmann::ordered_json>& r
   }
   if (!args.dump_path.empty()) WriteDumpFile(args.dump_path, write_dump);
   if (failed > 0) ExitStatus() = 1;
+  // A kernel that crashed, hung or broke a rule outranks a limit.
+  for (const nlohmann::ordered_json& r : records) {
+    if (r.contains("fault")) ExitStatus() = kExitKernelFault;
+  }
 }
 
 void AddRunCommand(CLI::App& app) {

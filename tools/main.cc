@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "suites/engine/kernel_fault.h"
 #include "suites/reports/report.h"
 #include "tools/cli.h"
 #include "tools/text_table.h"
@@ -55,6 +56,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::cerr << "ulpgate: error: " << e.what() << " (see 'ulpgate --help')\n";
     return 2;
+  } catch (const ulpgate::KernelFaultError& e) {
+    // A command that measures one kernel directly (explain, a replay): the
+    // fault is its answer.
+    std::cerr << "ulpgate: the kernel faulted: " << e.what() << '\n';
+    return ulpgate::kExitKernelFault;
   } catch (const std::exception& e) {
     // UsageError, InputError, unwritable reports: one line, status 2.
     std::cerr << "ulpgate: error: " << e.what() << '\n';

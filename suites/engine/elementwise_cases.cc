@@ -89,7 +89,14 @@ ChunkKernel GuardedKernel(size_t arity, const FloatFormat& format, std::string n
         pointers[k] = in[k].data();
       }
       BasicGuardedBuffer<T> y(call.count, call.output_misalign);
-      call_kernel(pointers.data(), y.data(), call.count);
+      try {
+        call_kernel(pointers.data(), y.data(), call.count);
+      } catch (KernelFaultError& e) {  // from a kernel in another process: indices in the chunk
+        const auto shift = static_cast<int64_t>(call.begin);
+        if (e.fault().index >= 0) e.fault().index += shift;
+        e.fault().first += shift;
+        throw;
+      }
       bool intact = y.GuardsIntact();
       for (const auto& b : in) intact = intact && b.GuardsIntact();
       CheckGuards(intact, name, call);
@@ -380,6 +387,16 @@ std::vector<CaseResult> RunElementwise(const ElementwiseOpInfo& op, const InputS
     r.suite = inputs.source;
     r.seed = inputs.seed;
     if (options.map_operand >= 0) r.map_operand = inputs.operand_names[options.map_operand];
+    if (r.fault && !options.faults_are_results) {
+      // A caller that does not report faults per case must not read the
+      // case's partial statistics as a measurement: the run ends here.
+      KernelFault f = *r.fault;
+      f.detail = plan.cases[k].name + ": " + f.detail +
+                 (f.index >= 0 ? " at input #" + std::to_string(f.index)
+                               : " on a call of inputs #" + std::to_string(f.first) + " to #" +
+                                     std::to_string(f.first + f.count - 1));
+      throw KernelFaultError(f);
+    }
   }
   return results;
 }

@@ -45,6 +45,10 @@ struct RunOptions {
   int map_operand = -1;
   // Called now and then with (inputs done, inputs total), from the caller's thread.
   std::function<void(uint64_t, uint64_t)> progress;
+  // A kernel that faults (a plugin's in its own process: crashed, hung, wrote
+  // outside its output) is its case's CaseResult::fault when set; otherwise
+  // RunElementwise throws KernelFaultError naming the case and the input.
+  bool faults_are_results = false;
 };
 
 // The cases of a run, in the order RunElementwise reports them (variants in

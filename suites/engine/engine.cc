@@ -1,6 +1,8 @@
 #include "suites/engine/engine.h"
 
 #include <algorithm>
+#include <atomic>
+#include <limits>
 
 #include "oracles/float_text.h"
 #include "suites/engine/chunk_driver.h"
@@ -48,6 +50,10 @@ struct UnitResult {
   // whole group, else the outputs themselves, chained in unit order later.
   std::vector<uint64_t> digests;
   std::vector<std::vector<float>> group_part;
+  // Per case: its kernel's fault in this unit, and whether the case was left
+  // unmeasured here (faulted, or past a fault found in an earlier unit).
+  std::vector<std::optional<KernelFault>> faults;
+  std::vector<char> dropped;
 };
 
 }  // namespace
@@ -70,6 +76,10 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
   }
   if (options.keep_details) run.details.resize(n);
   std::vector<UnitResult> partial(units.size());
+  // Per case, the lowest input at which its kernel faulted so far: units past
+  // it are not run for the case (their outputs could not change the report).
+  std::vector<std::atomic<int64_t>> fault_at(cases.size());
+  for (auto& a : fault_at) a.store(std::numeric_limits<int64_t>::max());
 
   auto run_unit = [&](size_t u) {
     const EngineUnit& unit = units[u];
@@ -84,6 +94,8 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
       out.first_mismatch[c].assign(cases[c].compared.size(), -1);
     }
     if (options.map) out.maps.assign(cases.size(), ErrorMap());
+    out.faults.assign(cases.size(), std::nullopt);
+    out.dropped.assign(cases.size(), 0);
 
     // Every element's models once, and its exact value unless the problem's
     // fast tier stands in for it (then Truth runs only where that tier cannot
@@ -103,8 +115,24 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
         for (size_t i = 0; i < count; ++i) {
           outputs[c][i] = models[i * model_count + cases[c].expected];
         }
+      } else if (static_cast<int64_t>(unit.begin) > fault_at[c].load()) {
+        out.dropped[c] = 1;  // past a fault already found: not needed
+        continue;
       } else {
-        problem.Outputs(c, unit, outputs[c].data());
+        try {
+          problem.Outputs(c, unit, outputs[c].data());
+        } catch (const KernelFaultError& e) {
+          KernelFault f = e.fault();
+          const auto shift = static_cast<int64_t>(unit.begin);
+          if (f.index >= 0) f.index += shift;
+          f.first += shift;
+          out.faults[c] = f;
+          out.dropped[c] = 1;
+          const int64_t at = f.index >= 0 ? f.index : f.first;
+          for (int64_t seen = fault_at[c].load(); at < seen && !fault_at[c].compare_exchange_weak(seen, at);) {
+          }
+          continue;
+        }
       }
       // A NaN's payload is part of no model and differs between targets.
       for (float& y : outputs[c]) y = CanonicalNan(y);
@@ -138,6 +166,7 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
       }
       seen.clear();
       for (size_t c = 0; c < cases.size(); ++c) {
+        if (out.dropped[c]) continue;
         const EngineCase& cs = cases[c];
         const float y = outputs[c][i];
         const uint32_t bits = FloatBits(y);
@@ -187,6 +216,7 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
     uint64_t group_digest = kFnv1aOffset;
     for (size_t u = 0; u < units.size(); ++u) {
       const UnitResult& p = partial[u];
+      if (p.faults[c] && !r.fault) r.fault = p.faults[c];  // units in input order
       r.stats.Merge(p.stats[c]);
       r.bound.Merge(p.bound[c]);
       if (options.map) MergeErrorMap(r.error_map, p.maps[c]);

@@ -23,6 +23,7 @@
 #include "oracles/mpfr_number.h"
 #include "oracles/reduction_bound.h"
 #include "suites/engine/error_map.h"
+#include "suites/engine/kernel_fault.h"
 #include "suites/engine/statistics.h"
 
 namespace ulpgate {
@@ -66,6 +67,11 @@ struct CaseResult {
   // map_operand (suites/engine/error_map.h).
   std::string map_operand;
   ErrorMap error_map;
+  // Set when the case's kernel crashed, hung or broke a rule instead of
+  // answering (suites/engine/kernel_fault.h): the fault at the lowest input,
+  // and the statistics above are not the case's (the engine stops measuring
+  // it there).
+  std::optional<KernelFault> fault;
 };
 
 // The truth about one output element: its exact value numerator / denominator

@@ -1,9 +1,8 @@
 #include "suites/engine/plugins.h"
 
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <deque>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -23,7 +22,15 @@ std::deque<LoadedPlugin>& Loaded() {
   return plugins;
 }
 
+PluginProcessOptions& ProcessOptions() {
+  static PluginProcessOptions options;
+  return options;
+}
+
 }  // namespace
+
+void SetPluginProcessOptions(const PluginProcessOptions& options) { ProcessOptions() = options; }
+const PluginProcessOptions& CurrentPluginProcessOptions() { return ProcessOptions(); }
 
 const PluginKernel* LoadedPlugin::Find(std::string_view variant, std::string_view dtype) const {
   for (const PluginKernel& k : kernels) {
@@ -108,152 +115,15 @@ std::vector<const TargetInfo*> LoadPlugins(const std::vector<std::string>& paths
   return targets;
 }
 
-namespace {
-
-// One kernel as either ABI version lists it.
-struct KernelEntry {
-  const char* variant;
-  const char* dtype;
-  const char* model;
-  bool has_f32, has_u16;
-  PluginCall call;
-};
-
-// What a plugin says, in one shape for both ABI versions.
-struct PluginEntry {
-  uint32_t abi_version = 0;
-  const char* name = nullptr;
-  std::string op;
-  std::vector<KernelEntry> kernels;
-};
-
-std::string OpNames() {
-  std::string names;
-  for (const ElementwiseOpInfo& op : ElementwiseOps()) names += (names.empty() ? "" : ", ") + std::string(op.name);
-  return names;
-}
-
-// Version 1: the op per kernel (tanh_bwd), two operands in separate arguments.
-PluginEntry ReadVersion1(const ulpgate_plugin& plugin, const std::string& path) {
-  PluginEntry e;
-  e.abi_version = plugin.abi_version;
-  e.name = plugin.name;
-  if (plugin.kernel_count == 0 || plugin.kernels == nullptr) return e;
-  for (size_t k = 0; k < plugin.kernel_count; ++k) {
-    const ulpgate_plugin_kernel& kernel = plugin.kernels[k];
-    const std::string op = kernel.op == nullptr ? "" : kernel.op;
-    const std::string variant = kernel.variant == nullptr ? "" : kernel.variant;
-    if (op.empty()) throw InputError(fmt::format("--plugin {}: kernel {} ({}): no op", path, k, variant));
-    if (op != "tanh_bwd") {
-      throw InputError(fmt::format(
-          "--plugin {}: kernel {} ({}): unknown op '{}' (version 1 plugins take tanh_bwd; "
-          "other ops: version 2, ulpgate_plugin_v2)", path, k, variant, op));
-    }
-    e.op = op;
-    const ulpgate_binary_f32_fn f32 = kernel.f32;
-    const ulpgate_binary_u16_fn u16 = kernel.u16;
-    PluginCall call;
-    if (f32 != nullptr) {
-      call = [f32](const void* const* in, void* out, size_t n) {
-        f32(static_cast<const float*>(in[0]), static_cast<const float*>(in[1]),
-            static_cast<float*>(out), n);
-      };
-    } else if (u16 != nullptr) {
-      call = [u16](const void* const* in, void* out, size_t n) {
-        u16(static_cast<const uint16_t*>(in[0]), static_cast<const uint16_t*>(in[1]),
-            static_cast<uint16_t*>(out), n);
-      };
-    }
-    e.kernels.push_back({kernel.variant, kernel.dtype, kernel.model, f32 != nullptr,
-                         u16 != nullptr, std::move(call)});
-  }
-  return e;
-}
-
-// Version 2: the op and arity once, operands as an array of the op's arity.
-PluginEntry ReadVersion2(const ulpgate_plugin_v2& plugin, const std::string& path) {
-  PluginEntry e;
-  e.abi_version = plugin.abi_version;
-  e.name = plugin.name;
-  if (plugin.abi_version != ULPGATE_PLUGIN_V2_ABI_VERSION) return e;
-  if (plugin.op == nullptr || *plugin.op == '\0') {
-    throw InputError(fmt::format("--plugin {}: the plugin names no op ({})", path, OpNames()));
-  }
-  e.op = plugin.op;
-  const ElementwiseOpInfo* op = FindElementwiseOp(e.op);
-  if (op == nullptr) {
-    throw InputError(fmt::format("--plugin {}: unknown op '{}' (plugins take {})", path, e.op, OpNames()));
-  }
-  if (plugin.arity != op->arity()) {
-    std::string names;
-    for (const std::string& o : op->operand_names()) names += (names.empty() ? "" : ", ") + o;
-    throw InputError(fmt::format("--plugin {}: arity {}, but {} takes {} operands ({})", path,
-                                 plugin.arity, e.op, op->arity(), names));
-  }
-  if (plugin.kernel_count == 0 || plugin.kernels == nullptr) return e;
-  for (size_t k = 0; k < plugin.kernel_count; ++k) {
-    const ulpgate_plugin_v2_kernel& kernel = plugin.kernels[k];
-    const ulpgate_f32_fn f32 = kernel.f32;
-    const ulpgate_u16_fn u16 = kernel.u16;
-    PluginCall call;
-    if (f32 != nullptr) {
-      call = [f32](const void* const* in, void* out, size_t n) {
-        f32(reinterpret_cast<const float* const*>(in), static_cast<float*>(out), n);
-      };
-    } else if (u16 != nullptr) {
-      call = [u16](const void* const* in, void* out, size_t n) {
-        u16(reinterpret_cast<const uint16_t* const*>(in), static_cast<uint16_t*>(out), n);
-      };
-    }
-    e.kernels.push_back({kernel.variant, kernel.dtype, kernel.model, f32 != nullptr,
-                         u16 != nullptr, std::move(call)});
-  }
-  return e;
-}
-
-}  // namespace
-
 const LoadedPlugin& LoadPlugin(const std::string& path) {
   for (const LoadedPlugin& p : Loaded()) {
     if (p.path == path) return p;
   }
-  // RTLD_LOCAL: two plugins may use the same symbol names.
-  void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (library == nullptr) {
-    const char* why = dlerror();
-    throw InputError(fmt::format("--plugin {}: cannot load: {}", path, why ? why : "unknown error"));
-  }
-  // Version 2's entry first: a library may export both, for older ulpgates.
-  using EntryV2 = const ulpgate_plugin_v2* (*)();
-  using Entry = const ulpgate_plugin* (*)();
-  PluginEntry plugin;
-  uint32_t expected_version = 0;
-  const char* entry_name = nullptr;
-  if (const auto v2 = reinterpret_cast<EntryV2>(dlsym(library, "ulpgate_plugin_v2_entry"))) {
-    entry_name = "ulpgate_plugin_v2_entry";
-    expected_version = ULPGATE_PLUGIN_V2_ABI_VERSION;
-    const ulpgate_plugin_v2* p = v2();
-    if (p == nullptr) throw InputError(fmt::format("--plugin {}: {} returned null", path, entry_name));
-    plugin = ReadVersion2(*p, path);
-  } else if (const auto v1 = reinterpret_cast<Entry>(dlsym(library, "ulpgate_plugin_entry"))) {
-    entry_name = "ulpgate_plugin_entry";
-    expected_version = ULPGATE_PLUGIN_ABI_VERSION;
-    const ulpgate_plugin* p = v1();
-    if (p == nullptr) throw InputError(fmt::format("--plugin {}: {} returned null", path, entry_name));
-    // The version is read before anything else of a layout it may not have.
-    if (p->abi_version != ULPGATE_PLUGIN_ABI_VERSION) {
-      plugin.abi_version = p->abi_version;
-    } else {
-      plugin = ReadVersion1(*p, path);
-    }
-  } else {
-    throw InputError(fmt::format(
-        "--plugin {}: no ulpgate_plugin_entry or ulpgate_plugin_v2_entry (see ulpgate/plugin.h)", path));
-  }
-  if (plugin.abi_version != expected_version) {
-    throw InputError(fmt::format("--plugin {}: ABI version {}, this ulpgate takes {} from {} "
-                                 "(versions 1 and 2: ulpgate_plugin_entry, ulpgate_plugin_v2_entry)",
-                                 path, plugin.abi_version, expected_version, entry_name));
+  PluginLibrary plugin;
+  try {
+    plugin = OpenPluginLibrary(path);
+  } catch (const PluginLibraryError& e) {
+    throw InputError(e.what());
   }
   if (plugin.name == nullptr || *plugin.name == '\0') {
     throw InputError(fmt::format("--plugin {}: the plugin has no name", path));
@@ -273,7 +143,7 @@ const LoadedPlugin& LoadPlugin(const std::string& path) {
   const ElementwiseOpInfo* op_info = FindElementwiseOp(plugin.op);
   std::vector<PluginKernel> kernels;
   for (size_t k = 0; k < plugin.kernels.size(); ++k) {
-    KernelEntry& kernel = plugin.kernels[k];
+    PluginLibraryKernel& kernel = plugin.kernels[k];
     const std::string where = fmt::format("--plugin {}: kernel {}", path, k);
     auto text = [&](const char* s, const char* what) {
       if (s == nullptr || *s == '\0') throw InputError(fmt::format("{}: no {}", where, what));
@@ -332,8 +202,29 @@ const LoadedPlugin& LoadPlugin(const std::string& path) {
     }
     kernels.push_back(std::move(p));
   }
+  const PluginProcessOptions& process = ProcessOptions();
+  if (!process.in_process) {
+    // The same library, loaded again by the IUT; this process keeps only
+    // what the plugin says of its kernels.
+    auto iut = std::make_shared<IutProcess>(
+        std::vector<std::string>{BundledIutPath(), "--plugin", path}, process.kernel_timeout_seconds);
+    for (PluginKernel& k : kernels) {
+      IutCall call;
+      call.op = plugin.op;
+      call.dtype = k.format->name;
+      call.target = name;
+      call.variant = k.variant;
+      call.arity = op_info->arity();
+      k.call = [iut, call](const void* const* in, void* out, size_t n) mutable {
+        IutCall c = call;
+        c.n = n;
+        iut->Call(c, in, out);
+      };
+    }
+  }
   LoadedPlugin loaded;
   loaded.path = path;
+  loaded.in_process = process.in_process;
   loaded.abi_version = plugin.abi_version;
   loaded.op = plugin.op;
   loaded.target.name = name;

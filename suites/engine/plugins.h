@@ -10,16 +10,14 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/plugins/plugin_library.h"
 #include "kernels/registry.h"
+#include "suites/engine/iut_client.h"
 #include "oracles/model_expr.h"
 #include "ulpgate/plugin.h"
 
 namespace ulpgate {
 
-// Calls a plugin's kernel on n elements in its format's storage lanes (float
-// for f32, bit patterns for bf16 and f16): operands[k] is the op's operand k,
-// as many as the op has. One signature for both ABI versions.
-using PluginCall = std::function<void(const void* const* operands, void* out, size_t n)>;
 
 struct PluginKernel {
   std::string variant;
@@ -27,6 +25,19 @@ struct PluginKernel {
   ModelProgram model;   // what it claims (a built-in model's program, or the user's)
   PluginCall call;
 };
+
+// How the kernels of the plugins loaded from now on run. Out of process: in
+// the ulpgate-iut beside this program (docs/iut.md), one process per plugin,
+// so that a kernel that crashes, hangs past the timeout or writes outside
+// its output is a fault of its case (suites/engine/kernel_fault.h) while the
+// rest goes on. In process (the library's default; the CLI's with
+// --in-process): called directly, faster, and a crash ends the program.
+struct PluginProcessOptions {
+  bool in_process = true;
+  double kernel_timeout_seconds = kDefaultKernelTimeoutSeconds;
+};
+void SetPluginProcessOptions(const PluginProcessOptions& options);
+const PluginProcessOptions& CurrentPluginProcessOptions();
 
 // A loaded plugin. Its target carries the plugin's name, is supported (the
 // library loaded, so this CPU runs it) and has no Highway target bit.
@@ -36,6 +47,7 @@ struct LoadedPlugin {
   std::string op;    // the elementwise op every one of its kernels computes
   TargetInfo target;
   std::vector<PluginKernel> kernels;
+  bool in_process = true;  // how its kernels run (PluginProcessOptions)
   const PluginKernel* Find(std::string_view variant, std::string_view dtype = "f32") const;
   bool HasDtype(std::string_view dtype) const;
   // Whether it has kernels of `op` in `dtype`.

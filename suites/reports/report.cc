@@ -117,6 +117,14 @@ nlohmann::ordered_json CaseJson(const CaseResult& r, const DescribeInput& descri
     j["conformance"] = ConformanceJson(r.conformance, input);
   }
   j["output_digest"] = DigestHex(r.output_digest);
+  if (r.fault) {
+    const KernelFault& f = *r.fault;
+    j["fault"] = {{"kind", KernelFaultKey(f.kind)},
+                  {"detail", f.detail},
+                  {"input", input(f.index)},
+                  {"call_first", f.first},
+                  {"call_count", f.count}};
+  }
   if (!r.map_operand.empty()) {
     nlohmann::ordered_json buckets = nlohmann::ordered_json::array();
     for (const auto& [bucket, b] : r.error_map) {

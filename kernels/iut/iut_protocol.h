@@ -1,0 +1,74 @@
+// The implementation-under-test protocol (docs/iut.md): how a host (ulpgate)
+// and a process that runs kernels (tools/iut/ulpgate-iut, or any program that
+// speaks it: a Python server over PyTorch, an emulated ARM build) talk over
+// the IUT's stdin and stdout. Lines of text for control, raw little-endian
+// storage lanes for data:
+//
+//   IUT:  ulpgate-iut 1                      once, at start
+//         kernel TARGET OP DTYPE VARIANT     any number (what it offers; optional)
+//         ready
+//   host: call OP DTYPE TARGET VARIANT ARITY N
+//         ARITY blocks of N elements         operand k's values, in the op's order
+//   IUT:  ok N                               then N output elements
+//    or   error MESSAGE                      the kernel was not called, or broke a rule
+//   host: quit
+//
+// An element is 4 bytes (binary32) for f32 and 2 (the format's bit pattern)
+// for bf16 and f16. An IUT that dies before answering crashed; one that does
+// not answer in the host's time limit hangs: both are results the host
+// reports, never errors of its own.
+#ifndef ULPGATE_KERNELS_IUT_IUT_PROTOCOL_H_
+#define ULPGATE_KERNELS_IUT_IUT_PROTOCOL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+namespace ulpgate {
+
+inline constexpr std::string_view kIutGreeting = "ulpgate-iut 1";
+// The most elements one call carries (the host splits longer batches).
+inline constexpr uint64_t kIutMaxCall = uint64_t{1} << 24;
+
+struct IutCall {
+  std::string op, dtype, target, variant;
+  size_t arity = 0;
+  uint64_t n = 0;
+};
+
+// Bytes per element of a dtype the protocol carries; 0 for another.
+inline size_t IutElementBytes(std::string_view dtype) {
+  if (dtype == "f32") return 4;
+  if (dtype == "bf16" || dtype == "f16") return 2;
+  return 0;
+}
+
+// Arity 1..3 and N up to kIutMaxCall: a line outside those is malformed, so
+// that a stream out of step is caught before it allocates.
+inline std::optional<IutCall> ParseIutCall(const std::string& line) {
+  std::istringstream in(line);
+  std::string word;
+  IutCall call;
+  if (!(in >> word) || word != "call") return std::nullopt;
+  if (!(in >> call.op >> call.dtype >> call.target >> call.variant >> call.arity >> call.n)) {
+    return std::nullopt;
+  }
+  if (in >> word) return std::nullopt;
+  if (IutElementBytes(call.dtype) == 0 || call.arity < 1 || call.arity > 3 ||
+      call.n > kIutMaxCall) {
+    return std::nullopt;
+  }
+  return call;
+}
+
+inline std::string FormatIutCall(const IutCall& call) {
+  return "call " + call.op + " " + call.dtype + " " + call.target + " " + call.variant + " " +
+         std::to_string(call.arity) + " " + std::to_string(call.n);
+}
+
+}  // namespace ulpgate
+
+#endif  // ULPGATE_KERNELS_IUT_IUT_PROTOCOL_H_

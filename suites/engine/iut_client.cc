@@ -1,0 +1,334 @@
+#include "suites/engine/iut_client.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace ulpgate {
+
+const char* KernelFaultName(KernelFaultKind kind) {
+  switch (kind) {
+    case KernelFaultKind::kCrashed: return "CRASHED";
+    case KernelFaultKind::kTimeout: return "TIMEOUT";
+    case KernelFaultKind::kOutOfBounds: return "OUT OF BOUNDS";
+    case KernelFaultKind::kRefused: return "REFUSED";
+  }
+  return "?";
+}
+
+const char* KernelFaultKey(KernelFaultKind kind) {
+  switch (kind) {
+    case KernelFaultKind::kCrashed: return "crashed";
+    case KernelFaultKind::kTimeout: return "timeout";
+    case KernelFaultKind::kOutOfBounds: return "out_of_bounds";
+    case KernelFaultKind::kRefused: return "refused";
+  }
+  return "?";
+}
+
+namespace {
+
+double Now() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+std::string StatusText(int status) {
+  if (WIFSIGNALED(status)) {
+    const char* abbrev = sigabbrev_np(WTERMSIG(status));
+    return abbrev != nullptr ? std::string("SIG") + abbrev
+                             : "signal " + std::to_string(WTERMSIG(status));
+  }
+  if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
+  return "status " + std::to_string(status);
+}
+
+std::string CommandText(const std::vector<std::string>& argv) {
+  std::string text;
+  for (const std::string& a : argv) text += (text.empty() ? "" : " ") + a;
+  return text;
+}
+
+// Waits up to `seconds` for the process to end; kills it after that.
+int Reap(pid_t pid, double seconds) {
+  int status = 0;
+  const double until = Now() + seconds;
+  while (true) {
+    const pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) return status;
+    if (r < 0) return 0;
+    if (Now() > until) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return status;
+    }
+    usleep(1000);
+  }
+}
+
+}  // namespace
+
+std::string BundledIutPath() {
+  char buffer[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
+  if (n <= 0) return "ulpgate-iut";
+  std::string path(buffer, static_cast<size_t>(n));
+  return path.substr(0, path.rfind('/') + 1) + "ulpgate-iut";
+}
+
+IutProcess::IutProcess(std::vector<std::string> argv, double timeout_seconds)
+    : argv_(std::move(argv)), timeout_seconds_(timeout_seconds) {
+  if (argv_.empty()) throw std::invalid_argument("an empty IUT command line");
+  // A write to an IUT that died must be an error to handle, not this
+  // process's end.
+  signal(SIGPIPE, SIG_IGN);
+}
+
+IutProcess::~IutProcess() { Stop(/*kill=*/false); }
+
+void IutProcess::Start() {
+  int to[2], from[2];
+  if (pipe2(to, O_CLOEXEC) != 0) throw std::runtime_error("pipe: " + std::string(strerror(errno)));
+  if (pipe2(from, O_CLOEXEC) != 0) {
+    close(to[0]);
+    close(to[1]);
+    throw std::runtime_error("pipe: " + std::string(strerror(errno)));
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, to[0], 0);
+  posix_spawn_file_actions_adddup2(&actions, from[1], 1);
+  std::vector<char*> args;
+  for (std::string& a : argv_) args.push_back(a.data());
+  args.push_back(nullptr);
+  const int error = posix_spawnp(&pid_, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(to[0]);
+  close(from[1]);
+  if (error != 0) {
+    close(to[1]);
+    close(from[0]);
+    pid_ = -1;
+    throw std::runtime_error("cannot start the IUT '" + CommandText(argv_) + "': " + strerror(error));
+  }
+  to_iut_ = to[1];
+  from_iut_ = from[0];
+  fcntl(to_iut_, F_SETFL, fcntl(to_iut_, F_GETFL) | O_NONBLOCK);
+  fcntl(from_iut_, F_SETFL, fcntl(from_iut_, F_GETFL) | O_NONBLOCK);
+  // An emulator may take a while to start: the greeting gets more time than a call.
+  deadline_ = Now() + std::max(timeout_seconds_, 60.0);
+  std::string line;
+  if (!ReadLine(&line) || line != kIutGreeting) {
+    const bool timed_out = timed_out_;
+    Stop(/*kill=*/true);
+    throw std::runtime_error("the IUT '" + CommandText(argv_) + "' " +
+                             (timed_out ? std::string("did not greet in time")
+                                        : "did not greet as " + std::string(kIutGreeting) +
+                                              (line.empty() ? "" : " (it said '" + line + "')")));
+  }
+  while (ReadLine(&line) && line != "ready") {
+  }
+  if (line != "ready") {
+    Stop(/*kill=*/true);
+    throw std::runtime_error("the IUT '" + CommandText(argv_) + "' did not say ready");
+  }
+}
+
+void IutProcess::Stop(bool kill_it) {
+  if (pid_ < 0) return;
+  if (!kill_it && to_iut_ >= 0) {
+    static constexpr char kQuit[] = "quit\n";
+    [[maybe_unused]] const ssize_t w = write(to_iut_, kQuit, sizeof(kQuit) - 1);
+  }
+  if (kill_it) kill(pid_, SIGKILL);
+  if (to_iut_ >= 0) close(to_iut_);
+  if (from_iut_ >= 0) close(from_iut_);
+  to_iut_ = from_iut_ = -1;
+  Reap(pid_, kill_it ? 5.0 : 2.0);
+  pid_ = -1;
+}
+
+KernelFault IutProcess::Died() {
+  // Its output ended: it is dying or dead (or closed stdout and lives on,
+  // which the protocol does not allow: it is ended).
+  if (to_iut_ >= 0) close(to_iut_);
+  if (from_iut_ >= 0) close(from_iut_);
+  to_iut_ = from_iut_ = -1;
+  const int status = Reap(pid_, 2.0);
+  pid_ = -1;
+  KernelFault f;
+  f.kind = KernelFaultKind::kCrashed;
+  f.detail = StatusText(status);
+  return f;
+}
+
+bool IutProcess::WriteAll(const void* data, size_t bytes) {
+  const char* p = static_cast<const char*>(data);
+  while (bytes > 0) {
+    const ssize_t w = write(to_iut_, p, bytes);
+    if (w > 0) {
+      p += w;
+      bytes -= static_cast<size_t>(w);
+      continue;
+    }
+    if (w < 0 && errno != EAGAIN && errno != EINTR) return false;  // EPIPE: it died
+    const double left = deadline_ - Now();
+    if (left <= 0) {
+      timed_out_ = true;
+      return false;
+    }
+    pollfd fd{to_iut_, POLLOUT, 0};
+    poll(&fd, 1, static_cast<int>(std::min(left, 1.0) * 1000) + 1);
+  }
+  return true;
+}
+
+bool IutProcess::ReadAll(void* data, size_t bytes) {
+  char* p = static_cast<char*>(data);
+  timed_out_ = false;
+  while (bytes > 0) {
+    const ssize_t r = read(from_iut_, p, bytes);
+    if (r > 0) {
+      p += r;
+      bytes -= static_cast<size_t>(r);
+      continue;
+    }
+    if (r == 0) return false;  // EOF
+    if (errno != EAGAIN && errno != EINTR) return false;
+    const double left = deadline_ - Now();
+    if (left <= 0) {
+      timed_out_ = true;
+      return false;
+    }
+    pollfd fd{from_iut_, POLLIN, 0};
+    poll(&fd, 1, static_cast<int>(std::min(left, 1.0) * 1000) + 1);
+  }
+  return true;
+}
+
+bool IutProcess::ReadLine(std::string* line) {
+  line->clear();
+  for (char c; ReadAll(&c, 1);) {
+    if (c == '\n') return true;
+    line->push_back(c);
+    if (line->size() > 4096) return false;  // not the protocol
+  }
+  return false;
+}
+
+IutProcess::Outcome IutProcess::TryCall(const IutCall& call, const void* const* operands,
+                                        void* out, uint64_t offset, uint64_t n) {
+  // out receives elements offset .. offset + n - 1 from its start.
+  Outcome o;
+  if (pid_ < 0) Start();
+  IutCall c = call;
+  c.n = n;
+  const size_t bytes = IutElementBytes(call.dtype);
+  deadline_ = Now() + timeout_seconds_;
+  timed_out_ = false;
+  const std::string header = FormatIutCall(c) + "\n";
+  bool sent = WriteAll(header.data(), header.size());
+  for (size_t k = 0; sent && k < call.arity; ++k) {
+    sent = WriteAll(static_cast<const char*>(operands[k]) + offset * bytes, n * bytes);
+  }
+  std::string line;
+  if (!sent || !ReadLine(&line)) {
+    if (timed_out_) {
+      Stop(/*kill=*/true);
+      o.fault.kind = KernelFaultKind::kTimeout;
+      o.fault.detail = "no answer in " + std::to_string(timeout_seconds_).substr(0, 5) + " s";
+    } else {
+      o.fault = Died();
+    }
+    return o;
+  }
+  if (line == "ok " + std::to_string(n)) {
+    if (!ReadAll(out, n * bytes)) {
+      if (timed_out_) {
+        Stop(/*kill=*/true);
+        o.fault.kind = KernelFaultKind::kTimeout;
+        o.fault.detail = "its outputs did not come in time";
+      } else {
+        o.fault = Died();
+      }
+      return o;
+    }
+    o.ok = true;
+    return o;
+  }
+  if (line.rfind("error ", 0) == 0) {
+    const std::string message = line.substr(6);
+    o.fault.kind = message.find("outside its output") != std::string::npos
+                       ? KernelFaultKind::kOutOfBounds
+                       : KernelFaultKind::kRefused;
+    o.fault.detail = message;
+    return o;  // it answered, so it is still in step
+  }
+  Stop(/*kill=*/true);
+  o.fault.kind = KernelFaultKind::kRefused;
+  o.fault.detail = "an answer outside the protocol: '" + line.substr(0, 80) + "'";
+  return o;
+}
+
+KernelFault IutProcess::Locate(const IutCall& call, const void* const* operands, uint64_t offset,
+                               uint64_t n, const KernelFault& first) {
+  KernelFault fault = first;
+  fault.first = static_cast<int64_t>(offset);
+  fault.count = static_cast<int64_t>(n);
+  fault.index = n == 1 ? static_cast<int64_t>(offset) : -1;
+  // Only a crash or a hang can be pinned on one input; a refusal is the call's.
+  if (first.kind != KernelFaultKind::kCrashed && first.kind != KernelFaultKind::kTimeout) {
+    return fault;
+  }
+  std::vector<char> scratch(n * IutElementBytes(call.dtype));
+  void* out = scratch.data();
+  uint64_t lo = offset, length = n;
+  KernelFault last = first;
+  while (length > 1) {
+    const uint64_t half = length / 2;
+    Outcome o = TryCall(call, operands, out, lo, half);
+    if (!o.ok && o.fault.kind == first.kind) {
+      length = half;
+      last = o.fault;
+      continue;
+    }
+    o = TryCall(call, operands, out, lo + half, length - half);
+    if (!o.ok && o.fault.kind == first.kind) {
+      lo += half;
+      length -= half;
+      last = o.fault;
+      continue;
+    }
+    return fault;  // neither half alone: the call as a whole
+  }
+  fault = last;
+  fault.first = static_cast<int64_t>(offset);
+  fault.count = static_cast<int64_t>(n);
+  fault.index = static_cast<int64_t>(lo);
+  return fault;
+}
+
+void IutProcess::Call(const IutCall& call, const void* const* operands, void* out) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (uint64_t offset = 0; offset < call.n; offset += kIutMaxCall) {
+    const uint64_t n = std::min<uint64_t>(kIutMaxCall, call.n - offset);
+    const Outcome o = TryCall(call, operands,
+                              static_cast<char*>(out) + offset * IutElementBytes(call.dtype), offset, n);
+    if (!o.ok) throw KernelFaultError(Locate(call, operands, offset, n, o.fault));
+  }
+}
+
+}  // namespace ulpgate

@@ -1,0 +1,173 @@
+// ulpgate-iut: an implementation-under-test process. It runs kernels, the
+// built-in ones and those of the plugins it is given, for a host (ulpgate)
+// that sends it inputs over the protocol of docs/iut.md and measures what
+// comes back. It links the kernels only (Highway, no MPFR), so that a kernel
+// that crashes, hangs or writes outside its output takes this process down,
+// never the host, and so that it can be built for another ISA and run under
+// an emulator.
+//
+//   ulpgate-iut [--plugin PATH]...
+//
+// Requests on stdin, responses on stdout; stderr is left to the kernels.
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kernels/elementwise_ops.h"
+#include "kernels/plugins/plugin_library.h"
+#include "kernels/registry.h"
+#include "suites/engine/guarded_buffer.h"
+#include "kernels/iut/iut_protocol.h"
+
+namespace ulpgate {
+namespace {
+
+struct Library {
+  std::string path;
+  PluginLibrary plugin;
+};
+
+bool Read(void* data, size_t bytes) { return std::fread(data, 1, bytes, stdin) == bytes; }
+void Write(const void* data, size_t bytes) { std::fwrite(data, 1, bytes, stdout); }
+void Line(const std::string& text) {
+  Write(text.data(), text.size());
+  Write("\n", 1);
+}
+
+// One request: finds the kernel, reads the operands into guarded buffers,
+// calls it once over all n, and answers "ok" with the outputs or "error".
+// Returns false when stdin ended inside the request.
+template <class T>
+bool Serve(const std::vector<Library>& libraries, const IutCall& call) {
+  const ElementwiseOpInfo* op = FindElementwiseOp(call.op);
+  std::string error;
+  ElementwiseKernel builtin = nullptr;
+  const PluginCall* plugin = nullptr;
+  if (op == nullptr) {
+    error = "unknown op '" + call.op + "'";
+  } else {
+    for (const Library& l : libraries) {
+      if (l.plugin.name == nullptr || call.target != l.plugin.name) continue;
+      if (l.plugin.op != call.op) error = "plugin " + call.target + " gives " + l.plugin.op + " kernels";
+      for (const PluginLibraryKernel& k : l.plugin.kernels) {
+        if (k.variant != nullptr && k.dtype != nullptr && call.variant == k.variant &&
+            call.dtype == k.dtype && k.call) {
+          plugin = &k.call;
+        }
+      }
+      if (plugin == nullptr && error.empty()) {
+        error = "plugin " + call.target + " has no " + call.dtype + " kernel " + call.variant;
+      }
+    }
+    if (plugin == nullptr && error.empty()) {
+      const TargetInfo* target = FindTarget(call.target);
+      if (target == nullptr) {
+        error = "no target or plugin named '" + call.target + "'";
+      } else if (!target->supported) {
+        error = "target " + target->name + " does not run here (" + NotRunnableReason(*target) + ")";
+      } else {
+        builtin = FindElementwiseKernel(call.op, call.dtype, call.variant, target->bits);
+        if (builtin == nullptr) {
+          error = "no " + call.op + " " + call.dtype + " kernel " + call.variant + " on " + target->name;
+        }
+      }
+    }
+  }
+  const size_t arity = op != nullptr ? op->arity() : call.arity;
+  if (op != nullptr && call.arity != arity) {
+    error = call.op + " takes " + std::to_string(arity) + " operands, the request sent " +
+            std::to_string(call.arity);
+  }
+  // The operands are read whatever the answer, so that the stream stays in step.
+  std::vector<BasicGuardedBuffer<T>> in;
+  in.reserve(call.arity);
+  std::vector<const T*> pointers;
+  for (size_t k = 0; k < call.arity; ++k) {
+    in.emplace_back(call.n, 0);
+    if (!Read(in.back().data(), call.n * sizeof(T))) return false;
+    pointers.push_back(in.back().data());
+  }
+  if (!error.empty()) {
+    Line("error " + error);
+    return true;
+  }
+  BasicGuardedBuffer<T> out(call.n, 0);
+  const void* const* operands = reinterpret_cast<const void* const*>(pointers.data());
+  if (builtin != nullptr) {
+    builtin(operands, out.data(), call.n);
+  } else {
+    (*plugin)(operands, out.data(), call.n);
+  }
+  bool intact = out.GuardsIntact();
+  for (const auto& b : in) intact = intact && b.GuardsIntact();
+  if (!intact) {
+    Line("error the kernel wrote outside its output or into its operands (a call of " +
+         std::to_string(call.n) + " inputs)");
+    return true;
+  }
+  Line("ok " + std::to_string(call.n));
+  Write(out.data(), call.n * sizeof(T));
+  return true;
+}
+
+int Main(int argc, char** argv) {
+  std::vector<Library> libraries;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--plugin" && i + 1 < argc) {
+      const std::string path = argv[++i];
+      try {
+        libraries.push_back({path, OpenPluginLibrary(path)});
+      } catch (const PluginLibraryError& e) {
+        std::fprintf(stderr, "ulpgate-iut: %s\n", e.what());
+        return 2;
+      }
+    } else if (arg == "--help" || arg == "-h") {
+      std::printf("usage: ulpgate-iut [--plugin PATH]...\n"
+                  "Runs kernels for ulpgate over the protocol of docs/iut.md (stdin, stdout).\n");
+      return 0;
+    } else {
+      std::fprintf(stderr, "ulpgate-iut: unknown argument '%s' (usage: ulpgate-iut [--plugin PATH]...)\n",
+                   arg.c_str());
+      return 2;
+    }
+  }
+  Line(std::string(kIutGreeting));
+  for (const Library& l : libraries) {
+    for (const PluginLibraryKernel& k : l.plugin.kernels) {
+      if (l.plugin.name == nullptr || k.variant == nullptr || k.dtype == nullptr) continue;
+      Line(std::string("kernel ") + l.plugin.name + " " + l.plugin.op + " " + k.dtype + " " + k.variant);
+    }
+  }
+  Line("ready");
+  std::fflush(stdout);
+  std::string line;
+  for (int c; (c = std::fgetc(stdin)) != EOF;) {
+    if (c != '\n') {
+      line.push_back(static_cast<char>(c));
+      continue;
+    }
+    if (line == "quit") return 0;
+    const std::optional<IutCall> call = ParseIutCall(line);
+    line.clear();
+    if (!call) {
+      Line("error malformed request (expected: call OP DTYPE TARGET VARIANT ARITY N)");
+      std::fflush(stdout);
+      return 2;  // the stream may be out of step: nothing after it can be trusted
+    }
+    const bool read = call->dtype == "f32" ? Serve<float>(libraries, *call)
+                                           : Serve<uint16_t>(libraries, *call);
+    if (!read) return 2;
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace ulpgate
+
+int main(int argc, char** argv) { return ulpgate::Main(argc, argv); }
