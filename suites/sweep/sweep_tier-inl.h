@@ -205,6 +205,16 @@ HWY_INLINE VD RoundToFormat(const FormatConstants& f, VD v, bool toward_zero) {
 
 // ---- The exact value.
 
+// How far x1 may lie from x0 for x0 = RN53(x0 + x1 + ...) to hold: half an
+// ulp of x0 (53 bits), a quarter where x0 is a power of two and x1 points
+// below it (the ulp below a power of two is half the one above).
+HWY_INLINE VD RoundingLimit(VD x0, VD x1) {
+  const DD d;
+  const MD below = hn::And(hn::And(PowerOfTwo(x0), x1 != hn::Zero(d)), SignsDiffer(x0, x1));
+  const VD half_ulp = hn::Mul(Binade(x0), hn::Set(d, 0x1p-53));
+  return hn::IfThenElse(below, hn::Mul(half_ulp, hn::Set(d, 0.5)), half_ulp);
+}
+
 // The ULP of x in the format from x0 = RN(x) and the tail's direction:
 // 2^(min(max(E, emin), emax) - p + 1) with E = floor(log2 |x|), x0's binade,
 // one lower when x0 is a power of two and the tail takes x below it (x0 =
@@ -272,9 +282,7 @@ void ExactValues(const FloatFormat& format, const float* grad, const float* t, s
     TwoSum(s1, hn::Neg(p1), a0, a1);
     TwoSum(s0, a0, x0, b);
     TwoSum(b, a1, x1, x2);
-    const MD below = hn::And(hn::And(PowerOfTwo(x0), x1 != zero), SignsDiffer(x0, x1));
-    const VD half_ulp = hn::Mul(Binade(x0), hn::Set(d, 0x1p-53));
-    const VD limit = hn::IfThenElse(below, hn::Mul(half_ulp, hn::Set(d, 0.5)), half_ulp);
+    const VD limit = RoundingLimit(x0, x1);
     const MD decided = hn::Or(a1 == zero, hn::Abs(x1) < limit);
     const VD canonical = hn::Mul(g, hn::Sub(hn::Set(d, 1.0), u));
     x0 = hn::IfThenElse(x0 == zero, hn::CopySign(zero, canonical), x0);
@@ -365,9 +373,7 @@ void ScaledExactValues(const FloatFormat& format, const float* grad, const Sweep
         hn::Set(d, 1 + 0x1p-40));
     const MD exact = eta == zero;
     const VD tail = hn::Add(hn::Add(hn::Abs(x1), hn::Abs(x2)), eta);
-    const MD below = hn::And(hn::And(PowerOfTwo(x0), x1 != zero), SignsDiffer(x0, x1));
-    const VD half_ulp = hn::Mul(Binade(x0), hn::Set(d, 0x1p-53));
-    const VD limit = hn::IfThenElse(below, hn::Mul(half_ulp, hn::Set(d, 0.5)), half_ulp);
+    const VD limit = RoundingLimit(x0, x1);
     const MD binade_known = hn::Not(hn::And(PowerOfTwo(x0), tail <= hn::Add(eta, eta)));
     const VD scale = ReciprocalOfPowerOfTwo(Quantum(f, x0, x1));
     const VD scaled = hn::Abs(hn::Mul(x0, scale));
