@@ -70,22 +70,22 @@ class ExactArith {
 
   Value Add(const Value& a, const Value& b) const {
     Value r(precision_);
-    Check(mpfr_add(r.get(), a.get(), b.get(), MPFR_RNDN), "a + b");
+    Check(mpfr_add(r.get(), a.get(), b.get(), MPFR_RNDN), r, "a + b");
     return r;
   }
   Value Sub(const Value& a, const Value& b) const {
     Value r(precision_);
-    Check(mpfr_sub(r.get(), a.get(), b.get(), MPFR_RNDN), "a - b");
+    Check(mpfr_sub(r.get(), a.get(), b.get(), MPFR_RNDN), r, "a - b");
     return r;
   }
   Value Mul(const Value& a, const Value& b) const {
     Value r(precision_);
-    Check(mpfr_mul(r.get(), a.get(), b.get(), MPFR_RNDN), "a * b");
+    Check(mpfr_mul(r.get(), a.get(), b.get(), MPFR_RNDN), r, "a * b");
     return r;
   }
   Value MulAdd(const Value& a, const Value& b, const Value& c) const {
     Value r(precision_);
-    Check(mpfr_fma(r.get(), a.get(), b.get(), c.get(), MPFR_RNDN), "a*b + c");
+    Check(mpfr_fma(r.get(), a.get(), b.get(), c.get(), MPFR_RNDN), r, "a*b + c");
     return r;
   }
   // c - a*b, as fma(-a, b, c) so that signed zeros follow IEEE 754's fma.
@@ -93,13 +93,15 @@ class ExactArith {
     Value neg_a(a);
     mpfr_neg(neg_a.get(), neg_a.get(), MPFR_RNDN);
     Value r(precision_);
-    Check(mpfr_fma(r.get(), neg_a.get(), b.get(), c.get(), MPFR_RNDN), "c - a*b");
+    Check(mpfr_fma(r.get(), neg_a.get(), b.get(), c.get(), MPFR_RNDN), r, "c - a*b");
     return r;
   }
   // Correctly rounded at precision(), not exact.
   Value Div(const Value& a, const Value& b) {
     Value r(precision_);
-    if (mpfr_div(r.get(), a.get(), b.get(), MPFR_RNDN) != 0) ++rounded_operations_;
+    const int ternary = mpfr_div(r.get(), a.get(), b.get(), MPFR_RNDN);
+    if (ternary != 0) ++rounded_operations_;
+    KeepInRange(r, ternary);
     return r;
   }
   Value Sqrt(const Value& a) {
@@ -138,12 +140,39 @@ class ExactArith {
  private:
   Value Function(int (*f)(mpfr_ptr, mpfr_srcptr, mpfr_rnd_t), const Value& a) {
     Value r(precision_);
-    if (f(r.get(), a.get(), MPFR_RNDN) != 0) ++rounded_operations_;
+    const int ternary = f(r.get(), a.get(), MPFR_RNDN);
+    if (ternary != 0) ++rounded_operations_;
+    KeepInRange(r, ternary);
     return r;
   }
-  void Check(int ternary, const char* what) const {
+  // A rounded result that left MPFR's exponent range (exp(-x^2/2) of a
+  // binary32 x near -2^121 is about 2^-2^241) stands for a nonzero finite
+  // value: zero would lose its sign in the sums that follow (erfc(-x) +
+  // x exp(-x^2) as 0 + -0 is +0, the wrong sign of gelu's tail) and infinity
+  // would turn 1/(1 + exp(-x)) into an exact zero. The nearest nonzero
+  // finite number of the same sign keeps every sign and every comparison
+  // with a binary format's values right; its distance from the real value is
+  // below 2^(MPFR's emin), far below any format's least subnormal.
+  static void KeepInRange(Value& r, int ternary) {
+    if (ternary == 0) return;
+    if (mpfr_zero_p(r.get())) {
+      if (mpfr_signbit(r.get())) {
+        mpfr_nextbelow(r.get());
+      } else {
+        mpfr_nextabove(r.get());
+      }
+    } else if (mpfr_inf_p(r.get())) {
+      if (mpfr_signbit(r.get())) {
+        mpfr_nextabove(r.get());
+      } else {
+        mpfr_nextbelow(r.get());
+      }
+    }
+  }
+  void Check(int ternary, Value& r, const char* what) const {
     if (ternary != 0 && rounding_) {
       ++rounded_operations_;
+      KeepInRange(r, ternary);
     } else if (ternary != 0) {
       throw InexactError(std::string("exact arithmetic rounded ") + what + " at " +
                          std::to_string(precision_) + " bits");

@@ -77,6 +77,17 @@ BoundFraction MeasureBoundFraction(mpfr_srcptr numerator, uint64_t denominator, 
   }
   const uint64_t m = bound.roundings;
   if (m > kInverseUnitRoundoff / 2) throw InexactError("bound fraction: m u > 1/2");
+  // An exact value beyond MPFR's exponent range (a function op's, held at
+  // MPFR's least number of its sign: oracles/exact.h) stands in as
+  // +-2^-3000: far below every bit of y N (>= 2^-213), of the bound's terms
+  // (ElementwiseBound holds them at or above 2^-2000) and of every threshold
+  // compared below, so every comparison and rounding decides as for the real
+  // value, and the exact differences stay a few thousand bits, not 2^30.
+  MpfrNumber stand_in(64);
+  if (mpfr_regular_p(numerator) && mpfr_get_exp(numerator) < -3000) {
+    mpfr_set_si_2exp(stand_in.get(), mpfr_signbit(numerator) ? -1 : 1, -3000, MPFR_RNDN);
+    numerator = stand_in.get();
+  }
   // gamma_m = m u / (1 - m u) = m / (2^24 - m): scale everything by (2^24 - m)
   // and by the denominator N so that only exact dyadic numbers are compared:
   //   f = |y - E/N| / (m/(2^24 - m) * A'/N + U)

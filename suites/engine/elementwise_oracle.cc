@@ -896,12 +896,21 @@ std::optional<ReductionBound> ElementwiseBound(const ElementwiseOpInfo& op, cons
   }
   const MpfrNumber magnitude = OracleOf(op).TermMagnitude(operands);
   // exp(x) of a large binary32 x leaves MPFR's exponent range (about
-  // 2^(2^30)): terms that large bound nothing a result can show.
-  if (!mpfr_number_p(magnitude.get())) return std::nullopt;
+  // 2^(2^30)), where the oracle's arithmetic holds it at the largest finite
+  // number (oracles/exact.h): terms that large bound nothing a result can show.
+  if (!mpfr_number_p(magnitude.get()) || mpfr_get_exp(magnitude.get()) >= mpfr_get_emax()) {
+    return std::nullopt;
+  }
   const mpfr_prec_t precision = kElementwiseFunctionPrecision;
   ReductionBound bound(precision);
   const long widen = kBinary32.precision - format.precision;  // 0 in f32
   mpfr_mul_2si(bound.abs_sum.get(), magnitude.get(), widen, MPFR_RNDU);
+  // Terms beyond MPFR's exponent range (held at its least number) count as
+  // 2^-2000, still a bound, and far below every bit the fraction's decisions
+  // see (MeasureBoundFraction).
+  if (mpfr_regular_p(bound.abs_sum.get()) && mpfr_get_exp(bound.abs_sum.get()) < -2000) {
+    mpfr_set_ui_2exp(bound.abs_sum.get(), 1, -2000, MPFR_RNDU);
+  }
   bound.roundings = static_cast<uint64_t>(op.bound_roundings);
   // m half-ulps of the format's smallest subnormal, each scaled by at most 2
   // on the way to the result (reduction_bound.h).

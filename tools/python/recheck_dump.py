@@ -454,7 +454,7 @@ class Checker:
                 # The same real to 2^-64 binary32 ULPs: the errors are recomputed from the
                 # dump's value, exact to its 320 bits. Where the op's value is below
                 # 2^-1000 (exp(-x^2/2) at |x| near 2^128) MPFR's exponent range holds it
-                # as a zero, and its sign and error 0 are then the dump's convention.
+                # as its least number of the value's sign, and the errors are the dump's.
                 computed[e] = (d, computed[e][1])
         for result in record["results"]:
             self.check_result(record, result, computed, where)
