@@ -28,6 +28,7 @@ ElementwiseOpInfo InfoOf(size_t index) {
   op.landmarks.assign(Spec::kLandmarks.begin(), Spec::kLandmarks.end());
   op.exact_definition = Spec::kExactDefinition;
   op.bound_roundings = Spec::kBoundRoundings;
+  op.own_tiers = OwnTiersOf<Spec>::kTiers;
   return op;
 }
 

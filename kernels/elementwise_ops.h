@@ -25,6 +25,7 @@ struct ElementwiseOpInfo {
   std::vector<double> landmarks;                   // of the last operand
   bool exact_definition = true;
   int bound_roundings = 0;
+  OwnTiers own_tiers;  // the tiers written for this op alone (elementwise_spec.h)
 
   std::vector<std::string> operand_names() const;
   size_t arity() const { return operands.size(); }

@@ -288,9 +288,10 @@ class OracleFor final : public ElementwiseOracle {
   }
   std::optional<FastTanhBwdExact> FastExact(const float* x,
                                             const FloatFormat& format) const override {
-    // The one op with a two-double exact tier so far; the others measure
-    // every output in MPFR.
-    if constexpr (std::is_same_v<Spec, TanhBwdSpec>) {
+    // The op whose spec declares the two-double tier (one at most,
+    // registered_ops.h); the others measure every output in MPFR.
+    if constexpr (OwnTiersOf<Spec>::kTiers.two_double_exact) {
+      static_assert(kArity == 2, "the two-double tier takes (grad, t)");
       return FastTanhBwdExactValue(x[0], x[1], format);
     } else {
       return std::nullopt;

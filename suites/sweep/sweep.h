@@ -105,8 +105,10 @@ SweepDomain MakeSweepDomain(const FloatFormat& format, SweepDomain::Kind kind,
 
 struct SweepOptions {
   // The elementwise op swept (two operands: grad and the forward value). The
-  // vectorized exact tier (sweep_tier.h) holds tanh_bwd's models; every other
-  // op is swept by the reference path below, whatever `reference` says.
+  // vectorized exact tier (sweep_tier.h) holds the models of the op whose spec
+  // declares it (OwnTiers::vector_sweep) and those of every op whose definition
+  // and models stage over the second operand; any other op is swept by the
+  // reference path below, whatever `reference` says.
   const ElementwiseOpInfo* op = nullptr;
   SweepDomain domain;
   uint64_t begin = 0, end = 0;       // the indices swept; end <= domain.size()

@@ -28,9 +28,6 @@ namespace ulpgate {
 // bookkeeping are negligible.
 inline constexpr size_t kSweepTile = 4096;
 
-// The op whose exact value and models this tier computes; RunSweep sweeps any
-// other op through the engine.
-inline constexpr std::string_view FastSweepOp() { return "tanh_bwd"; }
 static_assert(kSweepTile <= 4096, "the tier's sums hold 2^12 errors below 2^16 per lane");
 
 // The functions below work in whole vectors: they read every array given them

@@ -91,6 +91,14 @@ struct TanhBwdSpec {
   static constexpr bool kExactDefinition = true;
   // The roundings a backward-stable evaluation meets (three operations).
   static constexpr int kBoundRoundings = 3;
+  // Tiers of its own (elementwise_spec.h), older than ops as folders: its
+  // suites (suites/inputs/tanh_bwd_suites.h: the training suite and t*t ties,
+  // kept so that its goldens stay byte-identical), its value in two doubles
+  // (oracles/fast_ulp.h, suites/engine/tanh_bwd_oracle.h) and the sweep's
+  // vector tier (suites/sweep/sweep_tier-inl.h: the MAC forms use grad twice,
+  // which the staged tier of the other ops cannot hold).
+  static constexpr OwnTiers kOwnTiers = {/*suites=*/true, /*two_double_exact=*/true,
+                                         /*vector_sweep=*/true};
 };
 
 // The tables under their earlier names, for the code that is tanh_bwd's own
