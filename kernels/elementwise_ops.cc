@@ -67,6 +67,8 @@ const std::vector<ElementwiseOpInfo>& ElementwiseOps() {
   return ops;
 }
 
+const ElementwiseOpInfo& DefaultElementwiseOp() { return ElementwiseOps().front(); }
+
 const ElementwiseOpInfo* FindElementwiseOp(std::string_view name) {
   for (const ElementwiseOpInfo& op : ElementwiseOps()) {
     if (op.name == name) return &op;

@@ -42,6 +42,8 @@ struct ElementwiseOpInfo {
 const std::vector<ElementwiseOpInfo>& ElementwiseOps();
 // nullptr for a name that is not a registered elementwise op.
 const ElementwiseOpInfo* FindElementwiseOp(std::string_view name);
+// The op commands and specs take when none is given: the first registered.
+const ElementwiseOpInfo& DefaultElementwiseOp();
 
 }  // namespace ulpgate
 

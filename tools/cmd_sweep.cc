@@ -23,7 +23,7 @@ namespace ulpgate {
 namespace {
 
 struct SweepArgs {
-  std::string kernel = "tanh_bwd";
+  std::string kernel = std::string(DefaultElementwiseOp().name);
   std::string dtype = "bf16";
   std::string grads, ts, ss, xs;  // f32: the fixed operand's values
   std::string variant = "all";

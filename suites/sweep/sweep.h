@@ -131,7 +131,7 @@ struct SweepCase {
 };
 
 struct SweepResult {
-  std::string op = "tanh_bwd";
+  std::string op = std::string(DefaultElementwiseOp().name);
   SweepDomain domain;
   uint64_t begin = 0, end = 0;
   std::vector<SweepCase> cases;
