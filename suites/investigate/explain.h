@@ -83,7 +83,6 @@ struct ExplainableOp {
 
 // Every registered elementwise op, in ElementwiseOps() order.
 const std::vector<ExplainableOp>& ExplainableOps();
-const ExplainableOp& TanhBwdExplainable();
 // nullptr for an op that explain does not know.
 const ExplainableOp* FindExplainableOp(std::string_view name);
 

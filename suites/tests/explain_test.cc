@@ -31,6 +31,8 @@ std::vector<const TargetInfo*> SupportedTargets() {
   return targets;
 }
 
+const ExplainableOp& TanhBwdExplainable() { return *FindExplainableOp("tanh_bwd"); }
+
 Explanation ExplainAll(float grad, float t) {
   return Explain(TanhBwdExplainable(), {grad, t}, {}, SupportedTargets());
 }
