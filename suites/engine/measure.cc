@@ -174,7 +174,7 @@ std::vector<std::string> MeasurableVariants(const std::string& op, const std::st
       // The default run specs: one per tanh_bwd variant of the compute format.
       for (const std::string& v :
            VariantNames(*FindElementwiseOp(kDriftTanhBwd), *ParseDriftPrecision(dtype).compute)) {
-        variants.push_back("tanh_bwd=" + v);
+        variants.push_back(std::string(kDriftTanhBwd) + "=" + v);
       }
       return variants;
     case OpFamily::kReduction:
