@@ -413,7 +413,7 @@ class OracleFor final : public ElementwiseOracle {
 
  private:
   static ExactArith Arith() {
-    return Spec::kExactDefinition ? ExactArith(kTanhBwdExactPrecision)
+    return Spec::kExactDefinition ? ExactArith(kExactDefinitionPrecision)
                                   : ExactArith::Rounding(kElementwiseFunctionPrecision);
   }
   template <class F, size_t... k>
