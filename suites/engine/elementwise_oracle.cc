@@ -286,8 +286,8 @@ class OracleFor final : public ElementwiseOracle {
       return Apply<kSequence>(a, x, Operands());
     });
   }
-  std::optional<FastTanhBwdExact> FastExact(const float* x,
-                                            const FloatFormat& format) const override {
+  std::optional<TwoDoubleExact> FastExact(const float* x,
+                                          const FloatFormat& format) const override {
     // The op whose spec declares the two-double tier (one at most,
     // registered_ops.h); the others measure every output in MPFR.
     if constexpr (OwnTiersOf<Spec>::kTiers.two_double_exact) {
