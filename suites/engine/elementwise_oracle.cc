@@ -383,7 +383,7 @@ class OracleFor final : public ElementwiseOracle {
         out[k] = std::numeric_limits<double>::infinity();  // a zero the operand moves
         continue;
       }
-      // 0/0: the op is 0 along x_k (tanh_bwd's grad at t = 1). The limit
+      // 0/0: the op is 0 along x_k (grad where the derivative is 0). The limit
       // from beside the zero, every other operand moved by 2^-300: 1 for an
       // operand the op is proportional to.
       std::array<MpfrNumber, kArity> beside = v;

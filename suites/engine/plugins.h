@@ -75,7 +75,7 @@ std::vector<std::string> LoadedPluginVariants(std::string_view op, std::string_v
 std::vector<std::string> LoadedPluginNames();
 
 // Throws InputError unless every plugin among `targets` gives kernels of `op`:
-// "plugin NAME (PATH) gives silu_bwd kernels, not gelu_bwd".
+// "plugin NAME (PATH) gives OP kernels, not OTHER_OP".
 void RequirePluginOp(const std::vector<const TargetInfo*>& targets, std::string_view op);
 
 }  // namespace ulpgate

@@ -60,8 +60,8 @@ struct ExplainableOp {
     std::string sequence_of;  // the variant or model sequence it rounds
     bool fused;               // NegMulAdd rounds once
   };
-  std::string name;        // "tanh_bwd"
-  std::string definition;  // "grad * (1 - t^2)"
+  std::string name;        // ElementwiseOpInfo's
+  std::string definition;  // ElementwiseOpInfo's, as `list` prints it
   std::vector<std::string> operand_names;
   std::vector<Variant> variants;
   std::vector<Model> models;

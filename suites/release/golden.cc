@@ -513,9 +513,10 @@ std::vector<MeasureSpec> GoldenPlan(const std::string& op) {
         // (the engine's call plan leaves tails of every length besides).
         spec.n = suite == "adversarial" ? 1027 : 515;
       } else if (IsDrift(op)) {
-        // One run per tanh_bwd variant plus the fully fused run. 200 epochs,
-        // not the scenarios' 1000: the exact shadow run dominates the cost, and
-        // 200 epochs already carry every kernel through thousands of calls.
+        // One run per variant of the tanh layer's op plus the fully fused run.
+        // 200 epochs, not the scenarios' 1000: the exact shadow run dominates
+        // the cost, and 200 epochs already carry every kernel through
+        // thousands of calls.
         spec.variants.emplace_back(fmt::format("{}={},sgd=fused", kDriftTanhBwd,
                                                dtype == kBinary32.name ? "mulsub_fma"
                                                                        : "mulsub_fma_opmath"));

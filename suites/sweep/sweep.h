@@ -4,7 +4,8 @@
 // the K-th of N equal parts, and MergeSweeps joins the parts' reports into
 // exactly (byte for byte) the report of the whole.
 //
-// Domains of tanh_bwd(grad, t):
+// Domains of an elementwise op of two operands, written here (grad, t) for
+// its first and second operands, whatever the op calls the second:
 //   pairs      every (grad, t) pair of a 16-bit format: 2^32 inputs, index
 //              grad_bits << 16 | t_bits (NaN payloads and infinities included)
 //   over t     every binary32 t (2^32 bit patterns) at each given grad: index
