@@ -91,12 +91,13 @@ void PrintRunTable(const DriftResult& d, const std::vector<const FloatRunResult*
     table.SetLeftAligned({0});
     for (size_t i = 0; i < group.size(); ++i) {
       const FloatRunResult& r = *group[i];
-      const auto tanh_bwd = r.in_situ.find(std::string_view(kDriftTanhBwd));
+      const auto tanh_layer = r.in_situ.find(std::string_view(kDriftTanhBwd));
       table.AddRow({names[i], fmt::format("{:.9g}", r.loss.back()),
                     Signed(r.summary.final_signed_deviation), Sci(r.summary.max_relative_deviation),
                     FinalLag(r.summary, "never"), r.summary.stalled ? "STALLED" : "no",
                     fmt::format("{:.4g}", r.param_max_ulp.back()),
-                    tanh_bwd == r.in_situ.end() ? "-" : fmt::format("{:.4g}", tanh_bwd->second.max_ulp())});
+                    tanh_layer == r.in_situ.end() ? "-"
+                                                  : fmt::format("{:.4g}", tanh_layer->second.max_ulp())});
     }
     table.Print(std::cout, "  ");
   }
