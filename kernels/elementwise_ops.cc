@@ -28,6 +28,7 @@ ElementwiseOpInfo InfoOf(size_t index) {
   op.landmarks.assign(Spec::kLandmarks.begin(), Spec::kLandmarks.end());
   op.exact_definition = Spec::kExactDefinition;
   op.bound_roundings = Spec::kBoundRoundings;
+  op.own_tiers = OwnTiersOf<Spec>::kTiers;
   return op;
 }
 
@@ -65,6 +66,8 @@ const std::vector<ElementwiseOpInfo>& ElementwiseOps() {
   }();
   return ops;
 }
+
+const ElementwiseOpInfo& DefaultElementwiseOp() { return ElementwiseOps().front(); }
 
 const ElementwiseOpInfo* FindElementwiseOp(std::string_view name) {
   for (const ElementwiseOpInfo& op : ElementwiseOps()) {

@@ -25,6 +25,7 @@ struct ElementwiseOpInfo {
   std::vector<double> landmarks;                   // of the last operand
   bool exact_definition = true;
   int bound_roundings = 0;
+  OwnTiers own_tiers;  // the tiers written for this op alone (elementwise_spec.h)
 
   std::vector<std::string> operand_names() const;
   size_t arity() const { return operands.size(); }
@@ -41,6 +42,8 @@ struct ElementwiseOpInfo {
 const std::vector<ElementwiseOpInfo>& ElementwiseOps();
 // nullptr for a name that is not a registered elementwise op.
 const ElementwiseOpInfo* FindElementwiseOp(std::string_view name);
+// The op commands and specs take when none is given: the first registered.
+const ElementwiseOpInfo& DefaultElementwiseOp();
 
 }  // namespace ulpgate
 

@@ -1,6 +1,6 @@
 // The 16-bit storage formats the kernels run in: one row per format, from
-// which the registry compiles every 16-bit kernel (tanh_bwd's narrow variants,
-// the reductions) on every target, the models follow Highway's own
+// which the registry compiles every 16-bit kernel (the elementwise ops' narrow
+// variants, the reductions) on every target, the models follow Highway's own
 // conversions, and the op table lists the formats. A format's conversions are
 // its specialization of ConversionsOf (kernels/narrow_convert-inl.h).
 //

@@ -1,11 +1,12 @@
 // The op sequences of the reductions (linear layer and MSE loss), written once
 // (see reduction_spec.h).
 //
-// No include guard and no namespace on purpose, as tanh_bwd_spec-inl.h: this
-// file is included as ulpgate::reduction_spec by reduction_spec.h (for the
-// exact and binary32-emulated arithmetics) and as
-// ulpgate::HWY_NAMESPACE::reduction_spec by kernels/reduction-inl.h once per
-// Highway target, so that the templates carry the target's attributes.
+// No include guard and no namespace on purpose, as an elementwise op's
+// <op>_spec-inl.h (kernels/ops/elementwise_spec.h): this file is included as
+// ulpgate::reduction_spec by reduction_spec.h (for the exact and
+// binary32-emulated arithmetics) and as ulpgate::HWY_NAMESPACE::reduction_spec
+// by kernels/reduction-inl.h once per Highway target, so that the templates
+// carry the target's attributes.
 //
 // Vocabulary of the templates:
 //   a, la  an arithmetic (see reduction_spec.h): Value, Zero(), Const(float),

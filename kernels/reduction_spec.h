@@ -2,10 +2,11 @@
 // loss forward and backward): their op sequences, written once as templates
 // (reduction_spec-inl.h), and the tables that name ops, variants and models.
 //
-// As for tanh_bwd (tanh_bwd_spec.h), a sequence instantiated over Highway
-// vectors is the SIMD kernel (kernels/linear-inl.h, kernels/mse-inl.h), over
-// the binary32 emulation it is the variant's bit-exact model, and over exact
-// MPFR numbers it is the real value the sequence stands for.
+// As for an elementwise op (kernels/ops/elementwise_spec.h), a sequence
+// instantiated over Highway vectors is the SIMD kernel (kernels/linear-inl.h,
+// kernels/mse-inl.h), over the binary32 emulation it is the variant's
+// bit-exact model, and over exact MPFR numbers it is the real value the
+// sequence stands for.
 //
 // Plain C++: no Highway types, so suites/ and tools/ include it directly.
 #ifndef ULPGATE_KERNELS_REDUCTION_SPEC_H_

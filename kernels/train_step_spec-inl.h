@@ -1,6 +1,6 @@
 // The op sequences of the elementwise steps of a training run, written once
-// (included into a namespace twice, like tanh_bwd_spec-inl.h: as
-// ulpgate::train_step_spec for the exact and emulated arithmetics and per
+// (included into a namespace twice, like an elementwise op's <op>_spec-inl.h:
+// as ulpgate::train_step_spec for the exact and emulated arithmetics and per
 // Highway target inside HWY_BEFORE_NAMESPACE).
 
 // SGD: w - lr * g with the product rounded first (PyTorch's

@@ -27,12 +27,12 @@ class InexactError : public std::logic_error {
   using std::logic_error::logic_error;
 };
 
-// Precision that makes every tanh_bwd sequence exact. The widest intermediate
-// is grad - grad*t*t: grad*t*t has at most 72 significant bits, and its least
-// significant bit lies at most 298 binades (the range of t*t) below grad's, so
-// the difference spans at most 23 + 298 + 2 < 330 bits; grad*(1 - t*t) at most
-// 24 + 300. 512 bits leave a margin, and InexactError guards the claim.
-inline constexpr mpfr_prec_t kTanhBwdExactPrecision = 512;
+// Precision that makes every sequence of an op with an exact definition (a
+// ring expression of its binary32 operands: a spec's kExactDefinition) exact.
+// Each such spec says why its products and differences fit (a product of three
+// binary32 values has at most 72 significant bits, a difference spans the
+// binades between its terms); InexactError guards the claim.
+inline constexpr mpfr_prec_t kExactDefinitionPrecision = 512;
 
 // Precision that makes every sum of n products of binary32 numbers exact (the
 // linear layer, the MSE loss). A product of two binary32 numbers has at most

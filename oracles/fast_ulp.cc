@@ -59,7 +59,7 @@ bool ExactPair(std::array<double, N> terms, Pair* out) {
 // What every output's measurement shares, from x = hi + lo exactly (hi =
 // RN(x)); nullopt for an exact zero (its sign is MPFR's to give) or where
 // rounding to the format might overflow.
-std::optional<FastTanhBwdExact> FromPair(const Pair& x, const FloatFormat& format) {
+std::optional<TwoDoubleExact> FromPair(const Pair& x, const FloatFormat& format) {
   if (x.hi == 0) return std::nullopt;
   // E = floor(log2 |x|): hi's exponent, less one when |hi| is a power of two
   // and lo takes x below it (|lo| <= ulp(hi) / 2 keeps x in hi's binade
@@ -71,7 +71,7 @@ std::optional<FastTanhBwdExact> FromPair(const Pair& x, const FloatFormat& forma
   }
   // Near the top of the format, rounding may overflow: MPFR's rules settle that.
   if (e >= format.emax) return std::nullopt;
-  FastTanhBwdExact out;
+  TwoDoubleExact out;
   out.hi = x.hi;
   out.lo = x.lo;
   out.ulp_exp = std::max(e, format.emin) - format.precision + 1;
@@ -90,8 +90,8 @@ std::optional<FastTanhBwdExact> FromPair(const Pair& x, const FloatFormat& forma
 
 }  // namespace
 
-std::optional<FastTanhBwdExact> FastTanhBwdExactValue(float grad_f, float t_f,
-                                                      const FloatFormat& format) {
+std::optional<TwoDoubleExact> FastTanhBwdExactValue(float grad_f, float t_f,
+                                                    const FloatFormat& format) {
   const double grad = grad_f, t = t_f;
   if (!std::isfinite(grad) || !std::isfinite(t)) return std::nullopt;
   // t^2 is exact: 24 x 24 bits in 53, between 2^-298 and 2^256 (or 0).
@@ -108,7 +108,7 @@ std::optional<FastTanhBwdExact> FastTanhBwdExactValue(float grad_f, float t_f,
   return FromPair(x, format);
 }
 
-std::optional<FastTanhBwdExact> FastExactSum(double* terms, size_t n, const FloatFormat& format) {
+std::optional<TwoDoubleExact> FastExactSum(double* terms, size_t n, const FloatFormat& format) {
   for (size_t i = 0; i < n; ++i) {
     if (!std::isfinite(terms[i])) return std::nullopt;
   }
@@ -118,7 +118,7 @@ std::optional<FastTanhBwdExact> FastExactSum(double* terms, size_t n, const Floa
   return FromPair(x, format);
 }
 
-std::optional<UlpError> FastUlpError(const FastTanhBwdExact& x, double y, const FloatFormat& format) {
+std::optional<UlpError> FastUlpError(const TwoDoubleExact& x, double y, const FloatFormat& format) {
   UlpError result;
   // x is finite and rounds to a finite value: a NaN or an infinity is a
   // special mismatch, as ulp_metric.cc's ClassifyAgainstRounded has it.

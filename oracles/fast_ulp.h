@@ -18,27 +18,28 @@
 
 namespace ulpgate {
 
-// x = grad * (1 - t^2) as hi + lo (hi = RN(x), lo = x - hi, both exact), with
+// An exact value x as hi + lo (hi = RN(x), lo = x - hi, both exact), with
 // what every output's measurement shares: the ULP exponent of x in the format
 // and x correctly rounded to the format.
-struct FastTanhBwdExact {
+struct TwoDoubleExact {
   double hi = 0, lo = 0;
   int ulp_exp = 0;
   double rounded = 0;
 };
 
-// nullopt where doubles cannot hold x as hi + lo or settle its rounding.
-std::optional<FastTanhBwdExact> FastTanhBwdExactValue(float grad, float t, const FloatFormat& format);
+// x = grad * (1 - t^2); nullopt where doubles cannot hold x as hi + lo or
+// settle its rounding.
+std::optional<TwoDoubleExact> FastTanhBwdExactValue(float grad, float t, const FloatFormat& format);
 
 // The same for the exact sum of terms[0 .. n) (doubles, each exact: the two
 // halves of an exact product, say), whatever op it is the value of; reorders
 // the terms. nullopt where doubles cannot hold the sum as hi + lo, it is an
 // exact zero, a term is not finite or rounding might overflow.
-std::optional<FastTanhBwdExact> FastExactSum(double* terms, size_t n, const FloatFormat& format);
+std::optional<TwoDoubleExact> FastExactSum(double* terms, size_t n, const FloatFormat& format);
 
 // The error of y (a value of the format) against x; nullopt where y - x is
 // not the sum of two doubles.
-std::optional<UlpError> FastUlpError(const FastTanhBwdExact& x, double y, const FloatFormat& format);
+std::optional<UlpError> FastUlpError(const TwoDoubleExact& x, double y, const FloatFormat& format);
 
 // The MPFR fallback of the vectorized tier (suites/sweep/sweep_tier.h): the exact
 // value of one input in MPFR, computed at the precision that input needs (no

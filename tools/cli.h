@@ -78,7 +78,8 @@ inline constexpr int kExitKernelFault = 3;
 // The registered elementwise op of that name; UsageError naming them all
 // otherwise.
 const ElementwiseOpInfo& ElementwiseOpArgument(const std::string& name);
-// "tanh_bwd, sigmoid_bwd, ...", for help texts and messages.
+// The registered elementwise ops' names, comma-separated, for help texts and
+// messages.
 std::string ElementwiseOpNames();
 
 void AddListCommand(CLI::App& app);

@@ -35,7 +35,7 @@ namespace {
 constexpr const char* kCheckReportFormat = "ulpgate-check-1";
 
 struct CheckArgs {
-  std::string op = "tanh_bwd";
+  std::string op = std::string(DefaultElementwiseOp().name);
   bool op_given = false;  // --op given; else the plugins' op, if they give one
   std::string dtype = "f32";
   std::string inputs_path, outputs_spec, label, json_path, models_path;
@@ -376,7 +376,7 @@ void Check(CheckArgs args) {
 }
 
 struct ExportArgs {
-  std::string op = "tanh_bwd", suite, dtype = "f32", out, shape;
+  std::string op = std::string(DefaultElementwiseOp().name), suite, dtype = "f32", out, shape;
   uint64_t n = 0, seed = 1;
 };
 

@@ -87,28 +87,31 @@ void PrintRunTable(const DriftResult& d, const std::vector<const FloatRunResult*
     }
     const std::vector<std::string> names = RunShortNames(group);
     TextTable table({"run", "final loss", "final dev.", "max dev.", "lag", "stalled", "param ULP",
-                     "tanh_bwd ULP"});
+                     std::string(kDriftTanhBwd) + " ULP"});
     table.SetLeftAligned({0});
     for (size_t i = 0; i < group.size(); ++i) {
       const FloatRunResult& r = *group[i];
-      const auto tanh_bwd = r.in_situ.find(std::string_view("tanh_bwd"));
+      const auto tanh_layer = r.in_situ.find(std::string_view(kDriftTanhBwd));
       table.AddRow({names[i], fmt::format("{:.9g}", r.loss.back()),
                     Signed(r.summary.final_signed_deviation), Sci(r.summary.max_relative_deviation),
                     FinalLag(r.summary, "never"), r.summary.stalled ? "STALLED" : "no",
                     fmt::format("{:.4g}", r.param_max_ulp.back()),
-                    tanh_bwd == r.in_situ.end() ? "-" : fmt::format("{:.4g}", tanh_bwd->second.max_ulp())});
+                    tanh_layer == r.in_situ.end() ? "-"
+                                                  : fmt::format("{:.4g}", tanh_layer->second.max_ulp())});
     }
     table.Print(std::cout, "  ");
   }
   std::cout << fmt::format("\nexact run: final loss {:.9g}\n", d.reference.loss.back());
   PrintWrapped(std::cout,
-               "final dev. = (run - exact) / exact at the last epoch; max dev.: the largest "
-               "|run - exact| / exact over the epochs; lag: how many epochs later than the exact "
-               "run the run reaches the exact run's last loss (never: not within the run); "
-               "stalled: its loss falls over the last quarter by less than a tenth of the exact "
-               "run's fall and ends above it; param ULP: the largest distance of a parameter to the exact run's "
-               "after the last epoch, in ULPs of the master format; tanh_bwd ULP: the largest "
-               "in-situ error of tanh_bwd's outputs (--details: every op)");
+               fmt::format("final dev. = (run - exact) / exact at the last epoch; max dev.: the "
+                           "largest |run - exact| / exact over the epochs; lag: how many epochs "
+                           "later than the exact run the run reaches the exact run's last loss "
+                           "(never: not within the run); stalled: its loss falls over the last "
+                           "quarter by less than a tenth of the exact run's fall and ends above "
+                           "it; param ULP: the largest distance of a parameter to the exact "
+                           "run's after the last epoch, in ULPs of the master format; {0} ULP: "
+                           "the largest in-situ error of {0}'s outputs (--details: every op)",
+                           kDriftTanhBwd));
 }
 
 void PrintRunDetails(const DriftResult& d, const FloatRunResult& r) {
@@ -283,7 +286,7 @@ void Drift(const DriftArgs& args) {
     std::vector<std::string> specs = args.variants;
     if (specs.empty()) {
       for (const std::string& v : VariantNames(*FindElementwiseOp(kDriftTanhBwd), *precision.compute)) {
-        specs.push_back("tanh_bwd=" + v);
+        specs.push_back(std::string(kDriftTanhBwd) + "=" + v);
       }
       if (args.attribute) specs = {""};  // the default run only
     }
@@ -352,10 +355,11 @@ void AddDriftCommand(CLI::App& app) {
                   "format), mixed_bf16, mixed_f16 (f32 master weights and optimizer, layers in "
                   "bf16/f16), a comma-separated list, or all; default: the scenario's (f32)");
   cmd->add_option("--variants", args->variants,
-                  "One float run per value (and per precision and target): op=variant,... over the "
-                  "defaults (tanh_bwd=mac or, in a 16-bit format, mac_opmath, linear=sequential_fma,"
-                  "bias=sequential,mse=sequential_fma,sgd=unfused); default: one run per tanh_bwd "
-                  "variant of the format");
+                  fmt::format("One float run per value (and per precision and target): "
+                              "op=variant,... over the defaults ({0}=mac or, in a 16-bit format, "
+                              "mac_opmath, linear=sequential_fma,bias=sequential,mse=sequential_fma,"
+                              "sgd=unfused); default: one run per {0} variant of the format",
+                              kDriftTanhBwd));
   cmd->add_option("--epochs", args->epochs, "Epochs (default: the scenario's)")
       ->check(CountValidator("the number of epochs", 1, kMaxEpochs));
   cmd->add_flag("--details", args->details, "Print each run's epochs and its in-situ errors per op");

@@ -120,8 +120,8 @@ void AddGateCommand(CLI::App& app) {
                   "Target(s): all (the default: every compiled target; those this CPU cannot run "
                   "are evaluated on their models; with --plugin, none) or a comma-separated list");
   AddPluginOption(cmd, &args->plugins,
-                  ": measured on the ledger's tanh_bwd f32 runs, its rules matching the plugin's "
-                  "name as a target");
+                  ": measured on the ledger's runs of its op in its formats, its rules matching "
+                  "the plugin's name as a target");
   cmd->add_option("--op", args->op,
                   "Ops: all (default) or a comma-separated list: only their runs and rules")
       ->capture_default_str();

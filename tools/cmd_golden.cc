@@ -492,7 +492,7 @@ void AddCommonOptions(CLI::App* cmd, GoldenArgs& args) {
                   "Targets: all (the default: every compiled target; with --plugin, none) or a "
                   "comma-separated list");
   AddPluginOption(cmd, &args.plugins,
-                  ": its goldens are <dir>/<plugin name>/tanh_bwd.json, blessed from the models "
+                  ": its goldens are <dir>/<plugin name>/<op>.json, blessed from the models "
                   "its kernels claim");
   cmd->add_option("--op", args.op, "Ops: all (default) or a comma-separated list (see 'ulpgate list')")
       ->capture_default_str();

@@ -16,7 +16,7 @@ namespace ulpgate {
 namespace {
 
 struct MatrixArgs {
-  std::string kernel = "tanh_bwd";
+  std::string kernel = std::string(DefaultElementwiseOp().name);
   uint64_t n = 20000;
   uint64_t seed = 1;
   unsigned threads = 0;

@@ -508,10 +508,16 @@ void AddRunCommand(CLI::App& app) {
                   "Input suite. Elementwise ops: random, domain (default), training, adversarial. "
                   "Linear and MSE ops: well_conditioned, cancellation (default), training, "
                   "adversarial, exact");
+  const ElementwiseOpInfo& example = DefaultElementwiseOp();
+  std::string example_operands;
+  for (const std::string& o : example.operand_names()) {
+    example_operands += (example_operands.empty() ? "" : " ") + o;
+  }
   cmd->add_option("--inputs", args->inputs_path,
-                  "Input file (elementwise ops): one tuple of operands per line ('grad t' for "
-                  "tanh_bwd; ulpgate list names each op's), hex floats or decimals, # "
-                  "comments; - for stdin");
+                  fmt::format("Input file (elementwise ops): one tuple of operands per line ('{}' "
+                              "for {}; ulpgate list names each op's), hex floats or decimals, # "
+                              "comments; - for stdin",
+                              example_operands, example.name));
   cmd->add_option("--n", args->n,
                   "Number of inputs (default: the suite's; with --inputs: at most this many); "
                   "for the linear and MSE ops, the number of problem instances")

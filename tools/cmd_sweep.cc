@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <utility>
+#include <vector>
 
 #include "oracles/float_text.h"
 #include "suites/investigate/explain.h"
@@ -23,9 +25,13 @@ namespace ulpgate {
 namespace {
 
 struct SweepArgs {
-  std::string kernel = "tanh_bwd";
+  std::string kernel = std::string(DefaultElementwiseOp().name);
   std::string dtype = "bf16";
-  std::string grads, ts, ss, xs;  // f32: the fixed operand's values
+  std::string grads;  // f32: the fixed first operand's values
+  // f32: the fixed second operand's values, one option per name the ops of
+  // two operands give it (--t, --s, --x), in the order ElementwiseOps() first
+  // gives each: (name, values).
+  std::vector<std::pair<std::string, std::string>> seconds;
   std::string variant = "all";
   std::string target = "all";
   std::vector<std::string> plugins;
@@ -167,16 +173,18 @@ void RunSweepCommand(const SweepArgs& args) {
   const FloatFormat* format = FindFormat(args.dtype);
   if (format == nullptr || format->bits > 32) throw UsageError("unknown --dtype '" + args.dtype + "' (f32, bf16, f16)");
   const std::vector<float> grads = ParseValues(args.grads, "--grad");
-  // --t, --s and --x name the second operand: the one the op calls so.
+  // The options of the second operand are named after it: the op's is the one
+  // its second operand's name gives.
   const std::string second_flag = "--" + operands[1];
-  for (const auto& [flag, values] : {std::pair<std::string, const std::string*>{"--t", &args.ts},
-                                     {"--s", &args.ss}, {"--x", &args.xs}}) {
-    if (!values->empty() && flag != second_flag) {
-      throw UsageError(flag + ": " + args.kernel + "'s operands are " + operands[0] + " and " +
+  std::string second_values;
+  for (const auto& [name, values] : args.seconds) {
+    if (values.empty()) continue;
+    if (name != operands[1]) {
+      throw UsageError("--" + name + ": " + args.kernel + "'s operands are " + operands[0] + " and " +
                        operands[1] + " (give " + second_flag + ")");
     }
+    second_values = values;
   }
-  const std::string& second_values = operands[1] == "t" ? args.ts : operands[1] == "s" ? args.ss : args.xs;
   const std::vector<float> ts = ParseValues(second_values, second_flag.c_str());
   SweepDomain::Kind kind = SweepDomain::Kind::kPairs;
   if (!grads.empty() && !ts.empty()) throw UsageError("--grad and " + second_flag + " exclude each other: one operand is swept");
@@ -286,9 +294,27 @@ void AddSweepCommand(CLI::App& app) {
   cmd->add_option("--dtype", args->dtype, "bf16 or f16 (all pairs), f32 (with --grad or --t)")
       ->capture_default_str();
   cmd->add_option("--grad", args->grads, "f32: sweep every t at these grads (comma-separated)");
-  cmd->add_option("--t", args->ts, "f32: sweep every grad at these t (comma-separated; tanh_bwd)");
-  cmd->add_option("--s", args->ss, "f32: the same at these s (sigmoid_bwd)");
-  cmd->add_option("--x", args->xs, "f32: the same at these x (silu_bwd, gelu_bwd, gelu_tanh_bwd)");
+  // One option per name of a second operand, its help naming the ops that
+  // call it so.
+  std::vector<std::string> ops_of_second;
+  for (const ElementwiseOpInfo& op : ElementwiseOps()) {
+    if (op.arity() != 2) continue;
+    const std::string name(op.operands[1].name);
+    size_t k = 0;
+    while (k < args->seconds.size() && args->seconds[k].first != name) ++k;
+    if (k == args->seconds.size()) {
+      args->seconds.emplace_back(name, "");
+      ops_of_second.emplace_back();
+    }
+    ops_of_second[k] += (ops_of_second[k].empty() ? "" : ", ") + std::string(op.name);
+  }
+  for (size_t k = 0; k < args->seconds.size(); ++k) {
+    const std::string& name = args->seconds[k].first;
+    cmd->add_option("--" + name, args->seconds[k].second,
+                    k == 0 ? fmt::format("f32: sweep every grad at these {} (comma-separated; {})",
+                                         name, ops_of_second[k])
+                           : fmt::format("f32: the same at these {} ({})", name, ops_of_second[k]));
+  }
   cmd->add_option("--variant", args->variant, "Variant, comma-separated list, all, or none (only plugins)")
       ->capture_default_str();
   cmd->add_option("--target", args->target, "Target, comma-separated list, best, or all (those this CPU runs)")

@@ -7,12 +7,13 @@
 #include <map>
 
 #include "oracles/float_text.h"
+#include "suites/drift/kernels.h"
 #include "tools/svg_chart.h"
 
 namespace ulpgate {
 namespace {
 
-constexpr const char* kVariantKeys[] = {"tanh_bwd", "linear", "bias", "mse", "sgd"};
+constexpr const char* kVariantKeys[] = {kDriftTanhBwd, "linear", "bias", "mse", "sgd"};
 
 double LossValue(const nlohmann::ordered_json& v) {
   if (v.is_number()) return v.get<double>();
@@ -60,7 +61,7 @@ std::vector<double> Deviation(const std::vector<double>& loss, const std::vector
 
 RunFields FieldsOf(const RunConfig& c) {
   return {{{"precision", c.precision.Name()},
-           {"tanh_bwd", c.tanh_bwd},
+           {kDriftTanhBwd, c.tanh_bwd},
            {"linear", c.linear},
            {"bias", c.bias},
            {"mse", c.mse},
@@ -100,8 +101,9 @@ std::vector<std::string> RunShortNames(const std::vector<RunFields>& runs, bool 
         variants += (variants.empty() ? "" : ",") + key + "=" + value;
       }
     }
-    // Nothing but the target (or nothing) differs: the tanh_bwd variant names it.
-    if (variants.empty()) variants = "tanh_bwd=" + r.fields[1].second;
+    // Nothing but the target (or nothing) differs: the tanh layer's variant
+    // names it.
+    if (variants.empty()) variants = std::string(kDriftTanhBwd) + "=" + r.fields[1].second;
     names.push_back(precision + variants + target);
   }
   return names;

@@ -1,4 +1,5 @@
-// The options of `ulpgate run`, shared by the tanh_bwd and the reduction paths.
+// The options of `ulpgate run`, shared by the elementwise and the reduction
+// paths.
 #ifndef ULPGATE_TOOLS_RUN_ARGS_H_
 #define ULPGATE_TOOLS_RUN_ARGS_H_
 
@@ -27,7 +28,7 @@ struct RunArgs {
   std::string save_inputs_path;
   unsigned threads = 0;
   bool quiet = false;
-  std::string by;  // operand to map errors by (tanh_bwd)
+  std::string by;  // operand to map errors by (elementwise ops)
   std::vector<std::string> plugins;  // shared libraries of kernels (ulpgate/plugin.h)
   std::optional<double> max_ulp;  // exit 1 when a case's max ULP error is above it
   bool require_conformance = false;  // exit 1 when a case does not follow its model

@@ -88,6 +88,35 @@ struct NarrowVariantInfo {
   std::string_view description;
 };
 
+// Tiers an op may have beside the op-generic ones: code written for that one
+// op outside its folder, which the generic paths hand the op to when its spec
+// says so. A spec with any declares
+//   static constexpr OwnTiers kOwnTiers = {...};
+// (OwnTiersOf gives every other spec none). Each tier is written for one op,
+// so at most one registered op declares each (registered_ops.h holds it).
+struct OwnTiers {
+  // Its input suites are its own (suites/inputs/), not drawn from its
+  // operands' domains and landmarks by suites/inputs/elementwise_suites.h.
+  bool suites = false;
+  // The engine's fast exact tier: the op's value held in two doubles
+  // (oracles/fast_ulp.h) wherever they settle its rounding.
+  bool two_double_exact = false;
+  // `sweep`'s vectorized exact tier computes the op's exact value and its
+  // models in vector code (suites/sweep/sweep_tier.h); the other ops are
+  // swept through staged tables or the engine.
+  bool vector_sweep = false;
+};
+
+// Spec::kOwnTiers, or none for a spec without one.
+template <class Spec, class = void>
+struct OwnTiersOf {
+  static constexpr OwnTiers kTiers{};
+};
+template <class Spec>
+struct OwnTiersOf<Spec, std::void_t<decltype(Spec::kOwnTiers)>> {
+  static constexpr OwnTiers kTiers = Spec::kOwnTiers;
+};
+
 // Index of the row named `name` in a table of rows with a `name`, at compile
 // time; -1 if none.
 template <class Row, size_t kSize>

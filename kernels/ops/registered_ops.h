@@ -28,6 +28,21 @@ namespace ulpgate {
 #define ULPGATE_COUNT_OP(Spec, ns) +1
 inline constexpr size_t kElementwiseOpCount = 0 ULPGATE_ELEMENTWISE_OPS(ULPGATE_COUNT_OP);
 #undef ULPGATE_COUNT_OP
+
+// Whether at most one op declares each of the tiers of elementwise_spec.h's
+// OwnTiers: such a tier is code written for one op, and the generic paths
+// hand it whichever op declares it.
+constexpr bool OwnTiersHaveOneOpEach() {
+  int suites = 0, two_double_exact = 0, vector_sweep = 0;
+#define ULPGATE_COUNT_OWN_TIERS(Spec, ns)                               \
+  suites += OwnTiersOf<Spec>::kTiers.suites ? 1 : 0;                     \
+  two_double_exact += OwnTiersOf<Spec>::kTiers.two_double_exact ? 1 : 0; \
+  vector_sweep += OwnTiersOf<Spec>::kTiers.vector_sweep ? 1 : 0;
+  ULPGATE_ELEMENTWISE_OPS(ULPGATE_COUNT_OWN_TIERS)
+#undef ULPGATE_COUNT_OWN_TIERS
+  return suites <= 1 && two_double_exact <= 1 && vector_sweep <= 1;
+}
+static_assert(OwnTiersHaveOneOpEach(), "two ops declare one of the tiers written for one op");
 }  // namespace ulpgate
 
 #endif  // ULPGATE_KERNELS_OPS_REGISTERED_OPS_H_

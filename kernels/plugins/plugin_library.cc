@@ -17,7 +17,8 @@ std::string OpNames() {
   return names;
 }
 
-// Version 1: the op per kernel (tanh_bwd), two operands in separate arguments.
+// Version 1: the op per kernel (ULPGATE_PLUGIN_V1_OP), two operands in
+// separate arguments.
 PluginLibrary ReadVersion1(const ulpgate_plugin& plugin, const std::string& path) {
   PluginLibrary e;
   e.abi_version = plugin.abi_version;
@@ -28,10 +29,10 @@ PluginLibrary ReadVersion1(const ulpgate_plugin& plugin, const std::string& path
     const std::string op = kernel.op == nullptr ? "" : kernel.op;
     const std::string variant = kernel.variant == nullptr ? "" : kernel.variant;
     if (op.empty()) throw PluginLibraryError(fmt::format("--plugin {}: kernel {} ({}): no op", path, k, variant));
-    if (op != "tanh_bwd") {
+    if (op != ULPGATE_PLUGIN_V1_OP) {
       throw PluginLibraryError(fmt::format(
-          "--plugin {}: kernel {} ({}): unknown op '{}' (version 1 plugins take tanh_bwd; "
-          "other ops: version 2, ulpgate_plugin_v2)", path, k, variant, op));
+          "--plugin {}: kernel {} ({}): unknown op '{}' (version 1 plugins take {}; "
+          "other ops: version 2, ulpgate_plugin_v2)", path, k, variant, op, ULPGATE_PLUGIN_V1_OP));
     }
     e.op = op;
     const ulpgate_binary_f32_fn f32 = kernel.f32;

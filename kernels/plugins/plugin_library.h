@@ -42,7 +42,7 @@ struct PluginLibrary {
   uint32_t expected_version = 0; // what its entry point's layout is
   const char* entry_name = nullptr;
   const char* name = nullptr;
-  std::string op;                // version 1: tanh_bwd, given per kernel
+  std::string op;                // version 1: ULPGATE_PLUGIN_V1_OP, given per kernel
   std::vector<PluginLibraryKernel> kernels;
 };
 

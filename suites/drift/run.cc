@@ -134,8 +134,8 @@ std::unique_ptr<Trainer> MakeTrainer(const Scenario& s, const Batch& batch, cons
 }  // namespace
 
 std::string RunConfig::Spec() const {
-  return "tanh_bwd=" + tanh_bwd + ",linear=" + linear + ",bias=" + bias + ",mse=" + mse +
-         ",sgd=" + sgd;
+  return std::string(kDriftTanhBwd) + "=" + tanh_bwd + ",linear=" + linear + ",bias=" + bias +
+         ",mse=" + mse + ",sgd=" + sgd;
 }
 
 std::string RunConfig::Label() const {
@@ -171,7 +171,8 @@ RunConfig ParseRunConfig(const std::string& spec, const TargetInfo* target,
     const std::string op = item.substr(0, eq);
     const std::string variant = eq == std::string::npos ? "" : item.substr(eq + 1);
     if (eq == std::string::npos || variant.empty()) {
-      throw InputError("'" + item + "': expected op=variant (ops: tanh_bwd, linear, bias, mse, sgd)");
+      throw InputError(fmt::format("'{}': expected op=variant (ops: {}, linear, bias, mse, sgd)", item,
+                                   kDriftTanhBwd));
     }
     if (op == kDriftTanhBwd) {
       c.tanh_bwd = variant;
@@ -184,7 +185,8 @@ RunConfig ParseRunConfig(const std::string& spec, const TargetInfo* target,
     } else if (op == "sgd") {
       c.sgd = variant;
     } else {
-      throw InputError("unknown op '" + op + "' in '" + spec + "' (tanh_bwd, linear, bias, mse, sgd)");
+      throw InputError(fmt::format("unknown op '{}' in '{}' ({}, linear, bias, mse, sgd)", op, spec,
+                                   kDriftTanhBwd));
     }
   }
   // Validates every name, for any compiled target (the models need no
@@ -197,7 +199,7 @@ RunConfig ParseRunConfig(const std::string& spec, const TargetInfo* target,
     if (VariantNames(*FindElementwiseOp(kDriftTanhBwd), *precision.compute).empty()) throw;
     const auto names = VariantNames(*FindElementwiseOp(kDriftTanhBwd), *precision.compute);
     if (std::find(names.begin(), names.end(), c.tanh_bwd) != names.end()) throw;
-    throw InputError(fmt::format("unknown tanh_bwd variant '{}' in {} ({})", c.tanh_bwd,
+    throw InputError(fmt::format("unknown {} variant '{}' in {} ({})", kDriftTanhBwd, c.tanh_bwd,
                                  precision.Name(), fmt::join(names, ", ")));
   }
   return c;

@@ -69,7 +69,7 @@ struct ElementwiseCasePlan {
     // null for a "model" case.
     ElementwiseKernel kernel = nullptr;
     const PluginKernel* plugin = nullptr;
-    std::string name;  // for messages: "tanh_bwd mulsub (f32) on AVX2"
+    std::string name;  // for messages: "OP VARIANT (DTYPE) on TARGET"
   };
   std::vector<Case> cases;
 };

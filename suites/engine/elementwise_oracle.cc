@@ -286,11 +286,12 @@ class OracleFor final : public ElementwiseOracle {
       return Apply<kSequence>(a, x, Operands());
     });
   }
-  std::optional<FastTanhBwdExact> FastExact(const float* x,
-                                            const FloatFormat& format) const override {
-    // The one op with a two-double exact tier so far; the others measure
-    // every output in MPFR.
-    if constexpr (std::is_same_v<Spec, TanhBwdSpec>) {
+  std::optional<TwoDoubleExact> FastExact(const float* x,
+                                          const FloatFormat& format) const override {
+    // The op whose spec declares the two-double tier (one at most,
+    // registered_ops.h); the others measure every output in MPFR.
+    if constexpr (OwnTiersOf<Spec>::kTiers.two_double_exact) {
+      static_assert(kArity == 2, "the two-double tier takes (grad, t)");
       return FastTanhBwdExactValue(x[0], x[1], format);
     } else {
       return std::nullopt;
@@ -382,7 +383,7 @@ class OracleFor final : public ElementwiseOracle {
         out[k] = std::numeric_limits<double>::infinity();  // a zero the operand moves
         continue;
       }
-      // 0/0: the op is 0 along x_k (tanh_bwd's grad at t = 1). The limit
+      // 0/0: the op is 0 along x_k (grad where the derivative is 0). The limit
       // from beside the zero, every other operand moved by 2^-300: 1 for an
       // operand the op is proportional to.
       std::array<MpfrNumber, kArity> beside = v;
@@ -412,7 +413,7 @@ class OracleFor final : public ElementwiseOracle {
 
  private:
   static ExactArith Arith() {
-    return Spec::kExactDefinition ? ExactArith(kTanhBwdExactPrecision)
+    return Spec::kExactDefinition ? ExactArith(kExactDefinitionPrecision)
                                   : ExactArith::Rounding(kElementwiseFunctionPrecision);
   }
   template <class F, size_t... k>

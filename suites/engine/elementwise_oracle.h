@@ -91,8 +91,8 @@ class ElementwiseOracle {
   // The op's value held in two doubles, where they can hold it and settle its
   // rounding to `format` (oracles/fast_ulp.h): the engine's fast exact tier.
   // nullopt where they cannot, or for an op without such a tier.
-  virtual std::optional<FastTanhBwdExact> FastExact(const float* operands,
-                                                    const FloatFormat& format) const = 0;
+  virtual std::optional<TwoDoubleExact> FastExact(const float* operands,
+                                                  const FloatFormat& format) const = 0;
   // Binary32 model m (native arithmetic) staged at operands[1..]; nullopt
   // where its sequence does more with the first operand than a chain holds.
   virtual std::optional<StagedChain> StageModel(size_t m, const float* operands) const = 0;

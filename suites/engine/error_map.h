@@ -1,7 +1,7 @@
 // Error maps: the statistics of one (variant, target) broken down by the
 // binary exponent and sign of one operand, so a table shows where in the
-// input space the error lives (`ulpgate run --by t`: for tanh_bwd the binade
-// [2^-1, 2^0) of |t|, next to 1, stands out).
+// input space the error lives (`ulpgate run --by OPERAND`: for tanh's
+// backward op the binade [2^-1, 2^0) of |t|, next to 1, stands out).
 //
 // Buckets are binades of the operand, ordered along the real line: -inf, the
 // negative binades from -2^128 up, negative subnormals, -0, +0, positive

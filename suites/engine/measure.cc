@@ -171,10 +171,11 @@ std::vector<std::string> MeasurableVariants(const std::string& op, const std::st
     case OpFamily::kElementwise:
       return VariantNames(*FindElementwiseOp(op), *FindFormat(dtype));
     case OpFamily::kDrift:
-      // The default run specs: one per tanh_bwd variant of the compute format.
+      // The default run specs: one per variant of the tanh layer's op in the
+      // compute format.
       for (const std::string& v :
            VariantNames(*FindElementwiseOp(kDriftTanhBwd), *ParseDriftPrecision(dtype).compute)) {
-        variants.push_back("tanh_bwd=" + v);
+        variants.push_back(std::string(kDriftTanhBwd) + "=" + v);
       }
       return variants;
     case OpFamily::kReduction:

@@ -18,17 +18,17 @@
 namespace ulpgate {
 
 struct MeasureSpec {
-  std::string op;     // "tanh_bwd", a reduction op ("linear_fwd", ...) or "drift"
+  std::string op;     // an elementwise op, a reduction op ("linear_fwd", ...) or "drift"
   std::string suite;  // a suite of the op; for "drift" a built-in scenario
   std::string dtype = "f32";  // one of MeasurableDtypes(op)
   uint64_t seed = 1;  // ignored by "drift" (a scenario carries its own seed)
-  // tanh_bwd: inputs; reductions: instances; drift: epochs. 0: the default.
+  // Elementwise ops: inputs; reductions: instances; drift: epochs. 0: the default.
   uint64_t n = 0;
   // Reductions: "B,IN,OUT" (linear ops) or "N" (MSE ops); empty: the default.
   std::string shape;
   // Kernel variants; empty: every one (never the Eigen peer unless named).
-  // For "drift": run specs as `ulpgate drift --variants` takes them
-  // ("tanh_bwd=mulsub_fma,sgd=fused"); empty: one run per tanh_bwd variant.
+  // For "drift": run specs as `ulpgate drift --variants` takes them; empty:
+  // one run per variant of its tanh layer's op (kDriftTanhBwd).
   std::vector<std::string> variants;
   // Empty: all runnable. A target this CPU cannot run is measured on its
   // model (record "kind": "model"), as is every target with models_only.
@@ -39,7 +39,7 @@ struct MeasureSpec {
 };
 
 struct MeasuredCase {
-  // tanh_bwd: CaseJson; reductions: CaseJson; drift: the run's entry
+  // Elementwise ops: CaseJson; reductions: CaseJson; drift: the run's entry
   // of DriftJson plus "op", "suite" (scenario), "variant" (the run spec as
   // given), "dtype" and "epochs". Every record has op, variant, target, dtype
   // and suite.
@@ -52,12 +52,13 @@ struct MeasuredCase {
 struct Measurement {
   MeasureSpec spec;  // with defaults filled in (n, shape, variants, targets)
   std::vector<MeasuredCase> cases;  // variants in table order x targets narrowest first
-  // The input behind output `index`: tanh_bwd InputJson, reductions
+  // The input behind output `index`: elementwise ops InputJson, reductions
   // ReductionElementJson, drift {"epoch": index}.
   std::function<nlohmann::ordered_json(uint64_t)> describe;
 };
 
-// The ops Measure takes, in a stable order: tanh_bwd, the reduction ops, drift.
+// The ops Measure takes, in a stable order (OpTable's): the elementwise ops,
+// the reduction ops, drift.
 std::vector<std::string> MeasurableOps();
 // The suites of an op (drift: the built-in scenarios); throws InputError for
 // an unknown op.
@@ -65,9 +66,10 @@ std::vector<std::string> MeasurableSuites(const std::string& op);
 // The formats an op runs in: f32, bf16 and f16 (drift: its precisions,
 // suites/drift/precision.h).
 std::vector<std::string> MeasurableDtypes(const std::string& op);
-// The kernel variants of an op in a format (drift: the tanh_bwd variants of
-// the precision's compute format, as the default run specs "tanh_bwd=<variant>"); throws InputError for an
-// unknown op or a format the op does not run in.
+// The kernel variants of an op in a format (drift: the variants of its tanh
+// layer's op in the precision's compute format, as the default run specs
+// "<op>=<variant>"); throws InputError for an unknown op or a format the op
+// does not run in.
 std::vector<std::string> MeasurableVariants(const std::string& op,
                                             const std::string& dtype = "f32");
 

@@ -1,7 +1,7 @@
 // The ops ulpgate measures, in one table: each op's name, family, the formats
 // it runs in and its suites (drift: scenarios). Whatever asks what kind of op
 // a name is asks here; the variants of each family live in their own tables
-// (kernels/ops/tanh_bwd/tanh_bwd_spec.h, kernels/reduction_spec.h, the drift run specs).
+// (kernels/ops/<op>/<op>_spec.h, kernels/reduction_spec.h, the drift run specs).
 #ifndef ULPGATE_SUITES_OP_TABLE_H_
 #define ULPGATE_SUITES_OP_TABLE_H_
 
@@ -37,7 +37,7 @@ struct OpInfo {
 const std::vector<OpInfo>& OpTable();
 // nullptr for an unknown name.
 const OpInfo* FindOp(std::string_view name);
-// Throws InputError "unknown op 'x' (tanh_bwd, linear_fwd, ...)".
+// Throws InputError "unknown op 'x' (every op's name)".
 const OpInfo& GetOp(std::string_view name);
 // The family of a known op (GetOp's error otherwise).
 inline OpFamily FamilyOf(std::string_view name) { return GetOp(name).family; }

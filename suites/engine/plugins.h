@@ -57,10 +57,10 @@ struct LoadedPlugin {
 };
 
 // Loads a plugin and checks everything it says: the entry point, the ABI
-// version, its name (not a compiled target's, nor another plugin's), its op (a
-// registered elementwise op; version 1: tanh_bwd, given per kernel) and arity
-// (the op's), each kernel's dtype, model and function, and that no variant
-// name repeats.
+// version, its name (not a compiled target's, nor another plugin's), its op
+// (a registered elementwise op; version 1: ULPGATE_PLUGIN_V1_OP, given per
+// kernel) and arity (the op's), each kernel's dtype, model and function, and
+// that no variant name repeats.
 // Throws InputError, one line naming the file and what is wrong. The library
 // stays loaded; loading the same path again returns the same plugin.
 const LoadedPlugin& LoadPlugin(const std::string& path);
@@ -87,7 +87,7 @@ std::vector<std::string> LoadedPluginVariants(std::string_view op, std::string_v
 std::vector<std::string> LoadedPluginNames();
 
 // Throws InputError unless every plugin among `targets` gives kernels of `op`:
-// "plugin NAME (PATH) gives silu_bwd kernels, not gelu_bwd".
+// "plugin NAME (PATH) gives OP kernels, not OTHER_OP".
 void RequirePluginOp(const std::vector<const TargetInfo*>& targets, std::string_view op);
 
 }  // namespace ulpgate

@@ -11,12 +11,12 @@
 namespace ulpgate {
 
 MpfrNumber TanhBwdExact(float grad, float t) {
-  ExactArith exact(kTanhBwdExactPrecision);
+  ExactArith exact(kExactDefinitionPrecision);
   return tanh_bwd_spec::Canonical(exact, exact.FromFloat(grad), exact.FromFloat(t));
 }
 
 MpfrNumber TanhBwdVariantExact(std::string_view variant, float grad, float t) {
-  ExactArith exact(kTanhBwdExactPrecision);
+  ExactArith exact(kExactDefinitionPrecision);
   return TanhBwdSequence(variant, exact, exact.FromFloat(grad), exact.FromFloat(t));
 }
 

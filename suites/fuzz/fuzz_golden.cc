@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "kernels/elementwise_ops.h"
 #include "suites/release/golden.h"
 #include "suites/inputs/inputs.h"
 #include "suites/reports/json_file.h"
@@ -14,7 +15,8 @@
 namespace {
 
 // A path component from a JSON string: letters, digits and '_' only.
-std::string Component(const nlohmann::ordered_json& json, const char* key, const char* fallback) {
+std::string Component(const nlohmann::ordered_json& json, const char* key,
+                      const std::string& fallback) {
   if (!json.is_object() || !json.contains(key) || !json[key].is_string()) return fallback;
   std::string s;
   for (char c : json[key].get<std::string>()) {
@@ -31,8 +33,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   try {
     const nlohmann::ordered_json json = ulpgate::ParseJsonText(text, "golden.json");
-    const std::string path = "golden/" + Component(json, "target", "SCALAR") + "/" +
-                             Component(json, "op", "tanh_bwd") + ".json";
+    const std::string op = Component(json, "op", std::string(ulpgate::DefaultElementwiseOp().name));
+    const std::string path = "golden/" + Component(json, "target", "SCALAR") + "/" + op + ".json";
     ulpgate::ValidateGolden(path, json);
     ulpgate::GoldenFile file;
     file.path = path;

@@ -24,7 +24,7 @@ const FloatFormat& CheckFormat(const std::string& op, const std::string& dtype);
 const NumpyArray& ArrayNamed(const std::vector<NumpyArray>& arrays, const std::string& name,
                              const std::string& path);
 // An elementwise op's inputs: an .npz with one array per operand, named as
-// the op names them (tanh_bwd: grad and t), an .npy [operands, n], or an input
+// the op names them (`ulpgate list`), an .npy [operands, n], or an input
 // file.
 InputSet ReadCheckInputs(const ElementwiseOpInfo& op, const std::string& path,
                          const FloatFormat& format);

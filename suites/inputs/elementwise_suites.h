@@ -12,9 +12,10 @@
 //                ulps of a landmark (either sign), a landmark far out in the
 //                tails, and grad near overflow and in the subnormals
 //
-// tanh_bwd keeps the suites it had before ops were folders
-// (suites/inputs/tanh_bwd_suites.h: its training suite and t*t ties among
-// them), so its goldens did not change.
+// An op whose spec declares suites of its own (OwnTiers::suites,
+// kernels/ops/elementwise_spec.h) gets those instead: tanh_bwd keeps the
+// suites it had before ops were folders (suites/inputs/tanh_bwd_suites.h: its
+// training suite and t*t ties among them), so its goldens did not change.
 #ifndef ULPGATE_SUITES_ELEMENTWISE_SUITES_H_
 #define ULPGATE_SUITES_ELEMENTWISE_SUITES_H_
 

@@ -94,7 +94,7 @@ Binades BinadesOf(const FloatFormat& f) {
 }
 
 // Normal-like with unit variance (Irwin-Hall of four uniforms, exact in
-// double), as in the tanh_bwd suites: portable, no libm.
+// double): portable, no libm, so every machine draws the same inputs.
 double NormalLike(CounterRng& rng) {
   double s = 0;
   for (int k = 0; k < 4; ++k) s += rng.Unit();

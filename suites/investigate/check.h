@@ -73,7 +73,7 @@ nlohmann::ordered_json ReductionCheckJson(const CaseResult& result, const Reduct
 
 // A whole check as data, for what replays one (golden files, the gate).
 struct CheckSpec {
-  std::string op = "tanh_bwd";
+  std::string op = std::string(DefaultElementwiseOp().name);
   std::string dtype = "f32";
   std::string inputs, outputs;  // paths as `check --inputs/--outputs` take them
   // Instead of an outputs file: a kernel called on the inputs (a plugin's),

@@ -67,8 +67,9 @@ struct Box {
 
 // Budget split. Exploration: uniform samples over the whole space, a tenth of
 // the budget, so the climbs start from the best of thousands of points rather
-// than from wherever one random draw lands (for tanh_bwd, |t| in [1/2, 2] is
-// 1/128 of the key space, and outside it every form is within a few ULP).
+// than from wherever one random draw lands (for tanh's backward op, |t| in
+// [1/2, 2] is 1/128 of the key space, and outside it every form is within a
+// few ULP).
 constexpr uint64_t kExplorationDivisor = 10;
 constexpr size_t kBatch = 16;            // neighbours per climbing step
 constexpr int kClimbPatience = 8;        // steps without improvement before a climb stops

@@ -9,8 +9,9 @@
 // positions in the ordered list of finite binary32 values (the "key": -0 and
 // +0 are one key; infinities and NaN are not searched), so "neighbouring bit
 // patterns" are neighbouring floats and an interval of keys is an interval of
-// the real line. tanh_bwd plugs in through DivergeTanhBwd; linear and mse
-// would plug in with their own scorer (their operands flattened).
+// the real line. Every elementwise op plugs in through
+// ElementwiseDivergeScorer; linear and mse would plug in with their own scorer
+// (their operands flattened).
 //
 // Deterministic: a pure function of (scorer, options); one thread.
 #ifndef ULPGATE_SUITES_DIVERGE_H_
@@ -67,8 +68,8 @@ struct DivergeResult {
 DivergeResult SearchDivergence(size_t operand_count, const DivergeScorer& scorer,
                                const DivergeOptions& options);
 
-// One side of a tanh_bwd comparison: a variant's kernel on a target, or the
-// op's exact value.
+// One side of an elementwise op's comparison: a variant's kernel on a target,
+// or the op's exact value.
 struct DivergeSide {
   std::string variant;  // empty: the exact value
   const TargetInfo* target = nullptr;

@@ -345,8 +345,6 @@ const std::vector<ExplainableOp>& ExplainableOps() {
   return ops;
 }
 
-const ExplainableOp& TanhBwdExplainable() { return *FindExplainableOp("tanh_bwd"); }
-
 const ExplainableOp* FindExplainableOp(std::string_view name) {
   for (const ExplainableOp& op : ExplainableOps()) {
     if (op.name == name) return &op;

@@ -60,8 +60,8 @@ struct ExplainableOp {
     std::string sequence_of;  // the variant or model sequence it rounds
     bool fused;               // NegMulAdd rounds once
   };
-  std::string name;        // "tanh_bwd"
-  std::string definition;  // "grad * (1 - t^2)"
+  std::string name;        // ElementwiseOpInfo's
+  std::string definition;  // ElementwiseOpInfo's, as `list` prints it
   std::vector<std::string> operand_names;
   std::vector<Variant> variants;
   std::vector<Model> models;
@@ -83,7 +83,6 @@ struct ExplainableOp {
 
 // Every registered elementwise op, in ElementwiseOps() order.
 const std::vector<ExplainableOp>& ExplainableOps();
-const ExplainableOp& TanhBwdExplainable();
 // nullptr for an op that explain does not know.
 const ExplainableOp* FindExplainableOp(std::string_view name);
 

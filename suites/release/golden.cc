@@ -12,6 +12,7 @@
 #include "oracles/float_text.h"
 #include "suites/engine/digest.h"
 #include "suites/engine/elementwise_oracle.h"
+#include "suites/drift/kernels.h"
 #include "suites/drift/run.h"
 #include "suites/inputs/inputs.h"
 #include "suites/reports/json_file.h"
@@ -512,11 +513,13 @@ std::vector<MeasureSpec> GoldenPlan(const std::string& op) {
         // (the engine's call plan leaves tails of every length besides).
         spec.n = suite == "adversarial" ? 1027 : 515;
       } else if (IsDrift(op)) {
-        // One run per tanh_bwd variant plus the fully fused run. 200 epochs,
-        // not the scenarios' 1000: the exact shadow run dominates the cost, and
-        // 200 epochs already carry every kernel through thousands of calls.
-        spec.variants.emplace_back(dtype == kBinary32.name ? "tanh_bwd=mulsub_fma,sgd=fused"
-                                                           : "tanh_bwd=mulsub_fma_opmath,sgd=fused");
+        // One run per variant of the tanh layer's op plus the fully fused run.
+        // 200 epochs, not the scenarios' 1000: the exact shadow run dominates
+        // the cost, and 200 epochs already carry every kernel through
+        // thousands of calls.
+        spec.variants.emplace_back(fmt::format("{}={},sgd=fused", kDriftTanhBwd,
+                                               dtype == kBinary32.name ? "mulsub_fma"
+                                                                       : "mulsub_fma_opmath"));
         spec.n = kDriftEpochs;
       } else {
         // Odd extents: every lane width (1, 4, 8, 16) leaves a tail; each

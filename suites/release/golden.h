@@ -103,7 +103,8 @@ struct GoldenSweep {
 // rounds and the variants differ), in bf16 and f16 the pairs whose first
 // operand's pattern is in [0x3f00, 0x4000), with every second operand.
 std::vector<GoldenSweep> GoldenSweepPlan(const std::string& op);
-// "tanh_bwd mulsub AVX2 sweep every f32 t at grad = 0x1.4cccccp+0 [0x3f000000, 0x40000000)".
+// "OP VARIANT TARGET sweep every f32 t at grad = 0x1.4cccccp+0 [0x3f000000, 0x40000000)"
+// (t and grad: the op's operands).
 std::string GoldenSweepLabel(const std::string& op, const std::string& target,
                              const nlohmann::ordered_json& sweep);
 
@@ -121,7 +122,7 @@ void ValidateGolden(const std::string& path, const nlohmann::ordered_json& json)
 // The Measure calls that re-run exactly the cases a golden file records.
 std::vector<MeasureSpec> RecordedRuns(const GoldenFile& file);
 
-// "tanh_bwd mac SCALAR suite random seed 1 n 512": names one case; equal for
+// "OP VARIANT SCALAR suite random seed 1 n 512": names one case; equal for
 // the same case in two files.
 std::string GoldenCaseLabel(const nlohmann::ordered_json& golden_case);
 // The labels of the cases GoldenPlan(op) makes on a target.

@@ -1,6 +1,6 @@
 // Reading the JSON files ulpgate takes as data (golden files, the budget
 // ledger, scenarios) with errors a person can act on: every failure is an
-// InputError naming the file and the place, "golden/AVX2/tanh_bwd.json:12:5:
+// InputError naming the file and the place, "golden/AVX2/OP.json:12:5:
 // ..." for malformed text, "golden/budgets.json: /rules/3/limits/max_ulp: ..."
 // for a field of the wrong type or value.
 #ifndef ULPGATE_SUITES_JSON_FILE_H_

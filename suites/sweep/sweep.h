@@ -4,7 +4,8 @@
 // the K-th of N equal parts, and MergeSweeps joins the parts' reports into
 // exactly (byte for byte) the report of the whole.
 //
-// Domains of tanh_bwd(grad, t):
+// Domains of an elementwise op of two operands, written here (grad, t) for
+// its first and second operands, whatever the op calls the second:
 //   pairs      every (grad, t) pair of a 16-bit format: 2^32 inputs, index
 //              grad_bits << 16 | t_bits (NaN payloads and infinities included)
 //   over t     every binary32 t (2^32 bit patterns) at each given grad: index
@@ -105,8 +106,10 @@ SweepDomain MakeSweepDomain(const FloatFormat& format, SweepDomain::Kind kind,
 
 struct SweepOptions {
   // The elementwise op swept (two operands: grad and the forward value). The
-  // vectorized exact tier (sweep_tier.h) holds tanh_bwd's models; every other
-  // op is swept by the reference path below, whatever `reference` says.
+  // vectorized exact tier (sweep_tier.h) holds the models of the op whose spec
+  // declares it (OwnTiers::vector_sweep) and those of every op whose definition
+  // and models stage over the second operand; any other op is swept by the
+  // reference path below, whatever `reference` says.
   const ElementwiseOpInfo* op = nullptr;
   SweepDomain domain;
   uint64_t begin = 0, end = 0;       // the indices swept; end <= domain.size()
@@ -129,7 +132,7 @@ struct SweepCase {
 };
 
 struct SweepResult {
-  std::string op = "tanh_bwd";
+  std::string op = std::string(DefaultElementwiseOp().name);
   SweepDomain domain;
   uint64_t begin = 0, end = 0;
   std::vector<SweepCase> cases;

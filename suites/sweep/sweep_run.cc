@@ -606,7 +606,7 @@ class FastSweep {
     }
   }
 
-  const StagedTables* staged_;  // a staged op's tables; nullptr for tanh_bwd's tier
+  const StagedTables* staged_;  // a staged op's tables; nullptr for the op's own vector tier
   const SweepOptions& options_;
   const SweepDomain& domain_;
   const FloatFormat& format_;
@@ -728,14 +728,16 @@ SweepResult RunSweep(const SweepOptions& options) {
   result.domain = domain;
   result.begin = options.begin;
   result.end = options.end;
-  // tanh_bwd: its own tier; another op: staged tables over the second
-  // operand's values where its definition and models stage; else the engine.
+  // An op with the vector tier of its own (OwnTiers::vector_sweep): that
+  // tier; another op: staged tables over the second operand's values where
+  // its definition and models stage; else the engine.
+  const bool own_tier = options.op->own_tiers.vector_sweep;
   std::optional<StagedTables> staged;
-  if (!options.reference && options.op->name != FastSweepOp()) {
+  if (!options.reference && !own_tier) {
     const std::vector<float> values = StagedValues(domain);
     if (!values.empty()) staged = BuildStagedTables(*options.op, format, values, options.threads);
   }
-  if (options.reference || (options.op->name != FastSweepOp() && !staged)) {
+  if (options.reference || (!own_tier && !staged)) {
     for (size_t c = 0; c < plan.cases.size(); ++c) result.cases.push_back(EmptyCase(plan, c, format));
     ReferenceSweep(options, plan, &result);
     return result;
@@ -836,7 +838,7 @@ uint64_t SweepKernelDigest(const SweepDigestOptions& options, ElementwiseKernel 
 
 uint64_t SweepModelDigest(const SweepDigestOptions& options, size_t model) {
   CheckDigestOptions(options);
-  if (options.op->name == FastSweepOp()) {
+  if (options.op->own_tiers.vector_sweep) {
     // The vectorized tier's models: the same outputs, about 30 times faster.
     const size_t count = ModelNames(*options.op, *options.domain.format).size();
     return ForEachTile(options, [&](DigestTile& w, uint64_t at, size_t n) {

@@ -1,13 +1,17 @@
-// The vectorized exact tier of `sweep` (suites/sweep/sweep.h): tanh_bwd's exact
-// value, every model's output and every output's ULP error over a tile of
-// inputs, decided in double arithmetic wherever error-free transformations
-// prove the decision, and flagged for MPFR (oracles/fast_ulp.h) where they
-// cannot. Compiled for every Highway target (suites/sweep/sweep_tier-inl.h) and run
-// on the best one this CPU runs; plain C++ here, no Highway types.
+// The vectorized exact tier of `sweep` (suites/sweep/sweep.h): the exact value
+// of each input of a tile, every model's output and every output's ULP error,
+// decided in double arithmetic wherever error-free transformations prove the
+// decision, and flagged for MPFR (oracles/fast_ulp.h) where they cannot. The
+// exact values and models are those of the op whose spec declares this tier
+// (OwnTiers::vector_sweep, kernels/ops/elementwise_spec.h: tanh_bwd), or a
+// staged op's exact values from its tabulated factors. Compiled for every
+// Highway target (suites/sweep/sweep_tier-inl.h) and run on the best one this
+// CPU runs; plain C++ here, no Highway types.
 //
 // Every result is bit for bit what the MPFR path gives: the exact value is
-// MPFR's TanhBwdExact, the models TanhBwdModels / TanhBwdNarrowModels, the
-// error MeasureUlpError. suites/tests/sweep_tier_test.cc holds them equal on
+// MPFR's TanhBwdExact (a staged op's Exact: within a bound that no decision
+// crosses, else MPFR decides), the models TanhBwdModels / TanhBwdNarrowModels,
+// the error MeasureUlpError. suites/tests/sweep_tier_test.cc holds them equal on
 // every suite of every format.
 #ifndef ULPGATE_SUITES_SWEEP_TIER_H_
 #define ULPGATE_SUITES_SWEEP_TIER_H_
@@ -28,9 +32,6 @@ namespace ulpgate {
 // bookkeeping are negligible.
 inline constexpr size_t kSweepTile = 4096;
 
-// The op whose exact value and models this tier computes; RunSweep sweeps any
-// other op through the engine.
-inline constexpr std::string_view FastSweepOp() { return "tanh_bwd"; }
 static_assert(kSweepTile <= 4096, "the tier's sums hold 2^12 errors below 2^16 per lane");
 
 // The functions below work in whole vectors: they read every array given them

@@ -88,6 +88,19 @@ TEST(ElementwiseOps, TheBuiltInOpsAreRegistered) {
   EXPECT_EQ(FindElementwiseOp("gelu"), nullptr);
 }
 
+// The tiers written for one op are tanh_bwd's, as its spec declares; every
+// other op takes the generic suites, MPFR truth and the staged sweep. The op
+// commands take by default is the first registered.
+TEST(ElementwiseOps, OwnTiersAreWhatTheSpecsDeclare) {
+  for (const ElementwiseOpInfo& op : ElementwiseOps()) {
+    const bool tanh_bwd = op.name == "tanh_bwd";
+    EXPECT_EQ(op.own_tiers.suites, tanh_bwd) << op.name;
+    EXPECT_EQ(op.own_tiers.two_double_exact, tanh_bwd) << op.name;
+    EXPECT_EQ(op.own_tiers.vector_sweep, tanh_bwd) << op.name;
+  }
+  EXPECT_EQ(&DefaultElementwiseOp(), &ElementwiseOps().front());
+}
+
 // Every sequence of an op stands for the op's value: exactly for a ring
 // definition, to the oracle's working precision for one with a function.
 TEST(ElementwiseOps, EverySequenceIsTheOpsValue) {

@@ -31,6 +31,8 @@ std::vector<const TargetInfo*> SupportedTargets() {
   return targets;
 }
 
+const ExplainableOp& TanhBwdExplainable() { return *FindExplainableOp("tanh_bwd"); }
+
 Explanation ExplainAll(float grad, float t) {
   return Explain(TanhBwdExplainable(), {grad, t}, {}, SupportedTargets());
 }
@@ -255,7 +257,7 @@ TEST(ExplainTest, AgreesWithModelsAndExactArithmeticOnSampledInputs) {
         if (std::isfinite(grad) && std::isfinite(t)) {
           EXPECT_EQ(mpfr_cmp(c.sequence_exact.get(), exact.get()), 0);
         }
-        ExactArith arith(kTanhBwdExactPrecision);
+        ExactArith arith(kExactDefinitionPrecision);
         double contributions = 0;
         for (size_t k = 0; k < c.steps.size(); ++k) {
           const ExplainedStep& s = c.steps[k];

@@ -54,9 +54,9 @@ struct SigmoidBwdSpec {
   // below 1, and the maximum of s(1 - s).
   static constexpr std::array<double, 8> kLandmarks = {
       0.0, 1.0, 0.5, 0x1.fffffep-1, 0x1.fffffcp-1, 0x1p-24, 0x1p-126, 0x1.000002p-1};
-  // Every product and difference of binary32 values here is exact in 512
-  // bits (as for tanh_bwd: at most three factors, differences spanning fewer
-  // than 400 binades).
+  // Every product and difference of binary32 values here is exact in
+  // kExactDefinitionPrecision bits (oracles/exact.h): at most three factors,
+  // differences spanning fewer than 400 binades.
   static constexpr bool kExactDefinition = true;
   // The roundings a backward-stable evaluation meets (three operations).
   static constexpr int kBoundRoundings = 3;

@@ -87,10 +87,22 @@ struct TanhBwdSpec {
   // (the cancellation at its worst) and a value past 1.
   static constexpr std::array<double, 6> kLandmarks = {0.0,          1.0, 0.5, 0x1.6a09e6p-1,
                                                        0x1.fffffep-1, 1.5};
-  // Every sequence is exact in kTanhBwdExactPrecision bits (oracles/exact.h).
+  // Every sequence is exact in kExactDefinitionPrecision bits
+  // (oracles/exact.h). The widest intermediate is grad - grad*t*t: grad*t*t
+  // has at most 72 significant bits, and its least significant bit lies at
+  // most 298 binades (the range of t*t) below grad's, so the difference spans
+  // at most 23 + 298 + 2 < 330 bits; grad*(1 - t*t) at most 24 + 300.
   static constexpr bool kExactDefinition = true;
   // The roundings a backward-stable evaluation meets (three operations).
   static constexpr int kBoundRoundings = 3;
+  // Tiers of its own (elementwise_spec.h), older than ops as folders: its
+  // suites (suites/inputs/tanh_bwd_suites.h: the training suite and t*t ties,
+  // kept so that its goldens stay byte-identical), its value in two doubles
+  // (oracles/fast_ulp.h, suites/engine/tanh_bwd_oracle.h) and the sweep's
+  // vector tier (suites/sweep/sweep_tier-inl.h: the MAC forms use grad twice,
+  // which the staged tier of the other ops cannot hold).
+  static constexpr OwnTiers kOwnTiers = {/*suites=*/true, /*two_double_exact=*/true,
+                                         /*vector_sweep=*/true};
 };
 
 // The tables under their earlier names, for the code that is tanh_bwd's own

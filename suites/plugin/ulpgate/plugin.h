@@ -29,6 +29,9 @@
 #define ULPGATE_PLUGIN_ABI_VERSION 1u
 /* The version ulpgate_plugin_v2 carries. */
 #define ULPGATE_PLUGIN_V2_ABI_VERSION 2u
+/* The op of every version 1 kernel: version 1 came before ulpgate had other
+ * ops, and its kernel signature holds two operands only. */
+#define ULPGATE_PLUGIN_V1_OP "tanh_bwd"
 
 #ifdef __cplusplus
 extern "C" {
@@ -72,7 +75,8 @@ const ulpgate_plugin_v2* ulpgate_plugin_v2_entry(void);
 
 /* ------------------------------------------------------------- version 1 */
 
-/* tanh_bwd in binary32: out[i] = op(a[i], b[i]) for i < n (a = grad, b = t).
+/* ULPGATE_PLUGIN_V1_OP in binary32: out[i] = op(a[i], b[i]) for i < n
+ * (a = grad, b = t).
  * Called from several threads at once, on arrays of any length and
  * alignment. */
 typedef void (*ulpgate_binary_f32_fn)(const float* a, const float* b, float* out, size_t n);
@@ -82,7 +86,7 @@ typedef void (*ulpgate_binary_u16_fn)(const uint16_t* a, const uint16_t* b, uint
                                       size_t n);
 
 typedef struct ulpgate_plugin_kernel {
-  const char* op;       /* "tanh_bwd" */
+  const char* op;       /* ULPGATE_PLUGIN_V1_OP */
   const char* variant;  /* the name reports give it */
   const char* dtype;    /* "f32", "bf16" or "f16" */
   /* The model it claims: a built-in model of the dtype ("mulsub",

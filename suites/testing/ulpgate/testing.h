@@ -20,9 +20,9 @@
 // correctly rounded value, the ULP error, the models the result matches, and
 // the `ulpgate check` command that replays it. Formats: ulpgate::kBinary32,
 // kBFloat16, kBinary16 (oracles/format.h); values of bf16/f16 are passed as
-// floats holding them. Ops: every registered elementwise op (`ulpgate list`:
-// tanh_bwd, sigmoid_bwd, silu_bwd, gelu_bwd, gelu_tanh_bwd), its operands in
-// the order the list gives them, as many as the op has (tanh_bwd: grad, t).
+// floats holding them. Ops: every registered elementwise op (`ulpgate list`
+// names them), its operands in the order the list gives them, as many as the
+// op has (tanh_bwd: grad, t).
 // A wrong op name, operand count or a value the format cannot hold fails the
 // assertion with a message saying so.
 #ifndef ULPGATE_TESTING_H_
