@@ -9,6 +9,7 @@
 //   ulpgate-iut [--plugin PATH]...
 //
 // Requests on stdin, responses on stdout; stderr is left to the kernels.
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -115,6 +116,9 @@ bool Serve(const std::vector<Library>& libraries, const IutCall& call) {
 }
 
 int Main(int argc, char** argv) {
+  // A kernel's crash must end this process with its signal, which the host
+  // reports: a sanitizer runtime's handlers would turn it into an exit status.
+  for (const int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, SIG_DFL);
   std::vector<Library> libraries;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
