@@ -175,6 +175,17 @@ KernelFault IutProcess::Died() {
   return f;
 }
 
+bool IutProcess::AwaitReady(int fd, short events) {
+  const double left = deadline_ - Now();
+  if (left <= 0) {
+    timed_out_ = true;
+    return false;
+  }
+  pollfd p{fd, events, 0};
+  poll(&p, 1, static_cast<int>(std::min(left, 1.0) * 1000) + 1);
+  return true;
+}
+
 bool IutProcess::WriteAll(const void* data, size_t bytes) {
   const char* p = static_cast<const char*>(data);
   while (bytes > 0) {
@@ -185,13 +196,7 @@ bool IutProcess::WriteAll(const void* data, size_t bytes) {
       continue;
     }
     if (w < 0 && errno != EAGAIN && errno != EINTR) return false;  // EPIPE: it died
-    const double left = deadline_ - Now();
-    if (left <= 0) {
-      timed_out_ = true;
-      return false;
-    }
-    pollfd fd{to_iut_, POLLOUT, 0};
-    poll(&fd, 1, static_cast<int>(std::min(left, 1.0) * 1000) + 1);
+    if (!AwaitReady(to_iut_, POLLOUT)) return false;
   }
   return true;
 }
@@ -208,13 +213,7 @@ bool IutProcess::ReadAll(void* data, size_t bytes) {
     }
     if (r == 0) return false;  // EOF
     if (errno != EAGAIN && errno != EINTR) return false;
-    const double left = deadline_ - Now();
-    if (left <= 0) {
-      timed_out_ = true;
-      return false;
-    }
-    pollfd fd{from_iut_, POLLIN, 0};
-    poll(&fd, 1, static_cast<int>(std::min(left, 1.0) * 1000) + 1);
+    if (!AwaitReady(from_iut_, POLLIN)) return false;
   }
   return true;
 }

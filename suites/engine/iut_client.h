@@ -59,6 +59,9 @@ class IutProcess {
   KernelFault Locate(const IutCall& call, const void* const* operands, uint64_t offset, uint64_t n,
                      const KernelFault& first);
   KernelFault Died();
+  // Waits (a second at most) for fd to be ready for `events`; false, with
+  // timed_out_ set, once the call's deadline has passed.
+  bool AwaitReady(int fd, short events);
   bool WriteAll(const void* data, size_t bytes);
   // Reads exactly `bytes`; false on EOF or timeout (timed_out_ says which).
   bool ReadAll(void* data, size_t bytes);
