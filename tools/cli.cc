@@ -76,6 +76,18 @@ void AddPluginOption(CLI::App* cmd, std::vector<std::string>* paths, const std::
                   "A shared library of kernels of one elementwise op (ulpgate/plugin.h; repeatable): "
                   "its kernels of the command's op and dtype join the built-in ones under a target named after the plugin, each "
                   "expected to follow the model it claims" + more);
+  // An IUT's targets travel among the plugin paths (kIutSource + COMMAND), so
+  // that every command that takes plugins takes IUTs the same way.
+  cmd->add_option_function<std::vector<std::string>>(
+         "--iut",
+         [paths](const std::vector<std::string>& commands) {
+           for (const std::string& c : commands) paths->push_back(std::string(kIutSource) + c);
+         },
+         "The command line of an implementation-under-test process (docs/iut.md; run by /bin/sh; "
+         "repeatable): each target it offers joins like a plugin's, its kernels run in that process "
+         "(\"build/bin/ulpgate-iut --builtin\", an emulator running an ARM build, "
+         "\"python3 tools/python/torch_iut.py\")")
+      ->type_name("COMMAND");
   // Plugins run in a process of their own unless asked: a crash or a hang of
   // a kernel under development is then a report, not the end of the command.
   auto options = std::make_shared<PluginProcessOptions>();
@@ -84,7 +96,7 @@ void AddPluginOption(CLI::App* cmd, std::vector<std::string>* paths, const std::
                 "Call the plugins' kernels in this process (faster; a crash ends the command) instead of "
                 "in ulpgate-iut, where a crash, a hang or a write outside the output is reported as the case's fault");
   cmd->add_option("--kernel-timeout", options->kernel_timeout_seconds,
-                  "Seconds one call of a plugin's kernel may take before it counts as hung (TIMEOUT)")
+                  "Seconds one call of a plugin's or an IUT's kernel may take before it counts as hung (TIMEOUT)")
       ->capture_default_str()
       ->check(CLI::Range(0.001, 86400.0));
   cmd->parse_complete_callback([options] { SetPluginProcessOptions(*options); });

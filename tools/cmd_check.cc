@@ -64,7 +64,7 @@ const PluginKernel& CheckedKernel(const CheckArgs& args, const TargetInfo** targ
   const std::string plugin = at == std::string::npos ? "" : args.variant.substr(at + 1);
   for (const TargetInfo* t : plugins) {
     for (const PluginKernel& k : PluginOf(*t)->kernels) {
-      if (k.format->name != args.dtype) continue;
+      if (k.format->name != args.dtype || k.op != args.op) continue;
       all += (all.empty() ? "" : ", ") + k.variant + "@" + t->name;
       if ((!variant.empty() && k.variant != variant) || (!plugin.empty() && t->name != plugin)) {
         continue;
@@ -83,11 +83,6 @@ const PluginKernel& CheckedKernel(const CheckArgs& args, const TargetInfo** targ
   }
   return *chosen;
 }
-
-
-
-
-
 
 std::string Ulp(double e) {
   if (std::isinf(e)) return "inf";
@@ -280,18 +275,18 @@ void CheckReduction(const CheckArgs& args, const FloatFormat& format) {
   FinishCheck(args, label, failures, ReductionCheckJson(r, inputs));
 }
 
-// The op checked: --op, or without it the one the plugins give (each plugin
-// gives one op's kernels).
+// The op checked: --op, or without it the one the plugins give.
 std::string CheckedOp(const CheckArgs& args) {
   if (args.op_given || args.plugins.empty()) return args.op;
   std::string op;
   for (const TargetInfo* t : LoadPlugins(args.plugins)) {
-    const std::string& of = PluginOf(*t)->op;
-    if (!op.empty() && of != op) {
-      throw UsageError(fmt::format("--plugin: the plugins give {} and {} kernels: name one with --op",
-                                   op, of));
+    for (const std::string& of : PluginOf(*t)->ops) {
+      if (!op.empty() && of != op) {
+        throw UsageError(fmt::format(
+            "--plugin: the plugins give {} and {} kernels: name one with --op", op, of));
+      }
+      op = of;
     }
-    op = of;
   }
   return op;
 }
@@ -327,7 +322,8 @@ void Check(CheckArgs args) {
                      [&](const ModelProgram& m) { return m.name == kernel.model.name; })) {
       spec.models.push_back(kernel.model.name + ": " + kernel.model.text);
     }
-    std::cout << fmt::format("{}: claims model {}\n", spec.label, kernel.model.name);
+    std::cout << fmt::format("{}: claims {}\n", spec.label,
+                             kernel.model.name.empty() ? "no model" : "model " + kernel.model.name);
   } else if (args.outputs_spec.empty()) {
     throw UsageError("--outputs is required (or --plugin, whose kernel computes them)");
   } else if (!args.variant.empty()) {

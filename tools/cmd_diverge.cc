@@ -72,10 +72,10 @@ DivergeSide ParseSide(const ElementwiseOpInfo& op, const std::string& spec, cons
   return side;
 }
 
-// " --plugin P" for each plugin given.
+// " --plugin P" (" --iut 'COMMAND'") for each plugin given.
 std::string PluginFlags(const DivergeArgs& args) {
   std::string flags;
-  for (const std::string& plugin : args.plugins) flags += " --plugin " + plugin;
+  for (const std::string& plugin : args.plugins) flags += " " + PluginSourceArgument(plugin);
   return flags;
 }
 
@@ -190,7 +190,7 @@ void RunDiverge(const DivergeArgs& args) {
     for (const DivergeSide* side : {&a, &b}) {
       if (side->exact() || (side == &b && b.target == target)) continue;
       if (const LoadedPlugin* p = PluginOf(*side->target)) {
-        plugins += " --plugin " + p->path;
+        plugins += " " + p->Argument();
       } else {
         targets += (targets.empty() ? "" : ",") + side->target->name;
       }

@@ -205,19 +205,21 @@ void PrintDifferences(const std::vector<CaseDifference>& differences, std::ostre
   }
 }
 
-// The ops a target has goldens of: a plugin's, only the op it gives.
+// The ops a target has goldens of: a plugin's, only the ops it gives.
 std::vector<std::string> OpsOf(const TargetInfo& target, const std::vector<std::string>& ops) {
   const LoadedPlugin* plugin = PluginOf(target);
   if (plugin == nullptr) return ops;
   std::vector<std::string> only;
-  if (std::find(ops.begin(), ops.end(), plugin->op) != ops.end()) only.push_back(plugin->op);
+  for (const std::string& op : ops) {
+    if (plugin->GivesOp(op)) only.push_back(op);
+  }
   return only;
 }
 
 // The command that writes a target's goldens of an op.
 std::string BlessCommand(const TargetInfo& target, const std::string& op) {
   if (const LoadedPlugin* p = PluginOf(target)) {
-    return fmt::format("ulpgate golden bless --plugin {} --op {}", p->path, op);
+    return fmt::format("ulpgate golden bless {} --op {}", p->Argument(), op);
   }
   return fmt::format("ulpgate golden bless --target {} --op {}", target.name, op);
 }

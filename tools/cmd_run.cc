@@ -56,7 +56,7 @@ std::string ReproduceCommand(const CaseResult& r, const InputSet& inputs, uint64
       operands += fmt::format(" --input {}={}", inputs.operand_names[k],
                               HexFloat(inputs.columns[k][index]));
     }
-    return fmt::format("ulpgate explain --kernel {} --plugin {} --variant {}{}", r.op, plugin->path,
+    return fmt::format("ulpgate explain --kernel {} {} --variant {}{}", r.op, plugin->Argument(),
                        r.variant, operands);
   }
   if (r.dtype != "f32") {
@@ -398,7 +398,9 @@ void Run(const RunArgs& args) {
   // A variant list names built-in kernels; the plugins run all of theirs.
   if (!options.variants.empty()) {
     for (const TargetInfo* t : plugin_targets) {
-      for (const PluginKernel& k : PluginOf(*t)->kernels) options.variants.push_back(k.variant);
+      for (const PluginKernel& k : PluginOf(*t)->kernels) {
+        if (k.op == op->name) options.variants.push_back(k.variant);
+      }
     }
   }
   std::vector<std::string> skipped;

@@ -105,6 +105,7 @@ bool PrintSweep(const SweepResult& r, const std::optional<double>& max_ulp) {
     ok = ok && conforms && within;
     std::string model = k.model().empty() ? "NONE" : k.model();
     if (!conforms) model += " (expected " + k.expected_model + ")";
+    if (k.expected_model.empty()) model += " (none claimed)";
     table.AddRow({c.variant, c.target, FormatUlp(c.stats.max_ulp()), fmt::format("{:.4g}", c.mean_ulp()),
                   FormatUlp(c.stats.Percentile(99)),
                   fmt::format("{:.2f}%", c.stats.n() ? 100.0 * c.stats.correctly_rounded() / c.stats.n() : 0),
@@ -233,7 +234,7 @@ void RunSweepCommand(const SweepArgs& args) {
     std::vector<std::string> skipped;
     options.targets = ResolveTargets(args.target, &skipped);
   } else if (plugins.empty()) {
-    throw UsageError("--variant none sweeps only plugins: give --plugin");
+    throw UsageError("--variant none sweeps only plugins and IUTs: give --plugin or --iut");
   }
   options.targets.insert(options.targets.end(), plugins.begin(), plugins.end());
   options.threads = args.threads;

@@ -48,6 +48,15 @@ ulpgate_expect(0 "fms_c +.*fms_unfused" matrix --kernel sigmoid_bwd --n 500 --pl
 ulpgate_expect(0 "fms_c@sigmoid_off worst: 0.5 ULP" sweep --kernel sigmoid_bwd --plugin "${off}" --variant none
   --dtype bf16 --range 0:0x20000 --quiet)
 
+# The sweep calls the plugin, in its process and in this one: a bf16 kernel
+# that truncates where it claims to round to nearest is caught, with the model
+# it follows.
+foreach(where "" "--in-process")
+  ulpgate_expect(1 "sigmoid_trunc .* torch_opmath_truncating .*fms_c@sigmoid_trunc does not follow torch_opmath on [1-9][0-9]* inputs"
+    sweep --kernel sigmoid_bwd --plugin "${PLUGINS}/libsigmoid_trunc.so" --variant none --dtype bf16
+    --range 0:0x20000 --quiet ${where})
+endforeach()
+
 # explain and diverge.
 # The input is where the contracted build first leaves fms_unfused (run above).
 ulpgate_expect(0 "fms_c on sigmoid_fast: model [a-z_]+ \\(UNEXPECTED: expected fms_unfused\\).*fms_c on sigmoid_off: model fms_unfused,"

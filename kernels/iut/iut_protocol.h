@@ -5,7 +5,10 @@
 // storage lanes for data:
 //
 //   IUT:  ulpgate-iut 1                      once, at start
-//         kernel TARGET OP DTYPE VARIANT     any number (what it offers; optional)
+//         data shm                           optional: operands and outputs in
+//                                            shared memory (below), not on the pipes
+//         kernel TARGET OP DTYPE VARIANT [MODEL]   any number: what it offers
+//                                            (the model it claims: optional)
 //         ready
 //   host: call OP DTYPE TARGET VARIANT ARITY N
 //         ARITY blocks of N elements         operand k's values, in the op's order
@@ -39,6 +42,30 @@ struct IutCall {
   uint64_t n = 0;
 };
 
+// Data in shared memory: the host starts the IUT with a shared-memory file
+// open as descriptor kIutShmFd and the environment variables below naming it
+// and its size. An IUT that maps it says kIutShmLine before "ready"; from
+// then on a call's operands are not sent on stdin but lie in that memory,
+// operand k at IutShmOffset(k, N, element bytes), and the IUT writes the
+// outputs at IutShmOffset(ARITY, N, ...) and answers "ok N" alone. An IUT
+// that ignores it (one on another machine) keeps to the pipes.
+inline constexpr int kIutShmFd = 3;
+inline constexpr const char* kIutShmFdVariable = "ULPGATE_IUT_SHM_FD";
+inline constexpr const char* kIutShmBytesVariable = "ULPGATE_IUT_SHM_BYTES";
+inline constexpr std::string_view kIutShmLine = "data shm";
+// Room for the largest call: three operands and the outputs of 4 bytes.
+inline constexpr uint64_t kIutShmBytes = kIutMaxCall * 4 * 4;
+inline constexpr uint64_t IutShmOffset(size_t k, uint64_t n, size_t element_bytes) {
+  return k * n * element_bytes;
+}
+
+// One kernel an IUT offers ("kernel TARGET OP DTYPE VARIANT [MODEL]"): MODEL,
+// the rest of the line, is a built-in model's name or a model written as
+// statements ("NAME: p = grad*t; ..."); empty when it claims none.
+struct IutOffer {
+  std::string target, op, dtype, variant, model;
+};
+
 // Bytes per element of a dtype the protocol carries; 0 for another.
 inline size_t IutElementBytes(std::string_view dtype) {
   if (dtype == "f32") return 4;
@@ -62,6 +89,22 @@ inline std::optional<IutCall> ParseIutCall(const std::string& line) {
     return std::nullopt;
   }
   return call;
+}
+
+inline std::optional<IutOffer> ParseIutOffer(const std::string& line) {
+  std::istringstream in(line);
+  std::string word;
+  IutOffer offer;
+  if (!(in >> word) || word != "kernel") return std::nullopt;
+  if (!(in >> offer.target >> offer.op >> offer.dtype >> offer.variant)) return std::nullopt;
+  std::getline(in, offer.model);
+  const size_t first = offer.model.find_first_not_of(" \t");
+  offer.model = first == std::string::npos ? "" : offer.model.substr(first);
+  while (!offer.model.empty() && (offer.model.back() == ' ' || offer.model.back() == '\t' ||
+                                  offer.model.back() == '\r')) {
+    offer.model.pop_back();
+  }
+  return offer;
 }
 
 inline std::string FormatIutCall(const IutCall& call) {

@@ -246,11 +246,11 @@ ElementwiseCasePlan PlanElementwiseCases(const ElementwiseOpInfo& op, const Floa
     }
   }
   for (const LoadedPlugin* p : plugins) {
-    if (p->op != op_name) {
-      throw InputError("plugin " + p->target.name + " (" + p->path + ") gives " + p->op +
+    if (!p->GivesOp(op_name)) {
+      throw InputError("plugin " + p->target.name + " (" + p->path + ") gives " + p->OpsText() +
                        " kernels, not " + op_name);
     }
-    if (!p->HasDtype(format.name)) {
+    if (!p->HasDtype(format.name, op_name)) {
       throw InputError("plugin " + p->target.name + " has no " + op_name + " kernels in " +
                        format.name);
     }
@@ -262,7 +262,7 @@ ElementwiseCasePlan PlanElementwiseCases(const ElementwiseOpInfo& op, const Floa
     const bool known =
         std::find(all_variants.begin(), all_variants.end(), name) != all_variants.end() ||
         std::any_of(plugins.begin(), plugins.end(),
-                    [&](const LoadedPlugin* p) { return p->Find(name, format.name) != nullptr; });
+                    [&](const LoadedPlugin* p) { return p->Find(name, format.name, op_name) != nullptr; });
     if (!known) {
       std::string names;
       for (const auto& v : all_variants) names += (names.empty() ? "" : ", ") + v;
@@ -297,19 +297,27 @@ ElementwiseCasePlan PlanElementwiseCases(const ElementwiseOpInfo& op, const Floa
   // Plugin kernels: called like the built-in ones.
   for (const LoadedPlugin* plugin : plugins) {
     for (const PluginKernel& p : plugin->kernels) {
-      if (std::string_view(p.format->name) != format.name || !chosen(p.variant)) continue;
-      // A built-in model by its name; an expression (or a name two plugins
-      // share) joins the models once.
-      auto it = std::find(plan.model_names.begin(), plan.model_names.end(), p.model.name);
-      if (it == plan.model_names.end()) {
-        plan.extra_models.push_back(p.model);
-        plan.model_names.push_back(p.model.name);
-        it = plan.model_names.end() - 1;
+      if (std::string_view(p.format->name) != format.name || p.op != op_name || !chosen(p.variant)) {
+        continue;
       }
       ElementwiseCasePlan::Case c;
+      // A built-in model by its name; an expression (or a name two plugins
+      // share) joins the models once; no model: none expected.
+      if (!p.model.name.empty()) {
+        auto it = std::find(plan.model_names.begin(), plan.model_names.end(), p.model.name);
+        if (it == plan.model_names.end()) {
+          plan.extra_models.push_back(p.model);
+          plan.model_names.push_back(p.model.name);
+          it = plan.model_names.end() - 1;
+        }
+        c.expected = static_cast<int>(it - plan.model_names.begin());
+      }
       c.variant = p.variant;
       c.target = &plugin->target;
-      c.expected = static_cast<int>(it - plan.model_names.begin());
+      if (models_only && c.expected < 0) {
+        throw InputError("plugin " + plugin->target.name + " kernel " + p.variant +
+                         " claims no model, so none can stand in for it");
+      }
       c.kind = models_only ? CaseKind::kModel : CaseKind::kKernel;
       c.name = "plugin " + plugin->target.name + " kernel " + p.variant;
       if (!models_only) c.plugin = &p;

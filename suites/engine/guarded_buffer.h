@@ -5,6 +5,7 @@
 #ifndef ULPGATE_SUITES_GUARDED_BUFFER_H_
 #define ULPGATE_SUITES_GUARDED_BUFFER_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -27,16 +28,25 @@ class BasicGuardedBuffer {
     const size_t skip = ((64 - address % 64) % 64) / sizeof(T);
     data_ = storage_.data() + kGuard + skip + misalign;
   }
+  // The guards back to the guard value; with `elements`, the buffer's own
+  // elements too.
+  void Reset(bool elements) {
+    if (elements) {
+      std::fill(storage_.begin(), storage_.end(), GuardValue());
+      return;
+    }
+    std::fill(storage_.data(), data_, GuardValue());
+    std::fill(data_ + size_, storage_.data() + storage_.size(), GuardValue());
+  }
   T* data() { return data_; }
   const T* data() const { return data_; }
   size_t size() const { return size_; }
   // True when every element outside [data, data + size) still holds the guard.
   bool GuardsIntact() const {
-    for (const T* p = storage_.data(); p < storage_.data() + storage_.size(); ++p) {
-      if (p >= data_ && p < data_ + size_) continue;
-      if (!IsGuard(*p)) return false;
-    }
-    return true;
+    const auto intact = [](const T* begin, const T* end) {
+      return std::all_of(begin, end, [](T v) { return IsGuard(v); });
+    };
+    return intact(storage_.data(), data_) && intact(data_ + size_, storage_.data() + storage_.size());
   }
 
  private:

@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -97,7 +98,11 @@ IutProcess::IutProcess(std::vector<std::string> argv, double timeout_seconds)
   signal(SIGPIPE, SIG_IGN);
 }
 
-IutProcess::~IutProcess() { Stop(/*kill=*/false); }
+IutProcess::~IutProcess() {
+  Stop(/*kill=*/false);
+  if (shm_ != nullptr) munmap(shm_, kIutShmBytes);
+  if (shm_fd_ >= 0) close(shm_fd_);
+}
 
 void IutProcess::Start() {
   int to[2], from[2];
@@ -107,14 +112,39 @@ void IutProcess::Start() {
     close(to[1]);
     throw std::runtime_error("pipe: " + std::string(strerror(errno)));
   }
+  // The data region: a memory file the IUT may map (kIutShmLine), sparse
+  // until touched. Where it cannot be made, the pipes carry the data.
+  if (shm_fd_ < 0) {
+    const int fd = memfd_create("ulpgate-iut-data", MFD_CLOEXEC);
+    if (fd >= 0 && ftruncate(fd, static_cast<off_t>(kIutShmBytes)) == 0) {
+      void* p = mmap(nullptr, kIutShmBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      if (p != MAP_FAILED) {
+        shm_fd_ = fd;
+        shm_ = static_cast<char*>(p);
+      }
+    }
+    if (shm_fd_ < 0 && fd >= 0) close(fd);
+  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, to[0], 0);
   posix_spawn_file_actions_adddup2(&actions, from[1], 1);
+  std::vector<std::string> variables;
+  if (shm_fd_ >= 0) {
+    posix_spawn_file_actions_adddup2(&actions, shm_fd_, kIutShmFd);
+    variables.push_back(std::string(kIutShmFdVariable) + "=" + std::to_string(kIutShmFd));
+    variables.push_back(std::string(kIutShmBytesVariable) + "=" + std::to_string(kIutShmBytes));
+  }
+  std::vector<char*> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::strncmp(*e, "ULPGATE_IUT_SHM_", 16) != 0) env.push_back(*e);
+  }
+  for (std::string& v : variables) env.push_back(v.data());
+  env.push_back(nullptr);
   std::vector<char*> args;
   for (std::string& a : argv_) args.push_back(a.data());
   args.push_back(nullptr);
-  const int error = posix_spawnp(&pid_, args[0], &actions, nullptr, args.data(), environ);
+  const int error = posix_spawnp(&pid_, args[0], &actions, nullptr, args.data(), env.data());
   posix_spawn_file_actions_destroy(&actions);
   close(to[0]);
   close(from[1]);
@@ -139,7 +169,21 @@ void IutProcess::Start() {
                                         : "did not greet as " + std::string(kIutGreeting) +
                                               (line.empty() ? "" : " (it said '" + line + "')")));
   }
+  offers_.clear();
+  shm_in_use_ = false;
   while (ReadLine(&line) && line != "ready") {
+    if (line == kIutShmLine) {
+      shm_in_use_ = shm_ != nullptr;
+      continue;
+    }
+    if (line.rfind("kernel", 0) != 0) continue;  // lines the host does not know
+    const std::optional<IutOffer> offer = ParseIutOffer(line);
+    if (!offer) {
+      Stop(/*kill=*/true);
+      throw std::runtime_error("the IUT '" + CommandText(argv_) + "' offered a kernel as '" + line +
+                               "' (expected: kernel TARGET OP DTYPE VARIANT [MODEL])");
+    }
+    offers_.push_back(*offer);
   }
   if (line != "ready") {
     Stop(/*kill=*/true);
@@ -239,8 +283,15 @@ IutProcess::Outcome IutProcess::TryCall(const IutCall& call, const void* const* 
   deadline_ = Now() + timeout_seconds_;
   timed_out_ = false;
   const std::string header = FormatIutCall(c) + "\n";
+  const bool shm = shm_in_use_;
+  for (size_t k = 0; shm && k < call.arity; ++k) {
+    std::memcpy(shm_ + IutShmOffset(k, n, bytes), static_cast<const char*>(operands[k]) + offset * bytes,
+                n * bytes);
+  }
+  // Outputs an IUT fails to write read as NaN, never as the last call's.
+  if (shm) std::memset(shm_ + IutShmOffset(call.arity, n, bytes), 0xff, n * bytes);
   bool sent = WriteAll(header.data(), header.size());
-  for (size_t k = 0; sent && k < call.arity; ++k) {
+  for (size_t k = 0; sent && !shm && k < call.arity; ++k) {
     sent = WriteAll(static_cast<const char*>(operands[k]) + offset * bytes, n * bytes);
   }
   std::string line;
@@ -255,6 +306,11 @@ IutProcess::Outcome IutProcess::TryCall(const IutCall& call, const void* const* 
     return o;
   }
   if (line == "ok " + std::to_string(n)) {
+    if (shm) {
+      std::memcpy(out, shm_ + IutShmOffset(call.arity, n, bytes), n * bytes);
+      o.ok = true;
+      return o;
+    }
     if (!ReadAll(out, n * bytes)) {
       if (timed_out_) {
         Stop(/*kill=*/true);
@@ -318,6 +374,12 @@ KernelFault IutProcess::Locate(const IutCall& call, const void* const* operands,
   fault.count = static_cast<int64_t>(n);
   fault.index = static_cast<int64_t>(lo);
   return fault;
+}
+
+std::vector<IutOffer> IutProcess::Offers() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (pid_ < 0) Start();
+  return offers_;
 }
 
 void IutProcess::Call(const IutCall& call, const void* const* operands, void* out) {

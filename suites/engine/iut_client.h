@@ -45,6 +45,10 @@ class IutProcess {
 
   const std::vector<std::string>& argv() const { return argv_; }
 
+  // The kernels the IUT says it offers (its "kernel" lines), starting it if
+  // it has not started. Throws as the constructor says.
+  std::vector<IutOffer> Offers();
+
  private:
   struct Outcome {
     bool ok = false;
@@ -68,6 +72,12 @@ class IutProcess {
   bool ReadLine(std::string* line);
 
   std::vector<std::string> argv_;
+  std::vector<IutOffer> offers_;  // as the last start announced them
+  // The data region shared with the IUT (kIutShmBytes), created once; used
+  // for calls when the running IUT said kIutShmLine.
+  int shm_fd_ = -1;
+  char* shm_ = nullptr;
+  bool shm_in_use_ = false;
   double timeout_seconds_;
   std::mutex mutex_;
   pid_t pid_ = -1;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <memory>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -27,21 +28,129 @@ PluginProcessOptions& ProcessOptions() {
   return options;
 }
 
+// Processes of one IUT command, one per thread calling at once (up to the
+// core count), so that the kernels of one plugin or IUT run beside the
+// host's threads instead of one call at a time.
+class IutPool {
+ public:
+  IutPool(std::vector<std::string> argv, double timeout_seconds)
+      : argv_(std::move(argv)), timeout_seconds_(timeout_seconds) {}
+
+  std::vector<IutOffer> Offers() {
+    Lease lease(*this);
+    return lease.process->Offers();
+  }
+  void Call(const IutCall& call, const void* const* operands, void* out) {
+    Lease lease(*this);
+    lease.process->Call(call, operands, out);
+  }
+
+ private:
+  struct Lease {
+    explicit Lease(IutPool& p) : pool(p) {
+      std::lock_guard<std::mutex> lock(pool.mutex_);
+      if (pool.free_.empty()) {
+        pool.all_.push_back(std::make_unique<IutProcess>(pool.argv_, pool.timeout_seconds_));
+        pool.free_.push_back(pool.all_.back().get());
+      }
+      process = pool.free_.back();
+      pool.free_.pop_back();
+    }
+    ~Lease() {
+      std::lock_guard<std::mutex> lock(pool.mutex_);
+      pool.free_.push_back(process);
+    }
+    IutPool& pool;
+    IutProcess* process = nullptr;
+  };
+  std::vector<std::string> argv_;
+  double timeout_seconds_;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<IutProcess>> all_;
+  std::vector<IutProcess*> free_;
+};
+
+// The model a kernel claims: a built-in model of the op in the format by its
+// name (with its program, where it has one: f16's Highway software
+// conversion is named, not written), or NAME: statements. `where` begins the
+// error's message.
+ModelProgram ClaimedModel(const ElementwiseOpInfo& op, const FloatFormat& format,
+                          const std::string& model, const std::string& where) {
+  ModelProgram program;
+  if (model.find(':') != std::string::npos) {
+    try {
+      return ParseModelSpec(model, op.operand_names(), format);
+    } catch (const ModelSyntaxError& e) {
+      throw InputError(fmt::format("{}: {}", where, e.what()));
+    }
+  }
+  bool found = false;
+  std::string known;
+  for (const std::string& builtin : ModelNames(op, format)) {
+    known += (known.empty() ? "" : ", ") + builtin;
+    if (builtin == model) found = true;
+  }
+  if (!found) {
+    throw InputError(
+        fmt::format("{}: unknown model '{}' ({}; or NAME: statements)", where, model, known));
+  }
+  program.name = model;
+  for (ModelProgram& m : ModelPrograms(op, format)) {
+    if (m.name == model) program = std::move(m);
+  }
+  return program;
+}
+
+// Throws unless `name` is free for a plugin's target.
+void RequireFreeTargetName(const std::string& name, const std::string& what) {
+  if (FindTarget(name) != nullptr) {
+    throw InputError(fmt::format("{}: the target is named '{}', a compiled target's name", what, name));
+  }
+  if (const LoadedPlugin* other = FindPlugin(name)) {
+    throw InputError(fmt::format("{}: the target is named '{}', as {} is", what, name, other->path));
+  }
+}
+
 }  // namespace
 
 void SetPluginProcessOptions(const PluginProcessOptions& options) { ProcessOptions() = options; }
 const PluginProcessOptions& CurrentPluginProcessOptions() { return ProcessOptions(); }
 
-const PluginKernel* LoadedPlugin::Find(std::string_view variant, std::string_view dtype) const {
+const PluginKernel* LoadedPlugin::Find(std::string_view variant, std::string_view dtype,
+                                       std::string_view op) const {
   for (const PluginKernel& k : kernels) {
-    if (k.variant == variant && k.format->name == dtype) return &k;
+    if (k.variant == variant && k.format->name == dtype && (op.empty() || k.op == op)) return &k;
   }
   return nullptr;
 }
 
-bool LoadedPlugin::HasDtype(std::string_view dtype) const {
-  return std::any_of(kernels.begin(), kernels.end(),
-                     [&](const PluginKernel& k) { return k.format->name == dtype; });
+bool LoadedPlugin::HasDtype(std::string_view dtype, std::string_view op) const {
+  return std::any_of(kernels.begin(), kernels.end(), [&](const PluginKernel& k) {
+    return k.format->name == dtype && (op.empty() || k.op == op);
+  });
+}
+
+bool LoadedPlugin::GivesOp(std::string_view op) const {
+  return std::find(ops.begin(), ops.end(), op) != ops.end();
+}
+
+std::string LoadedPlugin::OpsText() const {
+  std::string text;
+  for (const std::string& op : ops) text += (text.empty() ? "" : ", ") + op;
+  return text;
+}
+
+std::string PluginSourceArgument(const std::string& entry) {
+  if (entry.rfind(kIutSource, 0) != 0) return "--plugin " + entry;
+  std::string quoted = "'";
+  for (const char c : entry.substr(kIutSource.size())) {
+    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  }
+  return "--iut " + quoted + "'";
+}
+
+std::string LoadedPlugin::Argument() const {
+  return PluginSourceArgument(from_iut ? std::string(kIutSource) + path : path);
 }
 
 const LoadedPlugin* FindPlugin(std::string_view target_name) {
@@ -71,9 +180,9 @@ std::vector<std::string> PluginVariants(const std::vector<const TargetInfo*>& ta
   std::vector<std::string> variants;
   for (const TargetInfo* t : targets) {
     const LoadedPlugin* p = PluginOf(*t);
-    if (p == nullptr || p->op != op) continue;
+    if (p == nullptr) continue;
     for (const PluginKernel& k : p->kernels) {
-      if (k.format->name == dtype) variants.push_back(k.variant);
+      if (k.format->name == dtype && k.op == op) variants.push_back(k.variant);
     }
   }
   return variants;
@@ -82,9 +191,8 @@ std::vector<std::string> PluginVariants(const std::vector<const TargetInfo*>& ta
 std::vector<std::string> LoadedPluginVariants(std::string_view op, std::string_view dtype) {
   std::vector<std::string> variants;
   for (const LoadedPlugin& p : Loaded()) {
-    if (p.op != op) continue;
     for (const PluginKernel& k : p.kernels) {
-      if (k.format->name == dtype) variants.push_back(k.variant);
+      if (k.format->name == dtype && k.op == op) variants.push_back(k.variant);
     }
   }
   return variants;
@@ -93,9 +201,9 @@ std::vector<std::string> LoadedPluginVariants(std::string_view op, std::string_v
 void RequirePluginOp(const std::vector<const TargetInfo*>& targets, std::string_view op) {
   for (const TargetInfo* t : targets) {
     const LoadedPlugin* p = PluginOf(*t);
-    if (p != nullptr && p->op != op) {
+    if (p != nullptr && !p->GivesOp(op)) {
       throw InputError(fmt::format("plugin {} ({}) gives {} kernels, not {}", p->target.name,
-                                   p->path, p->op, op));
+                                   p->path, p->OpsText(), op));
     }
   }
 }
@@ -109,8 +217,15 @@ std::vector<std::string> LoadedPluginNames() {
 std::vector<const TargetInfo*> LoadPlugins(const std::vector<std::string>& paths) {
   std::vector<const TargetInfo*> targets;
   for (const std::string& path : paths) {
-    const TargetInfo* t = &LoadPlugin(path).target;
-    if (std::find(targets.begin(), targets.end(), t) == targets.end()) targets.push_back(t);
+    std::vector<const TargetInfo*> loaded;
+    if (path.rfind(kIutSource, 0) == 0) {
+      loaded = LoadIut(path.substr(kIutSource.size()));
+    } else {
+      loaded.push_back(&LoadPlugin(path).target);
+    }
+    for (const TargetInfo* t : loaded) {
+      if (std::find(targets.begin(), targets.end(), t) == targets.end()) targets.push_back(t);
+    }
   }
   return targets;
 }
@@ -173,44 +288,22 @@ const LoadedPlugin& LoadPlugin(const std::string& path) {
       }
     }
     PluginKernel p;
+    p.op = plugin.op;
     p.variant = variant;
     p.format = format;
     p.call = std::move(kernel.call);
-    if (model.find(':') != std::string::npos) {
-      try {
-        p.model = ParseModelSpec(model, op_info->operand_names(), *format);
-      } catch (const ModelSyntaxError& e) {
-        throw InputError(fmt::format("{} ({}): {}", where, variant, e.what()));
-      }
-    } else {
-      bool found = false;
-      std::string known;
-      for (const std::string& builtin : ModelNames(*op_info, *format)) {
-        known += (known.empty() ? "" : ", ") + builtin;
-        if (builtin == model) found = true;
-      }
-      // The program of a built-in model, where it has one (f16's Highway
-      // software conversion is named, not written).
-      p.model.name = model;
-      for (ModelProgram& m : ModelPrograms(*op_info, *format)) {
-        if (m.name == model) p.model = std::move(m);
-      }
-      if (!found) {
-        throw InputError(fmt::format("{} ({}): unknown model '{}' ({}; or NAME: statements)", where,
-                                     variant, model, known));
-      }
-    }
+    p.model = ClaimedModel(*op_info, *format, model, fmt::format("{} ({})", where, variant));
     kernels.push_back(std::move(p));
   }
   const PluginProcessOptions& process = ProcessOptions();
   if (!process.in_process) {
     // The same library, loaded again by the IUT; this process keeps only
     // what the plugin says of its kernels.
-    auto iut = std::make_shared<IutProcess>(
+    auto iut = std::make_shared<IutPool>(
         std::vector<std::string>{BundledIutPath(), "--plugin", path}, process.kernel_timeout_seconds);
     for (PluginKernel& k : kernels) {
       IutCall call;
-      call.op = plugin.op;
+      call.op = k.op;
       call.dtype = k.format->name;
       call.target = name;
       call.variant = k.variant;
@@ -226,13 +319,113 @@ const LoadedPlugin& LoadPlugin(const std::string& path) {
   loaded.path = path;
   loaded.in_process = process.in_process;
   loaded.abi_version = plugin.abi_version;
-  loaded.op = plugin.op;
+  loaded.ops = {plugin.op};
   loaded.target.name = name;
   loaded.target.supported = true;
   loaded.target.cpu_supported = true;
   loaded.target.f32_lanes = 1;
   loaded.kernels = std::move(kernels);
   return Loaded().emplace_back(std::move(loaded));
+}
+
+}  // namespace ulpgate
+
+namespace ulpgate {
+
+std::vector<const TargetInfo*> LoadIut(const std::string& command) {
+  std::vector<const TargetInfo*> targets;
+  for (const LoadedPlugin& p : Loaded()) {
+    if (p.from_iut && p.path == command) targets.push_back(&p.target);
+  }
+  if (!targets.empty()) return targets;
+  const std::string what = "--iut '" + command + "'";
+  if (command.find_first_not_of(" \t") == std::string::npos) throw InputError("--iut: an empty command");
+  const PluginProcessOptions& process = ProcessOptions();
+  // Through the shell, so that the command may set the environment or quote
+  // its arguments; exec, so that the IUT is the process the host watches.
+  auto iut = std::make_shared<IutPool>(std::vector<std::string>{"/bin/sh", "-c", "exec " + command},
+                                       process.kernel_timeout_seconds);
+  std::vector<IutOffer> offers;
+  try {
+    offers = iut->Offers();
+  } catch (const std::exception& e) {
+    throw InputError(fmt::format("{}: {}", what, e.what()));
+  }
+  if (offers.empty()) {
+    throw InputError(what + ": the IUT offers no kernels (a line 'kernel TARGET OP DTYPE VARIANT' "
+                            "before 'ready'; docs/iut.md)");
+  }
+  // The IUT's targets in the order it first names them.
+  std::vector<std::string> names;
+  for (const IutOffer& o : offers) {
+    if (std::find(names.begin(), names.end(), o.target) == names.end()) names.push_back(o.target);
+  }
+  std::vector<LoadedPlugin> built;
+  for (const std::string& iut_name : names) {
+    // A compiled target's name: the IUT runs this build's kernels of it
+    // (ulpgate-iut --builtin), shown as NAME-iut beside the in-process ones.
+    const TargetInfo* compiled = FindTarget(iut_name);
+    if (compiled != nullptr && compiled->name != iut_name) compiled = nullptr;
+    const std::string name = compiled != nullptr ? iut_name + "-iut" : iut_name;
+    RequireFreeTargetName(name, what);
+    LoadedPlugin loaded;
+    loaded.path = command;
+    loaded.from_iut = true;
+    loaded.in_process = false;
+    loaded.target.name = name;
+    loaded.target.supported = true;
+    loaded.target.cpu_supported = true;
+    loaded.target.f32_lanes = 1;
+    for (const IutOffer& o : offers) {
+      if (o.target != iut_name) continue;
+      const std::string where = fmt::format("{}: kernel {} {} {} {}", what, o.target, o.op, o.dtype, o.variant);
+      const ElementwiseOpInfo* op = FindElementwiseOp(o.op);
+      if (op == nullptr) {
+        std::string known;
+        for (const ElementwiseOpInfo& e : ElementwiseOps()) known += (known.empty() ? "" : ", ") + std::string(e.name);
+        throw InputError(fmt::format("{}: unknown op '{}' ({})", where, o.op, known));
+      }
+      const FloatFormat* format = FindFormat(o.dtype);
+      if (format == nullptr || IutElementBytes(o.dtype) == 0 || !RunsIn(*op, *format)) {
+        throw InputError(fmt::format("{}: dtype '{}' ({} runs in f32, bf16, f16)", where, o.dtype, o.op));
+      }
+      if (loaded.Find(o.variant, o.dtype, o.op) != nullptr) {
+        throw InputError(where + ": offered twice");
+      }
+      PluginKernel k;
+      k.op = o.op;
+      k.variant = o.variant;
+      k.format = format;
+      std::string model = o.model;
+      if (model.empty() && compiled != nullptr) {
+        const std::vector<std::string> variants = VariantNames(*op, *format);
+        if (std::find(variants.begin(), variants.end(), o.variant) != variants.end()) {
+          model = ExpectedModel(*op, *format, o.variant, *compiled);
+        }
+      }
+      if (model.empty()) {
+        const std::vector<std::string> models = ModelNames(*op, *format);
+        if (std::find(models.begin(), models.end(), o.variant) != models.end()) model = o.variant;
+      }
+      if (!model.empty()) k.model = ClaimedModel(*op, *format, model, where);
+      IutCall call;
+      call.op = o.op;
+      call.dtype = o.dtype;
+      call.target = iut_name;
+      call.variant = o.variant;
+      call.arity = op->arity();
+      k.call = [iut, call](const void* const* in, void* out, size_t n) {
+        IutCall c = call;
+        c.n = n;
+        iut->Call(c, in, out);
+      };
+      if (!loaded.GivesOp(o.op)) loaded.ops.push_back(o.op);
+      loaded.kernels.push_back(std::move(k));
+    }
+    built.push_back(std::move(loaded));
+  }
+  for (LoadedPlugin& p : built) targets.push_back(&Loaded().emplace_back(std::move(p)).target);
+  return targets;
 }
 
 }  // namespace ulpgate

@@ -20,9 +20,12 @@ namespace ulpgate {
 
 
 struct PluginKernel {
+  std::string op;       // the elementwise op it computes
   std::string variant;
   const FloatFormat* format = &kBinary32;  // its operands' and outputs' format
-  ModelProgram model;   // what it claims (a built-in model's program, or the user's)
+  // What it claims (a built-in model's program, or the user's); no name: it
+  // claims none (an IUT's kernel may not), and is measured only.
+  ModelProgram model;
   PluginCall call;
 };
 
@@ -39,22 +42,38 @@ struct PluginProcessOptions {
 void SetPluginProcessOptions(const PluginProcessOptions& options);
 const PluginProcessOptions& CurrentPluginProcessOptions();
 
-// A loaded plugin. Its target carries the plugin's name, is supported (the
-// library loaded, so this CPU runs it) and has no Highway target bit.
+// A loaded plugin, or one target an IUT offers (--iut COMMAND: the kernels
+// its "kernel" lines name under that target). Its target carries the
+// plugin's name, is supported (the library loaded, or the IUT answered, so
+// it runs) and has no Highway target bit.
 struct LoadedPlugin {
-  std::string path;  // the library, as given
-  uint32_t abi_version = 0;
-  std::string op;    // the elementwise op every one of its kernels computes
+  std::string path;         // the library, as given; an IUT's command line
+  bool from_iut = false;    // offered by the IUT `path` (--iut), not a library
+  uint32_t abi_version = 0;  // a library's
+  std::vector<std::string> ops;  // the elementwise ops of its kernels, in order
   TargetInfo target;
   std::vector<PluginKernel> kernels;
   bool in_process = true;  // how its kernels run (PluginProcessOptions)
-  const PluginKernel* Find(std::string_view variant, std::string_view dtype = "f32") const;
-  bool HasDtype(std::string_view dtype) const;
-  // Whether it has kernels of `op` in `dtype`.
+  // Its kernel `variant` in `dtype` (of `op`, when given).
+  const PluginKernel* Find(std::string_view variant, std::string_view dtype = "f32",
+                           std::string_view op = {}) const;
+  // Whether it has kernels of `op` (any op when empty) in `dtype`.
+  bool HasDtype(std::string_view dtype, std::string_view op = {}) const;
+  bool GivesOp(std::string_view op) const;
   bool Gives(std::string_view op_name, std::string_view dtype) const {
-    return op == op_name && HasDtype(dtype);
+    return HasDtype(dtype, op_name);
   }
+  std::string OpsText() const;  // "tanh_bwd" or "tanh_bwd, gelu_bwd"
+  // How a command line names it: "--plugin PATH" or "--iut 'COMMAND'".
+  std::string Argument() const;
 };
+
+// The prefix under which --iut COMMAND travels among the --plugin paths
+// (AddPluginOption): LoadPlugins starts an IUT for such an entry.
+inline constexpr std::string_view kIutSource = "--iut=";
+// How a command line gives such an entry: "--plugin PATH" or "--iut 'COMMAND'"
+// (quoted for a POSIX shell).
+std::string PluginSourceArgument(const std::string& entry);
 
 // Loads a plugin and checks everything it says: the entry point, the ABI
 // version, its name (not a compiled target's, nor another plugin's), its op
@@ -65,7 +84,16 @@ struct LoadedPlugin {
 // stays loaded; loading the same path again returns the same plugin.
 const LoadedPlugin& LoadPlugin(const std::string& path);
 
-// Loads every path (--plugin, repeatable) and returns their targets in order.
+// Starts the IUT `command` (run by /bin/sh; PluginProcessOptions' timeout per
+// call) and registers every target it offers as a plugin target of the
+// kernels it names (docs/iut.md). A kernel's model is the one its line
+// claims, else the built-in model of its variant's name, else none. Throws
+// InputError when it does not start or greet, offers nothing, or offers what
+// this build does not know. Starting the same command again returns the same targets.
+std::vector<const TargetInfo*> LoadIut(const std::string& command);
+
+// Loads every path (--plugin, repeatable; an entry kIutSource + COMMAND is an
+// IUT's, LoadIut) and returns their targets in order.
 std::vector<const TargetInfo*> LoadPlugins(const std::vector<std::string>& paths);
 
 // The loaded plugin a target is (by name or by the target itself); nullptr

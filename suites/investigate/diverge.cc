@@ -327,10 +327,10 @@ DivergeScorer ElementwiseDivergeScorer(const ElementwiseOpInfo& op, const Diverg
   auto kernel_of = [&](const DivergeSide& side) -> ColumnsKernel {
     if (side.target == nullptr) throw std::invalid_argument(side.variant + ": no target");
     if (const LoadedPlugin* plugin = PluginOf(*side.target)) {
-      const PluginKernel* k = plugin->Find(side.variant);
-      if (plugin->op != op_name) {
+      const PluginKernel* k = plugin->Find(side.variant, "f32", op_name);
+      if (!plugin->GivesOp(op_name)) {
         throw std::invalid_argument("plugin " + plugin->target.name + " (" + plugin->path +
-                                    ") gives " + plugin->op + " kernels, not " + op_name);
+                                    ") gives " + plugin->OpsText() + " kernels, not " + op_name);
       }
       if (k == nullptr) {
         throw std::invalid_argument("plugin " + plugin->target.name + " has no " + op_name +

@@ -190,12 +190,12 @@ std::string SpecialOrigin(const ExplainedCase& c) {
 void ExplainPlugin(const ExplainableOp& op, const LoadedPlugin& plugin,
                    const std::vector<std::string>& variants,
                    std::map<std::string, float>& model_outputs, Explanation& x) {
-  if (plugin.op != op.name) {
+  if (!plugin.GivesOp(op.name)) {
     throw std::invalid_argument("plugin " + plugin.target.name + " (" + plugin.path + ") gives " +
-                                plugin.op + " kernels, not " + op.name);
+                                plugin.OpsText() + " kernels, not " + op.name);
   }
   for (const PluginKernel& k : plugin.kernels) {
-    if (std::string_view(k.format->name) != "f32" ||
+    if (std::string_view(k.format->name) != "f32" || k.op != op.name ||
         (!variants.empty() && std::find(variants.begin(), variants.end(), k.variant) == variants.end())) {
       continue;  // explain follows the f32 sequences
     }
@@ -206,9 +206,10 @@ void ExplainPlugin(const ExplainableOp& op, const LoadedPlugin& plugin,
     for (const float& operand : x.operands) in.push_back(&operand);
     k.call(in.data(), &c.kernel_output, 1);
     c.expected_model = k.model.name;
+    const bool claims = !k.model.name.empty();  // an IUT's kernel may claim none
     const bool builtin = std::any_of(op.models.begin(), op.models.end(),
                                      [&](const auto& m) { return m.name == k.model.name; });
-    if (!builtin) {
+    if (claims && !builtin) {
       const std::vector<double> ops(x.operands.begin(), x.operands.end());
       model_outputs[k.model.name] = static_cast<float>(k.model.Evaluate(ops.data()));
     }
@@ -219,7 +220,7 @@ void ExplainPlugin(const ExplainableOp& op, const LoadedPlugin& plugin,
     for (const auto& m : op.models) {
       if (SameFloat(model_outputs[m.name], c.kernel_output)) c.matching_models.push_back(m.name);
     }
-    if (!builtin && SameFloat(model_outputs[k.model.name], c.kernel_output)) {
+    if (claims && !builtin && SameFloat(model_outputs[k.model.name], c.kernel_output)) {
       c.matching_models.push_back(k.model.name);
     }
     // The claimed model if it matched, else the first template model that did.
@@ -231,7 +232,7 @@ void ExplainPlugin(const ExplainableOp& op, const LoadedPlugin& plugin,
     if (!traced.empty()) {
       TraceModel(op, FindModel(op, traced), x.operands, x.exact, c);
     } else {
-      c.model_output = model_outputs[k.model.name];
+      c.model_output = claims ? model_outputs[k.model.name] : c.kernel_output;
       c.sequence_exact = x.exact;
     }
     c.error = MeasureUlpError(x.exact.get(), c.kernel_output);
@@ -384,7 +385,7 @@ Explanation Explain(const ExplainableOp& op, const std::vector<float>& operands,
                      [&](const auto& v) { return v.name == name; }) &&
         !std::any_of(targets.begin(), targets.end(), [&](const TargetInfo* t) {
           const LoadedPlugin* p = PluginOf(*t);
-          return p != nullptr && p->Find(name) != nullptr;
+          return p != nullptr && p->Find(name, "f32", op.name) != nullptr;
         })) {
       throw std::invalid_argument("unknown " + op.name + " variant '" + name + "'");
     }

@@ -65,7 +65,7 @@ ConformanceMatrix BuildMatrix(const ElementwiseOpInfo& op, uint64_t n_per_suite,
     m.targets.push_back(t);
     supported.push_back(t);
     for (const PluginKernel& k : plugin.kernels) {
-      if (std::string_view(k.format->name) != "f32") continue;  // the matrix is f32's
+      if (std::string_view(k.format->name) != "f32" || k.op != op.name) continue;  // the matrix is f32's
       if (std::find(m.variants.begin(), m.variants.end(), k.variant) == m.variants.end()) {
         m.variants.push_back(k.variant);
       }
@@ -75,7 +75,8 @@ ConformanceMatrix BuildMatrix(const ElementwiseOpInfo& op, uint64_t n_per_suite,
       c.run = true;
       c.expected_model = k.model.name;
       for (const auto& model : op.models) c.matching.emplace_back(model.name);
-      if (std::find(c.matching.begin(), c.matching.end(), k.model.name) == c.matching.end()) {
+      if (!k.model.name.empty() &&
+          std::find(c.matching.begin(), c.matching.end(), k.model.name) == c.matching.end()) {
         c.matching.push_back(k.model.name);
       }
       c.digest = kFnv1aOffset;

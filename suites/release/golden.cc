@@ -617,7 +617,7 @@ GoldenFile MeasureGolden(const std::vector<MeasureSpec>& specs, const TargetInfo
   j["generated_by"] = std::string(ToolVersion()) + " golden bless";
   j["regenerate"] =
       plugin != nullptr
-          ? fmt::format("build/bin/ulpgate golden bless --plugin {} --op {}", plugin->path, op)
+          ? fmt::format("build/bin/ulpgate golden bless {} --op {}", plugin->Argument(), op)
           : fmt::format("build/bin/ulpgate golden bless --target {} --op {}", target.name, op);
   j["about"] =
       IsDrift(op)

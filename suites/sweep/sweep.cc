@@ -469,7 +469,7 @@ std::string SweepReplayCommand(const std::string& op, const SweepDomain& domain,
   float grad, t;
   domain.Input(index, &grad, &t);
   const LoadedPlugin* plugin = FindPlugin(target);
-  const std::string where = plugin != nullptr ? " --plugin " + plugin->path + " --variant " + variant
+  const std::string where = plugin != nullptr ? " " + plugin->Argument() + " --variant " + variant
                                               : " --variant " + variant + " --target " + target;
   if (std::string_view(domain.format->name) == "f32" && FindExplainableOp(op) != nullptr) {
     return fmt::format("ulpgate explain --kernel {} --input {}={} --input {}={}{}", op,

@@ -16,6 +16,7 @@
 #include "oracles/float_text.h"
 #include "oracles/ulp_metric.h"
 #include "suites/engine/chunk_driver.h"
+#include "suites/engine/kernel_fault.h"
 #include "suites/inputs/inputs.h"
 #include "suites/sweep/sweep.h"
 #include "suites/sweep/sweep_tier.h"
@@ -329,6 +330,14 @@ struct Worker {
   };
   std::unique_ptr<Broadcast> broadcast;
   std::vector<CaseTotals> totals;
+  // A plugin's outputs over the whole block being swept (per case; empty for
+  // the others): its kernel is called once a block, not once a tile, so
+  // that one in another process (an IUT) pays its round trip per block.
+  uint64_t block_begin = 0;
+  std::vector<std::vector<float>> plugin_outputs;
+  // The block's inputs and a 16-bit kernel's outputs, kept from block to block.
+  std::vector<float> block_grad, block_t;
+  std::vector<uint16_t> block_grad_bits, block_t_bits, block_out16;
 };
 
 class FastSweep {
@@ -363,6 +372,7 @@ class FastSweep {
             workers_[w] = std::make_unique<Worker>(plan_.cases.size(), plan_.model_names.size(),
                                                    static_cast<size_t>(bound_count_) + 1);
           }
+          PluginBlock(*workers_[w], blocks[u].first, blocks[u].second);
           for (uint64_t at = blocks[u].first; at < blocks[u].second;) {
             const uint64_t stop = std::min(blocks[u].second, (at / kSweepTile + 1) * kSweepTile);
             Tile(*workers_[w], at, static_cast<size_t>(stop - at));
@@ -384,6 +394,65 @@ class FastSweep {
  private:
   void Fill(Worker& w, uint64_t at, size_t n) const {
     FillSweepTile(domain_, at, n, w.grad, w.t, w.grad_bits, w.t_bits);
+  }
+
+  // The plugins' outputs over block [begin, end) (one block holds one grad
+  // of a pairs domain, or one fixed value of another), decoded to float as
+  // the built-in kernels' are per tile. A fault's input becomes a domain index.
+  void PluginBlock(Worker& w, uint64_t begin, uint64_t end) const {
+    const size_t n = static_cast<size_t>(end - begin);
+    w.block_begin = begin;
+    w.plugin_outputs.resize(plan_.cases.size());
+    std::vector<float>& grad = w.block_grad;
+    std::vector<float>& t = w.block_t;
+    std::vector<uint16_t>& grad_bits = w.block_grad_bits;
+    std::vector<uint16_t>& t_bits = w.block_t_bits;
+    std::vector<uint16_t>& out16 = w.block_out16;
+    bool filled = false;
+    for (size_t c = 0; c < plan_.cases.size(); ++c) {
+      const PluginKernel* plugin = plan_.cases[c].plugin;
+      if (plugin == nullptr) continue;
+      if (!filled) {
+        grad.resize(n), t.resize(n), grad_bits.resize(n), t_bits.resize(n);
+        FillSweepTile(domain_, begin, n, grad.data(), t.data(), grad_bits.data(), t_bits.data());
+        filled = true;
+      }
+      std::vector<float>& y = w.plugin_outputs[c];
+      y.resize(n);
+      try {
+        if (IsBinary32(format_)) {
+          const void* in[2] = {grad.data(), t.data()};
+          plugin->call(in, y.data(), n);
+          SweepCanonicalNans(y.data(), n);
+        } else {
+          out16.resize(n);
+          const void* in[2] = {grad_bits.data(), t_bits.data()};
+          plugin->call(in, out16.data(), n);
+          SweepDecodeNarrow(format_, out16.data(), n, y.data());
+        }
+      } catch (KernelFaultError& e) {
+        // The sweep's report is of whole cases: a fault ends it, naming the
+        // case, the input (a domain index) and how to replay it.
+        KernelFault f = e.fault();
+        const ElementwiseCasePlan::Case& pc = plan_.cases[c];
+        f.first += static_cast<int64_t>(begin);
+        if (f.index >= 0) {
+          f.index += static_cast<int64_t>(begin);
+          const auto index = static_cast<uint64_t>(f.index);
+          float a = 0, b = 0;
+          domain_.Input(index, &a, &b);
+          f.detail = fmt::format("{}: {} at input {:#x} ({} = {}, {} = {}); reproduce: {}", pc.name,
+                                 f.detail, index, domain_.operands[0], HexFloat(a),
+                                 domain_.operands[1], HexFloat(b),
+                                 SweepReplayCommand(std::string(options_.op->name), domain_, pc.variant,
+                                                    pc.target->name, index));
+        } else {
+          f.detail = fmt::format("{}: {} on a call of inputs {:#x} to {:#x}", pc.name, f.detail,
+                                 f.first, f.first + f.count - 1);
+        }
+        throw KernelFaultError(f);
+      }
+    }
   }
 
   void Tile(Worker& w, uint64_t at, size_t n) const {
@@ -463,6 +532,8 @@ class FastSweep {
         const void* in[2] = {w.grad_bits, w.t_bits};
         pc.kernel(in, w.out16, n);
         SweepDecodeNarrow(format_, w.out16, n, y);
+      } else if (pc.plugin != nullptr) {
+        std::memcpy(y, w.plugin_outputs[c].data() + (at - w.block_begin), n * sizeof(float));
       } else {
         std::memcpy(y, models[pc.expected], n * sizeof(float));
       }
@@ -624,7 +695,7 @@ SweepCase EmptyCase(const ElementwiseCasePlan& plan, size_t c, const FloatFormat
   sc.target = p.target->name;
   sc.kind = CaseKindName(p.kind);
   sc.stats = ErrorStatistics(format);
-  sc.conformance.expected_model = plan.model_names[p.expected];
+  if (p.expected >= 0) sc.conformance.expected_model = plan.model_names[p.expected];  // else none claimed
   sc.conformance.matching = plan.model_names;
   return sc;
 }
@@ -652,9 +723,11 @@ SweepCase FromTotals(const ElementwiseCasePlan& plan, size_t c, const FloatForma
   sc.sum_ulp = totals.sum;
   sc.digest = totals.digest;
   Conformance& k = sc.conformance;
-  const size_t expected = static_cast<size_t>(plan.cases[c].expected);
-  k.mismatches = totals.mismatches[expected];
-  k.first_mismatch_index = totals.first_mismatch[expected];
+  if (plan.cases[c].expected >= 0) {
+    const size_t expected = static_cast<size_t>(plan.cases[c].expected);
+    k.mismatches = totals.mismatches[expected];
+    k.first_mismatch_index = totals.first_mismatch[expected];
+  }
   k.matching.clear();
   for (size_t m = 0; m < plan.model_names.size(); ++m) {
     if (totals.mismatches[m] == 0) k.matching.push_back(plan.model_names[m]);

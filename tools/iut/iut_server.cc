@@ -6,10 +6,17 @@
 // never the host, and so that it can be built for another ISA and run under
 // an emulator.
 //
-//   ulpgate-iut [--plugin PATH]...
+//   ulpgate-iut [--builtin [--targets A,B]] [--plugin PATH]...
+//
+// --builtin offers the built-in kernels of every target this CPU runs (each
+// as "kernel TARGET OP DTYPE VARIANT"), or of the targets named; they are
+// served with or without it.
 //
 // Requests on stdin, responses on stdout; stderr is left to the kernels.
+#include <sys/mman.h>
+
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -19,6 +26,7 @@
 #include <vector>
 
 #include "kernels/elementwise_ops.h"
+#include "kernels/narrow_formats.h"
 #include "kernels/plugins/plugin_library.h"
 #include "kernels/registry.h"
 #include "suites/engine/guarded_buffer.h"
@@ -33,6 +41,31 @@ struct Library {
 };
 
 bool Read(void* data, size_t bytes) { return std::fread(data, 1, bytes, stdin) == bytes; }
+
+// The host's shared data region (kIutShmLine), when it offers one.
+char* shared_data = nullptr;
+
+// Maps the region the host names in the environment; false if it names none.
+bool MapSharedData() {
+  const char* fd_text = std::getenv(kIutShmFdVariable);
+  const char* bytes_text = std::getenv(kIutShmBytesVariable);
+  if (fd_text == nullptr || bytes_text == nullptr) return false;
+  const int fd = std::atoi(fd_text);
+  const unsigned long long bytes = std::strtoull(bytes_text, nullptr, 10);
+  if (fd < 0 || bytes < kIutShmBytes) return false;
+  void* p = mmap(nullptr, kIutShmBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) return false;
+  shared_data = static_cast<char*>(p);
+  return true;
+}
+
+// Guarded buffers kept from call to call (a sweep's calls are all of one
+// length), so that a call pays no allocation and no fresh pages.
+template <class T>
+std::vector<BasicGuardedBuffer<T>>& BufferCache() {
+  static std::vector<BasicGuardedBuffer<T>> buffers;
+  return buffers;
+}
 void Write(const void* data, size_t bytes) { std::fwrite(data, 1, bytes, stdout); }
 void Line(const std::string& text) {
   Write(text.data(), text.size());
@@ -83,20 +116,36 @@ bool Serve(const std::vector<Library>& libraries, const IutCall& call) {
     error = call.op + " takes " + std::to_string(arity) + " operands, the request sent " +
             std::to_string(call.arity);
   }
+  // Operand buffers, then the output's: fresh guards, and the output's
+  // elements guard values too, so that one the kernel leaves unwritten shows.
+  std::vector<BasicGuardedBuffer<T>>& buffers = BufferCache<T>();
+  if (buffers.size() != call.arity + 1 || buffers[0].size() != call.n) {
+    buffers.clear();
+    for (size_t k = 0; k <= call.arity; ++k) buffers.emplace_back(call.n, 0);
+  } else {
+    for (size_t k = 0; k <= call.arity; ++k) buffers[k].Reset(/*elements=*/k == call.arity);
+  }
   // The operands are read whatever the answer, so that the stream stays in step.
-  std::vector<BasicGuardedBuffer<T>> in;
-  in.reserve(call.arity);
   std::vector<const T*> pointers;
   for (size_t k = 0; k < call.arity; ++k) {
-    in.emplace_back(call.n, 0);
-    if (!Read(in.back().data(), call.n * sizeof(T))) return false;
-    pointers.push_back(in.back().data());
+    BasicGuardedBuffer<T>& b = buffers[k];
+    if (shared_data != nullptr) {
+      std::memcpy(b.data(), shared_data + IutShmOffset(k, call.n, sizeof(T)), call.n * sizeof(T));
+    } else if (!Read(b.data(), call.n * sizeof(T))) {
+      return false;
+    }
+    pointers.push_back(b.data());
   }
   if (!error.empty()) {
     Line("error " + error);
     return true;
   }
-  BasicGuardedBuffer<T> out(call.n, 0);
+  BasicGuardedBuffer<T>& out = buffers[call.arity];
+  const std::vector<BasicGuardedBuffer<T>*> in = [&] {
+    std::vector<BasicGuardedBuffer<T>*> v;
+    for (size_t k = 0; k < call.arity; ++k) v.push_back(&buffers[k]);
+    return v;
+  }();
   const void* const* operands = reinterpret_cast<const void* const*>(pointers.data());
   if (builtin != nullptr) {
     builtin(operands, out.data(), call.n);
@@ -104,14 +153,19 @@ bool Serve(const std::vector<Library>& libraries, const IutCall& call) {
     (*plugin)(operands, out.data(), call.n);
   }
   bool intact = out.GuardsIntact();
-  for (const auto& b : in) intact = intact && b.GuardsIntact();
+  for (const auto* b : in) intact = intact && b->GuardsIntact();
   if (!intact) {
     Line("error the kernel wrote outside its output or into its operands (a call of " +
          std::to_string(call.n) + " inputs)");
     return true;
   }
-  Line("ok " + std::to_string(call.n));
-  Write(out.data(), call.n * sizeof(T));
+  if (shared_data != nullptr) {
+    std::memcpy(shared_data + IutShmOffset(call.arity, call.n, sizeof(T)), out.data(), call.n * sizeof(T));
+    Line("ok " + std::to_string(call.n));
+  } else {
+    Line("ok " + std::to_string(call.n));
+    Write(out.data(), call.n * sizeof(T));
+  }
   return true;
 }
 
@@ -120,9 +174,16 @@ int Main(int argc, char** argv) {
   // reports: a sanitizer runtime's handlers would turn it into an exit status.
   for (const int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, SIG_DFL);
   std::vector<Library> libraries;
+  bool builtin = false;
+  std::string only;  // --targets: comma-separated, or empty for all
+  const char* usage = "usage: ulpgate-iut [--builtin [--targets A,B]] [--plugin PATH]...";
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--plugin" && i + 1 < argc) {
+    if (arg == "--builtin") {
+      builtin = true;
+    } else if (arg == "--targets" && i + 1 < argc) {
+      only = "," + std::string(argv[++i]) + ",";
+    } else if (arg == "--plugin" && i + 1 < argc) {
       const std::string path = argv[++i];
       try {
         libraries.push_back({path, OpenPluginLibrary(path)});
@@ -131,16 +192,44 @@ int Main(int argc, char** argv) {
         return 2;
       }
     } else if (arg == "--help" || arg == "-h") {
-      std::printf("usage: ulpgate-iut [--plugin PATH]...\n"
-                  "Runs kernels for ulpgate over the protocol of docs/iut.md (stdin, stdout).\n");
+      std::printf("%s\n"
+                  "Runs kernels for ulpgate over the protocol of docs/iut.md (stdin, stdout).\n"
+                  "  --builtin      offer the built-in kernels of every target this CPU runs\n"
+                  "  --targets A,B  of these targets only\n"
+                  "  --plugin PATH  load a plugin (ulpgate/plugin.h) and offer its kernels\n",
+                  usage);
       return 0;
     } else {
-      std::fprintf(stderr, "ulpgate-iut: unknown argument '%s' (usage: ulpgate-iut [--plugin PATH]...)\n",
-                   arg.c_str());
+      std::fprintf(stderr, "ulpgate-iut: unknown argument '%s' (%s)\n", arg.c_str(), usage);
       return 2;
     }
   }
   Line(std::string(kIutGreeting));
+  if (MapSharedData()) Line(std::string(kIutShmLine));
+  if (builtin) {
+    for (const TargetInfo& target : CompiledTargets()) {
+      if (!target.supported || (!only.empty() && only.find("," + target.name + ",") == std::string::npos)) {
+        continue;
+      }
+      for (const ElementwiseOpInfo& op : ElementwiseOps()) {
+        std::vector<std::pair<std::string, std::vector<std::string>>> dtypes;
+        std::vector<std::string> f32;
+        for (const auto& v : op.variants) f32.emplace_back(v.name);
+        dtypes.emplace_back("f32", f32);
+        for (const NarrowFormat& f : kNarrowFormats) {
+          std::vector<std::string> narrow;
+          for (const auto& v : op.narrow_variants) narrow.emplace_back(v.name);
+          dtypes.emplace_back(f.format->name, narrow);
+        }
+        for (const auto& [dtype, variants] : dtypes) {
+          for (const std::string& v : variants) {
+            if (FindElementwiseKernel(op.name, dtype, v, target.bits) == nullptr) continue;
+            Line("kernel " + target.name + " " + std::string(op.name) + " " + dtype + " " + v);
+          }
+        }
+      }
+    }
+  }
   for (const Library& l : libraries) {
     for (const PluginLibraryKernel& k : l.plugin.kernels) {
       if (l.plugin.name == nullptr || k.variant == nullptr || k.dtype == nullptr) continue;
