@@ -207,11 +207,12 @@ void PrintText(const ElementwiseOpInfo& op, const std::vector<CaseResult>& resul
     }
     const ErrorStatistics& s = r.stats;
     const std::string model = r.conformance.model();
+    const std::string& expected = r.conformance.expected_model;
     const std::string follows =
-        model == r.conformance.expected_model
-            ? model
-            : (model.empty() ? std::string("none") : model) + " (expected " +
-                  r.conformance.expected_model + ")";
+        model == expected ? model
+        : expected.empty()  // a kernel that claims no model (an IUT's may not)
+            ? (model.empty() ? std::string("none") : model) + " (none claimed)"
+            : (model.empty() ? std::string("none") : model) + " (expected " + expected + ")";
     summary.AddRow({r.variant, r.target, Ulp(s.max_ulp()), Ulp(s.mean_ulp()),
                     Ulp(s.Percentile(99)),
                     fmt::format("{:.2f}%", 100.0 * s.correctly_rounded() / std::max<uint64_t>(s.n(), 1)),
