@@ -19,7 +19,12 @@ packages=(
   python3-numpy         # tools/python/elementwise_exact.py: the float32 models, step by step
   python3-mpmath        # tools/python/elementwise_exact.py: exact values of the elementwise ops
   python3-torch         # PyTorch 1.13 CPU: the elementwise peer (run with /usr/bin/python3)
-  qemu-user             # qemu-x86_64 -cpu MODEL: ulpgate on emulated smaller CPUs (a test)
+  pybind11-dev python3-dev  # the Python package (import ulpgate)
+  python3-pytest        # examples/python: PyTorch's ops tested with ulpgate.testing
+  qemu-user             # qemu-x86_64 -cpu MODEL: ulpgate on emulated smaller CPUs (a test);
+                        # qemu-aarch64: the ARM IUT (ctest label arm)
+  g++-aarch64-linux-gnu # the IUT cross-built for aarch64 (preset aarch64)
+  libhwy-dev:arm64 libfmt-dev:arm64  # its Highway and fmt, through multiarch (below)
   parallel              # GNU parallel: a sweep's shards at once (a test, docs/sweeps.md)
   chromium              # headless: renders the HTML report in a test (report_renders_in_chromium)
 )
@@ -38,5 +43,9 @@ echo "ci/setup.sh: installing ${missing[*]}"
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
+# The arm64 packages come through multiarch.
+if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  $SUDO dpkg --add-architecture arm64
+fi
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -72,7 +72,8 @@ HWY_NOINLINE void MseBwd(const float* y, const float* target, float grad_out, fl
   const auto scale = reduction_spec::MseBwdScale(arith, arith.Const(static_cast<float>(n)));
   const auto grad = arith.Const(grad_out);
   impl::Elementwise2(d, y, target, dy, n,
-                     [scale, grad](const auto& a, auto yv, auto tv) HWY_ATTR {
+                     // By reference: SVE's sizeless vectors cannot be captured by copy.
+                     [&scale, &grad](const auto& a, auto yv, auto tv) HWY_ATTR {
                        return reduction_spec::MseBwdElement(a, yv, tv, scale, grad);
                      });
 }

@@ -23,7 +23,7 @@
 #endif
 
 #include "hwy/highway.h"
-#include "oracles/format.h"
+#include "oracles/float_format.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace ulpgate {

@@ -11,7 +11,7 @@
 #include <array>
 #include <string_view>
 
-#include "oracles/format.h"
+#include "oracles/float_format.h"
 
 namespace ulpgate {
 

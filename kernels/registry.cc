@@ -282,8 +282,14 @@ namespace {
 // _mm*_fnmadd_ps; x86_128-inl.h and scalar-inl.h compute add - mul*x). This is
 // the expectation the conformance check is held to, not an assumption the
 // measurements rely on.
+// On 64-bit ARM every SIMD target fuses both (arm_neon-inl.h: vfmaq_f32 and
+// vfmsq_f32 under HWY_ARCH_ARM_A64; arm_sve-inl.h: svmad and svmsb).
 bool HasFusedNegMulAdd(int64_t target) {
+#if HWY_ARCH_ARM_A64
+  return target != HWY_SCALAR;
+#else
   return target == HWY_AVX2 || target == HWY_AVX3 || target == HWY_AVX3_DL;
+#endif
 }
 
 // Highway 1.0.3 converts f16 with F16C instructions (vcvtph2ps/vcvtps2ph,
@@ -291,8 +297,15 @@ bool HasFusedNegMulAdd(int64_t target) {
 // is not defined (x86_128-inl.h), by bit manipulation on SSE4, SSSE3 and
 // SCALAR (x86_128-inl.h, scalar-inl.h). The conformance tests hold the
 // kernels to the model this implies.
+// On 64-bit ARM the SIMD targets convert with the hardware's instructions,
+// rounding to nearest even as F16C does (arm_neon-inl.h: vcvt_f32_f16 and
+// vcvt_f16_f32; arm_sve-inl.h: svcvt_f32_f16 and svcvt_f16_f32).
 bool HasF16cConversions(int64_t target) {
+#if HWY_ARCH_ARM_A64
+  return target != HWY_SCALAR;
+#else
   return target == HWY_AVX2 || target == HWY_AVX3 || target == HWY_AVX3_DL;
+#endif
 }
 
 struct Registry {

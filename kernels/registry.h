@@ -52,7 +52,7 @@ struct TargetInfo {
   bool cpu_supported = false; // this CPU has it, whatever the restriction
   bool fused_negmuladd = false;  // Highway's NegMulAdd is one FMA instruction
   bool fused_muladd = false;     // Highway's MulAdd is one FMA instruction
-  bool f16c_conversions = false; // Highway's f16 PromoteTo/DemoteTo are F16C instructions
+  bool f16c_conversions = false; // Highway's f16 PromoteTo/DemoteTo are hardware conversions (F16C; ARM's vcvt)
   size_t f32_lanes = 0;       // float lanes of a full vector
 };
 

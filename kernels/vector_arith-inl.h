@@ -56,6 +56,7 @@ struct VectorArith {
 #if HWY_TARGET == HWY_SCALAR
     return hn::IfThenElse(hn::IsNaN(a), hn::Add(a, a), y);
 #else
+    (void)a;
     return y;
 #endif
   }

@@ -25,6 +25,7 @@
 #include "suites/engine/elementwise_oracle.h"
 #include "suites/inputs/elementwise_suites.h"
 #include "tools/cli.h"
+#include "tools/progress.h"
 #include "tools/run_limits.h"
 #include "tools/text_table.h"
 
@@ -339,18 +340,13 @@ void Check(CheckArgs args) {
     }
   }
   request.period = args.period;
-  const bool tty = ::isatty(STDERR_FILENO) != 0;
-  if (tty) {
-    request.progress = [](uint64_t done, uint64_t total) {
-      std::cerr << fmt::format("\r  {} / {} outputs ({:.0f}%)", done, total, 100.0 * done / total)
-                << std::flush;
-    };
-  }
+  ProgressLine progress("check", "outputs");
+  request.progress = [&progress](uint64_t done, uint64_t total) { progress(done, total); };
   const auto start = std::chrono::steady_clock::now();
   const CheckResult result = RunCheck(request);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (tty) std::cerr << '\r' << std::string(60, ' ') << '\r';
+  progress.Clear();
 
   std::vector<std::string> failures;
   AddMaxUlpFailure(args, result.result.stats, failures);

@@ -23,6 +23,7 @@
 #include "suites/engine/elementwise_cases.h"
 #include "suites/engine/elementwise_oracle.h"
 #include "tools/cli.h"
+#include "tools/progress.h"
 #include "tools/drift_chart.h"
 #include "tools/text_table.h"
 
@@ -231,29 +232,6 @@ void WriteCurves(const std::string& dir, const DriftResult& d) {
   std::cerr << fmt::format("drift: {} loss curves written to {}\n", d.runs.size(), dir);
 }
 
-class Progress {
- public:
-  explicit Progress(bool quiet) : tty_(!quiet && ::isatty(STDERR_FILENO) != 0) {}
-  void operator()(size_t done, size_t total) {
-    if (!tty_) return;
-    const double seconds = Seconds();
-    const double left = done > 0 ? seconds * static_cast<double>(total - done) / done : 0;
-    std::cerr << fmt::format("\r  epoch {} / {}, {:.1f} s, about {:.0f} s left   ", done, total,
-                             seconds, left)
-              << std::flush;
-  }
-  void Clear() {
-    if (tty_) std::cerr << '\r' << std::string(60, ' ') << '\r' << std::flush;
-  }
-  double Seconds() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  }
-
- private:
-  bool tty_;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-};
-
 void Drift(const DriftArgs& args) {
   if (!args.scenario.empty() && !args.config_path.empty()) {
     throw UsageError("--scenario and --config exclude each other");
@@ -294,7 +272,7 @@ void Drift(const DriftArgs& args) {
       for (const std::string& spec : specs) runs.push_back(ParseRunConfig(spec, target, precision));
     }
   }
-  Progress progress(false);
+  ProgressLine progress("drift", "epochs");
   auto on_epoch = [&progress](size_t done, size_t total) { progress(done, total); };
   AttributionResult attribution;
   if (args.attribute) {

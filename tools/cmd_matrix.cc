@@ -10,6 +10,7 @@
 #include "suites/engine/plugins.h"
 #include "suites/reports/report.h"
 #include "tools/cli.h"
+#include "tools/progress.h"
 #include "tools/text_table.h"
 
 namespace ulpgate {
@@ -119,8 +120,11 @@ void PrintMatrix(const ConformanceMatrix& m) {
 void RunMatrix(const MatrixArgs& args) {
   const ElementwiseOpInfo& op = ElementwiseOpArgument(args.kernel);
   if (args.n == 0) throw UsageError("--n must be at least 1");
+  ProgressLine progress("matrix", "inputs");
   const ConformanceMatrix m =
-      BuildMatrix(op, args.n, args.seed, args.threads, LoadPlugins(args.plugins));
+      BuildMatrix(op, args.n, args.seed, args.threads, LoadPlugins(args.plugins),
+                  [&progress](uint64_t done, uint64_t total) { progress(done, total); });
+  progress.Clear();
   PrintMatrix(m);
   if (!args.json_path.empty()) WriteJsonFile(args.json_path, MatrixJson(m));
   if (!m.AllAsExpected()) ExitStatus() = 1;

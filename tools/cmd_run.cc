@@ -21,6 +21,7 @@
 #include "suites/engine/elementwise_oracle.h"
 #include "suites/inputs/elementwise_suites.h"
 #include "tools/cli.h"
+#include "tools/progress.h"
 #include "tools/run_args.h"
 #include "tools/run_limits.h"
 #include "tools/text_table.h"
@@ -424,19 +425,12 @@ void Run(const RunArgs& args) {
     }
     options.map_operand = static_cast<int>(it - inputs.operand_names.begin());
   }
-  const bool tty = ::isatty(STDERR_FILENO) != 0;
-  if (tty) {
-    options.progress = [](uint64_t done, uint64_t total) {
-      std::cerr << fmt::format("\r  {} / {} inputs ({:.0f}%)", done, total, 100.0 * done / total)
-                << std::flush;
-    };
-  }
+  ProgressLine progress("run", "inputs");
+  options.progress = [&progress](uint64_t done, uint64_t total) { progress(done, total); };
   options.faults_are_results = true;
-  const auto start = std::chrono::steady_clock::now();
   const std::vector<CaseResult> results = RunElementwise(elementwise, inputs, options);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (tty) std::cerr << '\r' << std::string(60, ' ') << '\r';
+  const double seconds = progress.Seconds();
+  progress.Clear();
 
   std::vector<nlohmann::ordered_json> records;
   for (const CaseResult& r : results) records.push_back(CaseJson(r, inputs));

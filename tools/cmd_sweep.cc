@@ -19,6 +19,7 @@
 #include "suites/engine/elementwise_cases.h"
 #include "suites/engine/elementwise_oracle.h"
 #include "tools/cli.h"
+#include "tools/progress.h"
 #include "tools/text_table.h"
 
 namespace ulpgate {
@@ -239,31 +240,11 @@ void RunSweepCommand(const SweepArgs& args) {
   options.targets.insert(options.targets.end(), plugins.begin(), plugins.end());
   options.threads = args.threads;
   options.reference = args.reference;
-  const bool tty = ::isatty(STDERR_FILENO) != 0;
-  const auto start = std::chrono::steady_clock::now();
-  auto last = start;
-  int last_tenth = 0;
-  if (!args.quiet) {
-    options.progress = [&](uint64_t done, uint64_t total) {
-      const auto now = std::chrono::steady_clock::now();
-      const double seconds = std::chrono::duration<double>(now - start).count();
-      const int tenth = static_cast<int>(10.0 * done / total);
-      if (tty ? std::chrono::duration<double>(now - last).count() < 0.5 && done < total
-              : tenth == last_tenth && done < total) {
-        return;
-      }
-      last = now;
-      last_tenth = tenth;
-      const double rate = done / std::max(seconds, 1e-9);
-      std::cerr << fmt::format("{}sweep: {:5.1f}% ({} of {} inputs), {:.3g} inputs/s, ETA {:.0f} s{}",
-                               tty ? "\r\033[K" : "", 100.0 * done / total, done, total, rate,
-                               (total - done) / rate, tty ? "" : "\n")
-                << std::flush;
-    };
-  }
+  ProgressLine progress("sweep", "inputs", args.quiet);
+  options.progress = [&progress](uint64_t done, uint64_t total) { progress(done, total); };
   const SweepResult result = RunSweep(options);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!args.quiet && tty) std::cerr << "\r\033[K";
+  const double seconds = progress.Seconds();
+  progress.Clear();
   if (!args.json_path.empty()) WriteJsonFile(args.json_path, SweepJson(result));
   const bool ok = PrintSweep(result, args.max_ulp);
   const uint64_t evaluations = (result.end - result.begin) * result.cases.size();

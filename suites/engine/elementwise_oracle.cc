@@ -1,5 +1,7 @@
 #include "suites/engine/elementwise_oracle.h"
 
+#include "kernels/expected_model.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -553,9 +555,6 @@ std::vector<NarrowModelInfo> BuildNarrowModels(const ElementwiseOpInfo& op,
   return models;
 }
 
-std::string ExpectedF32Model(const ElementwiseVariantInfo& v, const TargetInfo& target) {
-  return std::string(target.fused_negmuladd ? v.model_fused_target : v.model_unfused_target);
-}
 
 }  // namespace
 
@@ -817,39 +816,13 @@ std::vector<float> ModelOutputs(const ElementwiseOpInfo& op, const FloatFormat& 
 
 std::string ExpectedModel(const ElementwiseOpInfo& op, const FloatFormat& format,
                           std::string_view variant, const TargetInfo& target) {
-  if (IsBinary32(format)) {
-    const int v = op.VariantIndex(variant);
-    if (v < 0) {
-      throw InputError("unknown " + std::string(op.name) + " variant '" + std::string(variant) +
-                       "'");
-    }
-    return ExpectedF32Model(op.variants[v], target);
+  if (!IsBinary32(format)) RequireNarrow(op, format);
+  const std::string model = ExpectedModelName(op, format.name, variant, target);
+  if (model.empty()) {
+    throw InputError("unknown " + std::string(op.name) + " variant '" + std::string(variant) + "'" +
+                     (IsBinary32(format) ? "" : " in " + std::string(format.name)));
   }
-  const NarrowFormat& narrow = RequireNarrow(op, format);
-  const int v = op.NarrowVariantIndex(variant);
-  if (v < 0) {
-    throw InputError("unknown " + std::string(op.name) + " variant '" + std::string(variant) +
-                     "' in " + format.name);
-  }
-  const NarrowVariantInfo& info = op.narrow_variants[v];
-  const ElementwiseVariantInfo& f32 = op.variants[op.VariantIndex(info.sequence)];
-  const std::string f32_model = ExpectedF32Model(f32, target);
-  switch (info.rounding) {
-    case NarrowRounding::kOpmath:
-      return f32_model + "_opmath";
-    case NarrowRounding::kPerOp:
-      if (!FusedAndUnfusedDiffer(f32)) return std::string(info.name);
-      return std::string(info.name) + (target.fused_negmuladd ? "_fma" : "_nofma");
-    case NarrowRounding::kHighwayConvert:
-      switch (narrow.highway) {
-        case HighwayConversion::kTruncatingDemotion:
-          return f32_model + "_opmath_truncating";
-        case HighwayConversion::kF16cOrSoftware:
-          return f32_model + (target.f16c_conversions ? "_opmath" : "_opmath_hwy_soft");
-      }
-      break;
-  }
-  return "";
+  return model;
 }
 
 std::vector<ModelProgram> ModelPrograms(const ElementwiseOpInfo& op, const FloatFormat& format) {

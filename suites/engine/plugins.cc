@@ -332,6 +332,16 @@ const LoadedPlugin& LoadPlugin(const std::string& path) {
 
 namespace ulpgate {
 
+const TargetInfo* RegisterPluginKernels(LoadedPlugin plugin) {
+  RequireFreeTargetName(plugin.target.name, "kernels '" + plugin.target.name + "'");
+  plugin.target.supported = plugin.target.cpu_supported = true;
+  plugin.target.f32_lanes = 1;
+  for (const PluginKernel& k : plugin.kernels) {
+    if (!plugin.GivesOp(k.op)) plugin.ops.push_back(k.op);
+  }
+  return &Loaded().emplace_back(std::move(plugin)).target;
+}
+
 std::vector<const TargetInfo*> LoadIut(const std::string& command) {
   std::vector<const TargetInfo*> targets;
   for (const LoadedPlugin& p : Loaded()) {

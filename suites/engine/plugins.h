@@ -92,6 +92,10 @@ const LoadedPlugin& LoadPlugin(const std::string& path);
 // this build does not know. Starting the same command again returns the same targets.
 std::vector<const TargetInfo*> LoadIut(const std::string& command);
 
+// Registers kernels made here (the Python package's callables) as a plugin
+// target named plugin.target.name; throws InputError if the name is taken.
+const TargetInfo* RegisterPluginKernels(LoadedPlugin plugin);
+
 // Loads every path (--plugin, repeatable; an entry kIutSource + COMMAND is an
 // IUT's, LoadIut) and returns their targets in order.
 std::vector<const TargetInfo*> LoadPlugins(const std::vector<std::string>& paths);

@@ -199,6 +199,41 @@ void AddExpected(nlohmann::ordered_json& record, const std::string& expected, ui
 
 }  // namespace
 
+CheckRequest MakeCheckRequest(const ElementwiseOpInfo& op, const FloatFormat& format, InputSet inputs,
+                              std::vector<float> outputs, std::string label,
+                              const std::vector<std::string>& models) {
+  if (inputs.columns.size() != op.arity()) {
+    throw InputError(fmt::format("{} takes {} operands, given {}", op.name, op.arity(),
+                                 inputs.columns.size()));
+  }
+  if (inputs.operand_names.empty()) inputs.operand_names = op.operand_names();
+  for (size_t k = 0; k < inputs.columns.size(); ++k) {
+    if (inputs.columns[k].size() != outputs.size()) {
+      throw InputError(fmt::format("{} outputs for {} values of {}: the shapes differ", outputs.size(),
+                                   inputs.columns[k].size(), inputs.operand_names[k]));
+    }
+  }
+  const auto require_values = [&](const std::vector<float>& values, const std::string& what) {
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (!IsRepresentable(format, values[i])) {
+        throw InputError(fmt::format("{}[{}] = {} is not a value of {}", what, i, HexFloat(values[i]),
+                                     format.name));
+      }
+    }
+  };
+  for (size_t k = 0; k < inputs.columns.size(); ++k) require_values(inputs.columns[k], inputs.operand_names[k]);
+  require_values(outputs, "outputs");
+  if (outputs.empty()) throw InputError("no outputs");
+  CheckRequest request;
+  request.op = &op;
+  request.format = &format;
+  request.inputs = std::move(inputs);
+  request.outputs = std::move(outputs);
+  request.label = std::move(label);
+  request.models = CheckModels(op, models, "", format, &request.user_models, &request.builtin_models);
+  return request;
+}
+
 CheckRequest ReadCheckRequest(const CheckSpec& spec, const std::string& models_path) {
   const FloatFormat& format = CheckFormat(spec.op, spec.dtype);
   const ElementwiseOpInfo* op = FindElementwiseOp(spec.op);

@@ -89,6 +89,14 @@ struct CheckSpec {
   std::string expected_model;
   unsigned threads = 0;
 };
+// A request of outputs in memory: the op's operands (values of the format,
+// columns in the op's order) and one output per input; the built-in models,
+// then `models` ("NAME: statements"). Throws InputError when the shapes
+// differ, a value is not one of the format, or a model is malformed.
+CheckRequest MakeCheckRequest(const ElementwiseOpInfo& op, const FloatFormat& format, InputSet inputs,
+                              std::vector<float> outputs, std::string label,
+                              const std::vector<std::string>& models);
+
 // The elementwise op's request a spec describes: the files read as values of the
 // format, the built-in models, then the spec's and a models file's (may be
 // empty). Throws InputError for bad files or models, or no inputs.

@@ -31,7 +31,8 @@ std::string GroupName(int group) {
 }
 
 ConformanceMatrix BuildMatrix(const ElementwiseOpInfo& op, uint64_t n_per_suite, uint64_t seed,
-                              unsigned threads, const std::vector<const TargetInfo*>& plugins) {
+                              unsigned threads, const std::vector<const TargetInfo*>& plugins,
+                              const std::function<void(uint64_t, uint64_t)>& progress) {
   RequirePluginOp(plugins, op.name);
   ConformanceMatrix m;
   m.op = op.name;
@@ -87,8 +88,14 @@ ConformanceMatrix BuildMatrix(const ElementwiseOpInfo& op, uint64_t n_per_suite,
   RunOptions options;
   options.targets = supported;
   options.threads = threads;
+  uint64_t suites_done = 0;
   for (const std::string& suite : m.suites) {
     const InputSet inputs = GenerateElementwiseSuite(op, kBinary32, suite, seed, n_per_suite);
+    if (progress) {
+      const uint64_t before = suites_done, all = m.suites.size() * inputs.size();
+      options.progress = [&progress, before, all](uint64_t done, uint64_t) { progress(before + done, all); };
+    }
+    suites_done += inputs.size();
     for (const CaseResult& r : RunElementwise(op, inputs, options)) {
       auto cell = std::find_if(m.cells.begin(), m.cells.end(), [&](const MatrixCell& c) {
         return c.variant == r.variant && c.target->name == r.target;

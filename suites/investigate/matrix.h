@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -55,9 +56,11 @@ struct ConformanceMatrix {
 // Plugins' targets (suites/engine/plugins.h) are columns after the compiled
 // ones, their kernels rows of their own, each expected to follow the model it
 // claims.
+// progress, when set, is called now and then with (inputs done, inputs in all suites).
 ConformanceMatrix BuildMatrix(const ElementwiseOpInfo& op, uint64_t n_per_suite, uint64_t seed,
                               unsigned threads = 0,
-                              const std::vector<const TargetInfo*>& plugins = {});
+                              const std::vector<const TargetInfo*>& plugins = {},
+                              const std::function<void(uint64_t, uint64_t)>& progress = nullptr);
 
 // "A", "B", ..., "Z", "AA", ...
 std::string GroupName(int group);

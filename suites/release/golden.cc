@@ -630,7 +630,10 @@ GoldenFile MeasureGolden(const std::vector<MeasureSpec>& specs, const TargetInfo
             "every output's bit pattern, 16 per line, in input order; per (variant, dtype) the "
             "digest of a sweep of 2^24 inputs (as `ulpgate sweep` reports it).";
   j["target"] = target.name;
-  if (plugin != nullptr) j["plugin"] = std::filesystem::path(plugin->path).filename().string();
+  if (plugin != nullptr) {
+    j["plugin"] = plugin->from_iut ? "--iut " + plugin->path
+                                   : std::filesystem::path(plugin->path).filename().string();
+  }
   j["op"] = op;
   if (forced != nullptr) {
     j["forced"] = {{"reason", forced->reason}, {"failing_budgets", forced->failing_budgets}};
@@ -679,8 +682,8 @@ void ValidateGolden(const std::string& path, const Json& json) {
   if (root.Has("plugin")) {
     const std::string library = root["plugin"].String();
     if (target == nullptr || !IsPluginTarget(*target)) {
-      root["target"].Fail(fmt::format("the goldens of plugin '{}' ({}): give it with --plugin",
-                                      target_name, library));
+      root["target"].Fail(fmt::format("the goldens of plugin '{}' ({}): give it with {}", target_name,
+                                      library, library.rfind("--iut ", 0) == 0 ? "--iut" : "--plugin"));
     }
   } else if (target == nullptr || IsPluginTarget(*target)) {
     std::vector<std::string> compiled;

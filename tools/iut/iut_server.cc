@@ -14,6 +14,9 @@
 //
 // Requests on stdin, responses on stdout; stderr is left to the kernels.
 #include <sys/mman.h>
+#if defined(__aarch64__)
+#include <sys/prctl.h>
+#endif
 
 #include <csignal>
 #include <cstdlib>
@@ -26,9 +29,11 @@
 #include <vector>
 
 #include "kernels/elementwise_ops.h"
+#include "kernels/expected_model.h"
 #include "kernels/narrow_formats.h"
 #include "kernels/plugins/plugin_library.h"
 #include "kernels/registry.h"
+#include "hwy/targets.h"
 #include "suites/engine/guarded_buffer.h"
 #include "kernels/iut/iut_protocol.h"
 
@@ -72,6 +77,26 @@ void Line(const std::string& text) {
   Write("\n", 1);
 }
 
+// The name a target is offered under: Highway's, and for a scalable SVE
+// target the vector length this process runs with ("SVE_VL512"), since its
+// lane count, which a reduction's rounding follows, is chosen at run time.
+std::string OfferedName(const TargetInfo& target) {
+#if defined(__aarch64__)
+  if (target.bits == HWY_SVE || target.bits == HWY_SVE2) {
+    const int vl = prctl(PR_SVE_GET_VL);
+    if (vl >= 0) return target.name + "_VL" + std::to_string((vl & PR_SVE_VL_LEN_MASK) * 8);
+  }
+#endif
+  return target.name;
+}
+
+const TargetInfo* FindOfferedTarget(const std::string& name) {
+  for (const TargetInfo& t : CompiledTargets()) {
+    if (OfferedName(t) == name) return &t;
+  }
+  return FindTarget(name);
+}
+
 // One request: finds the kernel, reads the operands into guarded buffers,
 // calls it once over all n, and answers "ok" with the outputs or "error".
 // Returns false when stdin ended inside the request.
@@ -98,7 +123,7 @@ bool Serve(const std::vector<Library>& libraries, const IutCall& call) {
       }
     }
     if (plugin == nullptr && error.empty()) {
-      const TargetInfo* target = FindTarget(call.target);
+      const TargetInfo* target = FindOfferedTarget(call.target);
       if (target == nullptr) {
         error = "no target or plugin named '" + call.target + "'";
       } else if (!target->supported) {
@@ -208,7 +233,8 @@ int Main(int argc, char** argv) {
   if (MapSharedData()) Line(std::string(kIutShmLine));
   if (builtin) {
     for (const TargetInfo& target : CompiledTargets()) {
-      if (!target.supported || (!only.empty() && only.find("," + target.name + ",") == std::string::npos)) {
+      if (!target.supported || (!only.empty() && only.find("," + target.name + ",") == std::string::npos &&
+                                only.find("," + OfferedName(target) + ",") == std::string::npos)) {
         continue;
       }
       for (const ElementwiseOpInfo& op : ElementwiseOps()) {
@@ -224,7 +250,10 @@ int Main(int argc, char** argv) {
         for (const auto& [dtype, variants] : dtypes) {
           for (const std::string& v : variants) {
             if (FindElementwiseKernel(op.name, dtype, v, target.bits) == nullptr) continue;
-            Line("kernel " + target.name + " " + std::string(op.name) + " " + dtype + " " + v);
+            // The model the kernel must follow on this target, which the
+            // host holds it to.
+            Line("kernel " + OfferedName(target) + " " + std::string(op.name) + " " + dtype + " " + v +
+                 " " + ExpectedModelName(op, dtype, v, target));
           }
         }
       }

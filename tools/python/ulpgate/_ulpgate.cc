@@ -1,0 +1,198 @@
+// The C++ side of the Python package (tools/python/ulpgate): check outputs
+// held in memory, and sweep a Python callable over a domain, through the same
+// engine, oracles and sweep tiers as the CLI. Arrays cross as float32 values
+// (operands and outputs) and as storage lanes for a swept callable (float32,
+// or the uint16 patterns of bf16 and f16); reports come back as the CLI's JSON.
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/elementwise_ops.h"
+#include "oracles/format.h"
+#include "suites/engine/elementwise_oracle.h"
+#include "suites/engine/kernel_fault.h"
+#include "suites/engine/plugins.h"
+#include "suites/inputs/inputs.h"
+#include "suites/investigate/check.h"
+#include "suites/sweep/sweep.h"
+
+namespace py = pybind11;
+
+namespace ulpgate {
+namespace {
+
+const ElementwiseOpInfo& OpNamed(const std::string& name) {
+  const ElementwiseOpInfo* op = FindElementwiseOp(name);
+  if (op == nullptr) {
+    std::string known;
+    for (const ElementwiseOpInfo& o : ElementwiseOps()) known += (known.empty() ? "" : ", ") + std::string(o.name);
+    throw py::value_error("unknown op '" + name + "' (" + known + ")");
+  }
+  return *op;
+}
+
+const FloatFormat& FormatNamed(const std::string& name) {
+  const FloatFormat* f = FindFormat(name);
+  if (f == nullptr || f->bits > 32) throw py::value_error("unknown dtype '" + name + "' (f32, bf16, f16)");
+  return *f;
+}
+
+std::vector<float> Values(const py::array_t<float, py::array::c_style | py::array::forcecast>& a) {
+  return std::vector<float>(a.data(), a.data() + a.size());
+}
+
+py::list OpsList() {
+  py::list ops;
+  for (const ElementwiseOpInfo& op : ElementwiseOps()) {
+    py::dict d;
+    d["name"] = std::string(op.name);
+    d["operands"] = op.operand_names();
+    d["definition"] = std::string(op.definition);
+    ops.append(d);
+  }
+  return ops;
+}
+
+std::string Check(const std::string& op_name, const std::string& dtype,
+                  const std::vector<py::array_t<float, py::array::c_style | py::array::forcecast>>& operands,
+                  const py::array_t<float, py::array::c_style | py::array::forcecast>& outputs,
+                  const std::string& label, const std::vector<std::string>& models, unsigned threads) {
+  const ElementwiseOpInfo& op = OpNamed(op_name);
+  const FloatFormat& format = FormatNamed(dtype);
+  InputSet inputs;
+  inputs.operand_names = op.operand_names();
+  inputs.source = "python";
+  for (const auto& a : operands) inputs.columns.push_back(Values(a));
+  CheckRequest request =
+      MakeCheckRequest(op, format, std::move(inputs), Values(outputs), label, models);
+  request.threads = threads;
+  CheckResult result;
+  {
+    py::gil_scoped_release release;
+    result = RunCheck(request);
+  }
+  return CheckJson(request, result).dump();
+}
+
+// The callable's kernel: operands in storage lanes to numpy arrays, its
+// result back. Called from the sweep's threads, so it takes the GIL; an
+// exception in Python ends the sweep with its message.
+PluginCall CallableKernel(py::function kernel, const FloatFormat& format, size_t arity) {
+  const bool f32 = IsBinary32(format);
+  // The registered target outlives the interpreter (it is released with the
+  // process's statics, after Python has finalized), so the callable is held
+  // by a reference that is never dropped.
+  const auto* held = new py::function(std::move(kernel));
+  return [held, f32, arity](const void* const* in, void* out, size_t n) {
+    py::gil_scoped_acquire gil;
+    py::list args;
+    for (size_t k = 0; k < arity; ++k) {
+      if (f32) {
+        args.append(py::array_t<float>(n, static_cast<const float*>(in[k])));
+      } else {
+        args.append(py::array_t<uint16_t>(n, static_cast<const uint16_t*>(in[k])));
+      }
+    }
+    py::object result = (*held)(*args);
+    if (f32) {
+      auto y = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(result);
+      if (!y || static_cast<size_t>(y.size()) != n) {
+        throw std::runtime_error("the kernel returned " + std::string(py::str(result.get_type())) +
+                                 ", not " + std::to_string(n) + " float32 values");
+      }
+      std::memcpy(out, y.data(), n * sizeof(float));
+    } else {
+      auto y = py::array_t<uint16_t, py::array::c_style | py::array::forcecast>::ensure(result);
+      if (!y || static_cast<size_t>(y.size()) != n) {
+        throw std::runtime_error("the kernel returned " + std::string(py::str(result.get_type())) +
+                                 ", not " + std::to_string(n) + " uint16 bit patterns");
+      }
+      std::memcpy(out, y.data(), n * sizeof(uint16_t));
+    }
+  };
+}
+
+std::string Sweep(py::function kernel, const std::string& op_name, const std::string& dtype,
+                  const std::string& name, const std::string& variant, const std::string& claim,
+                  const std::vector<float>& fixed, const std::string& over, uint64_t begin,
+                  uint64_t end, unsigned threads) {
+  const ElementwiseOpInfo& op = OpNamed(op_name);
+  const FloatFormat& format = FormatNamed(dtype);
+  if (op.arity() != 2) throw py::value_error(op_name + " has not two operands: a sweep takes two");
+  LoadedPlugin plugin;
+  plugin.path = "python";
+  plugin.target.name = name;
+  PluginKernel k;
+  k.op = op_name;
+  k.variant = variant;
+  k.format = &format;
+  if (!claim.empty()) {
+    for (ModelProgram& m : ModelPrograms(op, format)) {
+      if (m.name == claim) k.model = m;
+    }
+    if (k.model.name.empty()) k.model.name = claim;  // a built-in model without a program
+  }
+  k.call = CallableKernel(kernel, format, op.arity());
+  plugin.kernels.push_back(std::move(k));
+  // One target per sweep: a name already registered (an earlier sweep of
+  // this process) gets a number.
+  const TargetInfo* target = nullptr;
+  for (int i = 1; target == nullptr; ++i) {
+    try {
+      if (i > 1) plugin.target.name = name + "_" + std::to_string(i);
+      target = RegisterPluginKernels(plugin);
+    } catch (const InputError&) {
+      if (i > 1000) throw;
+    }
+  }
+  SweepOptions options;
+  options.op = &op;
+  const std::array<std::string, 2> operands = {op.operand_names()[0], op.operand_names()[1]};
+  const SweepDomain::Kind kind = fixed.empty() ? SweepDomain::Kind::kPairs
+                                 : over == operands[0] ? SweepDomain::Kind::kOverGrad
+                                                       : SweepDomain::Kind::kOverT;
+  options.domain = MakeSweepDomain(format, kind, fixed, operands);
+  options.begin = begin;
+  options.end = end == 0 ? options.domain.size() : end;
+  options.targets = {target};
+  options.threads = threads;
+  SweepResult result;
+  {
+    py::gil_scoped_release release;
+    result = RunSweep(options);
+  }
+  return SweepJson(result).dump();
+}
+
+// The exact value of the op at one input, as a hex float (rounded to the
+// oracle's precision where the op's definition is not exact in binary).
+std::string Exact(const std::string& op_name, const std::vector<float>& operands) {
+  const ElementwiseOpInfo& op = OpNamed(op_name);
+  if (operands.size() != op.arity()) throw py::value_error(op_name + " takes " + std::to_string(op.arity()) + " operands");
+  return OracleOf(op).Exact(operands.data()).ToHexExact();
+}
+
+}  // namespace
+}  // namespace ulpgate
+
+PYBIND11_MODULE(_ulpgate, m) {
+  m.doc() = "ulpgate's engine for the Python package (use `import ulpgate`).";
+  py::register_exception<ulpgate::InputError>(m, "InputError", PyExc_ValueError);
+  py::register_exception<ulpgate::KernelFaultError>(m, "KernelFault", PyExc_RuntimeError);
+  m.def("ops", &ulpgate::OpsList, "The elementwise ops: name, operands, definition.");
+  m.def("exact", &ulpgate::Exact, py::arg("op"), py::arg("operands"),
+        "The exact value of the op at one input (binary32 operands), as a hex float.");
+  m.def("check", &ulpgate::Check, py::arg("op"), py::arg("dtype"), py::arg("operands"),
+        py::arg("outputs"), py::arg("label"), py::arg("models"), py::arg("threads") = 0,
+        "Measures outputs against the exact values and every model; returns check's JSON record.");
+  m.def("sweep", &ulpgate::Sweep, py::arg("kernel"), py::arg("op"), py::arg("dtype"),
+        py::arg("name"), py::arg("variant"), py::arg("claim"), py::arg("fixed"), py::arg("over"),
+        py::arg("begin"), py::arg("end"), py::arg("threads") = 0,
+        "Sweeps a callable over a domain; returns sweep's JSON report.");
+}
