@@ -184,7 +184,20 @@ class Parser {
     while (Accept('*')) left = Arith(Op::kMul, left, Unary());
     return left;
   }
+  // Counts one level of the parser's recursion while it lives.
+  struct Nested {
+    explicit Nested(Parser& p) : parser(p) {
+      if (++parser.depth_ > kMaxModelNesting) {
+        parser.Fail(parser.pos_, fmt::format("nested more than {} levels deep (parentheses, calls, "
+                                             "unary minus)", kMaxModelNesting));
+      }
+    }
+    ~Nested() { --parser.depth_; }
+    Parser& parser;
+  };
+
   int Unary() {
+    const Nested level(*this);
     if (Accept('-')) {
       Instr i{Op::kNeg};
       i.a = Unary();
@@ -280,6 +293,7 @@ class Parser {
   const std::vector<std::string>& operands_;
   size_t offset_;
   size_t pos_ = 0;
+  int depth_ = 0;  // Nested levels now open
   std::map<std::string, int> names_;
 };
 

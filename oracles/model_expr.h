@@ -31,6 +31,11 @@
 
 namespace ulpgate {
 
+// The deepest nesting of parentheses, calls and unary minus a model may
+// have: the parser recurses once per level, and a model of thousands of
+// levels (a machine-written one) must be an error, not a stack overflow.
+inline constexpr int kMaxModelNesting = 200;
+
 // A malformed model: the message names the model and the column (1-based)
 // of the error in the text the user gave: "model 'm', column 12: expected ')'".
 class ModelSyntaxError : public std::invalid_argument {

@@ -1,6 +1,7 @@
 #include "tools/cli.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cerrno>
 #include <fmt/format.h>
@@ -158,6 +159,21 @@ CLI::Validator CountValidator(const std::string& what, uint64_t min, uint64_t ma
         return std::string();
       },
       "", "count");
+}
+
+CLI::Validator NonNegativeValidator(const std::string& what) {
+  return CLI::Validator(
+      [what](std::string& text) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !(v >= 0) ||
+            std::isinf(v)) {
+          return fmt::format("expected {}: a number >= 0, such as 1.5, got '{}'", what, text);
+        }
+        return std::string();
+      },
+      "", "number");
 }
 
 const ElementwiseOpInfo& ElementwiseOpArgument(const std::string& name) {

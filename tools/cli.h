@@ -63,6 +63,8 @@ inline constexpr uint64_t kMaxSeed = ~uint64_t{0};
 // (no sign, no exponent), e.g. "--n: expected the number of inputs: a whole
 // number from 1 to 67108864 = 2^26, got '-5'". `what` names the quantity.
 CLI::Validator CountValidator(const std::string& what, uint64_t min, uint64_t max);
+// A number >= 0 (a ULP limit): "expected WHAT: a number >= 0, such as 1.5, got 'abc'".
+CLI::Validator NonNegativeValidator(const std::string& what);
 
 // Splits "a,b,c"; "all" or empty gives {}.
 std::vector<std::string> SplitList(const std::string& spec);

@@ -65,3 +65,18 @@ foreach(case IN LISTS count_cases)
     message(FATAL_ERROR "ulpgate ${args}: status ${status}, expected 2 and '${expected}', stderr:\n${errors}")
   endif()
 endforeach()
+
+# Words for people: a mistyped command is named as one, and a ULP limit that is
+# not a number says so (not "not in range 0 to" a 309-digit DBL_MAX).
+foreach(case "frobnicate|unknown command 'frobnicate' \\(list, run, "
+             "run|--max-ulp|abc|--max-ulp: expected a ULP limit: a number >= 0, such as 1.5, got 'abc'$"
+             "sweep|--max-ulp|-1|expected a ULP limit: a number >= 0")
+  string(REPLACE "|" ";" parts "${case}")
+  list(POP_BACK parts expected)
+  execute_process(COMMAND "${ULPGATE}" ${parts} RESULT_VARIABLE status OUTPUT_QUIET ERROR_VARIABLE errors)
+  string(STRIP "${errors}" errors)
+  string(REGEX REPLACE " \\(see 'ulpgate --help'\\)$" "" trimmed "${errors}")
+  if(NOT status EQUAL 2 OR NOT trimmed MATCHES "${expected}" OR NOT errors MATCHES "^ulpgate: error: ")
+    message(FATAL_ERROR "ulpgate ${parts}: status ${status}, stderr:\n${errors}\nexpected: ${expected}")
+  endif()
+endforeach()

@@ -490,7 +490,7 @@ void AddCheckCommand(CLI::App& app) {
   cmd->add_option("--json", args->json_path, "Write the JSON report here (- for stdout)");
   cmd->add_option("--max-ulp", args->max_ulp,
                   "Exit 1 if the max ULP error is above this or an output has a special mismatch")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegativeValidator("a ULP limit"));
   cmd->add_option("--require-model", args->require_models,
                   "Exit 1 unless the outputs follow this model bit for bit (repeatable)");
   AddThreadsOption(cmd, &args->threads);

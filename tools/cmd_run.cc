@@ -537,7 +537,7 @@ void AddRunCommand(CLI::App& app) {
   cmd->add_option("--max-ulp", args->max_ulp,
                   "Exit 1 (listing the cases) if a case's max ULP error is above this, or it has "
                   "a special mismatch")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegativeValidator("a ULP limit"));
   cmd->add_flag("--require-conformance", args->require_conformance,
                 "Exit 1 (listing the cases) if a kernel does not follow its expected model bit "
                 "for bit");

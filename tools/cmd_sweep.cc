@@ -311,7 +311,7 @@ void AddSweepCommand(CLI::App& app) {
   AddThreadsOption(cmd, &args->threads);
   cmd->add_option("--json", args->json_path, "Write the report (" + std::string(kSweepFormat) + ") here: what merge reads");
   cmd->add_option("--max-ulp", args->max_ulp, "Exit 1 if a case's max ULP error is above this or it has a special mismatch")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegativeValidator("a ULP limit"));
   cmd->add_flag("--quiet", args->quiet, "No progress on stderr");
   cmd->add_flag("--reference", args->reference,
                 "Measure every input through the engine, MPFR and the emulated models instead of "
@@ -324,7 +324,7 @@ void AddSweepCommand(CLI::App& app) {
                "the whole, exactly as one sweep would have written it");
   merge->add_option("reports", margs->inputs, "The shards' reports (any order)")->required();
   merge->add_option("--json", margs->json_path, "Write the merged report here");
-  merge->add_option("--max-ulp", margs->max_ulp, "As sweep's")->check(CLI::NonNegativeNumber);
+  merge->add_option("--max-ulp", margs->max_ulp, "As sweep's")->check(NonNegativeValidator("a ULP limit"));
   merge->callback([margs] { RunMergeCommand(*margs); });
 }
 

@@ -45,6 +45,19 @@ int main(int argc, char** argv) {
   ulpgate::AddReportCommand(app);
   ulpgate::AddGoldenCommand(app);
   ulpgate::AddGateCommand(app);
+  // A mistyped command: CLI11 would say only that a subcommand is required.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+      known = known || sub->check_name(argv[1]);
+    }
+    if (!known) {
+      std::cerr << "ulpgate: error: unknown command '" << argv[1] << "' (" << names << ")\n";
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

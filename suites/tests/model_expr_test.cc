@@ -177,6 +177,27 @@ TEST(ModelExpr, ErrorsNameTheColumn) {
   EXPECT_NE(ErrorOf("grad*t").find("expected NAME: statements"), std::string::npos);
 }
 
+// A machine-written model nested thousands of levels deep is one error, not a
+// stack overflow; kMaxModelNesting levels still parse.
+TEST(ModelExpr, NestingPastTheLimitIsAnError) {
+  const auto nested = [](int levels, const std::string& open, const std::string& close) {
+    std::string text = "m: out = ";
+    for (int i = 0; i < levels; ++i) text += open;
+    text += "grad";
+    for (int i = 0; i < levels; ++i) text += close;
+    return text;
+  };
+  const std::vector<std::string> operands = {"grad", "t"};
+  for (const auto& [open, close] : std::vector<std::pair<std::string, std::string>>{
+           {"(", ")"}, {"neg(", ")"}, {"-", ""}}) {
+    // Each level of text opens one of the parser's; the statement itself is one more.
+    EXPECT_NO_THROW(ParseModelSpec(nested(kMaxModelNesting - 1, open, close), operands, kBinary32))
+        << open;
+    const std::string error = ErrorOf(nested(20000, open, close));
+    EXPECT_NE(error.find("nested more than 200 levels deep"), std::string::npos) << open << error;
+  }
+}
+
 // The printed models are the models: every built-in program equals the
 // template's model of the same name on every suite of its format, and covers
 // every template model but Highway's software f16 conversion.
