@@ -63,7 +63,7 @@ struct LoadedPlugin {
   bool Gives(std::string_view op_name, std::string_view dtype) const {
     return HasDtype(dtype, op_name);
   }
-  std::string OpsText() const;  // "tanh_bwd" or "tanh_bwd, gelu_bwd"
+  std::string OpsText() const;  // its ops, comma-separated
   // How a command line names it: "--plugin PATH" or "--iut 'COMMAND'".
   std::string Argument() const;
 };

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/elementwise_ops.h"
+#include "kernels/expected_model.h"
 #include "kernels/narrow_formats.h"
 #include "oracles/highway_f16.h"
 
@@ -262,27 +264,11 @@ std::vector<ModelProgram> TanhBwdModelPrograms(const FloatFormat& format) {
 std::string ExpectedNarrowModel(const FloatFormat& format, std::string_view variant,
                                 const TargetInfo& target) {
   RequireNarrow(format);
-  const int v = TanhBwdNarrowVariantIndex(variant);
-  if (v < 0) throw std::invalid_argument("unknown tanh_bwd variant '" + std::string(variant) + "'");
-  const TanhBwdNarrowVariantInfo& info = kTanhBwdNarrowVariants[v];
-  const auto& f32 = kTanhBwdVariants[TanhBwdSequenceIndex(info.sequence)];
-  const std::string f32_model(target.fused_negmuladd ? f32.model_fused_target
-                                                     : f32.model_unfused_target);
-  switch (info.rounding) {
-    case NarrowRounding::kOpmath:
-      return f32_model + "_opmath";
-    case NarrowRounding::kPerOp:
-      return std::string(info.name);
-    case NarrowRounding::kHighwayConvert:
-      switch (RequireNarrow(format).highway) {
-        case HighwayConversion::kTruncatingDemotion:
-          return f32_model + "_opmath_truncating";
-        case HighwayConversion::kF16cOrSoftware:
-          return f32_model + (target.f16c_conversions ? "_opmath" : "_opmath_hwy_soft");
-      }
-      break;
+  if (TanhBwdNarrowVariantIndex(variant) < 0) {
+    throw std::invalid_argument("unknown tanh_bwd variant '" + std::string(variant) + "'");
   }
-  return "";
+  // The rule every op's kernels follow (kernels/expected_model.h), for tanh_bwd.
+  return ExpectedModelName(*FindElementwiseOp("tanh_bwd"), format.name, variant, target);
 }
 
 }  // namespace ulpgate
