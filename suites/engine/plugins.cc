@@ -28,9 +28,9 @@ PluginProcessOptions& ProcessOptions() {
   return options;
 }
 
-// Processes of one IUT command, one per thread calling at once (up to the
-// core count), so that the kernels of one plugin or IUT run beside the
-// host's threads instead of one call at a time.
+// Processes of one IUT command, as many as threads have called it at once
+// (a sweep's or the engine's workers), so that the kernels of one plugin or
+// IUT run beside the host's threads instead of one call at a time.
 class IutPool {
  public:
   IutPool(std::vector<std::string> argv, double timeout_seconds)
