@@ -122,3 +122,9 @@ def test_sweep_catches_a_kernel_that_truncates():
                            claim="mulsub_opmath")
     assert report.mismatches > 0
     assert "mulsub_opmath" not in report.matching
+
+
+def test_sweep_refuses_an_unknown_claim():
+    with pytest.raises(ValueError, match="unknown model 'mulsub_opmth'"):
+        ulpgate.sweep(aten.tanh_backward, op="tanh_bwd", dtype="bf16", range=(0, 65536),
+                      claim="mulsub_opmth")

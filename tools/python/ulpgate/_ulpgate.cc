@@ -8,6 +8,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -133,10 +134,18 @@ std::string Sweep(py::function kernel, const std::string& op_name, const std::st
   k.variant = variant;
   k.format = &format;
   if (!claim.empty()) {
+    const std::vector<std::string> names = ModelNames(op, format);
+    if (std::find(names.begin(), names.end(), claim) == names.end()) {
+      std::string known;
+      for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
+      throw py::value_error("claim: unknown model '" + claim + "' of " + op_name + " in " + dtype +
+                            " (" + known + ")");
+    }
+    // A built-in model: compared by name; its program where it has one.
+    k.model.name = claim;
     for (ModelProgram& m : ModelPrograms(op, format)) {
       if (m.name == claim) k.model = m;
     }
-    if (k.model.name.empty()) k.model.name = claim;  // a built-in model without a program
   }
   k.call = CallableKernel(kernel, format, op.arity());
   plugin.kernels.push_back(std::move(k));
