@@ -74,7 +74,7 @@ std::vector<const TargetInfo*> ResolveTargets(const std::string& spec,
 
 void AddPluginOption(CLI::App* cmd, std::vector<std::string>* paths, const std::string& more) {
   cmd->add_option("--plugin", *paths,
-                  "A shared library of kernels of one elementwise op (ulpgate/plugin.h; repeatable): "
+                  "A shared library of elementwise kernels (ulpgate/plugin.h; repeatable): "
                   "its kernels of the command's op and dtype join the built-in ones under a target named after the plugin, each "
                   "expected to follow the model it claims" + more);
   // An IUT's targets travel among the plugin paths (kIutSource + COMMAND), so

@@ -1,8 +1,44 @@
 # ctest driver: what ulpgate prints for people fits 120 columns (tables wrap
 # their widest text columns, prose wraps, commands continue with " \"): every
 # subcommand's --help and typical runs, on every target and on models.
-# -DULPGATE=<ulpgate> -DMUTANT=<ulpgate_mutant> -DGOLDEN=<repo>/golden
+# -DULPGATE=<ulpgate> -DMUTANT=<ulpgate_mutant> -DGOLDEN=<repo>/golden -DIUT=<ulpgate-iut>
+# -DPLUGINS=<the example plugins' folder> -DWORK=<a scratch folder>
 set(width 120)
+# Files the commands read, made first: suites in every format, outputs to
+# check (a copy of the inputs' t: wrong, so every table of check is printed),
+# a recorded loss curve for drift --compare.
+file(REMOVE_RECURSE "${WORK}")
+file(MAKE_DIRECTORY "${WORK}")
+foreach(dtype f32 bf16 f16)
+  execute_process(COMMAND "${ULPGATE}" suite export --op tanh_bwd --dtype ${dtype} --n 3000
+    --out ${WORK}/in_${dtype}.npz RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "suite export --dtype ${dtype}: status ${status}\n${out}${err}")
+  endif()
+  list(APPEND extra_cases "u|suite!export!--op!tanh_bwd!--dtype!${dtype}!--n!100!--out!${WORK}/x_${dtype}.npz")
+endforeach()
+execute_process(COMMAND "${ULPGATE}" suite export --op gelu_bwd --n 3000 --out ${WORK}/gelu.txt
+  RESULT_VARIABLE status)
+execute_process(COMMAND "${ULPGATE}" run --op tanh_bwd --variant mulsub --target SCALAR
+  --inputs ${WORK}/in_f32.npz --save-inputs ${WORK}/saved.txt --quiet RESULT_VARIABLE status)
+file(WRITE "${WORK}/curve.json" "[0.9, 0.7, 0.55, 0.5, 0.45, 0.41, 0.4, 0.38, 0.37, 0.36]")
+set(long_label a_curve_recorded_elsewhere_with_a_long_name_torch_cuda_compiled_bf16)
+list(APPEND extra_cases
+  "u|check!--help" "u|sweep!--help" "u|suite!export!--help" "u|report!--help"
+  "u|check!--inputs!${WORK}/in_f32.npz!--outputs!${WORK}/in_f32.npz:t"
+  "u|check!--inputs!${WORK}/in_f32.npz!--outputs!${WORK}/in_f32.npz:t!--quiet"
+  "u|check!--inputs!${WORK}/in_bf16.npz!--outputs!${WORK}/in_bf16.npz:t!--period!8"
+  "u|check!--op!gelu_bwd!--inputs!${WORK}/gelu.txt!--plugin!${PLUGINS}/libgelu_c.so"
+  "u|sweep!--op!tanh_bwd!--dtype!bf16!--range!0:65536"
+  "u|sweep!--op!gelu_bwd!--dtype!bf16!--range!0:65536!--plugin!${PLUGINS}/libgelu_c.so"
+  "u|diverge!--op!gelu_tanh_bwd!--a!torch_per_op!--b!exact!--evals!2000"
+  "u|matrix!--n!300!--iut!${IUT} --builtin --targets SSE4"
+  "u|matrix!--op!gelu_bwd!--n!300!--plugin!${PLUGINS}/libgelu_c.so"
+  "u|explain!--op!gelu_tanh_bwd!--input!grad=1!--input!x=-3.5"
+  "u|run!--op!sigmoid_bwd!--dtype!bf16!--n!3000!--by!s!--target!all!--emulate-unsupported"
+  "u|run!--op!tanh_bwd!--inputs!${WORK}/saved.txt!--iut!${IUT} --builtin --targets SCALAR"
+  "u|drift!--scenario!seed!--epochs!10!--details"
+  "u|drift!--scenario!seed!--epochs!10!--compare!${WORK}/curve.json!--label!${long_label}")
 math(EXPR over "${width} + 1")
 string(REPEAT "[^\n]" ${over} too_long)
 # <binary: u or m>|<args, separated by !>
@@ -29,7 +65,10 @@ set(cases
   "u|gate!--quiet!--budgets!${GOLDEN}/budgets.json!--op!mse_bwd!--cpu-targets!max:AVX2"
   "m|golden!check!--dir!${GOLDEN}!--op!tanh_bwd!--target!AVX2,AVX3"
   "m|gate!--quiet!--budgets!${GOLDEN}/budgets.json!--op!tanh_bwd!--target!AVX2,AVX3")
+list(APPEND cases ${extra_cases})
 set(ENV{ULPGATE_MUTANT} tail)
+list(LENGTH cases count)
+message(STATUS "${count} commands")
 foreach(case IN LISTS cases)
   string(SUBSTRING "${case}" 0 1 which)
   string(SUBSTRING "${case}" 2 -1 args)

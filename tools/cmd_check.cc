@@ -38,7 +38,7 @@ constexpr const char* kCheckReportFormat = "ulpgate-check-1";
 struct CheckArgs {
   std::string op = std::string(DefaultElementwiseOp().name);
   bool op_given = false;  // --op given; else the plugins' op, if they give one
-  std::string dtype = "f32";
+  std::string dtype;      // empty: the plugins' or the files' (CheckedDtype), else f32
   std::string inputs_path, outputs_spec, label, json_path, models_path;
   std::vector<std::string> model_specs;
   std::vector<std::string> require_models;
@@ -292,8 +292,36 @@ std::string CheckedOp(const CheckArgs& args) {
   return op;
 }
 
+// The dtype --dtype names; without it, the one format of the plugins'
+// kernels of the op, or the one the NumPy files' dtypes say (float16, a
+// bfloat16 void), else f32.
+std::string CheckedDtype(const CheckArgs& args) {
+  if (!args.dtype.empty()) return args.dtype;
+  if (!args.plugins.empty()) {
+    std::string dtype;
+    for (const TargetInfo* t : LoadPlugins(args.plugins)) {
+      for (const PluginKernel& k : PluginOf(*t)->kernels) {
+        if (k.op != args.op) continue;
+        if (!dtype.empty() && dtype != k.format->name) return "f32";
+        dtype = k.format->name;
+      }
+    }
+    return dtype.empty() ? "f32" : dtype;
+  }
+  const std::string dtype = DtypeOfFiles(args.inputs_path, args.outputs_spec);
+  if (dtype.empty()) return "f32";
+  const auto& dtypes = GetOp(args.op).dtypes;
+  if (std::find(dtypes.begin(), dtypes.end(), dtype) == dtypes.end()) {
+    throw UsageError(fmt::format("the files hold {} values, and {} runs in {} only", dtype, args.op,
+                                 fmt::join(dtypes, ", ")));
+  }
+  return dtype;
+}
+
 void Check(CheckArgs args) {
   args.op = CheckedOp(args);
+  const bool dtype_given = !args.dtype.empty();
+  args.dtype = CheckedDtype(args);
   const FloatFormat& format = CheckFormat(args.op, args.dtype);
   if (FamilyOf(args.op) == OpFamily::kReduction) {
     if (!args.plugins.empty()) {
@@ -331,6 +359,9 @@ void Check(CheckArgs args) {
     throw UsageError("--variant names a plugin's kernel: give --plugin");
   }
   CheckRequest request = ReadCheckRequest(spec, args.models_path);
+  if (!dtype_given) {
+    if (const std::string hint = NarrowerDtypeHint(request); !hint.empty()) PrintWrapped(std::cerr, hint, 2);
+  }
   for (const std::string& m : args.require_models) {
     if (std::none_of(request.models.begin(), request.models.end(),
                      [&](const ModelProgram& p) { return p.name == m; })) {
@@ -370,6 +401,7 @@ void Check(CheckArgs args) {
 struct ExportArgs {
   std::string op = std::string(DefaultElementwiseOp().name), suite, dtype = "f32", out, shape;
   uint64_t n = 0, seed = 1;
+  bool float32 = false;  // 16-bit formats as float32 arrays, not their own dtype
 };
 
 // A reduction suite's instances as an .npz: one array per operand, named as
@@ -429,14 +461,18 @@ void Export(const ExportArgs& args) {
                   args.op, suite_name, format.name, inputs.size(), args.seed, args.out);
   const bool npz = IsNpzPath(args.out);
   const bool npy = IsNumpyPath(args.out) && !npz;
+  const FloatFormat* stored = args.float32 ? &kBinary32 : &format;
+  if (args.float32 && (!(npz || npy) || format.bits == 32)) {
+    throw UsageError("--float32 is for bf16 and f16 suites written to .npz or .npy");
+  }
   if (npz) {
     std::vector<NumpyOutput> arrays;
     for (size_t k = 0; k < inputs.operand_names.size(); ++k) {
-      arrays.push_back({inputs.operand_names[k], {inputs.size()}, inputs.columns[k]});
+      arrays.push_back({inputs.operand_names[k], {inputs.size()}, inputs.columns[k], stored});
     }
     WriteNumpyFile(args.out, arrays);
   } else if (npy) {
-    NumpyOutput all{"inputs", {inputs.operand_names.size(), inputs.size()}, {}};
+    NumpyOutput all{"inputs", {inputs.operand_names.size(), inputs.size()}, {}, stored};
     for (const auto& column : inputs.columns) all.values.insert(all.values.end(), column.begin(), column.end());
     WriteNumpyFile(args.out, {all});
   } else {
@@ -448,10 +484,13 @@ void Export(const ExportArgs& args) {
   const std::vector<std::string> names_of = op.operand_names();
   std::string listed;
   for (const std::string& n : names_of) listed += (listed.empty() ? "" : ", ") + n;
+  const std::string dtype = std::string_view(stored->name) == "f16"    ? "float16"
+                            : std::string_view(stored->name) == "bf16" ? "bfloat16 (2-byte void)"
+                                                                       : "float32";
   std::cout << fmt::format("wrote {} inputs of {} ({} suite, {}, seed {}) to {}{}\n", inputs.size(),
                            args.op, suite_name, format.name, args.seed, args.out,
-                           npz   ? std::string(" (arrays ") + listed + "; float32 holding values of the format)"
-                           : npy ? fmt::format(" (one float32 array [{}, n]: {}, in that order)",
+                           npz   ? fmt::format(" (arrays {}, {})", listed, dtype)
+                           : npy ? fmt::format(" (one {} array [{}, n]: {}, in that order)", dtype,
                                                names_of.size(), listed)
                                  : std::string());
 }
@@ -468,8 +507,9 @@ void AddCheckCommand(CLI::App& app) {
       "--op", args->op, "The op the outputs are of (with --plugin: the op its plugins give)");
   op_option->capture_default_str();
   cmd->add_option("--dtype", args->dtype,
-                  "Format of inputs and outputs: f32, bf16, f16 (arrays may hold them as float32)")
-      ->capture_default_str();
+                  "Format of inputs and outputs: f32, bf16, f16 (arrays may hold them as float32 or "
+                  "uint16 bit patterns); default: the plugin's, or what the arrays' dtypes say "
+                  "(float16, ml_dtypes' bfloat16), else f32");
   cmd->add_option("--inputs", args->inputs_path,
                   ".npz with arrays grad and t, .npy [2, n], or an input file ('grad t' per line)")
       ->required();
@@ -520,7 +560,13 @@ void AddCheckCommand(CLI::App& app) {
   exp->add_option("--seed", eargs->seed, "Suite seed")
       ->capture_default_str()
       ->check(CountValidator("a seed", 0, kMaxSeed));
-  exp->add_option("--out", eargs->out, "Where to write: FILE.npz, FILE.npy or a text file")->required();
+  exp->add_option("--out", eargs->out,
+                  "Where to write: FILE.npz, FILE.npy or a text file. Arrays keep the dtype: float32, "
+                  "float16, and bf16 as ml_dtypes' bfloat16 saves (a 2-byte void; docs/python.md "
+                  "reads it into PyTorch)")
+      ->required();
+  exp->add_flag("--float32", eargs->float32,
+                "Write bf16 and f16 values as float32 arrays (for a reader that takes no other)");
   exp->callback([eargs] { Export(*eargs); });
 }
 

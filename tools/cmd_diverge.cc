@@ -80,7 +80,7 @@ std::string PluginFlags(const DivergeArgs& args) {
 }
 
 std::string Command(const DivergeArgs& args, const DivergeSide& a, const DivergeSide& b) {
-  std::string command = fmt::format("ulpgate diverge --kernel {} --a {} --b {} --evals {} --seed {}",
+  std::string command = fmt::format("ulpgate diverge --op {} --a {} --b {} --evals {} --seed {}",
                                     args.kernel, a.Label(), b.Label(), args.evaluations, args.seed);
   if (args.keep != 16) command += fmt::format(" --keep {}", args.keep);
   if (!args.out_path.empty()) command += " --out " + args.out_path;
@@ -100,7 +100,7 @@ void WriteInputFile(const std::string& path, const DivergeArgs& args, const Dive
                   b.Label(), result.evaluations, args.seed,
                   b.exact() ? "; b below is the exact value rounded to binary32" : ""),
       "regenerate: " + Command(args, a, b),
-      "replay:     ulpgate run --kernel " + args.kernel + " --inputs " + path + PluginFlags(args),
+      "replay:     ulpgate run --op " + args.kernel + " --inputs " + path + PluginFlags(args),
   };
   std::ofstream out(path, std::ios::trunc);
   if (!out) throw UsageError(path + ": cannot open for writing");
@@ -201,7 +201,7 @@ void RunDiverge(const DivergeArgs& args) {
     }
     std::cout << "explain the worst: "
               << WrappedCommand(
-                     fmt::format("ulpgate explain --kernel {}{}{}{}", op.name, inputs,
+                     fmt::format("ulpgate explain --op {}{}{}{}", op.name, inputs,
                                  targets.empty() ? " --variant none" : " --target " + targets,
                                  plugins),
                      19, 4)
@@ -222,7 +222,7 @@ void RunDiverge(const DivergeArgs& args) {
   }
   if (!args.out_path.empty()) {
     WriteInputFile(args.out_path, args, a, b, result);
-    std::cout << fmt::format("wrote {} inputs to {} (replay: ulpgate run --kernel {} --inputs {})\n",
+    std::cout << fmt::format("wrote {} inputs to {} (replay: ulpgate run --op {} --inputs {})\n",
                              result.worst.size(), args.out_path, op.name, args.out_path);
   }
 }
@@ -233,7 +233,7 @@ void AddDivergeCommand(CLI::App& app) {
   auto args = std::make_shared<DivergeArgs>();
   auto* cmd = app.add_subcommand(
       "diverge", "Search for the inputs where two variants/targets (or one and exact) disagree most");
-  cmd->add_option("--kernel", args->kernel, "Elementwise op (" + ElementwiseOpNames() + ")")
+  cmd->add_option("--op,--kernel", args->kernel, "Elementwise op (" + ElementwiseOpNames() + ")")
       ->required();
   cmd->add_option("--a", args->a,
                   "VARIANT[@TARGET] (default target: the best this CPU runs), or a plugin's "

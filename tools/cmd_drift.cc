@@ -130,10 +130,13 @@ void PrintRunDetails(const DriftResult& d, const FloatRunResult& r) {
                   Sci(r.param_max_relative[e]), fmt::format("{:.4g}", r.param_max_ulp[e])});
   }
   table.Print(std::cout, "  ");
-  std::cout << fmt::format("  final rel. deviation {}, max {} (epoch {}); lag (epochs) at {}{}\n",
+  std::cout << "  ";
+  PrintWrapped(std::cout,
+               fmt::format("final rel. deviation {}, max {} (epoch {}); lag (epochs) at {}{}",
                            Sci(r.summary.final_relative_deviation),
                            Sci(r.summary.max_relative_deviation), r.summary.max_deviation_epoch,
-                           Lags(r.summary), r.summary.stalled ? "; STALLED" : "");
+                           Lags(r.summary), r.summary.stalled ? "; STALLED" : ""),
+               4, 2);
   if (r.in_situ.empty()) return;
   TextTable situ({"in-situ op", "format", "outputs", "max ULP", "mean ULP", "correctly rounded",
                   "special"});
@@ -200,11 +203,15 @@ void PrintComparison(const CurveComparison& c, const DriftResult& d) {
     std::cout << fmt::format(" (the runs have {}: {} compared)", d.epochs, c.epochs);
   }
   std::cout << '\n';
-  std::cout << fmt::format(
-      "  final loss {:.9g}, exact {:.9g}: final dev. {}, max {} (epoch {}); lag (epochs) at {}{}\n",
-      c.curve.loss[c.epochs - 1], d.reference.loss[c.epochs - 1],
-      Signed(c.summary.final_signed_deviation), Sci(c.summary.max_relative_deviation),
-      c.summary.max_deviation_epoch, Lags(c.summary), c.summary.stalled ? "; STALLED" : "");
+  std::cout << "  ";
+  PrintWrapped(std::cout,
+               fmt::format("final loss {:.9g}, exact {:.9g}: final dev. {}, max {} (epoch {}); lag "
+                           "(epochs) at {}{}",
+                           c.curve.loss[c.epochs - 1], d.reference.loss[c.epochs - 1],
+                           Signed(c.summary.final_signed_deviation),
+                           Sci(c.summary.max_relative_deviation), c.summary.max_deviation_epoch,
+                           Lags(c.summary), c.summary.stalled ? "; STALLED" : ""),
+               4, 2);
   if (!d.runs.empty()) {
     std::cout << "  ";
     PrintWrapped(std::cout,

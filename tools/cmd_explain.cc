@@ -208,7 +208,7 @@ void AddExplainCommand(CLI::App& app) {
   auto args = std::make_shared<ExplainArgs>();
   auto* cmd = app.add_subcommand(
       "explain", "Trace one input through every variant and target, rounding by rounding");
-  cmd->add_option("--kernel", args->kernel, "Elementwise op to explain (see 'ulpgate list')")
+  cmd->add_option("--op,--kernel", args->kernel, "Elementwise op to explain (see 'ulpgate list')")
       ->required();
   cmd->add_option("--input", args->inputs,
                   "An operand as NAME=VALUE (hex float, decimal, inf, nan or bits:0x...); one per operand")

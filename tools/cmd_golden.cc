@@ -91,21 +91,25 @@ void CheckExternals(const GoldenArgs& args, size_t& matched, size_t& differing) 
 // Blesses the check a report describes, or re-blesses the external goldens
 // of `ops` (empty: every one).
 void BlessExternals(const GoldenArgs& args, const std::vector<std::string>& ops = {}) {
-  std::vector<CheckSpec> specs;
+  std::vector<ExternalGolden> goldens;
   if (!args.check_report.empty()) {
-    specs.push_back(SpecFromCheckReport(args.check_report, args.dir, args.expected_model));
+    goldens.push_back({"", SpecFromCheckReport(args.check_report, args.dir, args.expected_model), {}, {}});
   } else {
-    for (const ExternalGolden& g : ReadExternalGoldens(args.dir)) {
+    for (ExternalGolden& g : ReadExternalGoldens(args.dir)) {
       if (ops.empty() || std::find(ops.begin(), ops.end(), g.spec.op) != ops.end()) {
-        specs.push_back(g.spec);
+        goldens.push_back(std::move(g));
       }
     }
   }
-  for (const CheckSpec& spec : specs) {
+  for (const ExternalGolden& given : goldens) {
+    // The data is copied beside the golden (again: the copy is the data).
+    ExternalGolden g = StoreExternalData(args.dir, given.spec);
+    if (!given.source.is_null()) g.source = given.source;
+    const CheckSpec& spec = g.spec;
     Progress("checking " + spec.label);
     const nlohmann::ordered_json record = ReplayExternal(spec, args.dir, args.threads);
     EndProgress();
-    const std::string path = WriteExternalGolden(args.dir, spec, record);
+    const std::string path = WriteExternalGolden(args.dir, spec, g.source, record);
     std::cout << fmt::format("wrote   EXTERNAL   {} ({} {})\n", path, spec.dtype, spec.op);
     std::cout << "  ";
     PrintWrapped(std::cout, "follows " + record.at("conformance").at("matching").dump(), 4, 2);
@@ -530,8 +534,9 @@ void AddGoldenCommand(CLI::App& app) {
                     "refuses while a budget fails on the targets being blessed");
   bless->add_option("--check", args->check_report,
                     "Bless the outputs a `check --json` report measured (made elsewhere) as "
-                    "DIR/external/<label>.json; their files must be in the repository. `golden "
-                    "check` replays it, the gate's rules match it by label");
+                    "DIR/external/<label>.json, its data copied beside it (<label>.npz), so that "
+                    "the directory can be copied anywhere. `golden check` replays it, the gate's "
+                    "rules match it by label");
   bless->add_option("--expect-model", args->expected_model,
                     "With --check: the model the outputs must follow (the gate's "
                     "conformance_required checks it)");

@@ -138,7 +138,7 @@ void AddMatrixCommand(CLI::App& app) {
       "matrix",
       "Variant x target: the model each kernel conforms to, max ULP per suite, identical-output "
       "groups (exit 1 if a kernel does not follow the model its target should)");
-  cmd->add_option("--kernel", args->kernel, "Elementwise op (" + ElementwiseOpNames() + ")")
+  cmd->add_option("--op,--kernel", args->kernel, "Elementwise op (" + ElementwiseOpNames() + ")")
       ->capture_default_str();
   cmd->add_option("--n", args->n, "Inputs per suite")
       ->capture_default_str()

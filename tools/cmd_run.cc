@@ -47,29 +47,38 @@ std::string BinLabel(const ErrorStatistics& s, size_t i) {
   return fmt::format("({}, {}]", bound(b[i - 1]), bound(b[i]));
 }
 
+// A case's target as tables show it: the kind of a case that is not a
+// kernel follows it, "AVX3 (model)", so that an emulated row never reads as
+// a run of the kernel.
+std::string TargetText(const CaseResult& r) {
+  return r.kind == CaseKind::kKernel ? r.target : r.target + " (" + CaseKindName(r.kind) + ")";
+}
+
 // The command that reproduces one input on one target: in f32 `explain`,
 // which follows it rounding by rounding; in a 16-bit format (explain follows
 // the f32 sequences) the case itself, the input given on stdin.
 std::string ReproduceCommand(const CaseResult& r, const InputSet& inputs, uint64_t index) {
+  const bool model = r.kind == CaseKind::kModel;  // a target this CPU cannot run, emulated
   if (const LoadedPlugin* plugin = FindPlugin(r.target)) {
     std::string operands;
     for (size_t k = 0; k < inputs.operand_names.size(); ++k) {
       operands += fmt::format(" --input {}={}", inputs.operand_names[k],
                               HexFloat(inputs.columns[k][index]));
     }
-    return fmt::format("ulpgate explain --kernel {} {} --variant {}{}", r.op, plugin->Argument(),
+    return fmt::format("ulpgate explain --op {} {} --variant {}{}", r.op, plugin->Argument(),
                        r.variant, operands);
   }
-  if (r.dtype != "f32") {
+  if (r.dtype != "f32" || model) {
     std::string tuple;
     for (size_t k = 0; k < inputs.operand_names.size(); ++k) {
       tuple += (k ? " " : "") + HexFloat(inputs.columns[k][index]);
     }
-    return fmt::format("echo '{}' | ulpgate run --kernel {} --dtype {} --variant {} --target {} "
+    return fmt::format("echo '{}' | ulpgate run --op {} --dtype {} --variant {} --target {}{} "
                        "--inputs -",
-                       tuple, r.op, r.dtype, r.variant, r.target);
+                       tuple, r.op, r.dtype, r.variant, r.target,
+                       model ? " --emulate-unsupported" : "");
   }
-  std::string command = "ulpgate explain --kernel " + r.op;
+  std::string command = "ulpgate explain --op " + r.op;
   for (size_t k = 0; k < inputs.operand_names.size(); ++k) {
     command += fmt::format(" --input {}={}", inputs.operand_names[k],
                            HexFloat(inputs.columns[k][index]));
@@ -103,7 +112,7 @@ void PrintErrorMaps(const std::vector<CaseResult>& results, const InputSet& inpu
     std::vector<std::string> header = {operand + " in", "n"};
     for (const auto& g : groups) {
       std::string targets;
-      for (const CaseResult* r : g) targets += (targets.empty() ? "" : ",") + r->target;
+      for (const CaseResult* r : g) targets += (targets.empty() ? "" : ",") + TargetText(*r);
       header.push_back("max " + targets);
       header.push_back("mean");
       header.push_back("> 1 ULP");
@@ -202,7 +211,7 @@ void PrintText(const ElementwiseOpInfo& op, const std::vector<CaseResult>& resul
   summary.SetLeftAligned({0, 1, 8});
   for (const CaseResult& r : results) {
     if (r.fault) {
-      summary.AddRow({r.variant, r.target, KernelFaultName(r.fault->kind), "-", "-", "-", "-", "-",
+      summary.AddRow({r.variant, TargetText(r), KernelFaultName(r.fault->kind), "-", "-", "-", "-", "-",
                       r.fault->detail, "-"});
       continue;
     }
@@ -214,13 +223,20 @@ void PrintText(const ElementwiseOpInfo& op, const std::vector<CaseResult>& resul
         : expected.empty()  // a kernel that claims no model (an IUT's may not)
             ? (model.empty() ? std::string("none") : model) + " (none claimed)"
             : (model.empty() ? std::string("none") : model) + " (expected " + expected + ")";
-    summary.AddRow({r.variant, r.target, Ulp(s.max_ulp()), Ulp(s.mean_ulp()),
+    summary.AddRow({r.variant, TargetText(r), Ulp(s.max_ulp()), Ulp(s.mean_ulp()),
                     Ulp(s.Percentile(99)),
                     fmt::format("{:.2f}%", 100.0 * s.correctly_rounded() / std::max<uint64_t>(s.n(), 1)),
                     std::to_string(s.special_mismatch()), std::to_string(s.signed_zero_mismatch()),
                     follows, std::to_string(r.conformance.mismatches)});
   }
   summary.Print(std::cout);
+  if (std::any_of(results.begin(), results.end(),
+                  [](const CaseResult& r) { return r.kind == CaseKind::kModel; })) {
+    PrintWrapped(std::cout,
+                 "(model): this CPU cannot run the target; the row is the variant's expected model, "
+                 "computed in the kernel's place (--emulate-unsupported), not a run of the kernel",
+                 2, 0);
+  }
   for (const CaseResult& r : results) {
     if (!r.fault) continue;
     const KernelFault& f = *r.fault;
@@ -254,7 +270,7 @@ void PrintText(const ElementwiseOpInfo& op, const std::vector<CaseResult>& resul
     if (cases.empty()) continue;
     std::cout << "\nhistogram of ULP error e, " << variant << " (inputs per bin)\n";
     std::vector<std::string> header = {"bin"};
-    for (const CaseResult* r : cases) header.push_back(r->target);
+    for (const CaseResult* r : cases) header.push_back(TargetText(*r));
     TextTable table(header);
     table.SetLeftAligned({0});
     const size_t bins = cases.front()->stats.counts().size();
@@ -290,7 +306,7 @@ void PrintText(const ElementwiseOpInfo& op, const std::vector<CaseResult>& resul
       std::cout << "  ";
       PrintWrapped(std::cout,
                    fmt::format("worst: {} ULP on {} at input #{}: {}; output {}, exact {}",
-                               Ulp(worst->stats.max_ulp()), worst->target, i,
+                               Ulp(worst->stats.max_ulp()), TargetText(*worst), i,
                                OperandsText(inputs, format, i, true), ValueText(format, y),
                                OracleOf(op).Exact(x.data()).ToDecimal(17)),
                    9, 2);
@@ -300,7 +316,7 @@ void PrintText(const ElementwiseOpInfo& op, const std::vector<CaseResult>& resul
     for (const CaseResult* r : cases) {
       if (r->stats.first_special_index() >= 0) {
         const uint64_t i = r->stats.first_special_index();
-        std::cout << fmt::format("  special mismatch on {}: first at input #{}: {}\n", r->target, i,
+        std::cout << fmt::format("  special mismatch on {}: first at input #{}: {}\n", TargetText(*r), i,
                                  OperandsText(inputs, format, i, false));
         break;
       }
@@ -375,7 +391,7 @@ void Run(const RunArgs& args) {
     WriteInputFile(args.save_inputs_path, inputs,
                    {fmt::format("ulpgate inputs of {}: {} ({} tuples)", op->name, inputs.source,
                                 inputs.size()),
-                    "regenerate: ulpgate run --kernel " + op->name + " " + source +
+                    "regenerate: ulpgate run --op " + op->name + " " + source +
                         " --save-inputs " + args.save_inputs_path});
   }
   RunOptions options;
@@ -488,7 +504,7 @@ void AddRunCommand(CLI::App& app) {
   for (const OpInfo& op : OpTable()) {
     if (op.family != OpFamily::kDrift) ops += (ops.empty() ? "" : ", ") + op.name;
   }
-  cmd->add_option("--kernel", args->kernel, "Op to run: " + ops)->required();
+  cmd->add_option("--op,--kernel", args->kernel, "Op to run: " + ops)->required();
   cmd->add_option("--variant", args->variant,
                   "Variant, comma-separated list, or all (the variants of each --dtype: "
                   "ulpgate list)")

@@ -271,7 +271,7 @@ void AddSweepCommand(CLI::App& app) {
       "Every input of a domain: all (grad, t) pairs in bf16 or f16, or every f32 t at given grads "
       "(every grad at given t); --shard K/N runs one part, merge joins them (exit 1 if a kernel "
       "leaves its model)");
-  cmd->add_option("--kernel", args->kernel, "Elementwise op of two operands (" + ElementwiseOpNames() + ")")
+  cmd->add_option("--op,--kernel", args->kernel, "Elementwise op of two operands (" + ElementwiseOpNames() + ")")
       ->capture_default_str();
   cmd->add_option("--dtype", args->dtype, "bf16 or f16 (all pairs), f32 (with --grad or --t)")
       ->capture_default_str();

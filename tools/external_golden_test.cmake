@@ -3,7 +3,8 @@
 # replayed by `golden check` (ok; DIFFERS once the recorded record is edited), and a
 # small ledger whose label rules the gate evaluates on it: PASS within the limits, FAIL
 # (exit 1) below the measured max ULP or against a model the outputs do not follow, and
-# exit 2 for a label that matches no external golden or a file outside the repository.
+# exit 2 for a label that matches no external golden; a golden directory copied elsewhere
+# (the data travels with it) replays there.
 # Variables: ULPGATE, PEER (suites/peer/torch-2.11-h100), WORK.
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}/data" "${WORK}/golden")
@@ -45,6 +46,21 @@ string(REPLACE "\"max_ulp\": 6.399169921875" "\"max_ulp\": 6.0" text "${text}")
 file(WRITE "${WORK}/golden/external/torch_eager.json" "${text}")
 ulpgate_expect(1 "DIFFERS EXTERNAL   golden/external/torch_eager.json:\n  max_ulp 6.0 -> 6.399169921875" golden check)
 
-# Files outside the repository cannot be blessed: a clone could not replay them.
+# Blessing copies the data beside the golden: a golden directory blessed from
+# files anywhere, then copied elsewhere with the originals gone, replays there,
+# and the gate finds it from the copied ledger.
 file(MAKE_DIRECTORY "${WORK}/repo/golden")
-ulpgate_expect(2 "is outside the repository" golden bless --dir repo/golden --check report.json)
+ulpgate_expect(0 "wrote   EXTERNAL   repo/golden/external/torch_eager.json" golden bless --dir repo/golden
+  --check report.json --expect-model mulsub_per_op)
+file(COPY "${WORK}/golden/budgets.json" DESTINATION "${WORK}/repo/golden")
+file(COPY "${WORK}/repo/golden" DESTINATION "${WORK}/elsewhere/copy")
+file(REMOVE_RECURSE "${WORK}/data" "${WORK}/repo")
+if(NOT EXISTS "${WORK}/elsewhere/copy/golden/external/torch_eager.npz")
+  message(FATAL_ERROR "golden bless --check did not copy the data beside the golden")
+endif()
+ulpgate_expect(1 "ok      EXTERNAL   elsewhere/copy/golden/external/torch_eager.json"
+  golden check --dir elsewhere/copy/golden)
+ledger(6.5 mulsub_per_op "torch_*")
+file(COPY "${WORK}/golden/budgets.json" DESTINATION "${WORK}/elsewhere/copy/golden")
+ulpgate_expect(0 "torch.eager.*follows mulsub_per_op.*gate: PASS"
+  gate --budgets elsewhere/copy/golden/budgets.json)

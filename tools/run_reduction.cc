@@ -81,7 +81,7 @@ std::string ReproduceCommand(const ReductionInputSet& inputs, const CaseResult& 
                              uint64_t instance) {
   const std::string dtype = r.dtype == "f32" ? "" : " --dtype " + r.dtype;
   return fmt::format(
-      "ulpgate run --kernel {}{} --variant {} --target {} --suite {} --seed {} --shape {} "
+      "ulpgate run --op {}{} --variant {} --target {} --suite {} --seed {} --shape {} "
       "--instance {}{} --dump -",
       r.op, dtype, r.variant, r.kind == CaseKind::kPeer ? std::string("all") : r.target,
       inputs.source, inputs.seed, ShapeText(inputs.op, inputs.shape), instance,

@@ -133,15 +133,32 @@ class TextTable {
         width[c] = w;
       }
     }
-    while (total() > kTextWidth) {
-      size_t widest = width.size();
-      for (size_t c : left_) {
-        if (c < width.size() && width[c] > 10 && (widest == width.size() || width[c] > width[widest])) {
-          widest = c;
+    // Narrowing stops first at each column's longest word, so that cells
+    // wrap between words ("mac_unfused" never becomes "mac_unfus" / "ed");
+    // only a table that cannot fit so is narrowed further, cutting words.
+    std::vector<size_t> longest_word(width.size(), 10);
+    for (size_t r = 1; r < rows_.size(); ++r) {
+      for (size_t c = 0; c < rows_[r].size(); ++c) {
+        std::istringstream words(rows_[r][c]);
+        for (std::string word; words >> word;) {
+          longest_word[c] = std::max(longest_word[c], std::min<size_t>(word.size(), 40));
         }
       }
-      if (widest == width.size()) break;  // nothing left to narrow
-      width[widest] = std::max<size_t>(10, width[widest] - std::min(width[widest] - 10, total() - kTextWidth));
+    }
+    for (const bool keep_words : {true, false}) {
+      while (total() > kTextWidth) {
+        size_t widest = width.size();
+        for (size_t c : left_) {
+          const size_t floor = keep_words ? longest_word[c] : 10;
+          if (c < width.size() && width[c] > floor &&
+              (widest == width.size() || width[c] > width[widest])) {
+            widest = c;
+          }
+        }
+        if (widest == width.size()) break;  // nothing left to narrow
+        const size_t floor = keep_words ? longest_word[widest] : 10;
+        width[widest] -= std::min(width[widest] - floor, total() - kTextWidth);
+      }
     }
     for (size_t r = 0; r < rows_.size(); ++r) {
       if (const auto it = sections_.find(r); it != sections_.end()) {

@@ -95,7 +95,7 @@ def test_a_wrong_model_fails_with_the_input_and_the_replay():
     with pytest.raises(AssertionError) as e:
         assert_follows_model(y, {"grad": grad, "t": t}, op="tanh_bwd", model="mac_unfused")
     text = str(e.value)
-    assert "differ from it" in text and "explain it: ulpgate explain --kernel tanh_bwd" in text
+    assert "differ from it" in text and "explain it: ulpgate explain --op tanh_bwd" in text
     assert "Follows bit for bit: mulsub" in text
 
 
@@ -104,6 +104,32 @@ def test_dtype_mismatch_is_explained():
     y = aten.tanh_backward(grad, t)
     with pytest.raises(ValueError, match="not a value of bf16"):
         ulpgate.check(y, {"grad": grad, "t": t}, op="tanh_bwd", dtype="bf16")
+
+
+def test_exported_bf16_inputs_come_back_as_bf16(tmp_path):
+    """`suite export --dtype bf16` writes bfloat16 (as ml_dtypes saves it); read back into
+    PyTorch it is bf16 again, and check takes the dtype from the tensors."""
+    import os
+    import subprocess
+    path = tmp_path / "in.npz"
+    subprocess.run([os.environ.get("ULPGATE", "build/bin/ulpgate"), "suite", "export", "--op",
+                    "tanh_bwd", "--dtype", "bf16", "--n", "5000", "--out", str(path)],
+                   check=True, capture_output=True)
+    arrays = ulpgate.load(path, framework="torch")
+    assert arrays["grad"].dtype == torch.bfloat16 and arrays["t"].dtype == torch.bfloat16
+    y = aten.tanh_backward(arrays["grad"], arrays["t"])
+    report = ulpgate.check(y, arrays, op="tanh_bwd")
+    assert report.dtype == "bf16" and "mulsub_opmath" in report.matching
+    # The numpy arrays as saved (2-byte voids) are read as bf16 too.
+    saved = ulpgate.load(path)
+    assert ulpgate.check(y, saved, op="tanh_bwd").dtype == "bf16"
+
+
+def test_bf16_values_checked_as_f32_warn():
+    grad, t = inputs("tanh_bwd", torch.bfloat16)
+    y = aten.tanh_backward(grad, t)
+    with pytest.warns(UserWarning, match="pass dtype='bf16'"):
+        ulpgate.check(y.float(), {"grad": grad.float(), "t": t.float()}, op="tanh_bwd")
 
 
 def test_sweep_every_bf16_pair_from_python():

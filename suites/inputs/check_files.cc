@@ -54,6 +54,29 @@ const NumpyArray& ArrayNamed(const std::vector<NumpyArray>& arrays, const std::s
   throw InputError(path + ": no array '" + name + "' (arrays: " + names + ")");
 }
 
+std::string DtypeOfFiles(const std::string& inputs_path, const std::string& outputs_spec) {
+  std::string dtype, said_by;
+  auto consider = [&](const std::string& spec) {
+    const auto [path, name] = SplitArraySpec(spec);
+    if (path.empty() || !IsNumpyPath(path)) return;
+    for (const NumpyArray& a : ReadNumpyFile(path)) {
+      if (!name.empty() && a.name != name) continue;
+      const FloatFormat* format = NumpyFormat(a);
+      if (format == nullptr) continue;
+      const std::string where = path + ":" + a.name;
+      if (!dtype.empty() && dtype != format->name) {
+        throw InputError(fmt::format("{} holds {} values and {} {}: pass --dtype", said_by, dtype,
+                                     where, format->name));
+      }
+      dtype = format->name;
+      said_by = where;
+    }
+  };
+  consider(inputs_path);
+  consider(outputs_spec);
+  return dtype;
+}
+
 const FloatFormat& CheckFormat(const std::string& op, const std::string& dtype) {
   const OpInfo& info = GetOp(op);
   if (info.family == OpFamily::kDrift) {

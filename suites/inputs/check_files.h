@@ -20,6 +20,12 @@ namespace ulpgate {
 
 // The format `dtype` names, if `op` runs in it (a drift op is refused).
 const FloatFormat& CheckFormat(const std::string& op, const std::string& dtype);
+// The dtype NumPy files say their values are ("bf16" for a 2-byte void,
+// "f16" for float16), from the arrays `check` reads of --inputs and --outputs
+// (FILE[:ARRAY]; "" for an absent path or a text file); "" when they say
+// nothing (float32, float64, uint16). Throws InputError when two arrays say
+// different things.
+std::string DtypeOfFiles(const std::string& inputs_path, const std::string& outputs_spec);
 // The array of that name, or the error listing the arrays of the file.
 const NumpyArray& ArrayNamed(const std::vector<NumpyArray>& arrays, const std::string& name,
                              const std::string& path);

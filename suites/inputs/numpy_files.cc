@@ -11,9 +11,11 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xnpy.hpp>
 
+#include "oracles/format.h"
 #include "suites/inputs/inputs.h"
 
 namespace ulpgate {
@@ -174,11 +176,23 @@ std::vector<NumpyArray> ReadNumpyFile(const std::string& path) {
   return {std::move(array)};
 }
 
+const FloatFormat* NumpyFormat(const NumpyArray& array) {
+  const std::string kind = array.dtype.substr(1);
+  if (kind == "f2") return &kBinary16;
+  if (kind == "V2") return &kBFloat16;
+  return nullptr;
+}
+
 std::vector<float> ArrayValues(const NumpyArray& array, const FloatFormat& format,
                                const std::string& where) {
   const std::string kind = array.dtype.substr(1);  // "f4", "u2", ...
   const bool narrow = format.bits == 16;
   const bool bits16 = kind == "u2" || (kind == "V2" && std::string_view(format.name) == "bf16");
+  if (!narrow && (kind == "u2" || kind == "V2" || kind == "f2")) {
+    throw InputError(fmt::format(
+        "{}: dtype '{}' holds 16-bit values, read here as {}: pass --dtype {}", where, array.dtype,
+        format.name, kind == "f2" ? "f16" : kind == "V2" ? "bf16" : "bf16 or --dtype f16 (bit patterns)"));
+  }
   if (!(kind == "f4" || kind == "f8" || (kind == "f2" && std::string_view(format.name) == "f16") ||
         (bits16 && narrow))) {
     throw InputError(fmt::format(
@@ -212,17 +226,11 @@ std::vector<float> ArrayValues(const NumpyArray& array, const FloatFormat& forma
   return values;
 }
 
-void WriteNumpyFile(const std::string& path, const std::vector<NumpyOutput>& arrays) {
+// Writes .npy images as one .npy (a single image) or an .npz archive, after
+// the path's extension, through a temporary file renamed into place.
+static void WriteImages(const std::string& path, const std::vector<std::string>& names,
+                 const std::vector<std::string>& images) {
   const bool npz = EndsWith(path, ".npz");
-  if (!npz && !EndsWith(path, ".npy")) throw InputError(path + ": expected a .npy or .npz path");
-  if (!npz && arrays.size() != 1) {
-    throw InputError(fmt::format("{}: {} arrays do not fit in one .npy; write an .npz", path,
-                                 arrays.size()));
-  }
-  std::vector<std::string> images;
-  for (const NumpyOutput& a : arrays) {
-    images.push_back(xt::dump_npy(xt::adapt(a.values, a.shape)));
-  }
   const std::string temporary = path + ".tmp";
   if (!npz) {
     std::ofstream out(temporary, std::ios::binary);
@@ -233,14 +241,14 @@ void WriteNumpyFile(const std::string& path, const std::vector<NumpyOutput>& arr
     int error = 0;
     zip_t* archive = zip_open(temporary.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &error);
     if (!archive) throw InputError(path + ": cannot create the archive");
-    for (size_t k = 0; k < arrays.size(); ++k) {
+    for (size_t k = 0; k < images.size(); ++k) {
       zip_source_t* source = zip_source_buffer(archive, images[k].data(), images[k].size(), 0);
       if (source == nullptr ||
-          zip_file_add(archive, (arrays[k].name + ".npy").c_str(), source, ZIP_FL_ENC_UTF_8) < 0) {
+          zip_file_add(archive, (names[k] + ".npy").c_str(), source, ZIP_FL_ENC_UTF_8) < 0) {
         if (source) zip_source_free(source);
         const std::string why = zip_strerror(archive);
         zip_discard(archive);
-        throw InputError(path + ": cannot add " + arrays[k].name + ": " + why);
+        throw InputError(path + ": cannot add " + names[k] + ": " + why);
       }
     }
     if (zip_close(archive) != 0) {
@@ -252,6 +260,67 @@ void WriteNumpyFile(const std::string& path, const std::vector<NumpyOutput>& arr
   std::error_code ec;
   std::filesystem::rename(temporary, path, ec);
   if (ec) throw InputError(path + ": " + ec.message());
+}
+
+void WriteNumpyFile(const std::string& path, const std::vector<NumpyOutput>& arrays) {
+  const bool npz = EndsWith(path, ".npz");
+  if (!npz && !EndsWith(path, ".npy")) throw InputError(path + ": expected a .npy or .npz path");
+  if (!npz && arrays.size() != 1) {
+    throw InputError(fmt::format("{}: {} arrays do not fit in one .npy; write an .npz", path,
+                                 arrays.size()));
+  }
+  std::vector<std::string> images;
+  for (const NumpyOutput& a : arrays) {
+    if (a.format == nullptr || a.format->bits != 16) {
+      images.push_back(xt::dump_npy(xt::adapt(a.values, a.shape)));
+      continue;
+    }
+    // A 16-bit format as its own dtype: float16 for f16; for bf16, which
+    // NumPy has no type for, the 2-byte void that ml_dtypes' bfloat16 saves
+    // as. xtensor writes the bit patterns as uint16 and the type string is
+    // replaced in place (the same length, so the header's padding holds).
+    std::vector<uint16_t> bits(a.values.size());
+    for (size_t i = 0; i < bits.size(); ++i) {
+      if (!IsRepresentable(*a.format, a.values[i])) {
+        throw InputError(fmt::format("{}: {}[{}] = {:a} is not a {} value", path, a.name, i,
+                                     a.values[i], a.format->name));
+      }
+      bits[i] = static_cast<uint16_t>(EncodeBits(*a.format, a.values[i]));
+    }
+    std::string image = xt::dump_npy(xt::adapt(bits, a.shape));
+    const size_t at = image.find("'<u2'");
+    if (at == std::string::npos) throw InputError(path + ": unexpected .npy header for " + a.name);
+    image.replace(at, 5, std::string_view(a.format->name) == "f16" ? "'<f2'" : "'<V2'");
+    images.push_back(std::move(image));
+  }
+  std::vector<std::string> names;
+  for (const NumpyOutput& a : arrays) names.push_back(a.name);
+  WriteImages(path, names, images);
+}
+
+void WriteNumpyArrays(const std::string& path, const std::vector<NumpyArray>& arrays) {
+  std::vector<std::string> images, names;
+  for (const NumpyArray& a : arrays) {
+    // The header as NumPy writes it: the dictionary, padded with spaces and
+    // ended by a newline so that the data starts at a multiple of 64 bytes.
+    std::string shape = fmt::format("{}", fmt::join(a.shape, ", "));
+    if (a.shape.size() == 1) shape += ",";
+    std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}",
+                                     a.dtype, shape);
+    const size_t total = 10 + header.size() + 1;
+    header.append((64 - total % 64) % 64, ' ');
+    header += '\n';
+    std::string image = "\x93NUMPY";
+    image += '\x01';
+    image += '\x00';
+    image += static_cast<char>(header.size() & 0xff);
+    image += static_cast<char>(header.size() >> 8);
+    image += header;
+    image.append(a.data.begin(), a.data.end());
+    images.push_back(std::move(image));
+    names.push_back(a.name);
+  }
+  WriteImages(path, names, images);
 }
 
 }  // namespace ulpgate

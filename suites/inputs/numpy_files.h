@@ -44,15 +44,27 @@ ArraySpec SplitArraySpec(const std::string& spec);
 std::vector<float> ArrayValues(const NumpyArray& array, const FloatFormat& format,
                                const std::string& where);
 
-// Writes float32 arrays (name, shape, values) as an .npz archive (one .npy
-// member per array) or, for a single array, an .npy file, after the path's
-// extension. Atomic (temporary file, then rename); throws InputError on
-// failure.
+// Writes arrays (name, shape, values) as an .npz archive (one .npy member
+// per array) or, for a single array, an .npy file, after the path's
+// extension: float32, or with `format` f16 as float16 and bf16 as the 2-byte
+// void ml_dtypes' bfloat16 saves as (read back by ArrayValues and
+// NumpyFormat). Atomic (temporary file, then rename); throws InputError on
+// failure, and on a value that is not one of `format`.
 struct NumpyOutput {
   std::string name;
   std::vector<size_t> shape;
   std::vector<float> values;
+  const FloatFormat* format = nullptr;  // nullptr or f32: float32
 };
+
+// Writes arrays as read (dtype, shape and bytes unchanged) to an .npz or,
+// one array, an .npy: a copy of some members of a file. Atomic; throws
+// InputError on failure.
+void WriteNumpyArrays(const std::string& path, const std::vector<NumpyArray>& arrays);
+
+// The 16-bit format an array's dtype is (float16: f16, a 2-byte void: bf16),
+// else nullptr (float32, float64 and uint16 bit patterns say nothing).
+const FloatFormat* NumpyFormat(const NumpyArray& array);
 void WriteNumpyFile(const std::string& path, const std::vector<NumpyOutput>& arrays);
 
 }  // namespace ulpgate

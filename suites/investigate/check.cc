@@ -6,6 +6,7 @@
 #include <limits>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "oracles/float_text.h"
 #include "suites/inputs/check_files.h"
@@ -77,6 +78,27 @@ bool Nearer(const ModelComparison::Example& a, const ModelComparison::Example& b
 }
 
 }  // namespace
+
+std::string NarrowerDtypeHint(const CheckRequest& request) {
+  if (request.op == nullptr || request.format->bits != 32 || request.outputs.size() < 16) return "";
+  std::vector<std::string> fits;
+  for (const FloatFormat* narrow : {&kBFloat16, &kBinary16}) {
+    const auto& dtypes = GetOp(std::string(request.op->name)).dtypes;
+    if (std::find(dtypes.begin(), dtypes.end(), narrow->name) == dtypes.end()) continue;
+    auto all_of = [&](const std::vector<float>& values) {
+      return std::all_of(values.begin(), values.end(),
+                         [&](float v) { return std::isnan(v) || IsRepresentable(*narrow, v); });
+    };
+    bool every = all_of(request.outputs);
+    for (const auto& column : request.inputs.columns) every = every && all_of(column);
+    if (every) fits.push_back(narrow->name);
+  }
+  if (fits.empty()) return "";
+  return fmt::format(
+      "warning: every input and output is a {} value{}, checked here as f32 (errors in f32 ULPs): "
+      "if the kernel computed in {}, pass --dtype {}",
+      fits.front(), fits.size() > 1 ? " (and an " + fits[1] + " one)" : "", fits.front(), fits.front());
+}
 
 double UlpsApart(const FloatFormat& format, double a, double b) {
   if (std::isnan(a) || std::isnan(b)) {

@@ -107,6 +107,13 @@ CheckRequest ReadCheckRequest(const CheckSpec& spec, const std::string& models_p
 // expected model.
 nlohmann::ordered_json CheckRecord(const CheckSpec& spec);
 
+// A warning when the request is in f32 but every input and output is a
+// value of a 16-bit format the op runs in (bf16 read as f32, say: its errors
+// are then counted in f32 ULPs, 2^16 times too many): one line naming the
+// dtype to pass. Empty otherwise, and for fewer than 16 outputs, which say
+// too little.
+std::string NarrowerDtypeHint(const CheckRequest& request);
+
 // The distance of two values of a format in its ULPs at the larger one
 // (infinite for a NaN against a number, 0 for two NaNs).
 double UlpsApart(const FloatFormat& format, double a, double b);

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "kernels/elementwise_ops.h"
+#include "kernels/reduction_spec.h"
 #include "suites/inputs/inputs.h"
 #include "suites/inputs/numpy_files.h"
 #include "suites/reports/report.h"
@@ -18,23 +20,45 @@ fs::path Root(const std::string& golden_dir) {
   return fs::weakly_canonical(fs::absolute(golden_dir)).parent_path();
 }
 
-// A file the user named, relative to the repository root.
-std::string Relative(const std::string& spec, const fs::path& root) {
-  const auto [file, name] = SplitArraySpec(spec);
-  const std::string array = name.empty() ? "" : ":" + name;
-  const fs::path absolute = fs::weakly_canonical(fs::absolute(file));
-  if (!fs::exists(absolute)) throw InputError(file + ": no such file");
-  const fs::path relative = absolute.lexically_relative(root);
-  if (relative.empty() || *relative.begin() == "..") {
-    throw InputError(file + " is outside the repository (" + root.string() +
-                     "): copy it in, so that a clone can replay the check");
+fs::path ExternalDir(const std::string& golden_dir) { return fs::path(golden_dir) / "external"; }
+
+// FILE[:ARRAY] of a golden: beside the golden file (where blessing copies the
+// data), else, for goldens blessed before the data travelled with them,
+// relative to the repository root (the golden directory's parent); an
+// absolute path, or a check report's file before it is blessed, as it is.
+std::string Resolve(const std::string& spec, const std::string& golden_dir) {
+  const auto [file, array] = SplitArraySpec(spec);
+  fs::path path(file);
+  if (path.is_relative()) {
+    const fs::path beside = ExternalDir(golden_dir) / path;
+    const fs::path legacy = Root(golden_dir) / path;
+    if (fs::exists(beside)) {
+      path = beside;
+    } else if (fs::exists(legacy)) {
+      path = legacy;
+    }  // else as given: a check report's file, relative to where ulpgate runs
   }
-  return relative.generic_string() + array;
+  return path.string() + (array.empty() ? "" : ":" + array);
 }
 
-std::string Resolve(const std::string& spec, const fs::path& root) {
-  const auto [file, array] = SplitArraySpec(spec);
-  return (root / file).string() + (array.empty() ? "" : ":" + array);
+bool SameName(const std::string& a, const std::string& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+std::vector<std::string> OperandNames(const std::string& op) {
+  if (const ElementwiseOpInfo* e = FindElementwiseOp(op)) return e->operand_names();
+  if (const ReductionOpInfo* r = FindReductionOp(op)) return r->operands;
+  throw InputError("unknown op '" + op + "'");
+}
+
+void CopyFile(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  if (fs::equivalent(from, to, ec)) return;
+  fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+  if (ec) throw InputError(from.string() + ": cannot copy to " + to.string() + ": " + ec.message());
 }
 
 }  // namespace
@@ -64,6 +88,7 @@ std::vector<ExternalGolden> ReadExternalGoldens(const std::string& golden_dir) {
       g.spec.models = j.at("models").get<std::vector<std::string>>();
       g.spec.expected_model = j.at("expected_model").get<std::string>();
       g.record = j.at("record");
+      if (j.contains("source")) g.source = j.at("source");
       if (file.stem().string() != g.spec.label) throw std::runtime_error("the file is not named after its label");
       goldens.push_back(std::move(g));
     } catch (const std::exception& e) {
@@ -75,10 +100,9 @@ std::vector<ExternalGolden> ReadExternalGoldens(const std::string& golden_dir) {
 
 nlohmann::ordered_json ReplayExternal(const CheckSpec& spec, const std::string& golden_dir,
                                       unsigned threads) {
-  const fs::path root = Root(golden_dir);
   CheckSpec resolved = spec;
-  resolved.inputs = Resolve(spec.inputs, root);
-  resolved.outputs = Resolve(spec.outputs, root);
+  resolved.inputs = Resolve(spec.inputs, golden_dir);
+  resolved.outputs = Resolve(spec.outputs, golden_dir);
   resolved.threads = threads;
   nlohmann::ordered_json record = CheckRecord(resolved);
   record["suite"] = "file:" + spec.inputs;
@@ -115,14 +139,78 @@ CheckSpec SpecFromCheckReport(const std::string& report_path, const std::string&
       throw InputError("label '" + spec.label + "': a golden is named after it; use letters, digits, _ - .");
     }
   }
-  const fs::path root = Root(golden_dir);
-  spec.inputs = Relative(spec.inputs, root);
-  spec.outputs = Relative(spec.outputs, root);
+  (void)golden_dir;
+  for (std::string* named : {&spec.inputs, &spec.outputs}) {
+    const auto [file, array] = SplitArraySpec(*named);
+    if (!fs::exists(file)) throw InputError(file + ": no such file (named by " + report_path + ")");
+
+  }
   spec.expected_model = expected;
   return spec;
 }
 
+ExternalGolden StoreExternalData(const std::string& golden_dir, const CheckSpec& spec) {
+  ExternalGolden stored;
+  stored.spec = spec;
+  stored.source = {{"inputs", spec.inputs}, {"outputs", spec.outputs}};
+  const fs::path dir = ExternalDir(golden_dir);
+  fs::create_directories(dir);
+  const auto [in_file, in_array] = SplitArraySpec(Resolve(spec.inputs, golden_dir));
+  const auto [out_file, out_array] = SplitArraySpec(Resolve(spec.outputs, golden_dir));
+  const std::vector<std::string> operands = OperandNames(spec.op);
+  auto is_operand = [&](const std::string& name) {
+    return std::any_of(operands.begin(), operands.end(),
+                       [&](const std::string& o) { return SameName(o, name); });
+  };
+  // The outputs array of a NumPy file, chosen as check chooses it.
+  std::vector<NumpyArray> outputs;
+  if (IsNumpyPath(out_file)) {
+    for (NumpyArray& a : ReadNumpyFile(out_file)) {
+      if (out_array.empty() ? (!IsNpzPath(out_file) || !is_operand(a.name)) : a.name == out_array) {
+        outputs.push_back(std::move(a));
+      }
+    }
+    if (outputs.size() != 1) {
+      throw InputError(out_file + ": name the outputs array (FILE.npz:ARRAY) to bless it");
+    }
+  }
+  const std::string label = spec.label;
+  if (IsNpzPath(in_file)) {
+    std::vector<NumpyArray> arrays;
+    for (NumpyArray& a : ReadNumpyFile(in_file)) {
+      if (is_operand(a.name)) arrays.push_back(std::move(a));
+    }
+    std::string outputs_name;
+    if (!outputs.empty() && !is_operand(outputs[0].name)) {
+      outputs_name = outputs[0].name;
+      arrays.push_back(outputs[0]);
+      outputs.clear();
+    }
+    WriteNumpyArrays((dir / (label + ".npz")).string(), arrays);
+    stored.spec.inputs = label + ".npz";
+    if (!outputs_name.empty()) stored.spec.outputs = label + ".npz:" + outputs_name;
+  } else {
+    const std::string name = label + ".inputs" + fs::path(in_file).extension().string();
+    CopyFile(in_file, dir / name);
+    stored.spec.inputs = name;
+  }
+  if (stored.spec.outputs == spec.outputs) {  // not stored with the inputs
+    if (!outputs.empty()) {
+      outputs[0].name = "outputs";
+      const std::string name = label + ".outputs" + fs::path(out_file).extension().string();
+      WriteNumpyArrays((dir / name).string(), outputs);
+      stored.spec.outputs = name + (IsNpzPath(name) ? ":outputs" : "");
+    } else {
+      const std::string name = label + ".outputs" + fs::path(out_file).extension().string();
+      CopyFile(out_file, dir / name);
+      stored.spec.outputs = name;
+    }
+  }
+  return stored;
+}
+
 std::string WriteExternalGolden(const std::string& golden_dir, const CheckSpec& spec,
+                                const nlohmann::ordered_json& source,
                                 const nlohmann::ordered_json& record) {
   nlohmann::ordered_json j;
   j["format"] = kExternalGoldenFormat;
@@ -133,6 +221,7 @@ std::string WriteExternalGolden(const std::string& golden_dir, const CheckSpec& 
   j["outputs"] = spec.outputs;
   j["models"] = spec.models;
   j["expected_model"] = spec.expected_model;
+  if (!source.is_null()) j["source"] = source;
   j["record"] = record;
   const fs::path dir = fs::path(golden_dir) / "external";
   fs::create_directories(dir);

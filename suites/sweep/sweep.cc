@@ -472,10 +472,10 @@ std::string SweepReplayCommand(const std::string& op, const SweepDomain& domain,
   const std::string where = plugin != nullptr ? " " + plugin->Argument() + " --variant " + variant
                                               : " --variant " + variant + " --target " + target;
   if (std::string_view(domain.format->name) == "f32" && FindExplainableOp(op) != nullptr) {
-    return fmt::format("ulpgate explain --kernel {} --input {}={} --input {}={}{}", op,
+    return fmt::format("ulpgate explain --op {} --input {}={} --input {}={}{}", op,
                        domain.operands[0], HexFloat(grad), domain.operands[1], HexFloat(t), where);
   }
-  return fmt::format("echo '{} {}' | ulpgate run --kernel {} --dtype {}{} --inputs -",
+  return fmt::format("echo '{} {}' | ulpgate run --op {} --dtype {}{} --inputs -",
                      HexFloat(grad), HexFloat(t), op, domain.format->name, where);
 }
 

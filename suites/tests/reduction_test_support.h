@@ -102,7 +102,7 @@ inline std::string DescribeElement(const ReductionInputSet& inputs, const Reduct
   out << "\n  ULP error " << ulp.ulp << (ulp.special_mismatch ? " (special mismatch)" : "")
       << ", bound fraction " << bound.fraction
       << (bound.overflow_exempt ? " (overflow exempt)" : "") << " with m = "
-      << exact.bound.roundings << "\n  replay: ulpgate run --kernel " << r.op << " --dtype "
+      << exact.bound.roundings << "\n  replay: ulpgate run --op " << r.op << " --dtype "
       << format.name << " --variant "
       << r.variant << " --target " << r.target << " --suite " << inputs.source << " --seed "
       << inputs.seed << " --shape " << ShapeText(inputs.op, inputs.shape) << " --instance "

@@ -30,7 +30,7 @@ std::string Describe(const CaseResult& r, const InputSet& inputs) {
         << "), t = " << HexFloat(t) << " (" << BitsHex(t) << "): kernel " << HexFloat(y) << " ("
         << BitsHex(y) << "), model " << HexFloat(m) << " (" << BitsHex(m) << "), exact "
         << TanhBwdExact(g, t).ToDecimal() << "\n  replay: echo '" << HexFloat(g) << " "
-        << HexFloat(t) << "' | ulpgate run --kernel tanh_bwd --variant " << r.variant
+        << HexFloat(t) << "' | ulpgate run --op tanh_bwd --variant " << r.variant
         << " --target " << r.target << " --inputs -";
   }
   return out.str();

@@ -38,8 +38,16 @@ def _op(name):
     raise ValueError(f"unknown op '{name}' ({', '.join(o['name'] for o in ops())})")
 
 
+def _is_bf16_void(x):
+    """A numpy array of 2-byte voids: bfloat16 as ml_dtypes saves it (and `ulpgate suite export`)."""
+    dtype = getattr(x, "dtype", None)
+    return getattr(dtype, "kind", "") == "V" and getattr(dtype, "itemsize", 0) == 2
+
+
 def _dtype_of(x):
     """'f32', 'bf16' or 'f16' for an array or tensor; None for another dtype."""
+    if _is_bf16_void(x):
+        return "bf16"
     name = str(getattr(x, "dtype", "")).replace("torch.", "")
     return _DTYPE_NAMES.get(name)
 
@@ -49,7 +57,54 @@ def _float32_values(x):
     import numpy as np
     if hasattr(x, "detach") and hasattr(x, "cpu"):  # a torch tensor, on any device
         return x.detach().cpu().float().contiguous().numpy().reshape(-1)
+    if _is_bf16_void(x):
+        bits = np.ascontiguousarray(x).view(np.uint16).astype(np.uint32) << 16
+        return bits.view(np.float32).reshape(-1)
     return np.ascontiguousarray(np.asarray(x, dtype=np.float32)).reshape(-1)
+
+
+def load(path, framework="numpy"):
+    """The arrays of an .npz (or the array of an .npy) that `ulpgate suite export` wrote, by
+    name, as what they are: numpy float32/float16 arrays, bf16 as ml_dtypes.bfloat16 where
+    ml_dtypes is installed (else the 2-byte voids as saved); with framework='torch', torch
+    tensors of float32, float16 and bfloat16."""
+    import numpy as np
+    data = np.load(path)
+    arrays = dict(data) if hasattr(data, "files") else {"inputs": data}
+    out = {}
+    for name, a in arrays.items():
+        if framework == "torch":
+            import torch
+            if _is_bf16_void(a):
+                out[name] = torch.from_numpy(a.view(np.int16).copy()).view(torch.bfloat16)
+            else:
+                out[name] = torch.from_numpy(a.copy())
+        elif framework == "numpy":
+            if _is_bf16_void(a):
+                try:
+                    import ml_dtypes
+                    a = a.view(ml_dtypes.bfloat16)
+                except ImportError:
+                    pass
+            out[name] = a
+        else:
+            raise ValueError(f"framework: 'numpy' or 'torch', not {framework!r}")
+    return out
+
+
+def _narrower_hint(values, out):
+    """The 16-bit dtype every value (inputs and outputs, NaN aside) is a value of, or None."""
+    import numpy as np
+    every = np.concatenate([*values, out])
+    every = every[~np.isnan(every)]
+    if every.size < 16:
+        return None
+    if np.all((every.view(np.uint32) & 0xFFFF) == 0):
+        return "bf16"
+    with np.errstate(over="ignore"):
+        if np.all(every.astype(np.float16).astype(np.float32) == every):
+            return "f16"
+    return None
 
 
 def exact(op, *operands):
@@ -104,7 +159,7 @@ class CheckReport:
         """The command that explains input `index` step by step (f32 operands)."""
         values = [float(v[index]) for v in self._operands]
         inputs = " ".join(f"--input {n}={v.hex()}" for n, v in zip(self._names, values))
-        return f"ulpgate explain --kernel {self.op} {inputs}"
+        return f"ulpgate explain --op {self.op} {inputs}"
 
     def to_json(self):
         return json.dumps(self.record, indent=2)
@@ -136,14 +191,24 @@ def check(outputs, inputs, op, dtype=None, models=(), label=None, threads=0):
     the op in that dtype, plus `models` of your own ("NAME: statements"). Returns a
     CheckReport. Raises ValueError for values that are not of the dtype."""
     names, operands = _operands(op, inputs)
+    dtype_given = False
     if dtype is None:
         dtype = _dtype_of(outputs)
         if dtype is None:
             raise ValueError(f"dtype: outputs of dtype {getattr(outputs, 'dtype', type(outputs))}; "
                              "give dtype='f32', 'bf16' or 'f16'")
+    else:
+        dtype_given = True
     dtype = _DTYPE_NAMES.get(dtype, dtype)
     values = [_float32_values(x) for x in operands]
     out = _float32_values(outputs)
+    if dtype == "f32" and not dtype_given:
+        narrow = _narrower_hint(values, out)
+        if narrow:
+            import warnings
+            warnings.warn(f"every input and output is a {narrow} value, checked as f32 (errors in "
+                          f"f32 ULPs): if the kernel computed in {narrow}, pass dtype='{narrow}'",
+                          stacklevel=2)
     try:
         record = json.loads(_ulpgate.check(op, dtype, values, out, label or "outputs", list(models),
                                            threads))
