@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "oracles/mpfr_number.h"
+
 namespace ulpgate {
 
 namespace {
@@ -40,6 +42,18 @@ double RoundPair(const FloatFormat& f, double s, double err, bool toward_zero) {
 }
 
 namespace {
+
+// Whether the number `text` (what strtod read) is exactly v. strtod rounds:
+// 1.00000000000000000001 would be 1, 1e-400 and 0x1p-2000 zero, values of
+// every format that the text does not write. 53 bits suffice: a value of
+// the working format has at most 24, so a text that writes one converts
+// exactly.
+bool Writes(const std::string& text, double v) {
+  MpfrNumber exact(53);
+  char* end = nullptr;
+  const int inexact = mpfr_strtofr(exact.get(), text.c_str(), &end, 0, MPFR_RNDN);
+  return inexact == 0 && *end == '\0' && mpfr_cmp_d(exact.get(), v) == 0;
+}
 
 // TwoSum (Knuth): s = RN(a + b) and the exact error a + b - s, for finite
 // doubles whose sum does not overflow.
@@ -243,8 +257,9 @@ class Parser {
     char* end = nullptr;
     const double v = std::strtod(rest.c_str(), &end);
     if (end == rest.c_str()) Fail(start, "expected a number");
-    pos_ += static_cast<size_t>(end - rest.c_str());
-    if (!std::isfinite(v) || !IsRepresentable(*p_.working, v)) {
+    const std::string written = rest.substr(0, static_cast<size_t>(end - rest.c_str()));
+    pos_ += written.size();
+    if (!std::isfinite(v) || !IsRepresentable(*p_.working, v) || !Writes(written, v)) {
       Fail(start, fmt::format("{} is not a value of the working format {}",
                               text_.substr(start, pos_ - start), p_.working->name));
     }

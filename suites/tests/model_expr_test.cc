@@ -177,6 +177,30 @@ TEST(ModelExpr, ErrorsNameTheColumn) {
   EXPECT_NE(ErrorOf("grad*t").find("expected NAME: statements"), std::string::npos);
 }
 
+// A number is the value its text writes, or an error: strtod's rounding
+// must not turn a decimal that is no binary value (or one below double's
+// range) into a value of the format.
+TEST(ModelExpr, NumbersThatAreNoValueOfTheFormatAreRefused) {
+  EXPECT_EQ(ErrorOf("m: out = t*1.00000000000000000001"),
+            "model 'm', column 12: 1.00000000000000000001 is not a value of the working format f32");
+  EXPECT_EQ(ErrorOf("m: out = t*0x1.00000000000001p0"),
+            "model 'm', column 12: 0x1.00000000000001p0 is not a value of the working format f32");
+  EXPECT_EQ(ErrorOf("m: out = t + 1e-400"),
+            "model 'm', column 14: 1e-400 is not a value of the working format f32");
+  EXPECT_EQ(ErrorOf("m: out = t + 0x1p-2000"),
+            "model 'm', column 14: 0x1p-2000 is not a value of the working format f32");
+  EXPECT_EQ(ErrorOf("m: working bf16; out = t*1.00390625"),
+            "model 'm', column 26: 1.00390625 is not a value of the working format bf16");
+  // Exact ones in every spelling still parse, and are the values they write.
+  EXPECT_EQ(ErrorOf("m: out = t*0.5 + .25 + 2.5e-1 + 1. + 0x.8p1 + 0X1P+3 + 0x1p-149 + 0e99999"),
+            "(parsed)");
+  const ModelProgram largest =
+      ParseModelSpec("m: out = 340282346638528859811704183484516925440 + 0x1p-149*t", kOperands,
+                     kBinary32);
+  const double zero[2] = {0.0, 0.0};
+  EXPECT_EQ(largest.Evaluate(zero), 0x1.fffffep+127);
+}
+
 // A machine-written model nested thousands of levels deep is one error, not a
 // stack overflow; kMaxModelNesting levels still parse.
 TEST(ModelExpr, NestingPastTheLimitIsAnError) {
