@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-600}"
 shift || true
 targets=("$@")
-if [ ${#targets[@]} -eq 0 ]; then targets=(input_file budgets golden drift_config); fi
+if [ ${#targets[@]} -eq 0 ]; then targets=(input_file budgets golden drift_config model_file); fi
 bash ci/setup.sh
 dpkg-query -W -f='${Status}' clang 2>/dev/null | grep -q 'install ok installed' || {
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"

@@ -17,7 +17,8 @@ import numpy as np
 sys.path.insert(0, sys.argv[1])
 import elementwise_exact as ee
 op, dtype, path, out_path = sys.argv[2:6]
-arrays = dict(np.load(path))
+import npz_values
+arrays = npz_values.load_float32(path)
 second = ee.OPS[op][0]
 models = ee.model_outputs(op, ee.FORMATS[dtype], arrays["grad"], arrays[second])
 name = "~torch" if "~torch" in models else "torch"

@@ -65,9 +65,16 @@ inline void PrintWrapped(std::ostream& out, const std::string& text, size_t inde
   const size_t width = kTextWidth > indent + 20 ? kTextWidth - indent : 20;
   std::vector<std::string> lines =
       WrapText(text, first_column < kTextWidth - 20 ? kTextWidth - first_column : 20);
-  // Re-wrap everything after the first line at the indented width.
+  // Re-wrap everything after the first line at the indented width (the
+  // first line is a prefix of the text; a word cut there stays one word).
   std::string rest;
-  for (size_t i = 1; i < lines.size(); ++i) rest += (rest.empty() ? "" : " ") + lines[i];
+  if (lines.size() > 1 && text.compare(0, lines.front().size(), lines.front()) == 0) {
+    rest = text.substr(lines.front().size());
+    rest.erase(0, rest.find_first_not_of(' ') == std::string::npos ? rest.size()
+                                                                     : rest.find_first_not_of(' '));
+  } else {
+    for (size_t i = 1; i < lines.size(); ++i) rest += (rest.empty() ? "" : " ") + lines[i];
+  }
   out << lines.front() << '\n';
   if (!rest.empty()) {
     for (const std::string& l : WrapText(rest, width)) out << std::string(indent, ' ') << l << '\n';

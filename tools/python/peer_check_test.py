@@ -34,6 +34,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import npz_values  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
@@ -89,7 +92,7 @@ def main(argv=None):
             subprocess.run([args.ulpgate, "suite", "export", "--op", op, "--dtype", dtype,
                             "--suite", "domain", "--n", str(N), "--seed", "1", "--out", inputs],
                            check=True, stdout=subprocess.DEVNULL)
-            arrays = dict(np.load(inputs))
+            arrays = npz_values.load_float32(inputs)
             jobs.append({"op": op, "dtype": dtype, "inputs": arrays, "path": inputs})
         results = peer.run_paths(jobs, caps, python=sys.executable)
         for job, paths in zip(jobs, results):

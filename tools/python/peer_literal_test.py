@@ -29,6 +29,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import npz_values  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
@@ -55,7 +58,7 @@ def child(inputs, out):
     torch.set_num_threads(1)
     results = {}
     for dtype, torch_dtype in (("f32", torch.float32), ("bf16", torch.bfloat16)):
-        arrays = dict(np.load(inputs[dtype]))
+        arrays = npz_values.load_float32(inputs[dtype])
         grad = torch.from_numpy(arrays["grad"]).to(torch_dtype)
         t = torch.from_numpy(arrays["t"]).to(torch_dtype)
         results["%s_%s" % (dtype, cap)] = (grad - grad * t * t).float().numpy()
@@ -100,7 +103,7 @@ def main(argv=None):
         if status != 0:
             print("FAIL: the %s child exited with %d" % (cap, status))
             return 1
-        paths.update(dict(np.load(part)))
+        paths.update(npz_values.load_float32(part))
     np.savez(outputs, **paths)
 
     failures = []

@@ -51,6 +51,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import elementwise_exact as ex  # noqa: E402  (standard library at import time)
 
+import npz_values  # noqa: E402
+
 OPERAND = {op: info[0] for op, info in ex.OPS.items()}
 CAPABILITIES = ("default", "avx2", "avx512")
 # What torch.__config__.show() prints for each capability ("CPU capability usage: ...").
@@ -204,7 +206,7 @@ def _child(jobs_path):
         jobs = json.load(f)
     for job in jobs:
         op, dtype = job["op"], job["dtype"]
-        arrays = dict(np.load(job["inputs"]))
+        arrays = npz_values.load_float32(job["inputs"])
         g_np, v_np = arrays["grad"], arrays[OPERAND[op]]
         fn = call[op]
         out = {}
@@ -269,7 +271,7 @@ def run_paths(jobs, capabilities=None, python=None):
             if status != 0:
                 raise RuntimeError("the %s child exited with %d" % (cap, status))
             for i, s in enumerate(spec):
-                results[i].update(dict(np.load(s["out"])))
+                results[i].update(npz_values.load_float32(s["out"]))
     return results
 
 
@@ -315,7 +317,7 @@ def main(argv=None):
     if args.command == "generate":
         np.savez(args.out, **generate_inputs(args.op, args.dtype, args.n, args.seed))
         return 0
-    inputs = dict(np.load(args.inputs))
+    inputs = npz_values.load_float32(args.inputs)
     name = OPERAND[args.op]
     for k in ("grad", name):
         if k not in inputs or inputs[k].dtype != np.float32:

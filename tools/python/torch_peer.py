@@ -19,6 +19,9 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import npz_values  # noqa: E402
+
 
 def paths(torch, device, compile_ok):
     """name -> function(grad, t) of the paths run on `device`."""
@@ -75,7 +78,7 @@ def main(argv=None):
         inputs = os.path.join(args.out, "inputs_%s.npz" % dtype)
         subprocess.run([args.ulpgate, "suite", "export", "--suite", args.suite, "--dtype", dtype,
                         "--n", str(args.n), "--seed", str(args.seed), "--out", inputs], check=True)
-        arrays = dict(np.load(inputs))
+        arrays = npz_values.load_float32(inputs)
         for device in devices:
             g = torch.from_numpy(arrays["grad"]).to(device=device, dtype=types[dtype])
             t = torch.from_numpy(arrays["t"]).to(device=device, dtype=types[dtype])
