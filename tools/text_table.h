@@ -12,15 +12,47 @@
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ulpgate {
 
 inline constexpr size_t kTextWidth = 120;
 
-// Splits `text` into lines of at most `width` characters, breaking at spaces
-// (and after ", " or ";" inside long words); a run of non-space characters
-// longer than `width` is cut. Existing newlines are kept.
+// Where a word too long for its line may break without cutting a name: after
+// , ; = . / (lists, assignments, dotted ids, paths) or before @ (between a
+// variant and its target, "mac_opmath@SCALAR"). The last such place at most
+// `width` characters in, or npos.
+inline size_t WordBreak(const std::string& word, size_t width) {
+  for (size_t i = std::min(width, word.size() - 1); i > 0; --i) {
+    if (std::string_view(",;=./").find(word[i - 1]) != std::string_view::npos || word[i] == '@') {
+      return i;
+    }
+  }
+  return std::string::npos;
+}
+
+// The widest piece of `text` that WrapText never breaks: a column narrower
+// than this would cut a name.
+inline size_t LongestPiece(const std::string& text) {
+  size_t longest = 0;
+  std::istringstream words(text);
+  for (std::string word; words >> word;) {
+    size_t start = 0;
+    for (size_t i = 1; i < word.size(); ++i) {
+      if (std::string_view(",;=./").find(word[i - 1]) != std::string_view::npos || word[i] == '@') {
+        longest = std::max(longest, i - start);
+        start = i;
+      }
+    }
+    longest = std::max(longest, word.size() - start);
+  }
+  return longest;
+}
+
+// Splits `text` into lines of at most `width` characters, breaking at spaces,
+// and inside a longer word where WordBreak allows; only a piece longer than
+// `width` with no such place is cut. Existing newlines are kept.
 inline std::vector<std::string> WrapText(const std::string& text, size_t width) {
   width = std::max<size_t>(width, 8);
   std::vector<std::string> lines;
@@ -33,13 +65,13 @@ inline std::vector<std::string> WrapText(const std::string& text, size_t width) 
       if (end == std::string::npos) end = paragraph.size();
       std::string word = paragraph.substr(at, end - at);
       at = end + 1;
-      while (word.size() > width) {  // a word longer than a line: cut it
+      while (word.size() > width) {  // a word longer than a line: break it
         if (!line.empty()) {
           lines.push_back(line);
           line.clear();
         }
-        size_t cut = word.find_last_of(",;=", width - 1);
-        cut = cut == std::string::npos || cut < width / 2 ? width : cut + 1;
+        size_t cut = WordBreak(word, width);
+        if (cut == std::string::npos) cut = width;
         lines.push_back(word.substr(0, cut));
         word = word.substr(cut);
       }
@@ -115,7 +147,8 @@ class TextTable {
       return t - 2;
     };
     // Too wide: first break the header cells at '_' ("correctly_" over
-    // "rounded"), then narrow the widest text columns (not below 10).
+    // "rounded"), then narrow the widest text columns, none below 10 nor
+    // below its longest piece (LongestPiece), so that no name is cut.
     bool split_header = false;
     if (total() > kTextWidth && !rows_.empty()) {
       split_header = true;
@@ -133,15 +166,20 @@ class TextTable {
         width[c] = w;
       }
     }
+    std::vector<size_t> least(width.size(), 10);
+    for (size_t r = 1; r < rows_.size(); ++r) {
+      for (size_t c = 0; c < rows_[r].size(); ++c) least[c] = std::max(least[c], LongestPiece(rows_[r][c]));
+    }
     while (total() > kTextWidth) {
       size_t widest = width.size();
       for (size_t c : left_) {
-        if (c < width.size() && width[c] > 10 && (widest == width.size() || width[c] > width[widest])) {
+        if (c < width.size() && width[c] > least[c] &&
+            (widest == width.size() || width[c] > width[widest])) {
           widest = c;
         }
       }
       if (widest == width.size()) break;  // nothing left to narrow
-      width[widest] = std::max<size_t>(10, width[widest] - std::min(width[widest] - 10, total() - kTextWidth));
+      width[widest] -= std::min(width[widest] - least[widest], total() - kTextWidth);
     }
     for (size_t r = 0; r < rows_.size(); ++r) {
       if (const auto it = sections_.find(r); it != sections_.end()) {
