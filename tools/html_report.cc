@@ -157,8 +157,17 @@ std::string RunReplay(const Json& c) {
   return command;
 }
 
+// A command, broken only between its words where it wraps (a browser would
+// also break after the hyphens of --option).
 std::string Code(const std::string& command) {
-  return "<code class='replay'>" + Esc(command) + "</code>";
+  std::string html = "<code class='replay'>";
+  size_t at = 0;
+  while (at <= command.size()) {
+    const size_t end = std::min(command.find(' ', at), command.size());
+    html += (at ? " " : "") + std::string("<span>") + Esc(command.substr(at, end - at)) + "</span>";
+    at = end + 1;
+  }
+  return html + "</code>";
 }
 
 std::string RunSection(const ReportFile& f, size_t index) {
@@ -314,7 +323,14 @@ std::string CheckSection(const ReportFile& f, size_t index) {
   if (conformance.contains("models") && !conformance["models"].empty()) {
     html += "<h3>rounding models: which the outputs follow bit for bit</h3><table><tr><th>model</th>"
             "<th>source</th><th>mismatches</th><th>nearest mismatch</th><th>statements</th></tr>";
-    for (const Json& m : conformance["models"]) {
+    // Those followed first, then by how close they come.
+    std::vector<const Json*> models;
+    for (const Json& m : conformance["models"]) models.push_back(&m);
+    std::stable_sort(models.begin(), models.end(), [](const Json* a, const Json* b) {
+      return a->value("mismatches", uint64_t{0}) < b->value("mismatches", uint64_t{0});
+    });
+    for (const Json* model : models) {
+      const Json& m = *model;
       const uint64_t mismatches = m.value("mismatches", uint64_t{0});
       std::string nearest = "&ndash;";
       if (m.contains("nearest_mismatches") && !m["nearest_mismatches"].empty()) {
@@ -380,18 +396,27 @@ std::string MatrixSection(const ReportFile& f, size_t index) {
                              value.is_number() ? Sig(value.get<double>()) : std::string("?"));
         }
       }
-      html += fmt::format("<td class='{}' title='{}'>{}<span class='group'>{}</span>{}</td>",
+      // A target this CPU cannot run was not measured: it is neither a pass
+      // nor a failure, only the model it should follow is known.
+      if (!c.value("run", true)) {
+        html += fmt::format("<td class='cell-off' title='not run on this CPU'><i>not run here</i> "
+                            "<span class='group'>expects {}</span></td>",
+                            Esc(Str(c, "expected_model")));
+        continue;
+      }
+      html += fmt::format("<td class='{}' title='{}'>{}<span class='group'>{}</span></td>",
                           as_expected ? "cell-ok" : "cell-bad", Esc(tip), Esc(Str(c, "model", "none")),
-                          Esc(Str(c, "group")), c.value("run", true) ? "" : " <i>(model)</i>");
+                          Esc(Str(c, "group")));
     }
     html += "</tr>";
   }
   html += "</table><p class='note'>Each cell: the model the kernel follows bit for bit (green: the one its "
-          "target should; red: not), and its group of identical outputs.</p>";
+          "target should; red: not), and its group of identical outputs; grey: a target this CPU cannot "
+          "run, with the model it should follow.</p>";
   // Each kernel that leaves its model, with the runs that show it (one per suite).
   std::string failing;
   for (const Json& c : m["cells"]) {
-    if (Str(c, "model") == Str(c, "expected_model")) continue;
+    if (!c.value("run", true) || Str(c, "model") == Str(c, "expected_model")) continue;
     std::string commands;
     for (const Json& suite : m.contains("suites") ? m["suites"] : Json::array()) {
       std::string command = fmt::format(
@@ -569,10 +594,9 @@ std::string GateSection(const ReportFile& f, size_t index) {
     const std::string st = Str(r, "status");
     if (st == "SKIPPED" || (st == "PASS" && Str(r, "message").empty())) continue;
     attention += fmt::format(
-        "<li class='st-{}'><b>{}</b> <code>{}.{}</code>: measured {}, limit {}{}{}{}</li>", Esc(st), Esc(st),
+        "<li class='st-{}'><b>{}</b> <code>{}.{}</code>: measured {}, limit {}{}{}</li>", Esc(st), Esc(st),
         Esc(Str(r, "rule")), Esc(Str(r, "limit")), Esc(Str(r, "measured_text", "-")), Sig(Num(r, "limit_value")),
-        Str(r, "where").empty() ? "" : ", at " + Esc(Str(r, "where")),
-        Waiver(r).empty() ? "" : "<div>waiver: " + Waiver(r) + "</div>", GateRowDetails(r));
+        Str(r, "where").empty() ? "" : ", at " + Esc(Str(r, "where")), GateRowDetails(r));
   }
   if (!attention.empty()) {
     html += "<h3>rows that fail, are waived or expired</h3><ul class='attention'>" + attention + "</ul>";
@@ -604,7 +628,7 @@ td, th { border: 1px solid #ddd; padding: 3px 6px; text-align: left; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
 th { background: #f3f3f3; }
 .ok { color: #1a7f37; font-weight: bold; } .bad { color: #b2182b; font-weight: bold; }
-.cell-ok { background: #dff3e3; } .cell-bad { background: #f8d7da; }
+.cell-ok { background: #dff3e3; } .cell-bad { background: #f8d7da; } .cell-off { background: #f1f1f1; color: #666; }
 .group { color: #666; font-size: 10px; margin-left: 4px; }
 .grid { display: flex; flex-wrap: wrap; gap: 6px; }
 .hist { border: 1px solid #eee; background: #fff; }
@@ -618,7 +642,7 @@ th { background: #f3f3f3; }
 nav a { margin-right: 12px; } .dim { opacity: 0.12; } [data-legend] { cursor: pointer; }
 .filter { margin: 4px 0; padding: 3px; width: 260px; } .hide-pass { margin-left: 12px; font-size: 12px; }
 code, .replay { font-family: "DejaVu Sans Mono", monospace; font-size: 11px; }
-.replay { background: #f3f3f3; padding: 1px 4px; user-select: all; word-break: break-all; }
+.replay { background: #f3f3f3; padding: 1px 4px; user-select: all; } .replay span { white-space: nowrap; }
 .attention li, .failing li { margin: 6px 0; font-size: 13px; } .attention li div { margin-left: 16px; }
 li.st-FAIL b, li.st-EXPIRED b { color: #b2182b; } li.st-WAIVED b { color: #8a6d00; }
 .counts td, .counts th { min-width: 44px; } .expires { color: #555; white-space: nowrap; }

@@ -74,19 +74,24 @@ std::string HistogramSvg(const HistogramChart& c) {
       c.width, c.height, XmlEscape(c.title + (c.subtitle.empty() ? "" : ": " + c.subtitle)));
   svg += FittedText(6, 14, c.title, 11, c.width - 12, "font-weight='bold'");
   if (!c.subtitle.empty()) svg += FittedText(6, 28, c.subtitle, 10, c.width - 12, "fill='#444'");
-  // y: a gridline and label per decade (1, 10, 100, 1k, ...), 0 at the base.
+  // y: 0 at the base, then a gridline per decade (1, 10, 100, 1k, ...), its
+  // label left out where it would touch the one below (1 sits close to 0 on
+  // a scale of many decades).
+  svg += fmt::format("<text x='{:.1f}' y='{:.1f}' font-size='9' text-anchor='end'>0</text>", left - 4,
+                     top + plot_h + 3);
+  double last_label_y = top + plot_h;
   const double step = std::max(1.0, std::ceil(decades / 5));
   for (double e = 0; e <= decades + 1e-9; e += step) {
     const double v = std::pow(10.0, e), y = y_of(v);
     const std::string label = e < 3 ? fmt::format("{:g}", v) : e < 6 ? fmt::format("{:g}k", v / 1e3)
                                                                        : fmt::format("{:g}M", v / 1e6);
-    svg += fmt::format(
-        "<line x1='{:.1f}' y1='{:.1f}' x2='{:.1f}' y2='{:.1f}' stroke='#e4e4e4'/>"
-        "<text x='{:.1f}' y='{:.1f}' font-size='9' text-anchor='end'>{}</text>",
-        left, y, left + plot_w, y, left - 4, y + 3, label);
+    svg += fmt::format("<line x1='{:.1f}' y1='{:.1f}' x2='{:.1f}' y2='{:.1f}' stroke='#e4e4e4'/>", left, y,
+                       left + plot_w, y);
+    if (last_label_y - y < 10) continue;
+    svg += fmt::format("<text x='{:.1f}' y='{:.1f}' font-size='9' text-anchor='end'>{}</text>", left - 4,
+                       y + 3, label);
+    last_label_y = y;
   }
-  svg += fmt::format("<text x='{:.1f}' y='{:.1f}' font-size='9' text-anchor='end'>0</text>", left - 4,
-                     top + plot_h + 3);
   // Bars, then the x labels: all of them, or every k-th when they would overlap.
   double widest = 0;
   for (const std::string& l : c.bin_labels) widest = std::max(widest, TextWidth(l, 9));

@@ -59,7 +59,9 @@ std::string GateJunitXml(const GateReport& report);
 struct GateGroup {
   std::string name;                     // "tanh_bwd", "tanh_bwd bf16", "sweeps"
   size_t rules = 0, rows = 0, passed = 0;
-  const GateRow* tightest = nullptr;    // largest measured / limit of a PASS row; null if none
+  // The PASS row with the largest measured / limit (max_ulp among equals);
+  // null if none passed.
+  const GateRow* tightest = nullptr;
 };
 std::vector<GateGroup> GroupGateRows(const GateReport& report);
 
