@@ -21,26 +21,33 @@ inline constexpr size_t kTextWidth = 120;
 
 // Where a word too long for its line may break without cutting a name: after
 // , ; = . / (lists, assignments, dotted ids, paths) or before @ (between a
-// variant and its target, "mac_opmath@SCALAR"). The last such place at most
-// `width` characters in, or npos.
+// variant and its target, "mac_opmath@SCALAR"); failing those, between the
+// words of a snake_case or dashed name, after _ or -.
+inline bool BreaksAfter(char c) { return std::string_view(",;=./").find(c) != std::string_view::npos; }
+inline bool BreaksBetweenWords(char c) { return c == '_' || c == '-'; }
+
+// The last place at most `width` characters into `word` where it may break
+// (at a name's edge if there is one, else between words of a name), or npos.
 inline size_t WordBreak(const std::string& word, size_t width) {
-  for (size_t i = std::min(width, word.size() - 1); i > 0; --i) {
-    if (std::string_view(",;=./").find(word[i - 1]) != std::string_view::npos || word[i] == '@') {
-      return i;
+  for (bool between_words : {false, true}) {
+    for (size_t i = std::min(width, word.size() - 1); i > 0; --i) {
+      const bool edge = BreaksAfter(word[i - 1]) || word[i] == '@';
+      if (edge || (between_words && BreaksBetweenWords(word[i - 1]))) return i;
     }
   }
   return std::string::npos;
 }
 
-// The widest piece of `text` that WrapText never breaks: a column narrower
-// than this would cut a name.
-inline size_t LongestPiece(const std::string& text) {
+// The widest piece of `text` that WrapText keeps whole when it breaks only at
+// names' edges (`between_words`: also between the words of a name): a column
+// narrower than this would cut a name (a word).
+inline size_t LongestPiece(const std::string& text, bool between_words = false) {
   size_t longest = 0;
   std::istringstream words(text);
   for (std::string word; words >> word;) {
     size_t start = 0;
     for (size_t i = 1; i < word.size(); ++i) {
-      if (std::string_view(",;=./").find(word[i - 1]) != std::string_view::npos || word[i] == '@') {
+      if (BreaksAfter(word[i - 1]) || word[i] == '@' || (between_words && BreaksBetweenWords(word[i - 1]))) {
         longest = std::max(longest, i - start);
         start = i;
       }
@@ -148,7 +155,8 @@ class TextTable {
     };
     // Too wide: first break the header cells at '_' ("correctly_" over
     // "rounded"), then narrow the widest text columns, none below 10 nor
-    // below its longest piece (LongestPiece), so that no name is cut.
+    // below its longest name (LongestPiece), so that no name is cut; if that
+    // is not enough, below its longest word of a name; only then below that.
     bool split_header = false;
     if (total() > kTextWidth && !rows_.empty()) {
       split_header = true;
@@ -166,20 +174,24 @@ class TextTable {
         width[c] = w;
       }
     }
-    std::vector<size_t> least(width.size(), 10);
-    for (size_t r = 1; r < rows_.size(); ++r) {
-      for (size_t c = 0; c < rows_[r].size(); ++c) least[c] = std::max(least[c], LongestPiece(rows_[r][c]));
-    }
-    while (total() > kTextWidth) {
-      size_t widest = width.size();
-      for (size_t c : left_) {
-        if (c < width.size() && width[c] > least[c] &&
-            (widest == width.size() || width[c] > width[widest])) {
-          widest = c;
+    for (int tier = 0; tier < 3 && total() > kTextWidth; ++tier) {
+      std::vector<size_t> least(width.size(), 10);
+      for (size_t r = 1; tier < 2 && r < rows_.size(); ++r) {
+        for (size_t c = 0; c < rows_[r].size(); ++c) {
+          least[c] = std::max(least[c], LongestPiece(rows_[r][c], tier == 1));
         }
       }
-      if (widest == width.size()) break;  // nothing left to narrow
-      width[widest] -= std::min(width[widest] - least[widest], total() - kTextWidth);
+      while (total() > kTextWidth) {
+        size_t widest = width.size();
+        for (size_t c : left_) {
+          if (c < width.size() && width[c] > least[c] &&
+              (widest == width.size() || width[c] > width[widest])) {
+            widest = c;
+          }
+        }
+        if (widest == width.size()) break;  // nothing left to narrow in this tier
+        width[widest] -= std::min(width[widest] - least[widest], total() - kTextWidth);
+      }
     }
     for (size_t r = 0; r < rows_.size(); ++r) {
       if (const auto it = sections_.find(r); it != sections_.end()) {
