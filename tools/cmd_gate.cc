@@ -160,7 +160,7 @@ void PrintReport(const GateReport& report, bool verbose, std::ostream& out) {
   }
   std::ostringstream full;
   PrintRowsInFull(report, full);
-  if (!full.str().empty()) out << '\n' << full.str();
+  if (!full.str().empty()) out << "\nRows that fail, are waived or expired, and how to replay each:\n" << full.str();
   out << '\n';
   if (verbose) {
     PrintTable(report, out);
