@@ -633,10 +633,11 @@ th { background: #f3f3f3; }
 .grid { display: flex; flex-wrap: wrap; gap: 6px; }
 .hist { border: 1px solid #eee; background: #fff; }
 .scroll { overflow: auto; max-width: 100%; } .tall { max-height: 520px; }
-.map td { width: 9px; height: 14px; padding: 0; border: 1px solid #fff; }
+.map td { width: 16px; height: 18px; padding: 0; border: 1px solid #fff; }
 .map td:first-child { width: auto; padding: 0 6px; white-space: nowrap; }
 .rot { height: 110px; vertical-align: bottom; padding: 0; }
-.rot div { writing-mode: vertical-rl; transform: rotate(180deg); font-weight: normal; font-size: 10px; }
+.rot div { writing-mode: vertical-rl; transform: rotate(180deg); font-weight: normal; font-size: 10px;
+  padding: 2px 0; }
 .src { color: #666; font-size: 11px; margin-top: -6px; } .note { color: #555; font-size: 11px; }
 .st-FAIL td, .st-EXPIRED td { background: #f8d7da; } .st-WAIVED td { background: #fff3cd; }
 nav a { margin-right: 12px; } .dim { opacity: 0.12; } [data-legend] { cursor: pointer; }

@@ -71,7 +71,7 @@ struct HistogramChart {
   double max_count = 1;                  // the top of the y scale
   std::string x_label = "ULP error (bin upper bound)";
   std::string y_label = "count (log)";
-  double width = 300, height = 190;
+  double width = 320, height = 190;
 };
 std::string HistogramSvg(const HistogramChart& chart);
 
