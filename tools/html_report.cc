@@ -419,12 +419,15 @@ std::string MatrixSection(const ReportFile& f, size_t index) {
     if (!c.value("run", true) || Str(c, "model") == Str(c, "expected_model")) continue;
     std::string commands;
     for (const Json& suite : m.contains("suites") ? m["suites"] : Json::array()) {
-      std::string command = fmt::format(
-          "ulpgate run --kernel {} --variant {} --target {} --suite {} --seed {} --n {} --require-conformance",
-          Str(m, "op"), ShellWord(Str(c, "variant")), ShellWord(Str(c, "target")),
-          ShellWord(suite.is_string() ? suite.get<std::string>() : suite.dump()), m.value("seed", uint64_t{1}),
-          m.value("n_per_suite", uint64_t{0}));
-      if (!c.value("run", true)) command += " --emulate-unsupported";
+      // A plugin's kernels are named by loading it: --variant none runs them all.
+      std::string command =
+          c.contains("plugin")
+              ? fmt::format("ulpgate run --kernel {} --variant none", Str(m, "op"))
+              : fmt::format("ulpgate run --kernel {} --variant {} --target {}", Str(m, "op"),
+                            ShellWord(Str(c, "variant")), ShellWord(Str(c, "target")));
+      command += fmt::format(" --suite {} --seed {} --n {} --require-conformance",
+                             ShellWord(suite.is_string() ? suite.get<std::string>() : suite.dump()),
+                             m.value("seed", uint64_t{1}), m.value("n_per_suite", uint64_t{0}));
       if (c.contains("plugin")) command += " --plugin " + ShellWord(Str(c, "plugin"));
       commands += "<div>replay: " + Code(command) + "</div>";
     }

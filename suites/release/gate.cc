@@ -51,28 +51,30 @@ std::string XmlEscaped(const std::string& text) {
 // suite, seed and count give the same inputs and call plan, so the same
 // numbers. A target this CPU cannot run was measured on its model, which
 // `run --emulate-unsupported` reports too; drift has no such switch, so its
-// replay needs a CPU that runs the target.
+// replay needs a CPU that runs the target. A plugin's kernels are named by
+// loading it (`run --variant none` runs them all, this one among them).
 std::string ReplayCommand(const MeasureSpec& spec, const nlohmann::ordered_json& record) {
   const std::string target = record.at("target").get<std::string>();
   const std::string variant = record.at("variant").get<std::string>();
-  std::string plugin;
-  for (const TargetInfo* t : spec.targets) {
-    if (t->name == target && IsPluginTarget(*t)) plugin = " " + PluginOf(*t)->Argument();
-  }
-  const bool model = record.value("kind", std::string("kernel")) == "model";
   if (spec.op == kDriftOp) {
-    return fmt::format("ulpgate drift --scenario {} --dtype {} --epochs {} --variants {} --target {}{}",
-                       ShellWord(spec.suite), spec.dtype, spec.n, ShellWord(variant),
-                       ShellWord(target), plugin);
+    return fmt::format("ulpgate drift --scenario {} --dtype {} --epochs {} --variants {} --target {}",
+                       ShellWord(spec.suite), spec.dtype, spec.n, ShellWord(variant), ShellWord(target));
+  }
+  const LoadedPlugin* plugin = nullptr;
+  for (const TargetInfo* t : spec.targets) {
+    if (t->name == target && IsPluginTarget(*t)) plugin = PluginOf(*t);
   }
   std::string command =
-      fmt::format("ulpgate run --kernel {} --variant {} --target {} --suite {} --seed {} --n {}",
-                  spec.op, ShellWord(variant), ShellWord(target), ShellWord(spec.suite), spec.seed,
-                  spec.n);
+      plugin != nullptr
+          ? fmt::format("ulpgate run --kernel {} --variant none", spec.op)
+          : fmt::format("ulpgate run --kernel {} --variant {} --target {}", spec.op, ShellWord(variant),
+                        ShellWord(target));
+  command += fmt::format(" --suite {} --seed {} --n {}", ShellWord(spec.suite), spec.seed, spec.n);
   if (spec.dtype != "f32") command += " --dtype " + spec.dtype;
   if (!spec.shape.empty()) command += " --shape " + ShellWord(spec.shape);
-  if (model) command += " --emulate-unsupported";
-  return command + plugin;
+  if (record.value("kind", std::string("kernel")) == "model") command += " --emulate-unsupported";
+  if (plugin != nullptr) command += " " + plugin->Argument();
+  return command;
 }
 
 // The `check` that measures an external golden's outputs again. Its files
