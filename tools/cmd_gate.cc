@@ -106,24 +106,10 @@ void PrintRowsInFull(const GateReport& report, std::ostream& out) {
 
 // SKIPPED rows by reason, their rules named (a few of them).
 void PrintSkipped(const GateReport& report, std::ostream& out) {
-  std::vector<std::pair<std::string, std::vector<std::string>>> reasons;
-  size_t rows = 0;
-  for (const GateRow& row : report.rows) {
-    if (row.status != kSkipped) continue;
-    ++rows;
-    auto it = std::find_if(reasons.begin(), reasons.end(),
-                           [&](const auto& r) { return r.first == row.message; });
-    if (it == reasons.end()) {
-      reasons.push_back({row.message, {}});
-      it = reasons.end() - 1;
-    }
-    if (std::find(it->second.begin(), it->second.end(), row.rule) == it->second.end()) {
-      it->second.push_back(row.rule);
-    }
-  }
+  const size_t rows = CountRows(report, kSkipped);
   if (rows == 0) return;
   out << fmt::format("SKIPPED ({} row{}, not a failure), by reason:\n", rows, rows == 1 ? "" : "s");
-  for (auto& [reason, rules] : reasons) {
+  for (auto [reason, rules] : SkippedByReason(report)) {
     const size_t more = rules.size() > 6 ? rules.size() - 6 : 0;
     rules.resize(rules.size() - more);
     out << "  ";

@@ -228,6 +228,23 @@ std::vector<GateGroup> GroupGateRows(const GateReport& report) {
   return groups;
 }
 
+std::vector<std::pair<std::string, std::vector<std::string>>> SkippedByReason(const GateReport& report) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> reasons;
+  for (const GateRow& row : report.rows) {
+    if (row.status != kSkipped) continue;
+    auto it = std::find_if(reasons.begin(), reasons.end(),
+                           [&](const auto& r) { return r.first == row.message; });
+    if (it == reasons.end()) {
+      reasons.push_back({row.message, {}});
+      it = reasons.end() - 1;
+    }
+    if (std::find(it->second.begin(), it->second.end(), row.rule) == it->second.end()) {
+      it->second.push_back(row.rule);
+    }
+  }
+  return reasons;
+}
+
 std::string EscapeAnnotationData(const std::string& text) {
   std::string s;
   for (char c : text) {
@@ -320,20 +337,7 @@ std::string GateMarkdown(const GateReport& report) {
   const size_t skipped = CountRows(report, kSkipped);
   if (skipped > 0) {
     md += fmt::format("### Skipped rows ({}, not a failure)\n\n", skipped);
-    std::vector<std::pair<std::string, std::vector<std::string>>> reasons;
-    for (const GateRow& row : report.rows) {
-      if (row.status != kSkipped) continue;
-      auto it = std::find_if(reasons.begin(), reasons.end(),
-                             [&](const auto& r) { return r.first == row.message; });
-      if (it == reasons.end()) {
-        reasons.push_back({row.message, {}});
-        it = reasons.end() - 1;
-      }
-      if (std::find(it->second.begin(), it->second.end(), row.rule) == it->second.end()) {
-        it->second.push_back(row.rule);
-      }
-    }
-    for (const auto& [reason, rules] : reasons) {
+    for (const auto& [reason, rules] : SkippedByReason(report)) {
       std::string names;
       for (size_t i = 0; i < rules.size() && i < 8; ++i) names += (i ? ", " : "") + MarkdownCode(rules[i]);
       if (rules.size() > 8) names += fmt::format(" and {} more", rules.size() - 8);

@@ -7,6 +7,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/registry.h"
@@ -64,6 +65,10 @@ struct GateGroup {
   const GateRow* tightest = nullptr;
 };
 std::vector<GateGroup> GroupGateRows(const GateReport& report);
+
+// The SKIPPED rows by their message (why they were skipped), in ledger
+// order, each with the ids of its rules.
+std::vector<std::pair<std::string, std::vector<std::string>>> SkippedByReason(const GateReport& report);
 
 // The statuses in the order reports list them, and how many rows, or rules
 // (a rule counted by its worst row: FAIL or EXPIRED, then WAIVED, PASS,
