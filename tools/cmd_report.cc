@@ -53,7 +53,7 @@ void Report(const ReportArgs& args) {
     files.push_back(std::move(f));
   }
   if (files.empty()) {
-    throw InputError("no run, matrix, drift or gate report among " + std::to_string(paths.size()) +
+    throw InputError("no run, matrix, check, drift or gate report among " + std::to_string(paths.size()) +
                      " JSON files");
   }
   WriteTextFile(args.html_path, HtmlReport(files, args.title));
@@ -67,8 +67,9 @@ void AddReportCommand(CLI::App& app) {
   auto args = std::make_shared<ReportArgs>();
   auto* cmd = app.add_subcommand(
       "report",
-      "One self-contained HTML page from JSON reports (run, matrix, drift, gate): histograms, error "
-      "maps, the target matrix, drift curves and attribution, the gate's table");
+      "One self-contained HTML page from JSON reports (run, matrix, check, drift, gate): histograms, "
+      "error maps, the target matrix, checks of outputs made elsewhere, drift curves and attribution, "
+      "the gate's verdict and rows with their waivers and replay commands");
   cmd->add_option("inputs", args->inputs, "JSON reports, or folders of them (every *.json)")
       ->required();
   cmd->add_option("--html", args->html_path, "Write the page here")->required();

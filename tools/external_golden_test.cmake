@@ -30,9 +30,14 @@ function(ledger max_ulp model label)
   ]}\n")
 endfunction()
 ledger(6.5 mulsub_per_op "torch_*")
-ulpgate_expect(0 "torch.eager.*follows mulsub_per_op.*gate: PASS" gate --budgets golden/budgets.json)
+ulpgate_expect(0 "torch.eager\n +PASS +max_ulp [^\n]*\n +PASS +conformance_required +0 \\(follows mulsub_per_op\\).*gate: PASS"
+  gate --budgets golden/budgets.json --verbose)
 ledger(6 mulsub_per_op "torch_*")
-ulpgate_expect(1 "max_ulp +6.39917 +6 +torch_eager@external.*FAIL" gate --budgets golden/budgets.json)
+# The failing row replays as the check it was blessed from, named from here.
+ulpgate_expect(1 "\nFAIL torch.eager.max_ulp: max_ulp = 6.39916992[0-9]* > 6 at torch_eager@external[^\n]*\n  replay: ulpgate check --op tanh_bwd --dtype bf16 --inputs data/tanh_bf16.npz --outputs data/tanh_bf16.npz:cuda_aten \\\\\n +--label torch_eager --require-model mulsub_per_op\n"
+  gate --budgets golden/budgets.json)
+ulpgate_expect(1 "\n +FAIL +max_ulp +6.39917 +6 +torch_eager@external"
+  gate --budgets golden/budgets.json --verbose)
 ledger(6.5 mulsub_per_op "pytorch_*")
 ulpgate_expect(2 "label 'pytorch_\\*' matches no external golden of tanh_bwd" gate --budgets golden/budgets.json)
 # Blessed against a model it does not follow: conformance_required fails.

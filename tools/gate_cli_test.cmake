@@ -1,12 +1,22 @@
 # ctest driver for `ulpgate gate` on a small ledger (a few runs, small n):
-# the table and exit 0; a limit below its measurement gives exit 1 naming the
-# rule; a waiver past its expiry gives EXPIRED and exit 1, one still valid
-# WAIVED and exit 0; a truncated ledger gives exit 2 naming the file and leaves
-# earlier --json/--junit files as they were; the JUnit XML parses with the
-# right failure count; --json is byte-identical across runs and thread counts.
+# a passing gate prints its summary and the passing rows folded by op (every
+# row only with --verbose), in few lines; a limit below its measurement gives
+# exit 1 naming the rule, its message and a replay command that measures the
+# same value again; a waiver past its expiry gives EXPIRED and exit 1, one
+# still valid WAIVED and exit 0, each with its reason and date; a truncated
+# ledger gives exit 2 naming the file and leaves earlier --json/--junit files
+# as they were; the JUnit XML parses with the right failure count; --json is
+# byte-identical across runs and thread counts and keeps every row; the
+# Markdown summary is written to --markdown and appended to
+# $GITHUB_STEP_SUMMARY; GitHub Actions annotations come one per failing row,
+# escaped, with --annotations or $GITHUB_ACTIONS=true and never otherwise.
 # -DULPGATE=<binary> -DWORK=<scratch folder> [-DPYTHON=<python3>]
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
+# Run inside a GitHub Actions job, the gate would write to the job's summary
+# page and annotate it; only the steps that test that may.
+unset(ENV{GITHUB_ACTIONS})
+unset(ENV{GITHUB_STEP_SUMMARY})
 
 set(template [=[{
   "format": "ulpgate-budgets-1",
@@ -31,11 +41,15 @@ set(template [=[{
 }
 ]=])
 
-# write_ledger(<file> <mac max_ulp> <waiver expiry or "">)
+# write_ledger(<file> <mac max_ulp> <waiver expiry or ""> [<waiver reason>])
 function(write_ledger file MAC_LIMIT expires)
   set(WAIVER "")
+  set(reason "test waiver")
+  if(ARGC GREATER 3)
+    set(reason "${ARGV3}")
+  endif()
   if(expires)
-    set(WAIVER ",\n     \"waiver\": {\"reason\": \"test waiver\", \"expires\": \"${expires}\"}")
+    set(WAIVER ",\n     \"waiver\": {\"reason\": \"${reason}\", \"expires\": \"${expires}\"}")
   endif()
   string(CONFIGURE "${template}" text @ONLY)
   file(WRITE "${file}" "${text}")
@@ -57,6 +71,44 @@ endfunction()
 function(expect_match text regex what)
   if(NOT text MATCHES "${regex}")
     message(FATAL_ERROR "${what}: no match for '${regex}' in:\n${text}")
+  endif()
+endfunction()
+
+function(expect_no_match text regex what)
+  if(text MATCHES "${regex}")
+    message(FATAL_ERROR "${what}: '${regex}' matches '${CMAKE_MATCH_0}' in:\n${text}")
+  endif()
+endfunction()
+
+# count_lines(<var> <text>)
+function(count_lines var text)
+  string(REGEX MATCHALL "\n" newlines "${text}")
+  list(LENGTH newlines n)
+  set(${var} ${n} PARENT_SCOPE)
+endfunction()
+
+# expect_replay(<gate output> <row>): the row's replay command, run, gives
+# the max ULP the gate measured for it (in gate_max_ulp, from --json).
+function(expect_replay text row measured)
+  string(REGEX MATCH "\n[A-Z]+ ${row}: [^\n]*\n(    [^\n]*\n)*  replay: ([^\n]*)" found "${text}")
+  if(NOT found)
+    message(FATAL_ERROR "no replay command under ${row}:\n${text}")
+  endif()
+  set(line "${CMAKE_MATCH_2}")
+  string(REPLACE " " ";" command "${line}")
+  list(POP_FRONT command program)
+  if(NOT program STREQUAL "ulpgate")
+    message(FATAL_ERROR "the replay of ${row} is not an ulpgate command: ${line}")
+  endif()
+  execute_process(COMMAND "${ULPGATE}" ${command} --quiet --json "${WORK}/replay.json"
+    RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "replay of ${row} (${line}): status ${status}\n${out}${err}")
+  endif()
+  file(READ "${WORK}/replay.json" replay)
+  string(JSON replayed GET "${replay}" results 0 max_ulp)
+  if(NOT replayed EQUAL measured)
+    message(FATAL_ERROR "replay of ${row} measures max_ulp ${replayed}, the gate ${measured}")
   endif()
 endfunction()
 
@@ -82,15 +134,39 @@ assert case == sys.argv[3], case
   endif()
 endfunction()
 
-# 1. Within budget: the table, every row PASS, exit 0.
+# 1. Within budget: the summary, the rows folded by op, exit 0; every row
+# only with --verbose.
 write_ledger("${WORK}/pass.json" 1000000000 "")
 gate(0 --budgets "${WORK}/pass.json" --json "${WORK}/pass_report.json")
-expect_match("${gate_out}" "limit +measured +limit value +where +status" "table header")
-expect_match("${gate_out}" "small.mac\n +max_ulp +[0-9.e+]+ +1000000000 +mac@[A-Z0-9_]+ domain +PASS"
-             "passing row")
-expect_match("${gate_out}" "gate: PASS" "verdict")
+expect_match("${gate_out}" "^ulpgate gate: PASS \\(0 of 9 rows fail\\)\n  rows:  8 PASS, 0 FAIL, 0 WAIVED, 0 EXPIRED, 1 SKIPPED\n  rules: 4 PASS, 0 FAIL, 0 WAIVED, 0 EXPIRED, 1 SKIPPED \\(of 5;"
+             "summary first")
+expect_match("${gate_out}" "\nop +rules +rows passed +closest to its limit +measured +limit\n" "folded table header")
+expect_match("${gate_out}" "\ntanh_bwd +2 +4 of 4 +small.mulsub_fma.fused.max_ulp +[0-9.e+-]+ +1.5\n" "tanh_bwd folded")
+expect_match("${gate_out}" "\nlinear_fwd +1 +2 of 2 +small.exact.max_bound_fraction +[0-9.e+-]+ +1\n" "linear_fwd folded")
+expect_match("${gate_out}" "\ndrift +1 +2 of 2 +small.drift.max_[a-z_]+ +[0-9.e+-]+ +[0-9.]+\n" "drift folded")
+expect_no_match("${gate_out}" "\n +PASS +max_ulp [^\n]*\n" "a PASS row without --verbose")
+expect_no_match("${gate_out}" "replay:" "a replay command of a passing gate")
+expect_match("${gate_out}" "gate: PASS\n$" "verdict last")
+count_lines(lines "${gate_out}")
+if(lines GREATER 25)
+  message(FATAL_ERROR "a passing gate of 4 rules prints ${lines} lines, more than 25:\n${gate_out}")
+endif()
+gate(0 --budgets "${WORK}/pass.json" --verbose)
+expect_match("${gate_out}" "status +limit +measured +limit value +where" "--verbose: the table header")
+expect_match("${gate_out}" "small.mac\n +PASS +max_ulp +[0-9.e+]+ +1000000000 +mac@[A-Z0-9_]+ domain\n"
+             "--verbose: a passing row")
+expect_match("${gate_out}" "small.drift\n +PASS +max_relative_loss_deviation [^\n]*\n +PASS +max_lag_epochs "
+             "--verbose: every row")
 file(READ "${WORK}/pass_report.json" report)
 string(JSON measured GET "${report}" rows 0 measured_text)
+string(JSON measured_number GET "${report}" rows 0 measured)
+string(JSON row_count LENGTH "${report}" rows)
+if(NOT row_count EQUAL 9)
+  message(FATAL_ERROR "gate JSON: ${row_count} rows, not every one of the 9")
+endif()
+string(JSON replay GET "${report}" rows 0 replay)
+expect_match("${replay}" "^ulpgate run --kernel tanh_bwd --variant mac --target [A-Z0-9_]+ --suite domain --seed 1 --n 3000"
+             "gate JSON: the replay of a row")
 # Numbers are JSON numbers; the text the table shows sits beside them.
 foreach(field measured limit_value)
   string(JSON type TYPE "${report}" rows 0 ${field})
@@ -106,26 +182,40 @@ if(measured MATCHES "^0")
   message(FATAL_ERROR "mac's max ULP on domain is ${measured}: the next step needs it above 0.5")
 endif()
 
-# 2. One limit below its measurement: exit 1, the rule named, one JUnit failure.
+# 2. One limit below its measurement: exit 1, the rule named with its message
+# and a replay command that measures the same, one JUnit failure.
 write_ledger("${WORK}/fail.json" 0.5 "")
 gate(1 --budgets "${WORK}/fail.json" --junit "${WORK}/fail.xml")
-expect_match("${gate_out}" "small.mac\n +max_ulp +${measured} +0.5 +[^\n]* FAIL" "failing row")
-# The table shows six digits, the message every digit.
-expect_match("${gate_out}" "FAIL small.mac.max_ulp: max_ulp = ${measured}[0-9]* > 0.5" "failure message")
-expect_match("${gate_out}" "gate: FAIL \\(1 row\\)" "verdict")
+expect_match("${gate_out}" "^ulpgate gate: FAIL \\(1 of 9 rows fail\\)\n  rows:  7 PASS, 1 FAIL," "summary first")
+expect_match("${gate_out}" "\n  rules: 3 PASS, 1 FAIL, " "rules by their worst row")
+# The summary shows six digits, the message every digit.
+expect_match("${gate_out}" "\nFAIL small.mac.max_ulp: max_ulp = ${measured}[0-9]* > 0.5 at mac@[A-Z0-9_]+ domain\n"
+             "failure message")
+expect_match("${gate_out}" "\n  replay: ulpgate run --kernel tanh_bwd --variant mac --target [A-Z0-9_]+ --suite domain --seed 1 --n 3000\n"
+             "failing row's replay")
+expect_replay("${gate_out}" "small.mac.max_ulp" "${measured_number}")
+expect_match("${gate_out}" "\ntanh_bwd +2 +3 of 4 " "the failing row is not folded")
+expect_match("${gate_out}" "gate: FAIL \\(1 row\\)\n$" "verdict")
+expect_no_match("${gate_out}" "::error" "annotations outside GitHub Actions")
+gate(1 --budgets "${WORK}/fail.json" --verbose)
+expect_match("${gate_out}" "small.mac\n +FAIL +max_ulp +${measured} +0.5 +mac@" "--verbose: the failing row in the table")
 check_junit("${WORK}/fail.xml" 1 small.mac.max_ulp)
 
-# 3. A waiver that expired yesterday: EXPIRED, exit 1, saying when.
+# 3. A waiver that expired yesterday: EXPIRED, exit 1, saying when and why.
 write_ledger("${WORK}/expired.json" 0.5 "2030-01-01")
 gate(1 --budgets "${WORK}/expired.json" --today 2030-01-02 --junit "${WORK}/expired.xml")
-expect_match("${gate_out}" "small.mac\n +max_ulp [^\n]* EXPIRED" "expired row")
-expect_match("${gate_out}" "expired on 2030-01-01" "expiry in the message")
+expect_match("${gate_out}" "\nEXPIRED small.mac.max_ulp: the waiver expired on 2030-01-01 \\(\"test waiver\"\\): remove it[^\n]*\n(    [^\n]*\n)*  replay: ulpgate run "
+             "expired row with its reason, date and replay")
+expect_match("${gate_out}" "\nEXPIRED small.mac.conformance_required: the waiver expired on 2030-01-01" "expired passing row")
 check_junit("${WORK}/expired.xml" 2 small.mac.max_ulp)
 
 # 4. The same waiver a year before its expiry: WAIVED, exit 0.
 gate(0 --budgets "${WORK}/expired.json" --today 2029-01-02)
-expect_match("${gate_out}" "small.mac\n +max_ulp [^\n]* WAIVED" "waived row")
-expect_match("${gate_out}" "gate: PASS" "verdict")
+expect_match("${gate_out}" "\nWAIVED small.mac.max_ulp: waived until 2030-01-01: test waiver; max_ulp = ${measured}[0-9]* > 0.5[^\n]*\n  replay: ulpgate run "
+             "waived row with its reason, date and replay")
+expect_match("${gate_out}" "\nPASS small.mac.conformance_required: passes without its waiver \\(until 2030-01-01\\): remove it\n"
+             "a waiver no longer needed")
+expect_match("${gate_out}" "gate: PASS\n$" "verdict")
 
 # 5. A truncated ledger: exit 2, one line naming the file; earlier reports kept.
 file(READ "${WORK}/pass.json" whole)
@@ -164,3 +254,53 @@ foreach(pair "t1.json|t2.json" "t2.json|t2b.json" "t1.xml|t2.xml" "t2.xml|t2b.xm
     message(FATAL_ERROR "${WORK}/${a} and ${WORK}/${b} differ")
   endif()
 endforeach()
+
+# 7. For a CI job's summary page: Markdown appended to $GITHUB_STEP_SUMMARY
+# (what the earlier steps wrote kept), and written to --markdown; one
+# annotation per failing row, escaped as GitHub's runner reads them (% CR LF
+# in the message, : and , too in the title), with GITHUB_ACTIONS=true or
+# --annotations.
+write_ledger("${WORK}/annotated.json" 0.5 "2030-01-01" "fix: 100%, soon")
+file(WRITE "${WORK}/step_summary.md" "# an earlier step\n")
+set(ENV{GITHUB_STEP_SUMMARY} "${WORK}/step_summary.md")
+set(ENV{GITHUB_ACTIONS} "true")
+gate(1 --budgets "${WORK}/annotated.json" --today 2030-01-02 --markdown "${WORK}/gate.md")
+gate(1 --budgets "${WORK}/annotated.json" --today 2030-01-02)
+unset(ENV{GITHUB_STEP_SUMMARY})
+unset(ENV{GITHUB_ACTIONS})
+# (Messages hold ';', so annotations are counted by their start, not as a list.)
+string(REGEX MATCHALL "\n::error " starts "${gate_out}")
+list(LENGTH starts n)
+if(NOT n EQUAL 2)
+  message(FATAL_ERROR "expected 2 annotations (the EXPIRED rows), got ${n}:\n${gate_out}")
+endif()
+string(REGEX MATCH "\n::error [^\n]*" first "${gate_out}")
+string(SUBSTRING "${first}" 1 -1 first)
+set(expected_annotation "::error title=ulpgate gate%3A EXPIRED small.mac.max_ulp::the waiver expired on 2030-01-01 (\"fix: 100%25, soon\"): remove it and fix the kernel or the limit; max_ulp = ${measured}")
+string(FIND "${first}" "${expected_annotation}" at)
+if(NOT at EQUAL 0)
+  message(FATAL_ERROR "annotation:\n${first}\nexpected it to start with\n${expected_annotation}")
+endif()
+expect_match("${first}" "%0Areplay: ulpgate run --kernel tanh_bwd --variant mac --target [A-Z0-9_]+ --suite domain --seed 1 --n 3000$"
+             "the annotation's replay")
+expect_match("${gate_out}" "\n::error title=ulpgate gate%3A EXPIRED small.mac.conformance_required::" "second annotation")
+file(READ "${WORK}/step_summary.md" summary)
+file(READ "${WORK}/gate.md" markdown)
+string(FIND "${summary}" "# an earlier step\n## ulpgate gate: FAIL\n" at)
+if(NOT at EQUAL 0)
+  message(FATAL_ERROR "$GITHUB_STEP_SUMMARY: the gate's summary is not appended to what was there:\n${summary}")
+endif()
+string(REGEX MATCHALL "## ulpgate gate: FAIL" runs "${summary}")
+list(LENGTH runs n)
+if(NOT n EQUAL 2 OR NOT summary STREQUAL "# an earlier step\n${markdown}${markdown}")
+  message(FATAL_ERROR "$GITHUB_STEP_SUMMARY after two gates: ${n} summaries, expected the --markdown file twice:\n${summary}")
+endif()
+expect_match("${markdown}" "\n\\| rows \\| 9 \\| 6 \\| 0 \\| 0 \\| 2 \\| 1 \\|\n\\| rules \\| 5 \\| 3 \\| 0 \\| 0 \\| 1 \\| 1 \\|\n"
+             "Markdown: the counts")
+expect_match("${markdown}" "\n- \\*\\*EXPIRED\\*\\* `small.mac.max_ulp`: measured ${measured}, limit 0.5, at mac@[A-Z0-9_]+ domain\n  - the waiver expired on 2030-01-01 [(]\"fix: 100%, soon\"[)]: remove it"
+             "Markdown: the expired row and its message")
+expect_match("${markdown}" "\n  - replay: `ulpgate run --kernel tanh_bwd --variant mac " "Markdown: the replay")
+expect_match("${markdown}" "<details><summary>6 PASS rows, folded by op and format</summary>" "Markdown: PASS folded")
+expect_match("${markdown}" "\n\\| linear_fwd \\| 1 \\| 2 of 2 \\| `small.exact.max_bound_fraction` \\|" "Markdown: a folded op")
+gate(1 --budgets "${WORK}/annotated.json" --today 2030-01-02 --annotations)
+expect_match("${gate_out}" "\n::error title=ulpgate gate%3A EXPIRED small.mac.max_ulp::" "--annotations")

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "suites/engine/op_table.h"
+#include "suites/reports/report.h"
 #include "tools/drift_chart.h"
 #include "tools/svg_chart.h"
 
@@ -41,66 +42,132 @@ std::string UlpColour(double ulp) {
   return fmt::format("hsl({:.0f},65%,{:.0f}%)", hue, 78 - 18 * t);
 }
 
-// A bound of the histogram: 0.5, 1, 2, ... 512, then 2^10, 2^11, ...
-std::string Bound(double b) {
-  return b < 1000 ? Sig(b) : fmt::format("2^{}", static_cast<int>(std::lround(std::log2(b))));
+// The legend of UlpColour: a swatch per power of two from 0.5 to 2^12.
+std::string UlpLegend() {
+  std::vector<std::pair<std::string, std::string>> stops;
+  for (int e = -1; e <= 12; ++e) {
+    const double ulp = std::ldexp(1.0, e);
+    const std::string label = e == -1 ? "\u22640.5" : e == 12 ? "\u22654096" : fmt::format("{:g}", ulp);
+    stops.emplace_back(label, UlpColour(ulp));
+  }
+  stops.emplace_back("NaN/inf", UlpColour(INFINITY));
+  return "<div class='legend'>" + ColourScaleSvg("max ULP error", stops) + "</div>";
 }
 
+// A bound of the histogram: 0.5, 1, 2, ... 512, then 2^10, 2^11, ...
+std::string Bound(double b) {
+  return b < 1000 ? fmt::format("{:g}", b)
+                  : fmt::format("2^{}", static_cast<int>(std::lround(std::log2(b))));
+}
+
+// Bin i of a histogram: 0 holds the exact results, i < bounds the errors in
+// (bounds[i-1], bounds[i]], the last those above every bound.
 std::string BinLabel(const Json& bounds, size_t i) {
   if (i == 0) return "0";
   if (i >= bounds.size()) return ">" + Bound(bounds.back().get<double>());
-  return "&le;" + Bound(bounds[i].get<double>());
+  return Bound(bounds[i].get<double>());
 }
 
-// One case's histogram as a small bar chart: bins from e = 0 up to the
-// largest bin with a count, bar heights log10(1 + count).
-std::string HistogramSvg(const Json& histogram, const std::string& title) {
-  const Json& bounds = histogram["bounds"];
-  const Json& counts = histogram["counts"];
-  size_t last = 1;
-  for (size_t i = 0; i < counts.size(); ++i) {
-    if (counts[i].get<uint64_t>() > 0) last = std::max(last, i);
-  }
-  const size_t bins = last + 1;
-  double top = 1;
-  for (size_t i = 0; i < bins; ++i) top = std::max(top, std::log10(1.0 + counts[i].get<double>()));
-  const double w = 250, h = 120, left = 6, bottom = 30, bar = (w - 2 * left) / bins;
-  std::string svg = fmt::format(
-      "<svg class='hist' width='{}' height='{}' viewBox='0 0 {} {}' role='img'><title>{}</title>"
-      "<text x='{}' y='12' font-size='11' font-weight='bold'>{}</text>",
-      w, h + 16, w, h + 16, Esc(title), left, Esc(title));
-  for (size_t i = 0; i < bins; ++i) {
-    const double c = counts[i].get<double>();
-    const double bh = (h - bottom) * std::log10(1.0 + c) / top;
-    const double x = left + i * bar;
-    const double upper = i == 0 ? 0 : i < bounds.size() ? bounds[i].get<double>() : INFINITY;
-    svg += fmt::format(
-        "<rect x='{:.1f}' y='{:.1f}' width='{:.1f}' height='{:.1f}' fill='{}'><title>{} ULP: {}</title>"
-        "</rect>",
-        x + 0.5, 16 + (h - bottom) - bh, std::max(bar - 1, 1.0), bh, UlpColour(upper),
-        BinLabel(bounds, i), static_cast<uint64_t>(c));
-    if (bins <= 8 || i % ((bins + 5) / 6) == 0) {
-      svg += fmt::format("<text x='{:.1f}' y='{:.1f}' font-size='9' text-anchor='middle'>{}</text>",
-                         x + bar / 2, 16 + h - bottom + 11, BinLabel(bounds, i));
+std::string BinName(const Json& bounds, size_t i) {
+  if (i == 0) return "exact (0 ULP)";
+  if (i >= bounds.size()) return "above " + Bound(bounds.back().get<double>()) + " ULP";
+  return fmt::format("{} < error \u2264 {} ULP", Bound(bounds[i - 1].get<double>()),
+                     Bound(bounds[i].get<double>()));
+}
+
+struct HistogramItem {
+  std::string title, subtitle;
+  const Json* histogram;
+};
+
+// Histograms side by side on one x scale (bins up to the largest one any of
+// them fills) and one y scale (up to the largest count), so bars compare
+// across the row.
+std::string HistogramGrid(const std::vector<HistogramItem>& items) {
+  if (items.empty()) return "";
+  const Json* widest = items[0].histogram;
+  size_t bins = 2;
+  double max_count = 1;
+  for (const HistogramItem& item : items) {
+    const Json& counts = (*item.histogram)["counts"];
+    for (size_t i = 0; i < counts.size(); ++i) {
+      const double c = counts[i].get<double>();
+      if (c > 0) bins = std::max(bins, i + 1);
+      max_count = std::max(max_count, c);
     }
+    if ((*item.histogram)["bounds"].size() > (*widest)["bounds"].size()) widest = item.histogram;
   }
-  svg += fmt::format("<text x='{}' y='{}' font-size='9' fill='#555'>ULP error (bar height: log count)</text>",
-                     left, 16 + h - 2);
-  return svg + "</svg>";
+  const Json& bounds = (*widest)["bounds"];
+  HistogramChart chart;
+  chart.max_count = max_count;
+  for (size_t i = 0; i < bins; ++i) {
+    chart.bin_labels.push_back(BinLabel(bounds, i));
+    chart.bin_names.push_back(BinName(bounds, i));
+    const double upper = i == 0 ? 0 : i < bounds.size() ? bounds[i].get<double>() : INFINITY;
+    chart.bin_colours.push_back(UlpColour(upper));
+  }
+  std::string html = "<div class='grid'>";
+  for (const HistogramItem& item : items) {
+    chart.title = item.title;
+    chart.subtitle = item.subtitle;
+    chart.counts.clear();
+    for (const Json& c : (*item.histogram)["counts"]) chart.counts.push_back(c.get<double>());
+    html += HistogramSvg(chart);
+  }
+  return html + "</div>";
 }
 
 std::string CaseName(const Json& c) { return Str(c, "variant") + "@" + Str(c, "target"); }
 
-std::string Conformance(const Json& c) {
-  if (!c.contains("conformance")) return "&ndash;";
+bool CaseConforms(const Json& c) {
+  if (!c.contains("conformance") || !c["conformance"].is_object()) return true;
   const Json& k = c["conformance"];
   const std::string model = Str(k, "model"), expected = Str(k, "expected");
-  if (expected.empty() || model == expected) {
-    return fmt::format("<span class='ok'>{}</span>", Esc(model.empty() ? "&ndash;" : model));
+  return expected.empty() || (model == expected && k.value("mismatches", uint64_t{0}) == 0);
+}
+
+std::string Conformance(const Json& c) {
+  if (!c.contains("conformance") || !c["conformance"].is_object()) return "&ndash;";
+  const Json& k = c["conformance"];
+  const std::string model = Str(k, "model"), expected = Str(k, "expected");
+  if (CaseConforms(c)) {
+    return model.empty() ? "&ndash;" : fmt::format("<span class='ok'>{}</span>", Esc(model));
   }
   return fmt::format("<span class='bad'>{} (expected {}; {} mismatches)</span>",
                      Esc(model.empty() ? "none" : model), Esc(expected),
                      k.value("mismatches", uint64_t{0}));
+}
+
+// The `run` that measures one case of a run report again: the same suite,
+// seed and count give the same inputs and call plan.
+std::string RunReplay(const Json& c) {
+  const std::string suite = Str(c, "suite");
+  std::string command = fmt::format("ulpgate run --kernel {} --variant {} --target {}", Str(c, "op"),
+                                    ShellWord(Str(c, "variant")), ShellWord(Str(c, "target")));
+  if (suite.rfind("file:", 0) == 0) {
+    command += " --inputs " + ShellWord(suite.substr(5));
+  } else {
+    command += fmt::format(" --suite {} --seed {} --n {}", ShellWord(suite), c.value("seed", uint64_t{1}),
+                           c.contains("instances") ? c.value("instances", uint64_t{0})
+                                                   : c.value("n", uint64_t{0}));
+  }
+  if (Str(c, "dtype", "f32") != "f32") command += " --dtype " + Str(c, "dtype");
+  if (c.contains("shape") && c["shape"].is_string()) command += " --shape " + ShellWord(Str(c, "shape"));
+  if (Str(c, "kind") == "model") command += " --emulate-unsupported";
+  return command;
+}
+
+// A command, broken only between its words where it wraps (a browser would
+// also break after the hyphens of --option).
+std::string Code(const std::string& command) {
+  std::string html = "<code class='replay'>";
+  size_t at = 0;
+  while (at <= command.size()) {
+    const size_t end = std::min(command.find(' ', at), command.size());
+    html += (at ? " " : "") + std::string("<span>") + Esc(command.substr(at, end - at)) + "</span>";
+    at = end + 1;
+  }
+  return html + "</code>";
 }
 
 std::string RunSection(const ReportFile& f, size_t index) {
@@ -113,24 +180,39 @@ std::string RunSection(const ReportFile& f, size_t index) {
       first.value("n", first.value("instances", uint64_t{0})), Esc(f.path));
   html += "<table><tr><th>variant@target</th><th>kind</th><th>max ULP</th><th>mean</th><th>p99</th>"
           "<th>correctly rounded</th><th>special</th><th>model followed</th></tr>";
+  std::string failing;
   for (const Json& c : results) {
     const double n = std::max(1.0, Num(c, "n", Num(c, "outputs", 1)));
     const double max_ulp = Num(c, "max_ulp");
+    const uint64_t special = c.value("special_mismatch", uint64_t{0});
+    const bool fails = !CaseConforms(c) || special > 0;
     html += fmt::format(
-        "<tr><td>{}</td><td>{}</td><td class='n' style='background:{}'>{}</td><td class='n'>{}</td>"
+        "<tr{}><td>{}</td><td>{}</td><td class='n' style='background:{}'>{}</td><td class='n'>{}</td>"
         "<td class='n'>{}</td><td class='n'>{}</td><td class='n'>{}</td><td>{}</td></tr>",
-        Esc(CaseName(c)), Esc(Str(c, "kind")), UlpColour(max_ulp), Sig(max_ulp), Sig(Num(c, "mean_ulp")),
+        fails ? " class='st-FAIL'" : "", Esc(CaseName(c)), Esc(Str(c, "kind")), UlpColour(max_ulp),
+        Sig(max_ulp), Sig(Num(c, "mean_ulp")),
         c.contains("percentiles") ? Sig(Num(c["percentiles"], "99")) : "&ndash;",
         c.contains("correctly_rounded") ? fmt::format("{:.2f}%", 100 * Num(c, "correctly_rounded") / n)
                                         : "&ndash;",
-        c.value("special_mismatch", uint64_t{0}), Conformance(c));
+        special, Conformance(c));
+    if (fails) {
+      failing += fmt::format("<li><b>FAIL</b> {}: {}; replay: {}</li>", Esc(CaseName(c)),
+                             !CaseConforms(c) ? "does not follow its expected model"
+                                              : fmt::format("{} special mismatches", special),
+                             Code(RunReplay(c) + (CaseConforms(c) ? "" : " --require-conformance")));
+    }
   }
-  html += "</table><div class='grid'>";
+  html += "</table>";
+  if (!failing.empty()) html += "<ul class='failing'>" + failing + "</ul>";
+  html += UlpLegend();
+  std::vector<HistogramItem> items;
   for (const Json& c : results) {
     if (!c.contains("histogram")) continue;
-    html += HistogramSvg(c["histogram"], fmt::format("{}: max {} ULP", CaseName(c), Sig(Num(c, "max_ulp"))));
+    items.push_back({CaseName(c), fmt::format("max {} ULP, n = {}", Sig(Num(c, "max_ulp")),
+                                              c.value("n", uint64_t{0})),
+                     &c["histogram"]});
   }
-  html += "</div>";
+  html += HistogramGrid(items);
   // Error maps: max ULP per binade of the mapped operand, a row per case.
   std::vector<std::string> binades;
   std::string operand;
@@ -144,8 +226,12 @@ std::string RunSection(const ReportFile& f, size_t index) {
   }
   if (!binades.empty()) {
     html += fmt::format(
-        "<h3>error map: max ULP by binade of {}</h3><div class='scroll'><table class='map'><tr><th></th>",
-        Esc(operand));
+        "<h3>error map: max ULP by binade of {0}</h3><p class='note'>A row per variant@target, a "
+        "column per binade of {0} (its sign and binary exponent); a cell's colour is the largest "
+        "ULP error of the inputs in that binade (the scale below), blank where there are none. "
+        "Hover a cell for its numbers.</p>{1}<div class='scroll'><table class='map'><tr><th>"
+        "variant@target \\ binade of {0}</th>",
+        Esc(operand), UlpLegend());
     for (const std::string& b : binades) html += "<th class='rot'><div>" + Esc(b) + "</div></th>";
     html += "</tr>";
     for (const Json& c : results) {
@@ -167,6 +253,109 @@ std::string RunSection(const ReportFile& f, size_t index) {
       html += "</tr>";
     }
     html += "</table></div>";
+  }
+  return html + "</section>";
+}
+
+// The `check` that measures a check report's outputs again.
+std::string CheckReplay(const Json& report, const Json& record) {
+  std::string command = fmt::format("ulpgate check --op {} --dtype {} --inputs {}", Str(record, "op"),
+                                    Str(record, "dtype", "f32"), ShellWord(Str(report, "inputs")));
+  if (!Str(report, "outputs").empty()) command += " --outputs " + ShellWord(Str(report, "outputs"));
+  if (!Str(report, "label").empty()) command += " --label " + ShellWord(Str(report, "label"));
+  if (record.contains("conformance") && record["conformance"].contains("models")) {
+    for (const Json& m : record["conformance"]["models"]) {
+      if (Str(m, "source") == "user") {
+        command += " --model " + ShellWord(Str(m, "name") + ": " + Str(m, "expression"));
+      }
+    }
+  }
+  return command;
+}
+
+// An input as its operands: "grad = 0x1p-3, t = 0x1.8p-1".
+std::string InputText(const Json& input) {
+  std::string text;
+  if (!input.is_object()) return "&ndash;";
+  for (const auto& [key, value] : input.items()) {
+    if (key == "index" || key == "bits" || !value.is_string()) continue;
+    text += fmt::format("{}{} = {}", text.empty() ? "" : ", ", Esc(key), Esc(value.get<std::string>()));
+  }
+  if (input.contains("index")) text += fmt::format(" (#{})", input["index"].dump());
+  return text;
+}
+
+std::string CheckSection(const ReportFile& f, size_t index) {
+  const Json& report = f.json;
+  if (!report.contains("results") || report["results"].empty()) return "";
+  const Json& r = report["results"][0];
+  const std::string verdict = Str(report, "verdict");
+  std::string html = fmt::format(
+      "<section id='check{}'><h2>check: {} &middot; {} in {} &middot; {} outputs{}</h2>"
+      "<p class='src'>{} &middot; inputs {} &middot; outputs {}</p>",
+      index, Esc(Str(report, "label")), Esc(Str(r, "op")), Esc(Str(r, "dtype", "f32")),
+      r.value("n", uint64_t{0}),
+      verdict.empty() ? ""
+                      : fmt::format(" &middot; <span class='{}'>{}</span>", verdict == "PASS" ? "ok" : "bad",
+                                    Esc(verdict)),
+      Esc(f.path), Esc(Str(report, "inputs")), Esc(Str(report, "outputs", "(a plugin's kernel)")));
+  const double n = std::max(1.0, Num(r, "n", 1));
+  const double max_ulp = Num(r, "max_ulp");
+  html += fmt::format(
+      "<table><tr><th>max ULP</th><th>mean</th><th>p99</th><th>correctly rounded</th><th>special</th>"
+      "<th>worst input</th></tr><tr><td class='n' style='background:{}'>{}</td><td class='n'>{}</td>"
+      "<td class='n'>{}</td><td class='n'>{}</td><td class='n'>{}</td><td>{}</td></tr></table>",
+      UlpColour(max_ulp), Sig(max_ulp), Sig(Num(r, "mean_ulp")),
+      r.contains("percentiles") ? Sig(Num(r["percentiles"], "99")) : "&ndash;",
+      r.contains("correctly_rounded") ? fmt::format("{:.2f}%", 100 * Num(r, "correctly_rounded") / n)
+                                      : "&ndash;",
+      r.value("special_mismatch", uint64_t{0}), r.contains("max_input") ? InputText(r["max_input"]) : "&ndash;");
+  if (report.contains("failures") && !report["failures"].empty()) {
+    html += "<ul class='failing'>";
+    for (const Json& failure : report["failures"]) {
+      html += "<li><b>FAIL</b> " + Esc(failure.is_string() ? failure.get<std::string>() : failure.dump()) + "</li>";
+    }
+    html += "</ul>";
+  }
+  html += fmt::format("<p>{}: {}</p>", verdict == "FAIL" ? "replay" : "measure again",
+                      Code(CheckReplay(report, r)));
+  const Json& conformance = r.contains("conformance") ? r["conformance"] : Json::object();
+  if (conformance.contains("models") && !conformance["models"].empty()) {
+    html += "<h3>rounding models: which the outputs follow bit for bit</h3><table><tr><th>model</th>"
+            "<th>source</th><th>mismatches</th><th>nearest mismatch</th><th>statements</th></tr>";
+    // Those followed first, then by how close they come.
+    std::vector<const Json*> models;
+    for (const Json& m : conformance["models"]) models.push_back(&m);
+    std::stable_sort(models.begin(), models.end(), [](const Json* a, const Json* b) {
+      return a->value("mismatches", uint64_t{0}) < b->value("mismatches", uint64_t{0});
+    });
+    for (const Json* model : models) {
+      const Json& m = *model;
+      const uint64_t mismatches = m.value("mismatches", uint64_t{0});
+      std::string nearest = "&ndash;";
+      if (m.contains("nearest_mismatches") && !m["nearest_mismatches"].empty()) {
+        const Json& e = m["nearest_mismatches"][0];
+        nearest = fmt::format("{}: output {}, model {}", InputText(e),
+                              e.contains("output") ? Esc(Str(e["output"], "value")) : "?",
+                              e.contains("model") ? Esc(Str(e["model"], "value")) : "?");
+      }
+      html += fmt::format(
+          "<tr class='{}'><td>{}</td><td>{}</td><td class='n'>{}</td><td>{}</td><td><code>{}</code></td></tr>",
+          mismatches == 0 ? "cell-ok" : "", Esc(Str(m, "name")), Esc(Str(m, "source")),
+          mismatches == 0 ? "<span class='ok'>0: follows</span>" : std::to_string(mismatches), nearest,
+          Esc(Str(m, "expression")));
+    }
+    html += "</table>";
+  } else if (conformance.contains("matching")) {
+    std::string matching;
+    for (const Json& m : conformance["matching"]) matching += (matching.empty() ? "" : ", ") + Esc(m.get<std::string>());
+    html += "<p>follows bit for bit: " + (matching.empty() ? std::string("no model") : matching) + "</p>";
+  }
+  if (r.contains("histogram")) {
+    html += UlpLegend();
+    html += HistogramGrid({{Str(report, "label", "outputs"),
+                            fmt::format("max {} ULP, n = {}", Sig(max_ulp), r.value("n", uint64_t{0})),
+                            &r["histogram"]}});
   }
   return html + "</section>";
 }
@@ -207,15 +396,47 @@ std::string MatrixSection(const ReportFile& f, size_t index) {
                              value.is_number() ? Sig(value.get<double>()) : std::string("?"));
         }
       }
-      html += fmt::format("<td class='{}' title='{}'>{}<span class='group'>{}</span>{}</td>",
+      // A target this CPU cannot run was not measured: it is neither a pass
+      // nor a failure, only the model it should follow is known.
+      if (!c.value("run", true)) {
+        html += fmt::format("<td class='cell-off' title='not run on this CPU'><i>not run here</i> "
+                            "<span class='group'>expects {}</span></td>",
+                            Esc(Str(c, "expected_model")));
+        continue;
+      }
+      html += fmt::format("<td class='{}' title='{}'>{}<span class='group'>{}</span></td>",
                           as_expected ? "cell-ok" : "cell-bad", Esc(tip), Esc(Str(c, "model", "none")),
-                          Esc(Str(c, "group")), c.value("run", true) ? "" : " <i>(model)</i>");
+                          Esc(Str(c, "group")));
     }
     html += "</tr>";
   }
   html += "</table><p class='note'>Each cell: the model the kernel follows bit for bit (green: the one its "
-          "target should; red: not), and its group of identical outputs.</p></section>";
-  return html;
+          "target should; red: not), and its group of identical outputs; grey: a target this CPU cannot "
+          "run, with the model it should follow.</p>";
+  // Each kernel that leaves its model, with the runs that show it (one per suite).
+  std::string failing;
+  for (const Json& c : m["cells"]) {
+    if (!c.value("run", true) || Str(c, "model") == Str(c, "expected_model")) continue;
+    std::string commands;
+    for (const Json& suite : m.contains("suites") ? m["suites"] : Json::array()) {
+      // A plugin's kernels are named by loading it: --variant none runs them all.
+      std::string command =
+          c.contains("plugin")
+              ? fmt::format("ulpgate run --kernel {} --variant none", Str(m, "op"))
+              : fmt::format("ulpgate run --kernel {} --variant {} --target {}", Str(m, "op"),
+                            ShellWord(Str(c, "variant")), ShellWord(Str(c, "target")));
+      command += fmt::format(" --suite {} --seed {} --n {} --require-conformance",
+                             ShellWord(suite.is_string() ? suite.get<std::string>() : suite.dump()),
+                             m.value("seed", uint64_t{1}), m.value("n_per_suite", uint64_t{0}));
+      if (c.contains("plugin")) command += " --plugin " + ShellWord(Str(c, "plugin"));
+      commands += "<div>replay: " + Code(command) + "</div>";
+    }
+    failing += fmt::format("<li><b>FAIL</b> {}@{} follows {}, not {}{}</li>", Esc(Str(c, "variant")),
+                           Esc(Str(c, "target")), Esc(Str(c, "model", "no model")),
+                           Esc(Str(c, "expected_model")), commands);
+  }
+  if (!failing.empty()) html += "<ul class='failing'>" + failing + "</ul>";
+  return html + "</section>";
 }
 
 // Horizontal bars of each op's share of the final loss deviation, signed,
@@ -315,27 +536,88 @@ std::string DriftSection(const ReportFile& f, size_t index) {
   return html + "</section>";
 }
 
+// A gate row's message and replay command, for the rows that do not simply pass.
+std::string GateRowDetails(const Json& r) {
+  std::string html;
+  const std::string message = Str(r, "message"), replay = Str(r, "replay");
+  if (!message.empty()) html += "<div>" + Esc(message) + "</div>";
+  if (!replay.empty() && Str(r, "status") != "PASS") html += "<div>replay: " + Code(replay) + "</div>";
+  return html;
+}
+
+std::string Waiver(const Json& r) {
+  if (!r.contains("waiver") || !r["waiver"].is_object()) return "";
+  const Json& w = r["waiver"];
+  return fmt::format("{} <span class='expires'>(expires {})</span>", Esc(Str(w, "reason")),
+                     Esc(Str(w, "expires")));
+}
+
 std::string GateSection(const ReportFile& f, size_t index) {
   const Json& g = f.json;
   const std::string status = Str(g, "status");
-  std::string counts;
-  if (g.contains("counts")) {
-    for (const auto& [k, v] : g["counts"].items()) counts += fmt::format(" {} {}", v.get<uint64_t>(), k);
+  const Json& rows = g.contains("rows") ? g["rows"] : Json::array();
+  // Counts of rows, and of rules by their worst row.
+  const std::vector<std::string> statuses = {"PASS", "FAIL", "WAIVED", "EXPIRED", "SKIPPED"};
+  auto severity = [](const std::string& s) {
+    return s == "FAIL" || s == "EXPIRED" ? 3 : s == "WAIVED" ? 2 : s == "PASS" ? 1 : 0;
+  };
+  std::map<std::string, size_t> row_counts, rule_counts;
+  std::vector<std::pair<std::string, std::string>> rules;  // id, worst status
+  for (const Json& r : rows) {
+    const std::string st = Str(r, "status");
+    ++row_counts[st];
+    if (rules.empty() || rules.back().first != Str(r, "rule")) {
+      rules.emplace_back(Str(r, "rule"), st);
+    } else if (severity(st) > severity(rules.back().second)) {
+      rules.back().second = st;
+    }
   }
+  for (const auto& rule : rules) ++rule_counts[rule.second];
   std::string html = fmt::format(
       "<section id='gate{}'><h2>release gate: <span class='{}'>{}</span></h2><p class='src'>{} &middot; "
-      "budgets {} &middot; {}</p><p>{}</p><input class='filter' placeholder='filter rows' "
-      "data-table='gate{}-rows'><div class='scroll tall'><table id='gate{}-rows'><tr><th>rule</th><th>limit</th>"
-      "<th>status</th><th>measured</th><th>limit value</th><th>where</th></tr>",
+      "budgets {} &middot; waivers as of {}</p><table class='counts'><tr><th></th><th>total</th>",
       index, status == "PASS" ? "ok" : "bad", Esc(status), Esc(f.path), Esc(Str(g, "budgets")),
-      Esc(Str(g, "today")), Esc(counts), index, index);
-  for (const Json& r : g["rows"]) {
+      Esc(Str(g, "today")));
+  for (const std::string& st : statuses) html += "<th class='st-" + st + "'>" + st + "</th>";
+  html += fmt::format("</tr><tr><td>rows</td><td class='n'>{}</td>", rows.size());
+  for (const std::string& st : statuses) html += fmt::format("<td class='n'>{}</td>", row_counts[st]);
+  html += fmt::format("</tr><tr><td>rules</td><td class='n'>{}</td>", rules.size());
+  for (const std::string& st : statuses) html += fmt::format("<td class='n'>{}</td>", rule_counts[st]);
+  html += "</tr></table><p class='note'>A rule counts as its worst row.</p>";
+  if (g.contains("model_targets") && !g["model_targets"].empty()) {
+    std::string models;
+    for (const Json& t : g["model_targets"]) models += (models.empty() ? "" : ", ") + Esc(t.get<std::string>());
+    html += "<p class='note'>Evaluated on their models (MODEL ONLY; rows say \"(model)\"): " + models +
+            ". A model checks the budgets hold for the target's rounding model, but cannot catch a bug "
+            "in its kernels; only a CPU that runs the target can.</p>";
+  }
+  // The rows a reader must see, in full, above the table of every row.
+  std::string attention;
+  for (const Json& r : rows) {
+    const std::string st = Str(r, "status");
+    if (st == "SKIPPED" || (st == "PASS" && Str(r, "message").empty())) continue;
+    attention += fmt::format(
+        "<li class='st-{}'><b>{}</b> <code>{}.{}</code>: measured {}, limit {}{}{}</li>", Esc(st), Esc(st),
+        Esc(Str(r, "rule")), Esc(Str(r, "limit")), Esc(Str(r, "measured_text", "-")), Sig(Num(r, "limit_value")),
+        Str(r, "where").empty() ? "" : ", at " + Esc(Str(r, "where")), GateRowDetails(r));
+  }
+  if (!attention.empty()) {
+    html += "<h3>rows that fail, are waived or expired</h3><ul class='attention'>" + attention + "</ul>";
+  }
+  html += fmt::format(
+      "<h3>every row</h3><input class='filter' placeholder='filter rows' data-table='gate{0}-rows'>"
+      "<label class='hide-pass'><input type='checkbox' data-table='gate{0}-rows'> hide PASS rows</label>"
+      "<div class='scroll tall'><table id='gate{0}-rows'><tr><th>rule</th><th>limit</th><th>status</th>"
+      "<th>measured</th><th>limit value</th><th>where</th><th>waiver (expires)</th>"
+      "<th>message, replay</th></tr>",
+      index);
+  for (const Json& r : rows) {
     const std::string st = Str(r, "status");
     html += fmt::format("<tr class='st-{}'><td>{}</td><td>{}</td><td>{}</td><td class='n'>{}</td><td class='n'>{}</td>"
-                        "<td>{}</td></tr>",
+                        "<td>{}</td><td>{}</td><td class='details'>{}</td></tr>",
                         Esc(st), Esc(Str(r, "rule")), Esc(Str(r, "limit")), Esc(st),
                         Esc(Str(r, "measured_text", Sig(Num(r, "measured")))), Sig(Num(r, "limit_value")),
-                        Esc(Str(r, "where")));
+                        Esc(Str(r, "where")), Waiver(r), st == "PASS" && Str(r, "message").empty() ? "" : GateRowDetails(r));
   }
   return html + "</table></div></section>";
 }
@@ -349,23 +631,32 @@ td, th { border: 1px solid #ddd; padding: 3px 6px; text-align: left; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
 th { background: #f3f3f3; }
 .ok { color: #1a7f37; font-weight: bold; } .bad { color: #b2182b; font-weight: bold; }
-.cell-ok { background: #dff3e3; } .cell-bad { background: #f8d7da; }
+.cell-ok { background: #dff3e3; } .cell-bad { background: #f8d7da; } .cell-off { background: #f1f1f1; color: #666; }
 .group { color: #666; font-size: 10px; margin-left: 4px; }
 .grid { display: flex; flex-wrap: wrap; gap: 6px; }
 .hist { border: 1px solid #eee; background: #fff; }
 .scroll { overflow: auto; max-width: 100%; } .tall { max-height: 520px; }
-.map td { width: 9px; height: 14px; padding: 0; border: 1px solid #fff; }
+.map td { width: 16px; height: 18px; padding: 0; border: 1px solid #fff; }
 .map td:first-child { width: auto; padding: 0 6px; white-space: nowrap; }
 .rot { height: 110px; vertical-align: bottom; padding: 0; }
-.rot div { writing-mode: vertical-rl; transform: rotate(180deg); font-weight: normal; font-size: 10px; }
+.rot div { writing-mode: vertical-rl; transform: rotate(180deg); font-weight: normal; font-size: 10px;
+  padding: 2px 0; }
 .src { color: #666; font-size: 11px; margin-top: -6px; } .note { color: #555; font-size: 11px; }
 .st-FAIL td, .st-EXPIRED td { background: #f8d7da; } .st-WAIVED td { background: #fff3cd; }
 nav a { margin-right: 12px; } .dim { opacity: 0.12; } [data-legend] { cursor: pointer; }
-.filter { margin: 4px 0; padding: 3px; width: 260px; }
+.filter { margin: 4px 0; padding: 3px; width: 260px; } .hide-pass { margin-left: 12px; font-size: 12px; }
+code, .replay { font-family: "DejaVu Sans Mono", monospace; font-size: 11px; }
+.replay { background: #f3f3f3; padding: 1px 4px; user-select: all; } .replay span { white-space: nowrap; }
+.attention li, .failing li { margin: 6px 0; font-size: 13px; } .attention li div { margin-left: 16px; }
+li.st-FAIL b, li.st-EXPIRED b { color: #b2182b; } li.st-WAIVED b { color: #8a6d00; }
+.counts td, .counts th { min-width: 44px; } .expires { color: #555; white-space: nowrap; }
+td.details { max-width: 560px; } td.details div + div { margin-top: 3px; }
+.legend { margin: 6px 0; }
 )";
 
 // Legend entries toggle their series in every panel of their chart; the
-// gate's rows filter as one types; the page says when it has rendered.
+// gate's rows filter as one types, and hide their PASS rows on request; the
+// page says when it has rendered.
 constexpr const char* kScript = R"(
 document.querySelectorAll('[data-legend]').forEach(function (entry) {
   entry.addEventListener('click', function () {
@@ -375,14 +666,21 @@ document.querySelectorAll('[data-legend]').forEach(function (entry) {
     svg.querySelectorAll('[data-series="' + k + '"]').forEach(function (p) { p.classList.toggle('dim'); });
   });
 });
-document.querySelectorAll('input.filter').forEach(function (input) {
-  input.addEventListener('input', function () {
-    var rows = document.getElementById(input.getAttribute('data-table')).querySelectorAll('tr');
-    var needle = input.value.toLowerCase();
-    for (var i = 1; i < rows.length; ++i) {
-      rows[i].style.display = rows[i].textContent.toLowerCase().indexOf(needle) >= 0 ? '' : 'none';
-    }
-  });
+function filterRows(id) {
+  var text = document.querySelector('input.filter[data-table="' + id + '"]');
+  var hide = document.querySelector('.hide-pass input[data-table="' + id + '"]');
+  var needle = text ? text.value.toLowerCase() : '';
+  var rows = document.getElementById(id).querySelectorAll('tr');
+  for (var i = 1; i < rows.length; ++i) {
+    var shown = rows[i].textContent.toLowerCase().indexOf(needle) >= 0 &&
+                !(hide && hide.checked && rows[i].classList.contains('st-PASS'));
+    rows[i].style.display = shown ? '' : 'none';
+  }
+}
+document.querySelectorAll('input[data-table]').forEach(function (input) {
+  var id = input.getAttribute('data-table');
+  input.addEventListener('input', function () { filterRows(id); });
+  input.addEventListener('change', function () { filterRows(id); });
 });
 document.body.setAttribute('data-rendered', 'yes');
 )";
@@ -391,14 +689,15 @@ document.body.setAttribute('data-rendered', 'yes');
 
 bool IsReportFormat(const std::string& format) {
   return format == "ulpgate-run-1" || format == "ulpgate-matrix-1" || format == "ulpgate-drift-2" ||
-         format == "ulpgate-gate-2";
+         format == "ulpgate-gate-2" || format == "ulpgate-check-1";
 }
 
 std::string HtmlReport(const std::vector<ReportFile>& files, const std::string& title) {
   std::string nav, body;
   size_t index = 0;
   // Gate first (the verdict), then matrices, runs (in the op table's order),
-  // drift (plain runs before attributions): the order a reader asks.
+  // checks of outputs made elsewhere, drift (plain runs before attributions):
+  // the order a reader asks.
   auto rank = [](const ReportFile& f) {
     const std::vector<OpInfo>& ops = OpTable();
     const Json& results = f.json.contains("results") ? f.json["results"] : Json::array();
@@ -413,7 +712,8 @@ std::string HtmlReport(const std::vector<ReportFile>& files, const std::string& 
   for (const ReportFile& f : files) sorted.push_back(&f);
   std::stable_sort(sorted.begin(), sorted.end(),
                    [&](const ReportFile* a, const ReportFile* b) { return rank(*a) < rank(*b); });
-  for (const char* format : {"ulpgate-gate-2", "ulpgate-matrix-1", "ulpgate-run-1", "ulpgate-drift-2"}) {
+  for (const char* format :
+       {"ulpgate-gate-2", "ulpgate-matrix-1", "ulpgate-run-1", "ulpgate-check-1", "ulpgate-drift-2"}) {
     for (const ReportFile* fp : sorted) {
       const ReportFile& f = *fp;
       if (Str(f.json, "format") != format) continue;
@@ -433,6 +733,10 @@ std::string HtmlReport(const std::vector<ReportFile>& files, const std::string& 
         const Json& results = f.json["results"];
         name = results.empty() ? "run" : Str(results[0], "op") + " " + Str(results[0], "suite") +
                                              (Str(results[0], "dtype", "f32") == "f32" ? "" : " " + Str(results[0], "dtype"));
+      } else if (std::string(format) == "ulpgate-check-1") {
+        section = CheckSection(f, index);
+        anchor = fmt::format("check{}", index);
+        name = "check " + Str(f.json, "label");
       } else {
         section = DriftSection(f, index);
         anchor = fmt::format("drift{}", index);

@@ -104,6 +104,10 @@ if(expected)
   if(NOT CMAKE_MATCH_1 IN_LIST expected)
     message(FATAL_ERROR "the gate of mutant ${KIND} blames ${CMAKE_MATCH_1}, not one of ${expected}\n${out}")
   endif()
+  # ... and says how to see it again.
+  if(NOT out MATCHES "${failing_row}[^\n]*\n(  [^\n]*\n)*  replay: ulpgate [a-z]+ --kernel tanh_bwd ")
+    message(FATAL_ERROR "the gate of mutant ${KIND} gives no replay command for its failing row\n${out}")
+  endif()
 else()
   if(NOT status EQUAL 0 OR NOT out MATCHES "cannot catch a bug in that target's kernels")
     message(FATAL_ERROR "gate of mutant ${KIND}: status ${status}, expected 0 and the MODEL ONLY "

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdint>
 
 namespace ulpgate {
 namespace {
@@ -33,7 +35,119 @@ std::string Number(double v) {
 
 bool Drawable(double y, bool log) { return std::isfinite(y) && (!log || y > 0); }
 
+// One line of text no wider than `room`: when it would be wider, the
+// renderer squeezes it to fit rather than letting the frame clip it.
+std::string FittedText(double x, double y, const std::string& text, double size, double room,
+                       const std::string& attributes) {
+  const bool squeeze = TextWidth(text, size) > room;
+  return fmt::format("<text x='{:.1f}' y='{:.1f}' font-size='{}'{}{}>{}</text>", x, y, size,
+                     attributes.empty() ? "" : " " + attributes,
+                     squeeze ? fmt::format(" textLength='{:.0f}' lengthAdjust='spacingAndGlyphs'", room)
+                             : std::string(),
+                     XmlEscape(text));
+}
+
 }  // namespace
+
+double TextWidth(const std::string& text, double font_size) {
+  // DejaVu Sans averages about 0.6 em a character; bold and capitals run wider.
+  double ems = 0;
+  for (unsigned char c : text) {
+    if (c >= 0x80 && c < 0xc0) continue;  // a UTF-8 continuation byte
+    ems += std::isupper(c) || c == 'm' || c == 'w' || c == '@' ? 0.8 : c == ' ' || c == '.' ? 0.35 : 0.62;
+  }
+  return ems * font_size;
+}
+
+std::string HistogramSvg(const HistogramChart& c) {
+  const double left = 46, right = 10, top = c.subtitle.empty() ? 24 : 38, bottom = 44;
+  const double plot_w = c.width - left - right, plot_h = c.height - top - bottom;
+  const size_t bins = std::max<size_t>(c.bin_labels.size(), 1);
+  const double bar = plot_w / static_cast<double>(bins);
+  // Decades up to the first power of ten at or above the largest count.
+  const double decades = std::max(1.0, std::ceil(std::log10(std::max(c.max_count, 1.0)) - 1e-12));
+  const double scale_top = std::log10(1 + std::pow(10.0, decades));
+  auto y_of = [&](double count) { return top + plot_h * (1 - std::log10(1 + count) / scale_top); };
+  std::string svg = fmt::format(
+      "<svg class='hist' width='{0:.0f}' height='{1:.0f}' viewBox='0 0 {0:.0f} {1:.0f}' role='img' "
+      "font-family='DejaVu Sans, Arial, sans-serif'><title>{2}</title>",
+      c.width, c.height, XmlEscape(c.title + (c.subtitle.empty() ? "" : ": " + c.subtitle)));
+  svg += FittedText(6, 14, c.title, 11, c.width - 12, "font-weight='bold'");
+  if (!c.subtitle.empty()) svg += FittedText(6, 28, c.subtitle, 10, c.width - 12, "fill='#444'");
+  // y: 0 at the base, then a gridline per decade (1, 10, 100, 1k, ...), its
+  // label left out where it would touch the one below (1 sits close to 0 on
+  // a scale of many decades).
+  svg += fmt::format("<text x='{:.1f}' y='{:.1f}' font-size='9' text-anchor='end'>0</text>", left - 4,
+                     top + plot_h + 3);
+  double last_label_y = top + plot_h;
+  const double step = std::max(1.0, std::ceil(decades / 5));
+  for (double e = 0; e <= decades + 1e-9; e += step) {
+    const double v = std::pow(10.0, e), y = y_of(v);
+    const std::string label = e < 3 ? fmt::format("{:g}", v) : e < 6 ? fmt::format("{:g}k", v / 1e3)
+                                                                       : fmt::format("{:g}M", v / 1e6);
+    svg += fmt::format("<line x1='{:.1f}' y1='{:.1f}' x2='{:.1f}' y2='{:.1f}' stroke='#e4e4e4'/>", left, y,
+                       left + plot_w, y);
+    if (last_label_y - y < 10) continue;
+    svg += fmt::format("<text x='{:.1f}' y='{:.1f}' font-size='9' text-anchor='end'>{}</text>", left - 4,
+                       y + 3, label);
+    last_label_y = y;
+  }
+  // Bars, then the x labels: all of them, or every k-th when they would overlap.
+  double widest = 0;
+  for (const std::string& l : c.bin_labels) widest = std::max(widest, TextWidth(l, 9));
+  const size_t every = std::max<size_t>(1, static_cast<size_t>(std::ceil((widest + 3) / bar)));
+  for (size_t i = 0; i < bins; ++i) {
+    const double count = i < c.counts.size() ? c.counts[i] : 0;
+    const double x = left + static_cast<double>(i) * bar;
+    if (count > 0) {
+      const double y = y_of(count);
+      svg += fmt::format(
+          "<rect x='{:.1f}' y='{:.1f}' width='{:.1f}' height='{:.1f}' fill='{}'><title>{}: {}</title>"
+          "</rect>",
+          x + 0.5, y, std::max(bar - 1, 1.0), top + plot_h - y,
+          i < c.bin_colours.size() ? c.bin_colours[i] : "#888",
+          XmlEscape(i < c.bin_names.size() ? c.bin_names[i] : c.bin_labels[i]),
+          static_cast<uint64_t>(count));
+    }
+    if (i % every == 0 && i < c.bin_labels.size()) {
+      svg += fmt::format(
+          "<line x1='{0:.1f}' y1='{1:.1f}' x2='{0:.1f}' y2='{2:.1f}' stroke='#444'/>"
+          "<text x='{0:.1f}' y='{3:.1f}' font-size='9' text-anchor='middle'>{4}</text>",
+          x + bar / 2, top + plot_h, top + plot_h + 3, top + plot_h + 13, XmlEscape(c.bin_labels[i]));
+    }
+  }
+  svg += fmt::format(
+      "<line x1='{0:.1f}' y1='{1:.1f}' x2='{0:.1f}' y2='{2:.1f}' stroke='#444'/>"
+      "<line x1='{0:.1f}' y1='{2:.1f}' x2='{3:.1f}' y2='{2:.1f}' stroke='#444'/>",
+      left, top, top + plot_h, left + plot_w);
+  svg += FittedText(left, c.height - 6, c.x_label, 10, plot_w, "fill='#333'");
+  svg += fmt::format(
+      "<text transform='translate(11,{:.1f}) rotate(-90)' font-size='10' text-anchor='middle' "
+      "fill='#333'>{}</text>",
+      top + plot_h / 2, XmlEscape(c.y_label));
+  return svg + "</svg>";
+}
+
+std::string ColourScaleSvg(const std::string& title,
+                           const std::vector<std::pair<std::string, std::string>>& stops) {
+  double swatch = 30;
+  for (const auto& [label, colour] : stops) swatch = std::max(swatch, TextWidth(label, 10) + 6);
+  const double title_w = TextWidth(title, 11) + 12;
+  const double width = title_w + swatch * static_cast<double>(stops.size()) + 4;
+  std::string svg = fmt::format(
+      "<svg class='colour-scale' width='{0:.0f}' height='40' viewBox='0 0 {0:.0f} 40' role='img' "
+      "font-family='DejaVu Sans, Arial, sans-serif'><title>{1}</title>"
+      "<text x='0' y='17' font-size='11' font-weight='bold'>{1}</text>",
+      width, XmlEscape(title));
+  for (size_t i = 0; i < stops.size(); ++i) {
+    const double x = title_w + swatch * static_cast<double>(i);
+    svg += fmt::format(
+        "<rect x='{:.1f}' y='4' width='{:.1f}' height='16' fill='{}' stroke='#fff'/>"
+        "<text x='{:.1f}' y='34' font-size='10' text-anchor='middle'>{}</text>",
+        x, swatch, stops[i].second, x + swatch / 2, XmlEscape(stops[i].first));
+  }
+  return svg + "</svg>";
+}
 
 std::string XmlEscape(const std::string& text) {
   std::string out;

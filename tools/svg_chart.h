@@ -7,6 +7,7 @@
 #define ULPGATE_TOOLS_SVG_CHART_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ulpgate {
@@ -53,6 +54,35 @@ SeriesStyle GroupStyle(size_t group, size_t member, size_t dash_index);
 
 std::string LineChartSvg(const ChartOptions& options, const std::vector<ChartPanel>& panels,
                          const std::vector<ChartSeries>& series);
+
+// A histogram as a small bar chart: one bar per bin, the x axis the bins'
+// labels (every bin, or every k-th when they would crowd), the y axis the
+// count on a log scale (bar height log10(1 + count)) with ticks at powers of
+// ten. Charts drawn with the same bin_labels and max_count share their
+// scales, so a table of them can be read across. Titles that would not fit
+// are drawn narrower, never clipped.
+struct HistogramChart {
+  std::string title;     // bold, first line
+  std::string subtitle;  // second line (may be empty)
+  std::vector<std::string> bin_labels;   // the x scale: one label per bin
+  std::vector<std::string> bin_names;    // each bar's tooltip name ("1 < e <= 2 ULP")
+  std::vector<std::string> bin_colours;  // each bar's fill
+  std::vector<double> counts;            // as many as bin_labels (0 past the data)
+  double max_count = 1;                  // the top of the y scale
+  std::string x_label = "ULP error (bin upper bound)";
+  std::string y_label = "count (log)";
+  double width = 320, height = 190;
+};
+std::string HistogramSvg(const HistogramChart& chart);
+
+// A colour scale as a legend: a row of swatches, each with its value below,
+// and a title; `stops` are (label, colour) from low to high.
+std::string ColourScaleSvg(const std::string& title,
+                           const std::vector<std::pair<std::string, std::string>>& stops);
+
+// About how wide `text` is in the charts' sans-serif at `font_size` px
+// (generously: wider than it renders), for sizing what holds it.
+double TextWidth(const std::string& text, double font_size);
 
 // Text made safe for SVG and HTML (& < > " ').
 std::string XmlEscape(const std::string& text);

@@ -12,15 +12,54 @@
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ulpgate {
 
 inline constexpr size_t kTextWidth = 120;
 
-// Splits `text` into lines of at most `width` characters, breaking at spaces
-// (and after ", " or ";" inside long words); a run of non-space characters
-// longer than `width` is cut. Existing newlines are kept.
+// Where a word too long for its line may break without cutting a name: after
+// , ; = . / (lists, assignments, dotted ids, paths) or before @ (between a
+// variant and its target, "mac_opmath@SCALAR"); failing those, between the
+// words of a snake_case or dashed name, after _ or -.
+inline bool BreaksAfter(char c) { return std::string_view(",;=./").find(c) != std::string_view::npos; }
+inline bool BreaksBetweenWords(char c) { return c == '_' || c == '-'; }
+
+// The last place at most `width` characters into `word` where it may break
+// (at a name's edge if there is one, else between words of a name), or npos.
+inline size_t WordBreak(const std::string& word, size_t width) {
+  for (bool between_words : {false, true}) {
+    for (size_t i = std::min(width, word.size() - 1); i > 0; --i) {
+      const bool edge = BreaksAfter(word[i - 1]) || word[i] == '@';
+      if (edge || (between_words && BreaksBetweenWords(word[i - 1]))) return i;
+    }
+  }
+  return std::string::npos;
+}
+
+// The widest piece of `text` that WrapText keeps whole when it breaks only at
+// names' edges (`between_words`: also between the words of a name): a column
+// narrower than this would cut a name (a word).
+inline size_t LongestPiece(const std::string& text, bool between_words = false) {
+  size_t longest = 0;
+  std::istringstream words(text);
+  for (std::string word; words >> word;) {
+    size_t start = 0;
+    for (size_t i = 1; i < word.size(); ++i) {
+      if (BreaksAfter(word[i - 1]) || word[i] == '@' || (between_words && BreaksBetweenWords(word[i - 1]))) {
+        longest = std::max(longest, i - start);
+        start = i;
+      }
+    }
+    longest = std::max(longest, word.size() - start);
+  }
+  return longest;
+}
+
+// Splits `text` into lines of at most `width` characters, breaking at spaces,
+// and inside a longer word where WordBreak allows; only a piece longer than
+// `width` with no such place is cut. Existing newlines are kept.
 inline std::vector<std::string> WrapText(const std::string& text, size_t width) {
   width = std::max<size_t>(width, 8);
   std::vector<std::string> lines;
@@ -33,13 +72,13 @@ inline std::vector<std::string> WrapText(const std::string& text, size_t width) 
       if (end == std::string::npos) end = paragraph.size();
       std::string word = paragraph.substr(at, end - at);
       at = end + 1;
-      while (word.size() > width) {  // a word longer than a line: cut it
+      while (word.size() > width) {  // a word longer than a line: break it
         if (!line.empty()) {
           lines.push_back(line);
           line.clear();
         }
-        size_t cut = word.find_last_of(",;=", width - 1);
-        cut = cut == std::string::npos || cut < width / 2 ? width : cut + 1;
+        size_t cut = WordBreak(word, width);
+        if (cut == std::string::npos) cut = width;
         lines.push_back(word.substr(0, cut));
         word = word.substr(cut);
       }
@@ -122,7 +161,9 @@ class TextTable {
       return t - 2;
     };
     // Too wide: first break the header cells at '_' ("correctly_" over
-    // "rounded"), then narrow the widest text columns (not below 10).
+    // "rounded"), then narrow the widest text columns, none below 10 nor
+    // below its longest name (LongestPiece), so that no name is cut; if that
+    // is not enough, below its longest word of a name; only then below that.
     bool split_header = false;
     if (total() > kTextWidth && !rows_.empty()) {
       split_header = true;
@@ -140,31 +181,23 @@ class TextTable {
         width[c] = w;
       }
     }
-    // Narrowing stops first at each column's longest word, so that cells
-    // wrap between words ("mac_unfused" never becomes "mac_unfus" / "ed");
-    // only a table that cannot fit so is narrowed further, cutting words.
-    std::vector<size_t> longest_word(width.size(), 10);
-    for (size_t r = 1; r < rows_.size(); ++r) {
-      for (size_t c = 0; c < rows_[r].size(); ++c) {
-        std::istringstream words(rows_[r][c]);
-        for (std::string word; words >> word;) {
-          longest_word[c] = std::max(longest_word[c], std::min<size_t>(word.size(), 40));
+    for (int tier = 0; tier < 3 && total() > kTextWidth; ++tier) {
+      std::vector<size_t> least(width.size(), 10);
+      for (size_t r = 1; tier < 2 && r < rows_.size(); ++r) {
+        for (size_t c = 0; c < rows_[r].size(); ++c) {
+          least[c] = std::max(least[c], LongestPiece(rows_[r][c], tier == 1));
         }
       }
-    }
-    for (const bool keep_words : {true, false}) {
       while (total() > kTextWidth) {
         size_t widest = width.size();
         for (size_t c : left_) {
-          const size_t floor = keep_words ? longest_word[c] : 10;
-          if (c < width.size() && width[c] > floor &&
+          if (c < width.size() && width[c] > least[c] &&
               (widest == width.size() || width[c] > width[widest])) {
             widest = c;
           }
         }
-        if (widest == width.size()) break;  // nothing left to narrow
-        const size_t floor = keep_words ? longest_word[widest] : 10;
-        width[widest] -= std::min(width[widest] - floor, total() - kTextWidth);
+        if (widest == width.size()) break;  // nothing left to narrow in this tier
+        width[widest] -= std::min(width[widest] - least[widest], total() - kTextWidth);
       }
     }
     for (size_t r = 0; r < rows_.size(); ++r) {

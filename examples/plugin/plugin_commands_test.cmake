@@ -100,7 +100,8 @@ ulpgate_expect(2 "/target: the goldens of plugin 'contract_off' \\(libcontract_o
   golden check --dir "${golden}" --target SCALAR --plugin "${fast}")
 
 # gate: the plugin's own ledger, its rules matching the plugin's name.
-ulpgate_expect(0 "plugin.conformance.*PASS.*gate: PASS" gate --budgets "${BUDGETS}" --plugin "${off}" --quiet)
+ulpgate_expect(0 "plugin.conformance\n +PASS +conformance_required .*gate: PASS" gate --budgets "${BUDGETS}"
+  --plugin "${off}" --quiet --verbose)
 ulpgate_expect(1 "FAIL plugin.conformance.conformance_required: .*mulsub_c@contract_off.*gate: FAIL"
   gate --budgets "${BUDGETS}" --plugin "${recompiled}" --quiet)
 ulpgate_expect(2 "'contract_off' matches no compiled target or loaded plugin" gate --budgets "${BUDGETS}")

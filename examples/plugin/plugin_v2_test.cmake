@@ -85,8 +85,8 @@ file(WRITE "${WORK}/budgets.json" [=[{
              "why": "Compiled without contraction the kernel is fms_unfused bit for bit."}]
 }
 ]=])
-ulpgate_expect(0 "plugin.sigmoid.conformance.*PASS.*gate: PASS" gate --budgets "${WORK}/budgets.json"
-  --plugin "${off}" --quiet)
+ulpgate_expect(0 "plugin.sigmoid.conformance\n +PASS +conformance_required .*gate: PASS" gate
+  --budgets "${WORK}/budgets.json" --plugin "${off}" --quiet --verbose)
 ulpgate_expect(1 "FAIL plugin.sigmoid.conformance.conformance_required: .*fms_c@sigmoid_off.*gate: FAIL"
   gate --budgets "${WORK}/budgets.json" --plugin "${recompiled}" --quiet)
 

@@ -537,6 +537,12 @@ std::vector<GateRow> EvaluateBudgets(const BudgetLedger& ledger,
     for (const BudgetLimit& limit : rule.limits) {
       GateRow row;
       row.rule = rule.id;
+      row.op = rule.op;
+      row.dtype = rule.dtype;
+      if (rule.has_waiver) {
+        row.waiver_reason = rule.waiver_reason;
+        row.waiver_expires = rule.waiver_expires;
+      }
       row.limit = limit.name == "max_fraction_above_k_ulp"
                       ? fmt::format("max_fraction_above_{}_ulp", Number(limit.k))
                       : limit.name;
@@ -567,6 +573,10 @@ std::vector<GateRow> EvaluateBudgets(const BudgetLedger& ledger,
         row.measured_value = worst->value;
         row.where = CaseName(*matched[worst_index]);
         row.evaluated = CaseKindOf(*matched[worst_index]);
+        if (const auto it = matched[worst_index]->find("replay");
+            it != matched[worst_index]->end() && it->is_string()) {
+          row.replay = it->get<std::string>();
+        }
         pass = worst->value <= limit.value;
         if (pass) {
           row.status = kPass;

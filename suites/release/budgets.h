@@ -93,6 +93,7 @@ BudgetLedger ParseBudgetLedger(const std::string& path, const nlohmann::ordered_
 // One row of the gate: one limit of one rule.
 struct GateRow {
   std::string rule, limit;
+  std::string op, dtype;  // the rule's (what the gate folds passing rows by)
   std::string status;  // PASS, FAIL, WAIVED, EXPIRED, SKIPPED
   std::string measured, limit_value;  // as text: "0.003 (3 of 1000)", "0.5"
   double measured_value = 0;           // the same as numbers (NaN when nothing measured)
@@ -102,6 +103,11 @@ struct GateRow {
   std::string where;
   std::string evaluated;  // the worst case's kind: "kernel", "model", "peer"; empty if none
   std::string message;  // why it failed, the waiver, or why it was skipped
+  // The rule's waiver, empty when it has none.
+  std::string waiver_reason, waiver_expires;
+  // A command that measures the worst case again (the worst record's
+  // "replay", which the gate writes beside each record); empty if none.
+  std::string replay;
 };
 
 inline constexpr const char* kPass = "PASS";
@@ -114,7 +120,8 @@ inline constexpr const char* kSkipped = "SKIPPED";
 bool RowFails(const GateRow& row);
 
 // One row per (rule, limit), rules in ledger order. `records` are report
-// records (op, variant, target, dtype, suite and the measured fields);
+// records (op, variant, target, dtype, suite and the measured fields, and
+// optionally "replay": the command that measures that record again);
 // `ran_targets` the targets whose records are present: a rule none of whose
 // matched targets ran is SKIPPED. `today` is "YYYY-MM-DD".
 std::vector<GateRow> EvaluateBudgets(const BudgetLedger& ledger,

@@ -3,15 +3,18 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <optional>
+#include <string_view>
 
 #include "suites/release/external_golden.h"
 #include "suites/release/golden.h"
 #include "suites/inputs/inputs.h"
 #include "suites/engine/measure.h"
 #include "suites/engine/plugins.h"
+#include "suites/reports/report.h"
 
 namespace ulpgate {
 
@@ -44,12 +47,318 @@ std::string XmlEscaped(const std::string& text) {
   return s;
 }
 
+// The command that measures one record of `spec` again on its own: the same
+// suite, seed and count give the same inputs and call plan, so the same
+// numbers. A target this CPU cannot run was measured on its model, which
+// `run --emulate-unsupported` reports too; drift has no such switch, so its
+// replay needs a CPU that runs the target. A plugin's kernels are named by
+// loading it (`run --variant none` runs them all, this one among them).
+std::string ReplayCommand(const MeasureSpec& spec, const nlohmann::ordered_json& record) {
+  const std::string target = record.at("target").get<std::string>();
+  const std::string variant = record.at("variant").get<std::string>();
+  if (spec.op == kDriftOp) {
+    return fmt::format("ulpgate drift --scenario {} --dtype {} --epochs {} --variants {} --target {}",
+                       ShellWord(spec.suite), spec.dtype, spec.n, ShellWord(variant), ShellWord(target));
+  }
+  const LoadedPlugin* plugin = nullptr;
+  for (const TargetInfo* t : spec.targets) {
+    if (t->name == target && IsPluginTarget(*t)) plugin = PluginOf(*t);
+  }
+  std::string command =
+      plugin != nullptr
+          ? fmt::format("ulpgate run --kernel {} --variant none", spec.op)
+          : fmt::format("ulpgate run --kernel {} --variant {} --target {}", spec.op, ShellWord(variant),
+                        ShellWord(target));
+  command += fmt::format(" --suite {} --seed {} --n {}", ShellWord(spec.suite), spec.seed, spec.n);
+  if (spec.dtype != "f32") command += " --dtype " + spec.dtype;
+  if (!spec.shape.empty()) command += " --shape " + ShellWord(spec.shape);
+  if (record.value("kind", std::string("kernel")) == "model") command += " --emulate-unsupported";
+  if (plugin != nullptr) command += " " + plugin->Argument();
+  return command;
+}
+
+// The `check` that measures an external golden's outputs again. Its files
+// are named from the repository root (the golden directory's parent); the
+// command names them from the current directory, as a person would type it.
+std::string ExternalReplayCommand(const CheckSpec& spec, const std::string& golden_dir) {
+  const fs::path root = fs::weakly_canonical(fs::absolute(golden_dir)).parent_path();
+  const fs::path here = fs::current_path();
+  auto file = [&](const std::string& name) {
+    const fs::path p = (root / name).lexically_normal();
+    const fs::path relative = p.lexically_relative(here);
+    const bool inside = !relative.empty() && relative.begin()->string() != "..";
+    return ShellWord((inside ? relative : p).string());
+  };
+  std::string command = fmt::format("ulpgate check --op {} --dtype {} --inputs {} --outputs {} --label {}",
+                                    spec.op, spec.dtype, file(spec.inputs), file(spec.outputs),
+                                    ShellWord(spec.label));
+  for (const std::string& model : spec.models) command += " --model " + ShellWord(model);
+  if (!spec.expected_model.empty()) command += " --require-model " + ShellWord(spec.expected_model);
+  return command;
+}
+
 size_t CountStatus(const GateReport& report, const char* status) {
+  return CountRows(report, status);
+}
+
+// How bad a status is, for a rule's status (its worst row's).
+int Severity(const std::string& status) {
+  if (status == kFail || status == kExpired) return 3;
+  if (status == kWaived) return 2;
+  if (status == kPass) return 1;
+  return 0;
+}
+
+// A rule's rows are consecutive; its status is its worst row's (the first
+// of FAIL and EXPIRED when it has both).
+std::vector<std::string> RuleStatuses(const GateReport& report) {
+  std::vector<std::string> statuses;
+  const std::string* rule = nullptr;
+  for (const GateRow& row : report.rows) {
+    if (rule == nullptr || *rule != row.rule) {
+      statuses.push_back(row.status);
+    } else if (Severity(row.status) > Severity(statuses.back())) {
+      statuses.back() = row.status;
+    }
+    rule = &row.rule;
+  }
+  return statuses;
+}
+
+// Text in Markdown, shown as written: the characters that would start markup
+// escaped (an underscore only at a word's edge, where it could open
+// emphasis, so that names like max_ulp stay readable in the raw file), a
+// cell's | too, line breaks as spaces.
+std::string MarkdownText(const std::string& text) {
+  auto word_char = [&](size_t i) {
+    return i < text.size() && std::isalnum(static_cast<unsigned char>(text[i]));
+  };
+  std::string s;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n' || c == '\r') {
+      s += ' ';
+      continue;
+    }
+    const bool edge_underscore = c == '_' && !(i > 0 && word_char(i - 1) && word_char(i + 1));
+    if (edge_underscore || std::string_view("\\`*[]<|").find(c) != std::string_view::npos) s += '\\';
+    s += c;
+  }
+  return s;
+}
+
+// A code span that holds any text: fenced by one more backtick than the
+// longest run inside it. In a table cell a | ends the cell even inside a
+// code span, so there it is escaped.
+std::string MarkdownCode(const std::string& text, bool in_table = false) {
+  size_t longest = 0, run = 0;
+  for (char c : text) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  const std::string fence(longest + 1, '`');
+  const bool pad = !text.empty() && (text.front() == '`' || text.back() == '`');
+  std::string code = text;
+  for (char& c : code) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  std::string cell;
+  for (char c : code) cell += in_table && c == '|' ? std::string("\\|") : std::string(1, c);
+  return fence + (pad ? " " : "") + cell + (pad ? " " : "") + fence;
+}
+
+std::string RowName(const GateRow& row) { return row.rule + "." + row.limit; }
+
+}  // namespace
+
+const std::vector<const char*>& GateStatuses() {
+  static const std::vector<const char*> statuses = {kPass, kFail, kWaived, kExpired, kSkipped};
+  return statuses;
+}
+
+size_t CountRows(const GateReport& report, const std::string& status) {
   return static_cast<size_t>(std::count_if(report.rows.begin(), report.rows.end(),
                                            [&](const GateRow& r) { return r.status == status; }));
 }
 
-}  // namespace
+size_t CountRules(const GateReport& report, const std::string& status) {
+  const std::vector<std::string> statuses = RuleStatuses(report);
+  return static_cast<size_t>(std::count(statuses.begin(), statuses.end(), status));
+}
+
+size_t RuleCount(const GateReport& report) { return RuleStatuses(report).size(); }
+
+std::vector<GateGroup> GroupGateRows(const GateReport& report) {
+  std::vector<GateGroup> groups;
+  std::vector<double> tightness;  // of each group's tightest row
+  const std::string* rule = nullptr;
+  for (const GateRow& row : report.rows) {
+    const std::string name = row.dtype.empty()   ? std::string("sweeps")
+                             : row.dtype == "f32" ? row.op
+                                                  : row.op + " " + row.dtype;
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const GateGroup& g) { return g.name == name; });
+    if (it == groups.end()) {
+      groups.push_back(GateGroup{name});
+      tightness.push_back(-2);
+      it = groups.end() - 1;
+    }
+    const size_t g = static_cast<size_t>(it - groups.begin());
+    if (rule == nullptr || *rule != row.rule) ++it->rules;
+    rule = &row.rule;
+    ++it->rows;
+    if (row.status != kPass) continue;
+    ++it->passed;
+    // Measured over limit: how much of its budget a row uses. A limit of 0
+    // (exactness, conformance) has no fraction to use, so it is only the
+    // tightest row when the group has no other.
+    const double t = row.limit_number > 0 && std::isfinite(row.measured_value)
+                         ? row.measured_value / row.limit_number
+                         : -1;
+    // Many limits are set at what was measured (counts of special
+    // mismatches, say), so ties at 1 are common: max_ulp, the number a
+    // reader asks first, is shown among equals.
+    const bool preferred = row.limit == "max_ulp" && it->tightest != nullptr &&
+                           it->tightest->limit != "max_ulp" && t == tightness[g];
+    if (it->tightest == nullptr || t > tightness[g] || preferred) {
+      it->tightest = &row;
+      tightness[g] = t;
+    }
+  }
+  return groups;
+}
+
+std::vector<std::pair<std::string, std::vector<std::string>>> SkippedByReason(const GateReport& report) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> reasons;
+  for (const GateRow& row : report.rows) {
+    if (row.status != kSkipped) continue;
+    auto it = std::find_if(reasons.begin(), reasons.end(),
+                           [&](const auto& r) { return r.first == row.message; });
+    if (it == reasons.end()) {
+      reasons.push_back({row.message, {}});
+      it = reasons.end() - 1;
+    }
+    if (std::find(it->second.begin(), it->second.end(), row.rule) == it->second.end()) {
+      it->second.push_back(row.rule);
+    }
+  }
+  return reasons;
+}
+
+std::string EscapeAnnotationData(const std::string& text) {
+  std::string s;
+  for (char c : text) {
+    if (c == '%') {
+      s += "%25";
+    } else if (c == '\r') {
+      s += "%0D";
+    } else if (c == '\n') {
+      s += "%0A";
+    } else {
+      s += c;
+    }
+  }
+  return s;
+}
+
+std::string EscapeAnnotationProperty(const std::string& text) {
+  std::string s;
+  for (char c : EscapeAnnotationData(text)) {
+    if (c == ':') {
+      s += "%3A";
+    } else if (c == ',') {
+      s += "%2C";
+    } else {
+      s += c;
+    }
+  }
+  return s;
+}
+
+std::string GateAnnotations(const GateReport& report) {
+  std::string out;
+  for (const GateRow& row : report.rows) {
+    if (!RowFails(row)) continue;
+    std::string message = row.message.empty()
+                              ? fmt::format("measured {}, limit {}, at {}", row.measured,
+                                            row.limit_value, row.where)
+                              : row.message;
+    if (!row.replay.empty()) message += "\nreplay: " + row.replay;
+    out += fmt::format("::error title={}::{}\n",
+                       EscapeAnnotationProperty("ulpgate gate: " + row.status + " " + RowName(row)),
+                       EscapeAnnotationData(message));
+  }
+  return out;
+}
+
+std::string GateMarkdown(const GateReport& report) {
+  const bool failed = report.failed();
+  std::string md = fmt::format("## ulpgate gate: {}\n\n", failed ? "FAIL" : "PASS");
+  md += "| | total |";
+  std::string rule_line = fmt::format("| rules | {} |", RuleCount(report));
+  std::string row_line = fmt::format("| rows | {} |", report.rows.size());
+  for (const char* status : GateStatuses()) {
+    md += fmt::format(" {} |", status);
+    rule_line += fmt::format(" {} |", CountRules(report, status));
+    row_line += fmt::format(" {} |", CountRows(report, status));
+  }
+  md += "\n|---|--:|--:|--:|--:|--:|--:|\n" + row_line + "\n" + rule_line + "\n\n";
+  md += fmt::format("**{}**{}. Budgets {}, waivers checked as of {}; a rule counts as its worst "
+                    "row.\n\n",
+                    failed ? "FAIL" : "PASS",
+                    failed ? fmt::format(": {} of {} rows fail", report.failures(), report.rows.size())
+                           : std::string(": no row fails"),
+                    MarkdownCode(report.budgets_path), report.today);
+  if (!report.model_targets.empty()) {
+    std::string models;
+    for (const auto& t : report.model_targets) models += (models.empty() ? "" : ", ") + t;
+    md += "Evaluated on their models (MODEL ONLY; rows say \"(model)\"): " + MarkdownText(models) +
+          ". A model checks the budgets hold for the target's rounding model, but cannot catch a "
+          "bug in its kernels; only a CPU that runs the target can.\n\n";
+  }
+  bool header = false;
+  for (const GateRow& row : report.rows) {
+    const bool waiver_note = row.status == kPass && !row.message.empty();
+    if (row.status == kPass && !waiver_note) continue;
+    if (row.status == kSkipped) continue;
+    if (!header) {
+      md += "### Rows that fail, are waived or expired\n\n";
+      header = true;
+    }
+    md += fmt::format("- **{}** {}: measured {}, limit {}{}\n", row.status, MarkdownCode(RowName(row)),
+                      MarkdownText(row.measured.empty() ? "-" : row.measured),
+                      MarkdownText(row.limit_value),
+                      row.where.empty() ? "" : ", at " + MarkdownText(row.where));
+    // A waived or expired row's message says its waiver's reason and expiry.
+    if (!row.message.empty()) md += "  - " + MarkdownText(row.message) + "\n";
+    if (!row.replay.empty()) md += "  - replay: " + MarkdownCode(row.replay) + "\n";
+  }
+  if (header) md += "\n";
+  const size_t skipped = CountRows(report, kSkipped);
+  if (skipped > 0) {
+    md += fmt::format("### Skipped rows ({}, not a failure)\n\n", skipped);
+    for (const auto& [reason, rules] : SkippedByReason(report)) {
+      std::string names;
+      for (size_t i = 0; i < rules.size() && i < 8; ++i) names += (i ? ", " : "") + MarkdownCode(rules[i]);
+      if (rules.size() > 8) names += fmt::format(" and {} more", rules.size() - 8);
+      md += fmt::format("- {}: {}\n", MarkdownText(reason), names);
+    }
+    md += "\n";
+  }
+  const std::vector<GateGroup> groups = GroupGateRows(report);
+  md += fmt::format("<details><summary>{} PASS rows, folded by op and format</summary>\n\n",
+                    CountRows(report, kPass));
+  md += "| op | rules | rows passed | closest to its limit | measured | limit |\n"
+        "|---|--:|--:|---|--:|--:|\n";
+  for (const GateGroup& g : groups) {
+    md += fmt::format("| {} | {} | {} of {} | {} | {} | {} |\n", MarkdownText(g.name), g.rules,
+                      g.passed, g.rows, g.tightest ? MarkdownCode(RowName(*g.tightest), true) : "-",
+                      g.tightest ? MarkdownText(g.tightest->measured) : "-",
+                      g.tightest ? MarkdownText(g.tightest->limit_value) : "-");
+  }
+  md += "\n</details>\n\n";
+  return md;
+}
 
 bool GateReport::failed() const { return failures() > 0; }
 
@@ -163,7 +472,10 @@ GateReport RunGate(const GateOptions& options) {
       } catch (const InputError& e) {
         throw InputError(fmt::format("{}: {}: {}", ledger.path, run.pointer, e.what()));
       }
-      for (MeasuredCase& c : m.cases) records.push_back(std::move(c.record));
+      for (MeasuredCase& c : m.cases) {
+        c.record["replay"] = ReplayCommand(m.spec, c.record);
+        records.push_back(std::move(c.record));
+      }
     }
   }
   // Replayed now: their files may have changed since they were blessed.
@@ -171,6 +483,7 @@ GateReport RunGate(const GateOptions& options) {
     if (options.progress) options.progress("replaying the external check " + g.spec.label);
     nlohmann::ordered_json record = ReplayExternal(g.spec, golden_dir, options.threads);
     record["target"] = kExternalTarget;
+    record["replay"] = ExternalReplayCommand(g.spec, golden_dir);
     records.push_back(std::move(record));
   }
   if (any_external) ran.push_back(kExternalTarget);
@@ -189,6 +502,7 @@ GateReport RunGate(const GateOptions& options) {
   for (const std::string& op : swept_ops) {
     GateRow row;
     row.rule = op + ".sweeps";
+    row.op = op;
     row.limit = "digests_match";
     row.limit_value = "all";
     row.limit_number = 1;
@@ -226,7 +540,7 @@ GateReport RunGate(const GateOptions& options) {
                                    "kernel {:#010x})",
                                    o.input.dump(), o.old_bits, o.new_bits);
       }
-      if (!d.replay.empty()) row.message += "; replay: " + d.replay;
+      row.replay = d.replay;
     }
     if (run_count == 0) {
       row.status = kSkipped;
@@ -253,9 +567,7 @@ nlohmann::ordered_json GateJson(const GateReport& report) {
   j["today"] = report.today;
   j["status"] = report.failed() ? kFail : kPass;
   j["counts"] = nlohmann::ordered_json::object();
-  for (const char* status : {kPass, kFail, kWaived, kExpired, kSkipped}) {
-    j["counts"][status] = CountStatus(report, status);
-  }
+  for (const char* status : GateStatuses()) j["counts"][status] = CountStatus(report, status);
   j["rows"] = nlohmann::ordered_json::array();
   for (const GateRow& row : report.rows) {
     nlohmann::ordered_json measured;  // null when nothing was measured
@@ -268,7 +580,14 @@ nlohmann::ordered_json GateJson(const GateReport& report) {
                          {"limit_value", row.limit_number},
                          {"where", row.where},
                          {"evaluated", row.evaluated},
-                         {"message", row.message}});
+                         {"message", row.message},
+                         {"op", row.op},
+                         {"dtype", row.dtype},
+                         {"waiver", row.waiver_reason.empty() && row.waiver_expires.empty()
+                                        ? nlohmann::ordered_json()
+                                        : nlohmann::ordered_json{{"reason", row.waiver_reason},
+                                                                 {"expires", row.waiver_expires}}},
+                         {"replay", row.replay}});
   }
   j["model_targets"] = report.model_targets;
   j["skipped_targets"] = report.skipped_targets;

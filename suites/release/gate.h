@@ -7,6 +7,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/registry.h"
@@ -51,6 +52,45 @@ GateReport RunGate(const GateOptions& options);
 // varies between runs or with the thread count.
 nlohmann::ordered_json GateJson(const GateReport& report);
 std::string GateJunitXml(const GateReport& report);
+
+// The rows by op and format (the rules' "op" and "dtype"; the golden sweeps'
+// rows make one group, "sweeps"), in ledger order: what a person reads of a
+// gate that passes, where one line per group says how many rows passed and
+// the passing row closest to its limit.
+struct GateGroup {
+  std::string name;                     // "tanh_bwd", "tanh_bwd bf16", "sweeps"
+  size_t rules = 0, rows = 0, passed = 0;
+  // The PASS row with the largest measured / limit (max_ulp among equals);
+  // null if none passed.
+  const GateRow* tightest = nullptr;
+};
+std::vector<GateGroup> GroupGateRows(const GateReport& report);
+
+// The SKIPPED rows by their message (why they were skipped), in ledger
+// order, each with the ids of its rules.
+std::vector<std::pair<std::string, std::vector<std::string>>> SkippedByReason(const GateReport& report);
+
+// The statuses in the order reports list them, and how many rows, or rules
+// (a rule counted by its worst row: FAIL or EXPIRED, then WAIVED, PASS,
+// SKIPPED), have each.
+const std::vector<const char*>& GateStatuses();
+size_t CountRows(const GateReport& report, const std::string& status);
+size_t CountRules(const GateReport& report, const std::string& status);
+size_t RuleCount(const GateReport& report);
+
+// The report in GitHub-flavoured Markdown, for a CI job's summary page
+// ($GITHUB_STEP_SUMMARY): the verdict and counts as a table, every row that
+// fails, is waived or expired with its message, waiver and replay command,
+// and the passing rows folded by op and format.
+std::string GateMarkdown(const GateReport& report);
+
+// GitHub Actions workflow commands, one "::error title=...::message" line
+// per FAIL or EXPIRED row (the message with its replay command), escaped as
+// the runner expects: %, CR and LF in the message, and also : and , in the
+// title. Empty when nothing fails.
+std::string GateAnnotations(const GateReport& report);
+std::string EscapeAnnotationData(const std::string& text);
+std::string EscapeAnnotationProperty(const std::string& text);
 
 // The budget rows (as the gate prints them) of `ops` that fail on `targets`;
 // empty when all hold. Bless refuses to write while this is not empty,

@@ -1,11 +1,14 @@
 #include "suites/reports/report.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
+#include <string_view>
 
 #include <unistd.h>
 
@@ -175,6 +178,17 @@ void WriteTextFile(const std::string& path, const std::string& text, const char*
     std::remove(temporary.c_str());
     throw std::runtime_error(path + ": cannot replace the file");
   }
+}
+
+std::string ShellWord(const std::string& word) {
+  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string_view("_-+.,/:=@%^").find(c) != std::string_view::npos;
+  });
+  if (plain) return word;
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
 }
 
 }  // namespace ulpgate

@@ -51,6 +51,11 @@ void WriteTextFile(const std::string& path, const std::string& text,
 
 std::string DigestHex(uint64_t digest);
 
+// A word of a command line as a POSIX shell reads it back: as it is when it
+// holds only the characters of names, numbers, paths and run specs, else in
+// single quotes. For the replay commands reports print.
+std::string ShellWord(const std::string& word);
+
 }  // namespace ulpgate
 
 #endif  // ULPGATE_SUITES_REPORT_H_

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Checks an `ulpgate report` page without a browser: the HTML parses with
 its tags balanced, every inline SVG is well-formed XML, nothing is fetched
-from elsewhere (no src= or href= but in-page anchors), and the page holds the
-sections asked for (--expect TEXT, repeatable: text that must appear).
+from elsewhere (no src= or href= but in-page anchors), the histograms of a
+table share one x scale (the same bin labels), and the page holds the
+sections asked for (--expect TEXT, repeatable: text that must appear;
+--count N:TEXT, text that must appear at least N times).
 
 Exit 0 when all holds, 1 with a line per problem otherwise."""
 import argparse
@@ -46,6 +48,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("page")
     p.add_argument("--expect", action="append", default=[])
+    p.add_argument("--count", action="append", default=[], metavar="N:TEXT")
     p.add_argument("--svgs", type=int, default=1, help="at least this many inline SVGs")
     args = p.parse_args()
     text = open(args.page, encoding="utf-8").read()
@@ -70,6 +73,16 @@ def main():
     for want in args.expect:
         if want not in text:
             problems.append(f"missing: {want!r}")
+    for spec in args.count:
+        n, want = spec.split(":", 1)
+        if text.count(want) < int(n):
+            problems.append(f"{want!r} appears {text.count(want)} times, expected at least {n}")
+    # A grid of histograms is read across: every one must have the same bins.
+    for g, grid in enumerate(re.findall(r"<div class='grid'>(.*?)</div>", text, flags=re.S)):
+        scales = [re.findall(r"text-anchor='middle'>([^<]*)</text>", h)
+                  for h in re.findall(r"<svg class='hist'.*?</svg>", grid, flags=re.S)]
+        if any(scale != scales[0] for scale in scales):
+            problems.append(f"histogram grid {g}: the histograms' x scales differ: {scales}")
     for line in problems:
         print(f"{args.page}: {line}")
     if not problems:
