@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs every shell command the README and docs/*.md show, in order, as a user in a clone
-would, and fails naming the file, line and command of the first one that does not do what
-the page says.
+would, and fails naming the page, line and command of each one that does not do what its
+page says.
 
 Which blocks run. A fenced block tagged `sh`, `bash` or `shell` holds commands, and every
 command in it runs; a block tagged anything else (`text` for output, `cpp`, `python`,
@@ -32,10 +32,14 @@ and files that earlier commands of the same page made.
 Links. Every link of a page to a file of the repository must name one that exists, and an
 anchor (`page.md#heading`, `#heading`) a heading of that page, as GitHub writes its anchors.
 
-Exit status: 0 every command did what its page says and every link holds; 1 a command failed (each failure is
-printed with its page, line, command, exit status and the tail of its output; the commands
-after a failure on the same page are not run) or a link is broken; 2 a page is malformed (an untagged fence, an
-unknown marker, a skip without a reason) or bad arguments.
+Exit status: 0 every command did what its page says and every link holds; 1 a command
+failed (each failure is printed with its page, line, command, exit status and the tail of
+its output; the commands after a failure on the same page are not run) or a link is broken;
+2 a page is malformed (an untagged fence, an unknown marker, a skip without a reason) or bad
+arguments; 77 (ctest's skip) where the pages' commands cannot run as written: a CPU without
+AVX2 and FMA (the examples name AVX2 and load the x86-64-v3 example plugins), a build
+without the Python package, an interpreter without numpy and torch. ULPGATE_CPU_TARGETS is
+left out of the commands' environment: a user's shell does not set it.
 """
 
 import argparse
