@@ -97,7 +97,7 @@ if(NOT status EQUAL 0)
 endif()
 ulpgate_expect(2 "half.npy:half: dtype '<f2' cannot hold bf16 values here" check --dtype bf16
   --inputs "${WORK}/domain.npz" --outputs "${WORK}/half.npy")
-ulpgate_expect(2 "short.npy: 2000 elements of 4 bytes need 8000 bytes of data, the file has 7994 \\(truncated\\)"
+ulpgate_expect(2 "short.npy: 2000 elements of 2 bytes need 4000 bytes of data, the file has 3994 \\(truncated\\)"
   check --dtype bf16 --inputs "${WORK}/short.npy" --outputs "${WORK}/domain.npz:t")
 file(COPY_FILE "${WORK}/domain.txt" "${WORK}/text.npy")
 ulpgate_expect(2 "text.npy: not a NumPy array" check --dtype bf16 --inputs "${WORK}/domain.npz"

@@ -433,9 +433,9 @@ void ExportReduction(const ExportArgs& args, const FloatFormat& format) {
     arrays.push_back(std::move(a));
   }
   WriteNumpyFile(args.out, arrays);
-  std::cout << fmt::format("wrote {} instance{} of {} (shape {}, {} suite, {}, seed {}) to {} (arrays {})\n",
+  PrintWrapped(std::cout, fmt::format("wrote {} instance{} of {} (shape {}, {} suite, {}, seed {}) to {} (arrays {})",
                            count, count == 1 ? "" : "s", op.name, ShapeText(op.op, shape), suite,
-                           format.name, args.seed, args.out, fmt::join(op.operands, ", "));
+                           format.name, args.seed, args.out, fmt::join(op.operands, ", ")), 2);
 }
 
 void Export(const ExportArgs& args) {
@@ -487,12 +487,14 @@ void Export(const ExportArgs& args) {
   const std::string dtype = std::string_view(stored->name) == "f16"    ? "float16"
                             : std::string_view(stored->name) == "bf16" ? "bfloat16 (2-byte void)"
                                                                        : "float32";
-  std::cout << fmt::format("wrote {} inputs of {} ({} suite, {}, seed {}) to {}{}\n", inputs.size(),
+  PrintWrapped(std::cout,
+               fmt::format("wrote {} inputs of {} ({} suite, {}, seed {}) to {}{}", inputs.size(),
                            args.op, suite_name, format.name, args.seed, args.out,
                            npz   ? fmt::format(" (arrays {}, {})", listed, dtype)
                            : npy ? fmt::format(" (one {} array [{}, n]: {}, in that order)", dtype,
                                                names_of.size(), listed)
-                                 : std::string());
+                                 : std::string()),
+               2);
 }
 
 }  // namespace

@@ -136,7 +136,7 @@ void RunDiverge(const DivergeArgs& args) {
     if (at == 0) break;
     reached += fmt::format("{}>= {:.0e} at {}", reached.empty() ? "" : ", ", threshold, at);
   }
-  if (!reached.empty()) std::cout << "first evaluation reaching: " << reached << "\n";
+  if (!reached.empty()) PrintWrapped(std::cout, "first evaluation reaching: " + reached, 2);
   if (result.worst.empty()) {
     std::cout << "no input was evaluated without a special mismatch\n";
   } else if (result.worst.front().evaluation.ulp == 0) {

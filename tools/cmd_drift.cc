@@ -197,12 +197,13 @@ void PrintAttribution(const Attribution& a) {
 }
 
 void PrintComparison(const CurveComparison& c, const DriftResult& d) {
-  std::cout << fmt::format("\nrecorded curve {} ({}): {} epochs", c.curve.label, c.curve.path,
-                           c.curve.loss.size());
+  std::string title = fmt::format("recorded curve {} ({}): {} epochs", c.curve.label, c.curve.path,
+                                  c.curve.loss.size());
   if (c.curve.loss.size() != d.epochs) {
-    std::cout << fmt::format(" (the runs have {}: {} compared)", d.epochs, c.epochs);
+    title += fmt::format(" (the runs have {}: {} compared)", d.epochs, c.epochs);
   }
   std::cout << '\n';
+  PrintWrapped(std::cout, title, 2);
   std::cout << "  ";
   PrintWrapped(std::cout,
                fmt::format("final loss {:.9g}, exact {:.9g}: final dev. {}, max {} (epoch {}); lag "

@@ -19,6 +19,7 @@
 #include "suites/engine/op_table.h"
 #include "suites/reports/report.h"
 #include "suites/engine/elementwise_oracle.h"
+#include "suites/inputs/check_files.h"
 #include "suites/inputs/elementwise_suites.h"
 #include "tools/cli.h"
 #include "tools/progress.h"
@@ -366,7 +367,9 @@ void Run(const RunArgs& args) {
   const ElementwiseOpInfo& elementwise = *FindElementwiseOp(op->name);
   InputSet inputs;
   if (!args.inputs_path.empty()) {
-    inputs = ReadInputFile(args.inputs_path, elementwise.operand_names());
+    inputs = IsNumpyPath(args.inputs_path)
+                 ? ReadCheckInputs(elementwise, args.inputs_path, *format)
+                 : ReadInputFile(args.inputs_path, elementwise.operand_names());
     if (args.n != 0 && args.n < inputs.size()) {
       for (auto& column : inputs.columns) column.resize(args.n);
     }
@@ -527,7 +530,8 @@ void AddRunCommand(CLI::App& app) {
     example_operands += (example_operands.empty() ? "" : " ") + o;
   }
   cmd->add_option("--inputs", args->inputs_path,
-                  fmt::format("Input file (elementwise ops): one tuple of operands per line ('{}' "
+                  fmt::format("Inputs (elementwise ops): an .npz of one array per operand, an .npy "
+                              "[operands, n], or a text file of one tuple of operands per line ('{}' "
                               "for {}; ulpgate list names each op's), hex floats or decimals, # "
                               "comments; - for stdin",
                               example_operands, example.name));

@@ -91,10 +91,13 @@ std::string InputText(const SweepResult& r, uint64_t index) {
 // stayed within --max-ulp.
 bool PrintSweep(const SweepResult& r, const std::optional<double>& max_ulp) {
   const uint64_t n = r.end - r.begin;
-  std::cout << fmt::format("sweep {}: {}; inputs {:#x} to {:#x} ({}{}), {} cases\n\n", r.op,
+  PrintWrapped(std::cout,
+               fmt::format("sweep {}: {}; inputs {:#x} to {:#x} ({}{}), {} cases", r.op,
                            r.domain.Description(), r.begin, r.end, n,
                            n == r.domain.size() ? ", all" : fmt::format(" of {}", r.domain.size()),
-                           r.cases.size());
+                           r.cases.size()),
+               2);
+  std::cout << '\n';
   TextTable table({"variant", "target", "max_ulp", "mean_ulp", "p99", "correctly_rounded", "special",
                    "model", "mismatches"});
   table.SetLeftAligned({0, 1, 7});
@@ -143,14 +146,19 @@ bool PrintSweep(const SweepResult& r, const std::optional<double>& max_ulp) {
   std::cout << '\n';
   for (const SweepCase& c : r.cases) {
     if (c.stats.max_index() >= 0) {
-      std::cout << fmt::format("{}@{} worst: {} ULP at ", c.variant, c.target, FormatUlp(c.stats.max_ulp()));
-      PrintWrapped(std::cout, InputText(r, static_cast<uint64_t>(c.stats.max_index())), 4, 4);
+      PrintWrapped(std::cout,
+                   fmt::format("{}@{} worst: {} ULP at {}", c.variant, c.target,
+                               FormatUlp(c.stats.max_ulp()),
+                               InputText(r, static_cast<uint64_t>(c.stats.max_index()))),
+                   4);
     }
     if (c.conformance.first_mismatch_index >= 0) {
       const uint64_t at = static_cast<uint64_t>(c.conformance.first_mismatch_index);
-      std::cout << fmt::format("{}@{} does not follow {} on {} inputs; the first: ", c.variant,
-                               c.target, c.conformance.expected_model, c.conformance.mismatches);
-      PrintWrapped(std::cout, InputText(r, at), 4, 4);
+      PrintWrapped(std::cout,
+                   fmt::format("{}@{} does not follow {} on {} inputs; the first: {}", c.variant,
+                               c.target, c.conformance.expected_model, c.conformance.mismatches,
+                               InputText(r, at)),
+                   4);
       std::cout << "  replay: " << WrappedCommand(ReplayCommand(r, c, at), 10, 4) << '\n';
     }
   }

@@ -212,7 +212,9 @@ class TextTable {
   static std::vector<std::string> HeaderLines(const std::string& header, size_t width) {
     std::vector<std::string> lines;
     for (const std::string& piece : HeaderPieces(header)) {
-      if (!lines.empty() && lines.back().size() + piece.size() <= width + 1) {
+      std::string joined = lines.empty() ? "" : lines.back() + piece;
+      while (!joined.empty() && joined.back() == ' ') joined.pop_back();
+      if (!lines.empty() && joined.size() <= width) {
         lines.back() += piece;
       } else {
         lines.push_back(piece);
