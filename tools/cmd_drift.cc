@@ -332,7 +332,7 @@ void AddDriftCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "drift", "Replay a training run with float kernels beside an exact run; measure the drift");
   cmd->add_option("--scenario", args->scenario, "Built-in scenario: seed (default), saturating");
-  cmd->add_option("--config", args->config_path, "Scenario JSON file (see the README)");
+  cmd->add_option("--config", args->config_path, "Scenario JSON file (see docs/drift.md)");
   cmd->add_option("--target", args->target,
                   "Target(s): a name, a comma-separated list, best (default) or all")
       ->capture_default_str();

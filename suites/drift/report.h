@@ -13,7 +13,7 @@ namespace ulpgate {
 // Everything needed to replay the run elsewhere: the scenario, the batch and
 // the initial parameters as hex floats, the per-epoch losses of the reference
 // (decimal, 17 digits) and of each run (hex floats), parameter errors,
-// summary figures and in-situ histograms. Fields are documented in the README.
+// summary figures and in-situ histograms. Fields are documented in docs/drift.md.
 nlohmann::ordered_json DriftJson(const DriftResult& result);
 
 // A curve's summary figures (and a run's final parameter errors, when given)

@@ -2,7 +2,7 @@
 // (target, op) at golden/<TARGET>/<op>.json, written only by `ulpgate golden
 // bless` and compared exactly by `ulpgate golden check` (the runs are
 // deterministic, so any change of a statistic or of one output bit is a
-// difference). Format "ulpgate-golden-2", documented in the README.
+// difference). Format "ulpgate-golden-2", documented in docs/golden-and-gate.md.
 //
 // A golden file holds what the target's kernels must give, not what the
 // blessing machine's kernels gave: bless evaluates every case on the target's

@@ -55,14 +55,16 @@ std::string Unsupported(const ElementwiseOpInfo& op, const FloatFormat& format,
   return "";
 }
 
-// The replay of one input: an input file, an output file, `ulpgate check`.
+// The replay of one input: an input file, an output file, `ulpgate check`. The values
+// are printf's arguments, not its format: a format that starts with '-' (a negative
+// value) is taken for an option.
 std::string Replay(const ElementwiseOpInfo& op, const FloatFormat& format,
                    const std::vector<float>& operands, float got) {
   std::string line;
   for (float v : operands) line += (line.empty() ? "" : " ") + HexFloat(v);
   return fmt::format(
-      "printf '{}\\n' > in.txt; printf '{}\\n' > out.txt; ulpgate check --op {} --dtype {} "
-      "--inputs in.txt --outputs out.txt",
+      "printf '%s\\n' '{}' > in.txt; printf '%s\\n' '{}' > out.txt; ulpgate check --op {} "
+      "--dtype {} --inputs in.txt --outputs out.txt",
       line, HexFloat(got), op.name, format.name);
 }
 

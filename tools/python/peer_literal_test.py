@@ -90,9 +90,12 @@ def main(argv=None):
     inputs = {}
     for dtype in ("f32", "bf16"):
         inputs[dtype] = os.path.join(work, "tanh_bwd_%s_in.npz" % dtype)
+        # bf16 as float32 arrays: torch.from_numpy takes no bfloat16 (suite export writes
+        # it as a 2-byte void otherwise).
+        as_float32 = [] if dtype == "f32" else ["--float32"]
         subprocess.run([args.ulpgate, "suite", "export", "--op", "tanh_bwd", "--dtype", dtype,
                         "--suite", "domain", "--n", str(N), "--seed", "1", "--out",
-                        inputs[dtype]], check=True, stdout=subprocess.DEVNULL)
+                        inputs[dtype]] + as_float32, check=True, stdout=subprocess.DEVNULL)
     outputs = os.path.join(work, "literal_out.npz")
     paths = {}
     for cap in caps:
