@@ -420,7 +420,7 @@ void Run(const RunArgs& args) {
   if (!options.variants.empty()) {
     for (const TargetInfo* t : plugin_targets) {
       for (const PluginKernel& k : PluginOf(*t)->kernels) {
-        if (k.op == op->name) options.variants.push_back(k.variant);
+        if (k.op == op->name && k.format == format) options.variants.push_back(k.variant);
       }
     }
   }

@@ -34,7 +34,7 @@ ulpgate_expect(0 "torch.eager\n +PASS +max_ulp [^\n]*\n +PASS +conformance_requi
   gate --budgets golden/budgets.json --verbose)
 ledger(6 mulsub_per_op "torch_*")
 # The failing row replays as the check it was blessed from, named from here.
-ulpgate_expect(1 "\nFAIL torch.eager.max_ulp: max_ulp = 6.39916992[0-9]* > 6 at torch_eager@external[^\n]*\n  replay: ulpgate check --op tanh_bwd --dtype bf16 --inputs data/tanh_bf16.npz --outputs data/tanh_bf16.npz:cuda_aten \\\\\n +--label torch_eager --require-model mulsub_per_op\n"
+ulpgate_expect(1 "\nFAIL torch.eager.max_ulp: max_ulp = 6.39916992[0-9]* > 6 at[ \n]+torch_eager@external[^\n]*\n  replay: ulpgate check --op tanh_bwd --dtype bf16 --inputs golden/external/torch_eager.npz --outputs[ \\\\\n]+golden/external/torch_eager.npz:cuda_aten[ \\\\\n]+--label torch_eager --require-model mulsub_per_op\n"
   gate --budgets golden/budgets.json)
 ulpgate_expect(1 "\n +FAIL +max_ulp +6.39917 +6 +torch_eager@external"
   gate --budgets golden/budgets.json --verbose)
@@ -68,4 +68,4 @@ ulpgate_expect(1 "ok      EXTERNAL   elsewhere/copy/golden/external/torch_eager.
 ledger(6.5 mulsub_per_op "torch_*")
 file(COPY "${WORK}/golden/budgets.json" DESTINATION "${WORK}/elsewhere/copy/golden")
 ulpgate_expect(0 "torch.eager.*follows mulsub_per_op.*gate: PASS"
-  gate --budgets elsewhere/copy/golden/budgets.json)
+  gate --verbose --budgets elsewhere/copy/golden/budgets.json)

@@ -165,7 +165,7 @@ if(NOT row_count EQUAL 9)
   message(FATAL_ERROR "gate JSON: ${row_count} rows, not every one of the 9")
 endif()
 string(JSON replay GET "${report}" rows 0 replay)
-expect_match("${replay}" "^ulpgate run --kernel tanh_bwd --variant mac --target [A-Z0-9_]+ --suite domain --seed 1 --n 3000"
+expect_match("${replay}" "^ulpgate run --op tanh_bwd --variant mac --target [A-Z0-9_]+ --suite domain --seed 1 --n 3000"
              "gate JSON: the replay of a row")
 # Numbers are JSON numbers; the text the table shows sits beside them.
 foreach(field measured limit_value)
@@ -191,7 +191,7 @@ expect_match("${gate_out}" "\n  rules: 3 PASS, 1 FAIL, " "rules by their worst r
 # The summary shows six digits, the message every digit.
 expect_match("${gate_out}" "\nFAIL small.mac.max_ulp: max_ulp = ${measured}[0-9]* > 0.5 at mac@[A-Z0-9_]+ domain\n"
              "failure message")
-expect_match("${gate_out}" "\n  replay: ulpgate run --kernel tanh_bwd --variant mac --target [A-Z0-9_]+ --suite domain --seed 1 --n 3000\n"
+expect_match("${gate_out}" "\n  replay: ulpgate run --op tanh_bwd --variant mac --target [A-Z0-9_]+ --suite domain --seed 1 --n 3000\n"
              "failing row's replay")
 expect_replay("${gate_out}" "small.mac.max_ulp" "${measured_number}")
 expect_match("${gate_out}" "\ntanh_bwd +2 +3 of 4 " "the failing row is not folded")
@@ -281,7 +281,7 @@ string(FIND "${first}" "${expected_annotation}" at)
 if(NOT at EQUAL 0)
   message(FATAL_ERROR "annotation:\n${first}\nexpected it to start with\n${expected_annotation}")
 endif()
-expect_match("${first}" "%0Areplay: ulpgate run --kernel tanh_bwd --variant mac --target [A-Z0-9_]+ --suite domain --seed 1 --n 3000$"
+expect_match("${first}" "%0Areplay: ulpgate run --op tanh_bwd --variant mac --target [A-Z0-9_]+ --suite domain --seed 1 --n 3000$"
              "the annotation's replay")
 expect_match("${gate_out}" "\n::error title=ulpgate gate%3A EXPIRED small.mac.conformance_required::" "second annotation")
 file(READ "${WORK}/step_summary.md" summary)
@@ -299,7 +299,7 @@ expect_match("${markdown}" "\n\\| rows \\| 9 \\| 6 \\| 0 \\| 0 \\| 2 \\| 1 \\|\n
              "Markdown: the counts")
 expect_match("${markdown}" "\n- \\*\\*EXPIRED\\*\\* `small.mac.max_ulp`: measured ${measured}, limit 0.5, at mac@[A-Z0-9_]+ domain\n  - the waiver expired on 2030-01-01 [(]\"fix: 100%, soon\"[)]: remove it"
              "Markdown: the expired row and its message")
-expect_match("${markdown}" "\n  - replay: `ulpgate run --kernel tanh_bwd --variant mac " "Markdown: the replay")
+expect_match("${markdown}" "\n  - replay: `ulpgate run --op tanh_bwd --variant mac " "Markdown: the replay")
 expect_match("${markdown}" "<details><summary>6 PASS rows, folded by op and format</summary>" "Markdown: PASS folded")
 expect_match("${markdown}" "\n\\| linear_fwd \\| 1 \\| 2 of 2 \\| `small.exact.max_bound_fraction` \\|" "Markdown: a folded op")
 gate(1 --budgets "${WORK}/annotated.json" --today 2030-01-02 --annotations)

@@ -142,7 +142,7 @@ std::string Conformance(const Json& c) {
 // seed and count give the same inputs and call plan.
 std::string RunReplay(const Json& c) {
   const std::string suite = Str(c, "suite");
-  std::string command = fmt::format("ulpgate run --kernel {} --variant {} --target {}", Str(c, "op"),
+  std::string command = fmt::format("ulpgate run --op {} --variant {} --target {}", Str(c, "op"),
                                     ShellWord(Str(c, "variant")), ShellWord(Str(c, "target")));
   if (suite.rfind("file:", 0) == 0) {
     command += " --inputs " + ShellWord(suite.substr(5));
@@ -422,8 +422,8 @@ std::string MatrixSection(const ReportFile& f, size_t index) {
       // A plugin's kernels are named by loading it: --variant none runs them all.
       std::string command =
           c.contains("plugin")
-              ? fmt::format("ulpgate run --kernel {} --variant none", Str(m, "op"))
-              : fmt::format("ulpgate run --kernel {} --variant {} --target {}", Str(m, "op"),
+              ? fmt::format("ulpgate run --op {} --variant none", Str(m, "op"))
+              : fmt::format("ulpgate run --op {} --variant {} --target {}", Str(m, "op"),
                             ShellWord(Str(c, "variant")), ShellWord(Str(c, "target")));
       command += fmt::format(" --suite {} --seed {} --n {} --require-conformance",
                              ShellWord(suite.is_string() ? suite.get<std::string>() : suite.dump()),

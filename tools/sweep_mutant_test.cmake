@@ -14,7 +14,7 @@ endif()
 set(sweep sweep --dtype f32 --grad 1 --range 0x3f000000:0x40000000 --variant mulsub --target AVX2 --quiet)
 set(ENV{ULPGATE_MUTANT} rare)
 set(ULPGATE "${MUTANT}")
-ulpgate_expect(1 "mulsub@AVX2 does not follow mulsub on 16 inputs; the first: grad = 0x1p\\+0 \\(0x3f800000\\), t = 0x1.02468ap-1 \\(0x3f012345\\).*replay: ulpgate explain --kernel tanh_bwd --input grad=0x1p\\+0 --input t=0x1.02468ap-1 --variant mulsub --target AVX2"
+ulpgate_expect(1 "mulsub@AVX2 does not follow mulsub on 16 inputs; the first: grad = 0x1p\\+0 \\(0x3f800000\\), t = 0x1.02468ap-1 \\(0x3f012345\\).*replay: ulpgate explain --op tanh_bwd --input grad=0x1p\\+0 --input t=0x1.02468ap-1 --variant mulsub --target AVX2"
   ${sweep})
 # What the replay shows on the mutant: the kernel left its model there.
 ulpgate_expect(0 "mulsub on AVX2: matches NO model \\(traced: expected mulsub\\)" explain

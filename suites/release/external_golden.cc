@@ -63,6 +63,10 @@ void CopyFile(const fs::path& from, const fs::path& to) {
 
 }  // namespace
 
+std::string ResolveExternalFile(const std::string& spec, const std::string& golden_dir) {
+  return Resolve(spec, golden_dir);
+}
+
 std::vector<ExternalGolden> ReadExternalGoldens(const std::string& golden_dir) {
   std::vector<ExternalGolden> goldens;
   const fs::path dir = fs::path(golden_dir) / "external";

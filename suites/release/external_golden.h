@@ -34,6 +34,9 @@ struct ExternalGolden {
   nlohmann::ordered_json record;
 };
 
+// FILE[:ARRAY] of a golden as a path to open: beside the golden, else (a
+// golden blessed before the data travelled with it) from the repository root.
+std::string ResolveExternalFile(const std::string& spec, const std::string& golden_dir);
 // <golden_dir>/external/*.json, by name. Throws InputError naming a malformed file.
 std::vector<ExternalGolden> ReadExternalGoldens(const std::string& golden_dir);
 // Runs the check again (files resolved from the repository root); the

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string_view>
 
+#include "suites/inputs/numpy_files.h"
 #include "suites/release/external_golden.h"
 #include "suites/release/golden.h"
 #include "suites/inputs/inputs.h"
@@ -66,8 +67,8 @@ std::string ReplayCommand(const MeasureSpec& spec, const nlohmann::ordered_json&
   }
   std::string command =
       plugin != nullptr
-          ? fmt::format("ulpgate run --kernel {} --variant none", spec.op)
-          : fmt::format("ulpgate run --kernel {} --variant {} --target {}", spec.op, ShellWord(variant),
+          ? fmt::format("ulpgate run --op {} --variant none", spec.op)
+          : fmt::format("ulpgate run --op {} --variant {} --target {}", spec.op, ShellWord(variant),
                         ShellWord(target));
   command += fmt::format(" --suite {} --seed {} --n {}", ShellWord(spec.suite), spec.seed, spec.n);
   if (spec.dtype != "f32") command += " --dtype " + spec.dtype;
@@ -78,16 +79,16 @@ std::string ReplayCommand(const MeasureSpec& spec, const nlohmann::ordered_json&
 }
 
 // The `check` that measures an external golden's outputs again. Its files
-// are named from the repository root (the golden directory's parent); the
-// command names them from the current directory, as a person would type it.
+// are named from the golden (ResolveExternalFile); the command names them
+// from the current directory, as a person would type it.
 std::string ExternalReplayCommand(const CheckSpec& spec, const std::string& golden_dir) {
-  const fs::path root = fs::weakly_canonical(fs::absolute(golden_dir)).parent_path();
   const fs::path here = fs::current_path();
   auto file = [&](const std::string& name) {
-    const fs::path p = (root / name).lexically_normal();
+    const auto [path, array] = SplitArraySpec(ResolveExternalFile(name, golden_dir));
+    const fs::path p = fs::absolute(path).lexically_normal();
     const fs::path relative = p.lexically_relative(here);
     const bool inside = !relative.empty() && relative.begin()->string() != "..";
-    return ShellWord((inside ? relative : p).string());
+    return ShellWord((inside ? relative : p).string() + (array.empty() ? "" : ":" + array));
   };
   std::string command = fmt::format("ulpgate check --op {} --dtype {} --inputs {} --outputs {} --label {}",
                                     spec.op, spec.dtype, file(spec.inputs), file(spec.outputs),
