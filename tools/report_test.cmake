@@ -61,7 +61,7 @@ execute_process(COMMAND "${PYTHON}" "${SCRIPTS}/check_report_html.py" "${WORK}/r
     --expect "a fix that is late <span class='expires'>(expires 2020-01-31)</span>"
     --expect "<li class='st-FAIL'><b>FAIL</b> <code>tight.max_ulp</code>: measured "
     --expect "<div>max_ulp = "
-    --expect "<div>replay: <code class='replay'><span>ulpgate</span> <span>run</span> <span>--kernel</span> <span>tanh_bwd</span> <span>--variant</span> <span>mulsub_fma</span> <span>--target</span> <span>SCALAR</span> <span>--suite</span> <span>domain</span> <span>--seed</span> <span>1</span> <span>--n</span> <span>2000</span></code></div>"
+    --expect "<div>replay: <code class='replay'><span>ulpgate</span> <span>run</span> <span>--op</span> <span>tanh_bwd</span> <span>--variant</span> <span>mulsub_fma</span> <span>--target</span> <span>SCALAR</span> <span>--suite</span> <span>domain</span> <span>--seed</span> <span>1</span> <span>--n</span> <span>2000</span></code></div>"
     --expect "the waiver expired on 2020-01-31"
     --expect "check: cuda_aten &middot; tanh_bwd in bf16 &middot; 16384 outputs &middot; <span class='bad'>FAIL</span>"
     --expect "<td>mulsub_per_op</td><td>builtin</td><td class='n'><span class='ok'>0: follows</span>"
