@@ -58,7 +58,7 @@ std::string GateJunitXml(const GateReport& report);
 // gate that passes, where one line per group says how many rows passed and
 // the passing row closest to its limit.
 struct GateGroup {
-  std::string name;                     // "tanh_bwd", "tanh_bwd bf16", "sweeps"
+  std::string name;                     // "OP", "OP bf16" (a run of an op in a format), "sweeps"
   size_t rules = 0, rows = 0, passed = 0;
   // The PASS row with the largest measured / limit (max_ulp among equals);
   // null if none passed.
