@@ -7,8 +7,16 @@ set(width 120)
 # Files the commands read, made first: suites in every format, outputs to
 # check (a copy of the inputs' t: wrong, so every table of check is printed),
 # a recorded loss curve for drift --compare.
+# Paths in the output are as long as the checkout's: a deep folder stands for
+# a checkout under a long path (CI clones into one), and the plugin and the
+# IUT are copied into it so that their paths are as long.
 file(REMOVE_RECURSE "${WORK}")
+set(WORK "${WORK}/as_deep_as_a_checkout_under_a_long_path")
 file(MAKE_DIRECTORY "${WORK}")
+file(COPY "${PLUGINS}/libgelu_c.so" "${IUT}" DESTINATION "${WORK}/bin")
+set(PLUGINS "${WORK}/bin")
+get_filename_component(iut_name "${IUT}" NAME)
+set(IUT "${WORK}/bin/${iut_name}")
 foreach(dtype f32 bf16 f16)
   execute_process(COMMAND "${ULPGATE}" suite export --op tanh_bwd --dtype ${dtype} --n 3000
     --out ${WORK}/in_${dtype}.npz RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)

@@ -140,8 +140,11 @@ void PrintCheck(const CheckRequest& request, const CheckResult& result, bool qui
     }
     return text;
   };
-  std::cout << fmt::format("check: {} as {} in {} ({} outputs; inputs {})\n\n", request.label,
-                           op.name, format.name, r.n, request.inputs.source);
+  PrintWrapped(std::cout,
+               fmt::format("check: {} as {} in {} ({} outputs; inputs {})", request.label, op.name,
+                           format.name, r.n, request.inputs.source),
+               2);
+  std::cout << '\n';
   // The bound fraction: the error against what a backward-stable evaluation
   // of the definition may make (1: as bad as the formula allows).
   TextTable summary({"max_ulp", "mean_ulp", "p50", "p99", "p99.9", "correctly_rounded", "special",
@@ -245,8 +248,11 @@ void CheckReduction(const CheckArgs& args, const FloatFormat& format) {
   }
   {
     StdoutToStderr guard(args.json_path == "-");
-    std::cout << fmt::format("check: {} as {} in {} (shape {}, {} outputs; inputs {})\n\n", label,
-                             op.name, format.name, r.shape, r.n, inputs.source);
+    PrintWrapped(std::cout,
+                 fmt::format("check: {} as {} in {} (shape {}, {} outputs; inputs {})", label,
+                             op.name, format.name, r.shape, r.n, inputs.source),
+                 2);
+    std::cout << '\n';
     TextTable summary({"max_ulp", "mean_ulp", "p99", "correctly_rounded", "special", "bound_max",
                        "above_bound"});
     summary.AddRow({Ulp(s.max_ulp()), Ulp(s.mean_ulp()), Ulp(s.Percentile(99)),

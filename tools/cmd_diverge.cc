@@ -222,8 +222,10 @@ void RunDiverge(const DivergeArgs& args) {
   }
   if (!args.out_path.empty()) {
     WriteInputFile(args.out_path, args, a, b, result);
-    std::cout << fmt::format("wrote {} inputs to {} (replay: ulpgate run --op {} --inputs {})\n",
-                             result.worst.size(), args.out_path, op.name, args.out_path);
+    PrintWrapped(std::cout,
+                 fmt::format("wrote {} inputs to {} (replay: ulpgate run --op {} --inputs {})",
+                             result.worst.size(), args.out_path, op.name, args.out_path),
+                 2);
   }
 }
 

@@ -77,7 +77,9 @@ void CheckExternals(const GoldenArgs& args, size_t& matched, size_t& differing) 
     const nlohmann::ordered_json record = ReplayExternal(g.spec, args.dir, args.threads);
     EndProgress();
     if (record == g.record) {
-      std::cout << fmt::format("ok      EXTERNAL   {} ({} {})\n", g.path, g.spec.dtype, g.spec.op);
+      PrintWrapped(std::cout,
+                   fmt::format("ok      EXTERNAL   {} ({} {})", g.path, g.spec.dtype, g.spec.op),
+                   8);
       ++matched;
     } else {
       std::cout << fmt::format("DIFFERS EXTERNAL   {}:\n", g.path);
@@ -110,7 +112,8 @@ void BlessExternals(const GoldenArgs& args, const std::vector<std::string>& ops 
     const nlohmann::ordered_json record = ReplayExternal(spec, args.dir, args.threads);
     EndProgress();
     const std::string path = WriteExternalGolden(args.dir, spec, g.source, record);
-    std::cout << fmt::format("wrote   EXTERNAL   {} ({} {})\n", path, spec.dtype, spec.op);
+    PrintWrapped(std::cout, fmt::format("wrote   EXTERNAL   {} ({} {})", path, spec.dtype, spec.op),
+                 8);
     std::cout << "  ";
     PrintWrapped(std::cout, "follows " + record.at("conformance").at("matching").dump(), 4, 2);
   }
@@ -303,8 +306,10 @@ void Check(const GoldenArgs& args) {
                                      [&](const GoldenFile& f) { return f.op == op; });
       const std::string path = GoldenPath(args.dir, d.target->name, op);
       if (file == d.files.end()) {
-        std::cout << fmt::format("DIFFERS {} {}: missing (run {})\n", how, path,
-                                 BlessCommand(*d.target, op));
+        PrintWrapped(
+            std::cout,
+            fmt::format("DIFFERS {} {}: missing (run {})", how, path, BlessCommand(*d.target, op)),
+            8);
         ++differing;
         continue;
       }
@@ -330,19 +335,22 @@ void Check(const GoldenArgs& args) {
                       : fmt::format("{} cases, {} of them sweeps{}", cases, sweeps,
                                     now.sweeps_run == 0 ? " (recorded digests: not run)" : "");
       if (differences.empty()) {
-        std::cout << fmt::format("ok      {} {} ({})\n", how, path, what);
+        PrintWrapped(std::cout, fmt::format("ok      {} {} ({})", how, path, what), 8);
         ++matched;
       } else {
-        std::cout << fmt::format("DIFFERS {} {}: {} of {}\n", how, path, differences.size(),
-                                 what);
+        PrintWrapped(std::cout,
+                     fmt::format("DIFFERS {} {}: {} of {}", how, path, differences.size(), what),
+                     8);
         PrintDifferences(differences, std::cout);
         ++differing;
       }
     }
   }
   for (const TargetInfo* t : uncovered) {
-    std::cout << fmt::format("NOT COVERED {}: no golden files for this target in {} (run {})\n",
-                             t->name, args.dir, BlessCommand(*t, "all"));
+    PrintWrapped(std::cout,
+                 fmt::format("NOT COVERED {}: no golden files for this target in {} (run {})",
+                             t->name, args.dir, BlessCommand(*t, "all")),
+                 8);
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -469,7 +477,8 @@ void Bless(const GoldenArgs& args) {
     const std::string text = GoldenText(f);
     if (!old_files[i]) {
       WriteJsonFile(f.path, f.json, "bless_before_rename");
-      std::cout << fmt::format("new       {} ({} cases)\n", f.path, f.json["cases"].size());
+      PrintWrapped(std::cout,
+                   fmt::format("new       {} ({} cases)", f.path, f.json["cases"].size()), 10);
       ++created;
       continue;
     }
@@ -481,11 +490,13 @@ void Bless(const GoldenArgs& args) {
     const std::vector<CaseDifference> differences = CompareGolden(*old_files[i], f);
     WriteJsonFile(f.path, f.json, "bless_before_rename");
     ++changed;
-    std::cout << fmt::format("changed   {}: {} of {} cases{}\n", f.path, differences.size(),
+    PrintWrapped(std::cout,
+                 fmt::format("changed   {}: {} of {} cases{}", f.path, differences.size(),
                              f.json["cases"].size(),
-                             differences.empty() ? " (header only: format or --force record)" : "");
+                             differences.empty() ? " (header only: format or --force record)" : ""),
+                 10);
     for (const CaseDifference& d : differences) {
-      std::cout << fmt::format("  {}: {}\n", d.label, ChangeSummary(d));
+      PrintWrapped(std::cout, fmt::format("  {}: {}", d.label, ChangeSummary(d)), 4);
     }
   }
   std::cout << fmt::format("golden bless: {} new, {} changed, {} unchanged\n", created, changed,

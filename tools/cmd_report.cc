@@ -11,6 +11,7 @@
 #include "suites/reports/report.h"
 #include "tools/cli.h"
 #include "tools/html_report.h"
+#include "tools/text_table.h"
 
 namespace ulpgate {
 namespace {
@@ -57,7 +58,7 @@ void Report(const ReportArgs& args) {
                      " JSON files");
   }
   WriteTextFile(args.html_path, HtmlReport(files, args.title));
-  std::cout << fmt::format("report: {} reports -> {}\n", files.size(), args.html_path);
+  PrintWrapped(std::cout, fmt::format("report: {} reports -> {}", files.size(), args.html_path), 2);
   for (const std::string& s : skipped) std::cout << "  left out (not a report the page draws): " << s << '\n';
 }
 

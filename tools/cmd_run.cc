@@ -198,8 +198,10 @@ std::string ValueText(const FloatFormat& format, float x) {
 void PrintText(const ElementwiseOpInfo& op, const std::vector<CaseResult>& results,
                const InputSet& inputs, const std::vector<std::string>& skipped, bool quiet,
                const FloatFormat& format) {
-  std::cout << fmt::format("{} in {} on {} (seed {}, n {})\n", op.name, format.name, inputs.source,
-                           inputs.seed, inputs.size());
+  PrintWrapped(std::cout,
+               fmt::format("{} in {} on {} (seed {}, n {})", op.name, format.name, inputs.source,
+                           inputs.seed, inputs.size()),
+               2);
   if (!skipped.empty()) {
     PrintWrapped(std::cout, "skipped (compiled, not runnable here): " + DescribeSkipped(skipped), 2);
   }

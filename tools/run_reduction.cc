@@ -126,12 +126,14 @@ void PrintElement(const char* what, const ReductionInputSet& inputs,
 void PrintText(const RunArgs& args, const ReductionRun& run, const ReductionInputSet& inputs,
                const std::vector<std::string>& skipped, bool quiet) {
   const ReductionOpInfo& op = GetReductionOp(inputs.op);
-  std::cout << fmt::format("{}{} on {} (seed {}, shape {}, {} instance{}, {} outputs each)\n",
-                           op.name,
-                           inputs.format->bits == 32 ? "" : std::string(" in ") + inputs.format->name,
-                           inputs.source, inputs.seed, ShapeText(inputs.op, inputs.shape),
-                           inputs.instances.size(), inputs.instances.size() == 1 ? "" : "s",
-                           inputs.outputs_per_instance());
+  PrintWrapped(
+      std::cout,
+      fmt::format("{}{} on {} (seed {}, shape {}, {} instance{}, {} outputs each)", op.name,
+                  inputs.format->bits == 32 ? "" : std::string(" in ") + inputs.format->name,
+                  inputs.source, inputs.seed, ShapeText(inputs.op, inputs.shape),
+                  inputs.instances.size(), inputs.instances.size() == 1 ? "" : "s",
+                  inputs.outputs_per_instance()),
+      2);
   std::cout << "  ";
   PrintWrapped(std::cout, std::string(op.definition), 4, 2);
   if (!skipped.empty()) {
