@@ -147,6 +147,134 @@ std::optional<UlpError> FastUlpError(const TwoDoubleExact& x, double y, const Fl
   return result;
 }
 
+bool FastTanhBwdTermMagnitude(float grad_f, float t_f, double terms[4]) {
+  if (!std::isfinite(grad_f) || !std::isfinite(t_f)) return false;
+  const double g = std::fabs(static_cast<double>(grad_f));
+  const double t = t_f;
+  // t^2 exact (48 bits); g t^2 = p.hi + p.lo exactly: the product is 0 or at
+  // least 2^-447, so its error stays far above the double subnormals.
+  const Pair p = TwoProd(g, t * t);
+  terms[0] = g;
+  terms[1] = 0;
+  terms[2] = p.hi;
+  terms[3] = p.lo;
+  return true;
+}
+
+namespace {
+
+// A double-word number hi + lo (|lo| <= ulp(hi) / 2) of nonnegative
+// quantities; each operation below is one of Joldes, Muller and Popescu's
+// ("Tight and rigorous error bounds for basic building blocks of double-word
+// arithmetic", 2017), with a relative error of at most 15 u^2 + 56 u^3
+// (u = 2^-53) and, every operand being nonnegative, no cancellation to
+// magnify it.
+Pair Normalized(double hi, double lo) {
+  const double s = hi + lo;
+  return {s, lo - (s - hi)};
+}
+
+// AccurateDWPlusDW: 3 u^2 + 13 u^3.
+Pair AddDw(const Pair& a, const Pair& b) {
+  const Pair s = TwoSum(a.hi, b.hi);
+  const Pair t = TwoSum(a.lo, b.lo);
+  const Pair v = Normalized(s.hi, s.lo + t.hi);
+  return Normalized(v.hi, t.lo + v.lo);
+}
+
+// DWTimesFP3 (with FMA): 2 u^2.
+Pair MulDwFp(const Pair& a, double b) {
+  const Pair c = TwoProd(a.hi, b);
+  return Normalized(c.hi, std::fma(a.lo, b, c.lo));
+}
+
+// DWDivDW2 (with DWTimesFP3): 15 u^2 + 56 u^3.
+Pair DivDw(const Pair& a, const Pair& b) {
+  const double t_hi = a.hi / b.hi;
+  const Pair r = MulDwFp(b, t_hi);
+  const double pi_hi = a.hi - r.hi;  // exact: r.hi is within an ulp of a.hi
+  const double d = (pi_hi + (a.lo - r.lo));
+  const double t_lo = d / b.hi;
+  return Normalized(t_hi, t_lo);
+}
+
+// Half the distance from f to its neighbour on the side of `direction`.
+double HalfGap(double f, double direction) {
+  const double next = std::nextafter(f, direction > 0 ? INFINITY : 0.0);
+  return std::fabs(next - f) / 2;
+}
+
+}  // namespace
+
+std::optional<BoundFraction> FastBoundFraction(const TwoDoubleExact& x, double y,
+                                               const double* terms, size_t n,
+                                               uint64_t roundings, const FloatFormat& format) {
+  const bool binary32 = format.precision == kBinary32.precision && format.emax == kBinary32.emax;
+  if (!binary32 || !std::isfinite(y) || roundings == 0 || roundings > 64) return std::nullopt;
+  BoundFraction result;
+  // |y - x| = |d0 + n1 + s1| exactly: y - hi = d0 + d1, d1 - lo = s0 + s1,
+  // d0 + s0 = n0 + n1 (TwoSum each). Either y - hi is exact (d1 = 0, then s0 =
+  // -lo, s1 = 0) or y and hi are more than a factor 2 apart and |s0| is at
+  // most 3u |d0|: the error is n0 + (n1 + s1) with one rounding of a term at
+  // most 4u^2 of it.
+  const Pair d = TwoSum(y, -x.hi);
+  const Pair s = TwoSum(d.lo, -x.lo);
+  const Pair nn = TwoSum(d.hi, s.hi);
+  if (nn.hi == 0 && nn.lo == 0 && s.lo == 0) return result;  // y == x: 0, bin 0
+  Pair error = Normalized(nn.hi, nn.lo + s.lo);
+  if (error.hi < 0) error = {-error.hi, -error.lo};
+  if (error.hi == 0) return std::nullopt;
+  // f = |y - x| c / (m A + U c), c = 2^24 - m, U = m 2^-149 (the underflow
+  // allowance of reduction_bound.h in binary32); MPFR holds A at 320 bits,
+  // 2^-319 of it, far inside the margin below.
+  const double m = static_cast<double>(roundings);
+  const double c = 0x1p24 - m;
+  // The terms are double-words of nonnegative quantities: added small ones
+  // first, nothing cancels.
+  std::array<Pair, 4> a{};
+  if (n > a.size()) return std::nullopt;
+  for (size_t i = 0; i < n; ++i) {
+    a[i] = {terms[2 * i], terms[2 * i + 1]};
+    if (!(a[i].hi >= 0) || !std::isfinite(a[i].hi) || !std::isfinite(a[i].lo) ||
+        (a[i].hi == 0 && a[i].lo != 0) || Normalized(a[i].hi, a[i].lo).hi != a[i].hi) {
+      return std::nullopt;
+    }
+  }
+  std::sort(a.begin(), a.begin() + static_cast<long>(n),
+            [](const Pair& l, const Pair& r) { return l.hi < r.hi; });
+  Pair sum{0, 0};
+  for (size_t i = 0; i < n; ++i) sum = AddDw(sum, a[i]);
+  const Pair den = AddDw(MulDwFp(sum, m), {m * c * 0x1p-149, 0});  // m c < 2^30: exact
+  const Pair num = MulDwFp(error, c);
+  const Pair q = DivDw(num, den);
+  // The steps' relative errors add up to less than 50 u^2 (2^-100), none
+  // magnified by a cancellation: the quotient is within 2^-96 of f,
+  // relatively, with room to spare.
+  const double margin = q.hi * 0x1p-96;
+  // RN(f) = q.hi where f lies strictly between the midpoints on either side
+  // of it (twice the margin covers the roundings of these two sums).
+  const double f = q.hi;
+  if (!(q.lo + 2 * margin < HalfGap(f, 1) && q.lo - 2 * margin > -HalfGap(f, -1))) {
+    return std::nullopt;
+  }
+  result.fraction = f;
+  const int above_bin = BoundFractionBoundCount();
+  result.bin = above_bin;
+  for (int i = 1; i < above_bin; ++i) {
+    const double bound = BoundFractionBound(i);
+    // Sign of f - bound: q.hi - bound is exact where the two are within a
+    // factor 2 (Sterbenz), and decides by itself otherwise.
+    const double below = (q.hi - bound) + q.lo;
+    if (std::fabs(below) <= 2 * margin) return std::nullopt;
+    if (below < 0) {
+      result.bin = i;
+      break;
+    }
+  }
+  result.above_one = result.bin == above_bin;
+  return result;
+}
+
 namespace {
 constexpr mpfr_prec_t TierPrecision(int tier) { return tier < 4 ? 64 * (tier + 1) : 384; }
 }  // namespace

@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "oracles/format.h"
+#include "oracles/reduction_bound.h"
 #include "oracles/ulp_metric.h"
 
 namespace ulpgate {
@@ -40,6 +41,24 @@ std::optional<TwoDoubleExact> FastExactSum(double* terms, size_t n, const FloatF
 // The error of y (a value of the format) against x; nullopt where y - x is
 // not the sum of two doubles.
 std::optional<UlpError> FastUlpError(const TwoDoubleExact& x, double y, const FloatFormat& format);
+
+// |grad| * (1 + t^2), tanh_bwd's term magnitude, exactly as two double-words
+// (terms[0] + terms[1] = |grad|, terms[2] + terms[3] = |grad| t^2); false
+// for operands that are not finite.
+bool FastTanhBwdTermMagnitude(float grad, float t, double terms[4]);
+
+// The bound fraction of y against x = hi + lo, bit for bit what
+// MeasureBoundFraction gives for that exact value (denominator 1) and a bound
+// of `roundings` roundings over the term magnitude A, the sum of n terms,
+// each a double-word of a nonnegative quantity (terms[2k] + terms[2k + 1],
+// the low word at most half an ulp of the high one; n <= 4), in binary32
+// only.
+// nullopt where doubles cannot decide: y not finite, another format, or the
+// quotient too close to a rounding boundary or a histogram bound for the
+// double-word arithmetic below to tell (its error is below 2^-96 relative).
+std::optional<BoundFraction> FastBoundFraction(const TwoDoubleExact& x, double y,
+                                               const double* terms, size_t n,
+                                               uint64_t roundings, const FloatFormat& format);
 
 // The MPFR fallback of the vectorized tier (suites/sweep/sweep_tier.h): the exact
 // value of one input in MPFR, computed at the precision that input needs (no

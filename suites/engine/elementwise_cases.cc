@@ -185,12 +185,20 @@ class ElementwiseProblem : public EngineProblem {
     ExtraModels(x, models);
     return true;
   }
-  bool FastUlpError(uint64_t i, float y, UlpError* error) const override {
-    const auto x = oracle_.FastExact(Operands(i).data(), format_);
+  bool FastMeasure(uint64_t i, float y, UlpError* error, BoundFraction* bound) const override {
+    const auto operands = Operands(i);
+    const auto x = oracle_.FastExact(operands.data(), format_);
     if (!x) return false;
     const auto e = ::ulpgate::FastUlpError(*x, y, format_);
     if (!e) return false;
+    std::array<double, 8> terms{};
+    const size_t n = oracle_.FastTermMagnitude(operands.data(), terms.data());
+    if (n == 0) return false;
+    const auto f = ::ulpgate::FastBoundFraction(*x, y, terms.data(), n,
+                                                static_cast<uint64_t>(op_.bound_roundings), format_);
+    if (!f) return false;
     *error = *e;
+    *bound = *f;
     return true;
   }
 

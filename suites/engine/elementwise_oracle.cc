@@ -299,6 +299,13 @@ class OracleFor final : public ElementwiseOracle {
       return std::nullopt;
     }
   }
+  size_t FastTermMagnitude(const float* x, double* terms) const override {
+    if constexpr (OwnTiersOf<Spec>::kTiers.two_double_exact) {
+      return FastTanhBwdTermMagnitude(x[0], x[1], terms) ? 2 : 0;
+    } else {
+      return 0;
+    }
+  }
   std::optional<StagedChain> StageModel(size_t m, const float* x) const override {
     return AtIndex<Spec::kModels.size()>(m, [&](auto k) -> std::optional<StagedChain> {
       constexpr ElementwiseModelInfo kInfo = Spec::kModels[k()];

@@ -93,6 +93,10 @@ class ElementwiseOracle {
   // nullopt where they cannot, or for an op without such a tier.
   virtual std::optional<TwoDoubleExact> FastExact(const float* operands,
                                                   const FloatFormat& format) const = 0;
+  // TermMagnitude exactly as at most 4 double-words of nonnegative
+  // quantities, into terms[0 .. 8) (oracles/fast_ulp.h, FastBoundFraction);
+  // how many, or 0 for an op without such a tier or operands it does not take.
+  virtual size_t FastTermMagnitude(const float* operands, double* terms) const = 0;
   // Binary32 model m (native arithmetic) staged at operands[1..]; nullopt
   // where its sequence does more with the first operand than a chain holds.
   virtual std::optional<StagedChain> StageModel(size_t m, const float* operands) const = 0;

@@ -154,6 +154,7 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
       uint32_t bits;
       UlpError ulp;
       BoundFraction bound;
+      bool has_bound;
     };
     std::vector<Seen> seen;
     for (size_t i = 0; i < count; ++i) {
@@ -172,10 +173,11 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
         const uint32_t bits = FloatBits(y);
         auto it = std::find_if(seen.begin(), seen.end(), [&](const Seen& s) { return s.bits == bits; });
         if (it == seen.end()) {
-          Seen s{bits, {}, {}};
-          if (exact || problem.bounded() || !problem.FastUlpError(index, y, &s.ulp)) {
+          Seen s{bits, {}, {}, problem.bounded()};
+          if (exact || !problem.FastMeasure(index, y, &s.ulp, &s.bound)) {
             if (!exact) exact.emplace(problem.Truth(index, scratch_models.data()));
             s.ulp = MeasureUlpErrorOfQuotient(exact->numerator.get(), exact->denominator, y, format);
+            s.has_bound = exact->bound.has_value();
             if (exact->bound) {
               s.bound = MeasureBoundFraction(exact->numerator.get(), exact->denominator, y,
                                              *exact->bound, format);
@@ -185,7 +187,7 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
           it = seen.end() - 1;
         }
         out.stats[c].Add(it->ulp, index);
-        if (exact && exact->bound) out.bound[c].Add(it->bound, index);
+        if (it->has_bound) out.bound[c].Add(it->bound, index);
         if (options.map) out.maps[c][BinadeBucket(problem.MapValue(index))].Add(it->ulp, index);
         bool conforms = true;
         for (size_t k = 0; k < cs.compared.size(); ++k) {

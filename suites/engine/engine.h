@@ -121,10 +121,15 @@ class EngineProblem {
   // A fast exact tier, where a problem has one: every model's output as Truth
   // gives it, without the exact value (false: none; the engine calls Truth)...
   virtual bool FastModels(uint64_t /*i*/, float* /*models*/) const { return false; }
-  // ... and an output's error, bit for bit what MeasureUlpErrorOfQuotient
-  // against Truth gives, where it can be proved without MPFR (false: the
-  // engine calls Truth and measures).
-  virtual bool FastUlpError(uint64_t /*i*/, float /*y*/, UlpError* /*error*/) const { return false; }
+  // ... and an output's error (and, in a bounded problem, its bound
+  // fraction), bit for bit what MeasureUlpErrorOfQuotient and
+  // MeasureBoundFraction against Truth give, where it can be proved without
+  // MPFR (false: the engine calls Truth and measures). In a bounded problem
+  // it succeeds only where Truth has a bound.
+  virtual bool FastMeasure(uint64_t /*i*/, float /*y*/, UlpError* /*error*/,
+                           BoundFraction* /*bound*/) const {
+    return false;
+  }
   // The operand error maps sort element i by (only with EngineOptions::map).
   virtual float MapValue(uint64_t /*i*/) const { return 0; }
 };

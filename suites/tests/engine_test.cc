@@ -7,7 +7,9 @@
 
 #include "oracles/float_text.h"
 #include "suites/reports/report.h"
+#include "suites/engine/elementwise_oracle.h"
 #include "suites/engine/tanh_bwd_oracle.h"
+#include "suites/inputs/elementwise_suites.h"
 #include "suites/inputs/tanh_bwd_suites.h"
 
 namespace ulpgate {
@@ -50,6 +52,36 @@ TEST(Engine, CountsAddUpAndMatchADirectRecomputation) {
     EXPECT_EQ(direct.special_mismatch(), s.special_mismatch()) << r.variant;
     EXPECT_EQ(direct.signed_zero_mismatch(), s.signed_zero_mismatch()) << r.variant;
   }
+}
+
+// The engine's fast tier (native models, errors and bound fractions from
+// doubles: oracles/fast_ulp.h) against MPFR for every element (what
+// RunOptions::details forces): the same report, field for field, for every
+// op that has the tier, on every suite, every target this CPU runs and the
+// others' models, with the map.
+TEST(Engine, FastTierGivesTheReportOfMpfrEverywhere) {
+  size_t ops_with_tier = 0;
+  for (const ElementwiseOpInfo& op : ElementwiseOps()) {
+    std::vector<float> probe(op.arity(), 0.5f);
+    double terms[8];
+    if (OracleOf(op).FastTermMagnitude(probe.data(), terms) == 0) continue;
+    ++ops_with_tier;
+    for (const SuiteInfo& suite : ElementwiseSuites(op)) {
+      const InputSet inputs = GenerateElementwiseSuite(op, kBinary32, suite.name, 5, 2 * kEngineChunk + 9);
+      RunOptions fast, slow;
+      fast.map_operand = slow.map_operand = 1;
+      std::vector<ElementDetail> details;
+      slow.details = &details;
+      const auto a = RunElementwise(op, inputs, fast);
+      const auto b = RunElementwise(op, inputs, slow);
+      ASSERT_EQ(a.size(), b.size());
+      for (size_t k = 0; k < a.size(); ++k) {
+        ASSERT_EQ(CaseJson(a[k], inputs).dump(1), CaseJson(b[k], inputs).dump(1))
+            << op.name << " " << suite.name << " " << a[k].variant << "@" << a[k].target;
+      }
+    }
+  }
+  EXPECT_GT(ops_with_tier, 0u);
 }
 
 TEST(Engine, TheMacFormIsASpecialMismatchAtInfiniteGrad) {
