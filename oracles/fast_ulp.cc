@@ -210,7 +210,10 @@ std::optional<BoundFraction> FastBoundFraction(const TwoDoubleExact& x, double y
                                                const double* terms, size_t n,
                                                uint64_t roundings, const FloatFormat& format) {
   const bool binary32 = format.precision == kBinary32.precision && format.emax == kBinary32.emax;
-  if (!binary32 || !std::isfinite(y) || roundings == 0 || roundings > 64) return std::nullopt;
+  if ((!binary32 && format.precision > kBinary32.precision) || !std::isfinite(y) ||
+      roundings == 0 || roundings > 64) {
+    return std::nullopt;
+  }
   BoundFraction result;
   // |y - x| = |d0 + n1 + s1| exactly: y - hi = d0 + d1, d1 - lo = s0 + s1,
   // d0 + s0 = n0 + n1 (TwoSum each). Either y - hi is exact (d1 = 0, then s0 =
@@ -224,9 +227,12 @@ std::optional<BoundFraction> FastBoundFraction(const TwoDoubleExact& x, double y
   Pair error = Normalized(nn.hi, nn.lo + s.lo);
   if (error.hi < 0) error = {-error.hi, -error.lo};
   if (error.hi == 0) return std::nullopt;
-  // f = |y - x| c / (m A + U c), c = 2^24 - m, U = m 2^-149 (the underflow
-  // allowance of reduction_bound.h in binary32); MPFR holds A at 320 bits,
-  // 2^-319 of it, far inside the margin below.
+  // f = |y - x| c / (m A + U c), c = 2^24 - m, U = m 2^(emin - p + 1) (the
+  // underflow allowance of reduction_bound.h and ElementwiseBound); MPFR
+  // holds A at 320 bits, 2^-319 of it, far inside the margin below. In a
+  // 16-bit format A is scaled by 2^(24 - p) and the bound widened by the
+  // output's own rounding (MeasureBoundFraction): f = |y - x| c 2^p /
+  // (den (2^p + 1) + |x| c + 2^emin c).
   const double m = static_cast<double>(roundings);
   const double c = 0x1p24 - m;
   // The terms are double-words of nonnegative quantities: added small ones
@@ -244,8 +250,17 @@ std::optional<BoundFraction> FastBoundFraction(const TwoDoubleExact& x, double y
             [](const Pair& l, const Pair& r) { return l.hi < r.hi; });
   Pair sum{0, 0};
   for (size_t i = 0; i < n; ++i) sum = AddDw(sum, a[i]);
-  const Pair den = AddDw(MulDwFp(sum, m), {m * c * 0x1p-149, 0});  // m c < 2^30: exact
-  const Pair num = MulDwFp(error, c);
+  const int p = format.precision;
+  sum = {std::ldexp(sum.hi, kBinary32.precision - p), std::ldexp(sum.lo, kBinary32.precision - p)};
+  // m c < 2^30: the allowance is exact.
+  Pair den = AddDw(MulDwFp(sum, m), {std::ldexp(m * c, format.emin - p + 1), 0});
+  Pair num = MulDwFp(error, c);
+  if (!binary32) {
+    num = {std::ldexp(num.hi, p), std::ldexp(num.lo, p)};
+    const Pair magnitude = x.hi < 0 ? Pair{-x.hi, -x.lo} : Pair{x.hi, x.lo};
+    den = AddDw(AddDw(MulDwFp(den, std::ldexp(1.0, p) + 1), MulDwFp(magnitude, c)),
+                {std::ldexp(c, format.emin), 0});
+  }
   const Pair q = DivDw(num, den);
   // The steps' relative errors add up to less than 50 u^2 (2^-100), none
   // magnified by a cancellation: the quotient is within 2^-96 of f,

@@ -51,9 +51,9 @@ bool FastTanhBwdTermMagnitude(float grad, float t, double terms[4]);
 // MeasureBoundFraction gives for that exact value (denominator 1) and a bound
 // of `roundings` roundings over the term magnitude A, the sum of n terms,
 // each a double-word of a nonnegative quantity (terms[2k] + terms[2k + 1],
-// the low word at most half an ulp of the high one; n <= 4), in binary32
-// only.
-// nullopt where doubles cannot decide: y not finite, another format, or the
+// the low word at most half an ulp of the high one; n <= 4), in binary32 or
+// a narrower format.
+// nullopt where doubles cannot decide: y not finite, a wider format, or the
 // quotient too close to a rounding boundary or a histogram bound for the
 // double-word arithmetic below to tell (its error is below 2^-96 relative).
 std::optional<BoundFraction> FastBoundFraction(const TwoDoubleExact& x, double y,

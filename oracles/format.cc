@@ -57,10 +57,15 @@ double DecodeBits(const FloatFormat& format, uint64_t bits) {
   if (exponent == max_exponent) {
     v = mantissa == 0 ? HUGE_VAL : std::nan("");
   } else if (exponent == 0) {
-    v = std::ldexp(static_cast<double>(mantissa), format.emin - m);  // subnormal or zero
+    // Subnormal or zero. Scaling by Pow2 (exact, and no libm call: this runs
+    // per element) where the formats' exponents stay inside its range.
+    const int scale = format.emin - m;
+    v = static_cast<double>(mantissa) * (scale >= -1022 ? Pow2(scale) : std::ldexp(1.0, scale));
   } else {
-    v = std::ldexp(static_cast<double>(mantissa | (uint64_t{1} << m)),
-                   static_cast<int>(exponent) - (static_cast<int>(max_exponent) >> 1) - m);
+    const int scale = static_cast<int>(exponent) - (static_cast<int>(max_exponent) >> 1) - m;
+    const double significand = static_cast<double>(mantissa | (uint64_t{1} << m));
+    v = scale >= -1022 && scale <= 1023 ? significand * Pow2(scale)
+                                        : std::ldexp(significand, scale);
   }
   return negative ? -v : v;
 }
@@ -83,13 +88,13 @@ uint64_t EncodeBits(const FloatFormat& format, double value) {
   }
   const double magnitude = std::fabs(value);
   if (magnitude == 0) return sign;
-  int exponent;
-  std::frexp(magnitude, &exponent);  // magnitude = f x 2^exponent, f in [0.5, 1)
-  const int unbiased = exponent - 1;
+  const int unbiased = std::ilogb(magnitude);  // magnitude in [2^unbiased, 2^(unbiased + 1))
   if (unbiased < format.emin) {  // subnormal: mantissa = magnitude / 2^(emin - m)
     return sign | static_cast<uint64_t>(std::ldexp(magnitude, m - format.emin));
   }
-  const uint64_t significand = static_cast<uint64_t>(std::ldexp(magnitude, m - unbiased));
+  const int scale = m - unbiased;
+  const uint64_t significand = static_cast<uint64_t>(
+      scale >= -1022 && scale <= 1023 ? magnitude * Pow2(scale) : std::ldexp(magnitude, scale));
   const uint64_t biased = static_cast<uint64_t>(unbiased + (static_cast<int>(max_exponent) >> 1));
   return sign | (biased << m) | (significand & ((uint64_t{1} << m) - 1));
 }

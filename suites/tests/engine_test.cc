@@ -66,18 +66,23 @@ TEST(Engine, FastTierGivesTheReportOfMpfrEverywhere) {
     double terms[8];
     if (OracleOf(op).FastTermMagnitude(probe.data(), terms) == 0) continue;
     ++ops_with_tier;
-    for (const SuiteInfo& suite : ElementwiseSuites(op)) {
-      const InputSet inputs = GenerateElementwiseSuite(op, kBinary32, suite.name, 5, 2 * kEngineChunk + 9);
-      RunOptions fast, slow;
-      fast.map_operand = slow.map_operand = 1;
-      std::vector<ElementDetail> details;
-      slow.details = &details;
-      const auto a = RunElementwise(op, inputs, fast);
-      const auto b = RunElementwise(op, inputs, slow);
-      ASSERT_EQ(a.size(), b.size());
-      for (size_t k = 0; k < a.size(); ++k) {
-        ASSERT_EQ(CaseJson(a[k], inputs).dump(1), CaseJson(b[k], inputs).dump(1))
-            << op.name << " " << suite.name << " " << a[k].variant << "@" << a[k].target;
+    for (const FloatFormat* format : {&kBinary32, &kBFloat16, &kBinary16}) {
+      for (const SuiteInfo& suite : ElementwiseSuites(op)) {
+        const InputSet inputs =
+            GenerateElementwiseSuite(op, *format, suite.name, 5, 2 * kEngineChunk + 9);
+        RunOptions fast, slow;
+        fast.format = slow.format = format;
+        fast.map_operand = slow.map_operand = 1;
+        std::vector<ElementDetail> details;
+        slow.details = &details;
+        const auto a = RunElementwise(op, inputs, fast);
+        const auto b = RunElementwise(op, inputs, slow);
+        ASSERT_EQ(a.size(), b.size());
+        for (size_t k = 0; k < a.size(); ++k) {
+          ASSERT_EQ(CaseJson(a[k], inputs).dump(1), CaseJson(b[k], inputs).dump(1))
+              << op.name << " " << format->name << " " << suite.name << " " << a[k].variant << "@"
+              << a[k].target;
+        }
       }
     }
   }

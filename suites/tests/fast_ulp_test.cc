@@ -86,6 +86,54 @@ TEST_P(FastUlpTest, EqualsMpfrOnEverySuite) {
   EXPECT_LT(inputs_deferred, inputs_total / 2);
 }
 
+// The bound fraction from doubles (FastBoundFraction) against
+// MeasureBoundFraction over tanh_bwd's own bound, on every suite in every
+// format, for the same outputs as above: equal wherever it decides, and it
+// decides nearly all of them.
+TEST_P(FastUlpTest, BoundFractionEqualsMpfrOnEverySuite) {
+  const FloatFormat& format = *GetParam();
+  const ElementwiseOpInfo& op = *FindElementwiseOp("tanh_bwd");
+  uint64_t measured = 0, decided = 0;
+  for (const SuiteInfo& suite : TanhBwdSuites()) {
+    const InputSet inputs = GenerateTanhBwdSuite(format, suite.name, 11, InputsPerSuite() / 4);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const float operands[2] = {inputs.columns[0][i], inputs.columns[1][i]};
+      const auto x = FastTanhBwdExactValue(operands[0], operands[1], format);
+      double terms[4];
+      if (!x || !FastTanhBwdTermMagnitude(operands[0], operands[1], terms)) continue;
+      const MpfrNumber exact = TanhBwdExact(operands[0], operands[1]);
+      const auto bound = ElementwiseBound(op, operands, format);
+      ASSERT_TRUE(bound.has_value());
+      std::vector<double> ys = {RoundToFormat(format, exact.get()), 0.0, -0.0};
+      for (float m : TanhBwdModelOutputs(format, operands[0], operands[1])) ys.push_back(m);
+      const double base = ys.front();
+      if (std::isfinite(base)) {
+        for (int k : {-1000, -3, -1, 1, 2, 1 << 20}) ys.push_back(Step(format, base, k));
+      }
+      for (double y : ys) {
+        if (!std::isfinite(y)) continue;
+        const BoundFraction reference =
+            MeasureBoundFraction(exact.get(), 1, static_cast<float>(y), *bound, format);
+        const auto fast =
+            FastBoundFraction(*x, y, terms, 2, static_cast<uint64_t>(op.bound_roundings), format);
+        ++measured;
+        if (!fast) continue;
+        ++decided;
+        const std::string where = std::string(suite.name) + " grad=" + HexFloat(operands[0]) +
+                                  " t=" + HexFloat(operands[1]) +
+                                  " y=" + HexFloat(static_cast<float>(y));
+        ASSERT_EQ(fast->fraction, reference.fraction) << where;
+        ASSERT_EQ(fast->bin, reference.bin) << where;
+        ASSERT_EQ(fast->above_one, reference.above_one) << where;
+        ASSERT_EQ(fast->overflow_exempt, reference.overflow_exempt) << where;
+      }
+    }
+  }
+  std::printf("%s bound fraction: %llu of %llu measurements decided without MPFR\n", format.name,
+              static_cast<unsigned long long>(decided), static_cast<unsigned long long>(measured));
+  EXPECT_GT(decided, measured * 99 / 100);
+}
+
 INSTANTIATE_TEST_SUITE_P(Formats, FastUlpTest,
                          ::testing::Values(&kBinary32, &kBFloat16, &kBinary16),
                          [](const auto& p) { return std::string(p.param->name); });
@@ -152,54 +200,6 @@ TEST(FastUlpTest, NativeModelsEqualTheEmulatedOnes) {
       }
     }
   }
-}
-
-// The bound fraction from doubles (FastBoundFraction) against
-// MeasureBoundFraction over tanh_bwd's own bound, on every suite in binary32,
-// for the same outputs as above: equal wherever it decides, and it decides
-// nearly all of them.
-TEST(FastUlpTest, BoundFractionEqualsMpfrOnEverySuite) {
-  const FloatFormat& format = kBinary32;
-  const ElementwiseOpInfo& op = *FindElementwiseOp("tanh_bwd");
-  uint64_t measured = 0, decided = 0;
-  for (const SuiteInfo& suite : TanhBwdSuites()) {
-    const InputSet inputs = GenerateTanhBwdSuite(format, suite.name, 11, InputsPerSuite() / 4);
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      const float operands[2] = {inputs.columns[0][i], inputs.columns[1][i]};
-      const auto x = FastTanhBwdExactValue(operands[0], operands[1], format);
-      double terms[4];
-      if (!x || !FastTanhBwdTermMagnitude(operands[0], operands[1], terms)) continue;
-      const MpfrNumber exact = TanhBwdExact(operands[0], operands[1]);
-      const auto bound = ElementwiseBound(op, operands, format);
-      ASSERT_TRUE(bound.has_value());
-      std::vector<double> ys = {RoundToFormat(format, exact.get()), 0.0, -0.0};
-      for (float m : TanhBwdModelOutputs(format, operands[0], operands[1])) ys.push_back(m);
-      const double base = ys.front();
-      if (std::isfinite(base)) {
-        for (int k : {-1000, -3, -1, 1, 2, 1 << 20}) ys.push_back(Step(format, base, k));
-      }
-      for (double y : ys) {
-        if (!std::isfinite(y)) continue;
-        const BoundFraction reference =
-            MeasureBoundFraction(exact.get(), 1, static_cast<float>(y), *bound, format);
-        const auto fast = FastBoundFraction(*x, y, terms, 2,
-                                            static_cast<uint64_t>(op.bound_roundings), format);
-        ++measured;
-        if (!fast) continue;
-        ++decided;
-        const std::string where = std::string(suite.name) + " grad=" + HexFloat(operands[0]) +
-                                  " t=" + HexFloat(operands[1]) +
-                                  " y=" + HexFloat(static_cast<float>(y));
-        ASSERT_EQ(fast->fraction, reference.fraction) << where;
-        ASSERT_EQ(fast->bin, reference.bin) << where;
-        ASSERT_EQ(fast->above_one, reference.above_one) << where;
-        ASSERT_EQ(fast->overflow_exempt, reference.overflow_exempt) << where;
-      }
-    }
-  }
-  std::printf("bound fraction: %llu of %llu measurements decided without MPFR\n",
-              static_cast<unsigned long long>(decided), static_cast<unsigned long long>(measured));
-  EXPECT_GT(decided, measured * 99 / 100);
 }
 
 }  // namespace
