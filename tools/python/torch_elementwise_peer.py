@@ -23,7 +23,8 @@ Paths (CAP is default, avx2 or avx512):
   aten_CAP_nomkldnn  gelu_bwd only, with torch.backends.mkldnn disabled: PyTorch 1.13 sends
                      contiguous float32 gelu_backward(approximate='none') to oneDNN
                      (eltwise_gelu_erf, its own JIT code for this CPU, whatever
-                     ATEN_CPU_CAPABILITY says); this is the ATen kernel instead
+                     ATEN_CPU_CAPABILITY says), and bfloat16 too on a CPU with AVX-512;
+                     this is the ATen kernel instead
   aten_CAP_f32       bf16 inputs only: the same op in float32 on the same values (ATen's
                      kernel, oneDNN off), which tells whether the bf16 kernel is the float
                      kernel rounded once
