@@ -198,9 +198,14 @@ Pair DivDw(const Pair& a, const Pair& b) {
   return Normalized(t_hi, t_lo);
 }
 
-// Half the distance from f to its neighbour on the side of `direction`.
-double HalfGap(double f, double direction) {
-  const double next = std::nextafter(f, direction > 0 ? INFINITY : 0.0);
+// Half the distance from a finite f > 0 to its neighbour above (up) or below:
+// the neighbours' bits are f's plus or minus one.
+double HalfGap(double f, bool up) {
+  uint64_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  bits = up ? bits + 1 : bits - 1;
+  double next;
+  std::memcpy(&next, &bits, sizeof next);
   return std::fabs(next - f) / 2;
 }
 
@@ -246,20 +251,25 @@ std::optional<BoundFraction> FastBoundFraction(const TwoDoubleExact& x, double y
       return std::nullopt;
     }
   }
-  std::sort(a.begin(), a.begin() + static_cast<long>(n),
-            [](const Pair& l, const Pair& r) { return l.hi < r.hi; });
+  for (size_t i = 1; i < n; ++i) {  // insertion sort by hi: at most four
+    for (size_t j = i; j > 0 && a[j].hi < a[j - 1].hi; --j) std::swap(a[j], a[j - 1]);
+  }
   Pair sum{0, 0};
   for (size_t i = 0; i < n; ++i) sum = AddDw(sum, a[i]);
   const int p = format.precision;
-  sum = {std::ldexp(sum.hi, kBinary32.precision - p), std::ldexp(sum.lo, kBinary32.precision - p)};
+  // Scalings by powers of two within the formats' exponents (|k| <= 149):
+  // exact, as ldexp's are, for these normal doubles far from the double
+  // range's ends.
+  const double widen = Pow2(kBinary32.precision - p);
+  sum = {sum.hi * widen, sum.lo * widen};
   // m c < 2^30: the allowance is exact.
-  Pair den = AddDw(MulDwFp(sum, m), {std::ldexp(m * c, format.emin - p + 1), 0});
+  Pair den = AddDw(MulDwFp(sum, m), {m * c * Pow2(format.emin - p + 1), 0});
   Pair num = MulDwFp(error, c);
   if (!binary32) {
-    num = {std::ldexp(num.hi, p), std::ldexp(num.lo, p)};
+    num = {num.hi * Pow2(p), num.lo * Pow2(p)};
     const Pair magnitude = x.hi < 0 ? Pair{-x.hi, -x.lo} : Pair{x.hi, x.lo};
-    den = AddDw(AddDw(MulDwFp(den, std::ldexp(1.0, p) + 1), MulDwFp(magnitude, c)),
-                {std::ldexp(c, format.emin), 0});
+    den = AddDw(AddDw(MulDwFp(den, Pow2(p) + 1), MulDwFp(magnitude, c)),
+                {c * Pow2(format.emin), 0});
   }
   const Pair q = DivDw(num, den);
   // The steps' relative errors add up to less than 50 u^2 (2^-100), none
@@ -269,7 +279,8 @@ std::optional<BoundFraction> FastBoundFraction(const TwoDoubleExact& x, double y
   // RN(f) = q.hi where f lies strictly between the midpoints on either side
   // of it (twice the margin covers the roundings of these two sums).
   const double f = q.hi;
-  if (!(q.lo + 2 * margin < HalfGap(f, 1) && q.lo - 2 * margin > -HalfGap(f, -1))) {
+  if (!(f > 0 && f < INFINITY) ||
+      !(q.lo + 2 * margin < HalfGap(f, true) && q.lo - 2 * margin > -HalfGap(f, false))) {
     return std::nullopt;
   }
   result.fraction = f;

@@ -72,14 +72,17 @@ int HistogramBoundCount(const FloatFormat& format) {
 double HistogramBound(int i) {
   if (i == 0) return 0.0;
   if (i == 1) return 0.5;
-  return std::ldexp(1.0, i - 2);
+  return Pow2(i - 2);
 }
 
 int LeastBoundAtOrAbove(double e, int bound_count) {
-  for (int i = 1; i < bound_count; ++i) {
-    if (e <= HistogramBound(i)) return i;
-  }
-  return bound_count;
+  if (e <= 0.5) return 1;
+  if (!(e <= HistogramBound(bound_count - 1))) return bound_count;  // NaN too
+  // e in (2^(k-1), 2^k] for k = ceil(log2 e), read from e's exponent: the
+  // bound 2^k is bound k + 2.
+  int k = std::ilogb(e);
+  if (e != Pow2(k)) ++k;
+  return k + 2;
 }
 
 UlpError MeasureUlpError(mpfr_srcptr x, float y, const FloatFormat& format) {

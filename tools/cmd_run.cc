@@ -434,6 +434,9 @@ void Run(const RunArgs& args) {
   }
   options.targets.insert(options.targets.end(), plugin_targets.begin(), plugin_targets.end());
   options.threads = args.threads;
+  options.mpfr_only = args.oracle == "mpfr";
+  uint64_t mpfr_inputs = 0;
+  options.mpfr_inputs = &mpfr_inputs;
   // A model case's worst output is read back from its outputs.
   options.keep_outputs = !args.dump_path.empty() || args.emulate_unsupported || !args.plugins.empty();
   if (!args.by.empty()) {
@@ -460,9 +463,18 @@ void Run(const RunArgs& args) {
       [&] {
         PrintText(elementwise, results, inputs, skipped, args.quiet, *format);
         if (options.map_operand >= 0) PrintErrorMaps(results, inputs);
-        std::cerr << fmt::format(
-            "ran {} inputs x {} (variant, target) cases in {:.2f} s ({:.0f} inputs/s)\n",
-            inputs.size(), results.size(), seconds, inputs.size() / seconds);
+        const std::string exact =
+            mpfr_inputs == 0 ? "all from the fast tier"
+            : mpfr_inputs == inputs.size()
+                ? "all from MPFR"
+                : fmt::format("{:.3g}% from MPFR, the rest from the fast tier",
+                              100.0 * static_cast<double>(mpfr_inputs) / inputs.size());
+        PrintWrapped(std::cerr,
+                     fmt::format("ran {} inputs x {} (variant, target) cases in {:.2f} s ({:.0f} "
+                                 "inputs/s); exact values: {}",
+                                 inputs.size(), results.size(), seconds, inputs.size() / seconds,
+                                 exact),
+                     2);
       },
       [&](std::ostream& out) { WriteElementwiseDump(out, elementwise, inputs, results); });
 }
@@ -566,6 +578,12 @@ void AddRunCommand(CLI::App& app) {
   cmd->add_option("--save-inputs", args->save_inputs_path,
                   "Also write the inputs as an input file (hex floats), for replay elsewhere");
   AddThreadsOption(cmd, &args->threads);
+  cmd->add_option("--oracle", args->oracle,
+                  "Elementwise ops: where exact values come from: fast (double-word arithmetic "
+                  "where it proves each decision, MPFR elsewhere) or mpfr (every output through "
+                  "MPFR: slower, the same report byte for byte)")
+      ->check(CLI::IsMember({"fast", "mpfr"}))
+      ->capture_default_str();
   cmd->add_flag("--quiet", args->quiet, "Only the summary table");
   AddPluginOption(cmd, &args->plugins, "; --variant none runs only these");
   cmd->add_option("--by", args->by,

@@ -32,6 +32,7 @@ struct RunArgs {
   std::vector<std::string> plugins;  // shared libraries of kernels (ulpgate/plugin.h)
   std::optional<double> max_ulp;  // exit 1 when a case's max ULP error is above it
   bool require_conformance = false;  // exit 1 when a case does not follow its model
+  std::string oracle = "fast";       // elementwise ops: "fast" or "mpfr" (every output through MPFR)
   // Reductions only.
   std::string shape;
   int64_t instance = -1;  // >= 0: only this instance of the suite

@@ -2,7 +2,8 @@
 # exit 1 listing the failing cases (tanh_bwd and a reduction), 0 within the
 # limits; without them the same runs exit 0. --dump - and --json - leave
 # nothing but their JSON on stdout.
-# -DULPGATE=<ulpgate> -DMUTANT=<ulpgate_mutant>
+# -DULPGATE=<ulpgate> -DMUTANT=<ulpgate_mutant> -DWORK=<scratch folder>
+file(MAKE_DIRECTORY "${WORK}")
 function(run_ulpgate binary expected)
   execute_process(COMMAND "${binary}" run ${ARGN}
     RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -67,3 +68,26 @@ if(bad OR NOT format STREQUAL "ulpgate-run-1")
   message(FATAL_ERROR "--json -: stdout is not the report (${bad})\n${out}")
 endif()
 run_ulpgate("${ULPGATE}" 2 --kernel tanh_bwd --n 5 --json - --dump -)
+
+# --oracle mpfr sends every output through MPFR and gives the same report byte
+# for byte; the fast tier decides tanh_bwd's f32 outputs in doubles, and says
+# how much it left to MPFR.
+run_ulpgate("${ULPGATE}" 0 --kernel tanh_bwd --suite adversarial --target SCALAR --n 3000
+  --json "${WORK}/oracle_fast.json" --quiet)
+if(NOT err MATCHES "exact values:[ \n]+(all[ \n]+from[ \n]+the[ \n]+fast[ \n]+tier|[0-9.e-]+%[ \n]+from[ \n]+MPFR,[ \n]+the[ \n]+rest)")
+  message(FATAL_ERROR "run: no share of the fast tier\n${out}${err}")
+endif()
+run_ulpgate("${ULPGATE}" 0 --kernel tanh_bwd --suite adversarial --target SCALAR --n 3000
+  --json "${WORK}/oracle_mpfr.json" --quiet --oracle mpfr)
+if(NOT err MATCHES "exact values:[ \n]+all[ \n]+from[ \n]+MPFR")
+  message(FATAL_ERROR "run --oracle mpfr: not every exact value from MPFR\n${out}${err}")
+endif()
+file(READ "${WORK}/oracle_fast.json" fast)
+file(READ "${WORK}/oracle_mpfr.json" mpfr)
+if(NOT fast STREQUAL mpfr)
+  message(FATAL_ERROR "run --oracle mpfr and fast: the JSON reports differ")
+endif()
+run_ulpgate("${ULPGATE}" 2 --kernel tanh_bwd --n 10 --oracle exact)
+if(NOT err MATCHES "--oracle: exact not in {fast,mpfr}")
+  message(FATAL_ERROR "run --oracle exact: no error naming the choices\n${err}")
+endif()

@@ -167,8 +167,7 @@ class ElementwiseProblem : public EngineProblem {
   }
   ElementTruth Truth(uint64_t i, float* models) const override {
     const auto x = Operands(i);
-    const std::vector<float> m = ModelOutputs(op_, format_, x.data());
-    std::copy(m.begin(), m.end(), models);
+    ModelOutputsInto(op_, format_, x.data(), /*native=*/false, models);
     ExtraModels(x, models);
     ElementTruth truth(oracle_.Exact(x.data()));
     truth.bound = ElementwiseBound(op_, x.data(), format_);
@@ -180,8 +179,7 @@ class ElementwiseProblem : public EngineProblem {
   // (oracles/fast_ulp.h) where it has one.
   bool FastModels(uint64_t i, float* models) const override {
     const auto x = Operands(i);
-    const std::vector<float> m = ModelOutputs(op_, format_, x.data(), /*native=*/true);
-    std::copy(m.begin(), m.end(), models);
+    ModelOutputsInto(op_, format_, x.data(), /*native=*/true, models);
     ExtraModels(x, models);
     return true;
   }
@@ -390,9 +388,11 @@ std::vector<CaseResult> RunElementwise(const ElementwiseOpInfo& op, const InputS
   engine.keep_outputs = options.keep_outputs;
   engine.map = options.map_operand >= 0;
   engine.keep_details = options.details != nullptr;
+  engine.mpfr_only = options.mpfr_only;
   engine.progress = options.progress;
   EngineRun run = RunEngine(problem, cases, engine);
   if (options.details != nullptr) *options.details = std::move(run.details);
+  if (options.mpfr_inputs != nullptr) *options.mpfr_inputs = run.mpfr_elements;
   std::vector<CaseResult> results = std::move(run.cases);
   for (size_t k = 0; k < results.size(); ++k) {
     CaseResult& r = results[k];

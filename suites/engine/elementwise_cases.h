@@ -40,6 +40,10 @@ struct RunOptions {
   // When set: every element's measurement per case (ElementDetail), which
   // makes the engine compute every exact value and model in MPFR.
   std::vector<ElementDetail>* details = nullptr;
+  // Every exact value, error and model from MPFR (EngineOptions::mpfr_only).
+  bool mpfr_only = false;
+  // When set: how many inputs' exact values MPFR computed (the fast tier the rest).
+  uint64_t* mpfr_inputs = nullptr;
   // >= 0: also break every case's statistics down by the binade and sign of
   // this operand (index into InputSet::columns) into CaseResult::error_map.
   int map_operand = -1;

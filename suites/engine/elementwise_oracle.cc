@@ -813,11 +813,20 @@ void ApplyStagedModel(const ElementwiseOpInfo& op, const FloatFormat& format, si
   }
 }
 
+size_t ModelCount(const ElementwiseOpInfo& op, const FloatFormat& format) {
+  return IsBinary32(format) ? op.models.size() : NarrowModelInfos(op, format).size();
+}
+
+void ModelOutputsInto(const ElementwiseOpInfo& op, const FloatFormat& format,
+                      const float* operands, bool native, float* out) {
+  const size_t count = ModelCount(op, format);
+  for (size_t m = 0; m < count; ++m) out[m] = ModelOutput(op, format, m, operands, native);
+}
+
 std::vector<float> ModelOutputs(const ElementwiseOpInfo& op, const FloatFormat& format,
                                 const float* operands, bool native) {
-  const size_t count = IsBinary32(format) ? op.models.size() : NarrowModelInfos(op, format).size();
-  std::vector<float> out(count);
-  for (size_t m = 0; m < count; ++m) out[m] = ModelOutput(op, format, m, operands, native);
+  std::vector<float> out(ModelCount(op, format));
+  ModelOutputsInto(op, format, operands, native, out.data());
   return out;
 }
 

@@ -176,6 +176,10 @@ std::vector<std::string> ModelNames(const ElementwiseOpInfo& op, const FloatForm
 // order. A NaN operand of a 16-bit format is its sign's quiet NaN.
 std::vector<float> ModelOutputs(const ElementwiseOpInfo& op, const FloatFormat& format,
                                 const float* operands, bool native = false);
+// The same into out[0, ModelCount(op, format)), allocating nothing.
+void ModelOutputsInto(const ElementwiseOpInfo& op, const FloatFormat& format,
+                      const float* operands, bool native, float* out);
+size_t ModelCount(const ElementwiseOpInfo& op, const FloatFormat& format);
 // One of them: model `model` (an index into ModelNames).
 float ModelOutput(const ElementwiseOpInfo& op, const FloatFormat& format, size_t model,
                   const float* operands, bool native = false);

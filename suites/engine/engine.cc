@@ -54,6 +54,7 @@ struct UnitResult {
   // unmeasured here (faulted, or past a fault found in an earlier unit).
   std::vector<std::optional<KernelFault>> faults;
   std::vector<char> dropped;
+  uint64_t mpfr_elements = 0;
 };
 
 }  // namespace
@@ -64,6 +65,7 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
   const size_t model_count = problem.model_names().size();
   const std::vector<EngineUnit> units = problem.Units();
   const uint64_t n = problem.size();
+  const bool mpfr_only = options.mpfr_only || options.keep_details;
   auto whole_group = [&](size_t u) {
     const uint64_t g = units[u].group;
     return (u == 0 || units[u - 1].group != g) && (u + 1 == units.size() || units[u + 1].group != g);
@@ -105,7 +107,7 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
     std::vector<float> scratch_models(model_count);
     for (size_t i = 0; i < count; ++i) {
       float* element_models = models.data() + i * model_count;
-      if (options.keep_details || !problem.FastModels(unit.begin + i, element_models)) {
+      if (mpfr_only || !problem.FastModels(unit.begin + i, element_models)) {
         truth[i].emplace(problem.Truth(unit.begin + i, element_models));
       }
     }
@@ -198,6 +200,7 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
         }
         if (options.keep_details) run.details[index].cases[c] = {y, it->ulp, it->bound, conforms};
       }
+      if (exact) ++out.mpfr_elements;
     }
   };
 
@@ -206,6 +209,7 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
       options.progress ? std::function<void(uint64_t, uint64_t)>(options.progress) : nullptr);
 
   // Merged in unit order, so nothing depends on the thread count.
+  for (const UnitResult& p : partial) run.mpfr_elements += p.mpfr_elements;
   for (size_t c = 0; c < cases.size(); ++c) {
     const EngineCase& cs = cases[c];
     CaseResult& r = run.cases[c];

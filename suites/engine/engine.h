@@ -139,6 +139,9 @@ struct EngineOptions {
   bool keep_outputs = false;
   bool map = false;       // fill error_map by MapValue
   bool keep_details = false;
+  // Every exact value, error and model from MPFR, the fast tier left out:
+  // the same report, slower (keep_details implies it).
+  bool mpfr_only = false;
   std::function<void(uint64_t, uint64_t)> progress;  // (elements done, total)
 };
 
@@ -159,6 +162,8 @@ struct EngineRun {
   // shape, instances), which the family fills in.
   std::vector<CaseResult> cases;
   std::vector<ElementDetail> details;  // per element, with keep_details
+  // Elements whose exact value MPFR computed (the rest: the fast tier).
+  uint64_t mpfr_elements = 0;
 };
 
 EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>& cases,

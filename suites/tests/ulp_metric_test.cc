@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "oracles/mpfr_number.h"
 
@@ -158,6 +159,31 @@ TEST(UlpMetric, LargeErrorsLandInTheirBins) {
   const UlpError huge = MeasureUlpError(Exact(1, -30).get(), 1.0f);
   EXPECT_EQ(huge.bin, HistogramBoundCount());
   EXPECT_EQ(huge.ulp, std::ldexp(1.0, 53) - std::ldexp(1.0, 23));
+}
+
+// The bin of an error read from its double is the least bound at or above it:
+// checked against the bounds themselves at every bound, its neighbours and
+// points between, in every format.
+TEST(UlpMetric, LeastBoundAtOrAboveIsTheFirstBoundNotBelow) {
+  for (const FloatFormat* format : {&kBinary32, &kBFloat16, &kBinary16}) {
+    const int count = HistogramBoundCount(*format);
+    auto by_definition = [&](double e) {
+      for (int i = 1; i < count; ++i) {
+        if (e <= HistogramBound(i)) return i;
+      }
+      return count;
+    };
+    std::vector<double> probes = {0x1p-1074, 1e-300, 0.1, 0.75, 3.0, 1e9, 1e300, INFINITY};
+    for (int i = 1; i < count; ++i) {
+      const double b = HistogramBound(i);
+      probes.insert(probes.end(), {b, std::nextafter(b, 0.0), std::nextafter(b, INFINITY),
+                                   b * 1.5, b * 0.75});
+    }
+    for (const double e : probes) {
+      EXPECT_EQ(LeastBoundAtOrAbove(e, count), by_definition(e)) << format->name << " " << e;
+    }
+    EXPECT_EQ(LeastBoundAtOrAbove(NAN, count), count);
+  }
 }
 
 }  // namespace
