@@ -110,13 +110,31 @@ int QuantumExponent(const FloatFormat& f, double x) {
 
 double RoundDouble(const FloatFormat& f, double x, bool toward_zero) {
   if (x == 0 || !std::isfinite(x)) return x;
-  const int q = QuantumExponent(f, x);
+  // ilogb(x) from the exponent field (a double subnormal has none to read).
+  uint64_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  const int biased = static_cast<int>((bits >> 52) & 0x7ff);
+  const int e = biased == 0 ? std::ilogb(x) : biased - 1023;
+  const int q = (e > f.emin ? e : f.emin) - (f.precision - 1);
   // x / 2^q and back are exact (powers of two, no overflow or underflow for
-  // formats inside binary64's range); nearbyint rounds to nearest even in
-  // the default rounding mode, which ulpgate never changes. With p >= 2,
-  // -1022 <= -q and q <= 1023: Pow2 takes both.
+  // formats inside binary64's range). With p >= 2, -1022 <= -q and q <=
+  // 1023: Pow2 takes both. |scaled| < 2^p.
   const double scaled = x * Pow2(-q);
-  const double y = (toward_zero ? std::trunc(scaled) : std::nearbyint(scaled)) * Pow2(q);
+  double r;
+  if (toward_zero) {
+    r = static_cast<double>(static_cast<int64_t>(scaled));  // truncates; |scaled| < 2^53
+  } else if (f.precision <= 50) {
+    // Adding and subtracting 1.5 * 2^52 leaves the integer nearest |scaled|
+    // < 2^51, ties to even, in the default rounding mode, which ulpgate
+    // never changes (and -ffp-contract=off, no fast-math: both operations
+    // happen as written).
+    constexpr double kShift = 0x1.8p52;
+    r = (scaled + kShift) - kShift;
+  } else {
+    r = std::nearbyint(scaled);
+  }
+  // A result of zero keeps the sign of x, as trunc and nearbyint give it.
+  const double y = std::copysign(r, scaled) * Pow2(q);
   if (std::fabs(y) >= Pow2(f.emax + 1)) {
     // Rounded past the largest finite value: to nearest gives infinity (x was
     // at least the overflow threshold), toward zero the largest finite value.

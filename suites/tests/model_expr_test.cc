@@ -49,8 +49,12 @@ std::vector<double> RoundingProbes(const FloatFormat& f, std::mt19937_64& rng) {
   }
   const double largest = std::ldexp(2.0 - std::ldexp(1.0, 1 - f.precision), f.emax);
   const double threshold = std::ldexp(2.0 - std::ldexp(1.0, -f.precision), f.emax);
+  // Far outside the format both ways: double subnormals, numbers near
+  // binary64's largest.
   for (double y : {largest, threshold, std::nextafter(threshold, 0.0), 0.0, -0.0,
-                   std::ldexp(1.0, f.emin - f.precision), std::ldexp(1.5, f.emin - f.precision)}) {
+                   std::ldexp(1.0, f.emin - f.precision), std::ldexp(1.5, f.emin - f.precision),
+                   std::ldexp(0.75, f.emin - f.precision), 0x1p-1074, 0x1.8p-1060, 0x1p-1022,
+                   0x1.fffffffffffffp+1023, 0x1p+1000, 0x1.0000000000001p+300}) {
     xs.push_back(y);
     xs.push_back(-y);
   }
