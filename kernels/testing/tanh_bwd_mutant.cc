@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/ops/tanh_bwd/tanh_bwd_spec.h"
 #include "kernels/registry.h"
 #include "kernels/testing/test_mutant.h"
 
@@ -113,7 +114,7 @@ const bool kMutantInstalled = [] {
   for (const auto& entry : HWY_DISPATCH_TABLE(GetMutantKernel)) {
     if (entry == nullptr || entry == HWY_DISPATCH_TABLE(GetMutantKernel)[0]) continue;
     const testing_detail::MutantKernel& k = *entry();
-    ReplaceElementwiseKernelForTesting("tanh_bwd", "f32", "mulsub", k.target, k.mulsub);
+    ReplaceElementwiseKernelForTesting(TanhBwdSpec::kName, "f32", "mulsub", k.target, k.mulsub);
   }
   return true;
 }();

@@ -192,7 +192,7 @@ void BM_EngineAllCases(benchmark::State& state) {
   const InputSet& in = Inputs();
   RunOptions options;
   options.threads = static_cast<unsigned>(state.range(0));
-  for (auto _ : state) benchmark::DoNotOptimize(RunElementwise(*FindElementwiseOp("tanh_bwd"), in, options));
+  for (auto _ : state) benchmark::DoNotOptimize(RunElementwise(*FindElementwiseOp(TanhBwdSpec::kName), in, options));
   state.SetItemsProcessed(state.iterations() * in.size());
 }
 BENCHMARK(BM_EngineAllCases)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
@@ -202,7 +202,7 @@ BENCHMARK(BM_EngineAllCases)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
 // bf16: 2^26 pairs from grad = 0x3c00.
 SweepOptions SweepOf(const FloatFormat& format, unsigned threads, bool one_case) {
   SweepOptions o;
-  o.op = FindElementwiseOp("tanh_bwd");
+  o.op = FindElementwiseOp(TanhBwdSpec::kName);
   const bool f32 = &format == &kBinary32;
   o.domain = f32 ? MakeSweepDomain(kBinary32, SweepDomain::Kind::kOverT, {1.0f})
                  : MakeSweepDomain(format, SweepDomain::Kind::kPairs, {});

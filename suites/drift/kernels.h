@@ -17,13 +17,15 @@
 #include <functional>
 #include <string>
 
+#include "kernels/ops/tanh_bwd/tanh_bwd_spec.h"
 #include "kernels/registry.h"
 #include "suites/drift/precision.h"
 
 namespace ulpgate {
 
 // The elementwise op of the network's tanh layer's backward pass.
-inline constexpr const char* kDriftTanhBwd = "tanh_bwd";
+// (kName is a literal: its data ends in a NUL.)
+inline constexpr const char* kDriftTanhBwd = TanhBwdSpec::kName.data();
 
 struct RunKernels {
   std::function<void(const float* grad, const float* t, float* out, size_t n)> tanh_bwd;

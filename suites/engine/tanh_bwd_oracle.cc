@@ -268,7 +268,7 @@ std::string ExpectedNarrowModel(const FloatFormat& format, std::string_view vari
     throw std::invalid_argument("unknown tanh_bwd variant '" + std::string(variant) + "'");
   }
   // The rule every op's kernels follow (kernels/expected_model.h), for tanh_bwd.
-  return ExpectedModelName(*FindElementwiseOp("tanh_bwd"), format.name, variant, target);
+  return ExpectedModelName(*FindElementwiseOp(TanhBwdSpec::kName), format.name, variant, target);
 }
 
 }  // namespace ulpgate
