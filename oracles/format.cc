@@ -104,18 +104,17 @@ double RoundToFormat(const FloatFormat& format, mpfr_srcptr x) {
 }
 
 int QuantumExponent(const FloatFormat& f, double x) {
-  const int e = std::ilogb(x);
-  return (e > f.emin ? e : f.emin) - (f.precision - 1);
-}
-
-double RoundDouble(const FloatFormat& f, double x, bool toward_zero) {
-  if (x == 0 || !std::isfinite(x)) return x;
   // ilogb(x) from the exponent field (a double subnormal has none to read).
   uint64_t bits;
   std::memcpy(&bits, &x, sizeof bits);
   const int biased = static_cast<int>((bits >> 52) & 0x7ff);
   const int e = biased == 0 ? std::ilogb(x) : biased - 1023;
-  const int q = (e > f.emin ? e : f.emin) - (f.precision - 1);
+  return (e > f.emin ? e : f.emin) - (f.precision - 1);
+}
+
+double RoundDouble(const FloatFormat& f, double x, bool toward_zero) {
+  if (x == 0 || !std::isfinite(x)) return x;
+  const int q = QuantumExponent(f, x);
   // x / 2^q and back are exact (powers of two, no overflow or underflow for
   // formats inside binary64's range). With p >= 2, -1022 <= -q and q <=
   // 1023: Pow2 takes both. |scaled| < 2^p.
