@@ -117,6 +117,19 @@ struct OwnTiersOf<Spec, std::void_t<decltype(Spec::kOwnTiers)>> {
   static constexpr OwnTiers kTiers = Spec::kOwnTiers;
 };
 
+// Whether a spec declares
+//   static constexpr auto kFastFactor = &F;  // std::optional<FactorEstimate> F(float)
+// the factor its exact value multiplies the first operand by, estimated from
+// the second without MPFR (oracles/double_word.h; an op of two operands).
+template <class Spec, class = void>
+struct HasFastFactor {
+  static constexpr bool kValue = false;
+};
+template <class Spec>
+struct HasFastFactor<Spec, std::void_t<decltype(Spec::kFastFactor)>> {
+  static constexpr bool kValue = true;
+};
+
 // Index of the row named `name` in a table of rows with a `name`, at compile
 // time; -1 if none.
 template <class Row, size_t kSize>

@@ -331,6 +331,15 @@ class OracleFor final : public ElementwiseOracle {
       }
     });
   }
+  std::optional<FactorEstimate> FastFactor(const float* x) const override {
+    if constexpr (::ulpgate::HasFastFactor<Spec>::kValue) {
+      static_assert(kArity == 2, "a fast factor takes the second of two operands");
+      return Spec::kFastFactor(x[1]);
+    } else {
+      return std::nullopt;
+    }
+  }
+  bool HasFastFactor() const override { return ::ulpgate::HasFastFactor<Spec>::kValue; }
   MpfrNumber ExactFromFactors(float first, const std::vector<MpfrNumber>& factors) const override {
     ExactArith a = Arith();
     MpfrNumber v = a.FromFloat(first);

@@ -19,6 +19,7 @@
 
 #include "kernels/elementwise_ops.h"
 #include "kernels/registry.h"
+#include "oracles/double_word.h"
 #include "oracles/fast_ulp.h"
 #include "oracles/format.h"
 #include "oracles/model_expr.h"
@@ -119,6 +120,11 @@ class ElementwiseOracle {
   virtual std::optional<MpfrNumber> ExactFactor(const float* operands,
                                                 bool* products_exact = nullptr,
                                                 std::vector<MpfrNumber>* factors = nullptr) const = 0;
+  // ExactFactor estimated in double-words with a bound (oracles/double_word.h)
+  // by the op's own code (HasFastFactor in kernels/ops/elementwise_spec.h):
+  // nullopt where it cannot bound it usefully, or for an op without one.
+  virtual std::optional<FactorEstimate> FastFactor(const float* operands) const = 0;
+  virtual bool HasFastFactor() const = 0;
   // Exact({first, the operands the factors came from}) bit for bit: the same
   // products in the same arithmetic, without recomputing the factors.
   virtual MpfrNumber ExactFromFactors(float first, const std::vector<MpfrNumber>& factors) const = 0;

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "kernels/ops/elementwise_spec.h"
+#include "kernels/ops/gelu_tanh_bwd/gelu_tanh_bwd_factor.h"
 
 namespace ulpgate {
 
@@ -70,6 +71,9 @@ struct GeluTanhBwdSpec {
   // Fourteen roundings and tanh's error (Highway 1.0.3: up to 4 ULP), counted
   // as eight more.
   static constexpr int kBoundRoundings = 22;
+  // The factor Exact multiplies grad by, estimated in double-words with a
+  // bound (gelu_tanh_bwd_factor.h): the sweep's exact tier over binary32 x.
+  static constexpr auto kFastFactor = &GeluTanhBwdFactor;
 };
 
 namespace gelu_tanh_bwd_spec {

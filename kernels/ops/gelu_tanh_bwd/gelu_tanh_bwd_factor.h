@@ -1,0 +1,21 @@
+// The factor of GELU backward (tanh approximation) estimated in double-words:
+// what the exact oracle multiplies grad by at x, without MPFR, for the sweep's
+// exact tier over binary32 x (suites/engine/elementwise_oracle.h, FastFactor).
+#ifndef ULPGATE_KERNELS_OPS_GELU_TANH_BWD_GELU_TANH_BWD_FACTOR_H_
+#define ULPGATE_KERNELS_OPS_GELU_TANH_BWD_GELU_TANH_BWD_FACTOR_H_
+
+#include <optional>
+
+#include "oracles/double_word.h"
+
+namespace ulpgate {
+
+// F(x) = s + 2 x s (1 - s) k (1 + 3 c x^2), s = 1/(1 + exp(-2u)), u = k (x +
+// c x^3), as the oracle computes it at 320 bits (gelu_tanh_bwd_spec-inl.h,
+// Exact): within `error` of that value, or nullopt where the estimate cannot
+// be bounded tightly enough to be of use (MPFR decides).
+std::optional<FactorEstimate> GeluTanhBwdFactor(float x);
+
+}  // namespace ulpgate
+
+#endif  // ULPGATE_KERNELS_OPS_GELU_TANH_BWD_GELU_TANH_BWD_FACTOR_H_

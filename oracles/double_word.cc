@@ -1,0 +1,111 @@
+#include "oracles/double_word.h"
+
+#include <array>
+#include <cmath>
+
+#include <mpfr.h>
+
+#include "oracles/mpfr_number.h"
+
+namespace ulpgate {
+namespace {
+
+// The constants, from MPFR at 400 bits: each part the double nearest to what
+// is left.
+struct Tables {
+  double l1 = 0, l2 = 0, l3 = 0;  // ln2/64 = l1 + l2 + l3 (+ 2^-150); l1 has 36 bits
+  std::array<DoubleWord, 64> two_to_j64{};  // 2^(j/64)
+  std::array<DoubleWord, 15> inverse_factorial{};  // 1/n!, n <= 14
+
+  Tables() {
+    constexpr mpfr_prec_t kPrecision = 400;
+    MpfrNumber v(kPrecision), rest(kPrecision);
+    const auto parts = [&](mpfr_srcptr x) {
+      mpfr_set(rest.get(), x, MPFR_RNDN);
+      DoubleWord d;
+      d.hi = mpfr_get_d(rest.get(), MPFR_RNDN);
+      mpfr_sub_d(rest.get(), rest.get(), d.hi, MPFR_RNDN);
+      d.lo = mpfr_get_d(rest.get(), MPFR_RNDN);
+      return d;
+    };
+    mpfr_const_log2(v.get(), MPFR_RNDN);
+    mpfr_div_ui(v.get(), v.get(), 64, MPFR_RNDN);
+    MpfrNumber head(36);
+    mpfr_set(head.get(), v.get(), MPFR_RNDN);
+    l1 = mpfr_get_d(head.get(), MPFR_RNDN);  // exact: 36 bits
+    mpfr_sub_d(v.get(), v.get(), l1, MPFR_RNDN);
+    const DoubleWord tail = parts(v.get());
+    l2 = tail.hi;
+    l3 = tail.lo;
+    for (int j = 0; j < 64; ++j) {
+      mpfr_set_si(v.get(), j, MPFR_RNDN);
+      mpfr_div_ui(v.get(), v.get(), 64, MPFR_RNDN);
+      mpfr_exp2(v.get(), v.get(), MPFR_RNDN);
+      two_to_j64[static_cast<size_t>(j)] = parts(v.get());
+    }
+    for (unsigned n = 0; n < inverse_factorial.size(); ++n) {
+      mpfr_fac_ui(v.get(), n, MPFR_RNDN);
+      mpfr_ui_div(v.get(), 1, v.get(), MPFR_RNDN);
+      inverse_factorial[n] = parts(v.get());
+    }
+  }
+};
+
+const Tables& TablesOnce() {
+  static const Tables tables;
+  return tables;
+}
+
+}  // namespace
+
+DoubleWord Exp(DoubleWord v) {
+  const Tables& t = TablesOnce();
+  const double k = std::nearbyint(v.hi * (64 / 0.6931471805599453));
+  // k l1 is exact (36 + 16 bits), so r = v - k (l1 + l2 + l3) loses only the
+  // double-word additions' 2^-104 of |r| <= 0.006 and k l3's rounding.
+  DoubleWord r = TwoSum(v.hi, -k * t.l1);
+  r = Add(r, {v.lo, 0});
+  r = Add(r, Neg(TwoProd(k, t.l2)));
+  r = Add(r, {-k * t.l3, 0});
+  const std::array<DoubleWord, 15>& c = t.inverse_factorial;
+  double tail = c[11].hi;
+  for (int n = 10; n >= 6; --n) tail = tail * r.hi + c[static_cast<size_t>(n)].hi;
+  DoubleWord p{tail, 0};
+  for (int n = 5; n >= 0; --n) p = Add(c[static_cast<size_t>(n)], Mul(p, r));
+  const auto kk = static_cast<long>(k);
+  const long j = kk & 63;
+  const int m = static_cast<int>((kk - j) / 64);
+  const DoubleWord e = Mul(t.two_to_j64[static_cast<size_t>(j)], p);
+  return {std::ldexp(e.hi, m), std::ldexp(e.lo, m)};
+}
+
+DoubleWord Expm1(DoubleWord v, double* relative_error) {
+  if (std::fabs(v.hi) < 0x1p-5) {
+    const std::array<DoubleWord, 15>& c = TablesOnce().inverse_factorial;
+    double tail = c[14].hi;
+    for (int n = 13; n >= 9; --n) tail = tail * v.hi + c[static_cast<size_t>(n)].hi;
+    DoubleWord p{tail, 0};
+    for (int n = 8; n >= 1; --n) p = Add(c[static_cast<size_t>(n)], Mul(p, v));
+    *relative_error = 0x1p-99;
+    return Mul(p, v);
+  }
+  const DoubleWord e = Exp(v);
+  const DoubleWord m = Add(e, {-1, 0});
+  *relative_error = kDoubleWordExpError * e.hi * (1 + 0x1p-40) / std::fabs(m.hi) * (1 + 0x1p-40) + 0x1p-103;
+  return m;
+}
+
+void Renormalize(double a, double b, double c, double* f0, double* f1, double* f2) {
+  const DoubleWord s = TwoSum(b, c);
+  const DoubleWord t = TwoSum(a, s.hi);
+  const DoubleWord u = TwoSum(t.lo, s.lo);
+  const DoubleWord w = TwoSum(t.hi, u.hi);
+  const DoubleWord z = TwoSum(w.lo, u.lo);
+  const DoubleWord head = TwoSum(w.hi, z.hi);
+  const DoubleWord rest = TwoSum(head.lo, z.lo);
+  *f0 = head.hi;
+  *f1 = rest.hi;
+  *f2 = rest.lo;
+}
+
+}  // namespace ulpgate

@@ -1,0 +1,120 @@
+// Double-word arithmetic with error bounds: a value as the unevaluated sum of
+// two doubles (hi = RN(hi + lo)), the operations of Joldes, Muller and Popescu
+// ("Tight and rigorous error bounds for basic building blocks of double-word
+// arithmetic", ACM TOMS 44(2), 2017) and exp and expm1 built on them. What the
+// sweep's exact tier uses where an op's value calls a function: a double-word
+// estimate whose error is bounded, so that MPFR is left only what the bound
+// cannot decide.
+//
+// Every bound below is relative to the exact result of the operation on the
+// double-word operands as given (their own errors are the caller's to carry),
+// and holds while no intermediate leaves the normal range of binary64 (the
+// callers keep magnitudes within [2^-900, 2^900]). The published bounds are
+// smaller; kDoubleWordOpError rounds them up by a factor of 4 or more.
+#ifndef ULPGATE_ORACLES_DOUBLE_WORD_H_
+#define ULPGATE_ORACLES_DOUBLE_WORD_H_
+
+#include <cmath>
+
+namespace ulpgate {
+
+struct DoubleWord {
+  double hi = 0, lo = 0;
+  double Value() const { return hi + lo; }
+};
+
+// 2^-100: at least 4 times the bound of every operation below (Add 3u^2,
+// Mul 4u^2, MulDouble 2u^2, Div 15u^2 + 56u^3, u = 2^-53; Joldes et al.,
+// Theorems 2.3 (AccurateDWPlusDW), 5.1 (DWTimesDW3), 4.4 (DWTimesFP3) and
+// 6.1 (DWDivDW2)).
+inline constexpr double kDoubleWordOpError = 0x1p-100;
+
+// Knuth's TwoSum: hi + lo = a + b exactly, hi = RN(a + b).
+inline DoubleWord TwoSum(double a, double b) {
+  const double s = a + b;
+  const double bb = s - a;
+  return {s, (a - (s - bb)) + (b - bb)};
+}
+// Dekker's Fast2Sum, for |a| >= |b| (or a = 0).
+inline DoubleWord FastTwoSum(double a, double b) {
+  const double s = a + b;
+  return {s, b - (s - a)};
+}
+// a * b exactly (FMA), unless the product's low part underflows.
+inline DoubleWord TwoProd(double a, double b) {
+  const double p = a * b;
+  return {p, std::fma(a, b, -p)};
+}
+
+// AccurateDWPlusDW (any signs; relative to |x + y|).
+inline DoubleWord Add(DoubleWord x, DoubleWord y) {
+  const DoubleWord s = TwoSum(x.hi, y.hi);
+  const DoubleWord t = TwoSum(x.lo, y.lo);
+  const DoubleWord v = FastTwoSum(s.hi, s.lo + t.hi);
+  return FastTwoSum(v.hi, t.lo + v.lo);
+}
+inline DoubleWord Neg(DoubleWord x) { return {-x.hi, -x.lo}; }
+// DWTimesDW3.
+inline DoubleWord Mul(DoubleWord x, DoubleWord y) {
+  const DoubleWord c = TwoProd(x.hi, y.hi);
+  const double tl1 = std::fma(x.hi, y.lo, x.lo * y.lo);
+  const double cl2 = std::fma(x.lo, y.hi, tl1);
+  return FastTwoSum(c.hi, c.lo + cl2);
+}
+// DWTimesFP3.
+inline DoubleWord MulDouble(DoubleWord x, double y) {
+  const DoubleWord c = TwoProd(x.hi, y);
+  return FastTwoSum(c.hi, std::fma(x.lo, y, c.lo));
+}
+// DWDivDW2.
+inline DoubleWord Div(DoubleWord x, DoubleWord y) {
+  const double th = x.hi / y.hi;
+  const DoubleWord r = MulDouble(y, th);
+  const double pi_h = x.hi - r.hi;  // exact (Sterbenz)
+  const double d = pi_h + (x.lo - r.lo);
+  return FastTwoSum(th, d / y.hi);
+}
+
+// exp(v) for |v| <= kDoubleWordExpLimit, within kDoubleWordExpError of
+// exp(v.hi + v.lo) relatively: v = k ln2/64 + r with ln2/64 in three parts
+// (k ln2/64's first part exact), |r| <= ln2/128 + 2^-60; exp(r) by its Taylor
+// polynomial of degree 11 (the rest below 2^-118), terms 6 to 11 in doubles
+// (their sum times r^6 is below 2^-54, its rounding below 2^-104), the others
+// by Horner's rule in double-words (6 steps of Mul and Add: 12 * 2^-104 at
+// most, as every partial value is within [0.99, 1.01]); 2^(k/64) from a table
+// of double-words (2^-106) and one more Mul (2^-104). In all below 2^-100.7.
+inline constexpr double kDoubleWordExpLimit = 650;
+inline constexpr double kDoubleWordExpError = 0x1p-100;
+DoubleWord Exp(DoubleWord v);
+// expm1(v) for |v| <= 2 within *relative_error (returned) of expm1(v.hi +
+// v.lo) relatively: for |v| < 2^-5 its Taylor polynomial of degree 14 (the
+// rest below 2^-110 relatively; terms 9 to 14 in doubles, terms 1 to 8 in
+// double-words: below 2^-99.5 in all), else Exp(v) - 1 with Exp's error over
+// |expm1(v)|.
+DoubleWord Expm1(DoubleWord v, double* relative_error);
+
+// The sum of three doubles a + b + c renormalized without error into f0 + f1
+// + f2, with f0 = RN(f0 + f1) and f1 = RN(f1 + f2).
+void Renormalize(double a, double b, double c, double* f0, double* f1, double* f2);
+
+// A staged op's factor f (the value the exact oracle multiplies the first
+// operand by) estimated without MPFR: elementwise_oracle.h's FastFactor.
+struct FactorEstimate {
+  enum Kind {
+    kFinite,  // |f - (f0 + f1 + f2)| <= error
+    kTiny,    // 0 < |f| < 2^log2_bound, f's sign `sign`
+    kZero,    // f = +-0 (sign)
+    kNaN,
+  } kind = kNaN;
+  double f0 = 0, f1 = 0, f2 = 0;
+  double error = 0;
+  // kFinite: f has so few bits that the oracle's product with any binary32
+  // operand is exact (f = 1/2, f = 1), and error = 0.
+  bool exact = false;
+  double sign = 1;
+  double log2_bound = 0;
+};
+
+}  // namespace ulpgate
+
+#endif  // ULPGATE_ORACLES_DOUBLE_WORD_H_

@@ -1,0 +1,197 @@
+// The double-word tier against MPFR: exp and expm1 within their stated
+// bounds, and each op's fast factor (ElementwiseOracle::FastFactor) within its
+// own bound of the factor the exact oracle computes (ExactFactor), its kind,
+// sign and magnitude bound right, over random binary32 patterns and the
+// places each estimate changes its formula.
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <mpfr.h>
+
+#include "kernels/elementwise_ops.h"
+#include "oracles/double_word.h"
+#include "oracles/mpfr_number.h"
+#include "suites/engine/elementwise_oracle.h"
+
+namespace ulpgate {
+namespace {
+
+std::string Bits(float x) {
+  uint32_t b;
+  std::memcpy(&b, &x, sizeof b);
+  char text[16];
+  std::snprintf(text, sizeof text, "0x%08x", b);
+  return text;
+}
+
+// |approx - exact| / |exact| in MPFR (approx a double-word, exact at 400 bits).
+double RelativeError(DoubleWord approx, const MpfrNumber& exact) {
+  MpfrNumber d(400);
+  mpfr_set_d(d.get(), approx.hi, MPFR_RNDN);
+  mpfr_add_d(d.get(), d.get(), approx.lo, MPFR_RNDN);  // exact at 400 bits
+  mpfr_sub(d.get(), d.get(), exact.get(), MPFR_RNDN);
+  mpfr_div(d.get(), d.get(), exact.get(), MPFR_RNDN);
+  return std::fabs(mpfr_get_d(d.get(), MPFR_RNDU));
+}
+
+DoubleWord RandomDoubleWord(std::mt19937_64& rng, double lo_bound, double hi_bound) {
+  std::uniform_real_distribution<double> u(lo_bound, hi_bound);
+  const double hi = u(rng);
+  // A low word below half an ulp of the high one.
+  const double lo = std::ldexp(std::uniform_real_distribution<double>(-0.5, 0.5)(rng),
+                               std::ilogb(hi == 0 ? 1.0 : hi) - 52);
+  return FastTwoSum(hi, lo);
+}
+
+TEST(DoubleWord, ExpWithinItsBound) {
+  std::mt19937_64 rng(7);
+  double worst = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const double range = i % 3 == 0 ? 1.0 : i % 3 == 1 ? 50.0 : kDoubleWordExpLimit;
+    const DoubleWord v = RandomDoubleWord(rng, -range, range);
+    MpfrNumber exact(400);
+    mpfr_set_d(exact.get(), v.hi, MPFR_RNDN);
+    mpfr_add_d(exact.get(), exact.get(), v.lo, MPFR_RNDN);
+    mpfr_exp(exact.get(), exact.get(), MPFR_RNDN);
+    const double e = RelativeError(Exp(v), exact);
+    worst = std::max(worst, e);
+    ASSERT_LE(e, kDoubleWordExpError) << "exp(" << v.hi << " + " << v.lo << ")";
+  }
+  // The bound is not vacuous: the errors come within a factor 2^6 of it.
+  EXPECT_GT(worst, kDoubleWordExpError / 64);
+}
+
+TEST(DoubleWord, Expm1WithinItsBound) {
+  std::mt19937_64 rng(8);
+  for (int i = 0; i < 200000; ++i) {
+    const double range = i % 4 == 0 ? 2.0 : i % 4 == 1 ? 0x1p-5 : i % 4 == 2 ? 0x1p-20 : 0x1p-140;
+    const DoubleWord v = RandomDoubleWord(rng, -range, range);
+    if (v.hi == 0) continue;
+    MpfrNumber exact(400);
+    mpfr_set_d(exact.get(), v.hi, MPFR_RNDN);
+    mpfr_add_d(exact.get(), exact.get(), v.lo, MPFR_RNDN);
+    mpfr_expm1(exact.get(), exact.get(), MPFR_RNDN);
+    double bound = 0;
+    const DoubleWord m = Expm1(v, &bound);
+    ASSERT_LE(RelativeError(m, exact), bound) << "expm1(" << v.hi << " + " << v.lo << ")";
+    ASSERT_LE(bound, 0x1p-90);
+  }
+}
+
+// The binary32 values around each place an estimate changes: its formula's
+// thresholds and what its op's landmarks name, and random patterns.
+std::vector<float> FactorProbes(const ElementwiseOpInfo& op) {
+  std::vector<float> x;
+  const auto around = [&](float c, int count) {
+    float v = c;
+    for (int i = 0; i < count; ++i) v = std::nextafter(v, -INFINITY);
+    for (int i = 0; i < 2 * count; ++i) {
+      x.push_back(v);
+      v = std::nextafter(v, INFINITY);
+    }
+  };
+  for (double l : op.landmarks) around(static_cast<float>(l), 200);
+  // Gelu (tanh) switches formula at 2u = +-1 (x = +-0.6012), 250 (x = 14.70)
+  // and -650 (x = -20.5); its value crosses 1 near x = 0.77.
+  for (float c : {0.6012f, -0.6012f, 14.70f, 14.72f, -20.5f, -20.47f, -18.f, 0.7732f, 1.f}) {
+    for (float d = -0.01f; d <= 0.01f; d += 0.0005f) around(c + d, 40);
+  }
+  for (float c : {0.0f, 0x1p-149f, 0x1p-126f, 0x1p-60f, 0x1p-20f, FLT_MAX, 1e30f, 2200.f, 1e13f}) {
+    around(c, 100);
+    around(-c, 100);
+  }
+  x.push_back(INFINITY);
+  x.push_back(-INFINITY);
+  x.push_back(NAN);
+  std::mt19937 rng(11);
+  for (int i = 0; i < 60000; ++i) {
+    const uint32_t bits = rng();
+    float v;
+    std::memcpy(&v, &bits, sizeof v);
+    x.push_back(v);
+  }
+  std::uniform_real_distribution<float> moderate(-25.0f, 25.0f);
+  for (int i = 0; i < 60000; ++i) x.push_back(moderate(rng));
+  return x;
+}
+
+TEST(FastFactor, WithinItsBoundOfTheOraclesFactor) {
+  size_t ops_with_one = 0;
+  for (const ElementwiseOpInfo& op : ElementwiseOps()) {
+    const ElementwiseOracle& oracle = OracleOf(op);
+    if (!oracle.HasFastFactor()) {
+      const float operands[2] = {1.0f, 0.5f};
+      EXPECT_FALSE(oracle.FastFactor(operands).has_value()) << op.name;
+      continue;
+    }
+    ++ops_with_one;
+    size_t finite = 0, loose = 0, undecided = 0, tiny = 0;
+    for (const float x : FactorProbes(op)) {
+      const float operands[2] = {1.0f, x};
+      const std::optional<FactorEstimate> f = oracle.FastFactor(operands);
+      if (!f) {
+        ++undecided;
+        continue;
+      }
+      const std::optional<MpfrNumber> exact = oracle.ExactFactor(operands);
+      ASSERT_TRUE(exact.has_value()) << op.name;
+      mpfr_srcptr v = exact->get();
+      const std::string where = std::string(op.name) + " at x = " + std::to_string(x) + " (" +
+                                Bits(x) + ")";
+      switch (f->kind) {
+        case FactorEstimate::kNaN:
+          ASSERT_TRUE(mpfr_nan_p(v)) << where;
+          break;
+        case FactorEstimate::kZero:
+          ASSERT_TRUE(mpfr_zero_p(v)) << where;
+          ASSERT_EQ(mpfr_signbit(v) != 0, f->sign < 0) << where;
+          break;
+        case FactorEstimate::kTiny: {
+          ++tiny;
+          ASSERT_TRUE(mpfr_regular_p(v)) << where;
+          ASSERT_EQ(mpfr_sgn(v) < 0, f->sign < 0) << where;
+          // |v| < 2^log2_bound: v's exponent (|v| in [2^(e-1), 2^e)) at most the bound.
+          ASSERT_LE(static_cast<double>(mpfr_get_exp(v)), f->log2_bound) << where;
+          break;
+        }
+        case FactorEstimate::kFinite: {
+          ++finite;
+          ASSERT_TRUE(mpfr_number_p(v)) << where;
+          MpfrNumber d(2000);
+          mpfr_set(d.get(), v, MPFR_RNDN);
+          mpfr_sub_d(d.get(), d.get(), f->f0, MPFR_RNDN);  // exact at 2000 bits
+          mpfr_sub_d(d.get(), d.get(), f->f1, MPFR_RNDN);
+          mpfr_sub_d(d.get(), d.get(), f->f2, MPFR_RNDN);
+          if (f->exact) {
+            ASSERT_TRUE(mpfr_zero_p(d.get())) << where << ": claimed exact";
+            ASSERT_EQ(f->error, 0.0) << where;
+            break;
+          }
+          mpfr_abs(d.get(), d.get(), MPFR_RNDN);
+          ASSERT_LE(mpfr_cmp_d(d.get(), f->error), 0)
+              << where << ": off by " << mpfr_get_d(d.get(), MPFR_RNDU) << ", bound " << f->error;
+          // Useful: tight enough to decide a binary32 output's error bits.
+          if (f->error > 0x1p-80 * std::fabs(mpfr_get_d(v, MPFR_RNDN))) ++loose;
+          break;
+        }
+      }
+    }
+    // Loose bounds and MPFR's share stay at the few places that need them
+    // (the derivative's zero, whose 400 neighbours are among the probes;
+    // the thresholds' neighbourhoods; infinities).
+    EXPECT_LT(loose, finite / 100) << op.name;
+    EXPECT_LT(undecided, 1000u) << op.name;
+    EXPECT_GT(tiny, 0u) << op.name;
+  }
+  EXPECT_GT(ops_with_one, 0u);
+}
+
+}  // namespace
+}  // namespace ulpgate
