@@ -58,9 +58,12 @@ const Tables& TablesOnce() {
 
 }  // namespace
 
-DoubleWord Exp(DoubleWord v) {
+namespace {
+
+ULPGATE_FMA_CLONES DoubleWord ExpClones(DoubleWord v) {
   const Tables& t = TablesOnce();
-  const double k = std::nearbyint(v.hi * (64 / 0.6931471805599453));
+  // Round to nearest by the 1.5 * 2^52 trick (|v.hi| * 64/ln2 < 2^16).
+  const double k = (v.hi * (64 / 0.6931471805599453) + 0x1.8p52) - 0x1.8p52;
   // k l1 is exact (36 + 16 bits), so r = v - k (l1 + l2 + l3) loses only the
   // double-word additions' 2^-104 of |r| <= 0.006 and k l3's rounding.
   DoubleWord r = TwoSum(v.hi, -k * t.l1);
@@ -76,10 +79,12 @@ DoubleWord Exp(DoubleWord v) {
   const long j = kk & 63;
   const int m = static_cast<int>((kk - j) / 64);
   const DoubleWord e = Mul(t.two_to_j64[static_cast<size_t>(j)], p);
-  return {std::ldexp(e.hi, m), std::ldexp(e.lo, m)};
+  // |m| <= 938 for |v| <= 650, and e's words are normal after scaling: exact.
+  const double scale = PowerOfTwo(m);
+  return {e.hi * scale, e.lo * scale};
 }
 
-DoubleWord Expm1(DoubleWord v, double* relative_error) {
+ULPGATE_FMA_CLONES DoubleWord Expm1Clones(DoubleWord v, double* relative_error) {
   if (std::fabs(v.hi) < 0x1p-5) {
     const std::array<DoubleWord, 15>& c = TablesOnce().inverse_factorial;
     double tail = c[14].hi;
@@ -89,11 +94,16 @@ DoubleWord Expm1(DoubleWord v, double* relative_error) {
     *relative_error = 0x1p-99;
     return Mul(p, v);
   }
-  const DoubleWord e = Exp(v);
+  const DoubleWord e = ExpClones(v);
   const DoubleWord m = Add(e, {-1, 0});
   *relative_error = kDoubleWordExpError * e.hi * (1 + 0x1p-40) / std::fabs(m.hi) * (1 + 0x1p-40) + 0x1p-103;
   return m;
 }
+
+}  // namespace
+
+DoubleWord Exp(DoubleWord v) { return ExpClones(v); }
+DoubleWord Expm1(DoubleWord v, double* relative_error) { return Expm1Clones(v, relative_error); }
 
 void Renormalize(double a, double b, double c, double* f0, double* f1, double* f2) {
   const DoubleWord s = TwoSum(b, c);

@@ -16,6 +16,18 @@
 
 #include <cmath>
 
+// For the definitions of functions that do many double-word operations
+// (internal ones, called through a plain function): compiled twice on x86
+// with GCC, with FMA instructions and for the baseline (where std::fma is a
+// library call, several times slower). Both round every operation the same
+// way (fma is correctly rounded either way), so they return the same bits;
+// the loader picks the one the CPU runs.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define ULPGATE_FMA_CLONES __attribute__((target_clones("fma", "default")))
+#else
+#define ULPGATE_FMA_CLONES
+#endif
+
 namespace ulpgate {
 
 struct DoubleWord {
@@ -92,6 +104,14 @@ DoubleWord Exp(DoubleWord v);
 // double-words: below 2^-99.5 in all), else Exp(v) - 1 with Exp's error over
 // |expm1(v)|.
 DoubleWord Expm1(DoubleWord v, double* relative_error);
+
+// 2^m for a normal m (-1022 <= m <= 1023), from its bits.
+inline double PowerOfTwo(int m) {
+  const unsigned long long bits = static_cast<unsigned long long>(m + 1023) << 52;
+  double d;
+  __builtin_memcpy(&d, &bits, sizeof d);
+  return d;
+}
 
 // The sum of three doubles a + b + c renormalized without error into f0 + f1
 // + f2, with f0 = RN(f0 + f1) and f1 = RN(f1 + f2).

@@ -175,6 +175,21 @@ std::pair<uint64_t, uint64_t> ParseShard(const std::string& spec) {
   return {k, n};
 }
 
+// What MPFR computed of the sweep: the share of exact values (per input, or
+// per entry of the factor tables) and of errors it decided.
+std::string DescribeMpfrShare(const SweepResult& r) {
+  const uint64_t inputs = r.end - r.begin;
+  const uint64_t outputs = inputs * r.cases.size();
+  const auto share = [](uint64_t part, uint64_t whole) {
+    if (part == 0) return std::string("none");
+    if (part == whole) return std::string("all");
+    return fmt::format("{} ({:.3g}%)", part, 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+  };
+  std::string exact = "exact values from MPFR: " + share(r.mpfr_exact_values, inputs);
+  if (r.mpfr_tables > 0) exact += fmt::format(" and a table of {} factors", r.mpfr_tables);
+  return exact + ", errors from MPFR: " + share(r.mpfr_errors, outputs);
+}
+
 void RunSweepCommand(const SweepArgs& args) {
   const ElementwiseOpInfo& op = ElementwiseOpArgument(args.kernel);
   if (op.arity() != 2) throw UsageError("sweeps take ops of two operands; " + args.kernel + " has " + std::to_string(op.arity()));
@@ -256,9 +271,11 @@ void RunSweepCommand(const SweepArgs& args) {
   if (!args.json_path.empty()) WriteJsonFile(args.json_path, SweepJson(result));
   const bool ok = PrintSweep(result, args.max_ulp);
   const uint64_t evaluations = (result.end - result.begin) * result.cases.size();
-  std::cerr << fmt::format("swept {} inputs x {} cases in {:.2f} s ({:.3g} inputs/s)\n",
+  PrintWrapped(std::cerr,
+               fmt::format("swept {} inputs x {} cases in {:.2f} s ({:.3g} inputs/s); {}",
                            result.end - result.begin, result.cases.size(), seconds,
-                           evaluations / std::max(seconds, 1e-9));
+                           evaluations / std::max(seconds, 1e-9), DescribeMpfrShare(result)),
+               2);
   if (!ok) ExitStatus() = 1;
 }
 

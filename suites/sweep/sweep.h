@@ -136,6 +136,12 @@ struct SweepResult {
   SweepDomain domain;
   uint64_t begin = 0, end = 0;
   std::vector<SweepCase> cases;
+  // What MPFR computed (not part of the report, which is the same whichever
+  // tier decided): the inputs whose exact value or factor came from MPFR,
+  // the entries of the factor tables it filled (a 16-bit format's 65,536
+  // values of the second operand, say), and the outputs whose error it
+  // measured.
+  uint64_t mpfr_exact_values = 0, mpfr_tables = 0, mpfr_errors = 0;
 };
 
 SweepResult RunSweep(const SweepOptions& options);

@@ -124,6 +124,21 @@ const NarrowPatterns& PatternsOf(const FloatFormat& format) {
   return format.precision == kBFloat16.precision ? bf16 : f16;
 }
 
+// |grad| below which a factor |f| < 2^log2_bound puts |grad f| / 2^qmin
+// below 2^-1076, an error of grad f rounding to 0 in a double (the ULP of a
+// value that rounds to 0 is the format's smallest, 2^qmin).
+double TinyLimit(const FloatFormat& format, double log2_bound) {
+  const double qmin = format.emin - format.precision + 1;
+  const double exponent = -1076 + qmin - log2_bound;
+  return exponent > 1023 ? HUGE_VAL : exponent < -1074 ? 0.0 : std::ldexp(1.0, static_cast<int>(exponent));
+}
+
+// Where a factor's columns go: a staged table's, or a tile's own.
+struct FactorSlots {
+  double *f0, *f1, *f2, *sign, *tiny_limit, *f_error, *path_error;
+  uint64_t* kind;
+};
+
 // ---- A staged op's tables (ElementwiseOracle::ExactFactor, StageModelOutput).
 
 // Per value of the second operand: the exact factor as the tier reads it,
@@ -134,6 +149,11 @@ struct StagedTables {
   std::vector<StagedColumns> models;  // ModelNames order
   std::vector<std::vector<MpfrNumber>> factors;  // per entry, for MPFR's lanes
 
+  FactorSlots Slots() {
+    return {f0.data(), f1.data(), f2.data(), sign.data(), tiny_limit.data(), f_error.data(),
+            path_error.data(), kind.data()};
+  }
+
   SweepFactorColumns At(size_t entry) const {
     return {f0.data() + entry,         f1.data() + entry,         f2.data() + entry,
             sign.data() + entry,       tiny_limit.data() + entry, kind.data() + entry,
@@ -143,7 +163,7 @@ struct StagedTables {
 
 // The factor's class and parts (sweep_tier.h's SweepFactorClass).
 void SetFactor(const MpfrNumber& f, bool products_exact, const FloatFormat& format,
-               StagedTables& t, size_t e) {
+               const FactorSlots& t, size_t e) {
   mpfr_srcptr x = f.get();
   t.sign[e] = mpfr_signbit(x) ? -1.0 : 1.0;
   t.f0[e] = t.f1[e] = t.f2[e] = t.tiny_limit[e] = t.f_error[e] = 0;
@@ -159,9 +179,7 @@ void SetFactor(const MpfrNumber& f, bool products_exact, const FloatFormat& form
     // 2^-1076, an error of |x| rounding to 0 in a double (the ULP of a value
     // that rounds to 0 is the format's smallest, 2^qmin).
     t.kind[e] = kSweepFactorTiny;
-    const long qmin = format.emin - format.precision + 1;
-    const long exponent = -1076 + qmin - static_cast<long>(mpfr_get_exp(x));
-    t.tiny_limit[e] = exponent > 1023 ? HUGE_VAL : exponent < -1074 ? 0.0 : std::ldexp(1.0, static_cast<int>(exponent));
+    t.tiny_limit[e] = TinyLimit(format, static_cast<double>(mpfr_get_exp(x)));
   } else if (mpfr_get_exp(x) > 600) {
     t.kind[e] = kSweepFactorHuge;
   } else {
@@ -176,6 +194,42 @@ void SetFactor(const MpfrNumber& f, bool products_exact, const FloatFormat& form
     mpfr_abs(r.get(), r.get(), MPFR_RNDN);
     t.f_error[e] = mpfr_get_d(r.get(), MPFR_RNDU);  // rounded up: a bound
   }
+}
+
+// An estimated factor (ElementwiseOracle::FastFactor) as the tier reads it:
+// false where its class does not hold it (a finite factor outside [2^-600,
+// 2^600]), for MPFR to compute.
+bool SetEstimatedFactor(const FactorEstimate& f, const FloatFormat& format, const FactorSlots& t,
+                        size_t e) {
+  t.f0[e] = t.f1[e] = t.f2[e] = t.tiny_limit[e] = t.f_error[e] = t.path_error[e] = 0;
+  t.sign[e] = f.sign < 0 ? -1.0 : 1.0;
+  switch (f.kind) {
+    case FactorEstimate::kNaN:
+      t.kind[e] = kSweepFactorNaN;
+      return true;
+    case FactorEstimate::kZero:
+      t.kind[e] = kSweepFactorZero;
+      return true;
+    case FactorEstimate::kTiny:
+      t.kind[e] = kSweepFactorTiny;
+      t.tiny_limit[e] = TinyLimit(format, f.log2_bound);
+      return true;
+    case FactorEstimate::kFinite: {
+      const double magnitude = std::fabs(f.f0);
+      if (!(magnitude >= 0x1p-600 && magnitude <= 0x1p600)) return false;
+      t.kind[e] = kSweepFactorNormal;
+      t.sign[e] = f.f0 < 0 ? -1.0 : 1.0;
+      t.f0[e] = f.f0;
+      t.f1[e] = f.f1;
+      t.f2[e] = f.f2;
+      t.f_error[e] = f.error;
+      // The oracle's product with grad rounds at its precision unless the
+      // factor is short enough (oracles/exact.h; SetFactor's products_exact).
+      t.path_error[e] = f.exact ? 0.0 : 0x1p-315;
+      return true;
+    }
+  }
+  return false;
 }
 
 // The tables over `values` (the second operand's values, a NaN as the
@@ -207,7 +261,7 @@ std::optional<StagedTables> BuildStagedTables(const ElementwiseOpInfo& op, const
         staged[e] = 0;
         continue;
       }
-      SetFactor(*f, products_exact, format, t, e);
+      SetFactor(*f, products_exact, format, t.Slots(), e);
       for (size_t m = 0; m < model_count; ++m) chains[m][e] = StageModelOutput(op, format, m, operands);
     }
   });
@@ -319,16 +373,22 @@ struct Worker {
   std::vector<std::vector<size_t>> members;  // the cases whose outputs each entry has
   std::vector<uint8_t> wanted;               // per model: computed for this tile
   MpfrTanhBwdError mpfr;
-  // A staged op's factor columns repeated over a tile (an over-grad domain's
-  // one value of the second operand).
-  struct alignas(64) Broadcast {
+  // A staged op's factor columns over a tile: an over-grad domain's one value
+  // of the second operand repeated, or one per input where the second
+  // operand is swept (FastFactor, MPFR where it cannot decide).
+  struct alignas(64) FactorBuffers {
     double f0[kSweepTile + kSweepVectorSlack], f1[kSweepTile + kSweepVectorSlack],
         f2[kSweepTile + kSweepVectorSlack], sign[kSweepTile + kSweepVectorSlack],
         tiny_limit[kSweepTile + kSweepVectorSlack], f_error[kSweepTile + kSweepVectorSlack],
         path_error[kSweepTile + kSweepVectorSlack];
     uint64_t kind[kSweepTile + kSweepVectorSlack];
+    FactorSlots Slots() { return {f0, f1, f2, sign, tiny_limit, f_error, path_error, kind}; }
+    SweepFactorColumns Columns() const { return {f0, f1, f2, sign, tiny_limit, kind, f_error, path_error}; }
   };
-  std::unique_ptr<Broadcast> broadcast;
+  std::unique_ptr<FactorBuffers> factor_buffers;
+  // What MPFR computed: the exact factors of inputs FastFactor left to it,
+  // and the errors of outputs the tier left to it.
+  uint64_t mpfr_factors = 0, mpfr_errors = 0;
   std::vector<CaseTotals> totals;
   // A plugin's outputs over the whole block being swept (per case; empty for
   // the others): its kernel is called once a block, not once a tile, so
@@ -343,8 +403,9 @@ struct Worker {
 class FastSweep {
  public:
   FastSweep(const SweepOptions& options, const ElementwiseCasePlan& plan,
-            const StagedTables* staged = nullptr)
+            const StagedTables* staged = nullptr, const ElementwiseOracle* per_input = nullptr)
       : staged_(staged),
+        per_input_(per_input),
         options_(options),
         domain_(options.domain),
         format_(*options.domain.format),
@@ -355,6 +416,9 @@ class FastSweep {
       throw std::logic_error("the sweep tier's fine bins are not ErrorStatistics's");
     }
   }
+
+  uint64_t mpfr_factors() const { return mpfr_factors_; }
+  uint64_t mpfr_errors() const { return mpfr_errors_; }
 
   std::vector<CaseTotals> Run() {
     std::vector<std::pair<uint64_t, uint64_t>> blocks;
@@ -387,6 +451,8 @@ class FastSweep {
     for (const auto& worker : workers_) {
       if (!worker) continue;
       for (size_t c = 0; c < totals.size(); ++c) totals[c].Add(worker->totals[c]);
+      mpfr_factors_ += worker->mpfr_factors;
+      mpfr_errors_ += worker->mpfr_errors;
     }
     return totals;
   }
@@ -464,8 +530,8 @@ class FastSweep {
     if (staged_ != nullptr) {
       SweepFactorColumns columns = staged_->At(entry);
       if (broadcast) {
-        if (!w.broadcast) w.broadcast = std::make_unique<Worker::Broadcast>();
-        Worker::Broadcast& b = *w.broadcast;
+        if (!w.factor_buffers) w.factor_buffers = std::make_unique<Worker::FactorBuffers>();
+        Worker::FactorBuffers& b = *w.factor_buffers;
         std::fill_n(b.f0, n, columns.f0[0]);
         std::fill_n(b.f1, n, columns.f1[0]);
         std::fill_n(b.f2, n, columns.f2[0]);
@@ -474,9 +540,11 @@ class FastSweep {
         std::fill_n(b.kind, n, columns.kind[0]);
         std::fill_n(b.f_error, n, columns.f_error[0]);
         std::fill_n(b.path_error, n, columns.path_error[0]);
-        columns = {b.f0, b.f1, b.f2, b.sign, b.tiny_limit, b.kind, b.f_error, b.path_error};
+        columns = b.Columns();
       }
       SweepScaledExactValues(format_, w.grad, columns, n, &w.exact);
+    } else if (per_input_ != nullptr) {
+      SweepScaledExactValues(format_, w.grad, PerInputFactors(w, n), n, &w.exact);
     } else {
       SweepExactValues(format_, w.grad, w.t, n, &w.exact);
     }
@@ -497,7 +565,15 @@ class FastSweep {
     std::vector<float*>& models = w.model_pointers;
     models.resize(model_count);
     for (size_t m = 0; m < model_count; ++m) models[m] = w.models[m].v;
-    if (staged_ != nullptr) {
+    if (per_input_ != nullptr) {
+      for (size_t m = 0; m < builtin_models_; ++m) {
+        if (!w.wanted[m]) continue;
+        for (size_t i = 0; i < n; ++i) {
+          const float operands[2] = {w.grad[i], w.t[i]};
+          models[m][i] = CanonicalNan(ModelOutput(*options_.op, format_, m, operands, /*native=*/true));
+        }
+      }
+    } else if (staged_ != nullptr) {
       for (size_t m = 0; m < builtin_models_; ++m) {
         if (!w.wanted[m]) continue;
         ApplyStagedModel(*options_.op, format_, m, staged_->models[m], entry, broadcast, w.grad,
@@ -643,7 +719,11 @@ class FastSweep {
       if (flags & kSweepUndecidedError) {
         // MPFR: every field of this output's error, none of it in the sums.
         UlpError u;
-        if (staged_ != nullptr) {
+        ++w.mpfr_errors;
+        if (per_input_ != nullptr) {
+          const float operands[2] = {w.grad[i], w.t[i]};
+          u = MeasureUlpError(per_input_->Exact(operands).get(), y[i], format_);
+        } else if (staged_ != nullptr) {
           const size_t entry_of_i = domain_.kind == SweepDomain::Kind::kPairs ? (at + i) & 0xffff
                                                                        : static_cast<size_t>(at >> 32);
           u = MeasureUlpError(
@@ -677,7 +757,27 @@ class FastSweep {
     }
   }
 
+  // The factor columns of a tile whose inputs each have their own second
+  // operand: FastFactor's estimates, MPFR's factor where it has none.
+  SweepFactorColumns PerInputFactors(Worker& w, size_t n) const {
+    if (!w.factor_buffers) w.factor_buffers = std::make_unique<Worker::FactorBuffers>();
+    Worker::FactorBuffers& b = *w.factor_buffers;
+    const FactorSlots slots = b.Slots();
+    for (size_t i = 0; i < n; ++i) {
+      const float operands[2] = {w.grad[i], w.t[i]};
+      const std::optional<FactorEstimate> estimate = per_input_->FastFactor(operands);
+      if (estimate && SetEstimatedFactor(*estimate, format_, slots, i)) continue;
+      ++w.mpfr_factors;
+      bool products_exact = false;
+      const std::optional<MpfrNumber> f = per_input_->ExactFactor(operands, &products_exact);
+      if (!f) throw std::logic_error("an op with a fast factor whose exact value does not stage");
+      SetFactor(*f, products_exact, format_, slots, i);
+    }
+    return b.Columns();
+  }
+
   const StagedTables* staged_;  // a staged op's tables; nullptr for the op's own vector tier
+  const ElementwiseOracle* per_input_;  // a staged op whose second operand is swept
   const SweepOptions& options_;
   const SweepDomain& domain_;
   const FloatFormat& format_;
@@ -685,6 +785,7 @@ class FastSweep {
   int bound_count_;
   size_t builtin_models_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  uint64_t mpfr_factors_ = 0, mpfr_errors_ = 0;
 };
 
 // A case of the plan with nothing measured yet.
@@ -804,19 +905,32 @@ SweepResult RunSweep(const SweepOptions& options) {
   // An op with the vector tier of its own (OwnTiers::vector_sweep): that
   // tier; another op: staged tables over the second operand's values where
   // its definition and models stage; else the engine.
+  // A domain that sweeps the second operand over binary32: per input, from
+  // the op's fast factor where it has one.
   const bool own_tier = options.op->own_tiers.vector_sweep;
   std::optional<StagedTables> staged;
+  const ElementwiseOracle* per_input = nullptr;
   if (!options.reference && !own_tier) {
     const std::vector<float> values = StagedValues(domain);
-    if (!values.empty()) staged = BuildStagedTables(*options.op, format, values, options.threads);
+    if (!values.empty()) {
+      staged = BuildStagedTables(*options.op, format, values, options.threads);
+    } else if (domain.kind == SweepDomain::Kind::kOverT && OracleOf(*options.op).HasFastFactor()) {
+      per_input = &OracleOf(*options.op);
+    }
   }
-  if (options.reference || (!own_tier && !staged)) {
+  const uint64_t inputs = options.end - options.begin;
+  if (options.reference || (!own_tier && !staged && per_input == nullptr)) {
     for (size_t c = 0; c < plan.cases.size(); ++c) result.cases.push_back(EmptyCase(plan, c, format));
     ReferenceSweep(options, plan, &result);
+    result.mpfr_exact_values = inputs;
+    result.mpfr_errors = inputs * plan.cases.size();
     return result;
   }
-  FastSweep sweep(options, plan, staged ? &*staged : nullptr);
+  FastSweep sweep(options, plan, staged ? &*staged : nullptr, per_input);
   const std::vector<CaseTotals> totals = sweep.Run();
+  result.mpfr_exact_values = sweep.mpfr_factors();
+  result.mpfr_tables = staged ? staged->factors.size() : 0;
+  result.mpfr_errors = sweep.mpfr_errors();
   for (size_t c = 0; c < plan.cases.size(); ++c) {
     result.cases.push_back(FromTotals(plan, c, format, totals[c]));
   }

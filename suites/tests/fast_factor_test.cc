@@ -103,7 +103,7 @@ std::vector<float> FactorProbes(const ElementwiseOpInfo& op) {
   for (float c : {0.6012f, -0.6012f, 14.70f, 14.72f, -20.5f, -20.47f, -18.f, 0.7732f, 1.f}) {
     for (float d = -0.01f; d <= 0.01f; d += 0.0005f) around(c + d, 40);
   }
-  for (float c : {0.0f, 0x1p-149f, 0x1p-126f, 0x1p-60f, 0x1p-20f, FLT_MAX, 1e30f, 2200.f, 1e13f}) {
+  for (float c : {0.0f, 0x1p-149f, 0x1p-126f, 0x1p-60f, 0x1p-30f, 0x1p-20f, FLT_MAX, 1e30f, 2200.f, 1e13f}) {
     around(c, 100);
     around(-c, 100);
   }

@@ -47,8 +47,6 @@ FactorEstimate Finite(double base, DoubleWord d, double error) {
   return f;
 }
 
-}  // namespace
-
 // The error bounds. Every value v below stands for a real value V of the
 // same formula with the oracle's constants and exact operations; rel(v)
 // bounds |v - V| / |V| (abs for an absolute bound), and each double-word
@@ -59,7 +57,7 @@ FactorEstimate Finite(double base, DoubleWord d, double error) {
 // operations (about 30, none cancelling but the last sum, exp's argument
 // error amplified by |2u| <= 650) stay within 2^-305 of the magnitudes of the
 // two terms it adds, s and the right term: 2^-300 M, M = |s| + |right|.
-std::optional<FactorEstimate> GeluTanhBwdFactor(float x_in) {
+ULPGATE_FMA_CLONES std::optional<FactorEstimate> FactorClones(float x_in) {
   FactorEstimate f;
   if (std::isnan(x_in)) return f;  // kNaN: every operation of the oracle gives NaN
   if (std::isinf(x_in)) return std::nullopt;  // NaN too (inf * 0), left to MPFR
@@ -74,6 +72,19 @@ std::optional<FactorEstimate> GeluTanhBwdFactor(float x_in) {
   const double eps = kDoubleWordOpError;
   const double ec = 0x1p-105;  // the constants' distance from the oracle's
   const double x = x_in;
+  if (std::fabs(x) < 0x1p-30) {
+    // A third of binary32's values: F = 1/2 + k x + (2 k c - 2 k^3 / 3) x^3 +
+    // R, |R| <= 4 |x|^5 (the series' next coefficient is below 1), so the
+    // cubic term needs only double precision (it is below 2^-60 k |x|).
+    const DoubleWord kx = MulDouble(k.k, x);
+    const double a3 = 2 * k.k.hi * k.c.hi - (2.0 / 3.0) * k.k.hi * k.k.hi * k.k.hi;
+    const double cubic = a3 * (x * x * x);  // a3 within 2^-50, three roundings: 2^-48 at most
+    const DoubleWord d = Add(kx, {cubic, 0});
+    const double x5 = std::fabs(x) * (x * x) * (x * x);
+    const double error = std::fabs(kx.hi) * (ec + eps) + std::fabs(cubic) * 0x1p-45 + 4 * x5 +
+                         eps * std::fabs(d.hi);
+    return Finite(0.5, d, error * (1 + 0x1p-20) + 0x1p-299);
+  }
   const DoubleWord x2 = TwoProd(x, x);  // exact: 48 bits
   // u2 = 2 k (x + c x^3): x^3 (eps), c x^3 (ec + 2 eps), the sum of two terms
   // of x's sign (ec + 3 eps), times k (2 ec + 4 eps); doubling is exact.
@@ -183,5 +194,9 @@ std::optional<FactorEstimate> GeluTanhBwdFactor(float x_in) {
   f.log2_bound = std::floor(std::log2((std::fabs(d.hi) + error) * (1 + 0x1p-40))) + 1;
   return f;
 }
+
+}  // namespace
+
+std::optional<FactorEstimate> GeluTanhBwdFactor(float x) { return FactorClones(x); }
 
 }  // namespace ulpgate
