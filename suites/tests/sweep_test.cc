@@ -21,6 +21,7 @@
 #include "oracles/float_text.h"
 #include "suites/inputs/inputs.h"
 #include "suites/engine/elementwise_cases.h"
+#include "suites/engine/elementwise_oracle.h"
 
 namespace ulpgate {
 namespace {
@@ -188,6 +189,11 @@ TEST_P(StagedFastEqualsReference, ByteForByte) {
   o.begin = c.begin;
   o.end = std::min(o.domain.size(), c.begin + c.length * ReferenceScale());
   ExpectFastEqualsReference(o, std::string(sc.op) + " " + c.name);
+  if (c.kind == kOverT && OracleOf(*o.op).HasFastFactor()) {
+    // The fast path ran per input, not the reference in its place: MPFR
+    // computed the factors of few inputs, if any (the infinities).
+    EXPECT_LE(RunSweep(o).mpfr_exact_values, 2u) << c.name;
+  }
 }
 
 std::vector<StagedRangeCase> StagedRanges() {
@@ -205,6 +211,32 @@ std::vector<StagedRangeCase> StagedRanges() {
   std::vector<StagedRangeCase> all;
   for (const char* op : {"sigmoid_bwd", "silu_bwd", "gelu_bwd", "gelu_tanh_bwd"}) {
     for (const RangeCase& r : ranges) all.push_back({op, r});
+  }
+  // Every binary32 x at fixed grads, through FastFactor (gelu_tanh_bwd's):
+  // each place its estimate changes formula (x = 0, |x| = 2^-30, 2u = +-1,
+  // 250 and -650), the derivative's zero, F = 1, the window where the
+  // estimate's bound is too loose and MPFR measures every output (2u near
+  // 150), factors below 2^-600, infinities and NaNs, subnormal, huge and
+  // negative grads, two grads.
+  const std::vector<RangeCase> over_x = {
+      RangeCase{"f32_x_zero_subnormal", &kBinary32, kOverT, {1.3f}, 0x00000000, 0x1000},
+      RangeCase{"f32_x_minus_zero", &kBinary32, kOverT, {-3.5f}, 0x80000000, 0x1000},
+      RangeCase{"f32_x_2to_minus30", &kBinary32, kOverT, {1.3f}, 0x307ff800, 0x1000},
+      RangeCase{"f32_2u_one", &kBinary32, kOverT, {1.3f}, 0x3f1db6f8, 0x1000},
+      RangeCase{"f32_2u_minus_one", &kBinary32, kOverT, {0x1.7p-140f}, 0xbf1db6f8, 0x1000},
+      RangeCase{"f32_derivative_zero", &kBinary32, kOverT, {1.3f}, 0xbf40994f, 0x1000},
+      RangeCase{"f32_f_crosses_one", &kBinary32, kOverT, {0x1.fffffep+127f}, 0x3f45e86f, 0x1000},
+      RangeCase{"f32_loose_window", &kBinary32, kOverT, {1.3f}, 0x4143a0b9, 0x1000},
+      RangeCase{"f32_2u_250", &kBinary32, kOverT, {1.3f}, 0x416b2119, 0x1000},
+      RangeCase{"f32_below_2to_minus600", &kBinary32, kOverT, {1.3f}, 0xc1980000, 0x1000},
+      RangeCase{"f32_2u_minus_650", &kBinary32, kOverT, {-0x1p-20f}, 0xc1a4311a, 0x1000},
+      RangeCase{"f32_x_huge_inf_nan", &kBinary32, kOverT, {1.3f}, 0x7f7ff800, 0x1000},
+      RangeCase{"f32_x_minus_huge_inf_nan", &kBinary32, kOverT, {-3.5f}, 0xff7ff800, 0x1000},
+      RangeCase{"f32_two_grads", &kBinary32, kOverT, {1.3f, 0x1.7p-140f}, 0x1bf40994f, 0x1000},
+  };
+  for (const ElementwiseOpInfo& op : ElementwiseOps()) {
+    if (!OracleOf(op).HasFastFactor()) continue;
+    for (const RangeCase& r : over_x) all.push_back({op.name.data(), r});
   }
   return all;
 }
