@@ -212,12 +212,13 @@ std::vector<StagedRangeCase> StagedRanges() {
   for (const char* op : {"sigmoid_bwd", "silu_bwd", "gelu_bwd", "gelu_tanh_bwd"}) {
     for (const RangeCase& r : ranges) all.push_back({op, r});
   }
-  // Every binary32 x at fixed grads, through FastFactor (gelu_tanh_bwd's):
+  // Every binary32 x at fixed grads, through FastFactor (gelu_tanh_bwd's,
+  // sigmoid_bwd's):
   // each place its estimate changes formula (x = 0, |x| = 2^-30, 2u = +-1,
   // 250 and -650), the derivative's zero, F = 1, the window where the
   // estimate's bound is too loose and MPFR measures every output (2u near
   // 150), factors below 2^-600, infinities and NaNs, subnormal, huge and
-  // negative grads, two grads.
+  // negative grads, two grads; x next to 1 (sigmoid_bwd's zero).
   const std::vector<RangeCase> over_x = {
       RangeCase{"f32_x_zero_subnormal", &kBinary32, kOverT, {1.3f}, 0x00000000, 0x1000},
       RangeCase{"f32_x_minus_zero", &kBinary32, kOverT, {-3.5f}, 0x80000000, 0x1000},
@@ -226,6 +227,7 @@ std::vector<StagedRangeCase> StagedRanges() {
       RangeCase{"f32_2u_minus_one", &kBinary32, kOverT, {0x1.7p-140f}, 0xbf1db6f8, 0x1000},
       RangeCase{"f32_derivative_zero", &kBinary32, kOverT, {1.3f}, 0xbf40994f, 0x1000},
       RangeCase{"f32_f_crosses_one", &kBinary32, kOverT, {0x1.fffffep+127f}, 0x3f45e86f, 0x1000},
+      RangeCase{"f32_x_near_one", &kBinary32, kOverT, {-0x1.8p-3f}, 0x3f7ff800, 0x1000},
       RangeCase{"f32_loose_window", &kBinary32, kOverT, {1.3f}, 0x4143a0b9, 0x1000},
       RangeCase{"f32_2u_250", &kBinary32, kOverT, {1.3f}, 0x416b2119, 0x1000},
       RangeCase{"f32_below_2to_minus600", &kBinary32, kOverT, {1.3f}, 0xc1980000, 0x1000},

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "kernels/ops/elementwise_spec.h"
+#include "kernels/ops/sigmoid_bwd/sigmoid_bwd_factor.h"
 
 namespace ulpgate {
 
@@ -58,6 +59,9 @@ struct SigmoidBwdSpec {
   // kExactDefinitionPrecision bits (oracles/exact.h): at most three factors,
   // differences spanning fewer than 400 binades.
   static constexpr bool kExactDefinition = true;
+  // Its factor s (1 - s) exactly in two doubles (sigmoid_bwd_factor.h): the
+  // sweep's exact tier over binary32 s.
+  static constexpr auto kFastFactor = &SigmoidBwdFactor;
   // The roundings a backward-stable evaluation meets (three operations).
   static constexpr int kBoundRoundings = 3;
 };
