@@ -100,7 +100,9 @@ std::vector<float> FactorProbes(const ElementwiseOpInfo& op) {
   for (double l : op.landmarks) around(static_cast<float>(l), 200);
   // Gelu (tanh) switches formula at 2u = +-1 (x = +-0.6012), 250 (x = 14.70)
   // and -650 (x = -20.5); its value crosses 1 near x = 0.77.
-  for (float c : {0.6012f, -0.6012f, 14.70f, 14.72f, -20.5f, -20.47f, -18.f, 0.7732f, 1.f}) {
+  // SiLU's at z = x = +-1, 250 and -650; its value crosses 1 near x = 1.28.
+  for (float c : {0.6012f, -0.6012f, 14.70f, 14.72f, -20.5f, -20.47f, -18.f, 0.7732f, 1.f, -1.f,
+                  1.278f, 250.f, -650.f}) {
     for (float d = -0.01f; d <= 0.01f; d += 0.0005f) around(c + d, 40);
   }
   for (float c : {0.0f, 0x1p-149f, 0x1p-126f, 0x1p-60f, 0x1p-30f, 0x1p-20f, FLT_MAX, 1e30f, 2200.f, 1e13f}) {

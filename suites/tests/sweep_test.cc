@@ -218,7 +218,8 @@ std::vector<StagedRangeCase> StagedRanges() {
   // 250 and -650), the derivative's zero, F = 1, the window where the
   // estimate's bound is too loose and MPFR measures every output (2u near
   // 150), factors below 2^-600, infinities and NaNs, subnormal, huge and
-  // negative grads, two grads; x next to 1 (sigmoid_bwd's zero).
+  // negative grads, two grads; x next to 1 (sigmoid_bwd's zero), 250 and
+  // -650 (silu_bwd's z = x at the thresholds).
   const std::vector<RangeCase> over_x = {
       RangeCase{"f32_x_zero_subnormal", &kBinary32, kOverT, {1.3f}, 0x00000000, 0x1000},
       RangeCase{"f32_x_minus_zero", &kBinary32, kOverT, {-3.5f}, 0x80000000, 0x1000},
@@ -235,6 +236,8 @@ std::vector<StagedRangeCase> StagedRanges() {
       RangeCase{"f32_x_huge_inf_nan", &kBinary32, kOverT, {1.3f}, 0x7f7ff800, 0x1000},
       RangeCase{"f32_x_minus_huge_inf_nan", &kBinary32, kOverT, {-3.5f}, 0xff7ff800, 0x1000},
       RangeCase{"f32_two_grads", &kBinary32, kOverT, {1.3f, 0x1.7p-140f}, 0x1bf40994f, 0x1000},
+      RangeCase{"f32_x_250", &kBinary32, kOverT, {1.3f}, 0x4379f800, 0x1000},
+      RangeCase{"f32_x_minus_650", &kBinary32, kOverT, {1.3f}, 0xc4227800, 0x1000},
   };
   for (const ElementwiseOpInfo& op : ElementwiseOps()) {
     if (!OracleOf(op).HasFastFactor()) continue;

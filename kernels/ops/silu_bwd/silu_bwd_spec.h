@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "kernels/ops/elementwise_spec.h"
+#include "kernels/ops/silu_bwd/silu_bwd_factor.h"
 
 namespace ulpgate {
 
@@ -58,6 +59,9 @@ struct SiluBwdSpec {
   // exp is transcendental: the exact value is evaluated at kOraclePrecision
   // bits (ExactArith's rounding mode for functions), not exactly.
   static constexpr bool kExactDefinition = false;
+  // The factor Exact multiplies grad by, estimated in double-words with a
+  // bound (silu_bwd_factor.h): the sweep's exact tier over binary32 x.
+  static constexpr auto kFastFactor = &SiluBwdFactor;
   // Seven roundings and exp's 1 ULP (counted as two more).
   static constexpr int kBoundRoundings = 9;
 };

@@ -1,0 +1,42 @@
+#include "kernels/ops/silu_bwd/silu_bwd_factor.h"
+
+#include <cmath>
+
+#include "oracles/logistic_factor.h"
+
+namespace ulpgate {
+
+std::optional<FactorEstimate> SiluBwdFactor(float x_in) {
+  FactorEstimate f;
+  if (std::isnan(x_in)) return f;  // kNaN
+  if (std::isinf(x_in)) return std::nullopt;  // inf * 0 somewhere: MPFR's
+  f.kind = FactorEstimate::kFinite;
+  if (x_in == 0) {
+    // s = 1/2 and 1 + (+-0) (1/2) = 1: F = 1/2 exactly.
+    f.f0 = 0.5;
+    f.exact = true;
+    return f;
+  }
+  const double x = x_in;
+  if (std::fabs(x) < 0x1p-30) {
+    // A third of binary32's values: F = 1/2 + x/2 - x^3/12 + R, |R| <= |x|^5
+    // (the next coefficient is 1/80): x/2 is exact, the cubic term (below
+    // 2^-60 |x|) needs only double precision (three roundings).
+    const double cubic = -(x * x * x) / 12;
+    const DoubleWord d = Add({0.5 * x, 0}, {cubic, 0});
+    const double x5 = std::fabs(x) * (x * x) * (x * x);
+    const double error =
+        std::fabs(cubic) * 0x1p-50 + x5 + kDoubleWordOpError * std::fabs(d.hi);
+    Renormalize(0.5, d.hi, d.lo, &f.f0, &f.f1, &f.f2);
+    f.error = error * (1 + 0x1p-20) + 0x1p-299;
+    return f;
+  }
+  // The logistic form with z = x (exact) and w = 1 (oracles/logistic_factor.h).
+  LogisticTerms t;
+  t.z = {x, 0};
+  t.w = {1, 0};
+  t.w_bound = 1;
+  return LogisticFactor(x, t);
+}
+
+}  // namespace ulpgate

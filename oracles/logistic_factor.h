@@ -1,0 +1,37 @@
+// The factor of an op whose derivative has the logistic form
+//   F(x) = s + x s (1 - s) w(x),  s = 1/(1 + exp(-z(x))),
+// estimated in double-words with a bound (oracles/double_word.h): silu
+// backward (z = x, w = 1), GELU backward's tanh approximation (z = 2u, w =
+// 2 k (1 + 3 c x^2)). The exact oracle computes s and 1 - s as 1/(1 +
+// exp(-z)) and 1/(1 + exp(z)) at 320 bits (no cancellation); the estimate
+// follows it within its bound, which includes the oracle's own distance
+// from the real value (2^-299 of |s| + |x s (1 - s) w|, its operations' 320-bit
+// roundings with exp's argument error amplified by |z| <= 650).
+#ifndef ULPGATE_ORACLES_LOGISTIC_FACTOR_H_
+#define ULPGATE_ORACLES_LOGISTIC_FACTOR_H_
+
+#include <optional>
+
+#include "oracles/double_word.h"
+
+namespace ulpgate {
+
+struct LogisticTerms {
+  DoubleWord z;        // of x's sign, within rho_z |z| of the oracle's z
+  double rho_z = 0;
+  DoubleWord w;        // positive, within r_w relatively of the oracle's w
+  double r_w = 0;
+  double w_bound = 0;  // an upper bound on w, in doubles (the tails use only it)
+};
+
+// F at a finite nonzero x, |x| >= 2^-40 (nearer 0 the ops' own series are
+// cheaper): F = 1/2 + D for |z| < 1, 1 + D for z >= 1, s (1 + g) for z <= -1,
+// each difference held to its relative error; exactly 1 for z >= 250 (where
+// the oracle's 320 bits round s and F to 1); a negative number below 2^-900
+// for z <= -650, bounded using MPFR's exponent range. nullopt where the
+// bound would not be of use.
+std::optional<FactorEstimate> LogisticFactor(double x, const LogisticTerms& t);
+
+}  // namespace ulpgate
+
+#endif  // ULPGATE_ORACLES_LOGISTIC_FACTOR_H_
