@@ -135,6 +135,15 @@ struct FactorEstimate {
   double log2_bound = 0;
 };
 
+// A finite factor base + d, renormalized, within `error`.
+inline FactorEstimate FiniteFactor(double base, DoubleWord d, double error) {
+  FactorEstimate f;
+  f.kind = FactorEstimate::kFinite;
+  Renormalize(base, d.hi, d.lo, &f.f0, &f.f1, &f.f2);
+  f.error = error;
+  return f;
+}
+
 }  // namespace ulpgate
 
 #endif  // ULPGATE_ORACLES_DOUBLE_WORD_H_

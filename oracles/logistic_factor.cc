@@ -8,14 +8,6 @@
 namespace ulpgate {
 namespace {
 
-FactorEstimate Finite(double base, DoubleWord d, double error) {
-  FactorEstimate f;
-  f.kind = FactorEstimate::kFinite;
-  Renormalize(base, d.hi, d.lo, &f.f0, &f.f1, &f.f2);
-  f.error = error;
-  return f;
-}
-
 // The error bounds. Every value v below stands for a real value V of the
 // same formula with the oracle's z and w and exact operations; rel(v) bounds
 // |v - V| / |V| (abs for an absolute bound), and each double-word operation
@@ -84,7 +76,7 @@ ULPGATE_FMA_CLONES std::optional<FactorEstimate> LogisticClones(double x, const 
     const DoubleWord d = Add(q, right);
     const double abs_d = std::fabs(q.hi) * r_q + std::fabs(right.hi) * r_right + eps * std::fabs(d.hi);
     const double magnitude = 0.5 + std::fabs(q.hi) + std::fabs(right.hi);
-    return Finite(0.5, d, abs_d * slack + 0x1p-299 * magnitude);
+    return FiniteFactor(0.5, d, abs_d * slack + 0x1p-299 * magnitude);
   }
 
   const double a = std::fabs(t.z.hi);  // 1 <= a < 650
@@ -107,7 +99,7 @@ ULPGATE_FMA_CLONES std::optional<FactorEstimate> LogisticClones(double x, const 
     const double abs_d =
         under.hi * abs_h + std::fabs(h.hi) * under.hi * r_under + eps * std::fabs(d.hi);
     const double magnitude = over.hi + under.hi * std::fabs(g.hi);
-    return Finite(1, d, abs_d * slack + 0x1p-299 * magnitude + 0x1p-1060);
+    return FiniteFactor(1, d, abs_d * slack + 0x1p-299 * magnitude + 0x1p-1060);
   }
   // F = s (1 + g), g = 2 x (1 - s) k (1 + 3 c x^2) < 0: s = under, 1 - s =
   // over. 1 + g cancels at the derivative's zero (x = -0.7525), where the
@@ -121,7 +113,7 @@ ULPGATE_FMA_CLONES std::optional<FactorEstimate> LogisticClones(double x, const 
       under.hi * abs_h + std::fabs(h.hi) * under.hi * r_under + eps * std::fabs(d.hi);
   const double magnitude = under.hi * (1 + std::fabs(g.hi));
   const double error = abs_d * slack + 0x1p-299 * magnitude + 0x1p-1060;
-  if (std::fabs(d.hi) >= 0x1p-600) return Finite(0, d, error);
+  if (std::fabs(d.hi) >= 0x1p-600) return FiniteFactor(0, d, error);
   // Below 2^-600: the sign and a bound on the magnitude, where they are sure.
   if (std::fabs(d.hi) <= 2 * error) return std::nullopt;
   f.kind = FactorEstimate::kTiny;

@@ -41,14 +41,6 @@ const Constants& ConstantsOnce() {
 
 DoubleWord Twice(DoubleWord v) { return {2 * v.hi, 2 * v.lo}; }
 
-FactorEstimate Finite(double base, DoubleWord d, double error) {
-  FactorEstimate f;
-  f.kind = FactorEstimate::kFinite;
-  Renormalize(base, d.hi, d.lo, &f.f0, &f.f1, &f.f2);
-  f.error = error;
-  return f;
-}
-
 // The bounds (oracles/logistic_factor.cc has the rest): each double-word
 // operation adds eps = kDoubleWordOpError relatively, the constants ec; the
 // oracle's own distance from the real value is 2^-299 of the terms it adds.
@@ -78,7 +70,7 @@ ULPGATE_FMA_CLONES std::optional<FactorEstimate> FactorClones(float x_in) {
     const double x5 = std::fabs(x) * (x * x) * (x * x);
     const double error = std::fabs(kx.hi) * (ec + eps) + std::fabs(cubic) * 0x1p-45 + 4 * x5 +
                          eps * std::fabs(d.hi);
-    return Finite(0.5, d, error * (1 + 0x1p-20) + 0x1p-299);
+    return FiniteFactor(0.5, d, error * (1 + 0x1p-20) + 0x1p-299);
   }
   const DoubleWord x2 = TwoProd(x, x);  // exact: 48 bits
   // z = 2u = 2 k (x + c x^3): x^3 (eps), c x^3 (ec + 2 eps), the sum of two

@@ -27,9 +27,7 @@ std::optional<FactorEstimate> SiluBwdFactor(float x_in) {
     const double x5 = std::fabs(x) * (x * x) * (x * x);
     const double error =
         std::fabs(cubic) * 0x1p-50 + x5 + kDoubleWordOpError * std::fabs(d.hi);
-    Renormalize(0.5, d.hi, d.lo, &f.f0, &f.f1, &f.f2);
-    f.error = error * (1 + 0x1p-20) + 0x1p-299;
-    return f;
+    return FiniteFactor(0.5, d, error * (1 + 0x1p-20) + 0x1p-299);
   }
   // The logistic form with z = x (exact) and w = 1 (oracles/logistic_factor.h).
   LogisticTerms t;
