@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <type_traits>
 
@@ -15,6 +16,7 @@
 #include "oracles/float_text.h"
 #include "oracles/format.h"
 #include "oracles/mpfr_number.h"
+#include "suites/sweep/sweep_tier.h"
 #include "suites/engine/guarded_buffer.h"
 #include "suites/engine/elementwise_oracle.h"
 
@@ -183,6 +185,70 @@ class ElementwiseProblem : public EngineProblem {
     ExtraModels(x, models);
     return true;
   }
+  // The vectorized tier: the sweep's (suites/sweep/sweep_tier.h), for an op
+  // that declares it, with no models beside its own.
+  bool HasVectorTier() const override {
+    return op_.own_tiers.vector_sweep && op_.arity() == 2 && extra_models_.empty();
+  }
+  void VectorTile(uint64_t begin, size_t n, EngineVectorTile* tile) const override {
+    struct Operands {
+      alignas(64) float grad[kSweepTile + kSweepVectorSlack];
+      alignas(64) float t[kSweepTile + kSweepVectorSlack];
+      alignas(64) uint16_t grad_bits[kSweepTile + kSweepVectorSlack];
+      alignas(64) uint16_t t_bits[kSweepTile + kSweepVectorSlack];
+    };
+    thread_local std::unique_ptr<Operands> buffers;
+    if (!buffers) buffers = std::make_unique<Operands>();
+    Operands& o = *buffers;
+    const float* grad = inputs_.columns[0].data() + begin;
+    const float* t = inputs_.columns[1].data() + begin;
+    std::copy(grad, grad + n, o.grad);
+    std::copy(t, t + n, o.t);
+    std::fill(o.grad + n, o.grad + n + kSweepVectorSlack, 0.0f);
+    std::fill(o.t + n, o.t + n + kSweepVectorSlack, 0.0f);
+    const bool binary32 = IsBinary32(format_);
+    if (!binary32) {  // the patterns the kernels receive (a NaN its sign's quiet NaN)
+      for (size_t i = 0; i < n + kSweepVectorSlack; ++i) {
+        o.grad_bits[i] = static_cast<uint16_t>(EncodeBits(format_, o.grad[i]));
+        o.t_bits[i] = static_cast<uint16_t>(EncodeBits(format_, o.t[i]));
+      }
+    }
+    SweepExactValues(format_, o.grad, o.t, n, &tile->exact);
+    tile->models.resize(models_.size());
+    std::vector<float*> model_arrays(models_.size());
+    for (size_t m = 0; m < models_.size(); ++m) {
+      tile->models[m].resize(kSweepTile + kSweepVectorSlack);
+      model_arrays[m] = tile->models[m].data();
+    }
+    SweepModelOutputs(format_, o.grad, o.t, o.grad_bits, o.t_bits, n, model_arrays.data());
+    // The bound fraction's scale D: f = |y - x| / D, FastBoundFraction's
+    // quotient with every term rounded to a double (a relative error below
+    // 2^-48: a few roundings of nonnegative quantities).
+    const int p = format_.precision;
+    const double m = static_cast<double>(op_.bound_roundings);
+    const double c = 0x1p24 - m;
+    const bool usable = op_.bound_roundings > 0 && op_.bound_roundings <= 64 && p <= 24;
+    const double widen = Pow2(kBinary32.precision - p);
+    const double allowance = m * c * Pow2(format_.emin - p + 1);
+    for (size_t i = 0; i < n; ++i) {
+      double scale = 0;
+      std::array<double, 8> terms{};
+      const float operands[2] = {o.grad[i], o.t[i]};
+      const size_t count = usable ? oracle_.FastTermMagnitude(operands, terms.data()) : 0;
+      if (count > 0) {
+        double a = 0;
+        for (size_t k = 0; k < 2 * count; ++k) a += terms[k];
+        const double den = m * a * widen + allowance;
+        scale = binary32 ? den / c
+                         : (den * (Pow2(p) + 1) + std::fabs(tile->exact.x0[i]) * c +
+                            c * Pow2(format_.emin)) /
+                               (c * Pow2(p));
+        if (!(scale > 0) || !std::isfinite(scale)) scale = 0;
+      }
+      tile->bound_scale[i] = scale;
+    }
+  }
+
   bool FastMeasure(uint64_t i, float y, UlpError* error, BoundFraction* bound) const override {
     const auto operands = Operands(i);
     const auto x = oracle_.FastExact(operands.data(), format_);

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <limits>
+#include <memory>
 
 #include "oracles/float_text.h"
 #include "suites/engine/chunk_driver.h"
@@ -57,6 +59,150 @@ struct UnitResult {
   uint64_t mpfr_elements = 0;
 };
 
+// Per worker thread: the vectorized tier's tile and the measure's scratch.
+struct VectorScratch {
+  EngineVectorTile tile;
+  SweepErrorTile errors;
+  SweepFineCounts fine;
+  alignas(64) uint64_t zero_keys[kSweepTile] = {};
+  alignas(64) double fraction[kSweepTile];  // an estimate or the exact value (state)
+  alignas(64) uint8_t state[kSweepTile];
+};
+enum FractionState : uint8_t { kNoFraction = 0, kEstimated = 1, kExactFraction = 2 };
+
+VectorScratch& ThreadVectorScratch() {
+  thread_local std::unique_ptr<VectorScratch> scratch;
+  if (!scratch) scratch = std::make_unique<VectorScratch>();
+  return *scratch;
+}
+
+// An estimate f of a bound fraction within a relative 2^-40 is within
+// kEstimateMargin of it with room for a wider estimate (an approximate exact
+// value's own error): its bin where no bound lies that close, else -1.
+constexpr double kEstimateMargin = 0x1p-32;
+int EstimatedFractionBin(double f) {
+  const int above = BoundFractionBoundCount();
+  for (int i = 1; i < above; ++i) {
+    const double b = BoundFractionBound(i);
+    if (f <= b * (1 - kEstimateMargin)) return i;
+    if (f < b * (1 + kEstimateMargin)) return -1;
+  }
+  return above;
+}
+
+// One case's outputs over a unit through the vectorized tier: errors from
+// SweepMeasure (the scalar tier and MPFR for the outputs it leaves), bound
+// fractions from the tile's scale where the estimate settles the bin (the
+// largest of them measured exactly), mismatches with the models compared.
+template <class MeasureExact>
+void MeasureVectorCase(const EngineProblem& problem, const EngineCase& cs, const float* y,
+                       uint64_t begin, size_t count, int bound_count,
+                       const MeasureExact& measure_exact, VectorScratch& v, ErrorStatistics& stats,
+                       BoundFractionStatistics& bound, std::vector<uint64_t>& mismatches,
+                       std::vector<int64_t>& first_mismatch) {
+  SweepErrorSums sums;
+  SweepMeasure(problem.format(), v.tile.exact, y, 0, v.zero_keys, count, &v.errors, &sums, &v.fine,
+               /*every_ulp=*/true);
+  // The tier's own fine counts are not read here: cleared for the next call.
+  constexpr size_t kStride = SweepFineCounts::kStride;
+  for (size_t k = 0; k < 4; ++k) {
+    uint16_t* counts = v.fine.counts + k * kStride;
+    for (size_t f = sums.fine_low; f <= sums.fine_high && f < kSweepFineBins; ++f) counts[f] = 0;
+    counts[SweepFineCounts::kNowhere] = 0;
+  }
+  stats.AddCounts(sums.correctly_rounded, sums.signed_zero_mismatch);
+  const bool bounded = problem.bounded();
+  double floor_of_max = -1;  // no fraction in the unit is larger and below it
+  auto take_exact = [&](size_t i, const BoundFraction& b) {
+    if (b.overflow_exempt) {
+      bound.AddOverflowExempt();
+      v.state[i] = kNoFraction;
+      return;
+    }
+    bound.AddBin(b.bin, begin + i);
+    v.fraction[i] = b.fraction;
+    v.state[i] = kExactFraction;
+    floor_of_max = std::max(floor_of_max, b.fraction);
+  };
+  for (size_t i = 0; i < count; ++i) {
+    const uint64_t index = begin + i;
+    uint64_t fine = v.errors.fine[i];
+    const double e = v.errors.ulp[i];
+    const uint64_t kind = v.tile.exact.kind[i];
+    v.state[i] = kNoFraction;
+    int bin;
+    if (fine == kSweepSeeFlags) {
+      const uint64_t flags = v.errors.flags[i];
+      if (flags & (kSweepSpecialMismatch | kSweepUndecidedError)) {
+        const auto m = measure_exact(i, y[i]);
+        stats.Add(m.ulp, index);
+        if (m.has_bound) take_exact(i, m.bound);
+        continue;
+      }
+      // Counted by the tier but for its exact bin (kSweepAboveBound), its
+      // fine bin (kSweepFineBinExact) or its sum (kSweepLargeError).
+      bin = SweepBinOfUlp(e, bound_count) + ((flags & kSweepAboveBound) ? 1 : 0);
+      fine = e == 0 ? 0 : static_cast<uint64_t>(ErrorStatistics::FineBinOf(e));
+    } else {
+      bin = SweepBinOfFine(fine, bound_count);
+      // An error below every double against a tiny x: MeasureUlpError's bin 1.
+      if (fine == 0 && kind == kSweepExactTiny && y[i] == 0) bin = 1;
+    }
+    stats.AddSorted(e, bin, static_cast<int>(fine), index);
+    if (!bounded) continue;
+    // Finite x and y only (a special's bound, if any, is MPFR's to say).
+    const double scale_d = v.tile.bound_scale[i];
+    const bool estimable = scale_d > 0 && std::isfinite(y[i]) &&
+                           (kind == kSweepExactPair || kind == kSweepExactTriple ||
+                            kind == kSweepExactApprox);
+    if (estimable && bin == 0) {  // y == x: no error, fraction 0
+      take_exact(i, BoundFraction{});
+      continue;
+    }
+    // |y - x| = e ulp(x) within a relative 2^-53, ulp(x) = 1 / scale exactly.
+    const double f = estimable ? e / v.tile.exact.scale[i] / scale_d : -1;
+    const int fbin = f >= 0x1p-1000 && f <= 0x1p1000 ? EstimatedFractionBin(f) : -1;
+    if (fbin < 0) {
+      const auto m = measure_exact(i, y[i]);
+      if (m.has_bound) take_exact(i, m.bound);
+      continue;
+    }
+    bound.AddBin(fbin, index);
+    v.fraction[i] = f;
+    v.state[i] = kEstimated;
+    floor_of_max = std::max(floor_of_max, f * (1 - kEstimateMargin));
+  }
+  if (bounded) {
+    // The largest fraction and the first element holding it, as Add in
+    // element order keeps it: estimates that could reach the floor measured
+    // exactly.
+    double best = -1;
+    int64_t best_at = -1;
+    for (size_t i = 0; i < count; ++i) {
+      double f;
+      if (v.state[i] == kExactFraction) {
+        f = v.fraction[i];
+      } else if (v.state[i] == kEstimated && v.fraction[i] * (1 + kEstimateMargin) >= floor_of_max) {
+        f = measure_exact(i, y[i]).bound.fraction;
+      } else {
+        continue;
+      }
+      if (best_at < 0 || f > best) {
+        best = f;
+        best_at = static_cast<int64_t>(i);
+      }
+    }
+    if (best_at >= 0) bound.OfferMax(best, begin + static_cast<uint64_t>(best_at));
+  }
+  for (size_t k = 0; k < cs.compared.size(); ++k) {
+    int64_t first = -1;
+    const uint64_t differ = SweepMismatches(y, v.tile.models[cs.compared[k]].data(), count, &first);
+    if (differ == 0) continue;
+    if (mismatches[k] == 0) first_mismatch[k] = static_cast<int64_t>(begin) + first;
+    mismatches[k] += differ;
+  }
+}
+
 }  // namespace
 
 EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>& cases,
@@ -83,9 +229,13 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
   std::vector<std::atomic<int64_t>> fault_at(cases.size());
   for (auto& a : fault_at) a.store(std::numeric_limits<int64_t>::max());
 
+  const bool vector_tier = !mpfr_only && !options.map && problem.HasVectorTier();
+  const int bound_count = HistogramBoundCount(format);
+
   auto run_unit = [&](size_t u) {
     const EngineUnit& unit = units[u];
     const size_t count = unit.count;
+    const bool vector = vector_tier && count <= kSweepTile;
     UnitResult& out = partial[u];
     out.stats.assign(cases.size(), ErrorStatistics(format));
     out.bound.assign(cases.size(), BoundFractionStatistics());
@@ -99,24 +249,33 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
     out.faults.assign(cases.size(), std::nullopt);
     out.dropped.assign(cases.size(), 0);
 
-    // Every element's models once, and its exact value unless the problem's
-    // fast tier stands in for it (then Truth runs only where that tier cannot
-    // decide); then every case's outputs.
+    // Every element's models once, and its exact value unless a fast tier
+    // stands in for it (then Truth runs only where that tier cannot decide);
+    // then every case's outputs.
     std::vector<std::optional<ElementTruth>> truth(count);
-    std::vector<float> models(count * model_count);
+    std::vector<float> models(vector ? 0 : count * model_count);
     std::vector<float> scratch_models(model_count);
-    for (size_t i = 0; i < count; ++i) {
-      float* element_models = models.data() + i * model_count;
-      if (mpfr_only || !problem.FastModels(unit.begin + i, element_models)) {
-        truth[i].emplace(problem.Truth(unit.begin + i, element_models));
+    VectorScratch* v = nullptr;
+    if (vector) {
+      v = &ThreadVectorScratch();
+      problem.VectorTile(unit.begin, count, &v->tile);
+    } else {
+      for (size_t i = 0; i < count; ++i) {
+        float* element_models = models.data() + i * model_count;
+        if (mpfr_only || !problem.FastModels(unit.begin + i, element_models)) {
+          truth[i].emplace(problem.Truth(unit.begin + i, element_models));
+        }
       }
     }
-    std::vector<std::vector<float>> outputs(cases.size(), std::vector<float>(count));
+    auto model_at = [&](size_t i, int m) {
+      return vector ? v->tile.models[m][i] : models[i * model_count + m];
+    };
+    // The vectorized measure reads whole vectors: room past the last output.
+    std::vector<std::vector<float>> outputs(cases.size(),
+                                            std::vector<float>(count + kSweepVectorSlack));
     for (size_t c = 0; c < cases.size(); ++c) {
       if (cases[c].kind == CaseKind::kModel) {
-        for (size_t i = 0; i < count; ++i) {
-          outputs[c][i] = models[i * model_count + cases[c].expected];
-        }
+        for (size_t i = 0; i < count; ++i) outputs[c][i] = model_at(i, cases[c].expected);
       } else if (static_cast<int64_t>(unit.begin) > fault_at[c].load()) {
         out.dropped[c] = 1;  // past a fault already found: not needed
         continue;
@@ -137,9 +296,10 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
         }
       }
       // A NaN's payload is part of no model and differs between targets.
-      for (float& y : outputs[c]) y = CanonicalNan(y);
+      for (size_t i = 0; i < count; ++i) outputs[c][i] = CanonicalNan(outputs[c][i]);
       if (options.keep_outputs) {
-        std::copy(outputs[c].begin(), outputs[c].end(), run.cases[c].outputs.begin() + unit.begin);
+        std::copy(outputs[c].begin(), outputs[c].begin() + count,
+                  run.cases[c].outputs.begin() + unit.begin);
       }
     }
     if (whole_group(u)) {
@@ -148,23 +308,56 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
         out.digests[c] = Fnv1a(outputs[c].data(), count * sizeof(float));
       }
     } else {
-      out.group_part = outputs;
+      out.group_part.resize(cases.size());
+      for (size_t c = 0; c < cases.size(); ++c) {
+        out.group_part[c].assign(outputs[c].begin(), outputs[c].begin() + count);
+      }
+    }
+
+    // One output's error and bound fraction from the exact value: the scalar
+    // fast tier where it decides, else MPFR's (once per element).
+    struct Measured {
+      UlpError ulp;
+      BoundFraction bound;
+      bool has_bound = false;
+    };
+    auto measure_exact = [&](size_t i, float y) {
+      const uint64_t index = unit.begin + i;
+      std::optional<ElementTruth>& exact = truth[i];
+      Measured s{{}, {}, problem.bounded()};
+      if (exact || !problem.FastMeasure(index, y, &s.ulp, &s.bound)) {
+        if (!exact) exact.emplace(problem.Truth(index, scratch_models.data()));
+        s.ulp = MeasureUlpErrorOfQuotient(exact->numerator.get(), exact->denominator, y, format);
+        s.has_bound = exact->bound.has_value();
+        if (exact->bound) {
+          s.bound = MeasureBoundFraction(exact->numerator.get(), exact->denominator, y,
+                                         *exact->bound, format);
+        }
+      }
+      return s;
+    };
+
+    if (vector) {
+      for (size_t c = 0; c < cases.size(); ++c) {
+        if (!out.dropped[c]) MeasureVectorCase(problem, cases[c], outputs[c].data(), unit.begin, count,
+                                               bound_count, measure_exact, *v, out.stats[c],
+                                               out.bound[c], out.mismatches[c], out.first_mismatch[c]);
+      }
+      for (const auto& t : truth) out.mpfr_elements += t.has_value() ? 1 : 0;
+      return;
     }
 
     // Each distinct output's error once per element: most cases agree bit for bit.
     struct Seen {
       uint32_t bits;
-      UlpError ulp;
-      BoundFraction bound;
-      bool has_bound;
+      Measured m;
     };
     std::vector<Seen> seen;
     for (size_t i = 0; i < count; ++i) {
       const uint64_t index = unit.begin + i;
-      std::optional<ElementTruth>& exact = truth[i];
       const float* element_models = models.data() + i * model_count;
       if (options.keep_details) {
-        run.details[index].exact = exact->Text();
+        run.details[index].exact = truth[i]->Text();
         run.details[index].cases.resize(cases.size());
       }
       seen.clear();
@@ -175,22 +368,13 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
         const uint32_t bits = FloatBits(y);
         auto it = std::find_if(seen.begin(), seen.end(), [&](const Seen& s) { return s.bits == bits; });
         if (it == seen.end()) {
-          Seen s{bits, {}, {}, problem.bounded()};
-          if (exact || !problem.FastMeasure(index, y, &s.ulp, &s.bound)) {
-            if (!exact) exact.emplace(problem.Truth(index, scratch_models.data()));
-            s.ulp = MeasureUlpErrorOfQuotient(exact->numerator.get(), exact->denominator, y, format);
-            s.has_bound = exact->bound.has_value();
-            if (exact->bound) {
-              s.bound = MeasureBoundFraction(exact->numerator.get(), exact->denominator, y,
-                                             *exact->bound, format);
-            }
-          }
-          seen.push_back(s);
+          seen.push_back({bits, measure_exact(i, y)});
           it = seen.end() - 1;
         }
-        out.stats[c].Add(it->ulp, index);
-        if (it->has_bound) out.bound[c].Add(it->bound, index);
-        if (options.map) out.maps[c][BinadeBucket(problem.MapValue(index))].Add(it->ulp, index);
+        const Measured& m = it->m;
+        out.stats[c].Add(m.ulp, index);
+        if (m.has_bound) out.bound[c].Add(m.bound, index);
+        if (options.map) out.maps[c][BinadeBucket(problem.MapValue(index))].Add(m.ulp, index);
         bool conforms = true;
         for (size_t k = 0; k < cs.compared.size(); ++k) {
           if (!SameFloat(y, element_models[cs.compared[k]])) {
@@ -198,9 +382,9 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
             if (cs.compared[k] == cs.expected) conforms = false;
           }
         }
-        if (options.keep_details) run.details[index].cases[c] = {y, it->ulp, it->bound, conforms};
+        if (options.keep_details) run.details[index].cases[c] = {y, m.ulp, m.bound, conforms};
       }
-      if (exact) ++out.mpfr_elements;
+      if (truth[i]) ++out.mpfr_elements;
     }
   };
 

@@ -25,6 +25,7 @@
 #include "suites/engine/error_map.h"
 #include "suites/engine/kernel_fault.h"
 #include "suites/engine/statistics.h"
+#include "suites/sweep/sweep_tier.h"
 
 namespace ulpgate {
 
@@ -103,6 +104,18 @@ struct EngineCase {
   std::vector<int> compared;           // the models compared with (expected among them)
 };
 
+// What a problem's vectorized tier gives for a tile of up to kSweepTile
+// consecutive elements (EngineProblem::VectorTile): the exact values as the
+// sweep's tier holds them, every model's output, and per element a scale D
+// such that |y - x| / D is the element's bound fraction within a relative
+// 2^-40 (0 where the problem has none: the engine then measures the fraction
+// exactly). Arrays have kSweepVectorSlack entries past the tile.
+struct EngineVectorTile {
+  SweepExactTile exact;
+  std::vector<std::vector<float>> models;  // [model][element], NaNs canonical
+  alignas(64) double bound_scale[kSweepTile];
+};
+
 class EngineProblem {
  public:
   virtual ~EngineProblem() = default;
@@ -130,6 +143,13 @@ class EngineProblem {
                            BoundFraction* /*bound*/) const {
     return false;
   }
+  // The vectorized tier (suites/sweep/sweep_tier.h), where a problem has one:
+  // every output's error decided in whole vectors, MPFR and the scalar tier
+  // above left to what the vectors cannot decide. Units are then at most
+  // kSweepTile elements. VectorTile fills elements [begin, begin + n), n
+  // at most kSweepTile; called from worker threads.
+  virtual bool HasVectorTier() const { return false; }
+  virtual void VectorTile(uint64_t /*begin*/, size_t /*n*/, EngineVectorTile* /*tile*/) const {}
   // The operand error maps sort element i by (only with EngineOptions::map).
   virtual float MapValue(uint64_t /*i*/) const { return 0; }
 };

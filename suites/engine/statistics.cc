@@ -70,6 +70,22 @@ void ErrorStatistics::Add(const UlpError& error, uint64_t index) {
   }
 }
 
+void ErrorStatistics::AddSorted(double ulp, int bin, int fine, uint64_t index) {
+  ++n_;
+  ++counts_[bin];
+  ++fine_[fine];
+  sum_ulp_ += ulp;
+  if (max_index_ < 0 || ulp > max_ulp_) {
+    max_ulp_ = ulp;
+    max_index_ = static_cast<int64_t>(index);
+  }
+}
+
+void ErrorStatistics::AddCounts(uint64_t correctly_rounded, uint64_t signed_zero_mismatch) {
+  correctly_rounded_ += correctly_rounded;
+  signed_zero_mismatch_ += signed_zero_mismatch;
+}
+
 void ErrorStatistics::Merge(const ErrorStatistics& later) {
   n_ += later.n_;
   special_mismatch_ += later.special_mismatch_;
@@ -124,6 +140,26 @@ void BoundFractionStatistics::Add(const BoundFraction& fraction, uint64_t index)
   }
   if (max_index_ < 0 || fraction.fraction > max_fraction_) {
     max_fraction_ = fraction.fraction;
+    max_index_ = static_cast<int64_t>(index);
+  }
+}
+
+void BoundFractionStatistics::AddBin(int bin, uint64_t index) {
+  ++n_;
+  ++counts_[bin];
+  if (bin == BoundFractionBoundCount() && first_above_one_index_ < 0) {
+    first_above_one_index_ = static_cast<int64_t>(index);
+  }
+}
+
+void BoundFractionStatistics::AddOverflowExempt() {
+  ++n_;
+  ++overflow_exempt_;
+}
+
+void BoundFractionStatistics::OfferMax(double fraction, uint64_t index) {
+  if (max_index_ < 0 || fraction > max_fraction_) {
+    max_fraction_ = fraction;
     max_index_ = static_cast<int64_t>(index);
   }
 }

@@ -38,6 +38,13 @@ class ErrorStatistics {
   static int FineBinOf(double ulp) { return FineBin(ulp); }
 
   void Add(const UlpError& error, uint64_t index);
+  // Add's work for an error already sorted into its bins (no special
+  // mismatch; ulp, bin and fine bin exactly as Add would take and compute
+  // them), and the counts of correctly rounded outputs and signed-zero
+  // mismatches among such errors, given apart: what a vectorized measure
+  // (suites/sweep/sweep_tier.h) knows per output and per tile.
+  void AddSorted(double ulp, int bin, int fine, uint64_t index);
+  void AddCounts(uint64_t correctly_rounded, uint64_t signed_zero_mismatch);
   // Appends the statistics of inputs that come after this one's.
   void Merge(const ErrorStatistics& later);
 
@@ -83,6 +90,13 @@ class BoundFractionStatistics {
   BoundFractionStatistics();
 
   void Add(const BoundFraction& fraction, uint64_t index);
+  // Add in two parts, for a measure that knows a fraction's bin before its
+  // value: each fraction's bin (what Add counts of it), then the largest
+  // fraction of a run of them with the first index holding it, offered in
+  // index order after the run's bins.
+  void AddBin(int bin, uint64_t index);
+  void AddOverflowExempt();
+  void OfferMax(double fraction, uint64_t index);
   void Merge(const BoundFractionStatistics& later);
 
   uint64_t n() const { return n_; }
