@@ -221,9 +221,10 @@ class ElementwiseProblem : public EngineProblem {
       model_arrays[m] = tile->models[m].data();
     }
     SweepModelOutputs(format_, o.grad, o.t, o.grad_bits, o.t_bits, n, model_arrays.data());
-    // The bound fraction's scale D: f = |y - x| / D, FastBoundFraction's
-    // quotient with every term rounded to a double (a relative error below
-    // 2^-48: a few roundings of nonnegative quantities).
+    // The bound fraction is f = |y - x| / D, FastBoundFraction's quotient;
+    // D from every term rounded to a double (a relative error below 2^-48: a
+    // few roundings of nonnegative quantities), and its reciprocal per ULP
+    // one rounding more.
     const int p = format_.precision;
     const double m = static_cast<double>(op_.bound_roundings);
     const double c = 0x1p24 - m;
@@ -243,9 +244,11 @@ class ElementwiseProblem : public EngineProblem {
                          : (den * (Pow2(p) + 1) + std::fabs(tile->exact.x0[i]) * c +
                             c * Pow2(format_.emin)) /
                                (c * Pow2(p));
-        if (!(scale > 0) || !std::isfinite(scale)) scale = 0;
+        // An error of e ULP is |y - x| = e / tile->exact.scale[i] (a power of two).
+        scale = 1 / (scale * tile->exact.scale[i]);
+        if (!(scale >= 0x1p-1000 && scale <= 0x1p1000)) scale = 0;
       }
-      tile->bound_scale[i] = scale;
+      tile->fraction_per_ulp[i] = scale;
     }
   }
 

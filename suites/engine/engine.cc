@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <memory>
 
@@ -76,18 +77,36 @@ VectorScratch& ThreadVectorScratch() {
   return *scratch;
 }
 
-// An estimate f of a bound fraction within a relative 2^-40 is within
-// kEstimateMargin of it with room for a wider estimate (an approximate exact
-// value's own error): its bin where no bound lies that close, else -1.
-constexpr double kEstimateMargin = 0x1p-32;
+// The bin of a bound fraction from an estimate f within a relative 2^-40 of
+// it, or -1 where the estimate cannot settle it: f near a power of two
+// (within 2^-32, every bound is one) or outside the normal doubles' middle.
+// Strictly between 2^k and 2^(k+1), the fraction is at most a bound exactly
+// when 2^(k+1) is.
 int EstimatedFractionBin(double f) {
-  const int above = BoundFractionBoundCount();
-  for (int i = 1; i < above; ++i) {
-    const double b = BoundFractionBound(i);
-    if (f <= b * (1 - kEstimateMargin)) return i;
-    if (f < b * (1 + kEstimateMargin)) return -1;
-  }
-  return above;
+  constexpr int kLow = -64, kHigh = 64;  // 2^(k+1) for k + 1 in [kLow, kHigh]
+  static const std::vector<int> bin_of_top = [] {
+    std::vector<int> bins;
+    const int above = BoundFractionBoundCount();
+    for (int top = kLow; top <= kHigh; ++top) {
+      int bin = above;
+      for (int i = 1; i < above; ++i) {
+        if (std::ldexp(1.0, top) <= BoundFractionBound(i)) {
+          bin = i;
+          break;
+        }
+      }
+      bins.push_back(bin);
+    }
+    return bins;
+  }();
+  uint64_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  constexpr uint64_t kMantissa = (uint64_t{1} << 52) - 1;
+  const uint64_t mantissa = bits & kMantissa;
+  if (mantissa < (uint64_t{1} << 20) || mantissa > kMantissa - (uint64_t{1} << 21)) return -1;
+  const int top = static_cast<int>(bits >> 52) - 1023 + 1;  // f > 0: no sign bit
+  if (top < kLow || top > kHigh) return -1;
+  return bin_of_top[top - kLow];
 }
 
 // One case's outputs over a unit through the vectorized tier: errors from
@@ -151,17 +170,16 @@ void MeasureVectorCase(const EngineProblem& problem, const EngineCase& cs, const
     stats.AddSorted(e, bin, static_cast<int>(fine), index);
     if (!bounded) continue;
     // Finite x and y only (a special's bound, if any, is MPFR's to say).
-    const double scale_d = v.tile.bound_scale[i];
-    const bool estimable = scale_d > 0 && std::isfinite(y[i]) &&
+    const double per_ulp = v.tile.fraction_per_ulp[i];
+    const bool estimable = per_ulp > 0 && std::isfinite(y[i]) &&
                            (kind == kSweepExactPair || kind == kSweepExactTriple ||
                             kind == kSweepExactApprox);
     if (estimable && bin == 0) {  // y == x: no error, fraction 0
       take_exact(i, BoundFraction{});
       continue;
     }
-    // |y - x| = e ulp(x) within a relative 2^-53, ulp(x) = 1 / scale exactly.
-    const double f = estimable ? e / v.tile.exact.scale[i] / scale_d : -1;
-    const int fbin = f >= 0x1p-1000 && f <= 0x1p1000 ? EstimatedFractionBin(f) : -1;
+    const double f = e * per_ulp;
+    const int fbin = estimable ? EstimatedFractionBin(f) : -1;
     if (fbin < 0) {
       const auto m = measure_exact(i, y[i]);
       if (m.has_bound) take_exact(i, m.bound);
@@ -170,7 +188,7 @@ void MeasureVectorCase(const EngineProblem& problem, const EngineCase& cs, const
     bound.AddBin(fbin, index);
     v.fraction[i] = f;
     v.state[i] = kEstimated;
-    floor_of_max = std::max(floor_of_max, f * (1 - kEstimateMargin));
+    floor_of_max = std::max(floor_of_max, f * (1 - 0x1p-32));
   }
   if (bounded) {
     // The largest fraction and the first element holding it, as Add in
@@ -182,7 +200,7 @@ void MeasureVectorCase(const EngineProblem& problem, const EngineCase& cs, const
       double f;
       if (v.state[i] == kExactFraction) {
         f = v.fraction[i];
-      } else if (v.state[i] == kEstimated && v.fraction[i] * (1 + kEstimateMargin) >= floor_of_max) {
+      } else if (v.state[i] == kEstimated && v.fraction[i] * (1 + 0x1p-32) >= floor_of_max) {
         f = measure_exact(i, y[i]).bound.fraction;
       } else {
         continue;
@@ -252,7 +270,8 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
     // Every element's models once, and its exact value unless a fast tier
     // stands in for it (then Truth runs only where that tier cannot decide);
     // then every case's outputs.
-    std::vector<std::optional<ElementTruth>> truth(count);
+    // (unique_ptr: most elements never hold one.)
+    std::vector<std::unique_ptr<ElementTruth>> truth(count);
     std::vector<float> models(vector ? 0 : count * model_count);
     std::vector<float> scratch_models(model_count);
     VectorScratch* v = nullptr;
@@ -263,7 +282,7 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
       for (size_t i = 0; i < count; ++i) {
         float* element_models = models.data() + i * model_count;
         if (mpfr_only || !problem.FastModels(unit.begin + i, element_models)) {
-          truth[i].emplace(problem.Truth(unit.begin + i, element_models));
+          truth[i] = std::make_unique<ElementTruth>(problem.Truth(unit.begin + i, element_models));
         }
       }
     }
@@ -323,10 +342,10 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
     };
     auto measure_exact = [&](size_t i, float y) {
       const uint64_t index = unit.begin + i;
-      std::optional<ElementTruth>& exact = truth[i];
+      std::unique_ptr<ElementTruth>& exact = truth[i];
       Measured s{{}, {}, problem.bounded()};
       if (exact || !problem.FastMeasure(index, y, &s.ulp, &s.bound)) {
-        if (!exact) exact.emplace(problem.Truth(index, scratch_models.data()));
+        if (!exact) exact = std::make_unique<ElementTruth>(problem.Truth(index, scratch_models.data()));
         s.ulp = MeasureUlpErrorOfQuotient(exact->numerator.get(), exact->denominator, y, format);
         s.has_bound = exact->bound.has_value();
         if (exact->bound) {
@@ -343,7 +362,7 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
                                                bound_count, measure_exact, *v, out.stats[c],
                                                out.bound[c], out.mismatches[c], out.first_mismatch[c]);
       }
-      for (const auto& t : truth) out.mpfr_elements += t.has_value() ? 1 : 0;
+      for (const auto& t : truth) out.mpfr_elements += t ? 1 : 0;
       return;
     }
 

@@ -106,14 +106,14 @@ struct EngineCase {
 
 // What a problem's vectorized tier gives for a tile of up to kSweepTile
 // consecutive elements (EngineProblem::VectorTile): the exact values as the
-// sweep's tier holds them, every model's output, and per element a scale D
-// such that |y - x| / D is the element's bound fraction within a relative
-// 2^-40 (0 where the problem has none: the engine then measures the fraction
-// exactly). Arrays have kSweepVectorSlack entries past the tile.
+// sweep's tier holds them, every model's output, and per element the bound
+// fraction of an error of one ULP (an output e ULP off has e times it), within
+// a relative 2^-45 (0 where the problem has none: the engine then measures
+// the fraction exactly). Arrays have kSweepVectorSlack entries past the tile.
 struct EngineVectorTile {
   SweepExactTile exact;
   std::vector<std::vector<float>> models;  // [model][element], NaNs canonical
-  alignas(64) double bound_scale[kSweepTile];
+  alignas(64) double fraction_per_ulp[kSweepTile];
 };
 
 class EngineProblem {
