@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <mutex>
 
 #include "oracles/float_text.h"
 #include "suites/engine/chunk_driver.h"
@@ -407,43 +408,69 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
     }
   };
 
+  // Merged in unit order as units finish (a unit's result freed once
+  // merged), so nothing depends on the thread count and memory stays that of
+  // the units in flight.
+  struct CaseMerge {
+    std::vector<uint64_t> mismatches;
+    std::vector<int64_t> first;
+    uint64_t digest = kFnv1aOffset;
+    uint64_t group_digest = kFnv1aOffset;
+  };
+  std::vector<CaseMerge> merged(cases.size());
+  for (size_t c = 0; c < cases.size(); ++c) {
+    merged[c].mismatches.assign(cases[c].compared.size(), 0);
+    merged[c].first.assign(cases[c].compared.size(), -1);
+    run.cases[c].stats = ErrorStatistics(format);
+  }
+  auto merge_unit = [&](size_t u) {
+    UnitResult& p = partial[u];
+    run.mpfr_elements += p.mpfr_elements;
+    for (size_t c = 0; c < cases.size(); ++c) {
+      CaseResult& r = run.cases[c];
+      CaseMerge& m = merged[c];
+      if (p.faults[c] && !r.fault) r.fault = p.faults[c];  // units in input order
+      r.stats.Merge(p.stats[c]);
+      r.bound.Merge(p.bound[c]);
+      if (options.map) MergeErrorMap(r.error_map, p.maps[c]);
+      for (size_t k = 0; k < cases[c].compared.size(); ++k) {
+        m.mismatches[k] += p.mismatches[c][k];
+        if (m.first[k] < 0) m.first[k] = p.first_mismatch[c][k];
+      }
+      if (!p.digests.empty()) {
+        m.group_digest = p.digests[c];
+      } else {
+        m.group_digest = Fnv1a(p.group_part[c].data(), p.group_part[c].size() * sizeof(float),
+                               m.group_digest);
+      }
+      if (u + 1 == units.size() || units[u + 1].group != units[u].group) {
+        m.digest = Fnv1a(&m.group_digest, sizeof m.group_digest, m.digest);
+        m.group_digest = kFnv1aOffset;
+      }
+    }
+    p = UnitResult();
+  };
+  std::mutex merge_mutex;
+  std::vector<char> finished(units.size(), 0);
+  size_t next_merge = 0;
+  auto run_and_merge = [&](size_t u) {
+    run_unit(u);
+    const std::lock_guard<std::mutex> lock(merge_mutex);
+    finished[u] = 1;
+    for (; next_merge < units.size() && finished[next_merge]; ++next_merge) merge_unit(next_merge);
+  };
   RunUnits(
-      units.size(), options.threads, run_unit, [&](size_t u) { return units[u].count; },
+      units.size(), options.threads, run_and_merge, [&](size_t u) { return units[u].count; },
       options.progress ? std::function<void(uint64_t, uint64_t)>(options.progress) : nullptr);
 
-  // Merged in unit order, so nothing depends on the thread count.
-  for (const UnitResult& p : partial) run.mpfr_elements += p.mpfr_elements;
   for (size_t c = 0; c < cases.size(); ++c) {
     const EngineCase& cs = cases[c];
     CaseResult& r = run.cases[c];
     r.kind = cs.kind;
     r.n = n;
-    r.stats = ErrorStatistics(format);
-    std::vector<uint64_t> mismatches(cs.compared.size(), 0);
-    std::vector<int64_t> first(cs.compared.size(), -1);
-    uint64_t digest = kFnv1aOffset;
-    uint64_t group_digest = kFnv1aOffset;
-    for (size_t u = 0; u < units.size(); ++u) {
-      const UnitResult& p = partial[u];
-      if (p.faults[c] && !r.fault) r.fault = p.faults[c];  // units in input order
-      r.stats.Merge(p.stats[c]);
-      r.bound.Merge(p.bound[c]);
-      if (options.map) MergeErrorMap(r.error_map, p.maps[c]);
-      for (size_t m = 0; m < cs.compared.size(); ++m) {
-        mismatches[m] += p.mismatches[c][m];
-        if (first[m] < 0) first[m] = p.first_mismatch[c][m];
-      }
-      if (!p.digests.empty()) {
-        group_digest = p.digests[c];
-      } else {
-        group_digest = Fnv1a(p.group_part[c].data(), p.group_part[c].size() * sizeof(float),
-                             group_digest);
-      }
-      if (u + 1 == units.size() || units[u + 1].group != units[u].group) {
-        digest = Fnv1a(&group_digest, sizeof group_digest, digest);
-        group_digest = kFnv1aOffset;
-      }
-    }
+    const std::vector<uint64_t>& mismatches = merged[c].mismatches;
+    const std::vector<int64_t>& first = merged[c].first;
+    const uint64_t digest = merged[c].digest;
     r.bounded = problem.bounded();
     r.output_digest = digest;
     if (cs.expected >= 0) r.conformance.expected_model = problem.model_names()[cs.expected];
