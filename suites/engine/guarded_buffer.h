@@ -22,8 +22,14 @@ class BasicGuardedBuffer {
  public:
   static constexpr size_t kGuard = 64 / sizeof(T) * 2;  // two 512-bit vectors
 
-  BasicGuardedBuffer(size_t size, size_t misalign)
-      : storage_(size + 2 * kGuard + misalign + 64 / sizeof(T), GuardValue()), size_(size) {
+  BasicGuardedBuffer(size_t size, size_t misalign) { Place(size, misalign); }
+  // The buffer made anew for `size` elements at `misalign`, as the
+  // constructor makes it (every element the guard value), keeping its
+  // allocation where it is large enough: for a caller that places one
+  // buffer call after call.
+  void Place(size_t size, size_t misalign) {
+    storage_.assign(size + 2 * kGuard + misalign + 64 / sizeof(T), GuardValue());
+    size_ = size;
     const auto address = reinterpret_cast<uintptr_t>(storage_.data() + kGuard);
     const size_t skip = ((64 - address % 64) % 64) / sizeof(T);
     data_ = storage_.data() + kGuard + skip + misalign;
@@ -66,8 +72,8 @@ class BasicGuardedBuffer {
   }
 
   std::vector<T> storage_;
-  size_t size_;
-  T* data_;
+  size_t size_ = 0;
+  T* data_ = nullptr;
 };
 
 using GuardedBuffer = BasicGuardedBuffer<float>;

@@ -70,17 +70,6 @@ void ErrorStatistics::Add(const UlpError& error, uint64_t index) {
   }
 }
 
-void ErrorStatistics::AddSorted(double ulp, int bin, int fine, uint64_t index) {
-  ++n_;
-  ++counts_[bin];
-  ++fine_[fine];
-  sum_ulp_ += ulp;
-  if (max_index_ < 0 || ulp > max_ulp_) {
-    max_ulp_ = ulp;
-    max_index_ = static_cast<int64_t>(index);
-  }
-}
-
 void ErrorStatistics::AddCounts(uint64_t correctly_rounded, uint64_t signed_zero_mismatch) {
   correctly_rounded_ += correctly_rounded;
   signed_zero_mismatch_ += signed_zero_mismatch;
@@ -141,14 +130,6 @@ void BoundFractionStatistics::Add(const BoundFraction& fraction, uint64_t index)
   if (max_index_ < 0 || fraction.fraction > max_fraction_) {
     max_fraction_ = fraction.fraction;
     max_index_ = static_cast<int64_t>(index);
-  }
-}
-
-void BoundFractionStatistics::AddBin(int bin, uint64_t index) {
-  ++n_;
-  ++counts_[bin];
-  if (bin == BoundFractionBoundCount() && first_above_one_index_ < 0) {
-    first_above_one_index_ = static_cast<int64_t>(index);
   }
 }
 

@@ -43,7 +43,16 @@ class ErrorStatistics {
   // them), and the counts of correctly rounded outputs and signed-zero
   // mismatches among such errors, given apart: what a vectorized measure
   // (suites/sweep/sweep_tier.h) knows per output and per tile.
-  void AddSorted(double ulp, int bin, int fine, uint64_t index);
+  void AddSorted(double ulp, int bin, int fine, uint64_t index) {
+    ++n_;
+    ++counts_[bin];
+    ++fine_[fine];
+    sum_ulp_ += ulp;
+    if (max_index_ < 0 || ulp > max_ulp_) {
+      max_ulp_ = ulp;
+      max_index_ = static_cast<int64_t>(index);
+    }
+  }
   void AddCounts(uint64_t correctly_rounded, uint64_t signed_zero_mismatch);
   // Appends the statistics of inputs that come after this one's.
   void Merge(const ErrorStatistics& later);
@@ -94,7 +103,13 @@ class BoundFractionStatistics {
   // value: each fraction's bin (what Add counts of it), then the largest
   // fraction of a run of them with the first index holding it, offered in
   // index order after the run's bins.
-  void AddBin(int bin, uint64_t index);
+  void AddBin(int bin, uint64_t index) {
+    ++n_;
+    ++counts_[bin];
+    if (bin + 1 == static_cast<int>(counts_.size()) && first_above_one_index_ < 0) {
+      first_above_one_index_ = static_cast<int64_t>(index);
+    }
+  }
   void AddOverflowExempt();
   void OfferMax(double fraction, uint64_t index);
   void Merge(const BoundFractionStatistics& later);
