@@ -77,16 +77,59 @@ TEST(Engine, FastTierGivesTheReportOfMpfrEverywhere) {
         slow.details = &details;
         const auto a = RunElementwise(op, inputs, fast);
         const auto b = RunElementwise(op, inputs, slow);
+        // Without the map, an op with the vectorized tier runs through it.
+        RunOptions unmapped = fast;
+        unmapped.map_operand = -1;
+        const auto v = RunElementwise(op, inputs, unmapped);
         ASSERT_EQ(a.size(), b.size());
+        ASSERT_EQ(v.size(), b.size());
         for (size_t k = 0; k < a.size(); ++k) {
           ASSERT_EQ(CaseJson(a[k], inputs).dump(1), CaseJson(b[k], inputs).dump(1))
               << op.name << " " << format->name << " " << suite.name << " " << a[k].variant << "@"
               << a[k].target;
+          CaseResult no_map = b[k];
+          no_map.map_operand.clear();
+          no_map.error_map = ErrorMap();
+          ASSERT_EQ(CaseJson(v[k], inputs).dump(1), CaseJson(no_map, inputs).dump(1))
+              << "unmapped: " << op.name << " " << format->name << " " << suite.name << " "
+              << v[k].variant << "@" << v[k].target;
         }
       }
     }
   }
   EXPECT_GT(ops_with_tier, 0u);
+}
+
+// The largest bound fraction and the largest error, held by the same input
+// at several places (in one unit and in another): the report names the
+// first, in the vectorized tier (which measures the largest fraction
+// exactly, after estimating every one) as in MPFR's.
+TEST(Engine, TheFirstOfEqualLargestErrorsIsReported) {
+  const ElementwiseOpInfo& op = *FindElementwiseOp("tanh_bwd");
+  InputSet inputs = GenerateElementwiseSuite(op, kBinary32, "domain", 9, 2 * kEngineChunk + 100);
+  RunOptions options;
+  options.targets = {&BestTarget()};
+  options.variants = {"mulsub"};
+  std::vector<ElementDetail> details;
+  RunOptions slow = options;
+  slow.details = &details;
+  const CaseResult first = RunElementwise(op, inputs, slow).at(0);
+  for (const int64_t worst : {first.bound.max_index(), first.stats.max_index()}) {
+    ASSERT_GE(worst, 0);
+    InputSet copied = inputs;
+    for (const size_t at : {size_t{7}, size_t{8}, kEngineChunk + 50, 2 * kEngineChunk + 99}) {
+      for (size_t k = 0; k < copied.columns.size(); ++k) copied.columns[k][at] = inputs.columns[k][worst];
+    }
+    const CaseResult fast = RunElementwise(op, copied, options).at(0);
+    details.clear();
+    const CaseResult exact = RunElementwise(op, copied, slow).at(0);
+    EXPECT_EQ(CaseJson(fast, copied).dump(1), CaseJson(exact, copied).dump(1));
+    if (worst == first.bound.max_index()) {
+      EXPECT_EQ(fast.bound.max_index(), std::min<int64_t>(7, worst));
+    } else {
+      EXPECT_EQ(fast.stats.max_index(), std::min<int64_t>(7, worst));
+    }
+  }
 }
 
 TEST(Engine, TheMacFormIsASpecialMismatchAtInfiniteGrad) {
