@@ -78,9 +78,15 @@ VectorScratch& ThreadVectorScratch() {
   return *scratch;
 }
 
-// The bin of a bound fraction from an estimate f within a relative 2^-40 of
-// it, or -1 where the estimate cannot settle it: f near a power of two
-// (within 2^-32, every bound is one) or outside the normal doubles' middle.
+// How far, relatively, an estimate of a bound fraction is taken to be from
+// it: the tile's estimates are within 2^-40, with room for a wider one (an
+// approximate exact value's own error).
+constexpr double kEstimateMargin = 0x1p-32;
+
+// The bin of a bound fraction from an estimate f, or -1 where the estimate
+// cannot settle it: f within kEstimateMargin of a power of two (every bound
+// is one; below 2^20 or above 2^52 - 2^21 in the mantissa) or outside the
+// normal doubles' middle.
 // Strictly between 2^k and 2^(k+1), the fraction is at most a bound exactly
 // when 2^(k+1) is.
 int EstimatedFractionBin(double f) {
@@ -104,6 +110,7 @@ int EstimatedFractionBin(double f) {
   std::memcpy(&bits, &f, sizeof bits);
   constexpr uint64_t kMantissa = (uint64_t{1} << 52) - 1;
   const uint64_t mantissa = bits & kMantissa;
+  static_assert(kEstimateMargin == 0x1p-32, "the mantissa bounds below are 2^52 times it");
   if (mantissa < (uint64_t{1} << 20) || mantissa > kMantissa - (uint64_t{1} << 21)) return -1;
   const int top = static_cast<int>(bits >> 52) - 1023 + 1;  // f > 0: no sign bit
   if (top < kLow || top > kHigh) return -1;
@@ -189,7 +196,7 @@ void MeasureVectorCase(const EngineProblem& problem, const EngineCase& cs, const
     bound.AddBin(fbin, index);
     v.fraction[i] = f;
     v.state[i] = kEstimated;
-    floor_of_max = std::max(floor_of_max, f * (1 - 0x1p-32));
+    floor_of_max = std::max(floor_of_max, f * (1 - kEstimateMargin));
   }
   if (bounded) {
     // The largest fraction and the first element holding it, as Add in
@@ -201,7 +208,7 @@ void MeasureVectorCase(const EngineProblem& problem, const EngineCase& cs, const
       double f;
       if (v.state[i] == kExactFraction) {
         f = v.fraction[i];
-      } else if (v.state[i] == kEstimated && v.fraction[i] * (1 + 0x1p-32) >= floor_of_max) {
+      } else if (v.state[i] == kEstimated && v.fraction[i] * (1 + kEstimateMargin) >= floor_of_max) {
         f = measure_exact(i, y[i]).bound.fraction;
       } else {
         continue;
