@@ -130,6 +130,24 @@ struct HasFastFactor<Spec, std::void_t<decltype(Spec::kFastFactor)>> {
   static constexpr bool kValue = true;
 };
 
+// Whether a spec declares
+//   static constexpr auto kFastTermFactor = &T;  // std::optional<double> T(float)
+// its term magnitude over |first operand| (TermMagnitude at a first operand
+// of 1), estimated from the second without MPFR: within kFastTermFactorError
+// relatively of the exact oracle's value, nullopt where it cannot say. What
+// the engine's vectorized tier needs for a bound fraction's denominator.
+template <class Spec, class = void>
+struct HasFastTermFactor {
+  static constexpr bool kValue = false;
+};
+template <class Spec>
+struct HasFastTermFactor<Spec, std::void_t<decltype(Spec::kFastTermFactor)>> {
+  static constexpr bool kValue = true;
+};
+// The bound a kFastTermFactor estimate keeps relatively: the engine widens its
+// term sum's error allowance by this much (it allows 2^-45 in all).
+inline constexpr double kFastTermFactorError = 0x1p-50;
+
 // Index of the row named `name` in a table of rows with a `name`, at compile
 // time; -1 if none.
 template <class Row, size_t kSize>

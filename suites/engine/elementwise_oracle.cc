@@ -340,6 +340,15 @@ class OracleFor final : public ElementwiseOracle {
     }
   }
   bool HasFastFactor() const override { return ::ulpgate::HasFastFactor<Spec>::kValue; }
+  std::optional<double> FastTermFactor(const float* x) const override {
+    if constexpr (::ulpgate::HasFastTermFactor<Spec>::kValue) {
+      static_assert(kArity == 2, "a fast term factor takes the second of two operands");
+      return Spec::kFastTermFactor(x[1]);
+    } else {
+      return std::nullopt;
+    }
+  }
+  bool HasFastTermFactor() const override { return ::ulpgate::HasFastTermFactor<Spec>::kValue; }
   MpfrNumber ExactFromFactors(float first, const std::vector<MpfrNumber>& factors) const override {
     ExactArith a = Arith();
     MpfrNumber v = a.FromFloat(first);

@@ -125,6 +125,11 @@ class ElementwiseOracle {
   // nullopt where it cannot bound it usefully, or for an op without one.
   virtual std::optional<FactorEstimate> FastFactor(const float* operands) const = 0;
   virtual bool HasFastFactor() const = 0;
+  // TermMagnitude({1, operands[1]}) within kFastTermFactorError relatively
+  // (HasFastTermFactor in kernels/ops/elementwise_spec.h), the op's own
+  // estimate: nullopt where it cannot say, or for an op without one.
+  virtual std::optional<double> FastTermFactor(const float* operands) const = 0;
+  virtual bool HasFastTermFactor() const = 0;
   // Exact({first, the operands the factors came from}) bit for bit: the same
   // products in the same arithmetic, without recomputing the factors.
   virtual MpfrNumber ExactFromFactors(float first, const std::vector<MpfrNumber>& factors) const = 0;

@@ -198,5 +198,44 @@ TEST(FastFactor, WithinItsBoundOfTheOraclesFactor) {
   EXPECT_GT(ops_with_one, 0u);
 }
 
+// Each op's term-magnitude estimate (ElementwiseOracle::FastTermFactor)
+// within kFastTermFactorError of TermMagnitude at grad = 1, over the same
+// probes, and nullopt only where the magnitude is not finite and nonzero (a
+// NaN or infinite x, an op whose terms all vanish) or at a few places.
+TEST(FastTermFactor, WithinItsBoundOfTheOraclesTermMagnitude) {
+  size_t ops_with_one = 0;
+  for (const ElementwiseOpInfo& op : ElementwiseOps()) {
+    const ElementwiseOracle& oracle = OracleOf(op);
+    if (!oracle.HasFastTermFactor()) {
+      const float operands[2] = {1.0f, 0.5f};
+      EXPECT_FALSE(oracle.FastTermFactor(operands).has_value()) << op.name;
+      continue;
+    }
+    ++ops_with_one;
+    size_t estimated = 0, left = 0;
+    double worst = 0;
+    for (const float x : FactorProbes(op)) {
+      const float operands[2] = {1.0f, x};
+      const std::optional<double> t = oracle.FastTermFactor(operands);
+      const MpfrNumber exact = oracle.TermMagnitude(operands);
+      const std::string where = std::string(op.name) + " at x = " + std::to_string(x) + " (" +
+                                Bits(x) + ")";
+      if (!t) {
+        if (mpfr_regular_p(exact.get())) ++left;
+        continue;
+      }
+      ++estimated;
+      ASSERT_TRUE(mpfr_regular_p(exact.get())) << where << ": estimated " << *t;
+      const double e = RelativeError({*t, 0.0}, exact);
+      worst = std::max(worst, e);
+      ASSERT_LE(e, kFastTermFactorError) << where << ": estimated " << *t;
+    }
+    EXPECT_LT(left, 1000u) << op.name;
+    EXPECT_GT(estimated, 100000u) << op.name;
+    EXPECT_GT(worst, 0.0) << op.name << ": every estimate exact is not believable";
+  }
+  EXPECT_GT(ops_with_one, 0u);
+}
+
 }  // namespace
 }  // namespace ulpgate

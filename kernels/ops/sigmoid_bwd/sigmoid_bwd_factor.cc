@@ -26,4 +26,10 @@ std::optional<FactorEstimate> SigmoidBwdFactor(float s_in) {
   return f;
 }
 
+std::optional<double> SigmoidBwdTermFactor(float s_in) {
+  if (!std::isfinite(s_in) || s_in == 0) return std::nullopt;
+  const double s = std::fabs(static_cast<double>(s_in));
+  return s + s * s;
+}
+
 }  // namespace ulpgate

@@ -14,6 +14,11 @@ namespace ulpgate {
 // oracle's product gives them; nullopt for an infinite s (MPFR's).
 std::optional<FactorEstimate> SigmoidBwdFactor(float s);
 
+// The term magnitude over |grad|, |s| (1 + |s|): |s| + s^2 rounded once
+// (s^2 is exact in a double), so within 2^-53 relatively; nullopt where it
+// is 0 or not finite.
+std::optional<double> SigmoidBwdTermFactor(float s);
+
 }  // namespace ulpgate
 
 #endif  // ULPGATE_KERNELS_OPS_SIGMOID_BWD_SIGMOID_BWD_FACTOR_H_

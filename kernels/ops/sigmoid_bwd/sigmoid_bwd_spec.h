@@ -62,6 +62,7 @@ struct SigmoidBwdSpec {
   // Its factor s (1 - s) exactly in two doubles (sigmoid_bwd_factor.h): the
   // sweep's exact tier over binary32 s.
   static constexpr auto kFastFactor = &SigmoidBwdFactor;
+  static constexpr auto kFastTermFactor = &SigmoidBwdTermFactor;
   // The roundings a backward-stable evaluation meets (three operations).
   static constexpr int kBoundRoundings = 3;
 };
