@@ -92,4 +92,22 @@ ULPGATE_FMA_CLONES std::optional<FactorEstimate> FactorClones(float x_in) {
 
 std::optional<FactorEstimate> GeluTanhBwdFactor(float x) { return FactorClones(x); }
 
+ULPGATE_FMA_CLONES std::optional<double> GeluTanhBwdTermFactor(float x_in) {
+  if (!std::isfinite(x_in)) return std::nullopt;
+  const Constants& k = ConstantsOnce();
+  const double x = std::fabs(static_cast<double>(x_in));  // the magnitude is even in x
+  const DoubleWord one{1, 0};
+  const DoubleWord x2 = TwoProd(x, x);  // exact: 48 bits (x^2 < 2^256)
+  const DoubleWord u = Mul(k.k, Add({x, 0}, Mul(k.c, MulDouble(x2, x))));
+  DoubleWord t = one;  // tanh(u) = 1 - O(2^-900) past 2u = 650
+  if (2 * u.hi < kDoubleWordExpLimit) {
+    const DoubleWord e = Exp(Twice(Neg(u)));  // in (2^-938, 1]
+    t = Div(Add(one, Neg(e)), Add(one, e));
+  }
+  const DoubleWord left = Add(one, t);
+  const DoubleWord slope = Mul(k.k, Add(one, Mul(MulDouble(k.c, 3), x2)));
+  const DoubleWord right = MulDouble(Mul(Add(one, Mul(t, t)), slope), x);
+  return 0.5 * Add(left, right).Value();
+}
+
 }  // namespace ulpgate

@@ -16,6 +16,13 @@ namespace ulpgate {
 // be bounded tightly enough to be of use (MPFR decides).
 std::optional<FactorEstimate> GeluTanhBwdFactor(float x);
 
+// The term magnitude over |grad|, (1 + |t|)/2 + (|x|/2) (1 + t^2) k (1 + 3 c
+// x^2), t = tanh(u): in double-words (t from exp within 2^-98 absolutely, the
+// terms at least 1/2 in all, so t's error is below 2^-97 of the sum) rounded
+// once to a double: within 2^-52.9 relatively; nullopt for NaN and
+// infinities.
+std::optional<double> GeluTanhBwdTermFactor(float x);
+
 }  // namespace ulpgate
 
 #endif  // ULPGATE_KERNELS_OPS_GELU_TANH_BWD_GELU_TANH_BWD_FACTOR_H_

@@ -37,4 +37,14 @@ std::optional<FactorEstimate> SiluBwdFactor(float x_in) {
   return LogisticFactor(x, t);
 }
 
+ULPGATE_FMA_CLONES std::optional<double> SiluBwdTermFactor(float x_in) {
+  if (!std::isfinite(x_in) || x_in < -550) return std::nullopt;
+  const double x = x_in;
+  if (x > 550) return 1 + 2 * x;  // s (1 + x (1 + s)) with s = 1 - O(2^-790)
+  const DoubleWord one{1, 0};
+  const DoubleWord s = Div(one, Add(one, Exp({-x, 0})));
+  const DoubleWord inner = Add(one, MulDouble(Add(one, s), std::fabs(x)));
+  return Mul(s, inner).Value();
+}
+
 }  // namespace ulpgate

@@ -15,6 +15,13 @@ namespace ulpgate {
 // within `error` of that value, or nullopt where MPFR decides.
 std::optional<FactorEstimate> SiluBwdFactor(float x);
 
+// The term magnitude over |grad|, s (1 + |x| (1 + s)): in double-words (exp
+// within 2^-100, a handful of operations at 2^-100 each) rounded once to a
+// double, so within 2^-52.9 relatively; 1 + 2x past x = 550 (s is 1 within
+// 2^-790 there); nullopt for x below -550 (the magnitude under 2^-780, near
+// the end of the doubles' range) and for NaN and infinities.
+std::optional<double> SiluBwdTermFactor(float x);
+
 }  // namespace ulpgate
 
 #endif  // ULPGATE_KERNELS_OPS_SILU_BWD_SILU_BWD_FACTOR_H_
