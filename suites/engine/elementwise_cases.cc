@@ -16,6 +16,7 @@
 #include "oracles/float_text.h"
 #include "oracles/format.h"
 #include "oracles/mpfr_number.h"
+#include "suites/sweep/factor_columns.h"
 #include "suites/sweep/sweep_tier.h"
 #include "suites/engine/guarded_buffer.h"
 #include "suites/engine/elementwise_oracle.h"
@@ -188,9 +189,13 @@ class ElementwiseProblem : public EngineProblem {
     return true;
   }
   // The vectorized tier: the sweep's (suites/sweep/sweep_tier.h), for an op
-  // that declares it, with no models beside its own.
+  // that declares it, with no models beside its own; or for an op whose
+  // factor and term magnitude have estimates (FastFactor, FastTermFactor),
+  // its exact values from them (SweepScaledExactValues) and its models
+  // element by element.
   bool HasVectorTier() const override {
-    return op_.own_tiers.vector_sweep && op_.arity() == 2 && extra_models_.empty();
+    if (op_.arity() != 2) return false;
+    return (op_.own_tiers.vector_sweep && extra_models_.empty()) || FactorTier();
   }
   void VectorTile(uint64_t begin, size_t n, EngineVectorTile* tile) const override {
     struct Operands {
@@ -215,18 +220,39 @@ class ElementwiseProblem : public EngineProblem {
         o.t_bits[i] = static_cast<uint16_t>(EncodeBits(format_, o.t[i]));
       }
     }
-    SweepExactValues(format_, o.grad, o.t, n, &tile->exact);
     tile->models.resize(models_.size());
     std::vector<float*> model_arrays(models_.size());
     for (size_t m = 0; m < models_.size(); ++m) {
       tile->models[m].resize(kSweepTile + kSweepVectorSlack);
       model_arrays[m] = tile->models[m].data();
     }
-    SweepModelOutputs(format_, o.grad, o.t, o.grad_bits, o.t_bits, n, model_arrays.data());
+    const bool factor_tier = FactorTier();
+    if (factor_tier) {
+      thread_local std::unique_ptr<FactorColumnsBuffer> factors;
+      if (!factors) factors = std::make_unique<FactorColumnsBuffer>();
+      uint64_t mpfr_factors = 0;
+      SweepScaledExactValues(format_, o.grad,
+                             PerInputFactors(oracle_, format_, o.grad, o.t, n, factors.get(),
+                                             &mpfr_factors),
+                             n, &tile->exact);
+      std::array<float, kMaxElementwiseArity> x{};
+      std::vector<float>& element_models = ThreadModels();
+      for (size_t i = 0; i < n; ++i) {
+        x[0] = o.grad[i];
+        x[1] = o.t[i];
+        ModelOutputsInto(op_, format_, x.data(), /*native=*/true, element_models.data());
+        ExtraModels(x, element_models.data());
+        for (size_t m = 0; m < models_.size(); ++m) model_arrays[m][i] = CanonicalNan(element_models[m]);
+      }
+    } else {
+      SweepExactValues(format_, o.grad, o.t, n, &tile->exact);
+      SweepModelOutputs(format_, o.grad, o.t, o.grad_bits, o.t_bits, n, model_arrays.data());
+    }
     // The bound fraction is f = |y - x| / D, FastBoundFraction's quotient;
     // D from every term rounded to a double (a relative error below 2^-48: a
-    // few roundings of nonnegative quantities), and its reciprocal per ULP
-    // one rounding more.
+    // few roundings of nonnegative quantities), or from |grad| times the
+    // op's estimate of the rest (kFastTermFactorError and one rounding), and
+    // its reciprocal per ULP one rounding more.
     const int p = format_.precision;
     const double m = static_cast<double>(op_.bound_roundings);
     const double c = 0x1p24 - m;
@@ -237,10 +263,21 @@ class ElementwiseProblem : public EngineProblem {
       double scale = 0;
       std::array<double, 8> terms;
       const float operands[2] = {o.grad[i], o.t[i]};
-      const size_t count = usable ? oracle_.FastTermMagnitude(operands, terms.data()) : 0;
-      if (count > 0) {
-        double a = 0;
+      size_t count = 0;
+      double a = 0;
+      if (!usable) {
+      } else if (factor_tier) {
+        // |grad| T(x): T within 2^-50, the product one rounding more.
+        const std::optional<double> rest = oracle_.FastTermFactor(operands);
+        if (rest) {
+          count = 1;
+          a = std::fabs(static_cast<double>(o.grad[i])) * *rest;
+        }
+      } else {
+        count = oracle_.FastTermMagnitude(operands, terms.data());
         for (size_t k = 0; k < 2 * count; ++k) a += terms[k];
+      }
+      if (count > 0) {
         const double den = m * a * widen + allowance;
         scale = binary32 ? den / c
                          : (den * (Pow2(p) + 1) + std::fabs(tile->exact.x0[i]) * c +
@@ -276,6 +313,15 @@ class ElementwiseProblem : public EngineProblem {
     std::array<float, kMaxElementwiseArity> x{};
     for (size_t k = 0; k < op_.arity(); ++k) x[k] = inputs_.columns[k][i];
     return x;
+  }
+  bool FactorTier() const {
+    return !op_.own_tiers.vector_sweep && oracle_.HasFastFactor() && oracle_.HasFastTermFactor();
+  }
+  // Every model's output of one element (builtin and extra), per thread.
+  std::vector<float>& ThreadModels() const {
+    thread_local std::vector<float> models;
+    models.resize(models_.size());
+    return models;
   }
   void ExtraModels(const std::array<float, kMaxElementwiseArity>& x, float* models) const {
     std::array<double, kMaxElementwiseArity> ops{};

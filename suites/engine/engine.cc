@@ -83,10 +83,10 @@ VectorScratch& ThreadVectorScratch() {
 // approximate exact value's own error).
 constexpr double kEstimateMargin = 0x1p-32;
 
-// The bin of a bound fraction from an estimate f, or -1 where the estimate
-// cannot settle it: f within kEstimateMargin of a power of two (every bound
-// is one; below 2^20 or above 2^52 - 2^21 in the mantissa) or outside the
-// normal doubles' middle.
+// The bin of a bound fraction from an estimate f > 0, or -1 where the
+// estimate cannot settle it: f within kEstimateMargin of a power of two
+// (every bound is one; below 2^20 or above 2^52 - 2^21 in the mantissa), a
+// subnormal f or one above 2^kHigh.
 // Strictly between 2^k and 2^(k+1), the fraction is at most a bound exactly
 // when 2^(k+1) is.
 int EstimatedFractionBin(double f) {
@@ -111,9 +111,13 @@ int EstimatedFractionBin(double f) {
   constexpr uint64_t kMantissa = (uint64_t{1} << 52) - 1;
   const uint64_t mantissa = bits & kMantissa;
   static_assert(kEstimateMargin == 0x1p-32, "the mantissa bounds below are 2^52 times it");
+  const int biased = static_cast<int>(bits >> 52);  // f > 0: no sign bit
+  const int top = biased - 1023 + 1;
+  // Below 2^(kLow - 1), a normal f is far under every bound but 0 (the
+  // margin cannot lift it to 2^kLow): the bin of the least.
+  if (top < kLow) return biased > 0 ? bin_of_top[0] : -1;
   if (mantissa < (uint64_t{1} << 20) || mantissa > kMantissa - (uint64_t{1} << 21)) return -1;
-  const int top = static_cast<int>(bits >> 52) - 1023 + 1;  // f > 0: no sign bit
-  if (top < kLow || top > kHigh) return -1;
+  if (top > kHigh) return -1;
   return bin_of_top[top - kLow];
 }
 

@@ -18,6 +18,7 @@
 #include "suites/engine/chunk_driver.h"
 #include "suites/engine/kernel_fault.h"
 #include "suites/inputs/inputs.h"
+#include "suites/sweep/factor_columns.h"
 #include "suites/sweep/sweep.h"
 #include "suites/sweep/sweep_tier.h"
 #include "suites/engine/elementwise_cases.h"
@@ -124,20 +125,7 @@ const NarrowPatterns& PatternsOf(const FloatFormat& format) {
   return format.precision == kBFloat16.precision ? bf16 : f16;
 }
 
-// |grad| below which a factor |f| < 2^log2_bound puts |grad f| / 2^qmin
-// below 2^-1076, an error of grad f rounding to 0 in a double (the ULP of a
-// value that rounds to 0 is the format's smallest, 2^qmin).
-double TinyLimit(const FloatFormat& format, double log2_bound) {
-  const double qmin = format.emin - format.precision + 1;
-  const double exponent = -1076 + qmin - log2_bound;
-  return exponent > 1023 ? HUGE_VAL : exponent < -1074 ? 0.0 : std::ldexp(1.0, static_cast<int>(exponent));
-}
 
-// Where a factor's columns go: a staged table's, or a tile's own.
-struct FactorSlots {
-  double *f0, *f1, *f2, *sign, *tiny_limit, *f_error, *path_error;
-  uint64_t* kind;
-};
 
 // ---- A staged op's tables (ElementwiseOracle::ExactFactor, StageModelOutput).
 
@@ -161,76 +149,7 @@ struct StagedTables {
   }
 };
 
-// The factor's class and parts (sweep_tier.h's SweepFactorClass).
-void SetFactor(const MpfrNumber& f, bool products_exact, const FloatFormat& format,
-               const FactorSlots& t, size_t e) {
-  mpfr_srcptr x = f.get();
-  t.sign[e] = mpfr_signbit(x) ? -1.0 : 1.0;
-  t.f0[e] = t.f1[e] = t.f2[e] = t.tiny_limit[e] = t.f_error[e] = 0;
-  t.path_error[e] = products_exact ? 0.0 : 0x1p-315;
-  if (mpfr_nan_p(x)) {
-    t.kind[e] = kSweepFactorNaN;
-  } else if (mpfr_inf_p(x)) {
-    t.kind[e] = kSweepFactorInfinite;
-  } else if (mpfr_zero_p(x)) {
-    t.kind[e] = kSweepFactorZero;
-  } else if (mpfr_get_exp(x) - 1 < -600) {
-    // |f| < 2^E: |grad| < 2^(-1076 + qmin - E) puts |x| / 2^qmin below
-    // 2^-1076, an error of |x| rounding to 0 in a double (the ULP of a value
-    // that rounds to 0 is the format's smallest, 2^qmin).
-    t.kind[e] = kSweepFactorTiny;
-    t.tiny_limit[e] = TinyLimit(format, static_cast<double>(mpfr_get_exp(x)));
-  } else if (mpfr_get_exp(x) > 600) {
-    t.kind[e] = kSweepFactorHuge;
-  } else {
-    t.kind[e] = kSweepFactorNormal;
-    MpfrNumber r(mpfr_get_prec(x));
-    mpfr_set(r.get(), x, MPFR_RNDN);
-    double* parts[3] = {&t.f0[e], &t.f1[e], &t.f2[e]};
-    for (double* part : parts) {
-      *part = mpfr_get_d(r.get(), MPFR_RNDN);
-      mpfr_sub_d(r.get(), r.get(), *part, MPFR_RNDN);  // exact: fewer bits than r had
-    }
-    mpfr_abs(r.get(), r.get(), MPFR_RNDN);
-    t.f_error[e] = mpfr_get_d(r.get(), MPFR_RNDU);  // rounded up: a bound
-  }
-}
 
-// An estimated factor (ElementwiseOracle::FastFactor) as the tier reads it:
-// false where its class does not hold it (a finite factor outside [2^-600,
-// 2^600]), for MPFR to compute.
-bool SetEstimatedFactor(const FactorEstimate& f, const FloatFormat& format, const FactorSlots& t,
-                        size_t e) {
-  t.f0[e] = t.f1[e] = t.f2[e] = t.tiny_limit[e] = t.f_error[e] = t.path_error[e] = 0;
-  t.sign[e] = f.sign < 0 ? -1.0 : 1.0;
-  switch (f.kind) {
-    case FactorEstimate::kNaN:
-      t.kind[e] = kSweepFactorNaN;
-      return true;
-    case FactorEstimate::kZero:
-      t.kind[e] = kSweepFactorZero;
-      return true;
-    case FactorEstimate::kTiny:
-      t.kind[e] = kSweepFactorTiny;
-      t.tiny_limit[e] = TinyLimit(format, f.log2_bound);
-      return true;
-    case FactorEstimate::kFinite: {
-      const double magnitude = std::fabs(f.f0);
-      if (!(magnitude >= 0x1p-600 && magnitude <= 0x1p600)) return false;
-      t.kind[e] = kSweepFactorNormal;
-      t.sign[e] = f.f0 < 0 ? -1.0 : 1.0;
-      t.f0[e] = f.f0;
-      t.f1[e] = f.f1;
-      t.f2[e] = f.f2;
-      t.f_error[e] = f.error;
-      // The oracle's product with grad rounds at its precision unless the
-      // factor is short enough (oracles/exact.h; SetFactor's products_exact).
-      t.path_error[e] = f.exact ? 0.0 : 0x1p-315;
-      return true;
-    }
-  }
-  return false;
-}
 
 // The tables over `values` (the second operand's values, a NaN as the
 // pattern a kernel receives); nullopt where the op's definition or a model
@@ -376,16 +295,7 @@ struct Worker {
   // A staged op's factor columns over a tile: an over-grad domain's one value
   // of the second operand repeated, or one per input where the second
   // operand is swept (FastFactor, MPFR where it cannot decide).
-  struct alignas(64) FactorBuffers {
-    double f0[kSweepTile + kSweepVectorSlack], f1[kSweepTile + kSweepVectorSlack],
-        f2[kSweepTile + kSweepVectorSlack], sign[kSweepTile + kSweepVectorSlack],
-        tiny_limit[kSweepTile + kSweepVectorSlack], f_error[kSweepTile + kSweepVectorSlack],
-        path_error[kSweepTile + kSweepVectorSlack];
-    uint64_t kind[kSweepTile + kSweepVectorSlack];
-    FactorSlots Slots() { return {f0, f1, f2, sign, tiny_limit, f_error, path_error, kind}; }
-    SweepFactorColumns Columns() const { return {f0, f1, f2, sign, tiny_limit, kind, f_error, path_error}; }
-  };
-  std::unique_ptr<FactorBuffers> factor_buffers;
+  std::unique_ptr<FactorColumnsBuffer> factor_buffers;
   // What MPFR computed: the exact factors of inputs FastFactor left to it,
   // and the errors of outputs the tier left to it.
   uint64_t mpfr_factors = 0, mpfr_errors = 0;
@@ -530,8 +440,8 @@ class FastSweep {
     if (staged_ != nullptr) {
       SweepFactorColumns columns = staged_->At(entry);
       if (broadcast) {
-        if (!w.factor_buffers) w.factor_buffers = std::make_unique<Worker::FactorBuffers>();
-        Worker::FactorBuffers& b = *w.factor_buffers;
+        if (!w.factor_buffers) w.factor_buffers = std::make_unique<FactorColumnsBuffer>();
+        FactorColumnsBuffer& b = *w.factor_buffers;
         std::fill_n(b.f0, n, columns.f0[0]);
         std::fill_n(b.f1, n, columns.f1[0]);
         std::fill_n(b.f2, n, columns.f2[0]);
@@ -544,7 +454,11 @@ class FastSweep {
       }
       SweepScaledExactValues(format_, w.grad, columns, n, &w.exact);
     } else if (per_input_ != nullptr) {
-      SweepScaledExactValues(format_, w.grad, PerInputFactors(w, n), n, &w.exact);
+      if (!w.factor_buffers) w.factor_buffers = std::make_unique<FactorColumnsBuffer>();
+      SweepScaledExactValues(format_, w.grad,
+                             PerInputFactors(*per_input_, format_, w.grad, w.t, n,
+                                             w.factor_buffers.get(), &w.mpfr_factors),
+                             n, &w.exact);
     } else {
       SweepExactValues(format_, w.grad, w.t, n, &w.exact);
     }
@@ -757,24 +671,6 @@ class FastSweep {
     }
   }
 
-  // The factor columns of a tile whose inputs each have their own second
-  // operand: FastFactor's estimates, MPFR's factor where it has none.
-  SweepFactorColumns PerInputFactors(Worker& w, size_t n) const {
-    if (!w.factor_buffers) w.factor_buffers = std::make_unique<Worker::FactorBuffers>();
-    Worker::FactorBuffers& b = *w.factor_buffers;
-    const FactorSlots slots = b.Slots();
-    for (size_t i = 0; i < n; ++i) {
-      const float operands[2] = {w.grad[i], w.t[i]};
-      const std::optional<FactorEstimate> estimate = per_input_->FastFactor(operands);
-      if (estimate && SetEstimatedFactor(*estimate, format_, slots, i)) continue;
-      ++w.mpfr_factors;
-      bool products_exact = false;
-      const std::optional<MpfrNumber> f = per_input_->ExactFactor(operands, &products_exact);
-      if (!f) throw std::logic_error("an op with a fast factor whose exact value does not stage");
-      SetFactor(*f, products_exact, format_, slots, i);
-    }
-    return b.Columns();
-  }
 
   const StagedTables* staged_;  // a staged op's tables; nullptr for the op's own vector tier
   const ElementwiseOracle* per_input_;  // a staged op whose second operand is swept
