@@ -101,8 +101,13 @@ std::vector<float> FactorProbes(const ElementwiseOpInfo& op) {
   // Gelu (tanh) switches formula at 2u = +-1 (x = +-0.6012), 250 (x = 14.70)
   // and -650 (x = -20.5); its value crosses 1 near x = 0.77.
   // SiLU's at z = x = +-1, 250 and -650; its value crosses 1 near x = 1.28.
+  // GELU (erf)'s where its table's layout changes (|x| = 1/64 and 2, then
+  // each binade to 32), at x = 22 (exactly 1 above), where it falls below
+  // 2^-600 (x = -28.92) and at -32 (tiny by a formula below); its value
+  // crosses 1 near x = 0.7518.
   for (float c : {0.6012f, -0.6012f, 14.70f, 14.72f, -20.5f, -20.47f, -18.f, 0.7732f, 1.f, -1.f,
-                  1.278f, 250.f, -650.f}) {
+                  1.278f, 250.f, -650.f, 0.015625f, -0.015625f, 2.f, -2.f, 8.f, -16.f, 22.f,
+                  -28.92f, -32.f, 0.7518f}) {
     for (float d = -0.01f; d <= 0.01f; d += 0.0005f) around(c + d, 40);
   }
   for (float c : {0.0f, 0x1p-149f, 0x1p-126f, 0x1p-60f, 0x1p-30f, 0x1p-20f, FLT_MAX, 1e30f, 2200.f, 1e13f}) {

@@ -247,6 +247,16 @@ std::vector<StagedRangeCase> StagedRanges() {
     if (!OracleOf(op).HasFastFactor()) continue;
     for (const RangeCase& r : over_x) all.push_back({op.name.data(), r});
   }
+  // GELU (erf)'s own switches (gelu_bwd_factor.h), shorter: MPFR's erfc takes
+  // milliseconds there for the reference. Exactly 1 from x = 22, tiny where
+  // the estimate falls below 2^-600 (from x = -0x1.cecd86p+4) and by a
+  // formula from x = -32.
+  const std::vector<RangeCase> gelu_x = {
+      RangeCase{"f32_x_22", &kBinary32, kOverT, {1.3f}, 0x41afff80, 0x100},
+      RangeCase{"f32_x_tiny_estimate", &kBinary32, kOverT, {-3.5f}, 0xc1e76643, 0x100},
+      RangeCase{"f32_x_minus_32", &kBinary32, kOverT, {0x1.fffffep+127f}, 0xc1ffff80, 0x100},
+  };
+  for (const RangeCase& r : gelu_x) all.push_back({"gelu_bwd", r});
   return all;
 }
 

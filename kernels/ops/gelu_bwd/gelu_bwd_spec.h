@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "kernels/ops/elementwise_spec.h"
+#include "kernels/ops/gelu_bwd/gelu_bwd_factor.h"
 
 namespace ulpgate {
 
@@ -67,6 +68,10 @@ struct GeluBwdSpec {
   // Eight roundings, exp's 1 ULP and erf's (about 0.5 ULP after its double
   // evaluation), counted as three more.
   static constexpr int kBoundRoundings = 11;
+  // The factor Exact multiplies grad by, in double-words with a bound (gelu_bwd_factor.h).
+  static constexpr auto kFastFactor = &GeluBwdFactor;
+  // TermMagnitude over |grad|, F(|x|), within kFastTermFactorError (gelu_bwd_factor.h).
+  static constexpr auto kFastTermFactor = &GeluBwdTermFactor;
 };
 
 namespace gelu_bwd_spec {

@@ -1,0 +1,302 @@
+#include "kernels/ops/gelu_bwd/gelu_bwd_factor.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include <mpfr.h>
+
+#include "oracles/mpfr_number.h"
+
+namespace ulpgate {
+namespace {
+
+// The Taylor polynomials of the Mills ratio R (gelu_bwd_factor.h): degree
+// kDegree, coefficients 0 to kWords - 1 as double-words, the rest doubles.
+constexpr int kDegree = 18;
+constexpr int kWords = 9;
+constexpr int kDoubles = kDegree + 1 - kWords;
+// 65 centers i/32 on [0, 2], then 32 in each binade [2^e, 2^(e+1)), e = 1..4.
+constexpr int kUniform = 65;
+constexpr int kCenters = kUniform + 4 * 32;
+
+struct Center {
+  std::array<DoubleWord, kWords> r;  // r_0 .. r_8
+  std::array<double, kDoubles> rd;   // r_9 .. r_18
+  double c = 0;
+  double error = 0;  // |R(t) - the polynomial's value as evaluated| for |t - c| <= H
+};
+
+struct Tables {
+  DoubleWord inv_sqrt_2pi;  // within 2^-105 relatively
+  std::array<Center, kCenters> centers;
+
+  Tables() {
+    constexpr mpfr_prec_t kPrecision = 384;
+    MpfrNumber v(kPrecision), w(kPrecision), rest(kPrecision);
+    const auto parts = [&](mpfr_srcptr x) {
+      mpfr_set(rest.get(), x, MPFR_RNDN);
+      DoubleWord d;
+      d.hi = mpfr_get_d(rest.get(), MPFR_RNDN);
+      mpfr_sub_d(rest.get(), rest.get(), d.hi, MPFR_RNDN);  // exact: fewer bits than x
+      d.lo = mpfr_get_d(rest.get(), MPFR_RNDN);
+      return d;
+    };
+    mpfr_const_pi(v.get(), MPFR_RNDN);
+    mpfr_mul_ui(v.get(), v.get(), 2, MPFR_RNDN);
+    mpfr_rec_sqrt(v.get(), v.get(), MPFR_RNDN);
+    inv_sqrt_2pi = parts(v.get());
+
+    MpfrNumber sqrt_half_pi(kPrecision);
+    mpfr_const_pi(sqrt_half_pi.get(), MPFR_RNDN);
+    mpfr_div_ui(sqrt_half_pi.get(), sqrt_half_pi.get(), 2, MPFR_RNDN);
+    mpfr_sqrt(sqrt_half_pi.get(), sqrt_half_pi.get(), MPFR_RNDN);
+    std::vector<MpfrNumber> r;
+    for (int k = 0; k <= kDegree; ++k) r.emplace_back(kPrecision);
+    for (int i = 0; i < kCenters; ++i) {
+      double c, h_max;
+      if (i < kUniform) {
+        c = i / 32.0;
+        h_max = 1.0 / 64;
+      } else {
+        const int e = 1 + (i - kUniform) / 32, s = (i - kUniform) % 32;
+        c = std::ldexp(1 + (2 * s + 1) / 64.0, e);
+        h_max = std::ldexp(1.0, e - 6);
+      }
+      Center& ce = centers[static_cast<size_t>(i)];
+      ce.c = c;
+      // r_0 = R(c) = sqrt(pi/2) exp(c^2/2) erfc(c/sqrt(2)).
+      mpfr_set_d(v.get(), c, MPFR_RNDN);
+      mpfr_sqrt_ui(w.get(), 2, MPFR_RNDN);
+      mpfr_div(w.get(), v.get(), w.get(), MPFR_RNDN);
+      mpfr_erfc(w.get(), w.get(), MPFR_RNDN);
+      mpfr_sqr(rest.get(), v.get(), MPFR_RNDN);
+      mpfr_div_ui(rest.get(), rest.get(), 2, MPFR_RNDN);
+      mpfr_exp(rest.get(), rest.get(), MPFR_RNDN);
+      mpfr_mul(w.get(), w.get(), rest.get(), MPFR_RNDN);
+      mpfr_mul(r[0].get(), w.get(), sqrt_half_pi.get(), MPFR_RNDN);
+      mpfr_mul_d(r[1].get(), r[0].get(), c, MPFR_RNDN);
+      mpfr_sub_ui(r[1].get(), r[1].get(), 1, MPFR_RNDN);
+      for (int k = 1; k < kDegree; ++k) {
+        mpfr_mul_d(w.get(), r[static_cast<size_t>(k)].get(), c, MPFR_RNDN);
+        mpfr_add(w.get(), w.get(), r[static_cast<size_t>(k - 1)].get(), MPFR_RNDN);
+        mpfr_div_ui(r[static_cast<size_t>(k + 1)].get(), w.get(), static_cast<unsigned long>(k + 1),
+                    MPFR_RNDN);
+      }
+      std::array<double, kDegree + 1> abs_r{};
+      for (int k = 0; k <= kDegree; ++k) {
+        const DoubleWord d = parts(r[static_cast<size_t>(k)].get());
+        if (k < kWords) {
+          ce.r[static_cast<size_t>(k)] = d;
+        } else {
+          ce.rd[static_cast<size_t>(k - kWords)] = d.hi;
+        }
+        abs_r[static_cast<size_t>(k)] = std::fabs(d.hi) * (1 + 0x1p-50);
+      }
+      ce.error = ErrorBound(c, h_max, abs_r);
+    }
+  }
+
+  // The bound on |R(c + h) - the evaluated polynomial| for |h| <= h_max, in
+  // doubles (H's powers are exact; every other rounding is covered by the
+  // factor 1 + 2^-20 at the end, as are products of two error terms).
+  static double ErrorBound(double c, double h_max, const std::array<double, kDegree + 1>& abs_r) {
+    const double u = 0x1p-53;
+    // a[j] = sum_{i >= j} |r_i| H^(i - j): bounds |the Horner value at step j|.
+    std::array<double, kDegree + 2> a{};
+    for (int j = kDegree; j >= 0; --j) {
+      a[static_cast<size_t>(j)] = abs_r[static_cast<size_t>(j)] + h_max * a[static_cast<size_t>(j + 1)];
+    }
+    // Degrees kWords..kDegree by fma Horner in doubles: r_i's term meets the
+    // rounding of its coefficient and of the steps i..kWords, gamma_n with n =
+    // i - kWords + 2.
+    double doubles = 0, power = 1;
+    for (int i = kWords; i <= kDegree; ++i) {
+      const double n = i - kWords + 2;
+      doubles += (n * u / (1 - n * u) * abs_r[static_cast<size_t>(i)] + 0x1p-250) * power;
+      power *= h_max;
+    }
+    // Degrees 0..kWords - 1 by compensated Horner (Graillat, Langlois and
+    // Louvet): s_j + pi_j = s_{j+1} h (TwoProd), s_j + sigma_j = that + hi_j
+    // (TwoSum), both exact, so R's polynomial is s_0 + sum_j (pi_j + sigma_j +
+    // lo_j) h^j exactly but for the coefficients' rounding (2^-106 of |r_j|,
+    // counted as 2^-105, and the MPFR values' error below 2^-250) and the
+    // doubles' error times H^kWords.
+    // The sum is evaluated in doubles: two roundings of term j's own sum and
+    // j + 1 fma roundings, gamma_{j+3} of |pi_j| + |sigma_j| + |lo_j| <= u (H
+    // a[j + 1] + a[j] + |r_j|) (|s_j| <= a[j] to the first order).
+    double words = 0;
+    power = 1;
+    for (int j = 0; j < kWords; ++j) {
+      const double n = j + 3;
+      const double sums = h_max * a[static_cast<size_t>(j + 1)] + a[static_cast<size_t>(j)] +
+                          abs_r[static_cast<size_t>(j)];
+      words += power * (n * u / (1 - n * u) * u * sums + 0x1p-105 * abs_r[static_cast<size_t>(j)] +
+                        0x1p-250);
+      power *= h_max;
+    }
+    words += power * doubles;  // power = H^kWords
+    // The terms past kDegree: |r_k| <= M / rho^k (Cauchy; |R(z)| <= R(Re z)
+    // <= M = R's bound at c - rho), so their sum is at most M q^(kDegree + 1)
+    // / (1 - q), q = H / rho. R(s) <= min(sqrt(pi/2), 1/s) for s > 0 and
+    // sqrt(2 pi) exp(s^2/2) for s <= 0 (the integral); the constants are
+    // rounded up and exp's few ulps covered by the factor 1.01.
+    double tail = HUGE_VAL;
+    for (const double rho : {c - 2, c - 1, c - 0.5, c, c + 0.5, c + 1, c + 2, c + 3, c + 4, c + 5,
+                             c + 6, c + 8, 0.5 * c, 0.75 * c}) {
+      if (!(rho > 2 * h_max)) continue;
+      const double s = c - rho;
+      const double m = s > 0 ? std::min(1.2533142, 1 / s) : 2.5066283 * std::exp(0.5 * s * s);
+      const double q = h_max / rho;
+      tail = std::min(tail, 1.01 * m * std::pow(q, kDegree + 1) / (1 - q));
+    }
+    return (words + tail) * (1 + 0x1p-20);
+  }
+};
+
+const Tables& TablesOnce() {
+  static const Tables tables;
+  return tables;
+}
+
+// R(t) for 0 <= t < 32 within *error (absolutely).
+inline DoubleWord MillsRatio(const Tables& tab, double t, float t_float, double* error) {
+  int index;
+  if (t < 2) {
+    index = static_cast<int>(t * 32 + 0.5);
+  } else {
+    uint32_t bits;
+    std::memcpy(&bits, &t_float, sizeof bits);
+    const int e = static_cast<int>(bits >> 23) - 127;  // 1..4
+    index = kUniform + 32 * (e - 1) + static_cast<int>((bits >> 18) & 31);
+  }
+  const Center& ce = tab.centers[static_cast<size_t>(index)];
+  const double h = t - ce.c;  // exact (gelu_bwd_factor.h)
+  double q = ce.rd[kDoubles - 1];
+  for (int k = kDoubles - 2; k >= 0; --k) q = std::fma(q, h, ce.rd[static_cast<size_t>(k)]);
+  // Compensated Horner (Tables::ErrorBound): the main sum s on the critical
+  // path, the exact errors of its steps and the coefficients' low words
+  // summed beside it in c.
+  double s = q, c = 0;
+  for (int j = kWords - 1; j >= 0; --j) {
+    const DoubleWord& r = ce.r[static_cast<size_t>(j)];
+    const DoubleWord product = TwoProd(s, h);
+    const DoubleWord sum = TwoSum(product.hi, r.hi);
+    s = sum.hi;
+    c = std::fma(c, h, (product.lo + sum.lo) + r.lo);
+  }
+  *error = ce.error;
+  return FastTwoSum(s, c);  // exact: |c| is about 2^-52 of s >= R(32) > 1/33
+}
+
+// The bounds: each double-word operation adds eps = kDoubleWordOpError of its
+// result, the constant 1/sqrt(2 pi) ec = 2^-105, Exp kDoubleWordExpError (its
+// argument -x^2/2 is exact); R's error is the table's. Bounds of the first
+// order, every one below 2^-90 relatively, so the factor 1 + 2^-20 covers the
+// products left out; then the oracle's 2^-299 of its terms (the header).
+ULPGATE_FMA_CLONES std::optional<FactorEstimate> FactorClones(float x_in) {
+  FactorEstimate f;
+  if (std::isnan(x_in)) return f;  // kNaN: every operation of the oracle gives NaN
+  if (std::isinf(x_in)) {
+    // x exp(-x^2/2) is inf * 0 in the oracle: NaN, whatever erfc gives.
+    return f;
+  }
+  if (x_in == 0) {
+    // erfc(+-0) = 1 and x phi(x) = +-0: F = 1/2 exactly.
+    f.kind = FactorEstimate::kFinite;
+    f.f0 = 0.5;
+    f.exact = true;
+    return f;
+  }
+  const Tables& tab = TablesOnce();
+  const double eps = kDoubleWordOpError;
+  const double ec = 0x1p-105;
+  const double slack = 1 + 0x1p-20;
+  const double x = x_in;
+  const double t = std::fabs(x);
+  const double x2 = x * x;  // exact: 48 bits, within [2^-298, 2^256]
+  const double log2e = 1.4426950408889634;
+  if (t < 0x1p-30) {
+    // A third of binary32's values: F - 1/2 = int_0^x phi(s) (2 - s^2) ds =
+    // 2 k x - (2/3) k x^3 + Q, k = 1/sqrt(2 pi), |Q| <= |x|^5 / 5 (the
+    // integrand is 2 k - 2 k s^2 within s^4). The cubic term (below 2^-60 of
+    // 2 k x) needs only doubles: five roundings and k's, 2^-50 in all.
+    const DoubleWord lin = MulDouble({2 * tab.inv_sqrt_2pi.hi, 2 * tab.inv_sqrt_2pi.lo}, x);
+    const double cubic = -(2.0 / 3.0) * tab.inv_sqrt_2pi.hi * (x2 * x);
+    const DoubleWord d = Add(lin, {cubic, 0});
+    const double x5 = t * x2 * x2;
+    const double error = std::fabs(lin.hi) * (ec + eps) + std::fabs(cubic) * 0x1p-50 + 0.2 * x5 +
+                         eps * std::fabs(d.hi);
+    return FiniteFactor(0.5, d, error * slack + 0x1p-299);
+  }
+  if (x >= 22) {
+    // The oracle's erfc(-x/sqrt(2)) is 2 - erfc(x/sqrt(2)), the subtrahend below
+    // exp(-x^2/2) < 2^-340: at 320 bits it rounds to 2 and Phi to 1; x phi(x)
+    // below 2^-330 (checked) rounds 1 + x phi(x) to 1. (Where MPFR's exp
+    // underflows, the oracle keeps its least positive number: x times it is
+    // tinier still.)
+    const double log2_term = std::log2(t) * (1 + 0x1p-40) - 0.5 * x2 * log2e * (1 - 0x1p-40) - 1.32;
+    if (log2_term >= -330) return std::nullopt;
+    f.kind = FactorEstimate::kFinite;
+    f.f0 = 1;
+    f.exact = true;
+    return f;
+  }
+  if (x <= -32) {
+    // F = -phi(t) (t - R(t)), 0 < t - R(t) < t: negative, |F| < t phi(t) <
+    // 2^-730. The oracle's Phi (erfc of a positive argument, over 2) is below
+    // its |x phi| (Phi(-t) < phi(t)/t, or both at MPFR's least positive
+    // number 2^(emin - 1), which its roundings keep for results below the
+    // range), so its sum is negative and at most its |x phi| <= t max(phi(t)
+    // (1 + 2^-316), 2^(emin - 1)) in magnitude.
+    const double from_phi = -0.5 * x2 * log2e * (1 - 0x1p-40) - 1.32;
+    const double from_range = static_cast<double>(mpfr_get_emin()) - 1;
+    f.kind = FactorEstimate::kTiny;
+    f.sign = -1;
+    f.log2_bound = std::ceil(std::log2(t) * (1 + 0x1p-40) + std::max(from_phi, from_range) + 1);
+    return f;
+  }
+  const DoubleWord e = Exp({-0.5 * x2, 0});
+  const DoubleWord p = Mul(e, tab.inv_sqrt_2pi);  // phi(t)
+  const double r_p = kDoubleWordExpError + ec + eps;
+  double r_error = 0;
+  const DoubleWord r = MillsRatio(tab, t, std::fabs(x_in), &r_error);
+  if (x > 0) {
+    // F = 1 + D, D = phi(t) (t - R(t)): its error the table's scaled by phi
+    // and D's own relative r_p + 2 eps (Add, Mul).
+    const DoubleWord d = Mul(p, Add({t, 0}, Neg(r)));
+    const double error = (std::fabs(d.hi) * (r_p + 2 * eps) + p.hi * r_error) * slack;
+    const double terms = 1 + p.hi * t;
+    return FiniteFactor(1, d, error + 0x1p-299 * terms * slack);
+  }
+  // F = phi(t) (R(t) - t): R - t cancels near F's zero (t = 0.7518), where
+  // the table's absolute error is what is left.
+  const DoubleWord d = Mul(p, Add(r, {-t, 0}));
+  const double error = (std::fabs(d.hi) * (r_p + 2 * eps) + p.hi * r_error) * slack +
+                       0x1p-299 * p.hi * (r.hi + t) * slack;
+  if (std::fabs(d.hi) >= 0x1p-600) return FiniteFactor(0, d, error);
+  // Below 2^-600 (t > 28.92): the sign and a bound on the magnitude.
+  if (std::fabs(d.hi) <= 2 * error) return std::nullopt;
+  f.kind = FactorEstimate::kTiny;
+  f.sign = d.hi < 0 ? -1 : 1;
+  f.log2_bound = std::floor(std::log2((std::fabs(d.hi) + error) * (1 + 0x1p-40))) + 1;
+  return f;
+}
+
+}  // namespace
+
+std::optional<FactorEstimate> GeluBwdFactor(float x) { return FactorClones(x); }
+
+std::optional<double> GeluBwdTermFactor(float x) {
+  // 1/2 + |erf(x/sqrt(2))|/2 = 1 - Phi(-|x|): the term magnitude is F(|x|) >=
+  // 1/2, estimated within 2^-98 and rounded once.
+  if (!std::isfinite(x)) return std::nullopt;
+  const std::optional<FactorEstimate> f = FactorClones(std::fabs(x));
+  if (!f || f->kind != FactorEstimate::kFinite) return std::nullopt;
+  return f->f0;
+}
+
+}  // namespace ulpgate
