@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <string>
+#include <string_view>
 #include <random>
 #include <vector>
 
@@ -98,17 +100,28 @@ std::vector<float> FactorProbes(const ElementwiseOpInfo& op) {
     }
   };
   for (double l : op.landmarks) around(static_cast<float>(l), 200);
-  // Gelu (tanh) switches formula at 2u = +-1 (x = +-0.6012), 250 (x = 14.70)
-  // and -650 (x = -20.5); its value crosses 1 near x = 0.77.
+  // Where each op's estimate switches formula (its own, probed for it alone:
+  // the oracle's erfc at 320 bits takes milliseconds past x = 10).
+  // Gelu (tanh) at 2u = +-1 (x = +-0.6012), 250 (x = 14.70) and -650 (x =
+  // -20.5); its value crosses 1 near x = 0.77.
   // SiLU's at z = x = +-1, 250 and -650; its value crosses 1 near x = 1.28.
   // GELU (erf)'s where its table's layout changes (|x| = 1/64 and 2, then
   // each binade to 32), at x = 22 (exactly 1 above), where it falls below
   // 2^-600 (x = -28.92) and at -32 (tiny by a formula below); its value
   // crosses 1 near x = 0.7518.
-  for (float c : {0.6012f, -0.6012f, 14.70f, 14.72f, -20.5f, -20.47f, -18.f, 0.7732f, 1.f, -1.f,
-                  1.278f, 250.f, -650.f, 0.015625f, -0.015625f, 2.f, -2.f, 8.f, -16.f, 22.f,
-                  -28.92f, -32.f, 0.7518f}) {
-    for (float d = -0.01f; d <= 0.01f; d += 0.0005f) around(c + d, 40);
+  const std::map<std::string_view, std::vector<float>> switches = {
+      {"gelu_tanh_bwd", {0.6012f, -0.6012f, 14.70f, 14.72f, -20.5f, -20.47f, -18.f, 0.7732f}},
+      {"silu_bwd", {1.f, -1.f, 1.278f, 250.f, -650.f}},
+      {"gelu_bwd", {0.015625f, -0.015625f, 2.f, -2.f, 8.f, -16.f, 22.f, -28.92f, -32.f, 0.7518f}},
+  };
+  // GELU (erf)'s oracle is slow where MPFR's erfc is (about 2 ms a call for
+  // arguments from 7 to 25 at 320 bits): a tenth of the others' draws.
+  const bool slow_oracle = op.name == "gelu_bwd";
+  const float step = slow_oracle ? 0.0025f : 0.0005f;
+  if (const auto it = switches.find(op.name); it != switches.end()) {
+    for (float c : it->second) {
+      for (float d = -0.01f; d <= 0.01f; d += step) around(c + d, 40);
+    }
   }
   for (float c : {0.0f, 0x1p-149f, 0x1p-126f, 0x1p-60f, 0x1p-30f, 0x1p-20f, FLT_MAX, 1e30f, 2200.f, 1e13f}) {
     around(c, 100);
@@ -125,7 +138,7 @@ std::vector<float> FactorProbes(const ElementwiseOpInfo& op) {
     x.push_back(v);
   }
   std::uniform_real_distribution<float> moderate(-25.0f, 25.0f);
-  for (int i = 0; i < 60000; ++i) x.push_back(moderate(rng));
+  for (int i = 0; i < (slow_oracle ? 6000 : 60000); ++i) x.push_back(moderate(rng));
   return x;
 }
 
@@ -140,7 +153,8 @@ TEST(FastFactor, WithinItsBoundOfTheOraclesFactor) {
     }
     ++ops_with_one;
     size_t finite = 0, loose = 0, undecided = 0, tiny = 0;
-    for (const float x : FactorProbes(op)) {
+    const std::vector<float> probes = FactorProbes(op);
+    for (const float x : probes) {
       const float operands[2] = {1.0f, x};
       const std::optional<FactorEstimate> f = oracle.FastFactor(operands);
       if (!f) {
@@ -195,7 +209,7 @@ TEST(FastFactor, WithinItsBoundOfTheOraclesFactor) {
     // the thresholds' neighbourhoods; infinities).
     EXPECT_LT(loose, finite / 100) << op.name;
     EXPECT_LT(undecided, 1000u) << op.name;
-    EXPECT_GT(finite, 100000u) << op.name;
+    EXPECT_GT(finite, probes.size() / 4) << op.name;  // half of the patterns are finite
     if (!op.exact_definition) {
       EXPECT_GT(tiny, 0u) << op.name;  // a transcendental tail
     }
@@ -220,7 +234,8 @@ TEST(FastTermFactor, WithinItsBoundOfTheOraclesTermMagnitude) {
     ++ops_with_one;
     size_t estimated = 0, left = 0;
     double worst = 0;
-    for (const float x : FactorProbes(op)) {
+    const std::vector<float> probes = FactorProbes(op);
+    for (const float x : probes) {
       const float operands[2] = {1.0f, x};
       const std::optional<double> t = oracle.FastTermFactor(operands);
       const MpfrNumber exact = oracle.TermMagnitude(operands);
@@ -237,7 +252,7 @@ TEST(FastTermFactor, WithinItsBoundOfTheOraclesTermMagnitude) {
       ASSERT_LE(e, kFastTermFactorError) << where << ": estimated " << *t;
     }
     EXPECT_LT(left, 1000u) << op.name;
-    EXPECT_GT(estimated, 100000u) << op.name;
+    EXPECT_GT(estimated, probes.size() / 2) << op.name;
     EXPECT_GT(worst, 0.0) << op.name << ": every estimate exact is not believable";
   }
   EXPECT_GT(ops_with_one, 0u);
