@@ -662,28 +662,52 @@ HWY_INLINE void MeasureGeneral(const FormatConstants& f, const SweepExactTile& t
   const MD tight_rest = hn::Or(
       hn::Mul(hn::Add(hn::Abs(g1), rest_bound), hn::Set(d, 1 + 0x1p-50)) < boundary,
       hn::Mul(sum_bound, hn::Set(d, 1 + 0x1p-50)) < boundary);
-  const MD rounding_known =
+  const MD g0_known =
       hn::Or(hn::Or(hn::Or(no_rest, y_is_x0), hn::Or(small_rest, tight_rest)), near_x0);
-  const VD e = hn::Mul(hn::Abs(g0), scale);
+  // An approximate x whose rest moves g0 (a correctly rounded y a few ulps
+  // of a double from x0, say): y - x = h0 + h1 + r - delta with h0 + h1 =
+  // g0 + signed_sum exactly (TwoSum), r the two roundings of signed_sum
+  // (below sum_bound's 2^-51 term) and |delta| <= eta, so RN(y - x) = h0
+  // where |h1| + |r| + eta stays below h0's boundary (the factor 1 + 2^-50
+  // covering the sum's roundings), and the residual has h1's sign where
+  // |h1| is beyond twice |r| + eta.
+  VD h0, h1;
+  TwoSum(g0, signed_sum, h0, h1);
+  const VD h_half_ulp = hn::Mul(Binade(h0), hn::Set(d, 0x1p-53));
+  const VD h_boundary =
+      hn::IfThenElse(PowerOfTwo(h0), hn::Mul(h_half_ulp, hn::Set(d, 0.5)), h_half_ulp);
+  const VD r_eta = hn::Add(
+      hn::Mul(hn::Add(hn::Abs(g1), hn::Abs(rest_sum)), hn::Set(d, 0x1p-51)), eta);
+  const MD use_h = hn::AndNot(
+      g0_known, hn::And(approx, hn::Mul(hn::Add(hn::Abs(h1), r_eta), hn::Set(d, 1 + 0x1p-50)) <
+                                    h_boundary));
+  const MD rounding_known = hn::Or(g0_known, use_h);
+  const VD e = hn::Mul(hn::Abs(hn::IfThenElse(use_h, h0, g0)), scale);
 
-  // The residual's sign against g0's: away from zero, and whether known.
+  // The residual's sign against g0's (h0's): away from zero, and whether known.
   const VD rest = hn::Sub(f1, x2);  // RN of f1 - x2: its sign is exact
   const VD rest_eta = hn::Add(hn::Abs(rest), eta);
   const MD g1_dominates = hn::Abs(g1) > hn::Add(rest_eta, rest_eta);
   // With eta: the rest's sign only where it is beyond 2 eta and g1 = 0.
   const MD rest_beyond_eta = hn::And(g1 == zero, hn::Abs(rest) > hn::Add(eta, eta));
-  const MD residual_known = hn::Or(
+  const MD g0_residual_known = hn::Or(
       hn::And(approx, hn::Or(g1_dominates, rest_beyond_eta)),
       hn::AndNot(approx, hn::Or(hn::Or(no_rest, g1 == zero), hn::Or(g1_dominates, rest == zero))));
+  const MD residual_known = hn::Or(hn::And(use_h, hn::Abs(h1) > hn::Add(r_eta, r_eta)),
+                                   hn::AndNot(use_h, g0_residual_known));
   const VD residual = hn::IfThenElse(
-      hn::Or(no_rest, hn::Or(g1_dominates, hn::AndNot(approx, rest == zero))), g1, rest);
-  const MD away = hn::And(residual != zero, hn::Not(SignsDiffer(residual, g0)));
+      use_h, h1,
+      hn::IfThenElse(hn::Or(no_rest, hn::Or(g1_dominates, hn::AndNot(approx, rest == zero))), g1,
+                     rest));
+  const MD away =
+      hn::And(residual != zero, hn::Not(SignsDiffer(residual, hn::IfThenElse(use_h, h0, g0))));
   const MD on_bound = hn::And(hn::And(PowerOfTwo(e), e >= hn::Set(d, 0.5)),
                               hn::And(e <= hn::Set(d, f.top_bound), e != zero));
   const MD above_bound = hn::And(hn::And(measured, on_bound), hn::And(residual_known, away));
   // Approximate: e must dwarf eta (2^-40 of it at most, far inside the fine
   // bins' 2^-30 margin); tiny: at a bound, x's side of it is MPFR's to say.
-  const MD eta_unsettled = hn::And(approx, hn::Abs(g0) <= hn::Mul(eta, hn::Set(d, 0x1p40)));
+  const MD eta_unsettled =
+      hn::And(approx, hn::Abs(hn::IfThenElse(use_h, h0, g0)) <= hn::Mul(eta, hn::Set(d, 0x1p40)));
   const MD tiny_on_bound = hn::And(hn::And(x_tiny, y != zero), on_bound);
   const MD undecided = hn::Or(
       hn::Or(x_undecided, hn::And(measured, hn::Or(eta_unsettled, tiny_on_bound))),
