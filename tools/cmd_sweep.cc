@@ -16,6 +16,7 @@
 #include "suites/engine/plugins.h"
 #include "suites/reports/report.h"
 #include "suites/sweep/sweep.h"
+#include "suites/sweep/sweep_tier.h"
 #include "suites/engine/elementwise_cases.h"
 #include "suites/engine/elementwise_oracle.h"
 #include "tools/cli.h"
@@ -187,7 +188,13 @@ std::string DescribeMpfrShare(const SweepResult& r) {
   };
   std::string exact = "exact values from MPFR: " + share(r.mpfr_exact_values, inputs);
   if (r.mpfr_tables > 0) exact += fmt::format(" and a table of {} factors", r.mpfr_tables);
-  return exact + ", errors from MPFR: " + share(r.mpfr_errors, outputs);
+  std::string text = exact + ", errors from MPFR: " + share(r.mpfr_errors, outputs);
+  if (r.scaled_tiles > 0) {
+    const uint64_t tiles = (inputs + kSweepTile - 1) / kSweepTile;
+    text += fmt::format("; tiles scaled from another grad's: {} ({:.3g}%)", r.scaled_tiles,
+                        100.0 * static_cast<double>(r.scaled_tiles) / static_cast<double>(tiles));
+  }
+  return text;
 }
 
 void RunSweepCommand(const SweepArgs& args) {

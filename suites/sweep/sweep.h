@@ -120,6 +120,10 @@ struct SweepOptions {
   // Measure every block through the engine, MPFR and the emulated models
   // (RunElementwise) instead of the fast path: the same report, slowly.
   bool reference = false;
+  // Over the pairs of a 16-bit format, a staged op's tiles at grads of one
+  // sign and significand measured once and scaled where that is exact
+  // (sweep_run.cc, scale reuse): off only to test it.
+  bool scale_reuse = true;
 };
 
 struct SweepCase {
@@ -142,6 +146,8 @@ struct SweepResult {
   // values of the second operand, say), and the outputs whose error it
   // measured.
   uint64_t mpfr_exact_values = 0, mpfr_tables = 0, mpfr_errors = 0;
+  // Tiles whose statistics were another grad's scaled (SweepOptions::scale_reuse).
+  uint64_t scaled_tiles = 0;
 };
 
 SweepResult RunSweep(const SweepOptions& options);

@@ -1,6 +1,7 @@
 // RunSweep (suites/sweep/sweep.h): the fast path over the vectorized exact tier and
 // the reference path through the engine.
 #include <algorithm>
+#include <cfloat>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -308,6 +309,21 @@ struct Worker {
   // The block's inputs and a 16-bit kernel's outputs, kept from block to block.
   std::vector<float> block_grad, block_t;
   std::vector<uint16_t> block_grad_bits, block_t_bits, block_out16;
+  // Scale reuse (FastSweep::Derive): per tile of the grad being swept, the
+  // last tile measured whole at a grad of the same sign and significand.
+  struct ScaledBase {
+    bool valid = false;
+    float grad = 0;
+    uint64_t at = 0;
+    size_t n = 0;
+    std::vector<std::vector<float>> outputs;  // per case
+    std::vector<std::vector<float>> models;   // per model; empty where not computed
+    std::vector<TileTotals> tiles;            // per distinct output
+    std::vector<size_t> distinct_of;          // per case: its entry of tiles
+  };
+  std::vector<ScaledBase> bases;
+  TileFloats scaled;  // a base's outputs scaled
+  uint64_t derived_tiles = 0;
 };
 
 class FastSweep {
@@ -321,6 +337,8 @@ class FastSweep {
         format_(*options.domain.format),
         plan_(plan),
         bound_count_(HistogramBoundCount(format_)),
+        inside_low_(std::ldexp(1.0, format_.emin + 1)),
+        inside_high_(std::ldexp(1.0, format_.emax)),
         builtin_models_(plan.model_names.size() - plan.extra_models.size()) {
     if (ErrorStatistics::FineBinCount() != kSweepFineBins) {
       throw std::logic_error("the sweep tier's fine bins are not ErrorStatistics's");
@@ -337,23 +355,50 @@ class FastSweep {
       blocks.emplace_back(at, stop);
       at = stop;
     }
-    const unsigned count = WorkerCount(options_.threads, blocks.size());
+    // A unit of work: one block, or with scale reuse every block of the range
+    // whose grad has one sign and significand, in the order of its exponent
+    // (the statistics merge in any order).
+    std::vector<std::pair<size_t, size_t>> units;  // [first, last) of blocks
+    if (ScaleReuse()) {
+      const uint64_t exponent = ExponentMask();
+      std::stable_sort(blocks.begin(), blocks.end(), [&](const auto& a, const auto& b) {
+        const uint64_t ga = a.first >> 16, gb = b.first >> 16;
+        return std::make_pair(ga & ~exponent, ga & exponent) < std::make_pair(gb & ~exponent, gb & exponent);
+      });
+      for (size_t b = 0; b < blocks.size();) {
+        size_t e = b + 1;
+        while (e < blocks.size() && ((blocks[e].first >> 16) & ~exponent) == ((blocks[b].first >> 16) & ~exponent)) ++e;
+        units.emplace_back(b, e);
+        b = e;
+      }
+    } else {
+      for (size_t b = 0; b < blocks.size(); ++b) units.emplace_back(b, b + 1);
+    }
+    const unsigned count = WorkerCount(options_.threads, units.size());
     workers_.resize(count);
     RunUnitsByWorker(
-        blocks.size(), options_.threads,
+        units.size(), options_.threads,
         [&](size_t u, unsigned w) {
           if (!workers_[w]) {
             workers_[w] = std::make_unique<Worker>(plan_.cases.size(), plan_.model_names.size(),
                                                    static_cast<size_t>(bound_count_) + 1);
           }
-          PluginBlock(*workers_[w], blocks[u].first, blocks[u].second);
-          for (uint64_t at = blocks[u].first; at < blocks[u].second;) {
-            const uint64_t stop = std::min(blocks[u].second, (at / kSweepTile + 1) * kSweepTile);
-            Tile(*workers_[w], at, static_cast<size_t>(stop - at));
-            at = stop;
+          Worker& worker = *workers_[w];
+          for (auto& base : worker.bases) base.valid = false;  // another significand
+          for (size_t b = units[u].first; b < units[u].second; ++b) {
+            PluginBlock(worker, blocks[b].first, blocks[b].second);
+            for (uint64_t at = blocks[b].first; at < blocks[b].second;) {
+              const uint64_t stop = std::min(blocks[b].second, (at / kSweepTile + 1) * kSweepTile);
+              Tile(worker, at, static_cast<size_t>(stop - at));
+              at = stop;
+            }
           }
         },
-        [&](size_t u) { return blocks[u].second - blocks[u].first; },
+        [&](size_t u) {
+          uint64_t inputs = 0;
+          for (size_t b = units[u].first; b < units[u].second; ++b) inputs += blocks[b].second - blocks[b].first;
+          return inputs;
+        },
         options_.progress ? std::function<void(uint64_t, uint64_t)>(options_.progress) : nullptr);
     std::vector<CaseTotals> totals(plan_.cases.size(),
                                    CaseTotals(static_cast<size_t>(bound_count_) + 1,
@@ -363,9 +408,11 @@ class FastSweep {
       for (size_t c = 0; c < totals.size(); ++c) totals[c].Add(worker->totals[c]);
       mpfr_factors_ += worker->mpfr_factors;
       mpfr_errors_ += worker->mpfr_errors;
+      derived_tiles_ += worker->derived_tiles;
     }
     return totals;
   }
+  uint64_t derived_tiles() const { return derived_tiles_; }
 
  private:
   void Fill(Worker& w, uint64_t at, size_t n) const {
@@ -437,31 +484,37 @@ class FastSweep {
     // the tile (over grad) or one per input (pairs).
     const bool broadcast = domain_.kind != SweepDomain::Kind::kPairs;
     const size_t entry = broadcast ? static_cast<size_t>(at >> 32) : static_cast<size_t>(at & 0xffff);
-    if (staged_ != nullptr) {
-      SweepFactorColumns columns = staged_->At(entry);
-      if (broadcast) {
+    // Scale reuse: this tile as the last one measured whole at a grad of the
+    // same sign and significand, scaled (Derivable); else measured here.
+    Worker::ScaledBase* base = Derivable(w, at, n);
+    const auto exact_values = [&] {
+      if (staged_ != nullptr) {
+        SweepFactorColumns columns = staged_->At(entry);
+        if (broadcast) {
+          if (!w.factor_buffers) w.factor_buffers = std::make_unique<FactorColumnsBuffer>();
+          FactorColumnsBuffer& b = *w.factor_buffers;
+          std::fill_n(b.f0, n, columns.f0[0]);
+          std::fill_n(b.f1, n, columns.f1[0]);
+          std::fill_n(b.f2, n, columns.f2[0]);
+          std::fill_n(b.sign, n, columns.sign[0]);
+          std::fill_n(b.tiny_limit, n, columns.tiny_limit[0]);
+          std::fill_n(b.kind, n, columns.kind[0]);
+          std::fill_n(b.f_error, n, columns.f_error[0]);
+          std::fill_n(b.path_error, n, columns.path_error[0]);
+          columns = b.Columns();
+        }
+        SweepScaledExactValues(format_, w.grad, columns, n, &w.exact);
+      } else if (per_input_ != nullptr) {
         if (!w.factor_buffers) w.factor_buffers = std::make_unique<FactorColumnsBuffer>();
-        FactorColumnsBuffer& b = *w.factor_buffers;
-        std::fill_n(b.f0, n, columns.f0[0]);
-        std::fill_n(b.f1, n, columns.f1[0]);
-        std::fill_n(b.f2, n, columns.f2[0]);
-        std::fill_n(b.sign, n, columns.sign[0]);
-        std::fill_n(b.tiny_limit, n, columns.tiny_limit[0]);
-        std::fill_n(b.kind, n, columns.kind[0]);
-        std::fill_n(b.f_error, n, columns.f_error[0]);
-        std::fill_n(b.path_error, n, columns.path_error[0]);
-        columns = b.Columns();
+        SweepScaledExactValues(format_, w.grad,
+                               PerInputFactors(*per_input_, format_, w.grad, w.t, n,
+                                               w.factor_buffers.get(), &w.mpfr_factors),
+                               n, &w.exact);
+      } else {
+        SweepExactValues(format_, w.grad, w.t, n, &w.exact);
       }
-      SweepScaledExactValues(format_, w.grad, columns, n, &w.exact);
-    } else if (per_input_ != nullptr) {
-      if (!w.factor_buffers) w.factor_buffers = std::make_unique<FactorColumnsBuffer>();
-      SweepScaledExactValues(format_, w.grad,
-                             PerInputFactors(*per_input_, format_, w.grad, w.t, n,
-                                             w.factor_buffers.get(), &w.mpfr_factors),
-                             n, &w.exact);
-    } else {
-      SweepExactValues(format_, w.grad, w.t, n, &w.exact);
-    }
+    };
+    if (base == nullptr) exact_values();
 
     // The models this tile needs: each case's expected one (its mismatches
     // are counted), and every other one that case has not yet left (only
@@ -490,6 +543,7 @@ class FastSweep {
     } else if (staged_ != nullptr) {
       for (size_t m = 0; m < builtin_models_; ++m) {
         if (!w.wanted[m]) continue;
+        if (base != nullptr && ScaledModel(*base, m, w.grad[0], n, models[m])) continue;
         ApplyStagedModel(*options_.op, format_, m, staged_->models[m], entry, broadcast, w.grad,
                          w.grad_bits, n, models[m]);
       }
@@ -543,10 +597,31 @@ class FastSweep {
       }
       w.members[d].push_back(c);
     }
+    bool derived = base != nullptr;
+    for (size_t c = 0; derived && c < plan_.cases.size(); ++c) {
+      derived = ScaledOutputs(base->outputs[c].data(), w.grad[0] / base->grad, w.outputs[c].v, n,
+                              w.scaled.v);
+    }
+    if (base != nullptr && !derived) exact_values();
+    if (derived) ++w.derived_tiles;
     for (size_t d = 0; d < w.distinct; ++d) {
       const float* y = w.outputs[w.representative[d]].v;
       TileTotals& tile = w.tiles[d];
-      Measure(w, y, at, n, &tile);
+      if (derived) {
+        // The base's statistics, every one a function of the errors, which
+        // scaling keeps; the indices moved with the grad, the digest and the
+        // mismatches this tile's own.
+        tile = base->tiles[base->distinct_of[w.representative[d]]];
+        CaseTotals& t = tile.totals;
+        const int64_t shift = static_cast<int64_t>(at) - static_cast<int64_t>(base->at);
+        if (t.max_index >= 0) t.max_index += shift;
+        if (t.first_special >= 0) t.first_special += shift;
+        std::fill(t.mismatches.begin(), t.mismatches.end(), 0);
+        std::fill(t.first_mismatch.begin(), t.first_mismatch.end(), -1);
+        t.digest = Digest(y, at, n);
+      } else {
+        Measure(w, y, at, n, &tile);
+      }
       // Mismatches: counted against a model some member expects; against
       // another only whether there is one, and only while some member has
       // not yet left it.
@@ -567,6 +642,121 @@ class FastSweep {
         }
       }
       for (size_t c : w.members[d]) tile.AddTo(w.totals[c]);
+    }
+    if (ScaleReuse() && !derived) KeepBase(w, at, n);
+  }
+
+  // ---- Scale reuse over the pairs of a 16-bit format (a staged op).
+  //
+  // x = grad f(t) exactly: grad times 2^k makes x, its ULP and every error
+  // measured against it 2^k times as large, as long as x stays a normal
+  // value of the format at both grads; a kernel's output that is 2^k times
+  // the one at the first grad, both normal (or zero) and finite, has then the
+  // same error in every field the statistics take: the tile's statistics
+  // are the first's, their indices moved. A model whose chain is one
+  // multiplication or division of grad (in binary32 or the format, rounded
+  // once to the format) scales the same way where its outputs stay normal.
+  bool ScaleReuse() const {
+    return staged_ != nullptr && options_.scale_reuse && domain_.kind == SweepDomain::Kind::kPairs &&
+           !IsBinary32(format_);
+  }
+  uint64_t ExponentMask() const {
+    const int exponent_bits = format_.bits - format_.precision;
+    return ((uint64_t{1} << exponent_bits) - 1) << (format_.precision - 1);
+  }
+  // |v| normal in the format with a binade to spare either side.
+  bool Inside(double v) const {
+    const double a = std::fabs(v);
+    return a >= inside_low_ && a < inside_high_;
+  }
+
+  // The base this tile derives from, or nullptr: one of this tile's place
+  // at a normal grad of the same sign and significand, and every input's
+  // exact value normal at both grads.
+  Worker::ScaledBase* Derivable(Worker& w, uint64_t at, size_t n) const {
+    if (!ScaleReuse()) return nullptr;
+    const size_t slot = static_cast<size_t>((at & 0xffff) / kSweepTile);
+    if (w.bases.size() <= slot) w.bases.resize(0x10000 / kSweepTile);
+    Worker::ScaledBase& base = w.bases[slot];
+    if (!base.valid || base.n != n || (base.at & 0xffff) != (at & 0xffff)) return nullptr;
+    const float grad = w.grad[0];
+    if (!Inside(grad) || !Inside(base.grad)) return nullptr;
+    // Each input's x: grad f normal at both grads, or NaN or infinite at
+    // both (f NaN or infinite: every error a special mismatch or none).
+    const size_t entry = static_cast<size_t>(at & 0xffff);
+    const double a = std::fabs(static_cast<double>(grad)), b = std::fabs(static_cast<double>(base.grad));
+    const bool scales = SweepFactorsScale(staged_->kind.data() + entry, staged_->f0.data() + entry, n,
+                                          std::min(a, b), std::max(a, b), inside_low_, inside_high_);
+    return scales ? &base : nullptr;
+  }
+
+  // Scaled by p (a power of two, the grads' ratio): v * p where v and that
+  // are normal in the format; v itself (its bits) where it is NaN, and with
+  // `specials` where it is zero or infinite. False where some v is neither
+  // (a subnormal, say).
+  bool Scaled(const float* v, float p, size_t n, bool specials, float* out) const {
+    return SweepScaledFloats(v, p, n, specials, static_cast<float>(inside_low_),
+                             static_cast<float>(inside_high_), out);
+  }
+  // y the base's outputs scaled, bit for bit: the same error as the base's
+  // output at every input whose x is a normal value at both grads (a zero,
+  // an infinity or a NaN output included: so is y) or a NaN or infinity at
+  // both.
+  bool ScaledOutputs(const float* base, float p, const float* y, size_t n, float* scratch) const {
+    if (!Scaled(base, p, n, /*specials=*/true, scratch)) return false;
+    return std::memcmp(scratch, y, n * sizeof(float)) == 0;
+  }
+
+  // Model m at this tile from the base's, where its chain is one product or
+  // quotient of grad (rounded once to the format, or in it) and every output
+  // scales (Scaled); false to compute it.
+  bool ScaledModel(const Worker::ScaledBase& base, size_t m, float grad, size_t n, float* out) const {
+    if (base.models[m].empty()) return false;
+    const StagedColumns& chain = staged_->models[m];
+    if (chain.steps.size() != 1 ||
+        (chain.steps[0] != ChainStep::kMul && chain.steps[0] != ChainStep::kDiv)) {
+      return false;
+    }
+    const NarrowModelInfo::Kind kind = NarrowModelInfos(*options_.op, format_).at(m).kind;
+    if (kind != NarrowModelInfo::kOpmath && kind != NarrowModelInfo::kPerOp) return false;
+    // A zero or an infinity may be the base grad's underflow or overflow,
+    // which another grad need not meet: only NaNs (from the chain's
+    // constant) are kept.
+    return Scaled(base.models[m].data(), grad / base.grad, n, /*specials=*/false, out);
+  }
+
+  // The digest of a tile's outputs (SweepMeasure's).
+  static uint64_t Digest(const float* y, uint64_t at, size_t n) {
+    return SweepDigest(y, SweepDigestKey(at & ~uint64_t{0xfff}), DigestLowKeys().data() + (at & 0xfff), n);
+  }
+
+  // This tile, measured whole, as the base of the next ones at its place.
+  void KeepBase(Worker& w, uint64_t at, size_t n) const {
+    const size_t slot = static_cast<size_t>((at & 0xffff) / kSweepTile);
+    if (w.bases.size() <= slot) w.bases.resize(0x10000 / kSweepTile);
+    Worker::ScaledBase& base = w.bases[slot];
+    base.valid = Inside(w.grad[0]);
+    if (!base.valid) return;
+    base.grad = w.grad[0];
+    base.at = at;
+    base.n = n;
+    base.outputs.resize(plan_.cases.size());
+    // Whole tiles: the vector helpers read whole vectors past n.
+    for (size_t c = 0; c < plan_.cases.size(); ++c) {
+      base.outputs[c].assign(w.outputs[c].v, w.outputs[c].v + kSweepTile);
+    }
+    base.models.resize(plan_.model_names.size());
+    for (size_t m = 0; m < plan_.model_names.size(); ++m) {
+      if (w.wanted[m] && m < builtin_models_) {
+        base.models[m].assign(w.models[m].v, w.models[m].v + kSweepTile);
+      } else {
+        base.models[m].clear();
+      }
+    }
+    base.tiles.assign(w.tiles.begin(), w.tiles.begin() + static_cast<std::ptrdiff_t>(w.distinct));
+    base.distinct_of.assign(plan_.cases.size(), 0);
+    for (size_t d = 0; d < w.distinct; ++d) {
+      for (size_t c : w.members[d]) base.distinct_of[c] = d;
     }
   }
 
@@ -679,9 +869,10 @@ class FastSweep {
   const FloatFormat& format_;
   const ElementwiseCasePlan& plan_;
   int bound_count_;
+  double inside_low_, inside_high_;  // Inside's range
   size_t builtin_models_;
   std::vector<std::unique_ptr<Worker>> workers_;
-  uint64_t mpfr_factors_ = 0, mpfr_errors_ = 0;
+  uint64_t mpfr_factors_ = 0, mpfr_errors_ = 0, derived_tiles_ = 0;
 };
 
 // A case of the plan with nothing measured yet.
@@ -827,6 +1018,7 @@ SweepResult RunSweep(const SweepOptions& options) {
   result.mpfr_exact_values = sweep.mpfr_factors();
   result.mpfr_tables = staged ? staged->factors.size() : 0;
   result.mpfr_errors = sweep.mpfr_errors();
+  result.scaled_tiles = sweep.derived_tiles();
   for (size_t c = 0; c < plan.cases.size(); ++c) {
     result.cases.push_back(FromTotals(plan, c, format, totals[c]));
   }

@@ -1156,6 +1156,74 @@ uint64_t Mismatches(const float* a, const float* b, size_t n, int64_t* first) {
   return count;
 }
 
+// ---- Scale reuse (SweepScaledFloats, SweepFactorsScale, SweepDigest).
+
+bool ScaledFloats(const float* v, float p, size_t n, bool specials, float low, float high,
+                  float* out) {
+  const hn::ScalableTag<float> df;
+  const size_t lanes = hn::Lanes(df);
+  const auto vp = hn::Set(df, p);
+  const auto vlow = hn::Set(df, low);
+  const auto vhigh = hn::Set(df, high);
+  const auto vmax = hn::Set(df, 3.40282347e+38f);
+  const auto zero = hn::Zero(df);
+  for (size_t i = 0; i < n; i += lanes) {
+    const auto b = hn::LoadU(df, v + i);
+    const auto a = hn::Abs(b);
+    const auto scaled = hn::Mul(b, vp);
+    const auto s = hn::Abs(scaled);
+    auto keep = hn::IsNaN(b);
+    if (specials) keep = hn::Or(keep, hn::Or(a == zero, a > vmax));
+    const auto inside = hn::And(hn::And(a >= vlow, a < vhigh), hn::And(s >= vlow, s < vhigh));
+    auto fail = hn::AndNot(keep, hn::Not(inside));
+    if (i + lanes > n) fail = hn::And(fail, hn::FirstN(df, n - i));
+    if (!hn::AllFalse(df, fail)) return false;
+    hn::StoreU(hn::IfThenElse(keep, b, scaled), df, out + i);
+  }
+  return true;
+}
+
+bool FactorsScale(const uint64_t* kind, const double* f0, size_t n, double small, double large,
+                  double low, double high) {
+  const DD d;
+  const DU du;
+  const size_t lanes = hn::Lanes(d);
+  const VD vsmall = hn::Set(d, small), vlarge = hn::Set(d, large);
+  const VD vlow = hn::Set(d, low), vhigh = hn::Set(d, high);
+  for (size_t i = 0; i < n; i += lanes) {
+    const VU k = hn::LoadU(du, kind + i);
+    const VD f = hn::Abs(hn::LoadU(d, f0 + i));
+    const MD normal = hn::And(hn::RebindMask(d, k == hn::Set(du, kSweepFactorNormal)),
+                              hn::And(hn::Mul(f, vsmall) >= vlow, hn::Mul(f, vlarge) < vhigh));
+    const MD special = hn::RebindMask(
+        d, hn::Or(k == hn::Set(du, kSweepFactorNaN), k == hn::Set(du, kSweepFactorInfinite)));
+    MD fail = hn::Not(hn::Or(normal, special));
+    if (i + lanes > n) fail = hn::And(fail, hn::FirstN(d, n - i));
+    if (!hn::AllFalse(d, fail)) return false;
+  }
+  return true;
+}
+
+uint64_t Digest(const float* y, uint64_t key_high, const uint64_t* key_low, size_t n) {
+  const DU du;
+  const DU32 du32;
+  const DF df;
+  const size_t lanes = hn::Lanes(du);
+  VU digest = hn::Zero(du);
+  for (size_t i = 0; i < n; i += lanes) {
+    const VU keys = hn::Xor(hn::Set(du, key_high), hn::LoadU(du, key_low + i));
+    const VU32 bits = hn::BitCast(du32, hn::LoadU(df, y + i));
+    VU terms = DigestTerms(keys, hn::PromoteTo(du, hn::Xor(bits, hn::ShiftRight<16>(bits))));
+    if (i + lanes > n) terms = hn::IfThenElseZero(hn::FirstN(du, n - i), terms);
+    digest = hn::Add(digest, terms);
+  }
+  alignas(64) uint64_t parts[hn::MaxLanes(du)];
+  hn::Store(digest, du, parts);
+  uint64_t sum = 0;
+  for (size_t k = 0; k < lanes; ++k) sum += parts[k];
+  return sum;
+}
+
 }  // namespace sweep_tier
 
 // What suites/sweep/sweep_tier.cc exports per target.
@@ -1180,6 +1248,17 @@ void SweepTierModelOutputs(const FloatFormat& format, const float* grad, const f
 void SweepTierCanonicalNans(float* y, size_t n) { sweep_tier::CanonicalNans(y, n); }
 void SweepTierDecodeNarrow(const FloatFormat& format, const uint16_t* bits, size_t n, float* out) {
   sweep_tier::DecodeNarrow(format, bits, n, out);
+}
+bool SweepTierScaledFloats(const float* v, float p, size_t n, bool specials, float low, float high,
+                           float* out) {
+  return sweep_tier::ScaledFloats(v, p, n, specials, low, high, out);
+}
+bool SweepTierFactorsScale(const uint64_t* kind, const double* f0, size_t n, double small,
+                           double large, double low, double high) {
+  return sweep_tier::FactorsScale(kind, f0, n, small, large, low, high);
+}
+uint64_t SweepTierDigest(const float* y, uint64_t key_high, const uint64_t* key_low, size_t n) {
+  return sweep_tier::Digest(y, key_high, key_low, n);
 }
 uint64_t SweepTierMismatches(const float* a, const float* b, size_t n, int64_t* first) {
   return sweep_tier::Mismatches(a, b, n, first);

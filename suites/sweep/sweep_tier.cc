@@ -20,6 +20,9 @@ HWY_EXPORT(SweepTierModelOutputs);
 HWY_EXPORT(SweepTierCanonicalNans);
 HWY_EXPORT(SweepTierDecodeNarrow);
 HWY_EXPORT(SweepTierMismatches);
+HWY_EXPORT(SweepTierScaledFloats);
+HWY_EXPORT(SweepTierFactorsScale);
+HWY_EXPORT(SweepTierDigest);
 
 namespace {
 // The registry applies the target restriction to Highway when first used;
@@ -64,6 +67,20 @@ void SweepDecodeNarrow(const FloatFormat& format, const uint16_t* bits, size_t n
 
 uint64_t SweepMismatches(const float* a, const float* b, size_t n, int64_t* first) {
   return HWY_DYNAMIC_DISPATCH(SweepTierMismatches)(a, b, n, first);
+}
+
+bool SweepScaledFloats(const float* v, float p, size_t n, bool specials, float low, float high,
+                       float* out) {
+  return HWY_DYNAMIC_DISPATCH(SweepTierScaledFloats)(v, p, n, specials, low, high, out);
+}
+
+bool SweepFactorsScale(const uint64_t* kind, const double* f0, size_t n, double small, double large,
+                       double low, double high) {
+  return HWY_DYNAMIC_DISPATCH(SweepTierFactorsScale)(kind, f0, n, small, large, low, high);
+}
+
+uint64_t SweepDigest(const float* y, uint64_t key_high, const uint64_t* key_low, size_t n) {
+  return HWY_DYNAMIC_DISPATCH(SweepTierDigest)(y, key_high, key_low, n);
 }
 
 std::string_view SweepTierTarget() {

@@ -211,6 +211,20 @@ void SweepDecodeNarrow(const FloatFormat& format, const uint16_t* bits, size_t n
 // into *first (left alone when none).
 uint64_t SweepMismatches(const float* a, const float* b, size_t n, int64_t* first);
 
+// Scale reuse (the staged sweep over 16-bit pairs, sweep_run.cc):
+// out[i] = v[i] * p (p a power of two) where |v[i]| and |v[i] * p| both lie
+// in [low, high); v[i] itself where it is NaN, and with `specials` where it
+// is zero or infinite; false (out partly written) where some v[i] is none of
+// these.
+bool SweepScaledFloats(const float* v, float p, size_t n, bool specials, float low, float high,
+                       float* out);
+// Every factor class kind[i] normal with |f0[i]| times both small and large
+// (grads' magnitudes) in [low, high), or NaN or infinite.
+bool SweepFactorsScale(const uint64_t* kind, const double* f0, size_t n, double small, double large,
+                       double low, double high);
+// The digest SweepMeasure gives outputs y[0, n) under keys key_high ^ key_low[i].
+uint64_t SweepDigest(const float* y, uint64_t key_high, const uint64_t* key_low, size_t n);
+
 // The Highway target the tier runs on ("AVX3", "SSE4", ...).
 std::string_view SweepTierTarget();
 
