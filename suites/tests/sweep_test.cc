@@ -327,6 +327,98 @@ TEST(SweepTest, EveryMismatchWithinATileCounts) {
   ExpectPerturbedSweepEqualsReference({0x7ff, 0x800, 0xabc});
 }
 
+// Scale reuse (a staged op over 16-bit pairs): tiles at grads of one sign
+// and significand measured once and scaled give the report of every tile
+// measured, over ranges spanning several exponents of every significand:
+// moderate grads (most tiles scaled), subnormal and tiny grads, huge grads
+// into infinity and NaN, negative grads.
+TEST(SweepTest, ScaleReuseGivesTheReportOfEveryTileMeasured) {
+  struct Range {
+    const char* op;
+    const FloatFormat* format;
+    uint64_t begin, end;
+    bool mostly_scaled;
+  };
+  // (A 16-bit format's grads of one significand are 2^(p-1) patterns apart:
+  // 128 in bf16, 1024 in f16, whose range here is one significand's pair.)
+  for (const Range& r : {Range{"gelu_tanh_bwd", &kBFloat16, 0x3f800000, 0x40800000, true},
+                         Range{"gelu_tanh_bwd", &kBFloat16, 0x00000000, 0x02000000, false},
+                         Range{"silu_bwd", &kBFloat16, 0x7e000000, 0x7fc10000, false},
+                         Range{"silu_bwd", &kBFloat16, 0xbf800000, 0xc0800000, true},
+                         Range{"sigmoid_bwd", &kBinary16, 0x3bff0000, 0x3c000000 + 0x4000000, false}}) {
+    SCOPED_TRACE(std::string(r.op) + " " + r.format->name);
+    SweepOptions o;
+    o.op = FindElementwiseOp(r.op);
+    ASSERT_NE(o.op, nullptr);
+    o.domain = MakeSweepDomain(*r.format, SweepDomain::Kind::kPairs, {},
+                               {std::string(o.op->operands[0].name), std::string(o.op->operands[1].name)});
+    o.begin = r.begin;
+    o.end = r.end;
+    o.targets = {&BestTarget()};
+    const SweepResult reused = RunSweep(o);
+    o.scale_reuse = false;
+    const SweepResult measured = RunSweep(o);
+    EXPECT_EQ(SweepJson(reused).dump(1), SweepJson(measured).dump(1));
+    EXPECT_EQ(measured.scaled_tiles, 0u);
+    const uint64_t tiles = (r.end - r.begin + kSweepTile - 1) / kSweepTile;
+    if (r.mostly_scaled) {
+      EXPECT_GT(reused.scaled_tiles, tiles / 4);
+    } else {
+      EXPECT_GT(reused.scaled_tiles, 0u);
+    }
+  }
+}
+
+// A kernel one ULP off at a single input of a grad whose tiles would be
+// scaled from another grad's: the sweep still sees it there, and only there.
+uint16_t g_wrong_grad = 0, g_wrong_t = 0;
+ElementwiseKernel g_gelu_tanh_opmath = nullptr;
+void WrongAtOneInput(const void* const* in, void* result, size_t n) {
+  g_gelu_tanh_opmath(in, result, n);
+  const auto* grad = static_cast<const uint16_t*>(in[0]);
+  const auto* t = static_cast<const uint16_t*>(in[1]);
+  auto* out = static_cast<uint16_t*>(result);
+  for (size_t i = 0; i < n; ++i) {
+    if (grad[i] == g_wrong_grad && t[i] == g_wrong_t) ++out[i];
+  }
+}
+
+TEST(SweepTest, ScaleReuseSeesAKernelWrongAtOneInputOfAScaledTile) {
+  const TargetInfo& scalar = CompiledTargets().front();
+  // The registry keeps the first replacement for good: wrong nowhere unless
+  // g_wrong_grad is set, which only this test does.
+  static const bool installed = [&] {
+    g_gelu_tanh_opmath = FindElementwiseKernel("gelu_tanh_bwd", "bf16", "torch_opmath", scalar.bits);
+    ReplaceElementwiseKernelForTesting("gelu_tanh_bwd", "bf16", "torch_opmath", scalar.bits,
+                                       &WrongAtOneInput);
+    return true;
+  }();
+  (void)installed;
+  ASSERT_NE(g_gelu_tanh_opmath, nullptr);
+  SweepOptions o;
+  o.op = FindElementwiseOp("gelu_tanh_bwd");
+  o.domain = MakeSweepDomain(kBFloat16, SweepDomain::Kind::kPairs, {}, {"grad", "x"});
+  // grad 1, 2, 4, 8 (one significand) and every x: the tiles at 4 scale from 1's.
+  o.begin = 0x3f800000;
+  o.end = 0x41010000;
+  o.variants = {"torch_opmath"};
+  o.targets = {&scalar};
+  const SweepResult clean = RunSweep(o);
+  ASSERT_EQ(clean.cases.size(), 1u);
+  EXPECT_EQ(clean.cases[0].conformance.mismatches, 0u);
+  g_wrong_grad = 0x4080;  // 4
+  g_wrong_t = 0x3f20;     // x = 0.625
+  const SweepResult wrong = RunSweep(o);
+  o.scale_reuse = false;
+  const SweepResult measured = RunSweep(o);
+  g_wrong_grad = 0;
+  EXPECT_GT(clean.scaled_tiles, 0u);
+  EXPECT_EQ(wrong.cases[0].conformance.mismatches, 1u);
+  EXPECT_EQ(wrong.cases[0].conformance.first_mismatch_index, int64_t{0x40803f20});
+  EXPECT_EQ(SweepJson(wrong).dump(1), SweepJson(measured).dump(1));
+  EXPECT_NE(wrong.cases[0].digest, clean.cases[0].digest);
+}
+
 TEST(SweepTest, ShardsCoverTheRangeCutAtBlocks) {
   for (uint64_t n : {1, 2, 3, 4, 7, 100}) {
     uint64_t at = kBegin;
