@@ -15,6 +15,7 @@
 #define ULPGATE_ORACLES_DOUBLE_WORD_H_
 
 #include <cmath>
+#include <optional>
 
 // For the definitions of functions that do many double-word operations
 // (internal ones, called through a plain function): compiled twice on x86
@@ -141,6 +142,19 @@ inline FactorEstimate FiniteFactor(double base, DoubleWord d, double error) {
   f.kind = FactorEstimate::kFinite;
   Renormalize(base, d.hi, d.lo, &f.f0, &f.f1, &f.f2);
   f.error = error;
+  return f;
+}
+
+// A factor d within `error`: finite where |d| >= 2^-600, below that its sign
+// and a bound on its magnitude where they are sure (|d| beyond twice the
+// error), else nullopt (MPFR decides).
+inline std::optional<FactorEstimate> FiniteOrTinyFactor(DoubleWord d, double error) {
+  if (std::fabs(d.hi) >= 0x1p-600) return FiniteFactor(0, d, error);
+  if (std::fabs(d.hi) <= 2 * error) return std::nullopt;
+  FactorEstimate f;
+  f.kind = FactorEstimate::kTiny;
+  f.sign = d.hi < 0 ? -1 : 1;
+  f.log2_bound = std::floor(std::log2((std::fabs(d.hi) + error) * (1 + 0x1p-40))) + 1;
   return f;
 }
 

@@ -113,13 +113,7 @@ ULPGATE_FMA_CLONES std::optional<FactorEstimate> LogisticClones(double x, const 
       under.hi * abs_h + std::fabs(h.hi) * under.hi * r_under + eps * std::fabs(d.hi);
   const double magnitude = under.hi * (1 + std::fabs(g.hi));
   const double error = abs_d * slack + 0x1p-299 * magnitude + 0x1p-1060;
-  if (std::fabs(d.hi) >= 0x1p-600) return FiniteFactor(0, d, error);
-  // Below 2^-600: the sign and a bound on the magnitude, where they are sure.
-  if (std::fabs(d.hi) <= 2 * error) return std::nullopt;
-  f.kind = FactorEstimate::kTiny;
-  f.sign = d.hi < 0 ? -1 : 1;
-  f.log2_bound = std::floor(std::log2((std::fabs(d.hi) + error) * (1 + 0x1p-40))) + 1;
-  return f;
+  return FiniteOrTinyFactor(d, error);
 }
 
 }  // namespace

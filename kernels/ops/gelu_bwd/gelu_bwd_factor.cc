@@ -277,13 +277,8 @@ ULPGATE_FMA_CLONES std::optional<FactorEstimate> FactorClones(float x_in) {
   const DoubleWord d = Mul(p, Add(r, {-t, 0}));
   const double error = (std::fabs(d.hi) * (r_p + 2 * eps) + p.hi * r_error) * slack +
                        0x1p-299 * p.hi * (r.hi + t) * slack;
-  if (std::fabs(d.hi) >= 0x1p-600) return FiniteFactor(0, d, error);
   // Below 2^-600 (t > 28.92): the sign and a bound on the magnitude.
-  if (std::fabs(d.hi) <= 2 * error) return std::nullopt;
-  f.kind = FactorEstimate::kTiny;
-  f.sign = d.hi < 0 ? -1 : 1;
-  f.log2_bound = std::floor(std::log2((std::fabs(d.hi) + error) * (1 + 0x1p-40))) + 1;
-  return f;
+  return FiniteOrTinyFactor(d, error);
 }
 
 }  // namespace
