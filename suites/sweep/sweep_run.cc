@@ -651,9 +651,9 @@ class FastSweep {
   // x = grad f(t) exactly: grad times 2^k makes x, its ULP and every error
   // measured against it 2^k times as large, as long as x stays a normal
   // value of the format at both grads; a kernel's output that is 2^k times
-  // the one at the first grad, both normal (or zero) and finite, has then the
-  // same error in every field the statistics take: the tile's statistics
-  // are the first's, their indices moved. A model whose chain is one
+  // the one at the first grad, both normal (or zeros, infinities or NaNs,
+  // unchanged), has then the same error in every field the statistics take:
+  // the tile's statistics are the first's, their indices moved. A model whose chain is one
   // multiplication or division of grad (in binary32 or the format, rounded
   // once to the format) scales the same way where its outputs stay normal.
   bool ScaleReuse() const {
