@@ -12,10 +12,12 @@
 #endif
 
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
+#include "oracles/erf_polynomial.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace ulpgate {
@@ -73,16 +75,26 @@ struct VectorArith {
   HWY_INLINE Value Tanh(Value a) const {
     return NaNBack(a, hn::Tanh(d, NaNToZero(a)));
   }
-  // Highway 1.0.3 has no erf: the C library's double erf lane by lane, rounded
-  // once to binary32 (ErfOfSequences in oracles/highway_math.h, which the
-  // conformance tests hold this to).
-  HWY_INLINE Value Erf(Value a) const {
-    HWY_ALIGN float lane[hn::MaxLanes(D())];
-    hn::Store(a, d, lane);
-    for (size_t i = 0; i < hn::Lanes(d); ++i) {
-      lane[i] = static_cast<float>(std::erf(static_cast<double>(lane[i])));
-    }
-    return hn::Load(d, lane);
+  // Highway 1.0.3 has no erf: oracles/erf_polynomial.h's, both pieces
+  // computed in every lane and one kept (ErfOfSequences, which the conformance
+  // tests hold this to, computes only the one it keeps).
+  HWY_INLINE Value Erf(Value x) const {
+    const auto horner = [this](const auto& c, Value v) HWY_ATTR {
+      const size_t n = std::size(c);
+      Value p = hn::Set(d, c[n - 1]);
+      for (size_t k = n - 1; k-- > 0;) p = hn::MulAdd(p, v, hn::Set(d, c[k]));
+      return p;
+    };
+    const Value a = hn::Abs(x);
+    const Value small = hn::MulAdd(x, horner(kErfSmall, hn::Mul(x, x)), x);
+    // A NaN lane is put back at the end: Min need not keep it.
+    const Value clamped = hn::Min(hn::IfThenZeroElse(hn::IsNaN(a), a), hn::Set(d, kErfClamp));
+    const Value q = hn::IfThenElse(hn::Lt(clamped, hn::Set(d, kErfNearEnd)),
+                                   horner(kErfNear, hn::Sub(clamped, hn::Set(d, 1.0f))),
+                                   horner(kErfFar, hn::Sub(clamped, hn::Set(d, 3.0f))));
+    const Value large = hn::CopySign(hn::Sub(hn::Set(d, 1.0f), Exp(q)), x);
+    const Value y = hn::IfThenElse(hn::Lt(a, hn::Set(d, kErfSmallEnd)), small, large);
+    return hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x), y);
   }
 
   // For the lane-parallel schedules (reduction_spec-inl.h): the lanes of a

@@ -1,9 +1,13 @@
 #include "oracles/highway_math.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <limits>
+
+#include "oracles/erf_polynomial.h"
 
 namespace ulpgate {
 namespace {
@@ -96,6 +100,22 @@ float HighwayTanh(float x, bool fused_muladd) {
   const float y = HighwayExpm1(abs_x * 2.0f, fused_muladd);
   const float z = abs_x > kLimit ? 1.0f : y / (y + 2.0f);
   return FromBits(Bits(z) ^ sign);
+}
+
+float ErfOfSequences(float x, bool fused_muladd) {
+  if (std::isnan(x)) return x + x;
+  const auto horner = [fused_muladd](const auto& c, float v) {
+    const size_t n = std::size(c);
+    float p = c[n - 1];
+    for (size_t k = n - 1; k-- > 0;) p = MulAdd(p, v, c[k], fused_muladd);
+    return p;
+  };
+  const float a = std::fabs(x);
+  if (a < kErfSmallEnd) return MulAdd(x, horner(kErfSmall, x * x), x, fused_muladd);
+  const float clamped = std::min(a, kErfClamp);
+  const float q = clamped < kErfNearEnd ? horner(kErfNear, clamped - 1.0f)
+                                        : horner(kErfFar, clamped - 3.0f);
+  return std::copysign(1.0f - ExpOfSequences(q, fused_muladd), x);
 }
 
 }  // namespace ulpgate

@@ -8,7 +8,8 @@
 // The exponential of the op sequences (kernels/vector_arith-inl.h, and the
 // models' arithmetics) is ExpOfSequences: Highway's Exp, with x above its valid
 // range (104) giving +inf, as the true exponential does from 88.72 on (Highway's
-// own result there is garbage: its 2^q reconstruction wraps).
+// own result there is garbage: its 2^q reconstruction wraps). Its erf, which
+// Highway lacks, is ours (ErfOfSequences), built on that Exp.
 #ifndef ULPGATE_ORACLES_HIGHWAY_MATH_H_
 #define ULPGATE_ORACLES_HIGHWAY_MATH_H_
 
@@ -28,13 +29,9 @@ inline float ExpOfSequences(float x, bool fused_muladd) {
                                    : HighwayExp(x, fused_muladd);
 }
 
-// The erf of the op sequences: the C library's double erf rounded once to
-// binary32 (kernels call it lane by lane). glibc's erf is within 1 ULP of
-// double, so the binary32 result is erf(x) correctly rounded except where
-// erf(x) lies within about 2^-29 relative of a midpoint of binary32 values.
-inline float ErfOfSequences(float x) {
-  return static_cast<float>(std::erf(static_cast<double>(x)));
-}
+// The erf of the op sequences (oracles/erf_polynomial.h): a polynomial for
+// |x| < 1, 1 - Exp of a polynomial above, its multiply-adds fused or not.
+float ErfOfSequences(float x, bool fused_muladd);
 
 }  // namespace ulpgate
 

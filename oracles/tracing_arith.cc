@@ -192,7 +192,7 @@ TracingArith::Value TracingArith::Div(const Value& a, const Value& b) {
 namespace {
 float ModelExp(float x, bool fused) { return ExpOfSequences(x, fused); }
 float ModelTanh(float x, bool fused) { return HighwayTanh(x, fused); }
-float ModelErf(float x, bool) { return ErfOfSequences(x); }
+float ModelErf(float x, bool fused) { return ErfOfSequences(x, fused); }
 }  // namespace
 
 TracingArith::Value TracingArith::Exp(const Value& a) {

@@ -23,8 +23,8 @@
 // binary32 rounding or a ULP measure can see, and their rounded value is what
 // the models compute: the correctly rounded quotient, and for a function the
 // model's implementation of it (Highway 1.0.3's Exp and Tanh ported operation
-// by operation, their multiply-adds fused as the run's are; erf as glibc's
-// double erf rounded once), so a function step may be off by more than half
+// by operation, their multiply-adds fused as the run's are, and the
+// sequences' erf, oracles/erf_polynomial.h, likewise), so a function step may be off by more than half
 // an ULP of its own, and the trace shows by how much.
 #ifndef ULPGATE_ORACLES_TRACING_ARITH_H_
 #define ULPGATE_ORACLES_TRACING_ARITH_H_

@@ -1,11 +1,11 @@
 /* A version 2 plugin of an op whose models call exp and erf: gelu backward in
  * PyTorch's sequence (Activation.cpp), cdf = 0.5 (1 + erf(x kAlpha)),
  * pdf = kBeta exp(x x (-0.5)), out = grad (cdf + x pdf), with erf from the C
- * library in double rounded to float (as ulpgate's kernels and models take it)
- * and exp from the C library's expf. It claims "torch_nofma", the sequence with
- * Highway 1.0.3's Exp: where expf and Highway's Exp round differently the
- * outputs differ, so the plugin is measured in ULPs beside the model rather
- * than following it bit for bit. Built without contraction. */
+ * library in double rounded to float and exp from its expf. It claims
+ * "torch_nofma", the sequence over ulpgate's erf polynomial and Highway 1.0.3's
+ * Exp: where the C library's functions and those round differently the outputs
+ * differ, so the plugin is measured in ULPs beside the model rather than
+ * following it bit for bit. Built without contraction. */
 #include <ulpgate/plugin.h>
 
 #include <math.h>

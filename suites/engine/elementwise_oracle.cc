@@ -53,14 +53,14 @@ class ModelArith : public Binary32Arith {
   explicit ModelArith(bool fused) : Binary32Arith(fused) {}
   float Exp(float a) const { return ExpOfSequences(a, fused()); }
   float Tanh(float a) const { return HighwayTanh(a, fused()); }
-  float Erf(float a) const { return ErfOfSequences(a); }
+  float Erf(float a) const { return ErfOfSequences(a, fused()); }
 };
 class NativeModelArith : public NativeBinary32Arith {
  public:
   explicit NativeModelArith(bool fused) : NativeBinary32Arith(fused), fused_(fused) {}
   float Exp(float a) const { return ExpOfSequences(a, fused_); }
   float Tanh(float a) const { return HighwayTanh(a, fused_); }
-  float Erf(float a) const { return ErfOfSequences(a); }
+  float Erf(float a) const { return ErfOfSequences(a, fused_); }
 
  private:
   bool fused_;
@@ -84,7 +84,7 @@ class PerOpArith : public FormatArith {
   double NegMulAdd(double a, double b, double c) const { return Sub(c, Mul(a, b)); }
   double Exp(double a) const { return Round(ExpOfSequences(ToFloat(a), fused_functions_)); }
   double Tanh(double a) const { return Round(HighwayTanh(ToFloat(a), fused_functions_)); }
-  double Erf(double a) const { return Round(ErfOfSequences(ToFloat(a))); }
+  double Erf(double a) const { return Round(ErfOfSequences(ToFloat(a), fused_functions_)); }
 
  private:
   double Round(float y) const { return RoundDouble(format(), y); }
@@ -104,7 +104,7 @@ class NativePerOpArith {
   double NegMulAdd(double a, double b, double c) const { return Sub(c, Mul(a, b)); }
   double Exp(double a) const { return Round(ExpOfSequences(ToFloat(a), fused_functions_)); }
   double Tanh(double a) const { return Round(HighwayTanh(ToFloat(a), fused_functions_)); }
-  double Erf(double a) const { return Round(ErfOfSequences(ToFloat(a))); }
+  double Erf(double a) const { return Round(ErfOfSequences(ToFloat(a), fused_functions_)); }
 
  private:
   double Round(float y) const { return RoundDouble(*format_, y); }
