@@ -17,8 +17,8 @@
 #include <cmath>
 #include <optional>
 
-// For the definitions of functions that do many double-word operations
-// (internal ones, called through a plain function): compiled twice on x86
+// For the definitions of functions that do many double-word operations or
+// fused multiply-adds (internal ones, called through a plain function): compiled twice on x86
 // with GCC, with FMA instructions and for the baseline (where std::fma is a
 // library call, several times slower). Both round every operation the same
 // way (fma is correctly rounded either way), so they return the same bits;

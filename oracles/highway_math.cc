@@ -7,6 +7,7 @@
 #include <iterator>
 #include <limits>
 
+#include "oracles/double_word.h"  // ULPGATE_FMA_CLONES
 #include "oracles/erf_polynomial.h"
 
 namespace ulpgate {
@@ -63,7 +64,9 @@ struct Reduced {
   int32_t q;
   float poly;  // ExpPoly(r)
 };
-Reduced ReduceAndApproximate(float x, bool fused) {
+// (With FMA instructions where the CPU has them: a fused MulAdd is otherwise
+// a library call; the same bits either way.)
+ULPGATE_FMA_CLONES Reduced ReduceAndApproximate(float x, bool fused) {
   const float kOneOverLog2 = static_cast<float>(+1.442695040888963407359924681);
   const float half = std::copysign(0.5f, x);  // Or(kHalf, And(x, kNegZero))
   const int32_t q = ToInt32(MulAdd(x, kOneOverLog2, half, fused));
@@ -102,7 +105,8 @@ float HighwayTanh(float x, bool fused_muladd) {
   return FromBits(Bits(z) ^ sign);
 }
 
-float ErfOfSequences(float x, bool fused_muladd) {
+namespace {
+ULPGATE_FMA_CLONES float ErfClones(float x, bool fused_muladd) {
   if (std::isnan(x)) return x + x;
   const auto horner = [fused_muladd](const auto& c, float v) {
     const size_t n = std::size(c);
@@ -117,5 +121,8 @@ float ErfOfSequences(float x, bool fused_muladd) {
                                         : horner(kErfFar, clamped - 3.0f);
   return std::copysign(1.0f - ExpOfSequences(q, fused_muladd), x);
 }
+}  // namespace
+
+float ErfOfSequences(float x, bool fused_muladd) { return ErfClones(x, fused_muladd); }
 
 }  // namespace ulpgate

@@ -227,13 +227,14 @@ class ElementwiseProblem : public EngineProblem {
       model_arrays[m] = tile->models[m].data();
     }
     const bool factor_tier = FactorTier();
+    std::fill(tile->exact_from_mpfr, tile->exact_from_mpfr + n, uint8_t{0});
     if (factor_tier) {
       thread_local std::unique_ptr<FactorColumnsBuffer> factors;
       if (!factors) factors = std::make_unique<FactorColumnsBuffer>();
       uint64_t mpfr_factors = 0;
       SweepScaledExactValues(format_, o.grad,
                              PerInputFactors(oracle_, format_, o.grad, o.t, n, factors.get(),
-                                             &mpfr_factors),
+                                             &mpfr_factors, tile->exact_from_mpfr),
                              n, &tile->exact);
       std::array<float, kMaxElementwiseArity> x{};
       std::vector<float>& element_models = ThreadModels();

@@ -374,7 +374,9 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
                                                bound_count, measure_exact, *v, out.stats[c],
                                                out.bound[c], out.mismatches[c], out.first_mismatch[c]);
       }
-      for (const auto& t : truth) out.mpfr_elements += t ? 1 : 0;
+      for (size_t i = 0; i < count; ++i) {
+        out.mpfr_elements += (truth[i] || v->tile.exact_from_mpfr[i] != 0) ? 1 : 0;
+      }
       return;
     }
 

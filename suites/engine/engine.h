@@ -114,6 +114,9 @@ struct EngineVectorTile {
   SweepExactTile exact;
   std::vector<std::vector<float>> models;  // [model][element], NaNs canonical
   alignas(64) double fraction_per_ulp[kSweepTile];
+  // 1 where MPFR computed part of the element's exact value (an op's factor
+  // its estimate declined): counted with the elements MPFR measured.
+  alignas(64) uint8_t exact_from_mpfr[kSweepTile];
 };
 
 class EngineProblem {

@@ -85,13 +85,16 @@ bool SetEstimatedFactor(const FactorEstimate& f, const FloatFormat& format, cons
 
 SweepFactorColumns PerInputFactors(const ElementwiseOracle& oracle, const FloatFormat& format,
                                    const float* grad, const float* x, size_t n,
-                                   FactorColumnsBuffer* buffer, uint64_t* mpfr_factors) {
+                                   FactorColumnsBuffer* buffer, uint64_t* mpfr_factors,
+                                   uint8_t* from_mpfr) {
   const FactorSlots slots = buffer->Slots();
   for (size_t i = 0; i < n; ++i) {
     const float operands[2] = {grad[i], x[i]};
     const std::optional<FactorEstimate> estimate = oracle.FastFactor(operands);
+    if (from_mpfr != nullptr) from_mpfr[i] = 0;
     if (estimate && SetEstimatedFactor(*estimate, format, slots, i)) continue;
     ++*mpfr_factors;
+    if (from_mpfr != nullptr) from_mpfr[i] = 1;
     bool products_exact = false;
     const std::optional<MpfrNumber> f = oracle.ExactFactor(operands, &products_exact);
     if (!f) throw std::logic_error("an op with a fast factor whose exact value does not stage");

@@ -53,11 +53,13 @@ struct alignas(64) FactorColumnsBuffer {
 
 // The factors of inputs (grad[i], x[i]), i < n <= kSweepTile, of an op with
 // a fast factor (ElementwiseOracle::HasFastFactor): its estimates, MPFR's
-// factor where it has none (counted into *mpfr_factors). The entries past n
-// are left as they are (the tier masks their lanes out).
+// factor where it has none (counted into *mpfr_factors, and marked 1 in
+// from_mpfr[i] where that is given, 0 elsewhere). The entries past n are left
+// as they are (the tier masks their lanes out).
 SweepFactorColumns PerInputFactors(const ElementwiseOracle& oracle, const FloatFormat& format,
                                    const float* grad, const float* x, size_t n,
-                                   FactorColumnsBuffer* buffer, uint64_t* mpfr_factors);
+                                   FactorColumnsBuffer* buffer, uint64_t* mpfr_factors,
+                                   uint8_t* from_mpfr = nullptr);
 
 }  // namespace ulpgate
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <string>
 #include <string_view>
@@ -21,6 +22,7 @@
 #include "oracles/double_word.h"
 #include "oracles/mpfr_number.h"
 #include "suites/engine/elementwise_oracle.h"
+#include "suites/sweep/factor_columns.h"
 
 namespace ulpgate {
 namespace {
@@ -256,6 +258,37 @@ TEST(FastTermFactor, WithinItsBoundOfTheOraclesTermMagnitude) {
     EXPECT_GT(worst, 0.0) << op.name << ": every estimate exact is not believable";
   }
   EXPECT_GT(ops_with_one, 0u);
+}
+
+// PerInputFactors marks the inputs whose factor MPFR computed (the engine
+// counts them among the elements MPFR measured): exactly those whose
+// estimate declines or whose class the tier cannot hold.
+TEST(PerInputFactors, MarksTheFactorsMpfrComputed) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> xs = {0.5f, inf, -2.0f, -inf, std::nanf(""), 1e-30f, 3.0f};
+  const std::vector<float> grads(xs.size(), 1.0f);
+  size_t ops = 0;
+  for (const ElementwiseOpInfo& op : ElementwiseOps()) {
+    const ElementwiseOracle& oracle = OracleOf(op);
+    if (!oracle.HasFastFactor()) continue;
+    ++ops;
+    FactorColumnsBuffer buffer;
+    std::vector<uint8_t> marked(xs.size(), 7);
+    uint64_t count = 0;
+    PerInputFactors(oracle, kBinary32, grads.data(), xs.data(), xs.size(), &buffer, &count,
+                    marked.data());
+    uint64_t expected_count = 0;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const float operands[2] = {1.0f, xs[i]};
+      const std::optional<FactorEstimate> f = oracle.FastFactor(operands);
+      FactorColumnsBuffer probe;
+      const bool held = f && SetEstimatedFactor(*f, kBinary32, probe.Slots(), 0);
+      EXPECT_EQ(marked[i], held ? 0 : 1) << op.name << " at x = " << xs[i];
+      expected_count += held ? 0 : 1;
+    }
+    EXPECT_EQ(count, expected_count) << op.name;
+  }
+  EXPECT_GT(ops, 0u);
 }
 
 }  // namespace
