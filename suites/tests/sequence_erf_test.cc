@@ -85,6 +85,7 @@ uint32_t Bits(float x) {
 double UlpError(float x, float y) {
   MpfrNumber e(128, x);
   mpfr_erf(e.get(), e.get(), MPFR_RNDN);
+  if (e.IsZero()) return std::ldexp(std::fabs(static_cast<double>(y)), 149);  // erf(+-0)
   const long exponent = mpfr_get_exp(e.get());  // e in [2^(exponent-1), 2^exponent)
   const long ulp_exponent = std::max(exponent - 24, -149L);
   MpfrNumber d(128);
