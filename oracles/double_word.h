@@ -18,9 +18,9 @@
 #include <optional>
 
 // For the definitions of functions that do many double-word operations or
-// fused multiply-adds (internal ones, called through a plain function): compiled twice on x86
-// with GCC, with FMA instructions and for the baseline (where std::fma is a
-// library call, several times slower). Both round every operation the same
+// fused multiply-adds (internal ones, called through a plain function):
+// compiled twice on x86 with GCC, with FMA instructions and for the baseline
+// (where std::fma is a library call, several times slower). Both round every operation the same
 // way (fma is correctly rounded either way), so they return the same bits;
 // the loader picks the one the CPU runs.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
