@@ -134,6 +134,10 @@ struct FactorEstimate {
   bool exact = false;
   double sign = 1;
   double log2_bound = 0;
+  // The op's term factor at the same operand (its kFastTermFactor's value,
+  // within the same bound) where the op gets it from the factor for little
+  // more; NaN where it does not.
+  double term = std::nan("");
 };
 
 // A finite factor base + d, renormalized, within `error`.

@@ -17,6 +17,8 @@
 #include "suites/engine/elementwise_cases.h"
 #include "suites/engine/tanh_bwd_oracle.h"
 #include "suites/inputs/tanh_bwd_suites.h"
+#include "kernels/ops/gelu_bwd/gelu_bwd_factor.h"
+#include "suites/engine/elementwise_oracle.h"
 
 namespace ulpgate {
 namespace {
@@ -185,6 +187,48 @@ void BM_TanhBwdFourModelsNative(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_TanhBwdFourModelsNative);
+
+// gelu_bwd's exact tier per input, x uniform on [-10, 10] (its domain
+// suite's): the factor estimate, the term factor, and every binary32 model.
+std::vector<float> GeluXs() {
+  std::vector<float> x(1 << 16);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = -10.0f + 20.0f * static_cast<float>(i * 40503 % x.size()) / x.size();
+  return x;
+}
+void BM_GeluBwdFactor(benchmark::State& state) {
+  const std::vector<float> x = GeluXs();
+  size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(GeluBwdFactor(x[i]));
+    i = (i + 1) % x.size();
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_GeluBwdFactor);
+void BM_GeluBwdTermFactor(benchmark::State& state) {
+  const std::vector<float> x = GeluXs();
+  size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(GeluBwdTermFactor(x[i]));
+    i = (i + 1) % x.size();
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_GeluBwdTermFactor);
+void BM_GeluBwdModels(benchmark::State& state) {
+  const std::vector<float> x = GeluXs();
+  const ElementwiseOpInfo& op = *FindElementwiseOp("gelu_bwd");
+  std::vector<float> out(ModelCount(op, kBinary32));
+  size_t i = 0;
+  for (auto _ : state) {
+    const float operands[2] = {1.5f, x[i]};
+    ModelOutputsInto(op, kBinary32, operands, /*native=*/true, out.data());
+    benchmark::DoNotOptimize(out.data());
+    i = (i + 1) % x.size();
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_GeluBwdModels);
 
 // Inputs per second through the engine: all variants on all supported
 // targets, one thread and every core.

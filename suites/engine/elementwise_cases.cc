@@ -228,8 +228,8 @@ class ElementwiseProblem : public EngineProblem {
     }
     const bool factor_tier = FactorTier();
     std::fill(tile->exact_from_mpfr, tile->exact_from_mpfr + n, uint8_t{0});
+    thread_local std::unique_ptr<FactorColumnsBuffer> factors;
     if (factor_tier) {
-      thread_local std::unique_ptr<FactorColumnsBuffer> factors;
       if (!factors) factors = std::make_unique<FactorColumnsBuffer>();
       uint64_t mpfr_factors = 0;
       SweepScaledExactValues(format_, o.grad,
@@ -268,8 +268,11 @@ class ElementwiseProblem : public EngineProblem {
       double a = 0;
       if (!usable) {
       } else if (factor_tier) {
-        // |grad| T(x): T within 2^-50, the product one rounding more.
-        const std::optional<double> rest = oracle_.FastTermFactor(operands);
+        // |grad| T(x): T within 2^-50, the product one rounding more; T
+        // from the factor's estimate where the op gave it there.
+        const double with_factor = factors->term[i];
+        const std::optional<double> rest =
+            std::isnan(with_factor) ? oracle_.FastTermFactor(operands) : std::optional<double>(with_factor);
         if (rest) {
           count = 1;
           a = std::fabs(static_cast<double>(o.grad[i])) * *rest;

@@ -92,7 +92,11 @@ SweepFactorColumns PerInputFactors(const ElementwiseOracle& oracle, const FloatF
     const float operands[2] = {grad[i], x[i]};
     const std::optional<FactorEstimate> estimate = oracle.FastFactor(operands);
     if (from_mpfr != nullptr) from_mpfr[i] = 0;
-    if (estimate && SetEstimatedFactor(*estimate, format, slots, i)) continue;
+    buffer->term[i] = std::nan("");
+    if (estimate && SetEstimatedFactor(*estimate, format, slots, i)) {
+      buffer->term[i] = estimate->term;
+      continue;
+    }
     ++*mpfr_factors;
     if (from_mpfr != nullptr) from_mpfr[i] = 1;
     bool products_exact = false;

@@ -46,6 +46,9 @@ struct alignas(64) FactorColumnsBuffer {
       f2[kSweepTile + kSweepVectorSlack], sign[kSweepTile + kSweepVectorSlack],
       tiny_limit[kSweepTile + kSweepVectorSlack], f_error[kSweepTile + kSweepVectorSlack],
       path_error[kSweepTile + kSweepVectorSlack];
+  // The estimate's term factor (FactorEstimate::term), NaN where it has none
+  // or MPFR computed the factor.
+  double term[kSweepTile + kSweepVectorSlack];
   uint64_t kind[kSweepTile + kSweepVectorSlack];
   FactorSlots Slots() { return {f0, f1, f2, sign, tiny_limit, f_error, path_error, kind}; }
   SweepFactorColumns Columns() const { return {f0, f1, f2, sign, tiny_limit, kind, f_error, path_error}; }

@@ -260,6 +260,39 @@ TEST(FastTermFactor, WithinItsBoundOfTheOraclesTermMagnitude) {
   EXPECT_GT(ops_with_one, 0u);
 }
 
+// The term factor an op's factor estimate carries (FactorEstimate::term,
+// what the engine uses in place of FastTermFactor) within the same bound of
+// TermMagnitude at grad = 1, over the same probes; and carried on most of
+// them by an op that gives it at all.
+TEST(FastFactor, TermAlongsideWithinItsBound) {
+  size_t ops_with_terms = 0;
+  for (const ElementwiseOpInfo& op : ElementwiseOps()) {
+    const ElementwiseOracle& oracle = OracleOf(op);
+    if (!oracle.HasFastFactor()) continue;
+    const std::vector<float> probes = FactorProbes(op);
+    size_t carried = 0;
+    double worst = 0;
+    for (const float x : probes) {
+      const float operands[2] = {1.0f, x};
+      const std::optional<FactorEstimate> f = oracle.FastFactor(operands);
+      if (!f || std::isnan(f->term)) continue;
+      ++carried;
+      const MpfrNumber exact = oracle.TermMagnitude(operands);
+      const std::string where = std::string(op.name) + " at x = " + std::to_string(x) + " (" +
+                                Bits(x) + ")";
+      ASSERT_TRUE(mpfr_regular_p(exact.get())) << where << ": carried " << f->term;
+      const double e = RelativeError({f->term, 0.0}, exact);
+      worst = std::max(worst, e);
+      ASSERT_LE(e, kFastTermFactorError) << where << ": carried " << f->term;
+    }
+    if (carried == 0) continue;
+    ++ops_with_terms;
+    EXPECT_GT(carried, probes.size() / 2) << op.name;
+    EXPECT_GT(worst, 0.0) << op.name << ": every term exact is not believable";
+  }
+  EXPECT_GT(ops_with_terms, 0u);
+}
+
 // PerInputFactors marks the inputs whose factor MPFR computed (the engine
 // counts them among the elements MPFR measured): exactly those whose
 // estimate declines or whose class the tier cannot hold.

@@ -283,7 +283,26 @@ ULPGATE_FMA_CLONES std::optional<FactorEstimate> FactorClones(float x_in) {
 
 }  // namespace
 
-std::optional<FactorEstimate> GeluBwdFactor(float x) { return FactorClones(x); }
+std::optional<FactorEstimate> GeluBwdFactor(float x) {
+  std::optional<FactorEstimate> f = FactorClones(x);
+  // The term factor F(|x|) with it: F itself for x >= 0, and for x < 0 1 -
+  // F(x), as F(-t) + F(t) = 1 (Phi(-t) + Phi(t) = 1, and the phi terms
+  // cancel): T in [1, 1.17] there, so F's absolute error and the roundings
+  // below (1 - f0 exact as a TwoSum, then two of parts far smaller than T)
+  // stay far below kFastTermFactorError of T.
+  if (!f) return f;
+  if (f->kind == FactorEstimate::kFinite && f->error <= 0x1p-60) {
+    if (x >= 0) {
+      f->term = f->f0;  // f0 = RN(F's estimate): within 2^-53 + 2^-60
+    } else {
+      const DoubleWord d = TwoSum(1.0, -f->f0);
+      f->term = d.hi + (d.lo - (f->f1 + f->f2));
+    }
+  } else if (f->kind == FactorEstimate::kTiny && x < 0) {
+    f->term = 1;  // 1 + |F|, |F| < 2^-600
+  }
+  return f;
+}
 
 std::optional<double> GeluBwdTermFactor(float x) {
   // 1/2 + |erf(x/sqrt(2))|/2 = 1 - Phi(-|x|): the term magnitude is F(|x|) >=
