@@ -238,12 +238,29 @@ class ElementwiseProblem : public EngineProblem {
                              n, &tile->exact);
       std::array<float, kMaxElementwiseArity> x{};
       std::vector<float>& element_models = ThreadModels();
+      // Only the models the engine still reads (EngineVectorTile::wanted).
+      std::vector<size_t> builtin;
+      bool extra = false;
+      for (size_t m = 0; m < models_.size(); ++m) {
+        if (m < tile->wanted.size() && !tile->wanted[m]) continue;
+        if (m < builtin_models_) {
+          builtin.push_back(m);
+        } else {
+          extra = true;
+        }
+      }
       for (size_t i = 0; i < n; ++i) {
         x[0] = o.grad[i];
         x[1] = o.t[i];
-        ModelOutputsInto(op_, format_, x.data(), /*native=*/true, element_models.data());
-        ExtraModels(x, element_models.data());
-        for (size_t m = 0; m < models_.size(); ++m) model_arrays[m][i] = CanonicalNan(element_models[m]);
+        for (const size_t m : builtin) {
+          model_arrays[m][i] = CanonicalNan(ModelOutput(op_, format_, m, x.data(), /*native=*/true));
+        }
+        if (extra) {
+          ExtraModels(x, element_models.data());
+          for (size_t m = builtin_models_; m < models_.size(); ++m) {
+            model_arrays[m][i] = CanonicalNan(element_models[m]);
+          }
+        }
       }
     } else {
       SweepExactValues(format_, o.grad, o.t, n, &tile->exact);

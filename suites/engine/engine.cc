@@ -130,7 +130,7 @@ void MeasureVectorCase(const EngineProblem& problem, const EngineCase& cs, const
                        uint64_t begin, size_t count, int bound_count,
                        const MeasureExact& measure_exact, VectorScratch& v, ErrorStatistics& stats,
                        BoundFractionStatistics& bound, std::vector<uint64_t>& mismatches,
-                       std::vector<int64_t>& first_mismatch) {
+                       std::vector<int64_t>& first_mismatch, std::atomic<uint8_t>* differed) {
   SweepErrorSums sums;
   SweepMeasure(problem.format(), v.tile.exact, y, 0, v.zero_keys, count, &v.errors, &sums, &v.fine,
                /*every_ulp=*/true);
@@ -225,11 +225,15 @@ void MeasureVectorCase(const EngineProblem& problem, const EngineCase& cs, const
     if (best_at >= 0) bound.OfferMax(best, begin + static_cast<uint64_t>(best_at));
   }
   for (size_t k = 0; k < cs.compared.size(); ++k) {
+    // A model left out of the tile has differed already: its count stays
+    // above 0, which is all a model other than the expected one reports.
+    if (!v.tile.wanted[static_cast<size_t>(cs.compared[k])]) continue;
     int64_t first = -1;
     const uint64_t differ = SweepMismatches(y, v.tile.models[cs.compared[k]].data(), count, &first);
     if (differ == 0) continue;
     if (mismatches[k] == 0) first_mismatch[k] = static_cast<int64_t>(begin) + first;
     mismatches[k] += differ;
+    differed[k].store(1, std::memory_order_relaxed);
   }
 }
 
@@ -260,6 +264,27 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
   for (auto& a : fault_at) a.store(std::numeric_limits<int64_t>::max());
 
   const bool vector_tier = !mpfr_only && !options.map && problem.HasVectorTier();
+  // Per case and model compared: whether an output has differed from the
+  // model in any unit so far (the vectorized tier then stops computing a
+  // model no case needs; the expected ones, and every model of a case
+  // without one, always stay).
+  std::vector<std::unique_ptr<std::atomic<uint8_t>[]>> differed(cases.size());
+  for (size_t c = 0; c < cases.size(); ++c) {
+    differed[c] = std::make_unique<std::atomic<uint8_t>[]>(cases[c].compared.size());
+    for (size_t k = 0; k < cases[c].compared.size(); ++k) differed[c][k].store(0);
+  }
+  auto wanted_models = [&](std::vector<uint8_t>* wanted) {
+    wanted->assign(model_count, 0);
+    for (size_t c = 0; c < cases.size(); ++c) {
+      const EngineCase& cs = cases[c];
+      if (cs.expected >= 0) (*wanted)[static_cast<size_t>(cs.expected)] = 1;
+      for (size_t k = 0; k < cs.compared.size(); ++k) {
+        if (cs.expected < 0 || differed[c][k].load(std::memory_order_relaxed) == 0) {
+          (*wanted)[static_cast<size_t>(cs.compared[k])] = 1;
+        }
+      }
+    }
+  };
   const int bound_count = HistogramBoundCount(format);
 
   auto run_unit = [&](size_t u) {
@@ -289,6 +314,7 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
     VectorScratch* v = nullptr;
     if (vector) {
       v = &ThreadVectorScratch();
+      wanted_models(&v->tile.wanted);
       problem.VectorTile(unit.begin, count, &v->tile);
     } else {
       for (size_t i = 0; i < count; ++i) {
@@ -372,7 +398,8 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
       for (size_t c = 0; c < cases.size(); ++c) {
         if (!out.dropped[c]) MeasureVectorCase(problem, cases[c], outputs[c].data(), unit.begin, count,
                                                bound_count, measure_exact, *v, out.stats[c],
-                                               out.bound[c], out.mismatches[c], out.first_mismatch[c]);
+                                               out.bound[c], out.mismatches[c], out.first_mismatch[c],
+                                               differed[c].get());
       }
       for (size_t i = 0; i < count; ++i) {
         out.mpfr_elements += (truth[i] || v->tile.exact_from_mpfr[i] != 0) ? 1 : 0;

@@ -113,6 +113,11 @@ struct EngineCase {
 struct EngineVectorTile {
   SweepExactTile exact;
   std::vector<std::vector<float>> models;  // [model][element], NaNs canonical
+  // Per model, set by the engine before VectorTile: 0 where no case reads its
+  // outputs any more (a model other than each comparing case's expected one,
+  // already seen to differ from it; it cannot be among the matching), so that
+  // a problem may leave its column unset.
+  std::vector<uint8_t> wanted;
   alignas(64) double fraction_per_ulp[kSweepTile];
   // 1 where MPFR computed part of the element's exact value (an op's factor
   // its estimate declined): counted with the elements MPFR measured.
