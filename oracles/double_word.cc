@@ -84,6 +84,37 @@ ULPGATE_FMA_CLONES DoubleWord ExpClones(DoubleWord v) {
   return {e.hi * scale, e.lo * scale};
 }
 
+// ExpClones step by step, each step across every lane before the next.
+ULPGATE_FMA_CLONES void ExpLanesClones(const DoubleWord* v, DoubleWord* out, size_t n) {
+  constexpr size_t kLanes = kDoubleWordLanes;
+  const Tables& t = TablesOnce();
+  DoubleWord w[kLanes], r[kLanes], p[kLanes];
+  double k[kLanes], tail[kLanes];
+  for (size_t l = 0; l < kLanes; ++l) w[l] = l < n ? v[l] : DoubleWord{};
+  for (size_t l = 0; l < kLanes; ++l) k[l] = (w[l].hi * (64 / 0.6931471805599453) + 0x1.8p52) - 0x1.8p52;
+  for (size_t l = 0; l < kLanes; ++l) r[l] = TwoSum(w[l].hi, -k[l] * t.l1);
+  for (size_t l = 0; l < kLanes; ++l) r[l] = Add(r[l], {w[l].lo, 0});
+  for (size_t l = 0; l < kLanes; ++l) r[l] = Add(r[l], Neg(TwoProd(k[l], t.l2)));
+  for (size_t l = 0; l < kLanes; ++l) r[l] = Add(r[l], {-k[l] * t.l3, 0});
+  const std::array<DoubleWord, 15>& c = t.inverse_factorial;
+  for (size_t l = 0; l < kLanes; ++l) tail[l] = c[11].hi;
+  for (int m = 10; m >= 6; --m) {
+    for (size_t l = 0; l < kLanes; ++l) tail[l] = tail[l] * r[l].hi + c[static_cast<size_t>(m)].hi;
+  }
+  for (size_t l = 0; l < kLanes; ++l) p[l] = {tail[l], 0};
+  for (int m = 5; m >= 0; --m) {
+    for (size_t l = 0; l < kLanes; ++l) p[l] = Add(c[static_cast<size_t>(m)], Mul(p[l], r[l]));
+  }
+  for (size_t l = 0; l < n; ++l) {
+    const auto kk = static_cast<long>(k[l]);
+    const long j = kk & 63;
+    const int m = static_cast<int>((kk - j) / 64);
+    const DoubleWord e = Mul(t.two_to_j64[static_cast<size_t>(j)], p[l]);
+    const double scale = PowerOfTwo(m);
+    out[l] = {e.hi * scale, e.lo * scale};
+  }
+}
+
 ULPGATE_FMA_CLONES DoubleWord Expm1Clones(DoubleWord v, double* relative_error) {
   if (std::fabs(v.hi) < 0x1p-5) {
     const std::array<DoubleWord, 15>& c = TablesOnce().inverse_factorial;
@@ -103,6 +134,7 @@ ULPGATE_FMA_CLONES DoubleWord Expm1Clones(DoubleWord v, double* relative_error) 
 }  // namespace
 
 DoubleWord Exp(DoubleWord v) { return ExpClones(v); }
+void ExpLanes(const DoubleWord* v, DoubleWord* out, size_t n) { ExpLanesClones(v, out, n); }
 DoubleWord Expm1(DoubleWord v, double* relative_error) { return Expm1Clones(v, relative_error); }
 
 void Renormalize(double a, double b, double c, double* f0, double* f1, double* f2) {

@@ -15,6 +15,7 @@
 #define ULPGATE_ORACLES_DOUBLE_WORD_H_
 
 #include <cmath>
+#include <cstddef>
 #include <optional>
 
 // For the definitions of functions that do many double-word operations or
@@ -99,6 +100,11 @@ inline DoubleWord Div(DoubleWord x, DoubleWord y) {
 inline constexpr double kDoubleWordExpLimit = 650;
 inline constexpr double kDoubleWordExpError = 0x1p-100;
 DoubleWord Exp(DoubleWord v);
+// Exp of v[0 .. n), n <= kDoubleWordLanes, bit for bit what Exp gives each:
+// the same operations in lockstep across the elements, so that their long
+// chains of dependent roundings overlap (several times Exp's throughput).
+inline constexpr size_t kDoubleWordLanes = 8;
+void ExpLanes(const DoubleWord* v, DoubleWord* out, size_t n);
 // expm1(v) for |v| <= 2 within *relative_error (returned) of expm1(v.hi +
 // v.lo) relatively: for |v| < 2^-5 its Taylor polynomial of degree 14 (the
 // rest below 2^-110 relatively; terms 9 to 14 in doubles, terms 1 to 8 in

@@ -130,6 +130,20 @@ struct HasFastFactor<Spec, std::void_t<decltype(Spec::kFastFactor)>> {
   static constexpr bool kValue = true;
 };
 
+// Whether a spec with a kFastFactor also declares
+//   static constexpr auto kFastFactors = &Fs;
+//   // void Fs(const float* x, size_t n, std::optional<FactorEstimate>* out)
+// kFastFactor of x[0 .. n) bit for bit, several at a time (faster where one
+// estimate is a long chain of dependent roundings).
+template <class Spec, class = void>
+struct HasFastFactors {
+  static constexpr bool kValue = false;
+};
+template <class Spec>
+struct HasFastFactors<Spec, std::void_t<decltype(Spec::kFastFactors)>> {
+  static constexpr bool kValue = true;
+};
+
 // Whether a spec declares
 //   static constexpr auto kFastTermFactor = &T;  // std::optional<double> T(float)
 // its term magnitude over |first operand| (TermMagnitude at a first operand

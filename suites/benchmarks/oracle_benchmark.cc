@@ -215,6 +215,36 @@ void BM_GeluBwdTermFactor(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_GeluBwdTermFactor);
+// The double-word exp (oracles/double_word.h) per value: one at a time, and
+// eight in lockstep.
+std::vector<DoubleWord> ExpArguments() {
+  std::vector<DoubleWord> v(1 << 12);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = {-50.0 * static_cast<double>(i * 40503 % v.size()) / v.size(), 0};
+  return v;
+}
+void BM_DoubleWordExp(benchmark::State& state) {
+  const std::vector<DoubleWord> v = ExpArguments();
+  size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(Exp(v[i]));
+    i = (i + 1) % v.size();
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_DoubleWordExp);
+void BM_DoubleWordExpLanes(benchmark::State& state) {
+  const std::vector<DoubleWord> v = ExpArguments();
+  DoubleWord out[kDoubleWordLanes];
+  size_t i = 0;
+  for (auto _ : state) {
+    ExpLanes(v.data() + i, out, kDoubleWordLanes);
+    benchmark::DoNotOptimize(out);
+    i = (i + kDoubleWordLanes) % v.size();
+  }
+  state.SetItemsProcessed(state.iterations() * kDoubleWordLanes);
+}
+BENCHMARK(BM_DoubleWordExpLanes);
+
 void BM_GeluBwdModels(benchmark::State& state) {
   const std::vector<float> x = GeluXs();
   const ElementwiseOpInfo& op = *FindElementwiseOp("gelu_bwd");

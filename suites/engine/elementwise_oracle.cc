@@ -339,6 +339,16 @@ class OracleFor final : public ElementwiseOracle {
       return std::nullopt;
     }
   }
+  void FastFactors(const float* second, size_t n, std::optional<FactorEstimate>* out) const override {
+    if constexpr (::ulpgate::HasFastFactors<Spec>::kValue) {
+      Spec::kFastFactors(second, n, out);
+    } else {
+      for (size_t i = 0; i < n; ++i) {
+        const float x[2] = {0.0f, second[i]};
+        out[i] = FastFactor(x);
+      }
+    }
+  }
   bool HasFastFactor() const override { return ::ulpgate::HasFastFactor<Spec>::kValue; }
   std::optional<double> FastTermFactor(const float* x) const override {
     if constexpr (::ulpgate::HasFastTermFactor<Spec>::kValue) {

@@ -1,5 +1,6 @@
 #include "suites/sweep/factor_columns.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <stdexcept>
@@ -88,9 +89,13 @@ SweepFactorColumns PerInputFactors(const ElementwiseOracle& oracle, const FloatF
                                    FactorColumnsBuffer* buffer, uint64_t* mpfr_factors,
                                    uint8_t* from_mpfr) {
   const FactorSlots slots = buffer->Slots();
+  // In blocks (the op's batch, where it has one).
+  constexpr size_t kBlock = 64;
+  std::optional<FactorEstimate> estimates[kBlock];
   for (size_t i = 0; i < n; ++i) {
+    if (i % kBlock == 0) oracle.FastFactors(x + i, std::min(kBlock, n - i), estimates);
     const float operands[2] = {grad[i], x[i]};
-    const std::optional<FactorEstimate> estimate = oracle.FastFactor(operands);
+    const std::optional<FactorEstimate>& estimate = estimates[i % kBlock];
     if (from_mpfr != nullptr) from_mpfr[i] = 0;
     buffer->term[i] = std::nan("");
     if (estimate && SetEstimatedFactor(*estimate, format, slots, i)) {

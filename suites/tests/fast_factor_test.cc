@@ -4,12 +4,15 @@
 // sign and magnitude bound right, over random binary32 patterns and the
 // places each estimate changes its formula.
 #include <cfloat>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <limits>
 #include <map>
+#include <optional>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <random>
@@ -70,6 +73,32 @@ TEST(DoubleWord, ExpWithinItsBound) {
   }
   // The bound is not vacuous: the errors come within a factor 2^6 of it.
   EXPECT_GT(worst, kDoubleWordExpError / 64);
+}
+
+// ExpLanes is Exp, bit for bit, in every lane and for every count of lanes
+// (the lanes past the count untouched).
+TEST(DoubleWord, ExpLanesIsExpBitForBit) {
+  std::mt19937_64 rng(11);
+  size_t compared = 0;
+  for (int round = 0; round < 40000; ++round) {
+    const size_t n = 1 + static_cast<size_t>(round) % kDoubleWordLanes;
+    DoubleWord v[kDoubleWordLanes], out[kDoubleWordLanes + 1];
+    for (size_t l = 0; l < n; ++l) {
+      const double range = (round + l) % 3 == 0 ? 1.0 : (round + l) % 3 == 1 ? 50.0 : kDoubleWordExpLimit;
+      v[l] = RandomDoubleWord(rng, -range, range);
+    }
+    for (DoubleWord& o : out) o = {-7.0, -7.0};
+    ExpLanes(v, out, n);
+    for (size_t l = 0; l < n; ++l) {
+      const DoubleWord e = Exp(v[l]);
+      ASSERT_EQ(std::memcmp(&e, &out[l], sizeof e), 0)
+          << "exp(" << v[l].hi << " + " << v[l].lo << ") in lane " << l << " of " << n << ": "
+          << out[l].hi << " + " << out[l].lo << ", Exp " << e.hi << " + " << e.lo;
+      ++compared;
+    }
+    ASSERT_EQ(out[n].hi, -7.0);
+  }
+  EXPECT_GT(compared, 100000u);
 }
 
 TEST(DoubleWord, Expm1WithinItsBound) {
@@ -258,6 +287,53 @@ TEST(FastTermFactor, WithinItsBoundOfTheOraclesTermMagnitude) {
     EXPECT_GT(worst, 0.0) << op.name << ": every estimate exact is not believable";
   }
   EXPECT_GT(ops_with_one, 0u);
+}
+
+// FastFactors (the op's batch, or FastFactor one by one) is FastFactor bit
+// for bit in every field: over the probes, a million random patterns and
+// values of the domain, in blocks of every length up to 70 so that the
+// batch's full and partial groups meet every kind of value.
+bool SameBits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+TEST(FastFactor, FastFactorsIsFastFactorBitForBit) {
+  size_t ops = 0;
+  for (const ElementwiseOpInfo& op : ElementwiseOps()) {
+    const ElementwiseOracle& oracle = OracleOf(op);
+    if (!oracle.HasFastFactor()) continue;
+    ++ops;
+    std::vector<float> xs = FactorProbes(op);
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> domain(-40.0f, 40.0f);
+    for (int i = 0; i < 1000000; ++i) {
+      if (i % 2 == 0) {
+        xs.push_back(domain(rng));
+      } else {
+        const uint32_t bits = static_cast<uint32_t>(rng());
+        float v;
+        std::memcpy(&v, &bits, sizeof v);
+        xs.push_back(v);
+      }
+    }
+    std::vector<std::optional<FactorEstimate>> batch(xs.size());
+    for (size_t i = 0, len = 1; i < xs.size(); i += len, len = len % 70 + 1) {
+      oracle.FastFactors(xs.data() + i, std::min(len, xs.size() - i), batch.data() + i);
+    }
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const float operands[2] = {1.0f, xs[i]};
+      const std::optional<FactorEstimate> one = oracle.FastFactor(operands);
+      const std::string where = std::string(op.name) + " at x = " + Bits(xs[i]);
+      ASSERT_EQ(one.has_value(), batch[i].has_value()) << where;
+      if (!one) continue;
+      const FactorEstimate& a = *one;
+      const FactorEstimate& b = *batch[i];
+      ASSERT_EQ(a.kind, b.kind) << where;
+      ASSERT_EQ(a.exact, b.exact) << where;
+      for (const auto& [u, v] : {std::pair{a.f0, b.f0}, {a.f1, b.f1}, {a.f2, b.f2}, {a.error, b.error},
+                                 {a.sign, b.sign}, {a.log2_bound, b.log2_bound}, {a.term, b.term}}) {
+        ASSERT_TRUE(SameBits(u, v)) << where << ": " << u << " and " << v;
+      }
+    }
+  }
+  EXPECT_GT(ops, 0u);
 }
 
 // The term factor an op's factor estimate carries (FactorEstimate::term,

@@ -162,8 +162,8 @@ const Tables& TablesOnce() {
   return tables;
 }
 
-// R(t) for 0 <= t < 32 within *error (absolutely).
-inline DoubleWord MillsRatio(const Tables& tab, double t, float t_float, double* error) {
+// The center of R's table for 0 <= t < 32.
+inline const Center& CenterOf(const Tables& tab, double t, float t_float) {
   int index;
   if (t < 2) {
     index = static_cast<int>(t * 32 + 0.5);
@@ -173,7 +173,12 @@ inline DoubleWord MillsRatio(const Tables& tab, double t, float t_float, double*
     const int e = static_cast<int>(bits >> 23) - 127;  // 1..4
     index = kUniform + 32 * (e - 1) + static_cast<int>((bits >> 18) & 31);
   }
-  const Center& ce = tab.centers[static_cast<size_t>(index)];
+  return tab.centers[static_cast<size_t>(index)];
+}
+
+// R(t) for 0 <= t < 32 within *error (absolutely).
+inline DoubleWord MillsRatio(const Tables& tab, double t, float t_float, double* error) {
+  const Center& ce = CenterOf(tab, t, t_float);
   const double h = t - ce.c;  // exact (gelu_bwd_factor.h)
   double q = ce.rd[kDoubles - 1];
   for (int k = kDoubles - 2; k >= 0; --k) q = std::fma(q, h, ce.rd[static_cast<size_t>(k)]);
@@ -190,6 +195,66 @@ inline DoubleWord MillsRatio(const Tables& tab, double t, float t_float, double*
   }
   *error = ce.error;
   return FastTwoSum(s, c);  // exact: |c| is about 2^-52 of s >= R(32) > 1/33
+}
+
+// MillsRatio of t[0 .. kDoubleWordLanes), each step across every lane before
+// the next (the same operations: the same bits).
+inline void MillsRatioLanes(const Tables& tab, const double* t, const float* t_float,
+                            DoubleWord* out, double* error) {
+  constexpr size_t kLanes = kDoubleWordLanes;
+  const Center* ce[kLanes];
+  double h[kLanes], q[kLanes], s[kLanes], c[kLanes];
+  for (size_t l = 0; l < kLanes; ++l) ce[l] = &CenterOf(tab, t[l], t_float[l]);
+  for (size_t l = 0; l < kLanes; ++l) h[l] = t[l] - ce[l]->c;
+  for (size_t l = 0; l < kLanes; ++l) q[l] = ce[l]->rd[kDoubles - 1];
+  for (int k = kDoubles - 2; k >= 0; --k) {
+    for (size_t l = 0; l < kLanes; ++l) q[l] = std::fma(q[l], h[l], ce[l]->rd[static_cast<size_t>(k)]);
+  }
+  for (size_t l = 0; l < kLanes; ++l) {
+    s[l] = q[l];
+    c[l] = 0;
+  }
+  for (int j = kWords - 1; j >= 0; --j) {
+    for (size_t l = 0; l < kLanes; ++l) {
+      const DoubleWord& r = ce[l]->r[static_cast<size_t>(j)];
+      const DoubleWord product = TwoProd(s[l], h[l]);
+      const DoubleWord sum = TwoSum(product.hi, r.hi);
+      s[l] = sum.hi;
+      c[l] = std::fma(c[l], h[l], (product.lo + sum.lo) + r.lo);
+    }
+  }
+  for (size_t l = 0; l < kLanes; ++l) {
+    error[l] = ce[l]->error;
+    out[l] = FastTwoSum(s[l], c[l]);
+  }
+}
+
+// Where FactorClones takes its last branch (phi and R): finite x with 2^-30
+// <= |x| and -32 < x < 22.
+inline bool InMainRange(float x) { return std::fabs(x) >= 0x1p-30f && x < 22 && x > -32; }
+
+// That branch's end, from phi(t) = p and R(t) = r within r_error.
+inline std::optional<FactorEstimate> MainFactor(double x, double t, DoubleWord p, DoubleWord r,
+                                                double r_error) {
+  const double eps = kDoubleWordOpError;
+  const double ec = 0x1p-105;
+  const double slack = 1 + 0x1p-20;
+  const double r_p = kDoubleWordExpError + ec + eps;
+  if (x > 0) {
+    // F = 1 + D, D = phi(t) (t - R(t)): its error the table's scaled by phi
+    // and D's own relative r_p + 2 eps (Add, Mul).
+    const DoubleWord d = Mul(p, Add({t, 0}, Neg(r)));
+    const double error = (std::fabs(d.hi) * (r_p + 2 * eps) + p.hi * r_error) * slack;
+    const double terms = 1 + p.hi * t;
+    return FiniteFactor(1, d, error + 0x1p-299 * terms * slack);
+  }
+  // F = phi(t) (R(t) - t): R - t cancels near F's zero (t = 0.7518), where
+  // the table's absolute error is what is left.
+  const DoubleWord d = Mul(p, Add(r, {-t, 0}));
+  const double error = (std::fabs(d.hi) * (r_p + 2 * eps) + p.hi * r_error) * slack +
+                       0x1p-299 * p.hi * (r.hi + t) * slack;
+  // Below 2^-600 (t > 28.92): the sign and a bound on the magnitude.
+  return FiniteOrTinyFactor(d, error);
 }
 
 // The bounds: each double-word operation adds eps = kDoubleWordOpError of its
@@ -261,30 +326,35 @@ ULPGATE_FMA_CLONES std::optional<FactorEstimate> FactorClones(float x_in) {
   }
   const DoubleWord e = Exp({-0.5 * x2, 0});
   const DoubleWord p = Mul(e, tab.inv_sqrt_2pi);  // phi(t)
-  const double r_p = kDoubleWordExpError + ec + eps;
   double r_error = 0;
   const DoubleWord r = MillsRatio(tab, t, std::fabs(x_in), &r_error);
-  if (x > 0) {
-    // F = 1 + D, D = phi(t) (t - R(t)): its error the table's scaled by phi
-    // and D's own relative r_p + 2 eps (Add, Mul).
-    const DoubleWord d = Mul(p, Add({t, 0}, Neg(r)));
-    const double error = (std::fabs(d.hi) * (r_p + 2 * eps) + p.hi * r_error) * slack;
-    const double terms = 1 + p.hi * t;
-    return FiniteFactor(1, d, error + 0x1p-299 * terms * slack);
-  }
-  // F = phi(t) (R(t) - t): R - t cancels near F's zero (t = 0.7518), where
-  // the table's absolute error is what is left.
-  const DoubleWord d = Mul(p, Add(r, {-t, 0}));
-  const double error = (std::fabs(d.hi) * (r_p + 2 * eps) + p.hi * r_error) * slack +
-                       0x1p-299 * p.hi * (r.hi + t) * slack;
-  // Below 2^-600 (t > 28.92): the sign and a bound on the magnitude.
-  return FiniteOrTinyFactor(d, error);
+  return MainFactor(x, t, p, r, r_error);
 }
 
-}  // namespace
+// FactorClones's last branch for x[0 .. n), n <= kDoubleWordLanes, every x in
+// the main range: its steps in lockstep across the lanes (ExpLanes,
+// MillsRatioLanes), the same operations, so the same bits.
+ULPGATE_FMA_CLONES void MainFactorLanes(const float* x_in, size_t n, std::optional<FactorEstimate>* out) {
+  constexpr size_t kLanes = kDoubleWordLanes;
+  const Tables& tab = TablesOnce();
+  double x[kLanes], t[kLanes], r_error[kLanes];
+  float t_float[kLanes];
+  DoubleWord arg[kLanes], e[kLanes], p[kLanes], r[kLanes];
+  for (size_t l = 0; l < kLanes; ++l) {
+    const float xl = l < n ? x_in[l] : 1.0f;  // the lanes past n: any value in range
+    x[l] = xl;
+    t[l] = std::fabs(x[l]);
+    t_float[l] = std::fabs(xl);
+    arg[l] = {-0.5 * (x[l] * x[l]), 0};
+  }
+  ExpLanes(arg, e, kLanes);
+  for (size_t l = 0; l < kLanes; ++l) p[l] = Mul(e[l], tab.inv_sqrt_2pi);
+  MillsRatioLanes(tab, t, t_float, r, r_error);
+  for (size_t l = 0; l < n; ++l) out[l] = MainFactor(x[l], t[l], p[l], r[l], r_error[l]);
+}
 
-std::optional<FactorEstimate> GeluBwdFactor(float x) {
-  std::optional<FactorEstimate> f = FactorClones(x);
+// The term factor F(|x|) carried with F(x) (FactorEstimate::term).
+std::optional<FactorEstimate> WithTerm(float x, std::optional<FactorEstimate> f) {
   // The term factor F(|x|) with it: F itself for x >= 0, and for x < 0 1 -
   // F(x), as F(-t) + F(t) = 1 (Phi(-t) + Phi(t) = 1, and the phi terms
   // cancel): T in [1, 1.17] there, so F's absolute error and the roundings
@@ -302,6 +372,34 @@ std::optional<FactorEstimate> GeluBwdFactor(float x) {
     f->term = 1;  // 1 + |F|, |F| < 2^-600
   }
   return f;
+}
+
+}  // namespace
+
+std::optional<FactorEstimate> GeluBwdFactor(float x) { return WithTerm(x, FactorClones(x)); }
+
+void GeluBwdFactors(const float* x, size_t n, std::optional<FactorEstimate>* out) {
+  // The main range's values gathered kDoubleWordLanes at a time; the rest
+  // (zeros, tiny, far out, NaN, infinities) one by one.
+  float lanes[kDoubleWordLanes];
+  size_t at[kDoubleWordLanes];
+  std::optional<FactorEstimate> done[kDoubleWordLanes];
+  size_t k = 0;
+  auto flush = [&] {
+    MainFactorLanes(lanes, k, done);
+    for (size_t l = 0; l < k; ++l) out[at[l]] = WithTerm(lanes[l], done[l]);
+    k = 0;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    if (!InMainRange(x[i])) {
+      out[i] = GeluBwdFactor(x[i]);
+      continue;
+    }
+    lanes[k] = x[i];
+    at[k++] = i;
+    if (k == kDoubleWordLanes) flush();
+  }
+  if (k > 0) flush();
 }
 
 std::optional<double> GeluBwdTermFactor(float x) {

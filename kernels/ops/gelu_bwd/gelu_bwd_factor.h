@@ -34,6 +34,7 @@
 #ifndef ULPGATE_KERNELS_OPS_GELU_BWD_GELU_BWD_FACTOR_H_
 #define ULPGATE_KERNELS_OPS_GELU_BWD_GELU_BWD_FACTOR_H_
 
+#include <cstddef>
 #include <optional>
 
 #include "oracles/double_word.h"
@@ -46,6 +47,8 @@ namespace ulpgate {
 // NaN where the oracle's is (NaN, +-inf); nullopt only where a tiny value's
 // sign would be unsure.
 std::optional<FactorEstimate> GeluBwdFactor(float x);
+// GeluBwdFactor of x[0 .. n) into out, bit for bit, several at a time.
+void GeluBwdFactors(const float* x, size_t n, std::optional<FactorEstimate>* out);
 
 // The term magnitude over |grad|, 1/2 + |erf(x/sqrt(2))|/2 + |x| phi(x) =
 // F(|x|): the factor at |x| rounded to a double (within 2^-52 relatively);

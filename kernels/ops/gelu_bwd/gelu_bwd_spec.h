@@ -70,6 +70,7 @@ struct GeluBwdSpec {
   static constexpr int kBoundRoundings = 13;
   // The factor Exact multiplies grad by, in double-words with a bound (gelu_bwd_factor.h).
   static constexpr auto kFastFactor = &GeluBwdFactor;
+  static constexpr auto kFastFactors = &GeluBwdFactors;
   // TermMagnitude over |grad|, F(|x|), within kFastTermFactorError (gelu_bwd_factor.h).
   static constexpr auto kFastTermFactor = &GeluBwdTermFactor;
 };
