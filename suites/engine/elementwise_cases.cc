@@ -172,8 +172,10 @@ class ElementwiseProblem : public EngineProblem {
   }
   ElementTruth Truth(uint64_t i, float* models) const override {
     const auto x = Operands(i);
-    ModelOutputsInto(op_, format_, x.data(), /*native=*/false, models);
-    ExtraModels(x, models);
+    if (models != nullptr) {
+      ModelOutputsInto(op_, format_, x.data(), /*native=*/false, models);
+      ExtraModels(x, models);
+    }
     ElementTruth truth(oracle_.Exact(x.data()));
     truth.bound = ElementwiseBound(op_, x.data(), format_);
     return truth;

@@ -310,7 +310,6 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
     // (unique_ptr: most elements never hold one.)
     std::vector<std::unique_ptr<ElementTruth>> truth(count);
     std::vector<float> models(vector ? 0 : count * model_count);
-    std::vector<float> scratch_models(model_count);
     VectorScratch* v = nullptr;
     if (vector) {
       v = &ThreadVectorScratch();
@@ -383,7 +382,7 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
       std::unique_ptr<ElementTruth>& exact = truth[i];
       Measured s{{}, {}, problem.bounded()};
       if (exact || !problem.FastMeasure(index, y, &s.ulp, &s.bound)) {
-        if (!exact) exact = std::make_unique<ElementTruth>(problem.Truth(index, scratch_models.data()));
+        if (!exact) exact = std::make_unique<ElementTruth>(problem.Truth(index, nullptr));
         s.ulp = MeasureUlpErrorOfQuotient(exact->numerator.get(), exact->denominator, y, format);
         s.has_bound = exact->bound.has_value();
         if (exact->bound) {

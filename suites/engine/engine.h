@@ -137,7 +137,9 @@ class EngineProblem {
   // Case `c`'s outputs (a kernel or a peer) over a unit. Called from worker
   // threads, for different units at once.
   virtual void Outputs(size_t c, const EngineUnit& unit, float* out) const = 0;
-  // Element i's exact value, and every model's output into models[0 ..).
+  // Element i's exact value, and every model's output into models[0 ..)
+  // (none where models is nullptr: the models' emulation can cost more than
+  // the exact value).
   virtual ElementTruth Truth(uint64_t i, float* models) const = 0;
   // A fast exact tier, where a problem has one: every model's output as Truth
   // gives it, without the exact value (false: none; the engine calls Truth)...

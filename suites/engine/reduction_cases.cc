@@ -69,7 +69,7 @@ class ReductionProblem : public EngineProblem {
     ElementExact exact = ReductionExact(inputs_.op, terms);
     // A model in a 16-bit format: the binary32 model rounded once to it.
     const FloatFormat& format = *inputs_.format;
-    for (size_t m = 0; m < models_.size(); ++m) {
+    for (size_t m = 0; models != nullptr && m < models_.size(); ++m) {
       const float binary32 = ReductionModelOutput(op_, models_[m], terms);
       models[m] = format.bits == 32 ? binary32
                                     : static_cast<float>(RoundToFormat(format, binary32));

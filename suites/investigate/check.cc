@@ -57,7 +57,7 @@ class CheckProblem : public EngineProblem {
               r_.outputs.begin() + static_cast<std::ptrdiff_t>(unit.begin + unit.count), out);
   }
   ElementTruth Truth(uint64_t i, float* models) const override {
-    for (size_t m = 0; m < r_.models.size(); ++m) {
+    for (size_t m = 0; models != nullptr && m < r_.models.size(); ++m) {
       models[m] = static_cast<float>(ModelOutput(r_, m, i));
     }
     std::array<float, kMaxElementwiseArity> x{};

@@ -23,6 +23,13 @@ constexpr int kDoubles = kDegree + 1 - kWords;
 constexpr int kUniform = 65;
 constexpr int kCenters = kUniform + 4 * 32;
 
+// R at each center in the order below, to 400 bits (tools/python/
+// mills_ratio_centers.py; a test holds them to MPFR's erfc).
+constexpr const char* kMillsRatioAtCenters[] = {
+#include "kernels/ops/gelu_bwd/mills_ratio_centers.inc"
+};
+static_assert(sizeof kMillsRatioAtCenters / sizeof kMillsRatioAtCenters[0] == kCenters);
+
 struct Center {
   std::array<DoubleWord, kWords> r;  // r_0 .. r_8
   std::array<double, kDoubles> rd;   // r_9 .. r_18
@@ -50,10 +57,6 @@ struct Tables {
     mpfr_rec_sqrt(v.get(), v.get(), MPFR_RNDN);
     inv_sqrt_2pi = parts(v.get());
 
-    MpfrNumber sqrt_half_pi(kPrecision);
-    mpfr_const_pi(sqrt_half_pi.get(), MPFR_RNDN);
-    mpfr_div_ui(sqrt_half_pi.get(), sqrt_half_pi.get(), 2, MPFR_RNDN);
-    mpfr_sqrt(sqrt_half_pi.get(), sqrt_half_pi.get(), MPFR_RNDN);
     std::vector<MpfrNumber> r;
     for (int k = 0; k <= kDegree; ++k) r.emplace_back(kPrecision);
     for (int i = 0; i < kCenters; ++i) {
@@ -68,16 +71,9 @@ struct Tables {
       }
       Center& ce = centers[static_cast<size_t>(i)];
       ce.c = c;
-      // r_0 = R(c) = sqrt(pi/2) exp(c^2/2) erfc(c/sqrt(2)).
-      mpfr_set_d(v.get(), c, MPFR_RNDN);
-      mpfr_sqrt_ui(w.get(), 2, MPFR_RNDN);
-      mpfr_div(w.get(), v.get(), w.get(), MPFR_RNDN);
-      mpfr_erfc(w.get(), w.get(), MPFR_RNDN);
-      mpfr_sqr(rest.get(), v.get(), MPFR_RNDN);
-      mpfr_div_ui(rest.get(), rest.get(), 2, MPFR_RNDN);
-      mpfr_exp(rest.get(), rest.get(), MPFR_RNDN);
-      mpfr_mul(w.get(), w.get(), rest.get(), MPFR_RNDN);
-      mpfr_mul(r[0].get(), w.get(), sqrt_half_pi.get(), MPFR_RNDN);
+      // r_0 = R(c) = sqrt(pi/2) exp(c^2/2) erfc(c/sqrt(2)), stored to 400
+      // bits (MPFR's erfc took most of a tenth of a second for the 193).
+      mpfr_set_str(r[0].get(), kMillsRatioAtCenters[i], 0, MPFR_RNDN);
       mpfr_mul_d(r[1].get(), r[0].get(), c, MPFR_RNDN);
       mpfr_sub_ui(r[1].get(), r[1].get(), 1, MPFR_RNDN);
       for (int k = 1; k < kDegree; ++k) {

@@ -11,9 +11,9 @@
 // pi). R comes from a table of Taylor polynomials of degree 18 about centers
 // c: c = i/32 on [0, 2] (|t - c| <= H = 1/64), then 32 per binade on [2, 32)
 // (H = 2^e/64 <= c/64); t - c is exact in a double. R' = t R - 1 gives the
-// coefficients from r_0 = R(c): r_1 = c r_0 - 1, (k + 1) r_{k+1} = c r_k +
-// r_{k-1}, in MPFR at 384 bits once (the recurrence's error grows by at most
-// (c + 1)^18 < 2^91: below 2^-250). R's error at t, bounded per center once
+// coefficients from r_0 = R(c) (stored to 400 bits: mills_ratio_centers.inc):
+// r_1 = c r_0 - 1, (k + 1) r_{k+1} = c r_k + r_{k-1}, in MPFR at 384 bits once
+// (the recurrence's error grows by at most (c + 1)^18 < 2^91: below 2^-250). R's error at t, bounded per center once
 // (below 2^-102.5 of R on every interval):
 //  - truncation: R is entire and |R(z)| <= R(Re z) (the integral), so
 //    Cauchy's estimate |r_k| <= R(c - rho)/rho^k bounds the terms past degree
