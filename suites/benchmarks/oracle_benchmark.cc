@@ -2,22 +2,28 @@
 // the four binary32 models, one ULP measurement), a plain MPFR loop, the
 // scalar fast tier, the sweep's MPFR fallback and its vectorized tier; the
 // whole engine (every variant on every supported target, the sampled tier);
-// and sweeps (one case and every case, f32 over t and bf16 pairs). Compare
-// ratios within one run: the machines are shared and noisy.
+// sweeps (one case and every case, f32 over t and bf16 pairs); the
+// double-word exp one at a time and in lockstep; and per op with a factor
+// estimate, that estimate (one at a time and the op's batch), its term factor
+// and its native models. Compare ratios within one run: the machines are
+// shared and noisy.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
+#include "oracles/double_word.h"
 #include "oracles/fast_ulp.h"
 #include "oracles/ulp_metric.h"
 #include "suites/sweep/sweep.h"
 #include "suites/sweep/sweep_tier.h"
 #include "suites/engine/elementwise_cases.h"
 #include "suites/engine/tanh_bwd_oracle.h"
+#include "suites/inputs/elementwise_suites.h"
 #include "suites/inputs/tanh_bwd_suites.h"
-#include "kernels/ops/gelu_bwd/gelu_bwd_factor.h"
 #include "suites/engine/elementwise_oracle.h"
 
 namespace ulpgate {
@@ -188,33 +194,6 @@ void BM_TanhBwdFourModelsNative(benchmark::State& state) {
 }
 BENCHMARK(BM_TanhBwdFourModelsNative);
 
-// gelu_bwd's exact tier per input, x uniform on [-10, 10] (its domain
-// suite's): the factor estimate, the term factor, and every binary32 model.
-std::vector<float> GeluXs() {
-  std::vector<float> x(1 << 16);
-  for (size_t i = 0; i < x.size(); ++i) x[i] = -10.0f + 20.0f * static_cast<float>(i * 40503 % x.size()) / x.size();
-  return x;
-}
-void BM_GeluBwdFactor(benchmark::State& state) {
-  const std::vector<float> x = GeluXs();
-  size_t i = 0;
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(GeluBwdFactor(x[i]));
-    i = (i + 1) % x.size();
-  }
-  state.SetItemsProcessed(state.iterations());
-}
-BENCHMARK(BM_GeluBwdFactor);
-void BM_GeluBwdTermFactor(benchmark::State& state) {
-  const std::vector<float> x = GeluXs();
-  size_t i = 0;
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(GeluBwdTermFactor(x[i]));
-    i = (i + 1) % x.size();
-  }
-  state.SetItemsProcessed(state.iterations());
-}
-BENCHMARK(BM_GeluBwdTermFactor);
 // The double-word exp (oracles/double_word.h) per value: one at a time, and
 // eight in lockstep.
 std::vector<DoubleWord> ExpArguments() {
@@ -245,20 +224,6 @@ void BM_DoubleWordExpLanes(benchmark::State& state) {
 }
 BENCHMARK(BM_DoubleWordExpLanes);
 
-void BM_GeluBwdModels(benchmark::State& state) {
-  const std::vector<float> x = GeluXs();
-  const ElementwiseOpInfo& op = *FindElementwiseOp("gelu_bwd");
-  std::vector<float> out(ModelCount(op, kBinary32));
-  size_t i = 0;
-  for (auto _ : state) {
-    const float operands[2] = {1.5f, x[i]};
-    ModelOutputsInto(op, kBinary32, operands, /*native=*/true, out.data());
-    benchmark::DoNotOptimize(out.data());
-    i = (i + 1) % x.size();
-  }
-  state.SetItemsProcessed(state.iterations());
-}
-BENCHMARK(BM_GeluBwdModels);
 
 // Inputs per second through the engine: all variants on all supported
 // targets, one thread and every core.
@@ -311,7 +276,77 @@ BENCHMARK(BM_SweepF16OneCase)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTim
 void BM_SweepBf16AllCases(benchmark::State& state) { RunSweepBenchmark(state, kBFloat16, false); }
 BENCHMARK(BM_SweepBf16AllCases)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// Each op's fast exact tier per input over its domain suite's second
+// operands (registered per op in main): its factor estimate one at a time
+// (FastFactor) and in the op's batch (FastFactors), its term factor, and
+// every binary32 model in native arithmetic.
+std::vector<float> DomainSeconds(const ElementwiseOpInfo& op) {
+  return GenerateElementwiseSuite(op, kBinary32, "domain", 1, 1 << 16).columns[1];
+}
+void BM_FastFactor(benchmark::State& state, const ElementwiseOpInfo* op) {
+  const ElementwiseOracle& oracle = OracleOf(*op);
+  const std::vector<float> x = DomainSeconds(*op);
+  size_t i = 0;
+  for (auto _ : state) {
+    const float operands[2] = {1.0f, x[i]};
+    benchmark::DoNotOptimize(oracle.FastFactor(operands));
+    i = (i + 1) % x.size();
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+void BM_FastFactors(benchmark::State& state, const ElementwiseOpInfo* op) {
+  const ElementwiseOracle& oracle = OracleOf(*op);
+  const std::vector<float> x = DomainSeconds(*op);
+  constexpr size_t kBlock = 64;
+  std::optional<FactorEstimate> out[kBlock];
+  size_t i = 0;
+  for (auto _ : state) {
+    oracle.FastFactors(x.data() + i, kBlock, out);
+    benchmark::DoNotOptimize(out);
+    i = (i + kBlock) % x.size();
+  }
+  state.SetItemsProcessed(state.iterations() * kBlock);
+}
+void BM_FastTermFactor(benchmark::State& state, const ElementwiseOpInfo* op) {
+  const ElementwiseOracle& oracle = OracleOf(*op);
+  const std::vector<float> x = DomainSeconds(*op);
+  size_t i = 0;
+  for (auto _ : state) {
+    const float operands[2] = {1.0f, x[i]};
+    benchmark::DoNotOptimize(oracle.FastTermFactor(operands));
+    i = (i + 1) % x.size();
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+void BM_NativeModels(benchmark::State& state, const ElementwiseOpInfo* op) {
+  const std::vector<float> x = DomainSeconds(*op);
+  std::vector<float> out(ModelCount(*op, kBinary32));
+  size_t i = 0;
+  for (auto _ : state) {
+    const float operands[2] = {1.5f, x[i]};
+    ModelOutputsInto(*op, kBinary32, operands, /*native=*/true, out.data());
+    benchmark::DoNotOptimize(out.data());
+    i = (i + 1) % x.size();
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
 }  // namespace
 }  // namespace ulpgate
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  using ulpgate::ElementwiseOpInfo;
+  for (const ElementwiseOpInfo& op : ulpgate::ElementwiseOps()) {
+    if (!ulpgate::OracleOf(op).HasFastFactor()) continue;
+    const std::string name(op.name);
+    benchmark::RegisterBenchmark(("BM_FastFactor/" + name).c_str(), ulpgate::BM_FastFactor, &op);
+    benchmark::RegisterBenchmark(("BM_FastFactors/" + name).c_str(), ulpgate::BM_FastFactors, &op);
+    benchmark::RegisterBenchmark(("BM_FastTermFactor/" + name).c_str(), ulpgate::BM_FastTermFactor, &op);
+    benchmark::RegisterBenchmark(("BM_NativeModels/" + name).c_str(), ulpgate::BM_NativeModels, &op);
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
