@@ -60,38 +60,20 @@ const Tables& TablesOnce() {
 
 namespace {
 
-ULPGATE_FMA_CLONES DoubleWord ExpClones(DoubleWord v) {
-  const Tables& t = TablesOnce();
-  // Round to nearest by the 1.5 * 2^52 trick (|v.hi| * 64/ln2 < 2^16).
-  const double k = (v.hi * (64 / 0.6931471805599453) + 0x1.8p52) - 0x1.8p52;
-  // k l1 is exact (36 + 16 bits), so r = v - k (l1 + l2 + l3) loses only the
-  // double-word additions' 2^-104 of |r| <= 0.006 and k l3's rounding.
-  DoubleWord r = TwoSum(v.hi, -k * t.l1);
-  r = Add(r, {v.lo, 0});
-  r = Add(r, Neg(TwoProd(k, t.l2)));
-  r = Add(r, {-k * t.l3, 0});
-  const std::array<DoubleWord, 15>& c = t.inverse_factorial;
-  double tail = c[11].hi;
-  for (int n = 10; n >= 6; --n) tail = tail * r.hi + c[static_cast<size_t>(n)].hi;
-  DoubleWord p{tail, 0};
-  for (int n = 5; n >= 0; --n) p = Add(c[static_cast<size_t>(n)], Mul(p, r));
-  const auto kk = static_cast<long>(k);
-  const long j = kk & 63;
-  const int m = static_cast<int>((kk - j) / 64);
-  const DoubleWord e = Mul(t.two_to_j64[static_cast<size_t>(j)], p);
-  // |m| <= 938 for |v| <= 650, and e's words are normal after scaling: exact.
-  const double scale = PowerOfTwo(m);
-  return {e.hi * scale, e.lo * scale};
-}
-
-// ExpClones step by step, each step across every lane before the next.
-ULPGATE_FMA_CLONES void ExpLanesClones(const DoubleWord* v, DoubleWord* out, size_t n) {
-  constexpr size_t kLanes = kDoubleWordLanes;
+// exp of v[0 .. kLanes) into out[0 .. n), n <= kLanes, each step across
+// every lane before the next: one value (kLanes = 1, Exp) or several whose
+// chains of dependent roundings overlap (ExpLanes); the same operations on
+// each value either way. Inlined into each FMA clone below.
+template <size_t kLanes>
+[[gnu::always_inline]] inline void ExpSteps(const DoubleWord* v, DoubleWord* out, size_t n) {
   const Tables& t = TablesOnce();
   DoubleWord w[kLanes], r[kLanes], p[kLanes];
   double k[kLanes], tail[kLanes];
   for (size_t l = 0; l < kLanes; ++l) w[l] = l < n ? v[l] : DoubleWord{};
+  // Round to nearest by the 1.5 * 2^52 trick (|v.hi| * 64/ln2 < 2^16).
   for (size_t l = 0; l < kLanes; ++l) k[l] = (w[l].hi * (64 / 0.6931471805599453) + 0x1.8p52) - 0x1.8p52;
+  // k l1 is exact (36 + 16 bits), so r = v - k (l1 + l2 + l3) loses only the
+  // double-word additions' 2^-104 of |r| <= 0.006 and k l3's rounding.
   for (size_t l = 0; l < kLanes; ++l) r[l] = TwoSum(w[l].hi, -k[l] * t.l1);
   for (size_t l = 0; l < kLanes; ++l) r[l] = Add(r[l], {w[l].lo, 0});
   for (size_t l = 0; l < kLanes; ++l) r[l] = Add(r[l], Neg(TwoProd(k[l], t.l2)));
@@ -110,9 +92,20 @@ ULPGATE_FMA_CLONES void ExpLanesClones(const DoubleWord* v, DoubleWord* out, siz
     const long j = kk & 63;
     const int m = static_cast<int>((kk - j) / 64);
     const DoubleWord e = Mul(t.two_to_j64[static_cast<size_t>(j)], p[l]);
+    // |m| <= 938 for |v| <= 650, and e's words are normal after scaling: exact.
     const double scale = PowerOfTwo(m);
     out[l] = {e.hi * scale, e.lo * scale};
   }
+}
+
+ULPGATE_FMA_CLONES DoubleWord ExpClones(DoubleWord v) {
+  DoubleWord out;
+  ExpSteps<1>(&v, &out, 1);
+  return out;
+}
+
+ULPGATE_FMA_CLONES void ExpLanesClones(const DoubleWord* v, DoubleWord* out, size_t n) {
+  ExpSteps<kDoubleWordLanes>(v, out, n);
 }
 
 ULPGATE_FMA_CLONES DoubleWord Expm1Clones(DoubleWord v, double* relative_error) {

@@ -172,40 +172,24 @@ inline const Center& CenterOf(const Tables& tab, double t, float t_float) {
   return tab.centers[static_cast<size_t>(index)];
 }
 
-// R(t) for 0 <= t < 32 within *error (absolutely).
-inline DoubleWord MillsRatio(const Tables& tab, double t, float t_float, double* error) {
-  const Center& ce = CenterOf(tab, t, t_float);
-  const double h = t - ce.c;  // exact (gelu_bwd_factor.h)
-  double q = ce.rd[kDoubles - 1];
-  for (int k = kDoubles - 2; k >= 0; --k) q = std::fma(q, h, ce.rd[static_cast<size_t>(k)]);
-  // Compensated Horner (Tables::ErrorBound): the main sum s on the critical
-  // path, the exact errors of its steps and the coefficients' low words
-  // summed beside it in c.
-  double s = q, c = 0;
-  for (int j = kWords - 1; j >= 0; --j) {
-    const DoubleWord& r = ce.r[static_cast<size_t>(j)];
-    const DoubleWord product = TwoProd(s, h);
-    const DoubleWord sum = TwoSum(product.hi, r.hi);
-    s = sum.hi;
-    c = std::fma(c, h, (product.lo + sum.lo) + r.lo);
-  }
-  *error = ce.error;
-  return FastTwoSum(s, c);  // exact: |c| is about 2^-52 of s >= R(32) > 1/33
-}
-
-// MillsRatio of t[0 .. kDoubleWordLanes), each step across every lane before
-// the next (the same operations: the same bits).
-inline void MillsRatioLanes(const Tables& tab, const double* t, const float* t_float,
-                            DoubleWord* out, double* error) {
-  constexpr size_t kLanes = kDoubleWordLanes;
+// R(t) for 0 <= t < 32 within error (absolutely), at t[0 .. kLanes), each
+// step across every lane before the next (the same operations on each t for
+// one lane or several). Inlined into the FMA clones below.
+template <size_t kLanes>
+[[gnu::always_inline]] inline void MillsRatioSteps(const Tables& tab, const double* t,
+                                                   const float* t_float, DoubleWord* out,
+                                                   double* error) {
   const Center* ce[kLanes];
   double h[kLanes], q[kLanes], s[kLanes], c[kLanes];
   for (size_t l = 0; l < kLanes; ++l) ce[l] = &CenterOf(tab, t[l], t_float[l]);
-  for (size_t l = 0; l < kLanes; ++l) h[l] = t[l] - ce[l]->c;
+  for (size_t l = 0; l < kLanes; ++l) h[l] = t[l] - ce[l]->c;  // exact (gelu_bwd_factor.h)
   for (size_t l = 0; l < kLanes; ++l) q[l] = ce[l]->rd[kDoubles - 1];
   for (int k = kDoubles - 2; k >= 0; --k) {
     for (size_t l = 0; l < kLanes; ++l) q[l] = std::fma(q[l], h[l], ce[l]->rd[static_cast<size_t>(k)]);
   }
+  // Compensated Horner (Tables::ErrorBound): the main sum s on the critical
+  // path, the exact errors of its steps and the coefficients' low words
+  // summed beside it in c.
   for (size_t l = 0; l < kLanes; ++l) {
     s[l] = q[l];
     c[l] = 0;
@@ -221,7 +205,7 @@ inline void MillsRatioLanes(const Tables& tab, const double* t, const float* t_f
   }
   for (size_t l = 0; l < kLanes; ++l) {
     error[l] = ce[l]->error;
-    out[l] = FastTwoSum(s[l], c[l]);
+    out[l] = FastTwoSum(s[l], c[l]);  // exact: |c| is about 2^-52 of s >= R(32) > 1/33
   }
 }
 
@@ -251,6 +235,33 @@ inline std::optional<FactorEstimate> MainFactor(double x, double t, DoubleWord p
                        0x1p-299 * p.hi * (r.hi + t) * slack;
   // Below 2^-600 (t > 28.92): the sign and a bound on the magnitude.
   return FiniteOrTinyFactor(d, error);
+}
+
+// The main range's factor at x[0 .. n), n <= kLanes (FactorClones's last
+// branch: phi from Exp, R from the table), each step across every lane
+// before the next; inlined into the FMA clones below.
+template <size_t kLanes>
+[[gnu::always_inline]] inline void MainSteps(const float* x_in, size_t n,
+                                             std::optional<FactorEstimate>* out) {
+  const Tables& tab = TablesOnce();
+  double x[kLanes], t[kLanes], r_error[kLanes];
+  float t_float[kLanes];
+  DoubleWord arg[kLanes], e[kLanes], p[kLanes], r[kLanes];
+  for (size_t l = 0; l < kLanes; ++l) {
+    const float xl = l < n ? x_in[l] : 1.0f;  // the lanes past n: any value in range
+    x[l] = xl;
+    t[l] = std::fabs(x[l]);
+    t_float[l] = std::fabs(xl);
+    arg[l] = {-0.5 * (x[l] * x[l]), 0};  // exact: x^2 has 48 bits
+  }
+  if constexpr (kLanes == 1) {
+    e[0] = Exp(arg[0]);
+  } else {
+    ExpLanes(arg, e, kLanes);
+  }
+  for (size_t l = 0; l < kLanes; ++l) p[l] = Mul(e[l], tab.inv_sqrt_2pi);  // phi(t)
+  MillsRatioSteps<kLanes>(tab, t, t_float, r, r_error);
+  for (size_t l = 0; l < n; ++l) out[l] = MainFactor(x[l], t[l], p[l], r[l], r_error[l]);
 }
 
 // The bounds: each double-word operation adds eps = kDoubleWordOpError of its
@@ -320,33 +331,14 @@ ULPGATE_FMA_CLONES std::optional<FactorEstimate> FactorClones(float x_in) {
     f.log2_bound = std::ceil(std::log2(t) * (1 + 0x1p-40) + std::max(from_phi, from_range) + 1);
     return f;
   }
-  const DoubleWord e = Exp({-0.5 * x2, 0});
-  const DoubleWord p = Mul(e, tab.inv_sqrt_2pi);  // phi(t)
-  double r_error = 0;
-  const DoubleWord r = MillsRatio(tab, t, std::fabs(x_in), &r_error);
-  return MainFactor(x, t, p, r, r_error);
+  std::optional<FactorEstimate> main;
+  MainSteps<1>(&x_in, 1, &main);
+  return main;
 }
 
-// FactorClones's last branch for x[0 .. n), n <= kDoubleWordLanes, every x in
-// the main range: its steps in lockstep across the lanes (ExpLanes,
-// MillsRatioLanes), the same operations, so the same bits.
+// The main range eight values at a time (GeluBwdFactors).
 ULPGATE_FMA_CLONES void MainFactorLanes(const float* x_in, size_t n, std::optional<FactorEstimate>* out) {
-  constexpr size_t kLanes = kDoubleWordLanes;
-  const Tables& tab = TablesOnce();
-  double x[kLanes], t[kLanes], r_error[kLanes];
-  float t_float[kLanes];
-  DoubleWord arg[kLanes], e[kLanes], p[kLanes], r[kLanes];
-  for (size_t l = 0; l < kLanes; ++l) {
-    const float xl = l < n ? x_in[l] : 1.0f;  // the lanes past n: any value in range
-    x[l] = xl;
-    t[l] = std::fabs(x[l]);
-    t_float[l] = std::fabs(xl);
-    arg[l] = {-0.5 * (x[l] * x[l]), 0};
-  }
-  ExpLanes(arg, e, kLanes);
-  for (size_t l = 0; l < kLanes; ++l) p[l] = Mul(e[l], tab.inv_sqrt_2pi);
-  MillsRatioLanes(tab, t, t_float, r, r_error);
-  for (size_t l = 0; l < n; ++l) out[l] = MainFactor(x[l], t[l], p[l], r[l], r_error[l]);
+  MainSteps<kDoubleWordLanes>(x_in, n, out);
 }
 
 // The term factor F(|x|) carried with F(x) (FactorEstimate::term).
