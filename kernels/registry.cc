@@ -416,6 +416,11 @@ Registry BuildRegistry(const std::optional<std::string>& spec, std::string_view 
   // targets, so Highway never believes in one this CPU lacks.
   hwy::DisableTargets(removed);
   const int64_t runnable = hwy::SupportedTargets();
+  // Highway 1.0.3's SupportedTargets chooses the target of every
+  // HWY_DYNAMIC_DISPATCH from all the CPU has, DisableTargets or not; set as
+  // the targets "for test", the runnable ones (the CPU's, restricted) are
+  // what it chooses from.
+  hwy::SetSupportedTargetsForTest(runnable);
   for (TargetInfo& t : sorted.targets) t.supported = (runnable & t.bits) != 0;
   sorted.restriction = std::move(restriction);
   return sorted;

@@ -12,11 +12,7 @@ namespace {
 
 // The constants, from MPFR at 400 bits: each part the double nearest to what
 // is left.
-struct Tables {
-  double l1 = 0, l2 = 0, l3 = 0;  // ln2/64 = l1 + l2 + l3 (+ 2^-150); l1 has 36 bits
-  std::array<DoubleWord, 64> two_to_j64{};  // 2^(j/64)
-  std::array<DoubleWord, 15> inverse_factorial{};  // 1/n!, n <= 14
-
+struct Tables : DoubleWordExpTables {
   Tables() {
     constexpr mpfr_prec_t kPrecision = 400;
     MpfrNumber v(kPrecision), rest(kPrecision);
@@ -57,6 +53,8 @@ const Tables& TablesOnce() {
 }
 
 }  // namespace
+
+const DoubleWordExpTables& ExpTables() { return TablesOnce(); }
 
 namespace {
 

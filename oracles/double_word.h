@@ -14,6 +14,7 @@
 #ifndef ULPGATE_ORACLES_DOUBLE_WORD_H_
 #define ULPGATE_ORACLES_DOUBLE_WORD_H_
 
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <optional>
@@ -111,6 +112,16 @@ void ExpLanes(const DoubleWord* v, DoubleWord* out, size_t n);
 // double-words: below 2^-99.5 in all), else Exp(v) - 1 with Exp's error over
 // |expm1(v)|.
 DoubleWord Expm1(DoubleWord v, double* relative_error);
+
+// Exp's constants, for the vectors that give its bits
+// (oracles/double_word-inl.h): ln2/64 = l1 + l2 + l3 (+ 2^-150), l1 of 36
+// bits; 2^(j/64) and 1/n! (n <= 14) as double-words.
+struct DoubleWordExpTables {
+  double l1 = 0, l2 = 0, l3 = 0;
+  std::array<DoubleWord, 64> two_to_j64{};
+  std::array<DoubleWord, 15> inverse_factorial{};
+};
+const DoubleWordExpTables& ExpTables();
 
 // 2^m for a normal m (-1022 <= m <= 1023), from its bits.
 inline double PowerOfTwo(int m) {

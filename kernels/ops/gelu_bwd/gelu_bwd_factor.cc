@@ -1,4 +1,5 @@
 #include "kernels/ops/gelu_bwd/gelu_bwd_factor.h"
+#include "kernels/ops/gelu_bwd/gelu_bwd_tables.h"
 
 #include <algorithm>
 #include <array>
@@ -14,33 +15,16 @@
 namespace ulpgate {
 namespace {
 
-// The Taylor polynomials of the Mills ratio R (gelu_bwd_factor.h): degree
-// kDegree, coefficients 0 to kWords - 1 as double-words, the rest doubles.
-constexpr int kDegree = 18;
-constexpr int kWords = 9;
-constexpr int kDoubles = kDegree + 1 - kWords;
-// 65 centers i/32 on [0, 2], then 32 in each binade [2^e, 2^(e+1)), e = 1..4.
-constexpr int kUniform = 65;
-constexpr int kCenters = kUniform + 4 * 32;
-
 // R at each center in the order below, to 400 bits (tools/python/
 // mills_ratio_centers.py; a test holds them to MPFR's erfc).
 constexpr const char* kMillsRatioAtCenters[] = {
 #include "kernels/ops/gelu_bwd/mills_ratio_centers.inc"
 };
-static_assert(sizeof kMillsRatioAtCenters / sizeof kMillsRatioAtCenters[0] == kCenters);
+static_assert(sizeof kMillsRatioAtCenters / sizeof kMillsRatioAtCenters[0] == kMillsCenters);
 
-struct Center {
-  std::array<DoubleWord, kWords> r;  // r_0 .. r_8
-  std::array<double, kDoubles> rd;   // r_9 .. r_18
-  double c = 0;
-  double error = 0;  // |R(t) - the polynomial's value as evaluated| for |t - c| <= H
-};
+using Center = MillsRatioCenter;
 
-struct Tables {
-  DoubleWord inv_sqrt_2pi;  // within 2^-105 relatively
-  std::array<Center, kCenters> centers;
-
+struct Tables : GeluBwdTables {
   Tables() {
     constexpr mpfr_prec_t kPrecision = 384;
     MpfrNumber v(kPrecision), w(kPrecision), rest(kPrecision);
@@ -58,14 +42,14 @@ struct Tables {
     inv_sqrt_2pi = parts(v.get());
 
     std::vector<MpfrNumber> r;
-    for (int k = 0; k <= kDegree; ++k) r.emplace_back(kPrecision);
-    for (int i = 0; i < kCenters; ++i) {
+    for (int k = 0; k <= kMillsDegree; ++k) r.emplace_back(kPrecision);
+    for (int i = 0; i < kMillsCenters; ++i) {
       double c, h_max;
-      if (i < kUniform) {
+      if (i < kMillsUniform) {
         c = i / 32.0;
         h_max = 1.0 / 64;
       } else {
-        const int e = 1 + (i - kUniform) / 32, s = (i - kUniform) % 32;
+        const int e = 1 + (i - kMillsUniform) / 32, s = (i - kMillsUniform) % 32;
         c = std::ldexp(1 + (2 * s + 1) / 64.0, e);
         h_max = std::ldexp(1.0, e - 6);
       }
@@ -76,19 +60,19 @@ struct Tables {
       mpfr_set_str(r[0].get(), kMillsRatioAtCenters[i], 0, MPFR_RNDN);
       mpfr_mul_d(r[1].get(), r[0].get(), c, MPFR_RNDN);
       mpfr_sub_ui(r[1].get(), r[1].get(), 1, MPFR_RNDN);
-      for (int k = 1; k < kDegree; ++k) {
+      for (int k = 1; k < kMillsDegree; ++k) {
         mpfr_mul_d(w.get(), r[static_cast<size_t>(k)].get(), c, MPFR_RNDN);
         mpfr_add(w.get(), w.get(), r[static_cast<size_t>(k - 1)].get(), MPFR_RNDN);
         mpfr_div_ui(r[static_cast<size_t>(k + 1)].get(), w.get(), static_cast<unsigned long>(k + 1),
                     MPFR_RNDN);
       }
-      std::array<double, kDegree + 1> abs_r{};
-      for (int k = 0; k <= kDegree; ++k) {
+      std::array<double, kMillsDegree + 1> abs_r{};
+      for (int k = 0; k <= kMillsDegree; ++k) {
         const DoubleWord d = parts(r[static_cast<size_t>(k)].get());
-        if (k < kWords) {
+        if (k < kMillsWords) {
           ce.r[static_cast<size_t>(k)] = d;
         } else {
-          ce.rd[static_cast<size_t>(k - kWords)] = d.hi;
+          ce.rd[static_cast<size_t>(k - kMillsWords)] = d.hi;
         }
         abs_r[static_cast<size_t>(k)] = std::fabs(d.hi) * (1 + 0x1p-50);
       }
@@ -99,34 +83,34 @@ struct Tables {
   // The bound on |R(c + h) - the evaluated polynomial| for |h| <= h_max, in
   // doubles (H's powers are exact; every other rounding is covered by the
   // factor 1 + 2^-20 at the end, as are products of two error terms).
-  static double ErrorBound(double c, double h_max, const std::array<double, kDegree + 1>& abs_r) {
+  static double ErrorBound(double c, double h_max, const std::array<double, kMillsDegree + 1>& abs_r) {
     const double u = 0x1p-53;
     // a[j] = sum_{i >= j} |r_i| H^(i - j): bounds |the Horner value at step j|.
-    std::array<double, kDegree + 2> a{};
-    for (int j = kDegree; j >= 0; --j) {
+    std::array<double, kMillsDegree + 2> a{};
+    for (int j = kMillsDegree; j >= 0; --j) {
       a[static_cast<size_t>(j)] = abs_r[static_cast<size_t>(j)] + h_max * a[static_cast<size_t>(j + 1)];
     }
-    // Degrees kWords..kDegree by fma Horner in doubles: r_i's term meets the
-    // rounding of its coefficient and of the steps i..kWords, gamma_n with n =
-    // i - kWords + 2.
+    // Degrees kMillsWords..kMillsDegree by fma Horner in doubles: r_i's term meets the
+    // rounding of its coefficient and of the steps i..kMillsWords, gamma_n with n =
+    // i - kMillsWords + 2.
     double doubles = 0, power = 1;
-    for (int i = kWords; i <= kDegree; ++i) {
-      const double n = i - kWords + 2;
+    for (int i = kMillsWords; i <= kMillsDegree; ++i) {
+      const double n = i - kMillsWords + 2;
       doubles += (n * u / (1 - n * u) * abs_r[static_cast<size_t>(i)] + 0x1p-250) * power;
       power *= h_max;
     }
-    // Degrees 0..kWords - 1 by compensated Horner (Graillat, Langlois and
+    // Degrees 0..kMillsWords - 1 by compensated Horner (Graillat, Langlois and
     // Louvet): s_j + pi_j = s_{j+1} h (TwoProd), s_j + sigma_j = that + hi_j
     // (TwoSum), both exact, so R's polynomial is s_0 + sum_j (pi_j + sigma_j +
     // lo_j) h^j exactly but for the coefficients' rounding (2^-106 of |r_j|,
     // counted as 2^-105, and the MPFR values' error below 2^-250) and the
-    // doubles' error times H^kWords.
+    // doubles' error times H^kMillsWords.
     // The sum is evaluated in doubles: two roundings of term j's own sum and
     // j + 1 fma roundings, gamma_{j+3} of |pi_j| + |sigma_j| + |lo_j| <= u (H
     // a[j + 1] + a[j] + |r_j|) (|s_j| <= a[j] to the first order).
     double words = 0;
     power = 1;
-    for (int j = 0; j < kWords; ++j) {
+    for (int j = 0; j < kMillsWords; ++j) {
       const double n = j + 3;
       const double sums = h_max * a[static_cast<size_t>(j + 1)] + a[static_cast<size_t>(j)] +
                           abs_r[static_cast<size_t>(j)];
@@ -134,9 +118,9 @@ struct Tables {
                         0x1p-250);
       power *= h_max;
     }
-    words += power * doubles;  // power = H^kWords
-    // The terms past kDegree: |r_k| <= M / rho^k (Cauchy; |R(z)| <= R(Re z)
-    // <= M = R's bound at c - rho), so their sum is at most M q^(kDegree + 1)
+    words += power * doubles;  // power = H^kMillsWords
+    // The terms past kMillsDegree: |r_k| <= M / rho^k (Cauchy; |R(z)| <= R(Re z)
+    // <= M = R's bound at c - rho), so their sum is at most M q^(kMillsDegree + 1)
     // / (1 - q), q = H / rho. R(s) <= min(sqrt(pi/2), 1/s) for s > 0 and
     // sqrt(2 pi) exp(s^2/2) for s <= 0 (the integral); the constants are
     // rounded up and exp's few ulps covered by the factor 1.01.
@@ -147,7 +131,7 @@ struct Tables {
       const double s = c - rho;
       const double m = s > 0 ? std::min(1.2533142, 1 / s) : 2.5066283 * std::exp(0.5 * s * s);
       const double q = h_max / rho;
-      tail = std::min(tail, 1.01 * m * std::pow(q, kDegree + 1) / (1 - q));
+      tail = std::min(tail, 1.01 * m * std::pow(q, kMillsDegree + 1) / (1 - q));
     }
     return (words + tail) * (1 + 0x1p-20);
   }
@@ -158,6 +142,12 @@ const Tables& TablesOnce() {
   return tables;
 }
 
+}  // namespace
+
+const GeluBwdTables& GeluBwdTablesOnce() { return TablesOnce(); }
+
+namespace {
+
 // The center of R's table for 0 <= t < 32.
 inline const Center& CenterOf(const Tables& tab, double t, float t_float) {
   int index;
@@ -167,7 +157,7 @@ inline const Center& CenterOf(const Tables& tab, double t, float t_float) {
     uint32_t bits;
     std::memcpy(&bits, &t_float, sizeof bits);
     const int e = static_cast<int>(bits >> 23) - 127;  // 1..4
-    index = kUniform + 32 * (e - 1) + static_cast<int>((bits >> 18) & 31);
+    index = kMillsUniform + 32 * (e - 1) + static_cast<int>((bits >> 18) & 31);
   }
   return tab.centers[static_cast<size_t>(index)];
 }
@@ -183,8 +173,8 @@ template <size_t kLanes>
   double h[kLanes], q[kLanes], s[kLanes], c[kLanes];
   for (size_t l = 0; l < kLanes; ++l) ce[l] = &CenterOf(tab, t[l], t_float[l]);
   for (size_t l = 0; l < kLanes; ++l) h[l] = t[l] - ce[l]->c;  // exact (gelu_bwd_factor.h)
-  for (size_t l = 0; l < kLanes; ++l) q[l] = ce[l]->rd[kDoubles - 1];
-  for (int k = kDoubles - 2; k >= 0; --k) {
+  for (size_t l = 0; l < kLanes; ++l) q[l] = ce[l]->rd[kMillsDoubles - 1];
+  for (int k = kMillsDoubles - 2; k >= 0; --k) {
     for (size_t l = 0; l < kLanes; ++l) q[l] = std::fma(q[l], h[l], ce[l]->rd[static_cast<size_t>(k)]);
   }
   // Compensated Horner (Tables::ErrorBound): the main sum s on the critical
@@ -194,7 +184,7 @@ template <size_t kLanes>
     s[l] = q[l];
     c[l] = 0;
   }
-  for (int j = kWords - 1; j >= 0; --j) {
+  for (int j = kMillsWords - 1; j >= 0; --j) {
     for (size_t l = 0; l < kLanes; ++l) {
       const DoubleWord& r = ce[l]->r[static_cast<size_t>(j)];
       const DoubleWord product = TwoProd(s[l], h[l]);
@@ -216,10 +206,9 @@ inline bool InMainRange(float x) { return std::fabs(x) >= 0x1p-30f && x < 22 && 
 // That branch's end, from phi(t) = p and R(t) = r within r_error.
 inline std::optional<FactorEstimate> MainFactor(double x, double t, DoubleWord p, DoubleWord r,
                                                 double r_error) {
-  const double eps = kDoubleWordOpError;
-  const double ec = 0x1p-105;
-  const double slack = 1 + 0x1p-20;
-  const double r_p = kDoubleWordExpError + ec + eps;
+  const double eps = kMainEps;
+  const double slack = kMainSlack;
+  const double r_p = kMainPhiError;
   if (x > 0) {
     // F = 1 + D, D = phi(t) (t - R(t)): its error the table's scaled by phi
     // and D's own relative r_p + 2 eps (Add, Mul).
@@ -367,15 +356,37 @@ std::optional<FactorEstimate> WithTerm(float x, std::optional<FactorEstimate> f)
 std::optional<FactorEstimate> GeluBwdFactor(float x) { return WithTerm(x, FactorClones(x)); }
 
 void GeluBwdFactors(const float* x, size_t n, std::optional<FactorEstimate>* out) {
-  // The main range's values gathered kDoubleWordLanes at a time; the rest
-  // (zeros, tiny, far out, NaN, infinities) one by one.
-  float lanes[kDoubleWordLanes];
-  size_t at[kDoubleWordLanes];
-  std::optional<FactorEstimate> done[kDoubleWordLanes];
+  // The main range's values gathered kMainFactorBlock at a time, into the
+  // vectors where the CPU has them, else eight at a time in lockstep; the
+  // rest (zeros, tiny, far out, NaN, infinities) one by one.
+  float lanes[kMainFactorBlock];
+  size_t at[kMainFactorBlock];
   size_t k = 0;
   auto flush = [&] {
-    MainFactorLanes(lanes, k, done);
-    for (size_t l = 0; l < k; ++l) out[at[l]] = WithTerm(lanes[l], done[l]);
+    MainFactorColumns columns;
+    if (MainFactorVectors(lanes, k, &columns)) {
+      for (size_t l = 0; l < k; ++l) {
+        std::optional<FactorEstimate>& f = out[at[l]];
+        if (lanes[l] > 0 || std::fabs(columns.dhi[l]) >= 0x1p-600) {
+          f.emplace();
+          f->kind = FactorEstimate::kFinite;
+          f->f0 = columns.f0[l];
+          f->f1 = columns.f1[l];
+          f->f2 = columns.f2[l];
+          f->error = columns.error[l];
+          f->term = columns.term[l];
+        } else {
+          f = WithTerm(lanes[l], FiniteOrTinyFactor({columns.dhi[l], columns.dlo[l]}, columns.error[l]));
+        }
+      }
+    } else {
+      std::optional<FactorEstimate> done[kDoubleWordLanes];
+      for (size_t first = 0; first < k; first += kDoubleWordLanes) {
+        const size_t count = std::min(kDoubleWordLanes, k - first);
+        MainFactorLanes(lanes + first, count, done);
+        for (size_t l = 0; l < count; ++l) out[at[first + l]] = WithTerm(lanes[first + l], done[l]);
+      }
+    }
     k = 0;
   };
   for (size_t i = 0; i < n; ++i) {
@@ -385,7 +396,7 @@ void GeluBwdFactors(const float* x, size_t n, std::optional<FactorEstimate>* out
     }
     lanes[k] = x[i];
     at[k++] = i;
-    if (k == kDoubleWordLanes) flush();
+    if (k == kMainFactorBlock) flush();
   }
   if (k > 0) flush();
 }
