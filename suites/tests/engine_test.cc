@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <random>
+
 #include "oracles/float_text.h"
 #include "suites/reports/report.h"
 #include "suites/engine/elementwise_oracle.h"
@@ -184,6 +188,33 @@ TEST(Statistics, PercentilesAndMeanFollowTheData) {
   EXPECT_EQ(s.max_index(), 900);  // the first input reaching the max
   EXPECT_EQ(s.counts()[1], 900u);
   EXPECT_EQ(s.counts()[9], 100u);
+}
+
+
+// The fine bin is 1 + clamp(ceil(16 (log2 e + 64)) - 1, 0, 4095) with the C
+// library's log2, however FineBinOf computes it: over every binade, at random
+// and on both sides of every bin edge 2^(k/16).
+TEST(Statistics, FineBinIsItsLog2Definition) {
+  const auto definition = [](double e) {
+    if (e == 0) return 0;
+    const double position = std::ceil((std::log2(e) + 64) * 16);
+    return 1 + static_cast<int>(std::clamp(position - 1, 0.0, 4095.0));
+  };
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> exponent(-80, 200);
+  for (int i = 0; i < 1000000; ++i) {
+    const double e = std::exp2(exponent(rng));
+    ASSERT_EQ(ErrorStatistics::FineBinOf(e), definition(e)) << std::hexfloat << e;
+  }
+  for (int k = -80 * 16; k <= 200 * 16; ++k) {
+    double e = std::exp2(k / 16.0);
+    for (int s = 0; s < 4; ++s) e = std::nextafter(e, 0.0);
+    for (int s = 0; s < 9; ++s, e = std::nextafter(e, HUGE_VAL)) {
+      ASSERT_EQ(ErrorStatistics::FineBinOf(e), definition(e)) << std::hexfloat << e;
+    }
+  }
+  EXPECT_EQ(ErrorStatistics::FineBinOf(0x1p-80), 1);
+  EXPECT_EQ(ErrorStatistics::FineBinOf(1.0), 16 * 64);
 }
 
 }  // namespace
