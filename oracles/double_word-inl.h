@@ -5,6 +5,11 @@
 // scalar code's std::fma is one rounding, which a vector without FMA would
 // make two. Included inside a caller's per-target namespace setup, as any
 // Highway -inl header.
+//
+// Every value is a pack of U vectors, each operation done on all U before the
+// next: one double-word operation is a chain of a dozen dependent roundings,
+// and an exp or a polynomial of them is latency-bound on one vector; U
+// independent chains side by side keep the floating-point units busy.
 
 #if defined(ULPGATE_ORACLES_DOUBLE_WORD_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef ULPGATE_ORACLES_DOUBLE_WORD_INL_H_
@@ -13,6 +18,7 @@
 #define ULPGATE_ORACLES_DOUBLE_WORD_INL_H_
 #endif
 
+#include <cstddef>
 #include <cstdint>
 
 #include "hwy/highway.h"
@@ -31,91 +37,193 @@ using DD = hn::ScalableTag<double>;
 using DI = hn::RebindToSigned<DD>;
 using VD = hn::Vec<DD>;
 using VI = hn::Vec<DI>;
+using MD = hn::Mask<DD>;
 
-// A double-word per lane (DoubleWord's hi and lo).
-struct VDW {
-  VD hi, lo;
+// U vectors of doubles, of int64 lanes, of masks.
+template <size_t U>
+struct P {
+  VD v[U];
+};
+template <size_t U>
+struct PI {
+  VI v[U];
+};
+template <size_t U>
+struct PM {
+  MD m[U];
 };
 
-HWY_INLINE VDW TwoSum(VD a, VD b) {
-  const VD s = hn::Add(a, b);
-  const VD bb = hn::Sub(s, a);
-  return {s, hn::Add(hn::Sub(a, hn::Sub(s, bb)), hn::Sub(b, bb))};
+#define ULPGATE_PACK_BINARY(Name, Op)                                  \
+  template <size_t U>                                                  \
+  HWY_INLINE P<U> Name(const P<U>& a, const P<U>& b) {                 \
+    P<U> r;                                                            \
+    for (size_t u = 0; u < U; ++u) r.v[u] = hn::Op(a.v[u], b.v[u]);    \
+    return r;                                                          \
+  }
+ULPGATE_PACK_BINARY(Add, Add)
+ULPGATE_PACK_BINARY(Sub, Sub)
+ULPGATE_PACK_BINARY(Mul, Mul)
+#undef ULPGATE_PACK_BINARY
+
+template <size_t U>
+HWY_INLINE P<U> MulAdd(const P<U>& a, const P<U>& b, const P<U>& c) {
+  P<U> r;
+  for (size_t u = 0; u < U; ++u) r.v[u] = hn::MulAdd(a.v[u], b.v[u], c.v[u]);
+  return r;
 }
-HWY_INLINE VDW FastTwoSum(VD a, VD b) {
-  const VD s = hn::Add(a, b);
-  return {s, hn::Sub(b, hn::Sub(s, a))};
+template <size_t U>
+HWY_INLINE P<U> MulSub(const P<U>& a, const P<U>& b, const P<U>& c) {
+  P<U> r;
+  for (size_t u = 0; u < U; ++u) r.v[u] = hn::MulSub(a.v[u], b.v[u], c.v[u]);
+  return r;
+}
+template <size_t U>
+HWY_INLINE P<U> Neg(const P<U>& a) {
+  P<U> r;
+  for (size_t u = 0; u < U; ++u) r.v[u] = hn::Neg(a.v[u]);
+  return r;
+}
+template <size_t U>
+HWY_INLINE P<U> Abs(const P<U>& a) {
+  P<U> r;
+  for (size_t u = 0; u < U; ++u) r.v[u] = hn::Abs(a.v[u]);
+  return r;
+}
+template <size_t U>
+HWY_INLINE P<U> Splat(double c) {
+  P<U> r;
+  for (size_t u = 0; u < U; ++u) r.v[u] = hn::Set(DD(), c);
+  return r;
+}
+template <size_t U>
+HWY_INLINE P<U> IfThenElse(const PM<U>& m, const P<U>& yes, const P<U>& no) {
+  P<U> r;
+  for (size_t u = 0; u < U; ++u) r.v[u] = hn::IfThenElse(m.m[u], yes.v[u], no.v[u]);
+  return r;
+}
+// a < b, a > b, a <= b per lane.
+template <size_t U>
+HWY_INLINE PM<U> Less(const P<U>& a, const P<U>& b) {
+  PM<U> r;
+  for (size_t u = 0; u < U; ++u) r.m[u] = a.v[u] < b.v[u];
+  return r;
+}
+template <size_t U>
+HWY_INLINE PM<U> Greater(const P<U>& a, const P<U>& b) {
+  return Less(b, a);
+}
+template <size_t U>
+HWY_INLINE PM<U> AtMost(const P<U>& a, const P<U>& b) {
+  PM<U> r;
+  for (size_t u = 0; u < U; ++u) r.m[u] = a.v[u] <= b.v[u];
+  return r;
+}
+// base[index] per lane.
+template <size_t U>
+HWY_INLINE P<U> Gather(const double* base, const PI<U>& index) {
+  P<U> r;
+  for (size_t u = 0; u < U; ++u) r.v[u] = hn::GatherIndex(DD(), base, index.v[u]);
+  return r;
+}
+
+// A double-word per lane (DoubleWord's hi and lo).
+template <size_t U>
+struct DW {
+  P<U> hi, lo;
+};
+
+template <size_t U>
+HWY_INLINE DW<U> TwoSum(const P<U>& a, const P<U>& b) {
+  const P<U> s = Add(a, b);
+  const P<U> bb = Sub(s, a);
+  return {s, Add(Sub(a, Sub(s, bb)), Sub(b, bb))};
+}
+template <size_t U>
+HWY_INLINE DW<U> FastTwoSum(const P<U>& a, const P<U>& b) {
+  const P<U> s = Add(a, b);
+  return {s, Sub(b, Sub(s, a))};
 }
 // std::fma(a, b, -p) is MulSub(a, b, p): one rounding of a b - p.
-HWY_INLINE VDW TwoProd(VD a, VD b) {
-  const VD p = hn::Mul(a, b);
-  return {p, hn::MulSub(a, b, p)};
+template <size_t U>
+HWY_INLINE DW<U> TwoProd(const P<U>& a, const P<U>& b) {
+  const P<U> p = Mul(a, b);
+  return {p, MulSub(a, b, p)};
 }
-HWY_INLINE VDW Add(VDW x, VDW y) {
-  const VDW s = TwoSum(x.hi, y.hi);
-  const VDW t = TwoSum(x.lo, y.lo);
-  const VDW v = FastTwoSum(s.hi, hn::Add(s.lo, t.hi));
-  return FastTwoSum(v.hi, hn::Add(t.lo, v.lo));
+template <size_t U>
+HWY_INLINE DW<U> Add(const DW<U>& x, const DW<U>& y) {
+  const DW<U> s = TwoSum(x.hi, y.hi);
+  const DW<U> t = TwoSum(x.lo, y.lo);
+  const DW<U> v = FastTwoSum(s.hi, Add(s.lo, t.hi));
+  return FastTwoSum(v.hi, Add(t.lo, v.lo));
 }
-HWY_INLINE VDW Neg(VDW x) { return {hn::Neg(x.hi), hn::Neg(x.lo)}; }
-HWY_INLINE VDW Mul(VDW x, VDW y) {
-  const VDW c = TwoProd(x.hi, y.hi);
-  const VD tl1 = hn::MulAdd(x.hi, y.lo, hn::Mul(x.lo, y.lo));
-  const VD cl2 = hn::MulAdd(x.lo, y.hi, tl1);
-  return FastTwoSum(c.hi, hn::Add(c.lo, cl2));
+template <size_t U>
+HWY_INLINE DW<U> Neg(const DW<U>& x) {
+  return {Neg(x.hi), Neg(x.lo)};
 }
-HWY_INLINE VDW Constant(const DoubleWord& c) {
-  const DD d;
-  return {hn::Set(d, c.hi), hn::Set(d, c.lo)};
+template <size_t U>
+HWY_INLINE DW<U> Mul(const DW<U>& x, const DW<U>& y) {
+  const DW<U> c = TwoProd(x.hi, y.hi);
+  const P<U> tl1 = MulAdd(x.hi, y.lo, Mul(x.lo, y.lo));
+  const P<U> cl2 = MulAdd(x.lo, y.hi, tl1);
+  return FastTwoSum(c.hi, Add(c.lo, cl2));
+}
+template <size_t U>
+HWY_INLINE DW<U> Constant(const DoubleWord& c) {
+  return {Splat<U>(c.hi), Splat<U>(c.lo)};
 }
 
 // Renormalize's three parts.
-HWY_INLINE void Renormalize(VD a, VD b, VD c, VD& f0, VD& f1, VD& f2) {
-  const VDW s = TwoSum(b, c);
-  const VDW t = TwoSum(a, s.hi);
-  const VDW u = TwoSum(t.lo, s.lo);
-  const VDW w = TwoSum(t.hi, u.hi);
-  const VDW z = TwoSum(w.lo, u.lo);
-  const VDW head = TwoSum(w.hi, z.hi);
-  const VDW rest = TwoSum(head.lo, z.lo);
+template <size_t U>
+HWY_INLINE void Renormalize(const P<U>& a, const P<U>& b, const P<U>& c, P<U>& f0, P<U>& f1,
+                            P<U>& f2) {
+  const DW<U> s = TwoSum(b, c);
+  const DW<U> t = TwoSum(a, s.hi);
+  const DW<U> u = TwoSum(t.lo, s.lo);
+  const DW<U> w = TwoSum(t.hi, u.hi);
+  const DW<U> z = TwoSum(w.lo, u.lo);
+  const DW<U> head = TwoSum(w.hi, z.hi);
+  const DW<U> rest = TwoSum(head.lo, z.lo);
   f0 = head.hi;
   f1 = rest.hi;
   f2 = rest.lo;
 }
 
 // Exp (double_word.cc's ExpSteps) of each lane, |v| <= kDoubleWordExpLimit.
-HWY_INLINE VDW Exp(VDW w) {
-  const DD d;
+template <size_t U>
+HWY_INLINE DW<U> Exp(const DW<U>& w) {
   const DI di;
   const DoubleWordExpTables& t = ExpTables();
-  const VD magic = hn::Set(d, 0x1.8p52);
+  const P<U> magic = Splat<U>(0x1.8p52);
   // k = round(v.hi 64/ln2); its integer is the low bits of k + 1.5 * 2^52.
-  const VD shifted = hn::Add(hn::Mul(w.hi, hn::Set(d, 64 / 0.6931471805599453)), magic);
-  const VD k = hn::Sub(shifted, magic);
-  const VD minus_k = hn::Neg(k);
-  VDW r = TwoSum(w.hi, hn::Mul(minus_k, hn::Set(d, t.l1)));
-  r = Add(r, {w.lo, hn::Zero(d)});
-  r = Add(r, Neg(TwoProd(k, hn::Set(d, t.l2))));
-  r = Add(r, {hn::Mul(minus_k, hn::Set(d, t.l3)), hn::Zero(d)});
+  const P<U> shifted = Add(Mul(w.hi, Splat<U>(64 / 0.6931471805599453)), magic);
+  const P<U> k = Sub(shifted, magic);
+  const P<U> minus_k = Neg(k);
+  const P<U> zero = Splat<U>(0.0);
+  DW<U> r = TwoSum(w.hi, Mul(minus_k, Splat<U>(t.l1)));
+  r = Add(r, DW<U>{w.lo, zero});
+  r = Add(r, Neg(TwoProd(k, Splat<U>(t.l2))));
+  r = Add(r, DW<U>{Mul(minus_k, Splat<U>(t.l3)), zero});
   const auto& c = t.inverse_factorial;
-  VD tail = hn::Set(d, c[11].hi);
-  for (int m = 10; m >= 6; --m) {
-    tail = hn::Add(hn::Mul(tail, r.hi), hn::Set(d, c[static_cast<size_t>(m)].hi));
-  }
-  VDW p{tail, hn::Zero(d)};
-  for (int m = 5; m >= 0; --m) p = Add(Constant(c[static_cast<size_t>(m)]), Mul(p, r));
+  P<U> tail = Splat<U>(c[11].hi);
+  for (int m = 10; m >= 6; --m) tail = Add(Mul(tail, r.hi), Splat<U>(c[static_cast<size_t>(m)].hi));
+  DW<U> p{tail, zero};
+  for (int m = 5; m >= 0; --m) p = Add(Constant<U>(c[static_cast<size_t>(m)]), Mul(p, r));
   // k = 64 m + j, 0 <= j < 64: j's bits are k's lowest (two's complement in
   // the integer of `shifted`), and 2^m's exponent field is (k - j) 2^46 +
-  // 1023 2^52.
-  const VI ki = hn::Sub(hn::BitCast(di, shifted), hn::BitCast(di, magic));
-  const VI j = hn::And(ki, hn::Set(di, 63));
-  const VI two_j = hn::Add(j, j);  // the table's double-words are (hi, lo) pairs
+  // 1023 2^52; the table's double-words are (hi, lo) pairs, 2 j apart.
+  PI<U> ki, two_j;
+  P<U> scale;
+  for (size_t u = 0; u < U; ++u) {
+    ki.v[u] = hn::Sub(hn::BitCast(di, shifted.v[u]), hn::BitCast(di, magic.v[u]));
+    const VI j = hn::And(ki.v[u], hn::Set(di, 63));
+    two_j.v[u] = hn::Add(j, j);
+    scale.v[u] = hn::BitCast(DD(), hn::Add(hn::ShiftLeft<46>(hn::Sub(ki.v[u], j)),
+                                           hn::Set(di, int64_t{1023} << 52)));
+  }
   const double* table = &t.two_to_j64[0].hi;
-  const VDW two_to_j{hn::GatherIndex(d, table, two_j), hn::GatherIndex(d, table + 1, two_j)};
-  const VDW e = Mul(two_to_j, p);
-  const VD scale =
-      hn::BitCast(d, hn::Add(hn::ShiftLeft<46>(hn::Sub(ki, j)), hn::Set(di, int64_t{1023} << 52)));
-  return {hn::Mul(e.hi, scale), hn::Mul(e.lo, scale)};
+  const DW<U> two_to_j{Gather(table, two_j), Gather(table + 1, two_j)};
+  const DW<U> e = Mul(two_to_j, p);
+  return {Mul(e.hi, scale), Mul(e.lo, scale)};
 }
 
 #endif  // HWY_NATIVE_FMA
