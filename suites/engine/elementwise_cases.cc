@@ -20,6 +20,7 @@
 #include "suites/sweep/sweep_tier.h"
 #include "suites/engine/guarded_buffer.h"
 #include "suites/engine/elementwise_oracle.h"
+#include "suites/engine/vector_models.h"
 
 namespace ulpgate {
 
@@ -251,7 +252,16 @@ class ElementwiseProblem : public EngineProblem {
           extra = true;
         }
       }
-      for (size_t i = 0; i < n; ++i) {
+      // In binary32, in vectors where the CPU has them.
+      if (binary32) {
+        const float* operands[2] = {o.grad, o.t};
+        size_t kept = 0;
+        for (const size_t m : builtin) {
+          if (!VectorModelOutputs(op_, m, operands, n, model_arrays[m])) builtin[kept++] = m;
+        }
+        builtin.resize(kept);
+      }
+      for (size_t i = 0; i < n && (!builtin.empty() || extra); ++i) {
         x[0] = o.grad[i];
         x[1] = o.t[i];
         for (const size_t m : builtin) {
