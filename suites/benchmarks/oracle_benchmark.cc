@@ -25,6 +25,7 @@
 #include "suites/inputs/elementwise_suites.h"
 #include "suites/inputs/tanh_bwd_suites.h"
 #include "suites/engine/elementwise_oracle.h"
+#include "suites/engine/vector_models.h"
 
 namespace ulpgate {
 namespace {
@@ -331,6 +332,28 @@ void BM_NativeModels(benchmark::State& state, const ElementwiseOpInfo* op) {
   state.SetItemsProcessed(state.iterations());
 }
 
+// Every model of the op at once per value, as the engine's vectorized tier
+// computes them (suites/engine/vector_models.h), a tile of the domain suite
+// at a time; skipped where the CPU has no FMA.
+void BM_VectorModels(benchmark::State& state, const ElementwiseOpInfo* op) {
+  std::vector<float> x = DomainSeconds(*op);
+  x.resize(4096 + 16, 1.0f);
+  const std::vector<float> grad(x.size(), 1.5f);
+  const float* operands[2] = {grad.data(), x.data()};
+  std::vector<float> out(x.size());
+  if (!VectorModelOutputs(*op, 0, operands, 4096, out.data())) {
+    state.SkipWithError("no FMA target: no vector models");
+    return;
+  }
+  for (auto _ : state) {
+    for (size_t m = 0; m < op->models.size(); ++m) {
+      VectorModelOutputs(*op, m, operands, 4096, out.data());
+      benchmark::DoNotOptimize(out.data());
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * 4096);
+}
+
 }  // namespace
 }  // namespace ulpgate
 
@@ -343,6 +366,7 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("BM_FastFactors/" + name).c_str(), ulpgate::BM_FastFactors, &op);
     benchmark::RegisterBenchmark(("BM_FastTermFactor/" + name).c_str(), ulpgate::BM_FastTermFactor, &op);
     benchmark::RegisterBenchmark(("BM_NativeModels/" + name).c_str(), ulpgate::BM_NativeModels, &op);
+    benchmark::RegisterBenchmark(("BM_VectorModels/" + name).c_str(), ulpgate::BM_VectorModels, &op);
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
