@@ -77,18 +77,16 @@ HWY_INLINE P<U> MulSub(const P<U>& a, const P<U>& b, const P<U>& c) {
   for (size_t u = 0; u < U; ++u) r.v[u] = hn::MulSub(a.v[u], b.v[u], c.v[u]);
   return r;
 }
-template <size_t U>
-HWY_INLINE P<U> Neg(const P<U>& a) {
-  P<U> r;
-  for (size_t u = 0; u < U; ++u) r.v[u] = hn::Neg(a.v[u]);
-  return r;
-}
-template <size_t U>
-HWY_INLINE P<U> Abs(const P<U>& a) {
-  P<U> r;
-  for (size_t u = 0; u < U; ++u) r.v[u] = hn::Abs(a.v[u]);
-  return r;
-}
+#define ULPGATE_PACK_UNARY(Name, Op)                       \
+  template <size_t U>                                      \
+  HWY_INLINE P<U> Name(const P<U>& a) {                    \
+    P<U> r;                                                \
+    for (size_t u = 0; u < U; ++u) r.v[u] = hn::Op(a.v[u]); \
+    return r;                                              \
+  }
+ULPGATE_PACK_UNARY(Neg, Neg)
+ULPGATE_PACK_UNARY(Abs, Abs)
+#undef ULPGATE_PACK_UNARY
 template <size_t U>
 HWY_INLINE P<U> Splat(double c) {
   P<U> r;

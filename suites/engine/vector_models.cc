@@ -11,6 +11,7 @@
 
 #include "hwy/highway.h"
 #include "kernels/ops/registered_ops-inl.h"
+#include "kernels/vector_arith-inl.h"
 #include "oracles/highway_math-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -23,19 +24,14 @@ namespace vector_models {
 namespace hn = hwy::HWY_NAMESPACE;
 using DF = hn::ScalableTag<float>;
 
-// NativeModelArith (suites/engine/elementwise_oracle.cc) over vectors.
+// NativeModelArith (suites/engine/elementwise_oracle.cc) over vectors: the
+// kernels' arithmetic, but MulAdd fused or not as the model says and the
+// functions the models' (not Highway's own).
 template <bool kFused>
-struct ModelVectorArith {
+struct ModelVectorArith : VectorArith<DF> {
   using Value = hn::Vec<DF>;
-  DF d;
   highway_math::ModelMath<DF, kFused> math;
 
-  HWY_INLINE Value Const(float c) const { return hn::Set(d, c); }
-  HWY_INLINE Value Zero() const { return hn::Zero(d); }
-  HWY_INLINE Value Add(Value a, Value b) const { return hn::Add(a, b); }
-  HWY_INLINE Value Sub(Value a, Value b) const { return hn::Sub(a, b); }
-  HWY_INLINE Value Mul(Value a, Value b) const { return hn::Mul(a, b); }
-  HWY_INLINE Value Div(Value a, Value b) const { return hn::Div(a, b); }
   HWY_INLINE Value MulAdd(Value a, Value b, Value c) const {
     return kFused ? hn::MulAdd(a, b, c) : hn::Add(hn::Mul(a, b), c);
   }
@@ -50,7 +46,7 @@ struct ModelVectorArith {
 template <class Seq, int kSequence, bool kFused, size_t... k>
 void Run(const float* const* x, size_t n, float* out, std::index_sequence<k...>) {
   const DF d;
-  ModelVectorArith<kFused> a{d, {d}};
+  ModelVectorArith<kFused> a{{d}, {d}};
   const hn::RebindToUnsigned<DF> du;
   const auto nan = hn::BitCast(d, hn::Set(du, 0x7fc00000u));
   const size_t lanes = hn::Lanes(d);

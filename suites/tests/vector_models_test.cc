@@ -21,12 +21,6 @@
 namespace ulpgate {
 namespace {
 
-uint32_t Bits(float x) {
-  uint32_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
-
 // Columns of n operands with the vectors' slack past n.
 void ExpectEqualToScalarModels(const ElementwiseOpInfo& op, const std::vector<std::vector<float>>& columns,
                                const std::string& where, bool* ran) {
@@ -47,7 +41,7 @@ void ExpectEqualToScalarModels(const ElementwiseOpInfo& op, const std::vector<st
     for (size_t i = 0; i < n; ++i) {
       for (size_t k = 0; k < op.arity(); ++k) x[k] = columns[k][i];
       const float expected = CanonicalNan(ModelOutput(op, kBinary32, m, x.data(), /*native=*/true));
-      ASSERT_EQ(Bits(out[i]), Bits(expected))
+      ASSERT_EQ(FloatBits(out[i]), FloatBits(expected))
           << op.name << " model " << op.models[m].name << ", " << where << ", input #" << i << ": "
           << HexFloat(x[0]) << ", " << HexFloat(x[1]) << ": " << HexFloat(out[i]) << " instead of "
           << HexFloat(expected);
