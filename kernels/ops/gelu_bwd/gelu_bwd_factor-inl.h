@@ -3,7 +3,8 @@
 // MainFactor, the same operations in the same order on every lane (the
 // Mills ratio's coefficients gathered per lane), so the same bits and the
 // same bounds. Targets without fused multiply-adds leave it to the scalar
-// code.
+// code, as does any other architecture than x86 (whose vectors hold at most 8
+// doubles, which the block's packs assume).
 
 #if defined(ULPGATE_KERNELS_OPS_GELU_BWD_GELU_BWD_FACTOR_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef ULPGATE_KERNELS_OPS_GELU_BWD_GELU_BWD_FACTOR_INL_H_
@@ -24,7 +25,7 @@ namespace ulpgate {
 namespace HWY_NAMESPACE {
 namespace gelu_bwd_factor {
 
-#if HWY_NATIVE_FMA
+#if HWY_NATIVE_FMA && HWY_ARCH_X86
 
 namespace hn = hwy::HWY_NAMESPACE;
 using namespace double_word;  // NOLINT: the packs and their operations
@@ -141,7 +142,7 @@ bool MainFactorsOrNot(const float* x, size_t n, MainFactorColumns* out) {
 
 bool MainFactorsOrNot(const float*, size_t, MainFactorColumns*) { return false; }
 
-#endif  // HWY_NATIVE_FMA
+#endif  // HWY_NATIVE_FMA && HWY_ARCH_X86
 
 }  // namespace gelu_bwd_factor
 
