@@ -65,18 +65,16 @@ ULPGATE_PACK_BINARY(Sub, Sub)
 ULPGATE_PACK_BINARY(Mul, Mul)
 #undef ULPGATE_PACK_BINARY
 
-template <size_t U>
-HWY_INLINE P<U> MulAdd(const P<U>& a, const P<U>& b, const P<U>& c) {
-  P<U> r;
-  for (size_t u = 0; u < U; ++u) r.v[u] = hn::MulAdd(a.v[u], b.v[u], c.v[u]);
-  return r;
-}
-template <size_t U>
-HWY_INLINE P<U> MulSub(const P<U>& a, const P<U>& b, const P<U>& c) {
-  P<U> r;
-  for (size_t u = 0; u < U; ++u) r.v[u] = hn::MulSub(a.v[u], b.v[u], c.v[u]);
-  return r;
-}
+#define ULPGATE_PACK_TERNARY(Name, Op)                                       \
+  template <size_t U>                                                        \
+  HWY_INLINE P<U> Name(const P<U>& a, const P<U>& b, const P<U>& c) {        \
+    P<U> r;                                                                  \
+    for (size_t u = 0; u < U; ++u) r.v[u] = hn::Op(a.v[u], b.v[u], c.v[u]);  \
+    return r;                                                                \
+  }
+ULPGATE_PACK_TERNARY(MulAdd, MulAdd)
+ULPGATE_PACK_TERNARY(MulSub, MulSub)
+#undef ULPGATE_PACK_TERNARY
 #define ULPGATE_PACK_UNARY(Name, Op)                       \
   template <size_t U>                                      \
   HWY_INLINE P<U> Name(const P<U>& a) {                    \
