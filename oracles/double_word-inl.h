@@ -97,7 +97,7 @@ HWY_INLINE P<U> IfThenElse(const PM<U>& m, const P<U>& yes, const P<U>& no) {
   for (size_t u = 0; u < U; ++u) r.v[u] = hn::IfThenElse(m.m[u], yes.v[u], no.v[u]);
   return r;
 }
-// a < b, a > b, a <= b per lane.
+// a < b, a > b, a <= b, a >= b per lane; a or b.
 template <size_t U>
 HWY_INLINE PM<U> Less(const P<U>& a, const P<U>& b) {
   PM<U> r;
@@ -112,6 +112,16 @@ template <size_t U>
 HWY_INLINE PM<U> AtMost(const P<U>& a, const P<U>& b) {
   PM<U> r;
   for (size_t u = 0; u < U; ++u) r.m[u] = a.v[u] <= b.v[u];
+  return r;
+}
+template <size_t U>
+HWY_INLINE PM<U> AtLeast(const P<U>& a, const P<U>& b) {
+  return AtMost(b, a);
+}
+template <size_t U>
+HWY_INLINE PM<U> Or(const PM<U>& a, const PM<U>& b) {
+  PM<U> r;
+  for (size_t u = 0; u < U; ++u) r.m[u] = hn::Or(a.m[u], b.m[u]);
   return r;
 }
 // base[index] per lane.

@@ -17,6 +17,7 @@
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 
 // For the definitions of functions that do many double-word operations or
@@ -156,6 +157,30 @@ struct FactorEstimate {
   // more; NaN where it does not.
   double term = std::nan("");
 };
+
+// A batch of estimates in columns (an op's FastFactors): where plain[i] is 1,
+// entry i holds a kFinite estimate that is not `exact`, its f0, f1, f2, error
+// and term as FactorEstimate has them; where plain[i] is 0 the batch wrote
+// nothing else there and the caller takes that entry's estimate one by one.
+// The common estimate so costs no FactorEstimate on its way to the columns
+// the sweep's tier reads.
+struct FactorEstimateColumns {
+  double *f0, *f1, *f2, *error, *term;
+  uint8_t* plain;
+};
+
+// f into entry i of out if it is plain (as above); plain[i] says whether.
+inline void StorePlainEstimate(const std::optional<FactorEstimate>& f,
+                               const FactorEstimateColumns& out, size_t i) {
+  const bool plain = f && f->kind == FactorEstimate::kFinite && !f->exact;
+  out.plain[i] = plain ? 1 : 0;
+  if (!plain) return;
+  out.f0[i] = f->f0;
+  out.f1[i] = f->f1;
+  out.f2[i] = f->f2;
+  out.error[i] = f->error;
+  out.term[i] = f->term;
+}
 
 // A finite factor base + d, renormalized, within `error`.
 inline FactorEstimate FiniteFactor(double base, DoubleWord d, double error) {

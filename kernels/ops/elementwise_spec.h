@@ -132,9 +132,10 @@ struct HasFastFactor<Spec, std::void_t<decltype(Spec::kFastFactor)>> {
 
 // Whether a spec with a kFastFactor also declares
 //   static constexpr auto kFastFactors = &Fs;
-//   // void Fs(const float* x, size_t n, std::optional<FactorEstimate>* out)
-// kFastFactor of x[0 .. n) bit for bit, several at a time (faster where one
-// estimate is a long chain of dependent roundings).
+//   // void Fs(const float* x, size_t n, const FactorEstimateColumns& out)
+// kFastFactor of x[0 .. n) bit for bit, several at a time, into columns
+// (oracles/double_word.h): faster where one estimate is a long chain of
+// dependent roundings, and where the columns spare the estimates' records.
 template <class Spec, class = void>
 struct HasFastFactors {
   static constexpr bool kValue = false;

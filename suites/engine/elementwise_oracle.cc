@@ -339,14 +339,12 @@ class OracleFor final : public ElementwiseOracle {
       return std::nullopt;
     }
   }
-  void FastFactors(const float* second, size_t n, std::optional<FactorEstimate>* out) const override {
+  bool FastFactors(const float* second, size_t n, const FactorEstimateColumns& out) const override {
     if constexpr (::ulpgate::HasFastFactors<Spec>::kValue) {
       Spec::kFastFactors(second, n, out);
+      return true;
     } else {
-      for (size_t i = 0; i < n; ++i) {
-        const float x[2] = {0.0f, second[i]};
-        out[i] = FastFactor(x);
-      }
+      return false;
     }
   }
   bool HasFastFactor() const override { return ::ulpgate::HasFastFactor<Spec>::kValue; }

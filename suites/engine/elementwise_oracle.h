@@ -125,9 +125,10 @@ class ElementwiseOracle {
   // nullopt where it cannot bound it usefully, or for an op without one.
   virtual std::optional<FactorEstimate> FastFactor(const float* operands) const = 0;
   // FastFactor at second operands second[0 .. n) (the first's value does
-  // not matter), bit for bit, into out: the op's batch where it has one.
-  virtual void FastFactors(const float* second, size_t n,
-                           std::optional<FactorEstimate>* out) const = 0;
+  // not matter), bit for bit, into out's columns where plain (the op's batch,
+  // FactorEstimateColumns); false, writing nothing, for an op without a batch
+  // (the caller takes FastFactor one by one).
+  virtual bool FastFactors(const float* second, size_t n, const FactorEstimateColumns& out) const = 0;
   virtual bool HasFastFactor() const = 0;
   // TermMagnitude({1, operands[1]}) within kFastTermFactorError relatively
   // (HasFastTermFactor in kernels/ops/elementwise_spec.h), the op's own

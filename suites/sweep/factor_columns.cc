@@ -10,6 +10,13 @@
 #include "suites/engine/elementwise_oracle.h"
 
 namespace ulpgate {
+namespace {
+
+// The relative distance of the MPFR path's grad * f from the exact product
+// where its precision rounds that product (oracles/exact.h).
+constexpr double kRoundedProductError = 0x1p-315;
+
+}  // namespace
 
 double TinyLimit(const FloatFormat& format, double log2_bound) {
   const double qmin = format.emin - format.precision + 1;
@@ -22,7 +29,7 @@ void SetFactor(const MpfrNumber& f, bool products_exact, const FloatFormat& form
   mpfr_srcptr x = f.get();
   t.sign[e] = mpfr_signbit(x) ? -1.0 : 1.0;
   t.f0[e] = t.f1[e] = t.f2[e] = t.tiny_limit[e] = t.f_error[e] = 0;
-  t.path_error[e] = products_exact ? 0.0 : 0x1p-315;
+  t.path_error[e] = products_exact ? 0.0 : kRoundedProductError;
   if (mpfr_nan_p(x)) {
     t.kind[e] = kSweepFactorNaN;
   } else if (mpfr_inf_p(x)) {
@@ -77,7 +84,7 @@ bool SetEstimatedFactor(const FactorEstimate& f, const FloatFormat& format, cons
       t.f_error[e] = f.error;
       // The oracle's product with grad rounds at its precision unless the
       // factor is short enough (oracles/exact.h; SetFactor's products_exact).
-      t.path_error[e] = f.exact ? 0.0 : 0x1p-315;
+      t.path_error[e] = f.exact ? 0.0 : kRoundedProductError;
       return true;
     }
   }
@@ -89,15 +96,28 @@ SweepFactorColumns PerInputFactors(const ElementwiseOracle& oracle, const FloatF
                                    FactorColumnsBuffer* buffer, uint64_t* mpfr_factors,
                                    uint8_t* from_mpfr) {
   const FactorSlots slots = buffer->Slots();
-  // In blocks (the op's batch, where it has one).
-  constexpr size_t kBlock = 64;
-  std::optional<FactorEstimate> estimates[kBlock];
+  // The op's batch writes its plain estimates straight into the columns;
+  // what it leaves (or every entry, for an op without one) goes one by one.
+  const FactorEstimateColumns batch{buffer->f0,    buffer->f1,   buffer->f2,
+                                    buffer->f_error, buffer->term, buffer->plain};
+  const bool batched = oracle.FastFactors(x, n, batch);
   for (size_t i = 0; i < n; ++i) {
-    if (i % kBlock == 0) oracle.FastFactors(x + i, std::min(kBlock, n - i), estimates);
-    const float operands[2] = {grad[i], x[i]};
-    const std::optional<FactorEstimate>& estimate = estimates[i % kBlock];
     if (from_mpfr != nullptr) from_mpfr[i] = 0;
+    if (batched && buffer->plain[i] != 0) {
+      // SetEstimatedFactor's kFinite case for an estimate that is not exact.
+      const double f0 = buffer->f0[i];
+      const double magnitude = std::fabs(f0);
+      if (magnitude >= 0x1p-600 && magnitude <= 0x1p600) {
+        buffer->kind[i] = kSweepFactorNormal;
+        buffer->sign[i] = f0 < 0 ? -1.0 : 1.0;
+        buffer->tiny_limit[i] = 0;
+        buffer->path_error[i] = kRoundedProductError;
+        continue;
+      }
+    }
+    const float operands[2] = {grad[i], x[i]};
     buffer->term[i] = std::nan("");
+    const std::optional<FactorEstimate> estimate = oracle.FastFactor(operands);
     if (estimate && SetEstimatedFactor(*estimate, format, slots, i)) {
       buffer->term[i] = estimate->term;
       continue;

@@ -50,6 +50,7 @@ struct alignas(64) FactorColumnsBuffer {
   // or MPFR computed the factor.
   double term[kSweepTile + kSweepVectorSlack];
   uint64_t kind[kSweepTile + kSweepVectorSlack];
+  uint8_t plain[kSweepTile + kSweepVectorSlack];  // the op's batch's (FactorEstimateColumns)
   FactorSlots Slots() { return {f0, f1, f2, sign, tiny_limit, f_error, path_error, kind}; }
   SweepFactorColumns Columns() const { return {f0, f1, f2, sign, tiny_limit, kind, f_error, path_error}; }
 };

@@ -14,6 +14,7 @@
 #endif
 
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
 
 #include "hwy/highway.h"
@@ -77,7 +78,7 @@ HWY_INLINE VW MillsRatio(const GeluBwdTables& tab, const V& t, V& error) {
   return FastTwoSum(s, c);
 }
 
-void MainFactors(const float* x_in, size_t n, MainFactorColumns* out) {
+void MainFactors(const float* x_in, size_t n, const FactorEstimateColumns& out) {
   const DD d;
   const DF df;
   const size_t lanes = hn::Lanes(d);
@@ -120,33 +121,51 @@ void MainFactors(const float* x_in, size_t n, MainFactorColumns* out) {
     const V complement = Add(one_minus.hi, Sub(one_minus.lo, Add(f1, f2)));
     const V term = IfThenElse(AtMost(error, Splat<kPack>(0x1p-60)), IfThenElse(positive, f0, complement),
                               Splat<kPack>(std::nan("")));
+    // Not tiny: x > 0, or |d| >= 2^-600 (FiniteOrTinyFactor's finite case).
+    const PM<kPack> plain = Or(positive, AtLeast(Abs(dw.hi), Splat<kPack>(0x1p-600)));
     for (size_t u = 0; u < kPack; ++u) {
       const size_t at = i + u * lanes;
-      hn::Store(f0.v[u], d, out->f0 + at);
-      hn::Store(f1.v[u], d, out->f1 + at);
-      hn::Store(f2.v[u], d, out->f2 + at);
-      hn::Store(error.v[u], d, out->error + at);
-      hn::Store(term.v[u], d, out->term + at);
-      hn::Store(dw.hi.v[u], d, out->dhi + at);
-      hn::Store(dw.lo.v[u], d, out->dlo + at);
+      if (at >= n) break;
+      // Whole vectors into out where they fit, the last part through a copy.
+      const bool whole = at + lanes <= n;
+      alignas(64) double part[5][8];
+      static_assert(sizeof(part[0]) >= hn::MaxLanes(DD()) * sizeof(double), "a vector a row");
+      double* to[5] = {out.f0 + at, out.f1 + at, out.f2 + at, out.error + at, out.term + at};
+      const V* from[5] = {&f0, &f1, &f2, &error, &term};
+      for (size_t c = 0; c < 5; ++c) {
+        if (whole) {
+          hn::StoreU(from[c]->v[u], d, to[c]);
+        } else {
+          hn::Store(from[c]->v[u], d, part[c]);
+          std::copy(part[c], part[c] + (n - at), to[c]);
+        }
+      }
+      const size_t count = whole ? lanes : n - at;
+      if (whole && hn::AllTrue(d, plain.m[u])) {
+        std::fill(out.plain + at, out.plain + at + count, uint8_t{1});
+      } else {
+        alignas(64) double flags[8];
+        hn::Store(hn::IfThenElseZero(plain.m[u], hn::Set(d, 1.0)), d, flags);
+        for (size_t l = 0; l < count; ++l) out.plain[at + l] = flags[l] != 0 ? 1 : 0;
+      }
     }
   }
 }
 
-bool MainFactorsOrNot(const float* x, size_t n, MainFactorColumns* out) {
+bool MainFactorsOrNot(const float* x, size_t n, const FactorEstimateColumns& out) {
   MainFactors(x, n, out);
   return true;
 }
 
 #else
 
-bool MainFactorsOrNot(const float*, size_t, MainFactorColumns*) { return false; }
+bool MainFactorsOrNot(const float*, size_t, const FactorEstimateColumns&) { return false; }
 
 #endif  // HWY_NATIVE_FMA && HWY_ARCH_X86
 
 }  // namespace gelu_bwd_factor
 
-bool GeluBwdMainFactors(const float* x, size_t n, MainFactorColumns* out) {
+bool GeluBwdMainFactors(const float* x, size_t n, const FactorEstimateColumns& out) {
   return gelu_bwd_factor::MainFactorsOrNot(x, n, out);
 }
 

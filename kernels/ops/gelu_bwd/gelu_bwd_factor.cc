@@ -355,50 +355,51 @@ std::optional<FactorEstimate> WithTerm(float x, std::optional<FactorEstimate> f)
 
 std::optional<FactorEstimate> GeluBwdFactor(float x) { return WithTerm(x, FactorClones(x)); }
 
-void GeluBwdFactors(const float* x, size_t n, std::optional<FactorEstimate>* out) {
-  // The main range's values gathered kMainFactorBlock at a time, into the
-  // vectors where the CPU has them, else eight at a time in lockstep; the
-  // rest (zeros, tiny, far out, NaN, infinities) one by one.
-  float lanes[kMainFactorBlock];
-  size_t at[kMainFactorBlock];
-  size_t k = 0;
-  auto flush = [&] {
-    MainFactorColumns columns;
-    if (MainFactorVectors(lanes, k, &columns)) {
-      for (size_t l = 0; l < k; ++l) {
-        std::optional<FactorEstimate>& f = out[at[l]];
-        if (lanes[l] > 0 || std::fabs(columns.dhi[l]) >= 0x1p-600) {
-          f.emplace();
-          f->kind = FactorEstimate::kFinite;
-          f->f0 = columns.f0[l];
-          f->f1 = columns.f1[l];
-          f->f2 = columns.f2[l];
-          f->error = columns.error[l];
-          f->term = columns.term[l];
-        } else {
-          f = WithTerm(lanes[l], FiniteOrTinyFactor({columns.dhi[l], columns.dlo[l]}, columns.error[l]));
-        }
-      }
-    } else {
-      std::optional<FactorEstimate> done[kDoubleWordLanes];
-      for (size_t first = 0; first < k; first += kDoubleWordLanes) {
-        const size_t count = std::min(kDoubleWordLanes, k - first);
-        MainFactorLanes(lanes + first, count, done);
-        for (size_t l = 0; l < count; ++l) out[at[first + l]] = WithTerm(lanes[first + l], done[l]);
-      }
+void GeluBwdFactors(const float* x, size_t n, const FactorEstimateColumns& out) {
+  // The main range's values kMainFactorBlock at a time into the vectors where
+  // the CPU has them (a block wholly in it straight into out, else gathered
+  // and then placed), else eight at a time in lockstep; the rest (zeros,
+  // tiny, far out, NaN, infinities) left to the caller.
+  for (size_t begin = 0; begin < n; begin += kMainFactorBlock) {
+    const size_t count = std::min(kMainFactorBlock, n - begin);
+    const FactorEstimateColumns here{out.f0 + begin,    out.f1 + begin,   out.f2 + begin,
+                                     out.error + begin, out.term + begin, out.plain + begin};
+    float lanes[kMainFactorBlock];
+    size_t at[kMainFactorBlock];
+    size_t k = 0;
+    for (size_t i = 0; i < count; ++i) {
+      here.plain[i] = 0;
+      if (!InMainRange(x[begin + i])) continue;
+      lanes[k] = x[begin + i];
+      at[k++] = i;
     }
-    k = 0;
-  };
-  for (size_t i = 0; i < n; ++i) {
-    if (!InMainRange(x[i])) {
-      out[i] = GeluBwdFactor(x[i]);
+    if (k == 0) continue;
+    if (k == count && MainFactorVectors(lanes, k, here)) continue;
+    double f0[kMainFactorBlock], f1[kMainFactorBlock], f2[kMainFactorBlock],
+        error[kMainFactorBlock], term[kMainFactorBlock];
+    uint8_t plain[kMainFactorBlock];
+    const FactorEstimateColumns gathered{f0, f1, f2, error, term, plain};
+    if (MainFactorVectors(lanes, k, gathered)) {
+      for (size_t l = 0; l < k; ++l) {
+        const size_t i = at[l];
+        here.plain[i] = plain[l];
+        here.f0[i] = f0[l];
+        here.f1[i] = f1[l];
+        here.f2[i] = f2[l];
+        here.error[i] = error[l];
+        here.term[i] = term[l];
+      }
       continue;
     }
-    lanes[k] = x[i];
-    at[k++] = i;
-    if (k == kMainFactorBlock) flush();
+    std::optional<FactorEstimate> done[kDoubleWordLanes];
+    for (size_t first = 0; first < k; first += kDoubleWordLanes) {
+      const size_t lanes_now = std::min(kDoubleWordLanes, k - first);
+      MainFactorLanes(lanes + first, lanes_now, done);
+      for (size_t l = 0; l < lanes_now; ++l) {
+        StorePlainEstimate(WithTerm(lanes[first + l], done[l]), here, at[first + l]);
+      }
+    }
   }
-  if (k > 0) flush();
 }
 
 std::optional<double> GeluBwdTermFactor(float x) {

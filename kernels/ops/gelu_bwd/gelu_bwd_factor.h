@@ -47,8 +47,9 @@ namespace ulpgate {
 // NaN where the oracle's is (NaN, +-inf); nullopt only where a tiny value's
 // sign would be unsure.
 std::optional<FactorEstimate> GeluBwdFactor(float x);
-// GeluBwdFactor of x[0 .. n) into out, bit for bit, several at a time.
-void GeluBwdFactors(const float* x, size_t n, std::optional<FactorEstimate>* out);
+// GeluBwdFactor of x[0 .. n), bit for bit, into out's columns where plain
+// (FactorEstimateColumns): the main range's values, several at a time.
+void GeluBwdFactors(const float* x, size_t n, const FactorEstimateColumns& out);
 
 // The term magnitude over |grad|, 1/2 + |erf(x/sqrt(2))|/2 + |x| phi(x) =
 // F(|x|): the factor at |x| rounded to a double (within 2^-52 relatively);

@@ -15,7 +15,7 @@ namespace ulpgate {
 
 HWY_EXPORT(GeluBwdMainFactors);
 
-bool MainFactorVectors(const float* x, size_t n, MainFactorColumns* out) {
+bool MainFactorVectors(const float* x, size_t n, const FactorEstimateColumns& out) {
   // The registry applies the target restriction to Highway when first used;
   // dispatch must come after it.
   static const bool ready = (CompiledTargets(), true);

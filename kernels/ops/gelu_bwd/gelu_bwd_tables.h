@@ -47,26 +47,14 @@ inline constexpr double kMainEc = 0x1p-105;
 inline constexpr double kMainSlack = 1 + 0x1p-20;
 inline constexpr double kMainPhiError = kDoubleWordExpError + kMainEc + kMainEps;
 
-// The vectors' results for the main range (-32 < x < 22, |x| >= 2^-30), per
-// value: F's renormalized parts within `error`, and the term factor (NaN
-// where it has none), where x > 0 or |d| >= 2^-600 (d = dhi + dlo the
-// double-word F, or F - 1 for x > 0); elsewhere the caller decides a tiny
-// factor from d and `error`.
+// The main range's factors (-32 < x < 22, |x| >= 2^-30) at x[0 .. n), n <=
+// kMainFactorBlock, bit for bit what the scalar code gives, into out's
+// entries 0 .. n - 1 (FactorEstimateColumns; plain 0 where the factor is tiny,
+// x < 0 and |F| below 2^-600, for the caller), in the vectors of the best
+// Highway target this CPU runs; false (nothing written) where that target has
+// no fused multiply-add.
 inline constexpr size_t kMainFactorBlock = 64;
-struct MainFactorColumns {
-  alignas(64) double f0[kMainFactorBlock];
-  alignas(64) double f1[kMainFactorBlock];
-  alignas(64) double f2[kMainFactorBlock];
-  alignas(64) double error[kMainFactorBlock];
-  alignas(64) double term[kMainFactorBlock];
-  alignas(64) double dhi[kMainFactorBlock];
-  alignas(64) double dlo[kMainFactorBlock];
-};
-// The main range's factors at x[0 .. n), n <= kMainFactorBlock, bit for bit
-// what the scalar code gives, in the vectors of the best Highway target this
-// CPU runs; false (nothing written) where that target has no fused
-// multiply-add.
-bool MainFactorVectors(const float* x, size_t n, MainFactorColumns* out);
+bool MainFactorVectors(const float* x, size_t n, const FactorEstimateColumns& out);
 
 }  // namespace ulpgate
 
