@@ -23,6 +23,7 @@ std::optional<FactorEstimate> SigmoidBwdFactor(float s_in) {
   f.f0 = d.hi;
   f.f1 = d.lo;
   f.exact = true;  // the definition is exact (a ring expression), and so is this
+  f.term = std::fabs(s) + s * s;  // SigmoidBwdTermFactor's, carried along
   return f;
 }
 
