@@ -16,7 +16,8 @@ namespace {
 // out are below 2^-160 of the values and the factor (1 + 2^-20) at the end
 // covers them. Then the oracle's own distance from V: 2^-299 M, M = |s| +
 // |x s (1 - s) w| (the header).
-ULPGATE_FMA_CLONES std::optional<FactorEstimate> LogisticClones(double x, const LogisticTerms& t) {
+ULPGATE_FMA_CLONES std::optional<FactorEstimate> LogisticClones(double x, const LogisticTerms& t,
+                                                                LogisticSigmoid* sigmoid) {
   FactorEstimate f;
   const double eps = kDoubleWordOpError;
   const double log2e = 1.4426950408889634;
@@ -67,6 +68,12 @@ ULPGATE_FMA_CLONES std::optional<FactorEstimate> LogisticClones(double x, const 
     const DoubleWord q_neg2 = Div(m, den);
     const DoubleWord q = {-0.5 * q_neg2.hi, -0.5 * q_neg2.lo};
     const double r_q = r_m + r_den + eps;
+    if (sigmoid != nullptr) {  // s(|z|) = 1/2 + |q|, 1 - s(|z|) = 1/2 - |q| (|q| < 0.12)
+      const DoubleWord abs_q = q.hi < 0 ? Neg(q) : q;
+      sigmoid->at_abs_z = Add({0.5, 0}, abs_q);
+      sigmoid->complement = Add({0.5, 0}, Neg(abs_q));
+      sigmoid->set = true;
+    }
     const DoubleWord q2 = Mul(q, q);
     const double r_q2 = 2 * r_q + eps;
     const DoubleWord ss = Add({0.25, 0}, Neg(q2));  // s (1 - s) >= 0.196, q^2 <= 0.054
@@ -88,6 +95,11 @@ ULPGATE_FMA_CLONES std::optional<FactorEstimate> LogisticClones(double x, const 
   const double r_over = r_den + eps;
   const DoubleWord under = Mul(e, over);  // exp(-a)/(1 + exp(-a))
   const double r_under = r_e + r_over + eps;
+  if (sigmoid != nullptr) {  // over = s(a), under = 1 - s(a), a = |z|
+    sigmoid->at_abs_z = over;
+    sigmoid->complement = under;
+    sigmoid->set = true;
+  }
   if (t.z.hi > 0) {
     // F = 1 + D, D = (1 - s) (g - 1), g = 2 x s k (1 + 3 c x^2): s = over,
     // 1 - s = under.
@@ -118,8 +130,9 @@ ULPGATE_FMA_CLONES std::optional<FactorEstimate> LogisticClones(double x, const 
 
 }  // namespace
 
-std::optional<FactorEstimate> LogisticFactor(double x, const LogisticTerms& t) {
-  return LogisticClones(x, t);
+std::optional<FactorEstimate> LogisticFactor(double x, const LogisticTerms& t,
+                                             LogisticSigmoid* sigmoid) {
+  return LogisticClones(x, t, sigmoid);
 }
 
 }  // namespace ulpgate

@@ -30,7 +30,16 @@ struct LogisticTerms {
 // the oracle's 320 bits round s and F to 1); a negative number below 2^-900
 // for z <= -650, bounded using MPFR's exponent range. nullopt where the
 // bound would not be of use.
-std::optional<FactorEstimate> LogisticFactor(double x, const LogisticTerms& t);
+//
+// *sigmoid (when given): s at |z| and 1 - s there, within 2^-95 relatively,
+// where the estimate computed them (set true; not in the tails), for an
+// op's term factor at no second exp.
+struct LogisticSigmoid {
+  DoubleWord at_abs_z, complement;
+  bool set = false;
+};
+std::optional<FactorEstimate> LogisticFactor(double x, const LogisticTerms& t,
+                                             LogisticSigmoid* sigmoid = nullptr);
 
 }  // namespace ulpgate
 

@@ -41,6 +41,19 @@ const Constants& ConstantsOnce() {
 
 DoubleWord Twice(DoubleWord v) { return {2 * v.hi, 2 * v.lo}; }
 
+// The term magnitude over |grad| at t = |x| >= 0 (x2 = t^2 exactly) from
+// tanh(u(t)) within 2^-80 (absolutely; the term is at least 1/2):
+// (1 + tanh) / 2 + t (1 + tanh^2) k (1 + 3 c t^2) / 2, every step adding
+// nonnegative values, far inside kFastTermFactorError.
+double TermFromTanh(double t, DoubleWord x2, DoubleWord tanh_u) {
+  const Constants& k = ConstantsOnce();
+  const DoubleWord one{1, 0};
+  const DoubleWord left = Add(one, tanh_u);
+  const DoubleWord slope = Mul(k.k, Add(one, Mul(MulDouble(k.c, 3), x2)));
+  const DoubleWord right = MulDouble(Mul(Add(one, Mul(tanh_u, tanh_u)), slope), t);
+  return 0.5 * Add(left, right).Value();
+}
+
 // The bounds (oracles/logistic_factor.cc has the rest): each double-word
 // operation adds eps = kDoubleWordOpError relatively, the constants ec; the
 // oracle's own distance from the real value is 2^-299 of the terms it adds.
@@ -70,7 +83,10 @@ ULPGATE_FMA_CLONES std::optional<FactorEstimate> FactorClones(float x_in) {
     const double x5 = std::fabs(x) * (x * x) * (x * x);
     const double error = std::fabs(kx.hi) * (ec + eps) + std::fabs(cubic) * 0x1p-45 + 4 * x5 +
                          eps * std::fabs(d.hi);
-    return FiniteFactor(0.5, d, error * (1 + 0x1p-20) + 0x1p-299);
+    std::optional<FactorEstimate> factor = FiniteFactor(0.5, d, error * (1 + 0x1p-20) + 0x1p-299);
+    // tanh(u) = k |x| within k |x| (c x^2 + u^2 / 3), below 2^-58 of it.
+    factor->term = TermFromTanh(std::fabs(x), TwoProd(x, x), MulDouble(k.k, std::fabs(x)));
+    return factor;
   }
   const DoubleWord x2 = TwoProd(x, x);  // exact: 48 bits
   // z = 2u = 2 k (x + c x^3): x^3 (eps), c x^3 (ec + 2 eps), the sum of two
@@ -85,7 +101,12 @@ ULPGATE_FMA_CLONES std::optional<FactorEstimate> FactorClones(float x_in) {
   t.r_w = 2 * ec + 4 * eps;
   // k < 0.8, 3c < 0.135.
   t.w_bound = 1.6 * (1 + 0.135 * x * x) * (1 + 0x1p-40);
-  return LogisticFactor(x, t);
+  LogisticSigmoid s;
+  std::optional<FactorEstimate> factor = LogisticFactor(x, t, &s);
+  // The term factor from the same s: tanh(|u|) = s(2|u|) - (1 - s(2|u|))
+  // (GeluTanhBwdTermFactor's steps, not its exp).
+  if (factor && s.set) factor->term = TermFromTanh(std::fabs(x), x2, Add(s.at_abs_z, Neg(s.complement)));
+  return factor;
 }
 
 }  // namespace
@@ -104,10 +125,7 @@ ULPGATE_FMA_CLONES std::optional<double> GeluTanhBwdTermFactor(float x_in) {
     const DoubleWord e = Exp(Twice(Neg(u)));  // in (2^-938, 1]
     t = Div(Add(one, Neg(e)), Add(one, e));
   }
-  const DoubleWord left = Add(one, t);
-  const DoubleWord slope = Mul(k.k, Add(one, Mul(MulDouble(k.c, 3), x2)));
-  const DoubleWord right = MulDouble(Mul(Add(one, Mul(t, t)), slope), x);
-  return 0.5 * Add(left, right).Value();
+  return TermFromTanh(x, x2, t);
 }
 
 }  // namespace ulpgate

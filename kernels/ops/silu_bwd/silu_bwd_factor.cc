@@ -5,6 +5,18 @@
 #include "oracles/logistic_factor.h"
 
 namespace ulpgate {
+namespace {
+
+// The term magnitude over |grad|, s + |x| s + |x| s^2 = s (1 + |x| (1 + s)),
+// from s = sigmoid(x) within 2^-90 relatively: every step adds nonnegative
+// values, far inside kFastTermFactorError.
+double TermFromSigmoid(double x, DoubleWord s) {
+  const DoubleWord one{1, 0};
+  const DoubleWord inner = Add(one, MulDouble(Add(one, s), std::fabs(x)));
+  return Mul(s, inner).Value();
+}
+
+}  // namespace
 
 std::optional<FactorEstimate> SiluBwdFactor(float x_in) {
   FactorEstimate f;
@@ -27,14 +39,21 @@ std::optional<FactorEstimate> SiluBwdFactor(float x_in) {
     const double x5 = std::fabs(x) * (x * x) * (x * x);
     const double error =
         std::fabs(cubic) * 0x1p-50 + x5 + kDoubleWordOpError * std::fabs(d.hi);
-    return FiniteFactor(0.5, d, error * (1 + 0x1p-20) + 0x1p-299);
+    std::optional<FactorEstimate> factor = FiniteFactor(0.5, d, error * (1 + 0x1p-20) + 0x1p-299);
+    // s = 1/2 + x/4 within |x|^3 / 48 (below 2^-95 of s).
+    factor->term = TermFromSigmoid(x, Add({0.5, 0}, {0.25 * x, 0}));
+    return factor;
   }
   // The logistic form with z = x (exact) and w = 1 (oracles/logistic_factor.h).
   LogisticTerms t;
   t.z = {x, 0};
   t.w = {1, 0};
   t.w_bound = 1;
-  return LogisticFactor(x, t);
+  LogisticSigmoid s;
+  std::optional<FactorEstimate> factor = LogisticFactor(x, t, &s);
+  // The term factor from the same s (SiluBwdTermFactor's steps, not its exp).
+  if (factor && s.set) factor->term = TermFromSigmoid(x, x > 0 ? s.at_abs_z : s.complement);
+  return factor;
 }
 
 ULPGATE_FMA_CLONES std::optional<double> SiluBwdTermFactor(float x_in) {
@@ -42,9 +61,7 @@ ULPGATE_FMA_CLONES std::optional<double> SiluBwdTermFactor(float x_in) {
   const double x = x_in;
   if (x > 550) return 1 + 2 * x;  // s (1 + x (1 + s)) with s = 1 - O(2^-790)
   const DoubleWord one{1, 0};
-  const DoubleWord s = Div(one, Add(one, Exp({-x, 0})));
-  const DoubleWord inner = Add(one, MulDouble(Add(one, s), std::fabs(x)));
-  return Mul(s, inner).Value();
+  return TermFromSigmoid(x, Div(one, Add(one, Exp({-x, 0}))));
 }
 
 }  // namespace ulpgate
