@@ -106,8 +106,9 @@ ULPGATE_FMA_CLONES void ExpLanesClones(const DoubleWord* v, DoubleWord* out, siz
   ExpSteps<kDoubleWordLanes>(v, out, n);
 }
 
-ULPGATE_FMA_CLONES DoubleWord Expm1Clones(DoubleWord v, double* relative_error) {
-  if (std::fabs(v.hi) < 0x1p-5) {
+ULPGATE_FMA_CLONES DoubleWord Expm1Clones(DoubleWord v, double* relative_error,
+                                          const DoubleWord* exp_v) {
+  if (!Expm1CallsExp(v)) {
     const std::array<DoubleWord, 15>& c = TablesOnce().inverse_factorial;
     double tail = c[14].hi;
     for (int n = 13; n >= 9; --n) tail = tail * v.hi + c[static_cast<size_t>(n)].hi;
@@ -116,7 +117,7 @@ ULPGATE_FMA_CLONES DoubleWord Expm1Clones(DoubleWord v, double* relative_error) 
     *relative_error = 0x1p-99;
     return Mul(p, v);
   }
-  const DoubleWord e = ExpClones(v);
+  const DoubleWord e = exp_v != nullptr ? *exp_v : ExpClones(v);
   const DoubleWord m = Add(e, {-1, 0});
   *relative_error = kDoubleWordExpError * e.hi * (1 + 0x1p-40) / std::fabs(m.hi) * (1 + 0x1p-40) + 0x1p-103;
   return m;
@@ -126,7 +127,9 @@ ULPGATE_FMA_CLONES DoubleWord Expm1Clones(DoubleWord v, double* relative_error) 
 
 DoubleWord Exp(DoubleWord v) { return ExpClones(v); }
 void ExpLanes(const DoubleWord* v, DoubleWord* out, size_t n) { ExpLanesClones(v, out, n); }
-DoubleWord Expm1(DoubleWord v, double* relative_error) { return Expm1Clones(v, relative_error); }
+DoubleWord Expm1(DoubleWord v, double* relative_error, const DoubleWord* exp_v) {
+  return Expm1Clones(v, relative_error, exp_v);
+}
 
 void Renormalize(double a, double b, double c, double* f0, double* f1, double* f2) {
   const DoubleWord s = TwoSum(b, c);

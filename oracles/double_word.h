@@ -112,7 +112,11 @@ void ExpLanes(const DoubleWord* v, DoubleWord* out, size_t n);
 // rest below 2^-110 relatively; terms 9 to 14 in doubles, terms 1 to 8 in
 // double-words: below 2^-99.5 in all), else Exp(v) - 1 with Exp's error over
 // |expm1(v)|.
-DoubleWord Expm1(DoubleWord v, double* relative_error);
+// exp_v (when given) is Exp(v), bit for bit, computed already (ExpLanes):
+// used where Expm1 would call Exp.
+DoubleWord Expm1(DoubleWord v, double* relative_error, const DoubleWord* exp_v = nullptr);
+// Whether Expm1(v) calls Exp(v) (else its Taylor polynomial).
+inline bool Expm1CallsExp(DoubleWord v) { return !(std::fabs(v.hi) < 0x1p-5); }
 
 // Exp's constants, for the vectors that give its bits
 // (oracles/double_word-inl.h): ln2/64 = l1 + l2 + l3 (+ 2^-150), l1 of 36

@@ -16,8 +16,21 @@ namespace {
 // out are below 2^-160 of the values and the factor (1 + 2^-20) at the end
 // covers them. Then the oracle's own distance from V: 2^-299 M, M = |s| +
 // |x s (1 - s) w| (the header).
+// The argument LogisticClones takes the exp of, where it takes one (the
+// tails and expm1's series take none).
+std::optional<DoubleWord> ExpArgument(const LogisticTerms& t) {
+  if (t.z.hi >= 250 || t.z.hi <= -kDoubleWordExpLimit) return std::nullopt;
+  if (std::fabs(t.z.hi) < 1) {
+    const DoubleWord v = Neg(t.z);
+    return Expm1CallsExp(v) ? std::optional<DoubleWord>(v) : std::nullopt;
+  }
+  return t.z.hi > 0 ? Neg(t.z) : t.z;
+}
+
+// exp_given (when given): Exp of ExpArgument(t), bit for bit.
 ULPGATE_FMA_CLONES std::optional<FactorEstimate> LogisticClones(double x, const LogisticTerms& t,
-                                                                LogisticSigmoid* sigmoid) {
+                                                                LogisticSigmoid* sigmoid,
+                                                                const DoubleWord* exp_given) {
   FactorEstimate f;
   const double eps = kDoubleWordOpError;
   const double log2e = 1.4426950408889634;
@@ -59,7 +72,7 @@ ULPGATE_FMA_CLONES std::optional<FactorEstimate> LogisticClones(double x, const 
     // right = x (1/4 - q^2) w: q and right have x's sign, so D holds F - 1/2
     // to its relative error even where it is tiny (x near 0).
     double r_m0 = 0;
-    const DoubleWord m = Expm1(Neg(t.z), &r_m0);
+    const DoubleWord m = Expm1(Neg(t.z), &r_m0, exp_given);
     // exp's argument off by t.rho_z |v|: expm1 moves by e^v t.rho_z |v|, at most
     // 1.6 t.rho_z |expm1(v)| for |v| < 1.
     const double r_m = r_m0 + 1.6 * t.rho_z;
@@ -88,7 +101,8 @@ ULPGATE_FMA_CLONES std::optional<FactorEstimate> LogisticClones(double x, const 
 
   const double a = std::fabs(t.z.hi);  // 1 <= a < 650
   const double r_e = kDoubleWordExpError + t.rho_z * a * (1 + 0x1p-20);
-  const DoubleWord e = Exp(t.z.hi > 0 ? Neg(t.z) : t.z);  // exp(-a) in (0, 1/e]
+  // exp(-a) in (0, 1/e]
+  const DoubleWord e = exp_given != nullptr ? *exp_given : Exp(t.z.hi > 0 ? Neg(t.z) : t.z);
   const DoubleWord den = Add({1, 0}, e);
   const double r_den = r_e + eps;
   const DoubleWord over = Div({1, 0}, den);  // 1/(1 + exp(-a))
@@ -132,7 +146,26 @@ ULPGATE_FMA_CLONES std::optional<FactorEstimate> LogisticClones(double x, const 
 
 std::optional<FactorEstimate> LogisticFactor(double x, const LogisticTerms& t,
                                              LogisticSigmoid* sigmoid) {
-  return LogisticClones(x, t, sigmoid);
+  return LogisticClones(x, t, sigmoid, nullptr);
+}
+
+void LogisticFactorLanes(const double* x, const LogisticTerms* t, size_t n,
+                         std::optional<FactorEstimate>* out, LogisticSigmoid* sigmoid) {
+  DoubleWord arguments[kDoubleWordLanes], exps[kDoubleWordLanes];
+  size_t at[kDoubleWordLanes];
+  size_t k = 0;
+  for (size_t l = 0; l < n; ++l) {
+    if (const std::optional<DoubleWord> v = ExpArgument(t[l])) {
+      arguments[k] = *v;
+      at[l] = k++;
+    } else {
+      at[l] = kDoubleWordLanes;
+    }
+  }
+  if (k > 0) ExpLanes(arguments, exps, k);
+  for (size_t l = 0; l < n; ++l) {
+    out[l] = LogisticClones(x[l], t[l], &sigmoid[l], at[l] < kDoubleWordLanes ? &exps[at[l]] : nullptr);
+  }
 }
 
 }  // namespace ulpgate

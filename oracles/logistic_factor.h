@@ -10,6 +10,7 @@
 #ifndef ULPGATE_ORACLES_LOGISTIC_FACTOR_H_
 #define ULPGATE_ORACLES_LOGISTIC_FACTOR_H_
 
+#include <cstddef>
 #include <optional>
 
 #include "oracles/double_word.h"
@@ -40,6 +41,12 @@ struct LogisticSigmoid {
 };
 std::optional<FactorEstimate> LogisticFactor(double x, const LogisticTerms& t,
                                              LogisticSigmoid* sigmoid = nullptr);
+
+// LogisticFactor of x[0 .. n), n <= kDoubleWordLanes, bit for bit, their
+// double-word exps in lockstep (ExpLanes): out[l] and sigmoid[l] as
+// LogisticFactor(x[l], t[l], &sigmoid[l]) gives them.
+void LogisticFactorLanes(const double* x, const LogisticTerms* t, size_t n,
+                         std::optional<FactorEstimate>* out, LogisticSigmoid* sigmoid);
 
 }  // namespace ulpgate
 

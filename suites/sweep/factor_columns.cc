@@ -101,20 +101,23 @@ SweepFactorColumns PerInputFactors(const ElementwiseOracle& oracle, const FloatF
   const FactorEstimateColumns batch{buffer->f0,    buffer->f1,   buffer->f2,
                                     buffer->f_error, buffer->term, buffer->plain};
   const bool batched = oracle.FastFactors(x, n, batch);
+  if (from_mpfr != nullptr) std::fill(from_mpfr, from_mpfr + n, uint8_t{0});
+  // The plain entries in one pass (SetEstimatedFactor's kFinite case for an
+  // estimate that is not exact), the rest marked for the pass after it.
+  uint8_t* rest = buffer->plain;  // reused: 1 where the entry is still to do
+  if (!batched) std::fill(rest, rest + n, uint8_t{1});
+  for (size_t i = 0; i < n && batched; ++i) {
+    const double f0 = buffer->f0[i];
+    const double magnitude = std::fabs(f0);
+    const bool done = buffer->plain[i] != 0 && magnitude >= 0x1p-600 && magnitude <= 0x1p600;
+    buffer->kind[i] = kSweepFactorNormal;
+    buffer->sign[i] = f0 < 0 ? -1.0 : 1.0;
+    buffer->tiny_limit[i] = 0;
+    buffer->path_error[i] = kRoundedProductError;
+    rest[i] = done ? 0 : 1;
+  }
   for (size_t i = 0; i < n; ++i) {
-    if (from_mpfr != nullptr) from_mpfr[i] = 0;
-    if (batched && buffer->plain[i] != 0) {
-      // SetEstimatedFactor's kFinite case for an estimate that is not exact.
-      const double f0 = buffer->f0[i];
-      const double magnitude = std::fabs(f0);
-      if (magnitude >= 0x1p-600 && magnitude <= 0x1p600) {
-        buffer->kind[i] = kSweepFactorNormal;
-        buffer->sign[i] = f0 < 0 ? -1.0 : 1.0;
-        buffer->tiny_limit[i] = 0;
-        buffer->path_error[i] = kRoundedProductError;
-        continue;
-      }
-    }
+    if (rest[i] == 0) continue;
     const float operands[2] = {grad[i], x[i]};
     buffer->term[i] = std::nan("");
     const std::optional<FactorEstimate> estimate = oracle.FastFactor(operands);

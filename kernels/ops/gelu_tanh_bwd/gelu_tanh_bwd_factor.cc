@@ -54,6 +54,36 @@ double TermFromTanh(double t, DoubleWord x2, DoubleWord tanh_u) {
   return 0.5 * Add(left, right).Value();
 }
 
+// The logistic form's terms at x (finite, |x| >= 2^-30), and x^2 exactly.
+// z = 2u = 2 k (x + c x^3): x^3 (eps), c x^3 (ec + 2 eps), the sum of two
+// terms of x's sign (ec + 3 eps), times k (2 ec + 4 eps); doubling is
+// exact. w = 2 k (1 + 3 c x^2): 3c (ec + eps), times x^2 (ec + 2 eps), plus 1
+// (ec + 3 eps), times k (2 ec + 4 eps). F = s + x s (1 - s) w with s =
+// sig(z): the logistic form (oracles/logistic_factor.h).
+LogisticTerms TermsAt(double x, DoubleWord* x2_out) {
+  const Constants& k = ConstantsOnce();
+  const double eps = kDoubleWordOpError;
+  const double ec = 0x1p-105;  // the constants' distance from the oracle's
+  const DoubleWord x2 = TwoProd(x, x);  // exact: 48 bits
+  LogisticTerms t;
+  t.z = Twice(Mul(k.k, Add({x, 0}, Mul(k.c, MulDouble(x2, x)))));
+  t.rho_z = 2 * ec + 4 * eps;
+  t.w = Twice(Mul(k.k, Add({1, 0}, Mul(MulDouble(k.c, 3), x2))));
+  t.r_w = 2 * ec + 4 * eps;
+  // k < 0.8, 3c < 0.135.
+  t.w_bound = 1.6 * (1 + 0.135 * x * x) * (1 + 0x1p-40);
+  *x2_out = x2;
+  return t;
+}
+
+// The term factor from the same s: tanh(|u|) = s(2|u|) - (1 - s(2|u|))
+// (GeluTanhBwdTermFactor's steps, not its exp).
+std::optional<FactorEstimate> WithTerm(double x, DoubleWord x2, std::optional<FactorEstimate> factor,
+                                       const LogisticSigmoid& s) {
+  if (factor && s.set) factor->term = TermFromTanh(std::fabs(x), x2, Add(s.at_abs_z, Neg(s.complement)));
+  return factor;
+}
+
 // The bounds (oracles/logistic_factor.cc has the rest): each double-word
 // operation adds eps = kDoubleWordOpError relatively, the constants ec; the
 // oracle's own distance from the real value is 2^-299 of the terms it adds.
@@ -88,30 +118,45 @@ ULPGATE_FMA_CLONES std::optional<FactorEstimate> FactorClones(float x_in) {
     factor->term = TermFromTanh(std::fabs(x), TwoProd(x, x), MulDouble(k.k, std::fabs(x)));
     return factor;
   }
-  const DoubleWord x2 = TwoProd(x, x);  // exact: 48 bits
-  // z = 2u = 2 k (x + c x^3): x^3 (eps), c x^3 (ec + 2 eps), the sum of two
-  // terms of x's sign (ec + 3 eps), times k (2 ec + 4 eps); doubling is
-  // exact. w = 2 k (1 + 3 c x^2): 3c (ec + eps), times x^2 (ec + 2 eps), plus 1
-  // (ec + 3 eps), times k (2 ec + 4 eps). F = s + x s (1 - s) w with s =
-  // sig(z): the logistic form (oracles/logistic_factor.h).
-  LogisticTerms t;
-  t.z = Twice(Mul(k.k, Add({x, 0}, Mul(k.c, MulDouble(x2, x)))));
-  t.rho_z = 2 * ec + 4 * eps;
-  t.w = Twice(Mul(k.k, Add({1, 0}, Mul(MulDouble(k.c, 3), x2))));
-  t.r_w = 2 * ec + 4 * eps;
-  // k < 0.8, 3c < 0.135.
-  t.w_bound = 1.6 * (1 + 0.135 * x * x) * (1 + 0x1p-40);
+  DoubleWord x2;
+  const LogisticTerms t = TermsAt(x, &x2);
   LogisticSigmoid s;
-  std::optional<FactorEstimate> factor = LogisticFactor(x, t, &s);
-  // The term factor from the same s: tanh(|u|) = s(2|u|) - (1 - s(2|u|))
-  // (GeluTanhBwdTermFactor's steps, not its exp).
-  if (factor && s.set) factor->term = TermFromTanh(std::fabs(x), x2, Add(s.at_abs_z, Neg(s.complement)));
-  return factor;
+  return WithTerm(x, x2, LogisticFactor(x, t, &s), s);
 }
+
+bool InLogisticRange(float x) { return std::isfinite(x) && std::fabs(x) >= 0x1p-30f; }
 
 }  // namespace
 
 std::optional<FactorEstimate> GeluTanhBwdFactor(float x) { return FactorClones(x); }
+
+void GeluTanhBwdFactors(const float* x, size_t n, const FactorEstimateColumns& out) {
+  // The logistic form's values eight at a time, their exps in lockstep; the
+  // rest (zeros, the series near 0, NaN, infinities) left to the caller.
+  double lanes[kDoubleWordLanes];
+  LogisticTerms terms[kDoubleWordLanes];
+  DoubleWord squares[kDoubleWordLanes];
+  size_t at[kDoubleWordLanes];
+  size_t k = 0;
+  auto flush = [&] {
+    std::optional<FactorEstimate> done[kDoubleWordLanes];
+    LogisticSigmoid s[kDoubleWordLanes];
+    LogisticFactorLanes(lanes, terms, k, done, s);
+    for (size_t l = 0; l < k; ++l) {
+      StorePlainEstimate(WithTerm(lanes[l], squares[l], done[l], s[l]), out, at[l]);
+    }
+    k = 0;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    out.plain[i] = 0;
+    if (!InLogisticRange(x[i])) continue;
+    lanes[k] = x[i];
+    terms[k] = TermsAt(x[i], &squares[k]);
+    at[k++] = i;
+    if (k == kDoubleWordLanes) flush();
+  }
+  if (k > 0) flush();
+}
 
 ULPGATE_FMA_CLONES std::optional<double> GeluTanhBwdTermFactor(float x_in) {
   if (!std::isfinite(x_in)) return std::nullopt;

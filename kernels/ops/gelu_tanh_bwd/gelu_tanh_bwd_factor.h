@@ -4,6 +4,7 @@
 #ifndef ULPGATE_KERNELS_OPS_GELU_TANH_BWD_GELU_TANH_BWD_FACTOR_H_
 #define ULPGATE_KERNELS_OPS_GELU_TANH_BWD_GELU_TANH_BWD_FACTOR_H_
 
+#include <cstddef>
 #include <optional>
 
 #include "oracles/double_word.h"
@@ -15,6 +16,9 @@ namespace ulpgate {
 // Exact): within `error` of that value, or nullopt where the estimate cannot
 // be bounded tightly enough to be of use (MPFR decides).
 std::optional<FactorEstimate> GeluTanhBwdFactor(float x);
+// GeluTanhBwdFactor of x[0 .. n), bit for bit, into out's columns where plain
+// (FactorEstimateColumns): eight at a time, their exps in lockstep.
+void GeluTanhBwdFactors(const float* x, size_t n, const FactorEstimateColumns& out);
 
 // The term magnitude over |grad|, (1 + |t|)/2 + (|x|/2) (1 + t^2) k (1 + 3 c
 // x^2), t = tanh(u): in double-words (t from exp within 2^-98 absolutely, the

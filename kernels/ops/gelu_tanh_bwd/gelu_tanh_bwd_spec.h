@@ -74,6 +74,7 @@ struct GeluTanhBwdSpec {
   // The factor Exact multiplies grad by, estimated in double-words with a
   // bound (gelu_tanh_bwd_factor.h): the sweep's exact tier over binary32 x.
   static constexpr auto kFastFactor = &GeluTanhBwdFactor;
+  static constexpr auto kFastFactors = &GeluTanhBwdFactors;
   static constexpr auto kFastTermFactor = &GeluTanhBwdTermFactor;
 };
 

@@ -16,6 +16,25 @@ double TermFromSigmoid(double x, DoubleWord s) {
   return Mul(s, inner).Value();
 }
 
+// The logistic form with z = x (exact) and w = 1 (oracles/logistic_factor.h),
+// for x finite and |x| >= 2^-30.
+LogisticTerms TermsAt(double x) {
+  LogisticTerms t;
+  t.z = {x, 0};
+  t.w = {1, 0};
+  t.w_bound = 1;
+  return t;
+}
+
+// The term factor from the same s (SiluBwdTermFactor's steps, not its exp).
+std::optional<FactorEstimate> WithTerm(double x, std::optional<FactorEstimate> factor,
+                                       const LogisticSigmoid& s) {
+  if (factor && s.set) factor->term = TermFromSigmoid(x, x > 0 ? s.at_abs_z : s.complement);
+  return factor;
+}
+
+bool InLogisticRange(float x) { return std::isfinite(x) && std::fabs(x) >= 0x1p-30f; }
+
 }  // namespace
 
 std::optional<FactorEstimate> SiluBwdFactor(float x_in) {
@@ -44,16 +63,34 @@ std::optional<FactorEstimate> SiluBwdFactor(float x_in) {
     factor->term = TermFromSigmoid(x, Add({0.5, 0}, {0.25 * x, 0}));
     return factor;
   }
-  // The logistic form with z = x (exact) and w = 1 (oracles/logistic_factor.h).
-  LogisticTerms t;
-  t.z = {x, 0};
-  t.w = {1, 0};
-  t.w_bound = 1;
   LogisticSigmoid s;
-  std::optional<FactorEstimate> factor = LogisticFactor(x, t, &s);
-  // The term factor from the same s (SiluBwdTermFactor's steps, not its exp).
-  if (factor && s.set) factor->term = TermFromSigmoid(x, x > 0 ? s.at_abs_z : s.complement);
-  return factor;
+  const std::optional<FactorEstimate> factor = LogisticFactor(x, TermsAt(x), &s);
+  return WithTerm(x, factor, s);
+}
+
+void SiluBwdFactors(const float* x, size_t n, const FactorEstimateColumns& out) {
+  // The logistic form's values eight at a time, their exps in lockstep; the
+  // rest (zeros, the series near 0, NaN, infinities) left to the caller.
+  double lanes[kDoubleWordLanes];
+  LogisticTerms terms[kDoubleWordLanes];
+  size_t at[kDoubleWordLanes];
+  size_t k = 0;
+  auto flush = [&] {
+    std::optional<FactorEstimate> done[kDoubleWordLanes];
+    LogisticSigmoid s[kDoubleWordLanes];
+    LogisticFactorLanes(lanes, terms, k, done, s);
+    for (size_t l = 0; l < k; ++l) StorePlainEstimate(WithTerm(lanes[l], done[l], s[l]), out, at[l]);
+    k = 0;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    out.plain[i] = 0;
+    if (!InLogisticRange(x[i])) continue;
+    lanes[k] = x[i];
+    terms[k] = TermsAt(x[i]);
+    at[k++] = i;
+    if (k == kDoubleWordLanes) flush();
+  }
+  if (k > 0) flush();
 }
 
 ULPGATE_FMA_CLONES std::optional<double> SiluBwdTermFactor(float x_in) {

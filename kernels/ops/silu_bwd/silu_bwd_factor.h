@@ -4,6 +4,7 @@
 #ifndef ULPGATE_KERNELS_OPS_SILU_BWD_SILU_BWD_FACTOR_H_
 #define ULPGATE_KERNELS_OPS_SILU_BWD_SILU_BWD_FACTOR_H_
 
+#include <cstddef>
 #include <optional>
 
 #include "oracles/double_word.h"
@@ -14,6 +15,9 @@ namespace ulpgate {
 // (silu_bwd_spec-inl.h, Exact; the product of its factors s and 1 + x sig(-x)):
 // within `error` of that value, or nullopt where MPFR decides.
 std::optional<FactorEstimate> SiluBwdFactor(float x);
+// SiluBwdFactor of x[0 .. n), bit for bit, into out's columns where plain
+// (FactorEstimateColumns): eight at a time, their exps in lockstep.
+void SiluBwdFactors(const float* x, size_t n, const FactorEstimateColumns& out);
 
 // The term magnitude over |grad|, s (1 + |x| (1 + s)): in double-words (exp
 // within 2^-100, a handful of operations at 2^-100 each) rounded once to a

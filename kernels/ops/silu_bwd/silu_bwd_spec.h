@@ -62,6 +62,7 @@ struct SiluBwdSpec {
   // The factor Exact multiplies grad by, estimated in double-words with a
   // bound (silu_bwd_factor.h): the sweep's exact tier over binary32 x.
   static constexpr auto kFastFactor = &SiluBwdFactor;
+  static constexpr auto kFastFactors = &SiluBwdFactors;
   static constexpr auto kFastTermFactor = &SiluBwdTermFactor;
   // Seven roundings and exp's 1 ULP (counted as two more).
   static constexpr int kBoundRoundings = 9;
