@@ -359,7 +359,7 @@ void GeluBwdFactors(const float* x, size_t n, const FactorEstimateColumns& out) 
   // The main range's values kMainFactorBlock at a time into the vectors where
   // the CPU has them (a block wholly in it straight into out, else gathered
   // and then placed), else eight at a time in lockstep; the rest (zeros,
-  // tiny, far out, NaN, infinities) left to the caller.
+  // tiny, far out, NaN, infinities) one by one.
   for (size_t begin = 0; begin < n; begin += kMainFactorBlock) {
     const size_t count = std::min(kMainFactorBlock, n - begin);
     const FactorEstimateColumns here{out.f0 + begin,    out.f1 + begin,   out.f2 + begin,
@@ -368,8 +368,10 @@ void GeluBwdFactors(const float* x, size_t n, const FactorEstimateColumns& out) 
     size_t at[kMainFactorBlock];
     size_t k = 0;
     for (size_t i = 0; i < count; ++i) {
-      here.plain[i] = 0;
-      if (!InMainRange(x[begin + i])) continue;
+      if (!InMainRange(x[begin + i])) {  // a few operations, or none
+        StorePlainEstimate(GeluBwdFactor(x[begin + i]), here, i);
+        continue;
+      }
       lanes[k] = x[begin + i];
       at[k++] = i;
     }

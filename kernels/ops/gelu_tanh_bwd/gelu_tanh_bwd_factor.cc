@@ -45,7 +45,7 @@ DoubleWord Twice(DoubleWord v) { return {2 * v.hi, 2 * v.lo}; }
 // tanh(u(t)) within 2^-80 (absolutely; the term is at least 1/2):
 // (1 + tanh) / 2 + t (1 + tanh^2) k (1 + 3 c t^2) / 2, every step adding
 // nonnegative values, far inside kFastTermFactorError.
-double TermFromTanh(double t, DoubleWord x2, DoubleWord tanh_u) {
+ULPGATE_FMA_CLONES double TermFromTanh(double t, DoubleWord x2, DoubleWord tanh_u) {
   const Constants& k = ConstantsOnce();
   const DoubleWord one{1, 0};
   const DoubleWord left = Add(one, tanh_u);
@@ -114,8 +114,9 @@ ULPGATE_FMA_CLONES std::optional<FactorEstimate> FactorClones(float x_in) {
     const double error = std::fabs(kx.hi) * (ec + eps) + std::fabs(cubic) * 0x1p-45 + 4 * x5 +
                          eps * std::fabs(d.hi);
     std::optional<FactorEstimate> factor = FiniteFactor(0.5, d, error * (1 + 0x1p-20) + 0x1p-299);
-    // tanh(u) = k |x| within k |x| (c x^2 + u^2 / 3), below 2^-58 of it.
-    factor->term = TermFromTanh(std::fabs(x), TwoProd(x, x), MulDouble(k.k, std::fabs(x)));
+    // The term factor 1/2 + k |x| + O(|x|^3) (tanh(u) = k |x| + O(|x|^3)):
+    // two roundings and the rest below 2^-88, within 2^-51.9.
+    factor->term = 0.5 + k.k.hi * std::fabs(x);
     return factor;
   }
   DoubleWord x2;
@@ -132,7 +133,7 @@ std::optional<FactorEstimate> GeluTanhBwdFactor(float x) { return FactorClones(x
 
 void GeluTanhBwdFactors(const float* x, size_t n, const FactorEstimateColumns& out) {
   // The logistic form's values eight at a time, their exps in lockstep; the
-  // rest (zeros, the series near 0, NaN, infinities) left to the caller.
+  // rest (zeros, the series near 0, NaN, infinities) one by one.
   double lanes[kDoubleWordLanes];
   LogisticTerms terms[kDoubleWordLanes];
   DoubleWord squares[kDoubleWordLanes];
@@ -148,8 +149,10 @@ void GeluTanhBwdFactors(const float* x, size_t n, const FactorEstimateColumns& o
     k = 0;
   };
   for (size_t i = 0; i < n; ++i) {
-    out.plain[i] = 0;
-    if (!InLogisticRange(x[i])) continue;
+    if (!InLogisticRange(x[i])) {  // a few operations, or none
+      StorePlainEstimate(GeluTanhBwdFactor(x[i]), out, i);
+      continue;
+    }
     lanes[k] = x[i];
     terms[k] = TermsAt(x[i], &squares[k]);
     at[k++] = i;
