@@ -48,6 +48,41 @@ std::optional<FactorEstimate> LogisticFactor(double x, const LogisticTerms& t,
 void LogisticFactorLanes(const double* x, const LogisticTerms* t, size_t n,
                          std::optional<FactorEstimate>* out, LogisticSigmoid* sigmoid);
 
+// An op's batch over the logistic form (kFastFactors): the values it takes
+// there eight at a time through LogisticFactorLanes, each estimate finished
+// by the op and stored where plain (StorePlainEstimate); the rest one by one.
+//   bool terms_at(float x, LogisticTerms* t, Extra* e): false where x is not
+//     for the logistic form (zeros, the op's series near 0, NaN, infinities);
+//   finish(double x, const Extra& e, std::optional<FactorEstimate> f,
+//          const LogisticSigmoid& s): the op's estimate from f (its term factor);
+//   one(float x): the op's estimate one by one.
+template <class Extra, class TermsAt, class Finish, class One>
+void LogisticFactorBatch(const float* x, size_t n, const FactorEstimateColumns& out,
+                         const TermsAt& terms_at, const Finish& finish, const One& one) {
+  double lanes[kDoubleWordLanes];
+  LogisticTerms terms[kDoubleWordLanes];
+  Extra extra[kDoubleWordLanes];
+  size_t at[kDoubleWordLanes];
+  size_t k = 0;
+  auto flush = [&] {
+    std::optional<FactorEstimate> done[kDoubleWordLanes];
+    LogisticSigmoid s[kDoubleWordLanes];
+    LogisticFactorLanes(lanes, terms, k, done, s);
+    for (size_t l = 0; l < k; ++l) StorePlainEstimate(finish(lanes[l], extra[l], done[l], s[l]), out, at[l]);
+    k = 0;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    if (!terms_at(x[i], &terms[k], &extra[k])) {
+      StorePlainEstimate(one(x[i]), out, i);
+      continue;
+    }
+    lanes[k] = x[i];
+    at[k++] = i;
+    if (k == kDoubleWordLanes) flush();
+  }
+  if (k > 0) flush();
+}
+
 }  // namespace ulpgate
 
 #endif  // ULPGATE_ORACLES_LOGISTIC_FACTOR_H_

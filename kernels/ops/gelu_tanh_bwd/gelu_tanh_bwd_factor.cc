@@ -132,33 +132,17 @@ bool InLogisticRange(float x) { return std::isfinite(x) && std::fabs(x) >= 0x1p-
 std::optional<FactorEstimate> GeluTanhBwdFactor(float x) { return FactorClones(x); }
 
 void GeluTanhBwdFactors(const float* x, size_t n, const FactorEstimateColumns& out) {
-  // The logistic form's values eight at a time, their exps in lockstep; the
-  // rest (zeros, the series near 0, NaN, infinities) one by one.
-  double lanes[kDoubleWordLanes];
-  LogisticTerms terms[kDoubleWordLanes];
-  DoubleWord squares[kDoubleWordLanes];
-  size_t at[kDoubleWordLanes];
-  size_t k = 0;
-  auto flush = [&] {
-    std::optional<FactorEstimate> done[kDoubleWordLanes];
-    LogisticSigmoid s[kDoubleWordLanes];
-    LogisticFactorLanes(lanes, terms, k, done, s);
-    for (size_t l = 0; l < k; ++l) {
-      StorePlainEstimate(WithTerm(lanes[l], squares[l], done[l], s[l]), out, at[l]);
-    }
-    k = 0;
-  };
-  for (size_t i = 0; i < n; ++i) {
-    if (!InLogisticRange(x[i])) {  // a few operations, or none
-      StorePlainEstimate(GeluTanhBwdFactor(x[i]), out, i);
-      continue;
-    }
-    lanes[k] = x[i];
-    terms[k] = TermsAt(x[i], &squares[k]);
-    at[k++] = i;
-    if (k == kDoubleWordLanes) flush();
-  }
-  if (k > 0) flush();
+  // Each lane keeps its x^2 for the term factor.
+  LogisticFactorBatch<DoubleWord>(
+      x, n, out,
+      [](float v, LogisticTerms* t, DoubleWord* x2) {
+        if (!InLogisticRange(v)) return false;
+        *t = TermsAt(v, x2);
+        return true;
+      },
+      [](double v, const DoubleWord& x2, const std::optional<FactorEstimate>& f,
+         const LogisticSigmoid& s) { return WithTerm(v, x2, f, s); },
+      GeluTanhBwdFactor);
 }
 
 ULPGATE_FMA_CLONES std::optional<double> GeluTanhBwdTermFactor(float x_in) {

@@ -71,30 +71,18 @@ std::optional<FactorEstimate> SiluBwdFactor(float x_in) {
 }
 
 void SiluBwdFactors(const float* x, size_t n, const FactorEstimateColumns& out) {
-  // The logistic form's values eight at a time, their exps in lockstep; the
-  // rest (zeros, the series near 0, NaN, infinities) one by one.
-  double lanes[kDoubleWordLanes];
-  LogisticTerms terms[kDoubleWordLanes];
-  size_t at[kDoubleWordLanes];
-  size_t k = 0;
-  auto flush = [&] {
-    std::optional<FactorEstimate> done[kDoubleWordLanes];
-    LogisticSigmoid s[kDoubleWordLanes];
-    LogisticFactorLanes(lanes, terms, k, done, s);
-    for (size_t l = 0; l < k; ++l) StorePlainEstimate(WithTerm(lanes[l], done[l], s[l]), out, at[l]);
-    k = 0;
-  };
-  for (size_t i = 0; i < n; ++i) {
-    if (!InLogisticRange(x[i])) {  // a few operations, or none
-      StorePlainEstimate(SiluBwdFactor(x[i]), out, i);
-      continue;
-    }
-    lanes[k] = x[i];
-    terms[k] = TermsAt(x[i]);
-    at[k++] = i;
-    if (k == kDoubleWordLanes) flush();
-  }
-  if (k > 0) flush();
+  struct None {};
+  LogisticFactorBatch<None>(
+      x, n, out,
+      [](float v, LogisticTerms* t, None*) {
+        if (!InLogisticRange(v)) return false;
+        *t = TermsAt(v);
+        return true;
+      },
+      [](double v, const None&, const std::optional<FactorEstimate>& f, const LogisticSigmoid& s) {
+        return WithTerm(v, f, s);
+      },
+      SiluBwdFactor);
 }
 
 ULPGATE_FMA_CLONES std::optional<double> SiluBwdTermFactor(float x_in) {
