@@ -107,9 +107,10 @@ SweepFactorColumns PerInputFactors(const ElementwiseOracle& oracle, const FloatF
   uint8_t* rest = buffer->plain;  // reused: 1 where the entry is still to do
   if (!batched) std::fill(rest, rest + n, uint8_t{1});
   for (size_t i = 0; i < n && batched; ++i) {
-    const double f0 = buffer->f0[i];
+    const bool plain = buffer->plain[i] != 0;
+    const double f0 = plain ? buffer->f0[i] : 0.0;  // the batch wrote nothing else
     const double magnitude = std::fabs(f0);
-    const bool done = buffer->plain[i] != 0 && magnitude >= 0x1p-600 && magnitude <= 0x1p600;
+    const bool done = plain && magnitude >= 0x1p-600 && magnitude <= 0x1p600;
     buffer->kind[i] = kSweepFactorNormal;
     buffer->sign[i] = f0 < 0 ? -1.0 : 1.0;
     buffer->tiny_limit[i] = 0;
