@@ -13,8 +13,8 @@
 #define ULPGATE_KERNELS_OPS_GELU_BWD_GELU_BWD_FACTOR_INL_H_
 #endif
 
-#include <cstddef>
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 
 #include "hwy/highway.h"
