@@ -39,19 +39,25 @@ using VD = hn::Vec<DD>;
 using VI = hn::Vec<DI>;
 using MD = hn::Mask<DD>;
 
-// U vectors of doubles, of int64 lanes, of masks.
-template <size_t U>
-struct P {
-  VD v[U];
+// U vectors of doubles, of int64 lanes, of masks. Copied vector by vector:
+// GCC copies an array of vectors as a block, through the stack and general
+// registers 16 bytes at a time, which cost more than the arithmetic on AVX2.
+template <class Vec, size_t U>
+struct Pack {
+  Vec v[U];
+  Pack() = default;
+  HWY_INLINE Pack(const Pack& o) { *this = o; }
+  HWY_INLINE Pack& operator=(const Pack& o) {
+    for (size_t u = 0; u < U; ++u) v[u] = o.v[u];
+    return *this;
+  }
 };
 template <size_t U>
-struct PI {
-  VI v[U];
-};
+using P = Pack<VD, U>;
 template <size_t U>
-struct PM {
-  MD m[U];
-};
+using PI = Pack<VI, U>;
+template <size_t U>
+using PM = Pack<MD, U>;
 
 #define ULPGATE_PACK_BINARY(Name, Op)                                  \
   template <size_t U>                                                  \
@@ -94,14 +100,14 @@ HWY_INLINE P<U> Splat(double c) {
 template <size_t U>
 HWY_INLINE P<U> IfThenElse(const PM<U>& m, const P<U>& yes, const P<U>& no) {
   P<U> r;
-  for (size_t u = 0; u < U; ++u) r.v[u] = hn::IfThenElse(m.m[u], yes.v[u], no.v[u]);
+  for (size_t u = 0; u < U; ++u) r.v[u] = hn::IfThenElse(m.v[u], yes.v[u], no.v[u]);
   return r;
 }
 // a < b, a > b, a <= b, a >= b per lane; a or b.
 template <size_t U>
 HWY_INLINE PM<U> Less(const P<U>& a, const P<U>& b) {
   PM<U> r;
-  for (size_t u = 0; u < U; ++u) r.m[u] = a.v[u] < b.v[u];
+  for (size_t u = 0; u < U; ++u) r.v[u] = a.v[u] < b.v[u];
   return r;
 }
 template <size_t U>
@@ -111,7 +117,7 @@ HWY_INLINE PM<U> Greater(const P<U>& a, const P<U>& b) {
 template <size_t U>
 HWY_INLINE PM<U> AtMost(const P<U>& a, const P<U>& b) {
   PM<U> r;
-  for (size_t u = 0; u < U; ++u) r.m[u] = a.v[u] <= b.v[u];
+  for (size_t u = 0; u < U; ++u) r.v[u] = a.v[u] <= b.v[u];
   return r;
 }
 template <size_t U>
@@ -121,7 +127,7 @@ HWY_INLINE PM<U> AtLeast(const P<U>& a, const P<U>& b) {
 template <size_t U>
 HWY_INLINE PM<U> Or(const PM<U>& a, const PM<U>& b) {
   PM<U> r;
-  for (size_t u = 0; u < U; ++u) r.m[u] = hn::Or(a.m[u], b.m[u]);
+  for (size_t u = 0; u < U; ++u) r.v[u] = hn::Or(a.v[u], b.v[u]);
   return r;
 }
 // base[index] per lane.
@@ -136,6 +142,14 @@ HWY_INLINE P<U> Gather(const double* base, const PI<U>& index) {
 template <size_t U>
 struct DW {
   P<U> hi, lo;
+  DW() = default;
+  HWY_INLINE DW(const P<U>& h, const P<U>& l) : hi(h), lo(l) {}
+  HWY_INLINE DW(const DW& o) : hi(o.hi), lo(o.lo) {}
+  HWY_INLINE DW& operator=(const DW& o) {
+    hi = o.hi;
+    lo = o.lo;
+    return *this;
+  }
 };
 
 template <size_t U>

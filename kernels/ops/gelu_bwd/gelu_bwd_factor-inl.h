@@ -53,7 +53,7 @@ HWY_INLINE VW MillsRatio(const GeluBwdTables& tab, const V& t, V& error) {
     const VI uniform = hn::ConvertTo(di, uniform_at.v[u]);
     const VI binades = hn::Add(hn::ShiftRight<47>(hn::BitCast(di, t.v[u])),
                                hn::Set(di, int64_t{kMillsUniform} - 32768));
-    const VI index = hn::IfThenElse(hn::RebindMask(di, below_two.m[u]), uniform, binades);
+    const VI index = hn::IfThenElse(hn::RebindMask(di, below_two.v[u]), uniform, binades);
     at.v[u] = hn::Sub(hn::ShiftLeft<5>(index), hn::ShiftLeft<1>(index));
   }
   const double* base = &tab.centers[0].r[0].hi;
@@ -141,11 +141,11 @@ void MainFactors(const float* x_in, size_t n, const FactorEstimateColumns& out) 
         }
       }
       const size_t count = whole ? lanes : n - at;
-      if (whole && hn::AllTrue(d, plain.m[u])) {
+      if (whole && hn::AllTrue(d, plain.v[u])) {
         std::fill(out.plain + at, out.plain + at + count, uint8_t{1});
       } else {
         alignas(64) double flags[8];
-        hn::Store(hn::IfThenElseZero(plain.m[u], hn::Set(d, 1.0)), d, flags);
+        hn::Store(hn::IfThenElseZero(plain.v[u], hn::Set(d, 1.0)), d, flags);
         for (size_t l = 0; l < count; ++l) out.plain[at + l] = flags[l] != 0 ? 1 : 0;
       }
     }
