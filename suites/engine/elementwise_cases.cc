@@ -540,6 +540,7 @@ std::vector<CaseResult> RunElementwise(const ElementwiseOpInfo& op, const InputS
   engine.map = options.map_operand >= 0;
   engine.keep_details = options.details != nullptr;
   engine.mpfr_only = options.mpfr_only;
+  engine.units_last_first = options.units_last_first;
   engine.progress = options.progress;
   EngineRun run = RunEngine(problem, cases, engine);
   if (options.details != nullptr) *options.details = std::move(run.details);

@@ -42,6 +42,8 @@ struct RunOptions {
   std::vector<ElementDetail>* details = nullptr;
   // Every exact value, error and model from MPFR (EngineOptions::mpfr_only).
   bool mpfr_only = false;
+  // The engine's units started from the last (EngineOptions::units_last_first).
+  bool units_last_first = false;
   // When set: how many inputs' exact values MPFR computed (the fast tier the rest).
   uint64_t* mpfr_inputs = nullptr;
   // >= 0: also break every case's statistics down by the binade and sign of

@@ -125,12 +125,17 @@ int EstimatedFractionBin(double f) {
 // SweepMeasure (the scalar tier and MPFR for the outputs it leaves), bound
 // fractions from the tile's scale where the estimate settles the bin (the
 // largest of them measured exactly), mismatches with the models compared.
+// `known_max` holds the bits of an exact bound fraction some unit of the case
+// has measured (0 at first; nonnegative doubles order as their bits): an
+// estimate surely below it cannot be the run's largest, nor tie with it, so
+// it is not measured exactly (MPFR, for most ops) only to be outranked.
 template <class MeasureExact>
 void MeasureVectorCase(const EngineProblem& problem, const EngineCase& cs, const float* y,
                        uint64_t begin, size_t count, int bound_count,
                        const MeasureExact& measure_exact, VectorScratch& v, ErrorStatistics& stats,
                        BoundFractionStatistics& bound, std::vector<uint64_t>& mismatches,
-                       std::vector<int64_t>& first_mismatch, std::atomic<uint8_t>* differed) {
+                       std::vector<int64_t>& first_mismatch, std::atomic<uint8_t>* differed,
+                       std::atomic<uint64_t>& known_max) {
   SweepErrorSums sums;
   SweepMeasure(problem.format(), v.tile.exact, y, 0, v.zero_keys, count, &v.errors, &sums, &v.fine,
                /*every_ulp=*/true);
@@ -208,11 +213,15 @@ void MeasureVectorCase(const EngineProblem& problem, const EngineCase& cs, const
     // exactly.
     double best = -1;
     int64_t best_at = -1;
+    const uint64_t known_bits = known_max.load(std::memory_order_relaxed);
+    double known;
+    std::memcpy(&known, &known_bits, sizeof known);
+    const double floor = std::max(floor_of_max, known);
     for (size_t i = 0; i < count; ++i) {
       double f;
       if (v.state[i] == kExactFraction) {
         f = v.fraction[i];
-      } else if (v.state[i] == kEstimated && v.fraction[i] * (1 + kEstimateMargin) >= floor_of_max) {
+      } else if (v.state[i] == kEstimated && v.fraction[i] * (1 + kEstimateMargin) >= floor) {
         f = measure_exact(i, y[i]).bound.fraction;
       } else {
         continue;
@@ -222,7 +231,16 @@ void MeasureVectorCase(const EngineProblem& problem, const EngineCase& cs, const
         best_at = static_cast<int64_t>(i);
       }
     }
-    if (best_at >= 0) bound.OfferMax(best, begin + static_cast<uint64_t>(best_at));
+    if (best_at >= 0) {
+      bound.OfferMax(best, begin + static_cast<uint64_t>(best_at));
+      if (best > 0 && best <= std::numeric_limits<double>::max()) {
+        uint64_t bits;
+        std::memcpy(&bits, &best, sizeof bits);
+        for (uint64_t seen = known_max.load(std::memory_order_relaxed);
+             bits > seen && !known_max.compare_exchange_weak(seen, bits, std::memory_order_relaxed);) {
+        }
+      }
+    }
   }
   for (size_t k = 0; k < cs.compared.size(); ++k) {
     // A model left out of the tile has differed already: its count stays
@@ -262,6 +280,9 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
   // it are not run for the case (their outputs could not change the report).
   std::vector<std::atomic<int64_t>> fault_at(cases.size());
   for (auto& a : fault_at) a.store(std::numeric_limits<int64_t>::max());
+  // Per case, an exact bound fraction found so far (MeasureVectorCase).
+  std::vector<std::atomic<uint64_t>> known_max(cases.size());
+  for (auto& a : known_max) a.store(0);
 
   const bool vector_tier = !mpfr_only && !options.map && problem.HasVectorTier();
   // Per case and model compared: whether an output has differed from the
@@ -398,7 +419,7 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
         if (!out.dropped[c]) MeasureVectorCase(problem, cases[c], outputs[c].data(), unit.begin, count,
                                                bound_count, measure_exact, *v, out.stats[c],
                                                out.bound[c], out.mismatches[c], out.first_mismatch[c],
-                                               differed[c].get());
+                                               differed[c].get(), known_max[c]);
       }
       for (size_t i = 0; i < count; ++i) {
         out.mpfr_elements += (truth[i] || v->tile.exact_from_mpfr[i] != 0) ? 1 : 0;
@@ -498,8 +519,11 @@ EngineRun RunEngine(const EngineProblem& problem, const std::vector<EngineCase>&
     finished[u] = 1;
     for (; next_merge < units.size() && finished[next_merge]; ++next_merge) merge_unit(next_merge);
   };
+  const auto in_order = [&](size_t k) {
+    run_and_merge(options.units_last_first ? units.size() - 1 - k : k);
+  };
   RunUnits(
-      units.size(), options.threads, run_and_merge, [&](size_t u) { return units[u].count; },
+      units.size(), options.threads, in_order, [&](size_t u) { return units[u].count; },
       options.progress ? std::function<void(uint64_t, uint64_t)>(options.progress) : nullptr);
 
   for (size_t c = 0; c < cases.size(); ++c) {

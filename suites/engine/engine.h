@@ -172,6 +172,9 @@ struct EngineOptions {
   // Every exact value, error and model from MPFR, the fast tier left out:
   // the same report, slower (keep_details implies it).
   bool mpfr_only = false;
+  // The units started from the last (on every thread): an order several
+  // threads may take, for tests that it changes nothing.
+  bool units_last_first = false;
   std::function<void(uint64_t, uint64_t)> progress;  // (elements done, total)
 };
 
