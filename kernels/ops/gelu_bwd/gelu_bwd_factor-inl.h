@@ -60,7 +60,43 @@ HWY_INLINE VW MillsRatio(const GeluBwdTables& tab, const V& t, V& error) {
   constexpr size_t kRd = offsetof(MillsRatioCenter, rd) / sizeof(double);
   constexpr size_t kC = offsetof(MillsRatioCenter, c) / sizeof(double);
   constexpr size_t kError = offsetof(MillsRatioCenter, error) / sizeof(double);
+#if HWY_TARGET == HWY_AVX2
+  // Four lanes: each lane's row loaded four coefficients at a time and
+  // transposed, 4 x 4, into a vector per coefficient. Zen 3 and older cores
+  // gather at a fraction of this rate, and the coefficients are 30 of the
+  // factor's loads. The last block starts at 26 so as to stay in the row.
+  constexpr size_t kLanes = 4;
+  static_assert(kMillsCenterDoubles % 2 == 0 && kMillsCenterDoubles >= 8, "blocks of 4 in the row");
+  HWY_ALIGN double columns[kMillsCenterDoubles][kPack * kLanes];
+  const DD d;
+  for (size_t u = 0; u < kPack; ++u) {
+    HWY_ALIGN int64_t row[kLanes];
+    hn::Store(at.v[u], di, row);
+    for (size_t block = 0; block < kMillsCenterDoubles; block += kLanes) {
+      const size_t k = std::min(block, kMillsCenterDoubles - kLanes);
+      const VD r0 = hn::LoadU(d, base + row[0] + k);
+      const VD r1 = hn::LoadU(d, base + row[1] + k);
+      const VD r2 = hn::LoadU(d, base + row[2] + k);
+      const VD r3 = hn::LoadU(d, base + row[3] + k);
+      // Within each 128-bit half, then the halves.
+      const VD t0 = hn::InterleaveLower(d, r0, r1);  // r0[0] r1[0] | r0[2] r1[2]
+      const VD t1 = hn::InterleaveUpper(d, r0, r1);  // r0[1] r1[1] | r0[3] r1[3]
+      const VD t2 = hn::InterleaveLower(d, r2, r3);
+      const VD t3 = hn::InterleaveUpper(d, r2, r3);
+      hn::Store(hn::ConcatLowerLower(d, t2, t0), d, columns[k] + u * kLanes);
+      hn::Store(hn::ConcatLowerLower(d, t3, t1), d, columns[k + 1] + u * kLanes);
+      hn::Store(hn::ConcatUpperUpper(d, t2, t0), d, columns[k + 2] + u * kLanes);
+      hn::Store(hn::ConcatUpperUpper(d, t3, t1), d, columns[k + 3] + u * kLanes);
+    }
+  }
+  const auto coefficient = [&](size_t offset) {
+    V r;
+    for (size_t u = 0; u < kPack; ++u) r.v[u] = hn::Load(d, columns[offset] + u * kLanes);
+    return r;
+  };
+#else
   const auto coefficient = [&](size_t offset) { return Gather(base + offset, at); };
+#endif
   const V h = Sub(t, coefficient(kC));  // exact
   V q = coefficient(kRd + kMillsDoubles - 1);
   for (int k = kMillsDoubles - 2; k >= 0; --k) q = MulAdd(q, h, coefficient(kRd + static_cast<size_t>(k)));
