@@ -131,6 +131,15 @@ if r.returncode == 0:
     expect(inproc["output_digest"] == fine.get("output_digest") and inproc["histogram"] == fine.get("histogram"),
            "--in-process and the IUT disagree on the fine kernel")
 
+# In this process nothing can contain a fault, but the guards around every
+# call still see an overrun: the command stops and names the kernel. (The
+# inputs before the first trigger: no other kernel faults on them.)
+if first > 0:
+    r = run(["run", "--kernel", "sigmoid_bwd", "--plugin", plugin, "--variant", "none", "--inputs",
+             inputs_path, "--n", str(first), "--in-process"])
+    expect(r.returncode != 0 and "kernel overrun wrote outside its output" in r.stderr,
+           "--in-process did not stop at the overrun: status %d\n%s" % (r.returncode, r.stderr))
+
 if failures:
     print("\n".join("FAIL: " + f for f in failures))
     sys.exit(1)

@@ -83,7 +83,7 @@ ChunkKernel GuardedKernel(size_t arity, const FloatFormat& format, std::string n
     for (const KernelCall& call : plan) {
       std::array<const T*, kMaxElementwiseArity> pointers{};
       for (size_t k = 0; k < arity; ++k) {
-        in[k].Place(call.count, call.operand_misalign);
+        in[k].Place(call.count, call.operand_misalign, /*elements=*/false);
         for (size_t i = 0; i < call.count; ++i) {
           const float v = operands[k][call.begin + i];
           if constexpr (std::is_same_v<T, float>) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "oracles/float_text.h"
@@ -27,12 +28,20 @@ class BasicGuardedBuffer {
   // constructor makes it (every element the guard value), keeping its
   // allocation where it is large enough: for a caller that places one
   // buffer call after call.
-  void Place(size_t size, size_t misalign) {
-    storage_.assign(size + 2 * kGuard + misalign + 64 / sizeof(T), GuardValue());
+  // With `elements` false, only the guards are set: for a caller that writes
+  // every element next (an operand copied in).
+  void Place(size_t size, size_t misalign, bool elements = true) {
+    const size_t total = size + 2 * kGuard + misalign + 64 / sizeof(T);
+    if (elements || storage_.data() == nullptr) {
+      storage_.assign(total, GuardValue());
+    } else {
+      storage_.resize(total);
+    }
     size_ = size;
     const auto address = reinterpret_cast<uintptr_t>(storage_.data() + kGuard);
     const size_t skip = ((64 - address % 64) % 64) / sizeof(T);
     data_ = storage_.data() + kGuard + skip + misalign;
+    if (!elements) Reset(false);
   }
   // The guards back to the guard value; with `elements`, the buffer's own
   // elements too.
@@ -49,10 +58,7 @@ class BasicGuardedBuffer {
   size_t size() const { return size_; }
   // True when every element outside [data, data + size) still holds the guard.
   bool GuardsIntact() const {
-    const auto intact = [](const T* begin, const T* end) {
-      return std::all_of(begin, end, [](T v) { return IsGuard(v); });
-    };
-    return intact(storage_.data(), data_) && intact(data_ + size_, storage_.data() + storage_.size());
+    return AllGuards(storage_.data(), data_) && AllGuards(data_ + size_, storage_.data() + storage_.size());
   }
 
  private:
@@ -63,12 +69,15 @@ class BasicGuardedBuffer {
       return T{0x7e1d};
     }
   }
-  static bool IsGuard(T v) {
-    if constexpr (sizeof(T) == 4) {
-      return FloatBits(v) == 0x7fa11ed0;
-    } else {
-      return v == T{0x7e1d};
+  // Compared bytewise with a row of guards (memcmp, vectorized: the check
+  // runs after every call of a kernel, most of them a few elements long).
+  static bool AllGuards(const T* begin, const T* end) {
+    static const std::vector<T> row(kGuard, GuardValue());
+    for (; begin < end; begin += kGuard) {
+      const size_t n = std::min(kGuard, static_cast<size_t>(end - begin));
+      if (std::memcmp(begin, row.data(), n * sizeof(T)) != 0) return false;
     }
+    return true;
   }
 
   std::vector<T> storage_;
