@@ -2,6 +2,21 @@
 #                  [TIMEOUT <seconds>])
 # Builds one GoogleTest executable and registers every test in it with ctest,
 # labelled so that `ctest -L smoke` and friends select tiers.
+# ulpgate_test_program_labels(<target> <label>...): leaves the test program
+# out of `all` where ULPGATE_BUILD_TEST_LABELS names none of its labels (its
+# tests are then not in the tiers that build runs).
+function(ulpgate_test_program_labels target)
+  if(NOT ULPGATE_BUILD_TEST_LABELS)
+    return()
+  endif()
+  foreach(label IN LISTS ARGN)
+    if(label IN_LIST ULPGATE_BUILD_TEST_LABELS)
+      return()
+    endif()
+  endforeach()
+  set_target_properties(${target} PROPERTIES EXCLUDE_FROM_ALL TRUE)
+endfunction()
+
 function(ulpgate_add_test name)
   cmake_parse_arguments(ARG "" "TIMEOUT;FILTER" "LABELS;SOURCES;LIBS" ${ARGN})
   if(NOT ARG_TIMEOUT)
@@ -9,6 +24,7 @@ function(ulpgate_add_test name)
   endif()
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
+  ulpgate_test_program_labels(${name} ${ARG_LABELS})
   # FILTER: only the tests gtest's --gtest_filter selects (the others are
   # registered apart, under labels of their own).
   if(ARG_FILTER)
