@@ -1,7 +1,8 @@
 // gelu_bwd's factor over its main range in Highway vectors, compiled per
 // target by gelu_bwd_factor_vectors.cc: gelu_bwd_factor.cc's MainSteps and
 // MainFactor, the same operations in the same order on every lane (the
-// Mills ratio's coefficients gathered per lane), so the same bits and the
+// Mills ratio's coefficients per lane: gathered, or on AVX2 loaded by rows and
+// transposed), so the same bits and the
 // same bounds. Targets without fused multiply-adds leave it to the scalar
 // code, as does any other architecture than x86 (whose vectors hold at most 8
 // doubles, which the block's packs assume).
