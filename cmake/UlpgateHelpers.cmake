@@ -1,7 +1,3 @@
-# ulpgate_add_test(<name> LABELS <label>... SOURCES <file>... [LIBS <target>...]
-#                  [TIMEOUT <seconds>])
-# Builds one GoogleTest executable and registers every test in it with ctest,
-# labelled so that `ctest -L smoke` and friends select tiers.
 # ulpgate_test_program_labels(<target> <label>...): leaves the test program
 # out of `all` where ULPGATE_BUILD_TEST_LABELS names none of its labels (its
 # tests are then not in the tiers that build runs).
@@ -17,6 +13,10 @@ function(ulpgate_test_program_labels target)
   set_target_properties(${target} PROPERTIES EXCLUDE_FROM_ALL TRUE)
 endfunction()
 
+# ulpgate_add_test(<name> LABELS <label>... SOURCES <file>... [LIBS <target>...]
+#                  [TIMEOUT <seconds>])
+# Builds one GoogleTest executable and registers every test in it with ctest,
+# labelled so that `ctest -L smoke` and friends select tiers.
 function(ulpgate_add_test name)
   cmake_parse_arguments(ARG "" "TIMEOUT;FILTER" "LABELS;SOURCES;LIBS" ${ARGN})
   if(NOT ARG_TIMEOUT)

@@ -32,7 +32,7 @@ class BasicGuardedBuffer {
   // every element next (an operand copied in).
   void Place(size_t size, size_t misalign, bool elements = true) {
     const size_t total = size + 2 * kGuard + misalign + 64 / sizeof(T);
-    if (elements || storage_.data() == nullptr) {
+    if (elements) {
       storage_.assign(total, GuardValue());
     } else {
       storage_.resize(total);

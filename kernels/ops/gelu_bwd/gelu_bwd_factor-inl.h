@@ -67,7 +67,7 @@ HWY_INLINE VW MillsRatio(const GeluBwdTables& tab, const V& t, V& error) {
   // gather at a fraction of this rate, and the coefficients are 30 of the
   // factor's loads. The last block starts at 26 so as to stay in the row.
   constexpr size_t kLanes = 4;
-  static_assert(kMillsCenterDoubles % 2 == 0 && kMillsCenterDoubles >= 8, "blocks of 4 in the row");
+  static_assert(kMillsCenterDoubles >= kLanes, "a block of 4 within the row");
   HWY_ALIGN double columns[kMillsCenterDoubles][kPack * kLanes];
   const DD d;
   for (size_t u = 0; u < kPack; ++u) {
