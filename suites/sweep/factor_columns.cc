@@ -106,13 +106,16 @@ SweepFactorColumns PerInputFactors(const ElementwiseOracle& oracle, const FloatF
   // estimate that is not exact), the rest marked for the pass after it.
   uint8_t* rest = buffer->plain;  // reused: 1 where the entry is still to do
   if (!batched) std::fill(rest, rest + n, uint8_t{1});
+  // Without a branch per entry: the signs of F are as random as the inputs'.
+  // Where plain[i] is 0, f0[i] is whatever the buffer held (never
+  // indeterminate: it is zeroed when made), and the pass after this one
+  // writes every column of that entry.
   for (size_t i = 0; i < n && batched; ++i) {
-    const bool plain = buffer->plain[i] != 0;
-    const double f0 = plain ? buffer->f0[i] : 0.0;  // the batch wrote nothing else
+    const double f0 = buffer->f0[i];
     const double magnitude = std::fabs(f0);
-    const bool done = plain && magnitude >= 0x1p-600 && magnitude <= 0x1p600;
+    const bool done = (buffer->plain[i] != 0) & (magnitude >= 0x1p-600) & (magnitude <= 0x1p600);
     buffer->kind[i] = kSweepFactorNormal;
-    buffer->sign[i] = f0 < 0 ? -1.0 : 1.0;
+    buffer->sign[i] = std::copysign(1.0, f0);  // f0 != 0 where done
     buffer->tiny_limit[i] = 0;
     buffer->path_error[i] = kRoundedProductError;
     rest[i] = done ? 0 : 1;

@@ -41,16 +41,18 @@ bool SetEstimatedFactor(const FactorEstimate& f, const FloatFormat& format, cons
                         size_t e);
 
 // One tile's factor columns, an entry per input.
+// Zeroed when made: PerInputFactors reads f0 at entries the batch left (an
+// earlier tile's value or 0, never indeterminate) so as not to branch per entry.
 struct alignas(64) FactorColumnsBuffer {
-  double f0[kSweepTile + kSweepVectorSlack], f1[kSweepTile + kSweepVectorSlack],
-      f2[kSweepTile + kSweepVectorSlack], sign[kSweepTile + kSweepVectorSlack],
-      tiny_limit[kSweepTile + kSweepVectorSlack], f_error[kSweepTile + kSweepVectorSlack],
-      path_error[kSweepTile + kSweepVectorSlack];
+  double f0[kSweepTile + kSweepVectorSlack]{}, f1[kSweepTile + kSweepVectorSlack]{},
+      f2[kSweepTile + kSweepVectorSlack]{}, sign[kSweepTile + kSweepVectorSlack]{},
+      tiny_limit[kSweepTile + kSweepVectorSlack]{}, f_error[kSweepTile + kSweepVectorSlack]{},
+      path_error[kSweepTile + kSweepVectorSlack]{};
   // The estimate's term factor (FactorEstimate::term), NaN where it has none
   // or MPFR computed the factor.
-  double term[kSweepTile + kSweepVectorSlack];
-  uint64_t kind[kSweepTile + kSweepVectorSlack];
-  uint8_t plain[kSweepTile + kSweepVectorSlack];  // the op's batch's (FactorEstimateColumns)
+  double term[kSweepTile + kSweepVectorSlack]{};
+  uint64_t kind[kSweepTile + kSweepVectorSlack]{};
+  uint8_t plain[kSweepTile + kSweepVectorSlack]{};  // the op's batch's (FactorEstimateColumns)
   FactorSlots Slots() { return {f0, f1, f2, sign, tiny_limit, f_error, path_error, kind}; }
   SweepFactorColumns Columns() const { return {f0, f1, f2, sign, tiny_limit, kind, f_error, path_error}; }
 };
