@@ -14,7 +14,7 @@ function(ulpgate_test_program_labels target)
 endfunction()
 
 # ulpgate_add_test(<name> LABELS <label>... SOURCES <file>... [LIBS <target>...]
-#                  [TIMEOUT <seconds>])
+#                  [TIMEOUT <seconds>] [FILTER <gtest filter>])
 # Builds one GoogleTest executable and registers every test in it with ctest,
 # labelled so that `ctest -L smoke` and friends select tiers.
 function(ulpgate_add_test name)
