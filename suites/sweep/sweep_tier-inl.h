@@ -748,6 +748,81 @@ HWY_INLINE void MeasureGeneral(const FormatConstants& f, const SweepExactTile& t
   hn::Store(flags, du, out->flags + i);
 }
 
+// The approximate x's short road: every lane in range an approximate x
+// (kSweepExactApprox) against a finite nonzero y whose error MeasureGeneral
+// would settle from g0 with no residual to read. Each value below is
+// MeasureGeneral's own for such a lane: no special, not tiny, not undecided;
+// g0_known (its four tests, the same operations) puts e = |g0| scale, and
+// with e off the histogram's bounds (not a power of two at or above 1/2) the
+// residual's side is never asked. Returns false, having written nothing,
+// where any lane in range is not such a lane: MeasureGeneral takes the
+// vector. (Errors of 2^16 ulps and more are common here, as for the
+// cancelling sums of erf-based ops: flagged kSweepLargeError as there.)
+template <bool kMasked>
+HWY_INLINE bool MeasureApprox(const FormatConstants& f, const SweepExactTile& tile, size_t i,
+                              VD y, MD in_range, VD at, SweepErrorTile* out,
+                              SweepFineCounts* counts, MeasureSums& s) {
+  const DD d;
+  const DU du;
+  const VD zero = hn::Zero(d);
+  const VU kind = hn::Load(du, tile.kind + i);
+  const MD approx_y = hn::And(hn::RebindMask(d, kind == hn::Set(du, kSweepExactApprox)),
+                              hn::And(hn::IsFinite(y), y != zero));
+  if (!hn::AllTrue(d, kMasked ? hn::Or(approx_y, hn::Not(in_range)) : approx_y)) return false;
+  const VD x0 = hn::Load(d, tile.x0 + i);
+  const VD x1 = hn::Load(d, tile.x1 + i);
+  const VD x2 = hn::Load(d, tile.x2 + i);
+  const VD eta = hn::Load(d, tile.eta + i);
+  VD d0, d1, f0, f1, g0, g1;
+  TwoSum(y, hn::Neg(x0), d0, d1);
+  TwoSum(d1, hn::Neg(x1), f0, f1);
+  TwoSum(d0, f0, g0, g1);
+  // MeasureGeneral's g0_known with approx true (no_rest and y_is_x0 false).
+  const VD rest_bound = hn::Add(hn::Add(hn::Abs(f1), hn::Abs(x2)), eta);
+  const VD half_ulp = hn::Mul(Binade(g0), hn::Set(d, 0x1p-53));
+  const VD boundary = hn::IfThenElse(PowerOfTwo(g0), hn::Mul(half_ulp, hn::Set(d, 0.5)), half_ulp);
+  const MD small_rest = hn::And(hn::Abs(g1) < boundary,
+                                hn::Add(rest_bound, rest_bound) < hn::Sub(boundary, hn::Abs(g1)));
+  const MD approx_at_x0 = hn::And(d0 == zero, hn::And(g1 == zero, f1 == zero));
+  const MD near_x0 = hn::And(approx_at_x0, hn::Add(hn::Abs(x2), eta) < boundary);
+  const VD rest_sum = hn::Sub(f1, x2);
+  const VD signed_sum = hn::Add(g1, rest_sum);
+  const VD sum_bound =
+      hn::Add(hn::Add(hn::Abs(signed_sum), eta),
+              hn::Mul(hn::Add(hn::Abs(g1), hn::Abs(rest_sum)), hn::Set(d, 0x1p-51)));
+  const MD tight_rest = hn::Or(
+      hn::Mul(hn::Add(hn::Abs(g1), rest_bound), hn::Set(d, 1 + 0x1p-50)) < boundary,
+      hn::Mul(sum_bound, hn::Set(d, 1 + 0x1p-50)) < boundary);
+  const MD g0_known = hn::Or(hn::Or(small_rest, tight_rest), near_x0);
+  const VD scale = hn::Load(d, tile.scale + i);
+  const VD e = hn::Mul(hn::Abs(g0), scale);
+  const MD eta_settled = hn::Abs(g0) > hn::Mul(eta, hn::Set(d, 0x1p40));
+  const MD on_bound = hn::And(hn::And(PowerOfTwo(e), e >= hn::Set(d, 0.5)),
+                              hn::And(e <= hn::Set(d, f.top_bound), e != zero));
+  const MD settled = hn::AndNot(on_bound, hn::And(g0_known, eta_settled));
+  if (!hn::AllTrue(d, kMasked ? hn::Or(settled, hn::Not(in_range)) : settled)) return false;
+
+  const MD correct = y == Rounded(f, x0, x1, scale);
+  s.correctly_rounded += hn::CountTrue(d, hn::And(in_range, correct));
+  const MD large = e >= hn::Set(d, 0x1p16);
+  Sum(hn::IfThenElseZero(hn::Not(large), e), hn::AndNot(large, in_range), at, s);
+  const MD max_large = hn::And(hn::And(in_range, large), e > s.best);
+  s.best = hn::IfThenElse(max_large, e, s.best);
+  s.best_at = hn::IfThenElse(max_large, at, s.best_at);
+  MD unsettled;
+  const VU fine = FineBin(e, &unsettled);
+  const VU flags = hn::Or(hn::IfThenElseZero(hn::RebindMask(du, large), hn::Set(du, kSweepLargeError)),
+                          hn::IfThenElseZero(hn::RebindMask(du, unsettled), hn::Set(du, kSweepFineBinExact)));
+  const MD plain = hn::RebindMask(d, flags == hn::Zero(du));
+  CountFine(fine, hn::And(plain, in_range), counts, s);
+  NoteSlow(hn::AndNot(plain, in_range), i, out, s);
+  hn::Store(hn::IfThenElse(hn::RebindMask(du, plain), fine, hn::Set(du, kSweepSeeFlags)), du,
+            out->fine + i);
+  hn::Store(e, d, out->ulp + i);
+  hn::Store(flags, du, out->flags + i);
+  return true;
+}
+
 // One vector of outputs at i; kMasked: some lanes are past n.
 template <bool kMasked>
 HWY_INLINE void MeasureVector(const FormatConstants& f, const SweepExactTile& tile,
@@ -791,6 +866,7 @@ HWY_INLINE void MeasureVector(const FormatConstants& f, const SweepExactTile& ti
                 hn::IsInf(y)),
         hn::And(hn::Abs(x0) > hn::Set(d, f.overflow_threshold), hn::Not(SignsDiffer(y, x0))));
     if (!hn::AllTrue(d, hn::Or(hn::Or(common_finite, common_infinite), hn::Not(in_range)))) {
+      if (MeasureApprox<kMasked>(f, tile, i, y, in_range, at, out, counts, s)) return;
       MeasureGeneral(f, tile, i, y, in_range, at, out, counts, s);
       return;
     }
