@@ -209,7 +209,10 @@ HWY_INLINE void Renormalize(const P<U>& a, const P<U>& b, const P<U>& c, P<U>& f
 }
 
 // Exp (double_word.cc's ExpSteps) of each lane, |v| <= kDoubleWordExpLimit.
-template <size_t U>
+// kDoubleArgument: every w.lo is zero, and the step that adds it to the
+// reduced argument r is left out: Add(r, (0, 0)) gives r bit for bit, r being
+// TwoSum's normalized pair (r.hi = RN(r.hi + r.lo)), but for a zero's sign.
+template <size_t U, bool kDoubleArgument = false>
 HWY_INLINE DW<U> Exp(const DW<U>& w) {
   const DI di;
   const DoubleWordExpTables& t = ExpTables();
@@ -220,7 +223,7 @@ HWY_INLINE DW<U> Exp(const DW<U>& w) {
   const P<U> minus_k = Neg(k);
   const P<U> zero = Splat<U>(0.0);
   DW<U> r = TwoSum(w.hi, Mul(minus_k, Splat<U>(t.l1)));
-  r = Add(r, DW<U>{w.lo, zero});
+  if (!kDoubleArgument) r = Add(r, DW<U>{w.lo, zero});
   r = Add(r, Neg(TwoProd(k, Splat<U>(t.l2))));
   r = Add(r, DW<U>{Mul(minus_k, Splat<U>(t.l3)), zero});
   const auto& c = t.inverse_factorial;

@@ -45,8 +45,8 @@ HWY_INLINE VW MillsRatio(const GeluBwdTables& tab, const V& t, V& error) {
   // The center: i = trunc(32 t + 1/2) below 2; from 2 on, 65 + 32 (e - 1)
   // plus t's top five fraction bits, e = t's exponent: t's bits shifted
   // right by 47 are (e + 1023) 32 plus those five bits. Its coefficients at
-  // 30 i plus their offsets.
-  static_assert(kMillsCenterDoubles == 30, "the index times 30 below");
+  // 25 i plus their offsets.
+  static_assert(kMillsCenterDoubles == 25, "the index times 25 below");
   const V uniform_at = Add(Mul(t, Splat<kPack>(32.0)), Splat<kPack>(0.5));
   const PM<kPack> below_two = Less(t, Splat<kPack>(2.0));
   PI<kPack> at;
@@ -55,7 +55,7 @@ HWY_INLINE VW MillsRatio(const GeluBwdTables& tab, const V& t, V& error) {
     const VI binades = hn::Add(hn::ShiftRight<47>(hn::BitCast(di, t.v[u])),
                                hn::Set(di, int64_t{kMillsUniform} - 32768));
     const VI index = hn::IfThenElse(hn::RebindMask(di, below_two.v[u]), uniform, binades);
-    at.v[u] = hn::Sub(hn::ShiftLeft<5>(index), hn::ShiftLeft<1>(index));
+    at.v[u] = hn::Add(hn::Add(hn::ShiftLeft<4>(index), hn::ShiftLeft<3>(index)), index);
   }
   const double* base = &tab.centers[0].r[0].hi;
   constexpr size_t kRd = offsetof(MillsRatioCenter, rd) / sizeof(double);
@@ -136,15 +136,17 @@ void MainFactors(const float* x_in, size_t n, const FactorEstimateColumns& out) 
     for (size_t u = 0; u < kPack; ++u) x.v[u] = hn::PromoteTo(d, hn::LoadU(df, padded + i + u * lanes));
     const V t = Abs(x);
     const V arg = Mul(Splat<kPack>(-0.5), Mul(x, x));  // exact
-    const VW e = Exp(VW{arg, zero});
+    const VW e = Exp<kPack, /*kDoubleArgument=*/true>(VW{arg, zero});
     const VW p = Mul(e, Constant<kPack>(tab.inv_sqrt_2pi));  // phi(t)
     V r_error;
     const VW r = MillsRatio(tab, t, r_error);
     const PM<kPack> positive = Greater(x, zero);
-    // MainFactor's two branches, each as written there.
-    const VW d_pos = Mul(p, Add(VW{t, zero}, Neg(r)));
-    const VW d_neg = Mul(p, Add(r, VW{Neg(t), zero}));
-    const VW dw{IfThenElse(positive, d_pos.hi, d_neg.hi), IfThenElse(positive, d_pos.lo, d_neg.lo)};
+    // MainFactor's two branches, each as written there: t - R for x > 0, R -
+    // t for x < 0, the operands chosen before the one Add and Mul.
+    const VW minus_r = Neg(r);
+    const VW first{IfThenElse(positive, t, r.hi), IfThenElse(positive, zero, r.lo)};
+    const VW second{IfThenElse(positive, minus_r.hi, Neg(t)), IfThenElse(positive, minus_r.lo, zero)};
+    const VW dw = Mul(p, Add(first, second));
     const V own = Mul(Add(Mul(Abs(dw.hi), eps2), Mul(p.hi, r_error)), slack);
     const V terms_pos = Add(one, Mul(p.hi, t));
     const V error_pos = Add(own, Mul(Mul(oracle, terms_pos), slack));

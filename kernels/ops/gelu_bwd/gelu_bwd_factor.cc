@@ -406,7 +406,7 @@ void GeluBwdFactors(const float* x, size_t n, const FactorEstimateColumns& out) 
 
 std::optional<double> GeluBwdTermFactor(float x) {
   // 1/2 + |erf(x/sqrt(2))|/2 = 1 - Phi(-|x|): the term magnitude is F(|x|) >=
-  // 1/2, estimated within 2^-98 and rounded once.
+  // 1/2, estimated within 2^-91 and rounded once.
   if (!std::isfinite(x)) return std::nullopt;
   const std::optional<FactorEstimate> f = FactorClones(std::fabs(x));
   if (!f || f->kind != FactorEstimate::kFinite) return std::nullopt;

@@ -8,22 +8,22 @@
 //   x < 0: F = phi(t) (R(t) - t)         (Phi(x) = phi(t) R(t): no 1 - erf),
 //   x > 0: F = 1 + phi(t) (t - R(t))     (Phi(x) = 1 - phi(t) R(t)).
 // phi(t) is Exp of -x^2/2 (exact in a double: x^2 has 48 bits) times 1/sqrt(2
-// pi). R comes from a table of Taylor polynomials of degree 18 about centers
+// pi). R comes from a table of Taylor polynomials of degree 15 about centers
 // c: c = i/32 on [0, 2] (|t - c| <= H = 1/64), then 32 per binade on [2, 32)
 // (H = 2^e/64 <= c/64); t - c is exact in a double. R' = t R - 1 gives the
 // coefficients from r_0 = R(c) (stored to 400 bits: mills_ratio_centers.inc):
 // r_1 = c r_0 - 1, (k + 1) r_{k+1} = c r_k + r_{k-1}, in MPFR at 384 bits once
-// (the recurrence's error grows by at most (c + 1)^18 < 2^91: below 2^-250). R's error at t, bounded per center once
-// (below 2^-102.5 of R on every interval):
+// (the recurrence's error grows by at most (c + 1)^15 < 2^76: below 2^-250). R's error
+// at t, bounded per center once (below 2^-100.5 of R on [0, 2], 2^-91 on [16, 32)):
 //  - truncation: R is entire and |R(z)| <= R(Re z) (the integral), so
 //    Cauchy's estimate |r_k| <= R(c - rho)/rho^k bounds the terms past degree
-//    18 by a geometric series (rho picked per center);
-//  - degrees 9 to 18 by Horner's rule in doubles (gamma_{k-7} of |r_k| H^k);
-//  - degrees 0 to 8 by compensated Horner (the steps' exact TwoProd and
+//    15 by a geometric series (rho picked per center);
+//  - degrees 7 to 15 by Horner's rule in doubles (gamma_{k-5} of |r_k| H^k);
+//  - degrees 0 to 6 by compensated Horner (the steps' exact TwoProd and
 //    TwoSum errors and the coefficients' low words summed in doubles: the
 //    sum's own error about 6 u^2 |R|), the coefficients' rounding 2^-105.
 // Then Exp (kDoubleWordExpError), a few double-word operations
-// (kDoubleWordOpError each): about 2^-98 of F in all (2^-96 at t = 0.8),
+// (kDoubleWordOpError each): about 2^-91 of F in all at worst,
 // growing without bound only at F's zero (x = -0.7518), where R - t cancels.
 // Near x = 0 (|x| < 2^-30) a cubic Taylor polynomial of F instead; far out,
 // F is exactly 1 for x >= 22 (the oracle's 320 bits round it there) and a
@@ -43,7 +43,7 @@ namespace ulpgate {
 
 // F(x) = erfc(-x/sqrt(2))/2 + x exp(-x^2/2)/sqrt(2 pi), as the oracle computes
 // it at 320 bits (gelu_bwd_spec-inl.h, Exact): within `error` of that value
-// (relatively about 2^-98, more only near F's zero), kTiny below 2^-600,
+// (relatively about 2^-91 at worst, more only near F's zero), kTiny below 2^-600,
 // NaN where the oracle's is (NaN, +-inf); nullopt only where a tiny value's
 // sign would be unsure.
 std::optional<FactorEstimate> GeluBwdFactor(float x);

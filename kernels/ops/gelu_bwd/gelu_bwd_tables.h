@@ -15,8 +15,8 @@ namespace ulpgate {
 // The Taylor polynomials of the Mills ratio R (gelu_bwd_factor.h): degree
 // kMillsDegree, coefficients 0 to kMillsWords - 1 as double-words, the rest
 // doubles.
-inline constexpr int kMillsDegree = 18;
-inline constexpr int kMillsWords = 9;
+inline constexpr int kMillsDegree = 15;
+inline constexpr int kMillsWords = 7;
 inline constexpr int kMillsDoubles = kMillsDegree + 1 - kMillsWords;
 // 65 centers i/32 on [0, 2], then 32 in each binade [2^e, 2^(e+1)), e = 1..4.
 inline constexpr int kMillsUniform = 65;
@@ -25,8 +25,8 @@ inline constexpr int kMillsCenters = kMillsUniform + 4 * 32;
 // Only doubles, so that the vectors gather a coefficient of the center k at
 // k * kMillsCenterDoubles plus its offset.
 struct MillsRatioCenter {
-  std::array<DoubleWord, kMillsWords> r;  // r_0 .. r_8
-  std::array<double, kMillsDoubles> rd;   // r_9 .. r_18
+  std::array<DoubleWord, kMillsWords> r;  // r_0 .. r_6
+  std::array<double, kMillsDoubles> rd;   // r_7 .. r_15
   double c = 0;
   double error = 0;  // |R(t) - the polynomial's value as evaluated| for |t - c| <= H
 };
