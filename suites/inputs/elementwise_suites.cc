@@ -62,24 +62,34 @@ float RandomFinite(const FloatFormat& format, CounterRng& rng) {
   }
 }
 
-// |x| log-uniform over [lo, hi] (powers of two apart or not), random sign,
-// all significand bits random, rounded to the format.
-float LogUniform(const FloatFormat& format, CounterRng& rng, double lo, double hi) {
-  const double l = std::log2(lo), h = std::log2(hi);
+// |x| log-uniform over [2^l, 2^h] (powers of two apart or not), random
+// sign, all significand bits random, rounded to the format.
+float LogUniformOfLogs(const FloatFormat& format, CounterRng& rng, double l, double h) {
   const double e = l + (h - l) * rng.Unit();
   return RandomSign(rng, Round(format, std::exp2(e)));
+}
+
+// The same over [lo, hi].
+float LogUniform(const FloatFormat& format, CounterRng& rng, double lo, double hi) {
+  return LogUniformOfLogs(format, rng, std::log2(lo), std::log2(hi));
 }
 
 float Uniform(const FloatFormat& format, CounterRng& rng, double lo, double hi) {
   return Round(format, lo + (hi - lo) * rng.Unit());
 }
 
-float FromDomain(const FloatFormat& format, CounterRng& rng, const OperandInfo& o) {
-  switch (o.domain) {
+// An operand's domain with the logarithms of its ends, taken once per suite.
+struct OperandDraw {
+  const OperandInfo* info;
+  double log_lo, log_hi;
+};
+
+float FromDomain(const FloatFormat& format, CounterRng& rng, const OperandDraw& o) {
+  switch (o.info->domain) {
     case OperandDomain::kLogUniform:
-      return LogUniform(format, rng, o.lo, o.hi);
+      return LogUniformOfLogs(format, rng, o.log_lo, o.log_hi);
     case OperandDomain::kUniform:
-      return Uniform(format, rng, o.lo, o.hi);
+      return Uniform(format, rng, o.info->lo, o.info->hi);
   }
   return 0;
 }
@@ -112,31 +122,58 @@ std::vector<float> LastOperandCatalogue(const ElementwiseOpInfo& op, const Float
   return v;
 }
 
-std::vector<float> Input(const ElementwiseOpInfo& op, const FloatFormat& format,
-                         std::string_view suite, uint64_t seed, uint64_t index) {
-  CounterRng rng(seed, StreamOf(op, suite), index);
+// What every input of a suite shares, made once: its stream, its operands'
+// domains, the adversarial suite's catalogue.
+struct SuiteDraws {
+  SuiteDraws(const ElementwiseOpInfo& op_in, const FloatFormat& format_in,
+             std::string_view suite_in, uint64_t seed_in)
+      : op(op_in), format(format_in), suite(suite_in), seed(seed_in), stream(StreamOf(op, suite)) {
+    for (const OperandInfo& o : op.operands) {
+      const bool logs = o.domain == OperandDomain::kLogUniform;
+      operands.push_back({&o, logs ? std::log2(o.lo) : 0.0, logs ? std::log2(o.hi) : 0.0});
+    }
+    if (suite == "adversarial") {
+      first = Specials(format);
+      last = LastOperandCatalogue(op, format);
+      catalogue = first.size() * last.size();
+    }
+  }
+  const ElementwiseOpInfo& op;
+  const FloatFormat& format;
+  std::string_view suite;
+  uint64_t seed, stream;
+  std::vector<OperandDraw> operands;
+  std::vector<float> first, last;
+  uint64_t catalogue = 0;
+};
+
+// Input `index` of the suite into x[0 .. arity).
+void Input(const SuiteDraws& draws, uint64_t index, float* x) {
+  const ElementwiseOpInfo& op = draws.op;
+  const FloatFormat& format = draws.format;
+  const std::string_view suite = draws.suite;
+  CounterRng rng(draws.seed, draws.stream, index);
   const size_t arity = op.arity();
-  std::vector<float> x(arity);
   if (suite == "random") {
-    for (float& v : x) v = RandomFinite(format, rng);
-    return x;
+    for (size_t k = 0; k < arity; ++k) x[k] = RandomFinite(format, rng);
+    return;
   }
   if (suite == "domain") {
-    for (size_t k = 0; k < arity; ++k) x[k] = FromDomain(format, rng, op.operands[k]);
-    return x;
+    for (size_t k = 0; k < arity; ++k) x[k] = FromDomain(format, rng, draws.operands[k]);
+    return;
   }
   if (suite == "adversarial") {
-    const std::vector<float> first = Specials(format);
-    const std::vector<float> last = LastOperandCatalogue(op, format);
-    const uint64_t catalogue = ElementwiseAdversarialCatalogueSize(op, format);
-    for (size_t k = 0; k < arity; ++k) x[k] = FromDomain(format, rng, op.operands[k]);
+    const std::vector<float>& first = draws.first;
+    const std::vector<float>& last = draws.last;
+    const uint64_t catalogue = draws.catalogue;
+    for (size_t k = 0; k < arity; ++k) x[k] = FromDomain(format, rng, draws.operands[k]);
     if (index < catalogue) {
       // Operands before the last: the specials, the same one for each (every
       // spec here has one operand before its last, grad).
       x[0] = first[index / last.size()];
       for (size_t k = 1; k + 1 < arity; ++k) x[k] = x[0];
       x[arity - 1] = last[index % last.size()];
-      return x;
+      return;
     }
     const std::vector<double>& landmarks = op.landmarks;
     const uint64_t family = (index - catalogue) % 4;
@@ -161,7 +198,7 @@ std::vector<float> Input(const ElementwiseOpInfo& op, const FloatFormat& format,
         break;
       }
     }
-    return x;
+    return;
   }
   std::string names;
   for (const SuiteInfo& s : ElementwiseSuites(op)) names += (names.empty() ? "" : ", ") + s.name;
@@ -200,8 +237,10 @@ InputSet GenerateElementwiseSuite(const ElementwiseOpInfo& op, const FloatFormat
   set.columns.assign(op.arity(), std::vector<float>(n));
   set.source = std::string(suite);
   set.seed = seed;
+  const SuiteDraws draws(op, format, suite, seed);
+  float x[kMaxElementwiseArity];
   for (size_t i = 0; i < n; ++i) {
-    const std::vector<float> x = Input(op, format, suite, seed, i);
+    Input(draws, i, x);
     for (size_t k = 0; k < op.arity(); ++k) set.columns[k][i] = x[k];
   }
   return set;
