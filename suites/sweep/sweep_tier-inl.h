@@ -590,6 +590,49 @@ HWY_INLINE void Sum(VD ulp, MD counted, VD at, MeasureSums& s) {
   s.best_at = hn::IfThenElse(better, at, s.best_at);
 }
 
+// y - x's parts for y against x = x0 + x1 + x2 (within eta where approx):
+// d0 + d1 = y - x0, f0 + f1 = d1 - x1, g0 + g1 = d0 + f0, and whether the
+// rest settles RN(y - x) = g0 by the bounds below (`settled`; the exact
+// shortcuts, no rest at all or y = x0, are the caller's to add).
+struct ErrorParts {
+  VD d0, f1, g0, g1, rest_sum, signed_sum;
+  MD settled;
+};
+HWY_INLINE ErrorParts ErrorOf(VD y, VD x0, VD x1, VD x2, VD eta, MD approx) {
+  const DD d;
+  const VD zero = hn::Zero(d);
+  VD d0, d1, f0, f1, g0, g1;
+  TwoSum(y, hn::Neg(x0), d0, d1);
+  TwoSum(d1, hn::Neg(x1), f0, f1);
+  TwoSum(d0, f0, g0, g1);
+  const VD rest_bound = hn::Add(hn::Add(hn::Abs(f1), hn::Abs(x2)), eta);
+  const VD half_ulp = hn::Mul(Binade(g0), hn::Set(d, 0x1p-53));
+  const VD boundary = hn::IfThenElse(PowerOfTwo(g0), hn::Mul(half_ulp, hn::Set(d, 0.5)), half_ulp);
+  const MD small_rest = hn::And(hn::Abs(g1) < boundary,
+                                hn::Add(rest_bound, rest_bound) < hn::Sub(boundary, hn::Abs(g1)));
+  // An approximate x with y = x0: y - x = -(x1 + x2) - delta, |delta| <=
+  // eta, g0 = -x1 and g1 = f1 = 0, so RN(y - x) = g0 where |x2| + eta stays
+  // below g0's boundary (RN of that sum below a double puts the sum below
+  // it): the common case of a correctly rounded y next to a close x, which
+  // the general test's factor 2 would leave to MPFR half the time.
+  const MD approx_at_x0 = hn::And(hn::And(approx, d0 == zero), hn::And(g1 == zero, f1 == zero));
+  const MD near_x0 = hn::And(approx_at_x0, hn::Add(hn::Abs(x2), eta) < boundary);
+  // Sharper than small_rest: |g1| + |f1| + |x2| + eta below the boundary,
+  // the sum's three roundings covered by the factor 1 + 2^-50 (a sum below a
+  // power of two after rounding up that much is below it exactly).
+  // And with the signs: |RN(g1 + RN(f1 - x2))| plus those two roundings
+  // (each at most 2^-53 of a result below |g1| + |f1 - x2|) plus eta.
+  const VD rest_sum = hn::Sub(f1, x2);
+  const VD signed_sum = hn::Add(g1, rest_sum);
+  const VD sum_bound =
+      hn::Add(hn::Add(hn::Abs(signed_sum), eta),
+              hn::Mul(hn::Add(hn::Abs(g1), hn::Abs(rest_sum)), hn::Set(d, 0x1p-51)));
+  const MD tight_rest = hn::Or(
+      hn::Mul(hn::Add(hn::Abs(g1), rest_bound), hn::Set(d, 1 + 0x1p-50)) < boundary,
+      hn::Mul(sum_bound, hn::Set(d, 1 + 0x1p-50)) < boundary);
+  return {d0, f1, g0, g1, rest_sum, signed_sum, hn::Or(hn::Or(small_rest, tight_rest), near_x0)};
+}
+
 // Every lane, the long road; counted lanes are those in range without a
 // special mismatch or an undecided error.
 HWY_INLINE void MeasureGeneral(const FormatConstants& f, const SweepExactTile& tile, size_t i,
@@ -629,41 +672,13 @@ HWY_INLINE void MeasureGeneral(const FormatConstants& f, const SweepExactTile& t
       hn::And(x_finite, hn::Or(y_nan, hn::AndNot(y_is_rounded, hn::Not(y_finite)))));
   const MD measured = hn::And(x_finite, y_finite);
 
-  VD d0, d1, f0, f1, g0, g1;
-  TwoSum(y, hn::Neg(x0), d0, d1);
-  TwoSum(d1, hn::Neg(x1), f0, f1);
-  TwoSum(d0, f0, g0, g1);
+  const ErrorParts p = ErrorOf(y, x0, x1, x2, eta, approx);
+  const VD f1 = p.f1, g0 = p.g0, g1 = p.g1, rest_sum = p.rest_sum, signed_sum = p.signed_sum;
   // An approximate x (eta > 0) has a rest of up to eta beyond x2 whatever
   // the sums say: no exact shortcut, and eta joins the rest's bound.
   const MD no_rest = hn::AndNot(approx, hn::And(f1 == zero, x2 == zero));
-  const MD y_is_x0 = hn::AndNot(approx, d0 == zero);
-  const VD rest_bound = hn::Add(hn::Add(hn::Abs(f1), hn::Abs(x2)), eta);
-  const VD half_ulp = hn::Mul(Binade(g0), hn::Set(d, 0x1p-53));
-  const VD boundary = hn::IfThenElse(PowerOfTwo(g0), hn::Mul(half_ulp, hn::Set(d, 0.5)), half_ulp);
-  const MD small_rest = hn::And(hn::Abs(g1) < boundary,
-                                hn::Add(rest_bound, rest_bound) < hn::Sub(boundary, hn::Abs(g1)));
-  // An approximate x with y = x0: y - x = -(x1 + x2) - delta, |delta| <=
-  // eta, g0 = -x1 and g1 = f1 = 0, so RN(y - x) = g0 where |x2| + eta stays
-  // below g0's boundary (RN of that sum below a double puts the sum below
-  // it): the common case of a correctly rounded y next to a close x, which
-  // the general test's factor 2 would leave to MPFR half the time.
-  const MD approx_at_x0 = hn::And(hn::And(approx, d0 == zero), hn::And(g1 == zero, f1 == zero));
-  const MD near_x0 = hn::And(approx_at_x0, hn::Add(hn::Abs(x2), eta) < boundary);
-  // Sharper than small_rest: |g1| + |f1| + |x2| + eta below the boundary,
-  // the sum's three roundings covered by the factor 1 + 2^-50 (a sum below a
-  // power of two after rounding up that much is below it exactly).
-  // And with the signs: |RN(g1 + RN(f1 - x2))| plus those two roundings
-  // (each at most 2^-53 of a result below |g1| + |f1 - x2|) plus eta.
-  const VD rest_sum = hn::Sub(f1, x2);
-  const VD signed_sum = hn::Add(g1, rest_sum);
-  const VD sum_bound =
-      hn::Add(hn::Add(hn::Abs(signed_sum), eta),
-              hn::Mul(hn::Add(hn::Abs(g1), hn::Abs(rest_sum)), hn::Set(d, 0x1p-51)));
-  const MD tight_rest = hn::Or(
-      hn::Mul(hn::Add(hn::Abs(g1), rest_bound), hn::Set(d, 1 + 0x1p-50)) < boundary,
-      hn::Mul(sum_bound, hn::Set(d, 1 + 0x1p-50)) < boundary);
-  const MD g0_known =
-      hn::Or(hn::Or(hn::Or(no_rest, y_is_x0), hn::Or(small_rest, tight_rest)), near_x0);
+  const MD y_is_x0 = hn::AndNot(approx, p.d0 == zero);
+  const MD g0_known = hn::Or(no_rest, hn::Or(y_is_x0, p.settled));
   // An approximate x whose rest moves g0 (a correctly rounded y a few ulps
   // of a double from x0, say): y - x = h0 + h1 + r - delta with h0 + h1 =
   // g0 + signed_sum exactly (TwoSum), r the two roundings of signed_sum
@@ -773,27 +788,10 @@ HWY_INLINE bool MeasureApprox(const FormatConstants& f, const SweepExactTile& ti
   const VD x1 = hn::Load(d, tile.x1 + i);
   const VD x2 = hn::Load(d, tile.x2 + i);
   const VD eta = hn::Load(d, tile.eta + i);
-  VD d0, d1, f0, f1, g0, g1;
-  TwoSum(y, hn::Neg(x0), d0, d1);
-  TwoSum(d1, hn::Neg(x1), f0, f1);
-  TwoSum(d0, f0, g0, g1);
   // MeasureGeneral's g0_known with approx true (no_rest and y_is_x0 false).
-  const VD rest_bound = hn::Add(hn::Add(hn::Abs(f1), hn::Abs(x2)), eta);
-  const VD half_ulp = hn::Mul(Binade(g0), hn::Set(d, 0x1p-53));
-  const VD boundary = hn::IfThenElse(PowerOfTwo(g0), hn::Mul(half_ulp, hn::Set(d, 0.5)), half_ulp);
-  const MD small_rest = hn::And(hn::Abs(g1) < boundary,
-                                hn::Add(rest_bound, rest_bound) < hn::Sub(boundary, hn::Abs(g1)));
-  const MD approx_at_x0 = hn::And(d0 == zero, hn::And(g1 == zero, f1 == zero));
-  const MD near_x0 = hn::And(approx_at_x0, hn::Add(hn::Abs(x2), eta) < boundary);
-  const VD rest_sum = hn::Sub(f1, x2);
-  const VD signed_sum = hn::Add(g1, rest_sum);
-  const VD sum_bound =
-      hn::Add(hn::Add(hn::Abs(signed_sum), eta),
-              hn::Mul(hn::Add(hn::Abs(g1), hn::Abs(rest_sum)), hn::Set(d, 0x1p-51)));
-  const MD tight_rest = hn::Or(
-      hn::Mul(hn::Add(hn::Abs(g1), rest_bound), hn::Set(d, 1 + 0x1p-50)) < boundary,
-      hn::Mul(sum_bound, hn::Set(d, 1 + 0x1p-50)) < boundary);
-  const MD g0_known = hn::Or(hn::Or(small_rest, tight_rest), near_x0);
+  const ErrorParts p = ErrorOf(y, x0, x1, x2, eta, eta > zero);  // every lane approximate
+  const VD g0 = p.g0;
+  const MD g0_known = p.settled;
   const VD scale = hn::Load(d, tile.scale + i);
   const VD e = hn::Mul(hn::Abs(g0), scale);
   const MD eta_settled = hn::Abs(g0) > hn::Mul(eta, hn::Set(d, 0x1p40));
