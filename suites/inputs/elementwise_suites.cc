@@ -238,9 +238,9 @@ InputSet GenerateElementwiseSuite(const ElementwiseOpInfo& op, const FloatFormat
   set.source = std::string(suite);
   set.seed = seed;
   const SuiteDraws draws(op, format, suite, seed);
-  float x[kMaxElementwiseArity];
+  std::vector<float> x(op.arity());
   for (size_t i = 0; i < n; ++i) {
-    Input(draws, i, x);
+    Input(draws, i, x.data());
     for (size_t k = 0; k < op.arity(); ++k) set.columns[k][i] = x[k];
   }
   return set;
