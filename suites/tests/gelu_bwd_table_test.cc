@@ -1,15 +1,21 @@
 // The Mills ratio R(c) = sqrt(pi/2) exp(c^2/2) erfc(c/sqrt(2)) that gelu_bwd's
 // factor table starts from at each center (kernels/ops/gelu_bwd/
 // mills_ratio_centers.inc, written by mpmath) against MPFR's own erfc at 480
-// bits: within 2^-395 relatively, every one, in the table's order.
+// bits: within 2^-395 relatively, every one, in the table's order; and the
+// table compiled in (gelu_bwd_table.inc) the one MPFR builds from them.
 #include <cmath>
 #include <cstddef>
 #include <vector>
 #include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
 
 #include <gtest/gtest.h>
 #include <mpfr.h>
 
+#include "kernels/ops/gelu_bwd/gelu_bwd_tables.h"
 #include "oracles/mpfr_number.h"
 
 namespace ulpgate {
@@ -52,6 +58,38 @@ TEST(GeluBwdTable, StoredMillsRatiosAreMpfrs) {
   }
   // Rounded to 400 bits, not more: some value is off by more than 2^-420.
   EXPECT_GT(worst, 0x1p-420);
+}
+
+// Every double of the compiled table is the builder's, bit for bit; where
+// one is not, the builder's table is written beside the test as the file
+// to put in its place.
+TEST(GeluBwdTable, CompiledTableIsMpfrsBuild) {
+  const GeluBwdTables built = BuildGeluBwdTables();
+  const GeluBwdTables& compiled = GeluBwdTablesOnce();
+  static_assert(sizeof(GeluBwdTables) % sizeof(double) == 0, "only doubles");
+  const size_t count = sizeof(GeluBwdTables) / sizeof(double);
+  size_t differ = 0, first = count;
+  for (size_t k = 0; k < count; ++k) {
+    uint64_t a, b;
+    std::memcpy(&a, reinterpret_cast<const char*>(&built) + k * sizeof(double), sizeof a);
+    std::memcpy(&b, reinterpret_cast<const char*>(&compiled) + k * sizeof(double), sizeof b);
+    if (a != b && differ++ == 0) first = k;
+  }
+  if (differ > 0) {
+    std::ofstream out("gelu_bwd_table.inc.new");
+    WriteGeluBwdTableSource(built, out);
+  }
+  EXPECT_EQ(differ, 0u) << "the first at double " << first << " of " << count
+                        << "; the builder's table is in gelu_bwd_table.inc.new (the test's "
+                           "folder): copy it to kernels/ops/gelu_bwd/gelu_bwd_table.inc";
+  // The file as it stands is what the writer writes.
+  std::ostringstream written;
+  WriteGeluBwdTableSource(compiled, written);
+  std::ifstream stored(std::string(ULPGATE_SOURCE_DIR) + "/kernels/ops/gelu_bwd/gelu_bwd_table.inc");
+  ASSERT_TRUE(stored.good());
+  std::stringstream text;
+  text << stored.rdbuf();
+  EXPECT_EQ(text.str(), written.str());
 }
 
 }  // namespace

@@ -15,132 +15,14 @@
 namespace ulpgate {
 namespace {
 
-// R at each center in the order below, to 400 bits (tools/python/
-// mills_ratio_centers.py; a test holds them to MPFR's erfc).
-constexpr const char* kMillsRatioAtCenters[] = {
-#include "kernels/ops/gelu_bwd/mills_ratio_centers.inc"
-};
-static_assert(sizeof kMillsRatioAtCenters / sizeof kMillsRatioAtCenters[0] == kMillsCenters);
-
 using Center = MillsRatioCenter;
 
-struct Tables : GeluBwdTables {
-  Tables() {
-    constexpr mpfr_prec_t kPrecision = 384;
-    MpfrNumber v(kPrecision), w(kPrecision), rest(kPrecision);
-    const auto parts = [&](mpfr_srcptr x) {
-      mpfr_set(rest.get(), x, MPFR_RNDN);
-      DoubleWord d;
-      d.hi = mpfr_get_d(rest.get(), MPFR_RNDN);
-      mpfr_sub_d(rest.get(), rest.get(), d.hi, MPFR_RNDN);  // exact: fewer bits than x
-      d.lo = mpfr_get_d(rest.get(), MPFR_RNDN);
-      return d;
-    };
-    mpfr_const_pi(v.get(), MPFR_RNDN);
-    mpfr_mul_ui(v.get(), v.get(), 2, MPFR_RNDN);
-    mpfr_rec_sqrt(v.get(), v.get(), MPFR_RNDN);
-    inv_sqrt_2pi = parts(v.get());
-
-    std::vector<MpfrNumber> r;
-    for (int k = 0; k <= kMillsDegree; ++k) r.emplace_back(kPrecision);
-    for (int i = 0; i < kMillsCenters; ++i) {
-      double c, h_max;
-      if (i < kMillsUniform) {
-        c = i / 32.0;
-        h_max = 1.0 / 64;
-      } else {
-        const int e = 1 + (i - kMillsUniform) / 32, s = (i - kMillsUniform) % 32;
-        c = std::ldexp(1 + (2 * s + 1) / 64.0, e);
-        h_max = std::ldexp(1.0, e - 6);
-      }
-      Center& ce = centers[static_cast<size_t>(i)];
-      ce.c = c;
-      // r_0 = R(c) = sqrt(pi/2) exp(c^2/2) erfc(c/sqrt(2)), stored to 400
-      // bits (MPFR's erfc took most of a tenth of a second for the 193).
-      mpfr_set_str(r[0].get(), kMillsRatioAtCenters[i], 0, MPFR_RNDN);
-      mpfr_mul_d(r[1].get(), r[0].get(), c, MPFR_RNDN);
-      mpfr_sub_ui(r[1].get(), r[1].get(), 1, MPFR_RNDN);
-      for (int k = 1; k < kMillsDegree; ++k) {
-        mpfr_mul_d(w.get(), r[static_cast<size_t>(k)].get(), c, MPFR_RNDN);
-        mpfr_add(w.get(), w.get(), r[static_cast<size_t>(k - 1)].get(), MPFR_RNDN);
-        mpfr_div_ui(r[static_cast<size_t>(k + 1)].get(), w.get(), static_cast<unsigned long>(k + 1),
-                    MPFR_RNDN);
-      }
-      std::array<double, kMillsDegree + 1> abs_r{};
-      for (int k = 0; k <= kMillsDegree; ++k) {
-        const DoubleWord d = parts(r[static_cast<size_t>(k)].get());
-        if (k < kMillsWords) {
-          ce.r[static_cast<size_t>(k)] = d;
-        } else {
-          ce.rd[static_cast<size_t>(k - kMillsWords)] = d.hi;
-        }
-        abs_r[static_cast<size_t>(k)] = std::fabs(d.hi) * (1 + 0x1p-50);
-      }
-      ce.error = ErrorBound(c, h_max, abs_r);
-    }
-  }
-
-  // The bound on |R(c + h) - the evaluated polynomial| for |h| <= h_max, in
-  // doubles (H's powers are exact; every other rounding is covered by the
-  // factor 1 + 2^-20 at the end, as are products of two error terms).
-  static double ErrorBound(double c, double h_max, const std::array<double, kMillsDegree + 1>& abs_r) {
-    const double u = 0x1p-53;
-    // a[j] = sum_{i >= j} |r_i| H^(i - j): bounds |the Horner value at step j|.
-    std::array<double, kMillsDegree + 2> a{};
-    for (int j = kMillsDegree; j >= 0; --j) {
-      a[static_cast<size_t>(j)] = abs_r[static_cast<size_t>(j)] + h_max * a[static_cast<size_t>(j + 1)];
-    }
-    // Degrees kMillsWords..kMillsDegree by fma Horner in doubles: r_i's term meets the
-    // rounding of its coefficient and of the steps i..kMillsWords, gamma_n with n =
-    // i - kMillsWords + 2.
-    double doubles = 0, power = 1;
-    for (int i = kMillsWords; i <= kMillsDegree; ++i) {
-      const double n = i - kMillsWords + 2;
-      doubles += (n * u / (1 - n * u) * abs_r[static_cast<size_t>(i)] + 0x1p-250) * power;
-      power *= h_max;
-    }
-    // Degrees 0..kMillsWords - 1 by compensated Horner (Graillat, Langlois and
-    // Louvet): s_j + pi_j = s_{j+1} h (TwoProd), s_j + sigma_j = that + hi_j
-    // (TwoSum), both exact, so R's polynomial is s_0 + sum_j (pi_j + sigma_j +
-    // lo_j) h^j exactly but for the coefficients' rounding (2^-106 of |r_j|,
-    // counted as 2^-105, and the MPFR values' error below 2^-250) and the
-    // doubles' error times H^kMillsWords.
-    // The sum is evaluated in doubles: two roundings of term j's own sum and
-    // j + 1 fma roundings, gamma_{j+3} of |pi_j| + |sigma_j| + |lo_j| <= u (H
-    // a[j + 1] + a[j] + |r_j|) (|s_j| <= a[j] to the first order).
-    double words = 0;
-    power = 1;
-    for (int j = 0; j < kMillsWords; ++j) {
-      const double n = j + 3;
-      const double sums = h_max * a[static_cast<size_t>(j + 1)] + a[static_cast<size_t>(j)] +
-                          abs_r[static_cast<size_t>(j)];
-      words += power * (n * u / (1 - n * u) * u * sums + 0x1p-105 * abs_r[static_cast<size_t>(j)] +
-                        0x1p-250);
-      power *= h_max;
-    }
-    words += power * doubles;  // power = H^kMillsWords
-    // The terms past kMillsDegree: |r_k| <= M / rho^k (Cauchy; |R(z)| <= R(Re z)
-    // <= M = R's bound at c - rho), so their sum is at most M q^(kMillsDegree + 1)
-    // / (1 - q), q = H / rho. R(s) <= min(sqrt(pi/2), 1/s) for s > 0 and
-    // sqrt(2 pi) exp(s^2/2) for s <= 0 (the integral); the constants are
-    // rounded up and exp's few ulps covered by the factor 1.01.
-    double tail = HUGE_VAL;
-    for (const double rho : {c - 2, c - 1, c - 0.5, c, c + 0.5, c + 1, c + 2, c + 3, c + 4, c + 5,
-                             c + 6, c + 8, 0.5 * c, 0.75 * c}) {
-      if (!(rho > 2 * h_max)) continue;
-      const double s = c - rho;
-      const double m = s > 0 ? std::min(1.2533142, 1 / s) : 2.5066283 * std::exp(0.5 * s * s);
-      const double q = h_max / rho;
-      tail = std::min(tail, 1.01 * m * std::pow(q, kMillsDegree + 1) / (1 - q));
-    }
-    return (words + tail) * (1 + 0x1p-20);
-  }
+// The table, compiled in: BuildGeluBwdTables's, bit for bit (its test).
+constexpr GeluBwdTables kTables = {
+#include "kernels/ops/gelu_bwd/gelu_bwd_table.inc"
 };
 
-const Tables& TablesOnce() {
-  static const Tables tables;
-  return tables;
-}
+const GeluBwdTables& TablesOnce() { return kTables; }
 
 }  // namespace
 
@@ -149,7 +31,7 @@ const GeluBwdTables& GeluBwdTablesOnce() { return TablesOnce(); }
 namespace {
 
 // The center of R's table for 0 <= t < 32.
-inline const Center& CenterOf(const Tables& tab, double t, float t_float) {
+inline const Center& CenterOf(const GeluBwdTables& tab, double t, float t_float) {
   int index;
   if (t < 2) {
     index = static_cast<int>(t * 32 + 0.5);
@@ -166,7 +48,7 @@ inline const Center& CenterOf(const Tables& tab, double t, float t_float) {
 // step across every lane before the next (the same operations on each t for
 // one lane or several). Inlined into the FMA clones below.
 template <size_t kLanes>
-[[gnu::always_inline]] inline void MillsRatioSteps(const Tables& tab, const double* t,
+[[gnu::always_inline]] inline void MillsRatioSteps(const GeluBwdTables& tab, const double* t,
                                                    const float* t_float, DoubleWord* out,
                                                    double* error) {
   const Center* ce[kLanes];
@@ -177,7 +59,7 @@ template <size_t kLanes>
   for (int k = kMillsDoubles - 2; k >= 0; --k) {
     for (size_t l = 0; l < kLanes; ++l) q[l] = std::fma(q[l], h[l], ce[l]->rd[static_cast<size_t>(k)]);
   }
-  // Compensated Horner (Tables::ErrorBound): the main sum s on the critical
+  // Compensated Horner (gelu_bwd_table_build.cc, ErrorBound): the main sum s on the critical
   // path, the exact errors of its steps and the coefficients' low words
   // summed beside it in c.
   for (size_t l = 0; l < kLanes; ++l) {
@@ -232,7 +114,7 @@ inline std::optional<FactorEstimate> MainFactor(double x, double t, DoubleWord p
 template <size_t kLanes>
 [[gnu::always_inline]] inline void MainSteps(const float* x_in, size_t n,
                                              std::optional<FactorEstimate>* out) {
-  const Tables& tab = TablesOnce();
+  const GeluBwdTables& tab = TablesOnce();
   double x[kLanes], t[kLanes], r_error[kLanes];
   float t_float[kLanes];
   DoubleWord arg[kLanes], e[kLanes], p[kLanes], r[kLanes];
@@ -272,7 +154,7 @@ ULPGATE_FMA_CLONES std::optional<FactorEstimate> FactorClones(float x_in) {
     f.exact = true;
     return f;
   }
-  const Tables& tab = TablesOnce();
+  const GeluBwdTables& tab = TablesOnce();
   const double eps = kDoubleWordOpError;
   const double ec = 0x1p-105;
   const double slack = 1 + 0x1p-20;

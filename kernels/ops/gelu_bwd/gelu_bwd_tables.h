@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstddef>
+#include <ostream>
 
 #include "oracles/double_word.h"
 
@@ -37,7 +38,12 @@ struct GeluBwdTables {
   DoubleWord inv_sqrt_2pi;  // within 2^-105 relatively
   std::array<MillsRatioCenter, kMillsCenters> centers;
 };
-const GeluBwdTables& GeluBwdTablesOnce();
+const GeluBwdTables& GeluBwdTablesOnce();  // compiled in: gelu_bwd_table.inc
+// The table as MPFR builds it (gelu_bwd_table_build.cc), in a few
+// milliseconds: the compiled one is this, bit for bit, as its test holds.
+GeluBwdTables BuildGeluBwdTables();
+// `table` as gelu_bwd_table.inc writes it.
+void WriteGeluBwdTableSource(const GeluBwdTables& table, std::ostream& out);
 
 // The main range's bounds (gelu_bwd_factor.cc, MainFactor): each double-word
 // operation's eps, 1/sqrt(2 pi)'s ec, the slack for second-order terms, phi's
