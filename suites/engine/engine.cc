@@ -176,9 +176,15 @@ void MeasureVectorCase(const EngineProblem& problem, const EngineCase& cs, const
         continue;
       }
       // Counted by the tier but for its exact bin (kSweepAboveBound), its
-      // fine bin (kSweepFineBinExact) or its sum (kSweepLargeError).
-      bin = SweepBinOfUlp(e, bound_count) + ((flags & kSweepAboveBound) ? 1 : 0);
-      fine = e == 0 ? 0 : static_cast<uint64_t>(ErrorStatistics::FineBinOf(e));
+      // fine bin (kSweepFineBinExact) or its sum (kSweepLargeError); the
+      // last with its fine bin given.
+      if (flags & kSweepFineInFlags) {
+        fine = flags >> 32;
+        bin = SweepBinOfFine(fine, bound_count);
+      } else {
+        bin = SweepBinOfUlp(e, bound_count) + ((flags & kSweepAboveBound) ? 1 : 0);
+        fine = e == 0 ? 0 : static_cast<uint64_t>(ErrorStatistics::FineBinOf(e));
+      }
     } else {
       bin = SweepBinOfFine(fine, bound_count);
       // An error below every double against a tiny x: MeasureUlpError's bin 1.

@@ -590,6 +590,40 @@ HWY_INLINE void Sum(VD ulp, MD counted, VD at, MeasureSums& s) {
   s.best_at = hn::IfThenElse(better, at, s.best_at);
 }
 
+// What both roads write for a vector of errors e: the sums of the `counted`
+// lanes below 2^16 ulps and the largest at or above it, `flags` (each lane's
+// so far) with kSweepLargeError where `measured` and kSweepFineBinExact
+// where the fine bin is not settled, the fine bins counted for the lanes
+// with no flag, and the stores. A large error's settled fine bin rides in
+// its flags (kSweepFineInFlags), which spares the caller FineBinOf's log2.
+HWY_INLINE void Record(VD e, MD counted, MD measured, MD in_range, VU flags, VD at, size_t i,
+                       SweepErrorTile* out, SweepFineCounts* counts, MeasureSums& s) {
+  const DD d;
+  const DU du;
+  const MD large = e >= hn::Set(d, 0x1p16);
+  Sum(hn::IfThenElseZero(hn::Not(large), e), hn::AndNot(large, counted), at, s);
+  const MD max_large = hn::And(hn::And(counted, large), e > s.best);
+  s.best = hn::IfThenElse(max_large, e, s.best);
+  s.best_at = hn::IfThenElse(max_large, at, s.best_at);
+  flags = hn::Or(flags, hn::IfThenElseZero(hn::RebindMask(du, hn::And(large, measured)),
+                                           hn::Set(du, kSweepLargeError)));
+  MD unsettled;
+  const VU fine = FineBin(e, &unsettled);
+  flags = hn::Or(flags, hn::IfThenElseZero(hn::RebindMask(du, unsettled),
+                                           hn::Set(du, kSweepFineBinExact)));
+  const MD plain = hn::RebindMask(d, flags == hn::Zero(du));
+  CountFine(fine, hn::And(plain, in_range), counts, s);
+  NoteSlow(hn::AndNot(plain, in_range), i, out, s);
+  const VU large_only = hn::Set(du, kSweepLargeError);
+  flags = hn::IfThenElse(flags == large_only,
+                         hn::Or(flags, hn::Or(hn::ShiftLeft<32>(fine), hn::Set(du, kSweepFineInFlags))),
+                         flags);
+  hn::Store(hn::IfThenElse(hn::RebindMask(du, plain), fine, hn::Set(du, kSweepSeeFlags)), du,
+            out->fine + i);
+  hn::Store(e, d, out->ulp + i);
+  hn::Store(flags, du, out->flags + i);
+}
+
 // y - x's parts for y against x = x0 + x1 + x2 (within eta where approx):
 // d0 + d1 = y - x0, f0 + f1 = d1 - x1, g0 + g1 = d0 + f0, and whether the
 // rest settles RN(y - x) = g0 by the bounds below (`settled`; the exact
@@ -737,30 +771,12 @@ HWY_INLINE void MeasureGeneral(const FormatConstants& f, const SweepExactTile& t
   s.correctly_rounded += hn::CountTrue(d, hn::And(counted, correct));
   s.signed_zero += hn::CountTrue(d, hn::And(counted, zero_sign));
   s.underflowed += hn::CountTrue(d, hn::And(hn::And(counted, x_tiny), y == zero));
-  const MD large = ulp >= hn::Set(d, 0x1p16);
-  Sum(hn::IfThenElseZero(hn::Not(large), ulp), hn::AndNot(large, counted), at, s);
-  const MD max_large = hn::And(hn::And(counted, large), ulp > s.best);
-  s.best = hn::IfThenElse(max_large, ulp, s.best);
-  s.best_at = hn::IfThenElse(max_large, at, s.best_at);
-
   VU flags = hn::IfThenElseZero(hn::RebindMask(du, special), hn::Set(du, kSweepSpecialMismatch));
   flags = hn::Or(flags, hn::IfThenElseZero(hn::RebindMask(du, hn::AndNot(special, undecided)),
                                            hn::Set(du, kSweepUndecidedError)));
   flags = hn::Or(flags, hn::IfThenElseZero(hn::RebindMask(du, above_bound),
                                            hn::Set(du, kSweepAboveBound)));
-  flags = hn::Or(flags, hn::IfThenElseZero(hn::RebindMask(du, hn::And(large, measured)),
-                                           hn::Set(du, kSweepLargeError)));
-  MD unsettled;
-  const VU fine = FineBin(ulp, &unsettled);
-  flags = hn::Or(flags, hn::IfThenElseZero(hn::RebindMask(du, unsettled),
-                                           hn::Set(du, kSweepFineBinExact)));
-  const MD plain = hn::RebindMask(d, flags == hn::Zero(du));
-  CountFine(fine, hn::And(plain, in_range), counts, s);
-  NoteSlow(hn::AndNot(plain, in_range), i, out, s);
-  hn::Store(hn::IfThenElse(hn::RebindMask(du, plain), fine, hn::Set(du, kSweepSeeFlags)), du,
-            out->fine + i);
-  hn::Store(ulp, d, out->ulp + i);
-  hn::Store(flags, du, out->flags + i);
+  Record(ulp, counted, measured, in_range, flags, at, i, out, counts, s);
 }
 
 // The approximate x's short road: every lane in range an approximate x
@@ -802,22 +818,7 @@ HWY_INLINE bool MeasureApprox(const FormatConstants& f, const SweepExactTile& ti
 
   const MD correct = y == Rounded(f, x0, x1, scale);
   s.correctly_rounded += hn::CountTrue(d, hn::And(in_range, correct));
-  const MD large = e >= hn::Set(d, 0x1p16);
-  Sum(hn::IfThenElseZero(hn::Not(large), e), hn::AndNot(large, in_range), at, s);
-  const MD max_large = hn::And(hn::And(in_range, large), e > s.best);
-  s.best = hn::IfThenElse(max_large, e, s.best);
-  s.best_at = hn::IfThenElse(max_large, at, s.best_at);
-  MD unsettled;
-  const VU fine = FineBin(e, &unsettled);
-  const VU flags = hn::Or(hn::IfThenElseZero(hn::RebindMask(du, large), hn::Set(du, kSweepLargeError)),
-                          hn::IfThenElseZero(hn::RebindMask(du, unsettled), hn::Set(du, kSweepFineBinExact)));
-  const MD plain = hn::RebindMask(d, flags == hn::Zero(du));
-  CountFine(fine, hn::And(plain, in_range), counts, s);
-  NoteSlow(hn::AndNot(plain, in_range), i, out, s);
-  hn::Store(hn::IfThenElse(hn::RebindMask(du, plain), fine, hn::Set(du, kSweepSeeFlags)), du,
-            out->fine + i);
-  hn::Store(e, d, out->ulp + i);
-  hn::Store(flags, du, out->flags + i);
+  Record(e, in_range, hn::FirstN(d, hn::Lanes(d)), in_range, hn::Zero(du), at, i, out, counts, s);
   return true;
 }
 

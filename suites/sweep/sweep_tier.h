@@ -106,6 +106,9 @@ enum SweepErrorFlag : uint64_t {
   kSweepAboveBound = 4,       // ulp is a histogram bound and the exact error is above it
   kSweepLargeError = 8,       // ulp >= 2^16: left out of the sums below
   kSweepFineBinExact = 16,    // ulp is next to a fine bin's edge: FineBinOf places it
+  // Only with kSweepLargeError (no other flag): flags >> 32 is ulp's fine
+  // bin, FineBinOf's.
+  kSweepFineInFlags = 32,
 };
 
 // fine[i] == kSweepSeeFlags: ulp[i] and flags[i] say what the statistics
