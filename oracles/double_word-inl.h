@@ -176,6 +176,12 @@ HWY_INLINE DW<U> Add(const DW<U>& x, const DW<U>& y) {
   const DW<U> v = FastTwoSum(s.hi, Add(s.lo, t.hi));
   return FastTwoSum(v.hi, Add(t.lo, v.lo));
 }
+// AddSmall's (double_word.h) steps, for |y| <= |x|/64.
+template <size_t U>
+HWY_INLINE DW<U> AddSmall(const DW<U>& x, const DW<U>& y) {
+  const DW<U> s = FastTwoSum(x.hi, y.hi);
+  return FastTwoSum(s.hi, Add(s.lo, Add(x.lo, y.lo)));
+}
 template <size_t U>
 HWY_INLINE DW<U> Neg(const DW<U>& x) {
   return {Neg(x.hi), Neg(x.lo)};
@@ -230,7 +236,7 @@ HWY_INLINE DW<U> Exp(const DW<U>& w) {
   P<U> tail = Splat<U>(c[11].hi);
   for (int m = 10; m >= 6; --m) tail = Add(Mul(tail, r.hi), Splat<U>(c[static_cast<size_t>(m)].hi));
   DW<U> p{tail, zero};
-  for (int m = 5; m >= 0; --m) p = Add(Constant<U>(c[static_cast<size_t>(m)]), Mul(p, r));
+  for (int m = 5; m >= 0; --m) p = AddSmall(Constant<U>(c[static_cast<size_t>(m)]), Mul(p, r));
   // k = 64 m + j, 0 <= j < 64: j's bits are k's lowest (two's complement in
   // the integer of `shifted`), and 2^m's exponent field is (k - j) 2^46 +
   // 1023 2^52; the table's double-words are (hi, lo) pairs, 2 j apart.

@@ -83,7 +83,7 @@ template <size_t kLanes>
   }
   for (size_t l = 0; l < kLanes; ++l) p[l] = {tail[l], 0};
   for (int m = 5; m >= 0; --m) {
-    for (size_t l = 0; l < kLanes; ++l) p[l] = Add(c[static_cast<size_t>(m)], Mul(p[l], r[l]));
+    for (size_t l = 0; l < kLanes; ++l) p[l] = AddSmall(c[static_cast<size_t>(m)], Mul(p[l], r[l]));
   }
   for (size_t l = 0; l < n; ++l) {
     const auto kk = static_cast<long>(k[l]);
