@@ -42,7 +42,8 @@ struct DoubleWord {
 // 2^-100: at least 4 times the bound of every operation below (Add 3u^2,
 // Mul 4u^2, MulDouble 2u^2, Div 15u^2 + 56u^3, u = 2^-53; Joldes et al.,
 // Theorems 2.3 (AccurateDWPlusDW), 5.1 (DWTimesDW3), 4.4 (DWTimesFP3) and
-// 6.1 (DWDivDW2)).
+// 6.1 (DWDivDW2); AddSmall 3.1u^2 where its operands are as it asks, derived
+// beside it).
 inline constexpr double kDoubleWordOpError = 0x1p-100;
 
 // Knuth's TwoSum: hi + lo = a + b exactly, hi = RN(a + b).
