@@ -65,8 +65,6 @@ struct UnitResult {
 struct VectorScratch {
   EngineVectorTile tile;
   SweepErrorTile errors;
-  SweepFineCounts fine;
-  alignas(64) uint64_t zero_keys[kSweepTile] = {};
   alignas(64) double fraction[kSweepTile];  // an estimate or the exact value (state)
   alignas(64) uint8_t state[kSweepTile];
 };
@@ -136,16 +134,11 @@ void MeasureVectorCase(const EngineProblem& problem, const EngineCase& cs, const
                        BoundFractionStatistics& bound, std::vector<uint64_t>& mismatches,
                        std::vector<int64_t>& first_mismatch, std::atomic<uint8_t>* differed,
                        std::atomic<uint64_t>& known_max) {
+  // Each output's error and bins; the statistics are kept here, in element
+  // order (the tier's own totals are not asked for).
   SweepErrorSums sums;
-  SweepMeasure(problem.format(), v.tile.exact, y, 0, v.zero_keys, count, &v.errors, &sums, &v.fine,
-               /*every_ulp=*/true);
-  // The tier's own fine counts are not read here: cleared for the next call.
-  constexpr size_t kStride = SweepFineCounts::kStride;
-  for (size_t k = 0; k < 4; ++k) {
-    uint16_t* counts = v.fine.counts + k * kStride;
-    for (size_t f = sums.fine_low; f <= sums.fine_high && f < kSweepFineBins; ++f) counts[f] = 0;
-    counts[SweepFineCounts::kNowhere] = 0;
-  }
+  SweepMeasure(problem.format(), v.tile.exact, y, 0, /*key_low=*/nullptr, count, &v.errors, &sums,
+               /*fine=*/nullptr, /*every_ulp=*/true, /*totals=*/false);
   stats.AddCounts(sums.correctly_rounded, sums.signed_zero_mismatch);
   const bool bounded = problem.bounded();
   double floor_of_max = -1;  // no fraction in the unit is larger and below it

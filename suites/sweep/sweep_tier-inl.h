@@ -476,12 +476,16 @@ struct MeasureSums {
   hn::Vec<hn::RebindToSigned<DD>> fine_low, fine_high;
   uint64_t correctly_rounded = 0, signed_zero = 0, underflowed = 0;
   size_t slow = 0;
+  // The tile's totals (digest, sums, maximum, fine counts) wanted: false
+  // for a caller that reads only each output's ulp, fine bin and flags.
+  bool totals = true;
 };
 
 // Counts each lane under `bin` in the copy of its lane mod 4 (kNowhere for
 // lanes counted apart or out of range), and widens the range of bins seen.
 template <bool kAll = false>
 HWY_INLINE void CountFine(VU bin, MD counted, SweepFineCounts* counts, MeasureSums& s) {
+  if (!s.totals) return;
   const DU du;
   const hn::RebindToSigned<DD> di;
   const VU where =
@@ -575,6 +579,7 @@ HWY_INLINE VU DigestTerms(VU keys, VU bits) {
 // kAll: every lane is counted (the common full vector), no masking.
 template <bool kAll = false>
 HWY_INLINE void Sum(VD ulp, MD counted, VD at, MeasureSums& s) {
+  if (!s.totals) return;
   const DD d;
   const DU du;
   const hn::RebindToSigned<DD> di;
@@ -601,10 +606,12 @@ HWY_INLINE void Record(VD e, MD counted, MD measured, MD in_range, VU flags, VD 
   const DD d;
   const DU du;
   const MD large = e >= hn::Set(d, 0x1p16);
-  Sum(hn::IfThenElseZero(hn::Not(large), e), hn::AndNot(large, counted), at, s);
-  const MD max_large = hn::And(hn::And(counted, large), e > s.best);
-  s.best = hn::IfThenElse(max_large, e, s.best);
-  s.best_at = hn::IfThenElse(max_large, at, s.best_at);
+  if (s.totals) {
+    Sum(hn::IfThenElseZero(hn::Not(large), e), hn::AndNot(large, counted), at, s);
+    const MD max_large = hn::And(hn::And(counted, large), e > s.best);
+    s.best = hn::IfThenElse(max_large, e, s.best);
+    s.best_at = hn::IfThenElse(max_large, at, s.best_at);
+  }
   flags = hn::Or(flags, hn::IfThenElseZero(hn::RebindMask(du, hn::And(large, measured)),
                                            hn::Set(du, kSweepLargeError)));
   MD unsettled;
@@ -839,11 +846,13 @@ HWY_INLINE void MeasureVector(const FormatConstants& f, const SweepExactTile& ti
   const VD y = hn::PromoteTo(d, y_float);
   const VD at = hn::Add(hn::Iota(d, 0.0), hn::Set(d, static_cast<double>(i)));  // exact below 2^53
   const MD in_range = kMasked ? at < hn::Set(d, static_cast<double>(n)) : (zero == zero);
-  const VU keys = hn::Xor(key_high, hn::LoadU(du, key_low + i));
-  // SweepDigestTerm: key * (bits ^ bits >> 16).
-  const VU32 bits = hn::BitCast(du32, y_float);
-  const VU terms = DigestTerms(keys, hn::PromoteTo(du, hn::Xor(bits, hn::ShiftRight<16>(bits))));
-  s.digest = hn::Add(s.digest, kMasked ? hn::IfThenElseZero(hn::RebindMask(du, in_range), terms) : terms);
+  if (s.totals) {
+    const VU keys = hn::Xor(key_high, hn::LoadU(du, key_low + i));
+    // SweepDigestTerm: key * (bits ^ bits >> 16).
+    const VU32 bits = hn::BitCast(du32, y_float);
+    const VU terms = DigestTerms(keys, hn::PromoteTo(du, hn::Xor(bits, hn::ShiftRight<16>(bits))));
+    s.digest = hn::Add(s.digest, kMasked ? hn::IfThenElseZero(hn::RebindMask(du, in_range), terms) : terms);
+  }
   const VD x0 = hn::Load(d, tile.x0 + i);
   const VD x1 = hn::Load(d, tile.x1 + i);
   const VU kind = hn::Load(du, tile.kind + i);
@@ -901,7 +910,7 @@ HWY_INLINE void MeasureVector(const FormatConstants& f, const SweepExactTile& ti
 
 void Measure(const FloatFormat& format, const SweepExactTile& tile, const float* y_in,
              uint64_t key_high, const uint64_t* key_low, size_t n, SweepErrorTile* out,
-             SweepErrorSums* sums, SweepFineCounts* counts, bool every_ulp) {
+             SweepErrorSums* sums, SweepFineCounts* counts, bool every_ulp, bool totals) {
   const DD d;
   const DU du;
   const FormatConstants& f = FormatConstants::Of(format);
@@ -911,6 +920,7 @@ void Measure(const FloatFormat& format, const SweepExactTile& tile, const float*
                 hn::Zero(du),      hn::Set(d, -1.0),
                 hn::Set(d, -1.0),  hn::Set(di, static_cast<int64_t>(SweepFineCounts::kNowhere)),
                 hn::Zero(di)};
+  s.totals = totals;
   const VU high = hn::Set(du, key_high);
   size_t i = 0;
   for (; i + lanes <= n; i += lanes) {
@@ -1312,8 +1322,8 @@ void SweepTierExactValues(const FloatFormat& format, const float* grad, const fl
 }
 void SweepTierMeasure(const FloatFormat& format, const SweepExactTile& tile, const float* y,
                       uint64_t key_high, const uint64_t* key_low, size_t n, SweepErrorTile* out,
-                      SweepErrorSums* sums, SweepFineCounts* fine, bool every_ulp) {
-  sweep_tier::Measure(format, tile, y, key_high, key_low, n, out, sums, fine, every_ulp);
+                      SweepErrorSums* sums, SweepFineCounts* fine, bool every_ulp, bool totals) {
+  sweep_tier::Measure(format, tile, y, key_high, key_low, n, out, sums, fine, every_ulp, totals);
 }
 void SweepTierModelOutputs(const FloatFormat& format, const float* grad, const float* t,
                            const uint16_t* grad_bits, const uint16_t* t_bits, size_t n,

@@ -47,9 +47,9 @@ void SweepScaledExactValues(const FloatFormat& format, const float* grad,
 
 void SweepMeasure(const FloatFormat& format, const SweepExactTile& tile, const float* y,
                   uint64_t key_high, const uint64_t* key_low, size_t n, SweepErrorTile* out,
-                  SweepErrorSums* sums, SweepFineCounts* fine, bool every_ulp) {
+                  SweepErrorSums* sums, SweepFineCounts* fine, bool every_ulp, bool totals) {
   HWY_DYNAMIC_DISPATCH(SweepTierMeasure)(format, tile, y, key_high, key_low, n, out, sums, fine,
-                                         every_ulp);
+                                         every_ulp || !totals, totals);
 }
 
 void SweepModelOutputs(const FloatFormat& format, const float* grad, const float* t,

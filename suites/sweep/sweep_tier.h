@@ -192,10 +192,17 @@ void SweepScaledExactValues(const FloatFormat& format, const float* grad,
 
 // The errors of outputs y[i] (values of the format, NaN canonical) against
 // tile.x[i], and the digest of y under keys key_high ^ key_low[i]; every_ulp:
-// write fine[i] and ulp[i] for every output (for tests).
+// write fine[i] and ulp[i] for every output (for tests). totals false: only
+// what each output takes (fine[i] and ulp[i] for every output, as with
+// every_ulp, flags[i] where fine[i] says) and the counts of correctly rounded
+// outputs and signed-zero mismatches, for a caller that keeps its own
+// statistics from them: no
+// digest, sums, maximum or fine counts (the sums' as for an empty tile;
+// key_low and `fine` not read, and may be null).
 void SweepMeasure(const FloatFormat& format, const SweepExactTile& tile, const float* y,
                   uint64_t key_high, const uint64_t* key_low, size_t n, SweepErrorTile* out,
-                  SweepErrorSums* sums, SweepFineCounts* fine, bool every_ulp = false);
+                  SweepErrorSums* sums, SweepFineCounts* fine, bool every_ulp = false,
+                  bool totals = true);
 
 // Every built-in model's output (TanhBwdModelNames(format) order) into
 // models[m][0, n), NaNs canonical; with `wanted`, only the models m with

@@ -11,6 +11,7 @@
 #include <tuple>
 #include <unistd.h>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "suites/inputs/inputs.h"
@@ -43,9 +44,24 @@ std::string NpyImage(const std::string& descr, const std::string& shape, const s
 
 std::string Bytes(const void* p, size_t n) { return std::string(static_cast<const char*>(p), n); }
 
+// The files WriteFile made, removed when the test program ends (a run must
+// leave nothing in the temporary directory).
+struct WrittenFiles {
+  std::vector<std::string> paths;
+  ~WrittenFiles() {
+    std::error_code ignored;
+    for (const std::string& p : paths) std::filesystem::remove(p, ignored);
+  }
+};
+WrittenFiles& Written() {
+  static WrittenFiles files;
+  return files;
+}
+
 std::string WriteFile(const std::string& name, const std::string& bytes) {
   const std::string path = TempPath(name);
   std::ofstream(path, std::ios::binary) << bytes;
+  Written().paths.push_back(path);
   return path;
 }
 

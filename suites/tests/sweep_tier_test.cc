@@ -98,6 +98,7 @@ void ExpectEqualsMpfr(const FloatFormat& format) {
   auto exact = std::make_unique<SweepExactTile>();
   auto errors = std::make_unique<SweepErrorTile>();
   auto fine_counts = std::make_unique<SweepFineCounts>();
+  auto bare_errors = std::make_unique<SweepErrorTile>();
   std::vector<float> grad(kSweepTile), t(kSweepTile), y(kSweepTile);
   std::vector<uint16_t> grad_bits(kSweepTile), t_bits(kSweepTile);
   std::vector<uint64_t> keys(kSweepTile);
@@ -150,6 +151,20 @@ void ExpectEqualsMpfr(const FloatFormat& format) {
         for (size_t i = 0; i < n; ++i) low[i] = keys[i] ^ 0x0123456789abcdefULL;
         SweepMeasure(format, *exact, column.data(), 0x0123456789abcdefULL, low.data(), n,
                      errors.get(), &sums, fine_counts.get(), true);
+        // Without the totals (the engine's measure): each output's error,
+        // fine bin and flags and the two counts as with them.
+        SweepErrorSums bare;
+        SweepMeasure(format, *exact, column.data(), 0, nullptr, n, bare_errors.get(), &bare, nullptr,
+                     true, /*totals=*/false);
+        ASSERT_EQ(bare.correctly_rounded, sums.correctly_rounded);
+        ASSERT_EQ(bare.signed_zero_mismatch, sums.signed_zero_mismatch);
+        for (size_t i = 0; i < n; ++i) {
+          ASSERT_EQ(bare_errors->fine[i], errors->fine[i]) << i;
+          ASSERT_EQ(DoubleBitsOf(bare_errors->ulp[i]), DoubleBitsOf(errors->ulp[i])) << i;
+          if (errors->fine[i] == kSweepSeeFlags) {
+            ASSERT_EQ(bare_errors->flags[i], errors->flags[i]) << i;
+          }
+        }
         // The counts: each fine bin's, and the outputs counted apart.
         std::vector<uint32_t> tier_fine(kSweepFineBins, 0), expected_fine(kSweepFineBins, 0);
         for (size_t k = 0; k < 4 * SweepFineCounts::kStride; ++k) {
