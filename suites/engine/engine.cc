@@ -164,26 +164,27 @@ void MeasureVectorCase(const EngineProblem& problem, const EngineCase& cs, const
     const double e = v.errors.ulp[i];
     const uint64_t kind = v.tile.exact.kind[i];
     v.state[i] = kNoFraction;
+    // A large error's fine bin rides in its flags (kSweepFineInFlags, a
+    // quarter of the outputs of some ops, as random as the inputs): taken
+    // with the plain outputs' without a branch; any other flag below.
+    const bool see = fine == kSweepSeeFlags;
+    const uint64_t raw_flags = v.errors.flags[i];  // read whether or not it is set
+    const uint64_t flags = see ? raw_flags : 0;
+    constexpr uint64_t kLargeWithFine = kSweepLargeError | kSweepFineInFlags;
     int bin;
-    if (fine == kSweepSeeFlags) {
-      const uint64_t flags = v.errors.flags[i];
+    if (see && (flags & 0xffffffffu) != kLargeWithFine) {
       if (flags & (kSweepSpecialMismatch | kSweepUndecidedError)) {
         const auto m = measure_exact(i, y[i]);
         stats.Add(m.ulp, index);
         if (m.has_bound) take_exact(i, m.bound);
         continue;
       }
-      // Counted by the tier but for its exact bin (kSweepAboveBound), its
-      // fine bin (kSweepFineBinExact) or its sum (kSweepLargeError); the
-      // last with its fine bin given.
-      if (flags & kSweepFineInFlags) {
-        fine = flags >> 32;
-        bin = SweepBinOfFine(fine, bound_count);
-      } else {
-        bin = SweepBinOfUlp(e, bound_count) + ((flags & kSweepAboveBound) ? 1 : 0);
-        fine = e == 0 ? 0 : static_cast<uint64_t>(ErrorStatistics::FineBinOf(e));
-      }
+      // Counted by the tier but for its exact bin (kSweepAboveBound) or its
+      // fine bin (kSweepFineBinExact).
+      bin = SweepBinOfUlp(e, bound_count) + ((flags & kSweepAboveBound) ? 1 : 0);
+      fine = e == 0 ? 0 : static_cast<uint64_t>(ErrorStatistics::FineBinOf(e));
     } else {
+      fine = see ? flags >> 32 : fine;
       bin = SweepBinOfFine(fine, bound_count);
       // An error below every double against a tiny x: MeasureUlpError's bin 1.
       if (fine == 0 && kind == kSweepExactTiny && y[i] == 0) bin = 1;
