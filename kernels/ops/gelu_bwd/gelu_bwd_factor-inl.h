@@ -33,9 +33,12 @@ namespace hn = hwy::HWY_NAMESPACE;
 using namespace double_word;  // NOLINT: the packs and their operations
 using DF = hn::Rebind<float, DD>;
 
-// Vectors side by side (double_word-inl.h): 64 values are 2 passes of 4
-// AVX-512 vectors, 4 of 4 AVX2 ones.
-constexpr size_t kPack = 2;
+// Vectors side by side (double_word-inl.h), so that the chains of dependent
+// roundings of several vectors overlap: 64 values are 2 passes of 4 AVX-512
+// vectors (32 registers hold them; 2 vectors a pass gave 64 M factors/s, 4
+// give 81, oracle_benchmark on an AVX-512 Xeon), 8 passes of 2 AVX2 ones (16
+// registers).
+constexpr size_t kPack = HWY_TARGET <= HWY_AVX3 ? 4 : 2;
 using V = P<kPack>;
 using VW = DW<kPack>;
 
