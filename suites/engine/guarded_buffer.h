@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "oracles/float_text.h"
@@ -30,9 +31,15 @@ class BasicGuardedBuffer {
   // buffer call after call.
   // With `elements` false, only the guards are set: for a caller that writes
   // every element next (an operand copied in).
+  // After a GuardsIntact() that held, every element but the last placement's
+  // own still holds the guard: only those are set again (a kernel's calls are
+  // mostly a few elements long, its guards four vectors).
   void Place(size_t size, size_t misalign, bool elements = true) {
     const size_t total = size + 2 * kGuard + misalign + 64 / sizeof(T);
-    if (elements) {
+    if (clean_) {
+      std::fill(storage_.data() + offset_, storage_.data() + offset_ + size_, GuardValue());
+      storage_.resize(total, GuardValue());
+    } else if (elements) {
       storage_.assign(total, GuardValue());
     } else {
       storage_.resize(total);
@@ -40,8 +47,10 @@ class BasicGuardedBuffer {
     size_ = size;
     const auto address = reinterpret_cast<uintptr_t>(storage_.data() + kGuard);
     const size_t skip = ((64 - address % 64) % 64) / sizeof(T);
-    data_ = storage_.data() + kGuard + skip + misalign;
-    if (!elements) Reset(false);
+    offset_ = kGuard + skip + misalign;
+    data_ = storage_.data() + offset_;
+    if (!clean_ && !elements) Reset(false);
+    clean_ = false;
   }
   // The guards back to the guard value; with `elements`, the buffer's own
   // elements too.
@@ -57,8 +66,10 @@ class BasicGuardedBuffer {
   const T* data() const { return data_; }
   size_t size() const { return size_; }
   // True when every element outside [data, data + size) still holds the guard.
+  // Until the next Place, the caller writes nothing outside the elements.
   bool GuardsIntact() const {
-    return AllGuards(storage_.data(), data_) && AllGuards(data_ + size_, storage_.data() + storage_.size());
+    clean_ = AllGuards(storage_.data(), data_) && AllGuards(data_ + size_, storage_.data() + storage_.size());
+    return clean_;
   }
 
  private:
@@ -69,20 +80,29 @@ class BasicGuardedBuffer {
       return T{0x7e1d};
     }
   }
-  // Compared bytewise with a row of guards (memcmp, vectorized: the check
-  // runs after every call of a kernel, most of them a few elements long).
+  // Every element's bits against the guard's, or-ed, with no early exit: a
+  // loop the compiler vectorizes (the check runs after every call of a
+  // kernel, most of them a few elements long).
   static bool AllGuards(const T* begin, const T* end) {
-    static const std::vector<T> row(kGuard, GuardValue());
-    for (; begin < end; begin += kGuard) {
-      const size_t n = std::min(kGuard, static_cast<size_t>(end - begin));
-      if (std::memcmp(begin, row.data(), n * sizeof(T)) != 0) return false;
+    using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint16_t>;
+    static_assert(sizeof(Bits) == sizeof(T), "a guard's bits");
+    const T guard_value = GuardValue();
+    Bits guard;
+    std::memcpy(&guard, &guard_value, sizeof guard);
+    Bits differ = 0;
+    for (; begin < end; ++begin) {
+      Bits bits;
+      std::memcpy(&bits, begin, sizeof bits);
+      differ = static_cast<Bits>(differ | (bits ^ guard));
     }
-    return true;
+    return differ == 0;
   }
 
   std::vector<T> storage_;
   size_t size_ = 0;
+  size_t offset_ = 0;  // of data_ in storage_
   T* data_ = nullptr;
+  mutable bool clean_ = false;  // the last GuardsIntact() held
 };
 
 using GuardedBuffer = BasicGuardedBuffer<float>;
