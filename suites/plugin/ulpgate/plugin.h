@@ -5,16 +5,19 @@
  * Version 2 (any registered elementwise op, one to three operands):
  *
  *   #include <ulpgate/plugin.h>
- *   static void my_silu_bwd(const float* const* in, float* out, size_t n) {
- *     const float* grad = in[0]; const float* x = in[1]; ...
+ *   static void my_kernel(const float* const* in, float* out, size_t n) {
+ *     const float* a = in[0]; const float* b = in[1]; ...
  *   }
  *   static const ulpgate_plugin_v2_kernel kernels[] = {
- *       {.variant = "mine", .dtype = "f32", .model = "torch_nofma", .f32 = my_silu_bwd}};
+ *       {.variant = "mine", .dtype = "f32", .model = MODEL, .f32 = my_kernel}};
  *   static const ulpgate_plugin_v2 plugin = {
- *       ULPGATE_PLUGIN_V2_ABI_VERSION, "myplugin", "silu_bwd", 2, 1, kernels};
+ *       ULPGATE_PLUGIN_V2_ABI_VERSION, "myplugin", OP, 2, 1, kernels};
  *   const ulpgate_plugin_v2* ulpgate_plugin_v2_entry(void) { return &plugin; }
  *
- * Version 1 (tanh_bwd only, kept so that plugins built against it load
+ * where OP is a registered op's name and MODEL one of its models (`ulpgate
+ * list`); examples/plugin holds whole plugins of real ops (docs/plugins.md).
+ *
+ * Version 1 (ULPGATE_PLUGIN_V1_OP only, kept so that plugins built against it load
  * unchanged): ulpgate_plugin, ulpgate_plugin_kernel and ulpgate_plugin_entry
  * below. A library exports one of the two entry points; ulpgate looks for
  * version 2's first.
@@ -30,7 +33,9 @@
 /* The version ulpgate_plugin_v2 carries. */
 #define ULPGATE_PLUGIN_V2_ABI_VERSION 2u
 /* The op of every version 1 kernel: version 1 came before ulpgate had other
- * ops, and its kernel signature holds two operands only. */
+ * ops, and its kernel signature holds two operands only. Frozen with that
+ * ABI (its plugins' kernels carry this string), so written here rather than
+ * taken from the op's spec, which a C header cannot reach. */
 #define ULPGATE_PLUGIN_V1_OP "tanh_bwd"
 
 #ifdef __cplusplus
@@ -40,8 +45,7 @@ extern "C" {
 /* ------------------------------------------------------------- version 2 */
 
 /* An elementwise op in binary32: out[i] = op(in[0][i], ..., in[arity-1][i])
- * for i < n, operands in the order `ulpgate list` gives them (gelu_bwd: grad,
- * x). Called from several threads at once, on arrays of any length and
+ * for i < n, operands in the order `ulpgate list` gives them. Called from several threads at once, on arrays of any length and
  * alignment. */
 typedef void (*ulpgate_f32_fn)(const float* const* in, float* out, size_t n);
 /* The same in a 16-bit format (bf16, f16): operands and outputs are the
@@ -62,7 +66,7 @@ typedef struct ulpgate_plugin_v2_kernel {
 typedef struct ulpgate_plugin_v2 {
   uint32_t abi_version; /* ULPGATE_PLUGIN_V2_ABI_VERSION */
   const char* name;     /* the target its kernels are reported under */
-  const char* op;       /* a registered elementwise op ("gelu_bwd", `ulpgate list`) */
+  const char* op;       /* a registered elementwise op's name (`ulpgate list`) */
   /* How many operands its kernels take: checked against the op's, so that a
    * kernel is never handed fewer arrays than it reads. */
   uint32_t arity;

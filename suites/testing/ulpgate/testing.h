@@ -1,17 +1,17 @@
 // GoogleTest helpers for kernels written anywhere: `#include <ulpgate/testing.h>`
 // and link `ulpgate::testing` (find_package(ulpgate)).
 //
-//   ULPGATE_EXPECT_WITHIN_ULP("tanh_bwd", ulpgate::kBinary32, {grad, t}, got, 1.0);
-//   ULPGATE_EXPECT_CORRECTLY_ROUNDED("tanh_bwd", ulpgate::kBFloat16, {grad, t}, got);
-//   ULPGATE_EXPECT_FOLLOWS_MODEL("tanh_bwd", ulpgate::kBinary32, {grad_array, t_array},
-//                                outputs, "mulsub");          // a built-in model, or
-//   ... "mine: r = t*t; s = 1 - r; out = grad*s"              // a model expression
-//   ULPGATE_EXPECT_ULP_HISTOGRAM("tanh_bwd", ulpgate::kBinary32, {grad_array, t_array},
+//   ULPGATE_EXPECT_WITHIN_ULP(op, ulpgate::kBinary32, {a, b}, got, 1.0);
+//   ULPGATE_EXPECT_CORRECTLY_ROUNDED(op, ulpgate::kBFloat16, {a, b}, got);
+//   ULPGATE_EXPECT_FOLLOWS_MODEL(op, ulpgate::kBinary32, {a_array, b_array},
+//                                outputs, model);   // a built-in model's name, or
+//   ... "mine: r = b*b; s = 1 - r; out = a*s"        // a model expression
+//   ULPGATE_EXPECT_ULP_HISTOGRAM(op, ulpgate::kBinary32, {a_array, b_array},
 //                                outputs, ulpgate::testing::UlpBudget{2.0, 0.01});
 //
-//   ULPGATE_EXPECT_WITHIN_ULP("gelu_bwd", ulpgate::kBinary32, {grad, x}, got, 4.0);
-//   ULPGATE_EXPECT_FOLLOWS_MODEL("sigmoid_bwd", ulpgate::kBFloat16, {grad_array, s_array},
-//                                outputs, "torch_opmath");
+// `op` is a registered elementwise op's name and `model` one of its models,
+// as `ulpgate list` shows them; docs/cpp-tests.md and examples/consumer show
+// the helpers on real ops.
 //
 // Each is an EXPECT_TRUE/ASSERT_TRUE (the ASSERT_ forms stop the test) over a
 // ::testing::AssertionResult whose failure message is built once, in one
@@ -22,7 +22,7 @@
 // kBFloat16, kBinary16 (oracles/format.h); values of bf16/f16 are passed as
 // floats holding them. Ops: every registered elementwise op (`ulpgate list`
 // names them), its operands in the order the list gives them, as many as the
-// op has (tanh_bwd: grad, t).
+// op has.
 // A wrong op name, operand count or a value the format cannot hold fails the
 // assertion with a message saying so.
 #ifndef ULPGATE_TESTING_H_
