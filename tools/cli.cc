@@ -97,10 +97,19 @@ void AddPluginOption(CLI::App* cmd, std::vector<std::string>* paths, const std::
                 "Call the plugins' kernels in this process (faster; a crash ends the command) instead of "
                 "in ulpgate-iut, where a crash, a hang or a write outside the output is reported as the case's fault");
   cmd->add_option("--kernel-timeout", options->kernel_timeout_seconds,
-                  "Seconds one call of a plugin's or an IUT's kernel may take before it counts as hung (TIMEOUT)")
+                  "Seconds one call of a plugin's or an IUT's kernel may take before it counts as hung "
+                  "(TIMEOUT), from 0.001 to 86400")
+      ->type_name("SECONDS")
       ->capture_default_str()
-      ->check(CLI::Range(0.001, 86400.0));
+      ->check(SecondsValidator("a kernel timeout", 0.001, 86400.0));
   cmd->parse_complete_callback([options] { SetPluginProcessOptions(*options); });
+}
+
+std::string VariantHelp(const std::string& none) {
+  return "Kernels: a variant (on every --target), a plugin's or IUT's kernel by its name, "
+         "NAME@TARGET where several share the name, a comma-separated list of them, or all" +
+         (none.empty() ? std::string() : "; none: " + none) +
+         ". A list that names no plugin kernel leaves the plugins' kernels all in";
 }
 
 void AddThreadsOption(CLI::App* cmd, unsigned* threads) {
@@ -159,6 +168,21 @@ CLI::Validator CountValidator(const std::string& what, uint64_t min, uint64_t ma
         return std::string();
       },
       "", "count");
+}
+
+CLI::Validator SecondsValidator(const std::string& what, double min, double max) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !(v >= min) ||
+            !(v <= max)) {
+          return fmt::format("expected {}: seconds from {} to {}, got '{}'", what, min, max, text);
+        }
+        return std::string();
+      },
+      "", "seconds");
 }
 
 CLI::Validator NonNegativeValidator(const std::string& what) {

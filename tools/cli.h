@@ -41,6 +41,11 @@ std::string DescribeSkipped(const std::vector<std::string>& skipped);
 // `more` ends the help text.
 void AddPluginOption(CLI::App* cmd, std::vector<std::string>* paths, const std::string& more = "");
 
+// --variant's help, the same on every command that takes it: the names of
+// suites/engine/kernel_names.h; `none` ends it (what --variant none does),
+// empty where the command has no none.
+std::string VariantHelp(const std::string& none);
+
 // --threads N: worker threads, 1 to kMaxThreads; 0 (the default) for every
 // core. Every command's results are independent of it.
 void AddThreadsOption(CLI::App* cmd, unsigned* threads);
@@ -63,6 +68,9 @@ inline constexpr uint64_t kMaxSeed = ~uint64_t{0};
 // (no sign, no exponent), e.g. "--n: expected the number of inputs: a whole
 // number from 1 to 67108864 = 2^26, got '-5'". `what` names the quantity.
 CLI::Validator CountValidator(const std::string& what, uint64_t min, uint64_t max);
+// A number of seconds from `min` to `max`: "expected WHAT: seconds from 0.001
+// to 86400, got '0'".
+CLI::Validator SecondsValidator(const std::string& what, double min, double max);
 // A number >= 0 (a ULP limit): "expected WHAT: a number >= 0, such as 1.5, got 'abc'".
 CLI::Validator NonNegativeValidator(const std::string& what);
 

@@ -21,6 +21,7 @@
 #include "suites/inputs/numpy_files.h"
 #include "suites/engine/op_table.h"
 #include "suites/engine/plugins.h"
+#include "suites/reports/replay.h"
 #include "suites/reports/report.h"
 #include "suites/engine/elementwise_oracle.h"
 #include "suites/inputs/elementwise_suites.h"
@@ -115,6 +116,14 @@ void FinishCheck(const CheckArgs& args, const std::string& label,
     report["label"] = label;
     report["inputs"] = args.inputs_path;
     report["outputs"] = args.outputs_spec;
+    if (!args.plugins.empty()) {
+      // The kernel that computed the outputs, and where it comes from: what
+      // a replay of the check names.
+      const TargetInfo* target = nullptr;
+      const PluginKernel& kernel = CheckedKernel(args, &target);
+      report["kernel"] = kernel.variant + "@" + target->name;
+      AddSourceJson(PluginOf(*target)->Source(), report);
+    }
     if (args.max_ulp >= 0 || !args.require_models.empty()) {
       report["verdict"] = failures.empty() ? "PASS" : "FAIL";
       report["failures"] = failures;
@@ -519,18 +528,22 @@ void AddCheckCommand(CLI::App& app) {
                   "uint16 bit patterns); default: the plugin's, or what the arrays' dtypes say "
                   "(float16, ml_dtypes' bfloat16), else f32");
   cmd->add_option("--inputs", args->inputs_path,
-                  ".npz with arrays grad and t, .npy [2, n], or an input file ('grad t' per line)")
+                  "The inputs: an .npz of one array per operand of the op, named as the operands (tanh_bwd: "
+                  "grad, t; ulpgate list names each op's), an .npy [operands, n], or an input file "
+                  "(one tuple of operands per line, in that order)")
       ->required();
   cmd->add_option("--outputs", args->outputs_spec,
                   "FILE[:ARRAY]: an array of an .npz (needed when it holds several outputs), an "
                   ".npy, or a text file of one value per line");
   AddPluginOption(cmd, &args->plugins, ": instead of --outputs, its kernel computes them");
   cmd->add_option("--variant", args->variant,
-                  "With --plugin: the kernel, VARIANT or VARIANT@PLUGIN, when there are several");
+                  "With --plugin: the kernel whose outputs are checked, by its name (NAME@TARGET where "
+                  "several share it), when the plugins have several");
   cmd->add_option("--label", args->label, "Name of the outputs in reports (default: the array's)");
   cmd->add_option("--model", args->model_specs,
-                  "A model of your own, 'NAME: statements', e.g. 'mac_left: p = grad*t; out = "
-                  "fma(-p, t, grad)' (repeatable; the language: docs/models.md)");
+                  "A model of your own, 'NAME: statements' over the op's operands, e.g. for tanh_bwd "
+                  "'mac_left: p = grad*t; out = fma(-p, t, grad)' (repeatable; the language: "
+                  "docs/models.md)");
   cmd->add_option("--models", args->models_path, "A file of models, one 'NAME: statements' per line");
   cmd->add_option("--period", args->period,
                   "Break mismatches down by input index mod K (a vector body against a tail)")

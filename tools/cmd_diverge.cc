@@ -13,7 +13,10 @@
 #include "oracles/ulp_metric.h"
 #include "suites/investigate/diverge.h"
 #include "suites/investigate/explain.h"
+#include "suites/engine/kernel_names.h"
 #include "suites/engine/plugins.h"
+#include "suites/reports/replay.h"
+#include "suites/inputs/inputs.h"
 #include "suites/engine/elementwise_oracle.h"
 #include "tools/cli.h"
 #include "tools/text_table.h"
@@ -33,41 +36,26 @@ struct DivergeArgs {
 
 // "VARIANT[@TARGET]" (default target: the best this CPU has), or "exact".
 DivergeSide ParseSide(const ElementwiseOpInfo& op, const std::string& spec, const char* flag,
-                      bool allow_exact) {
+                      bool allow_exact, const std::vector<std::string>& plugin_paths) {
   if (spec == "exact") {
     if (!allow_exact) throw UsageError(std::string(flag) + " must be a variant; only --b may be exact");
     return DivergeSide{};
   }
-  const size_t at = spec.find('@');
+  // A built-in variant (on the best target this CPU runs, or on @TARGET), or
+  // a plugin's kernel, named as every command names kernels.
+  const std::vector<const TargetInfo*> plugins = LoadPlugins(plugin_paths);
+  NamedKernel kernel;
+  try {
+    kernel = ResolveOneKernel(op.name, kBinary32, spec, plugins, &BestTarget());
+  } catch (const InputError& e) {
+    throw UsageError(std::string(flag) + ": " + e.what() + (allow_exact ? " (or exact)" : ""));
+  }
   DivergeSide side;
-  side.variant = spec.substr(0, at);
-  // A plugin's kernel: VARIANT@PLUGIN, or VARIANT alone when one plugin has it.
-  const LoadedPlugin* plugin = at == std::string::npos ? nullptr : FindPlugin(spec.substr(at + 1));
-  if (plugin == nullptr && at == std::string::npos) {
-    for (const std::string& name : LoadedPluginNames()) {
-      if (FindPlugin(name)->Find(side.variant) != nullptr) plugin = FindPlugin(name);
-    }
-  }
-  if (plugin != nullptr) {
-    if (plugin->Find(side.variant) == nullptr) {
-      throw UsageError(std::string(flag) + ": plugin " + plugin->target.name + " has no kernel '" +
-                       side.variant + "'");
-    }
-    side.target = &plugin->target;
-    return side;
-  }
-  if (op.VariantIndex(side.variant) < 0) {
-    std::string names;
-    for (const auto& v : op.variants) names += (names.empty() ? "" : ", ") + std::string(v.name);
-    throw UsageError(std::string(flag) + ": unknown " + std::string(op.name) + " variant '" +
-                     side.variant + "' (" + names + (allow_exact ? ", or exact)" : ")"));
-  }
-  if (at == std::string::npos) {
-    side.target = &BestTarget();
-  } else {
-    const std::vector<const TargetInfo*> targets = ResolveTargets(spec.substr(at + 1), nullptr);
-    if (targets.size() != 1) throw UsageError(std::string(flag) + ": give one target");
-    side.target = targets.front();
+  side.variant = kernel.variant;
+  side.target = kernel.target;
+  if (!IsPluginTarget(*side.target) && !side.target->supported) {
+    throw UsageError(std::string(flag) + ": target " + side.target->name +
+                     " is compiled but not runnable here (" + NotRunnableReason(*side.target) + ")");
   }
   return side;
 }
@@ -114,9 +102,8 @@ void RunDiverge(const DivergeArgs& args) {
   const ElementwiseOracle& oracle = OracleOf(op);
   if (args.evaluations == 0) throw UsageError("--evals must be at least 1");
   if (args.keep == 0) throw UsageError("--keep must be at least 1");
-  LoadPlugins(args.plugins);
-  const DivergeSide a = ParseSide(op, args.a, "--a", false);
-  const DivergeSide b = ParseSide(op, args.b, "--b", true);
+  const DivergeSide a = ParseSide(op, args.a, "--a", false, args.plugins);
+  const DivergeSide b = ParseSide(op, args.b, "--b", true, args.plugins);
   DivergeOptions options;
   options.evaluations = args.evaluations;
   options.seed = args.seed;
@@ -184,28 +171,12 @@ void RunDiverge(const DivergeArgs& args) {
     }
     table.Print(std::cout, "  ");
     const DivergePoint& worst = result.worst.front();
-    const TargetInfo* target = a.target;
-    // explain takes compiled targets with --target, a plugin's with --plugin.
-    std::string targets, plugins;
+    std::vector<ReplayKernel> kernels;
     for (const DivergeSide* side : {&a, &b}) {
-      if (side->exact() || (side == &b && b.target == target)) continue;
-      if (const LoadedPlugin* p = PluginOf(*side->target)) {
-        plugins += " " + p->Argument();
-      } else {
-        targets += (targets.empty() ? "" : ",") + side->target->name;
-      }
-    }
-    std::string inputs;
-    for (size_t k = 0; k < operands.size(); ++k) {
-      inputs += fmt::format(" --input {}={}", operands[k], HexFloat(worst.operands[k]));
+      if (!side->exact()) kernels.push_back(ReplayKernelOf(std::string(op.name), "f32", side->variant, *side->target));
     }
     std::cout << "explain the worst: "
-              << WrappedCommand(
-                     fmt::format("ulpgate explain --op {}{}{}{}", op.name, inputs,
-                                 targets.empty() ? " --variant none" : " --target " + targets,
-                                 plugins),
-                     19, 4)
-              << '\n';
+              << WrappedCommand(ExplainCommand(kernels, operands, worst.operands), 19, 4) << '\n';
   }
   if (result.special_mismatches > 0) {
     const DivergePoint& s = *result.first_special;
@@ -238,10 +209,10 @@ void AddDivergeCommand(CLI::App& app) {
   cmd->add_option("--op,--kernel", args->kernel, "Elementwise op (" + ElementwiseOpNames() + ")")
       ->required();
   cmd->add_option("--a", args->a,
-                  "VARIANT[@TARGET] (default target: the best this CPU runs), or a plugin's "
-                  "VARIANT[@PLUGIN]")
+                  "A kernel: VARIANT[@TARGET] (default target: the best this CPU runs), or a plugin's or "
+                  "IUT's NAME (NAME@TARGET where several share it)")
       ->required();
-  cmd->add_option("--b", args->b, "VARIANT[@TARGET], or exact; disagreement is in ULPs of b")
+  cmd->add_option("--b", args->b, "A kernel as --a takes it, or exact; disagreement is in ULPs of b")
       ->required();
   cmd->add_option("--evals", args->evaluations, "Inputs to evaluate on both sides")
       ->capture_default_str()
@@ -254,7 +225,7 @@ void AddDivergeCommand(CLI::App& app) {
       ->check(CountValidator("the number of inputs to keep", 1, 100000));
   cmd->add_option("--out", args->out_path,
                   "Write the worst inputs here (input-file format: run --inputs, golden/ worst-case list)");
-  AddPluginOption(cmd, &args->plugins, ": a side names one of its kernels as VARIANT@PLUGIN");
+  AddPluginOption(cmd, &args->plugins, ": a side names one of its kernels by its name (NAME@TARGET where several share it)");
   cmd->callback([args] { RunDiverge(*args); });
 }
 

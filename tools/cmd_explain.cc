@@ -9,7 +9,9 @@
 
 #include "oracles/float_text.h"
 #include "oracles/ieee_emulation.h"
+#include "oracles/ulp_metric.h"
 #include "suites/investigate/explain.h"
+#include "suites/engine/kernel_names.h"
 #include "suites/engine/plugins.h"
 #include "suites/reports/report.h"
 #include "tools/cli.h"
@@ -131,14 +133,27 @@ void PrintCaseGroup(const Explanation& x, const std::vector<const ExplainedCase*
           : fmt::format("signed {}; contributions sum to {}, and {} from the sequence's constants "
                         "rounded to binary32",
                         Signed(c.signed_error_ulp), Signed(sum), Signed(constants));
+  // The kernel's own output beside its error; where it is not the traced
+  // model's, the model's output and error follow, with the trace's account.
   std::cout << "  ";
-  PrintWrapped(std::cout,
-               fmt::format("output {}  exact {}  error {} ({})", HexFloat(c.model_output),
-                           x.exact.ToDecimal(17), error, detail),
-               4, 2);
-  if (!SameFloat(c.model_output, c.kernel_output)) {
-    std::cout << fmt::format("  the kernel gave {}, not the traced model's {}\n",
-                             HexFloat(c.kernel_output), HexFloat(c.model_output));
+  if (SameFloat(c.model_output, c.kernel_output)) {
+    PrintWrapped(std::cout,
+                 fmt::format("output {}  exact {}  error {} ({})", HexFloat(c.kernel_output),
+                             x.exact.ToDecimal(17), error, detail),
+                 4, 2);
+  } else {
+    PrintWrapped(std::cout,
+                 fmt::format("the kernel's output {}  exact {}  error {}", HexFloat(c.kernel_output),
+                             x.exact.ToDecimal(17), error),
+                 4, 2);
+    const UlpError model_error = MeasureUlpError(x.exact.get(), c.model_output);
+    std::cout << "  ";
+    PrintWrapped(std::cout,
+                 fmt::format("not the traced model's output {}, error {} ({})", HexFloat(c.model_output),
+                             model_error.special_mismatch ? "special mismatch"
+                                                          : FormatUlp(model_error.ulp) + " ULP",
+                             detail),
+                 4, 2);
   }
   std::cout << "  verdict: ";
   PrintWrapped(std::cout, c.verdict, 11, 11);
@@ -155,20 +170,11 @@ void RunExplain(const ExplainArgs& args) {
   const std::vector<const TargetInfo*> plugins = LoadPlugins(args.plugins);
   RequirePluginOp(plugins, op->name);
   // --variant none: only the plugins' kernels.
-  const bool no_builtin = args.variant == "none";
+  bool builtin = true;
+  const std::vector<std::string> variants =
+      ResolveKernelNames(op->name, kBinary32, args.variant, plugins, &builtin);
+  const bool no_builtin = !builtin;
   if (no_builtin && plugins.empty()) throw UsageError("--variant none explains only plugins: give --plugin");
-  std::vector<std::string> variants = no_builtin ? std::vector<std::string>() : SplitList(args.variant);
-  const std::vector<std::string> plugin_variants = PluginVariants(plugins, op->name);
-  for (const auto& v : variants) {
-    if (std::none_of(op->variants.begin(), op->variants.end(),
-                     [&](const auto& known) { return known.name == v; }) &&
-        std::find(plugin_variants.begin(), plugin_variants.end(), v) == plugin_variants.end()) {
-      std::string names;
-      for (const auto& known : op->variants) names += known.name + ", ";
-      for (const auto& known : plugin_variants) names += known + ", ";
-      throw UsageError("unknown variant '" + v + "' (" + names + "all)");
-    }
-  }
   std::vector<std::string> skipped;
   std::vector<const TargetInfo*> targets;
   if (!no_builtin) targets = ResolveTargets(args.target, &skipped);
@@ -216,7 +222,7 @@ void AddExplainCommand(CLI::App& app) {
   cmd->add_option("--target", args->target,
                   "Target (SCALAR, SSSE3, SSE4, AVX2, ...), comma-separated list, best, or all")
       ->capture_default_str();
-  cmd->add_option("--variant", args->variant, "Variant, comma-separated list, or all")
+  cmd->add_option("--variant", args->variant, VariantHelp("only the plugins' kernels"))
       ->capture_default_str();
   cmd->add_option("--json", args->json_path, "Write the explanation as JSON here");
   AddPluginOption(cmd, &args->plugins, "; --variant none explains only these");

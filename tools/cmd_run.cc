@@ -8,15 +8,18 @@
 #include <chrono>
 #include <iostream>
 #include <map>
+#include <sstream>
 
 #include "kernels/registry.h"
 #include "oracles/float_text.h"
 #include "oracles/format.h"
 #include "kernels/reduction_spec.h"
 #include "suites/reports/dump.h"
+#include "suites/engine/kernel_names.h"
 #include "suites/engine/plugins.h"
 #include "suites/engine/elementwise_cases.h"
 #include "suites/engine/op_table.h"
+#include "suites/reports/replay.h"
 #include "suites/reports/report.h"
 #include "suites/engine/elementwise_oracle.h"
 #include "suites/inputs/check_files.h"
@@ -55,36 +58,12 @@ std::string TargetText(const CaseResult& r) {
   return r.kind == CaseKind::kKernel ? r.target : r.target + " (" + CaseKindName(r.kind) + ")";
 }
 
-// The command that reproduces one input on one target: in f32 `explain`,
-// which follows it rounding by rounding; in a 16-bit format (explain follows
-// the f32 sequences) the case itself, the input given on stdin.
+// The command that computes one case's output on one input again
+// (suites/reports/replay.h).
 std::string ReproduceCommand(const CaseResult& r, const InputSet& inputs, uint64_t index) {
-  const bool model = r.kind == CaseKind::kModel;  // a target this CPU cannot run, emulated
-  if (const LoadedPlugin* plugin = FindPlugin(r.target)) {
-    std::string operands;
-    for (size_t k = 0; k < inputs.operand_names.size(); ++k) {
-      operands += fmt::format(" --input {}={}", inputs.operand_names[k],
-                              HexFloat(inputs.columns[k][index]));
-    }
-    return fmt::format("ulpgate explain --op {} {} --variant {}{}", r.op, plugin->Argument(),
-                       r.variant, operands);
-  }
-  if (r.dtype != "f32" || model) {
-    std::string tuple;
-    for (size_t k = 0; k < inputs.operand_names.size(); ++k) {
-      tuple += (k ? " " : "") + HexFloat(inputs.columns[k][index]);
-    }
-    return fmt::format("echo '{}' | ulpgate run --op {} --dtype {} --variant {} --target {}{} "
-                       "--inputs -",
-                       tuple, r.op, r.dtype, r.variant, r.target,
-                       model ? " --emulate-unsupported" : "");
-  }
-  std::string command = "ulpgate explain --op " + r.op;
-  for (size_t k = 0; k < inputs.operand_names.size(); ++k) {
-    command += fmt::format(" --input {}={}", inputs.operand_names[k],
-                           HexFloat(inputs.columns[k][index]));
-  }
-  return command + " --target " + r.target;
+  std::vector<float> operands;
+  for (const auto& column : inputs.columns) operands.push_back(column[index]);
+  return ReplayInputCommand(ReplayKernelOf(r), inputs.operand_names, operands);
 }
 
 // Per variant: one row per binade of the mapped operand; per group of targets
@@ -195,6 +174,39 @@ std::string ValueText(const FloatFormat& format, float x) {
   return HexFloat(x) + " (" + BitsText(format, EncodeBits(format, x)) + ")";
 }
 
+// One entry per case that does not follow its expected model: how many
+// outputs leave it, the first input that does and the command that shows it,
+// "off on flaky: 3 of 100000 outputs off fms_unfused; first at input #4242:
+// grad = ..., s = ...; reproduce: ulpgate explain ...", within the width.
+void PrintOffModel(const std::vector<CaseResult>& results, const InputSet& inputs, const FloatFormat& format) {
+  bool first = true;
+  for (const CaseResult& r : results) {
+    const Conformance& c = r.conformance;
+    if (r.fault || c.expected_model.empty() || c.mismatches == 0 || c.first_mismatch_index < 0) continue;
+    const uint64_t i = static_cast<uint64_t>(c.first_mismatch_index);
+    if (first) std::cout << '\n';
+    first = false;
+    std::ostringstream prose;
+    prose << "  ";
+    PrintWrapped(prose,
+                 fmt::format("{} on {}: {} of {} outputs off {}; first at input #{}: {}; reproduce:", r.variant,
+                             TargetText(r), c.mismatches, r.n, c.expected_model, i,
+                             OperandsText(inputs, format, i, false)),
+                 4, 2);
+    std::string text = prose.str();
+    text.pop_back();
+    const size_t newline = text.rfind('\n');
+    const size_t column = text.size() - (newline == std::string::npos ? 0 : newline + 1);
+    const std::string command = ReproduceCommand(r, inputs, i);
+    // The command goes on after "reproduce:" where a good part of it fits.
+    if (column + 1 + 40 <= kTextWidth) {
+      std::cout << text << ' ' << WrappedCommand(command, column + 1, 6) << '\n';
+    } else {
+      std::cout << text << "\n    " << WrappedCommand(command, 4, 6) << '\n';
+    }
+  }
+}
+
 void PrintText(const ElementwiseOpInfo& op, const std::vector<CaseResult>& results,
                const InputSet& inputs, const std::vector<std::string>& skipped, bool quiet,
                const FloatFormat& format) {
@@ -256,6 +268,7 @@ void PrintText(const ElementwiseOpInfo& op, const std::vector<CaseResult>& resul
     const uint64_t replay = static_cast<uint64_t>(f.index >= 0 ? f.index : f.first);
     std::cout << "  reproduce: " << WrappedCommand(ReproduceCommand(r, inputs, replay), 13, 6) << "\n";
   }
+  PrintOffModel(results, inputs, format);
   if (quiet) return;
 
   // One histogram table per variant, targets as columns.
@@ -325,6 +338,18 @@ void PrintText(const ElementwiseOpInfo& op, const std::vector<CaseResult>& resul
       }
     }
   }
+}
+
+// Which ops run in which formats, for --dtype's help: "every op in f32; bf16
+// and f16: tanh_bwd, ..." (the ops without a narrow format left out).
+std::string DtypesText() {
+  std::string narrow, only_f32;
+  for (const OpInfo& op : OpTable()) {
+    if (op.family == OpFamily::kDrift) continue;
+    const bool has_narrow = std::find(op.dtypes.begin(), op.dtypes.end(), "bf16") != op.dtypes.end();
+    (has_narrow ? narrow : only_f32) += ((has_narrow ? narrow : only_f32).empty() ? "" : ", ") + op.name;
+  }
+  return only_f32.empty() ? "every op in each" : "bf16 and f16: " + narrow + "; only f32: " + only_f32;
 }
 
 // The ops `run` takes: every op of the table but the training runs.
@@ -401,31 +426,15 @@ void Run(const RunArgs& args) {
   }
   RunOptions options;
   options.format = format;
-  options.variants = SplitList(args.variant);
   // --variant none: only the plugins' kernels.
-  const bool no_builtin = args.variant == "none";
-  if (no_builtin) {
-    if (args.plugins.empty()) throw UsageError("--variant none runs only plugins: give --plugin");
-    options.variants.clear();
+  if (args.variant == "none" && args.plugins.empty()) {
+    throw UsageError("--variant none runs only plugins: give --plugin");
   }
   const std::vector<const TargetInfo*> plugin_targets = LoadPlugins(args.plugins);
-  const std::vector<std::string> known = VariantNames(elementwise, *format);
-  for (const auto& v : options.variants) {
-    if (std::find(known.begin(), known.end(), v) == known.end()) {
-      std::string names;
-      for (const auto& k : known) names += k + ", ";
-      throw UsageError("unknown variant '" + v + "' of " + op->name + " in " + format->name +
-                       " (" + names + "all)");
-    }
-  }
-  // A variant list names built-in kernels; the plugins run all of theirs.
-  if (!options.variants.empty()) {
-    for (const TargetInfo* t : plugin_targets) {
-      for (const PluginKernel& k : PluginOf(*t)->kernels) {
-        if (k.op == op->name && k.format == format) options.variants.push_back(k.variant);
-      }
-    }
-  }
+  RequirePluginOp(plugin_targets, op->name);
+  bool builtin = true;
+  options.variants = ResolveKernelNames(op->name, *format, args.variant, plugin_targets, &builtin);
+  const bool no_builtin = !builtin;
   std::vector<std::string> skipped;
   // With --emulate-unsupported a target this CPU cannot run is a "model" case.
   if (!no_builtin) {
@@ -523,12 +532,12 @@ void AddRunCommand(CLI::App& app) {
   }
   cmd->add_option("--op,--kernel", args->kernel, "Op to run: " + ops)->required();
   cmd->add_option("--variant", args->variant,
-                  "Variant, comma-separated list, or all (the variants of each --dtype: "
-                  "ulpgate list)")
+                  VariantHelp("only the plugins' kernels") +
+                      " (the variants of each --dtype: ulpgate list)")
       ->capture_default_str();
   cmd->add_option("--dtype", args->dtype,
-                  "Format of the operands and outputs: f32; for the elementwise ops also bf16 "
-                  "and f16 (suites drawn in that format, errors in its ULPs)")
+                  "Format of the operands and outputs: f32, bf16 or f16, those the op runs in (" +
+                      DtypesText() + "; suites drawn in that format, errors in its ULPs)")
       ->capture_default_str();
   cmd->add_option("--target", args->target,
                   "Target (SCALAR, SSSE3, SSE4, AVX2, ...), comma-separated list, best, or all "
@@ -588,7 +597,8 @@ void AddRunCommand(CLI::App& app) {
   AddPluginOption(cmd, &args->plugins, "; --variant none runs only these");
   cmd->add_option("--by", args->by,
                   "Break the statistics down by the binary exponent and sign of this operand "
-                  "(grad or t): an error map");
+                  "(one of the op's: tanh_bwd's grad or t, sigmoid_bwd's grad or s; ulpgate list "
+                  "names each op's): an error map");
   cmd->callback([args] { Run(*args); });
 }
 

@@ -13,6 +13,7 @@
 #include "suites/investigate/explain.h"
 #include "suites/inputs/inputs.h"
 #include "suites/reports/json_file.h"
+#include "suites/engine/kernel_names.h"
 #include "suites/engine/plugins.h"
 #include "suites/reports/report.h"
 #include "suites/sweep/sweep.h"
@@ -249,19 +250,10 @@ void RunSweepCommand(const SweepArgs& args) {
     std::tie(options.begin, options.end) = SweepShard(options.begin, options.end, k, n);
   }
   const std::vector<const TargetInfo*> plugins = LoadPlugins(args.plugins);
-  if (args.variant != "none") {
-    options.variants = SplitList(args.variant);
-    const std::vector<std::string> known = VariantNames(op, *format);
-    for (const auto& v : options.variants) {
-      if (std::find(known.begin(), known.end(), v) == known.end()) {
-        std::string names;
-        for (const auto& k : known) names += k + ", ";
-        throw UsageError("unknown variant '" + v + "' of " + args.kernel + " in " + format->name + " (" + names + "all)");
-      }
-    }
-    if (!options.variants.empty()) {
-      for (const std::string& v : PluginVariants(plugins, op.name, format->name)) options.variants.push_back(v);
-    }
+  RequirePluginOp(plugins, op.name);
+  bool builtin = true;
+  options.variants = ResolveKernelNames(op.name, *format, args.variant, plugins, &builtin);
+  if (builtin) {
     std::vector<std::string> skipped;
     options.targets = ResolveTargets(args.target, &skipped);
   } else if (plugins.empty()) {
@@ -300,14 +292,14 @@ void AddSweepCommand(CLI::App& app) {
   auto args = std::make_shared<SweepArgs>();
   auto* cmd = app.add_subcommand(
       "sweep",
-      "Every input of a domain: all (grad, t) pairs in bf16 or f16, or every f32 t at given grads "
-      "(every grad at given t); --shard K/N runs one part, merge joins them (exit 1 if a kernel "
-      "leaves its model)");
+      "Every input of a domain: all pairs of an op's two operands in bf16 or f16, or in f32 every "
+      "value of the second operand (tanh_bwd's t) at given grads, or every grad at given values of "
+      "it; --shard K/N runs one part, merge joins them (exit 1 if a kernel leaves its model)");
   cmd->add_option("--op,--kernel", args->kernel, "Elementwise op of two operands (" + ElementwiseOpNames() + ")")
       ->capture_default_str();
   cmd->add_option("--dtype", args->dtype, "bf16 or f16 (all pairs), f32 (with --grad or --t)")
       ->capture_default_str();
-  cmd->add_option("--grad", args->grads, "f32: sweep every t at these grads (comma-separated)");
+  cmd->add_option("--grad", args->grads, "f32: sweep every value of the second operand (t, s, x) at these grads (comma-separated)");
   // One option per name of a second operand, its help naming the ops that
   // call it so.
   std::vector<std::string> ops_of_second;
@@ -329,14 +321,14 @@ void AddSweepCommand(CLI::App& app) {
                                          name, ops_of_second[k])
                            : fmt::format("f32: the same at these {} ({})", name, ops_of_second[k]));
   }
-  cmd->add_option("--variant", args->variant, "Variant, comma-separated list, all, or none (only plugins)")
+  cmd->add_option("--variant", args->variant, VariantHelp("only the plugins' kernels"))
       ->capture_default_str();
   cmd->add_option("--target", args->target, "Target, comma-separated list, best, or all (those this CPU runs)")
       ->capture_default_str();
   AddPluginOption(cmd, &args->plugins, "; --variant none sweeps only these");
   cmd->add_option("--range", args->range,
-                  "Only the inputs of indices BEGIN:END (decimal or 0x hex; pairs: grad_bits << 16 | t_bits; "
-                  "over t or grad: k * 2^32 + bits for the k-th fixed value)");
+                  "Only the inputs of indices BEGIN:END (decimal or 0x hex; pairs: the first operand's bits "
+                  "<< 16 | the second's; over one operand: k * 2^32 + its bits for the k-th fixed value)");
   cmd->add_option("--shard", args->shard,
                   "K/N: only the K-th (0-based) of N parts of the range, cut at 65536-input blocks "
                   "(a Slurm array or Kubernetes index job: --shard $INDEX/N); merge joins the reports");

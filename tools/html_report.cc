@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "suites/reports/replay.h"
 #include "suites/engine/op_table.h"
 #include "suites/reports/report.h"
 #include "tools/drift_chart.h"
@@ -141,20 +142,9 @@ std::string Conformance(const Json& c) {
 // The `run` that measures one case of a run report again: the same suite,
 // seed and count give the same inputs and call plan.
 std::string RunReplay(const Json& c) {
-  const std::string suite = Str(c, "suite");
-  std::string command = fmt::format("ulpgate run --op {} --variant {} --target {}", Str(c, "op"),
-                                    ShellWord(Str(c, "variant")), ShellWord(Str(c, "target")));
-  if (suite.rfind("file:", 0) == 0) {
-    command += " --inputs " + ShellWord(suite.substr(5));
-  } else {
-    command += fmt::format(" --suite {} --seed {} --n {}", ShellWord(suite), c.value("seed", uint64_t{1}),
-                           c.contains("instances") ? c.value("instances", uint64_t{0})
-                                                   : c.value("n", uint64_t{0}));
-  }
-  if (Str(c, "dtype", "f32") != "f32") command += " --dtype " + Str(c, "dtype");
-  if (c.contains("shape") && c["shape"].is_string()) command += " --shape " + ShellWord(Str(c, "shape"));
-  if (Str(c, "kind") == "model") command += " --emulate-unsupported";
-  return command;
+  return ReplayRunCommand(ReplayKernelOf(c), Str(c, "suite"), c.value("seed", uint64_t{1}),
+                          c.contains("instances") ? c.value("instances", uint64_t{0}) : c.value("n", uint64_t{0}),
+                          c.contains("shape") && c["shape"].is_string() ? Str(c, "shape") : "");
 }
 
 // A command, broken only between its words where it wraps (a browser would
@@ -262,6 +252,10 @@ std::string CheckReplay(const Json& report, const Json& record) {
   std::string command = fmt::format("ulpgate check --op {} --dtype {} --inputs {}", Str(record, "op"),
                                     Str(record, "dtype", "f32"), ShellWord(Str(report, "inputs")));
   if (!Str(report, "outputs").empty()) command += " --outputs " + ShellWord(Str(report, "outputs"));
+  // Outputs a plugin's or an IUT's kernel computed: that kernel, loaded again.
+  if (!Str(report, "kernel").empty()) {
+    command += " --variant " + ShellWord(Str(report, "kernel")) + SourceArguments(ReplayKernelOf(report));
+  }
   if (!Str(report, "label").empty()) command += " --label " + ShellWord(Str(report, "label"));
   if (record.contains("conformance") && record["conformance"].contains("models")) {
     for (const Json& m : record["conformance"]["models"]) {
@@ -419,16 +413,13 @@ std::string MatrixSection(const ReportFile& f, size_t index) {
     if (!c.value("run", true) || Str(c, "model") == Str(c, "expected_model")) continue;
     std::string commands;
     for (const Json& suite : m.contains("suites") ? m["suites"] : Json::array()) {
-      // A plugin's kernels are named by loading it: --variant none runs them all.
-      std::string command =
-          c.contains("plugin")
-              ? fmt::format("ulpgate run --op {} --variant none", Str(m, "op"))
-              : fmt::format("ulpgate run --op {} --variant {} --target {}", Str(m, "op"),
-                            ShellWord(Str(c, "variant")), ShellWord(Str(c, "target")));
-      command += fmt::format(" --suite {} --seed {} --n {} --require-conformance",
-                             ShellWord(suite.is_string() ? suite.get<std::string>() : suite.dump()),
-                             m.value("seed", uint64_t{1}), m.value("n_per_suite", uint64_t{0}));
-      if (c.contains("plugin")) command += " --plugin " + ShellWord(Str(c, "plugin"));
+      Json kernel = c;
+      kernel["op"] = Str(m, "op");
+      kernel["dtype"] = Str(m, "dtype", "f32");
+      const std::string command =
+          ReplayRunCommand(ReplayKernelOf(kernel), suite.is_string() ? suite.get<std::string>() : suite.dump(),
+                           m.value("seed", uint64_t{1}), m.value("n_per_suite", uint64_t{0})) +
+          " --require-conformance";
       commands += "<div>replay: " + Code(command) + "</div>";
     }
     failing += fmt::format("<li><b>FAIL</b> {}@{} follows {}, not {}{}</li>", Esc(Str(c, "variant")),

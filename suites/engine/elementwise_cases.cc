@@ -1,4 +1,5 @@
 #include "suites/engine/elementwise_cases.h"
+#include "suites/engine/kernel_names.h"
 
 #include <algorithm>
 #include <iterator>
@@ -425,29 +426,10 @@ ElementwiseCasePlan PlanElementwiseCases(const ElementwiseOpInfo& op, const Floa
                        format.name);
     }
   }
-  auto chosen = [&](const std::string& variant) {
-    return variants.empty() || std::find(variants.begin(), variants.end(), variant) != variants.end();
-  };
-  for (const auto& name : variants) {
-    const bool known =
-        std::find(all_variants.begin(), all_variants.end(), name) != all_variants.end() ||
-        std::any_of(plugins.begin(), plugins.end(),
-                    [&](const LoadedPlugin* p) { return p->Find(name, format.name, op_name) != nullptr; });
-    if (!known) {
-      std::string names;
-      for (const auto& v : all_variants) names += (names.empty() ? "" : ", ") + v;
-      for (const LoadedPlugin* p : plugins) {
-        for (const std::string& v : PluginVariants({&p->target}, op_name, format.name)) {
-          names += ", " + v + " (" + p->target.name + ")";
-        }
-      }
-      throw InputError("unknown " + op_name + " variant '" + name + "' in " + format.name + " (" +
-                       names + ")");
-    }
-  }
+  CheckKernelNames(op_name, format, variants, requested_targets);
   for (const std::string& v : all_variants) {
-    if (!chosen(v)) continue;
     for (const TargetInfo* target : targets) {
+      if (!KernelSelected(variants, v, target->name)) continue;
       ElementwiseCasePlan::Case c;
       c.variant = v;
       c.target = target;
@@ -467,7 +449,8 @@ ElementwiseCasePlan PlanElementwiseCases(const ElementwiseOpInfo& op, const Floa
   // Plugin kernels: called like the built-in ones.
   for (const LoadedPlugin* plugin : plugins) {
     for (const PluginKernel& p : plugin->kernels) {
-      if (std::string_view(p.format->name) != format.name || p.op != op_name || !chosen(p.variant)) {
+      if (std::string_view(p.format->name) != format.name || p.op != op_name ||
+          !KernelSelected(variants, p.variant, plugin->target.name)) {
         continue;
       }
       ElementwiseCasePlan::Case c;
@@ -565,6 +548,9 @@ std::vector<CaseResult> RunElementwise(const ElementwiseOpInfo& op, const InputS
     r.op = op_name;
     r.variant = cases[k].variant;
     r.target = cases[k].target->name;
+    if (const LoadedPlugin* plugin = PluginOf(*cases[k].target)) {
+      r.source = plugin->Source();
+    }
     r.dtype = format.name;
     r.suite = inputs.source;
     r.seed = inputs.seed;

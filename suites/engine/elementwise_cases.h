@@ -25,8 +25,8 @@ struct RunOptions {
   // variants, VariantNames). Inputs must be values of it.
   const FloatFormat* format = &kBinary32;
   // Empty: every variant of every target. Else each name is a built-in
-  // variant or a kernel of a plugin among the targets, and a target runs the
-  // named variants it has.
+  // variant or a kernel of a plugin among the targets, or NAME@TARGET
+  // (suites/engine/kernel_names.h), and a target runs the named kernels it has.
   std::vector<std::string> variants;
   // Empty: all runnable compiled targets. A target this CPU cannot run
   // becomes a "model" case: its expected model stands in for its kernel.

@@ -49,6 +49,10 @@ const char* CaseKindName(CaseKind kind);  // "kernel", "model", "peer", "outputs
 // The record of one case: what every report, dump, golden and gate reads.
 struct CaseResult {
   std::string op, variant, target, dtype, suite;
+  // Where a plugin's or an IUT's kernel comes from, as LoadPlugins takes it
+  // (a library's path, or kIutSource + the IUT's command): what a replay
+  // command loads (suites/reports/replay.h). Empty for a built-in kernel.
+  std::string source;
   CaseKind kind = CaseKind::kKernel;
   uint64_t seed = 0;
   uint64_t n = 0;  // output elements measured

@@ -149,9 +149,11 @@ std::string PluginSourceArgument(const std::string& entry) {
   return "--iut " + quoted + "'";
 }
 
-std::string LoadedPlugin::Argument() const {
-  return PluginSourceArgument(from_iut ? std::string(kIutSource) + path : path);
+std::string LoadedPlugin::Source() const {
+  return from_iut ? std::string(kIutSource) + path : path;
 }
+
+std::string LoadedPlugin::Argument() const { return PluginSourceArgument(Source()); }
 
 const LoadedPlugin* FindPlugin(std::string_view target_name) {
   for (const LoadedPlugin& p : Loaded()) {

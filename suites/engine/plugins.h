@@ -66,6 +66,8 @@ struct LoadedPlugin {
   std::string OpsText() const;  // its ops, comma-separated
   // How a command line names it: "--plugin PATH" or "--iut 'COMMAND'".
   std::string Argument() const;
+  // As LoadPlugins takes it: the path, or kIutSource + the IUT's command.
+  std::string Source() const;
 };
 
 // The prefix under which --iut COMMAND travels among the --plugin paths

@@ -1,3 +1,4 @@
+#include "suites/reports/replay.h"
 #include "suites/investigate/explain.h"
 
 #include <algorithm>
@@ -11,7 +12,9 @@
 #include "oracles/exact.h"
 #include "oracles/float_text.h"
 #include "oracles/ieee_emulation.h"
+#include "suites/engine/kernel_names.h"
 #include "suites/engine/plugins.h"
+#include "suites/inputs/inputs.h"
 #include "suites/engine/elementwise_oracle.h"
 #include "suites/reports/report.h"
 
@@ -196,7 +199,7 @@ void ExplainPlugin(const ExplainableOp& op, const LoadedPlugin& plugin,
   }
   for (const PluginKernel& k : plugin.kernels) {
     if (std::string_view(k.format->name) != "f32" || k.op != op.name ||
-        (!variants.empty() && std::find(variants.begin(), variants.end(), k.variant) == variants.end())) {
+        !KernelSelected(variants, k.variant, plugin.target.name)) {
       continue;  // explain follows the f32 sequences
     }
     ExplainedCase c;
@@ -375,24 +378,15 @@ Explanation Explain(const ExplainableOp& op, const std::vector<float>& operands,
     model_outputs[m.name] = RoundToBinary32(run.output.get());
   }
   std::vector<const ExplainableOp::Variant*> chosen;
-  for (const auto& v : op.variants) {
-    if (variants.empty() || std::find(variants.begin(), variants.end(), v.name) != variants.end()) {
-      chosen.push_back(&v);
-    }
-  }
-  for (const auto& name : variants) {
-    if (std::none_of(op.variants.begin(), op.variants.end(),
-                     [&](const auto& v) { return v.name == name; }) &&
-        !std::any_of(targets.begin(), targets.end(), [&](const TargetInfo* t) {
-          const LoadedPlugin* p = PluginOf(*t);
-          return p != nullptr && p->Find(name, "f32", op.name) != nullptr;
-        })) {
-      throw std::invalid_argument("unknown " + op.name + " variant '" + name + "'");
-    }
+  for (const auto& v : op.variants) chosen.push_back(&v);
+  try {
+    CheckKernelNames(op.name, kBinary32, variants, targets);
+  } catch (const InputError& e) {
+    throw std::invalid_argument(e.what());
   }
   for (const ExplainableOp::Variant* v : chosen) {
     for (const TargetInfo* target : targets) {
-      if (IsPluginTarget(*target)) continue;
+      if (IsPluginTarget(*target) || !KernelSelected(variants, v->name, target->name)) continue;
       ExplainedCase c;
       c.variant = v->name;
       c.target = target;
@@ -450,7 +444,7 @@ nlohmann::ordered_json ExplanationJson(const Explanation& x) {
     cj["variant"] = c.variant;
     cj["target"] = c.target->name;
     cj["fused_negmuladd"] = c.target->fused_negmuladd;
-    if (const LoadedPlugin* p = PluginOf(*c.target)) cj["plugin"] = p->path;
+    if (const LoadedPlugin* p = PluginOf(*c.target)) AddSourceJson(p->Source(), cj);
     cj["kernel_output"] = FloatJson(c.kernel_output);
     cj["expected_model"] = c.expected_model;
     cj["matching_models"] = c.matching_models;

@@ -1,3 +1,4 @@
+#include "suites/reports/replay.h"
 #include "suites/investigate/matrix.h"
 
 #include "suites/engine/digest.h"
@@ -153,7 +154,7 @@ nlohmann::ordered_json MatrixJson(const ConformanceMatrix& m) {
     cj["target"] = c.target->name;
     cj["run"] = c.run;
     cj["fused_negmuladd"] = c.target->fused_negmuladd;
-    if (const LoadedPlugin* p = PluginOf(*c.target)) cj["plugin"] = p->path;
+    if (const LoadedPlugin* p = PluginOf(*c.target)) AddSourceJson(p->Source(), cj);
     cj["expected_model"] = c.expected_model;
     if (c.run) {
       cj["model"] = c.model.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(c.model);

@@ -1,3 +1,4 @@
+#include "suites/reports/replay.h"
 #include "suites/release/gate.h"
 
 #include <fmt/format.h>
@@ -53,7 +54,7 @@ std::string XmlEscaped(const std::string& text) {
 // numbers. A target this CPU cannot run was measured on its model, which
 // `run --emulate-unsupported` reports too; drift has no such switch, so its
 // replay needs a CPU that runs the target. A plugin's kernels are named by
-// loading it (`run --variant none` runs them all, this one among them).
+// NAME@TARGET beside the --plugin or --iut that loads it (suites/reports/replay.h).
 std::string ReplayCommand(const MeasureSpec& spec, const nlohmann::ordered_json& record) {
   const std::string target = record.at("target").get<std::string>();
   const std::string variant = record.at("variant").get<std::string>();
@@ -61,21 +62,13 @@ std::string ReplayCommand(const MeasureSpec& spec, const nlohmann::ordered_json&
     return fmt::format("ulpgate drift --scenario {} --dtype {} --epochs {} --variants {} --target {}",
                        ShellWord(spec.suite), spec.dtype, spec.n, ShellWord(variant), ShellWord(target));
   }
-  const LoadedPlugin* plugin = nullptr;
+  ReplayKernel kernel = ReplayKernelOf(record);
+  kernel.op = spec.op;
+  kernel.dtype = spec.dtype;
   for (const TargetInfo* t : spec.targets) {
-    if (t->name == target && IsPluginTarget(*t)) plugin = PluginOf(*t);
+    if (const LoadedPlugin* plugin = t->name == target ? PluginOf(*t) : nullptr) kernel.source = plugin->Source();
   }
-  std::string command =
-      plugin != nullptr
-          ? fmt::format("ulpgate run --op {} --variant none", spec.op)
-          : fmt::format("ulpgate run --op {} --variant {} --target {}", spec.op, ShellWord(variant),
-                        ShellWord(target));
-  command += fmt::format(" --suite {} --seed {} --n {}", ShellWord(spec.suite), spec.seed, spec.n);
-  if (spec.dtype != "f32") command += " --dtype " + spec.dtype;
-  if (!spec.shape.empty()) command += " --shape " + ShellWord(spec.shape);
-  if (record.value("kind", std::string("kernel")) == "model") command += " --emulate-unsupported";
-  if (plugin != nullptr) command += " " + plugin->Argument();
-  return command;
+  return ReplayRunCommand(kernel, spec.suite, spec.seed, spec.n, spec.shape);
 }
 
 // The `check` that measures an external golden's outputs again. Its files

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "oracles/float_text.h"
+#include "suites/reports/replay.h"
 
 namespace ulpgate {
 
@@ -78,6 +79,7 @@ nlohmann::ordered_json CaseJson(const CaseResult& r, const DescribeInput& descri
   j["variant"] = r.variant;
   j["target"] = r.target;
   j["kind"] = CaseKindName(r.kind);
+  AddSourceJson(r.source, j);  // "plugin" or "iut", for a plugin's or an IUT's kernel
   j["dtype"] = r.dtype;
   j["suite"] = r.suite;
   j["seed"] = r.seed;
@@ -148,7 +150,24 @@ nlohmann::ordered_json CaseJson(const CaseResult& r, const DescribeInput& descri
 }
 
 nlohmann::ordered_json CaseJson(const CaseResult& r, const InputSet& inputs) {
-  return CaseJson(r, [&](uint64_t i) { return InputJson(inputs, i); });
+  nlohmann::ordered_json j = CaseJson(r, [&](uint64_t i) { return InputJson(inputs, i); });
+  // The commands that compute the case's kernel (or model) again on each
+  // input the record names.
+  if (r.kind != CaseKind::kKernel && r.kind != CaseKind::kModel) return j;
+  const ReplayKernel kernel = ReplayKernelOf(r);
+  nlohmann::ordered_json reproduce = nlohmann::ordered_json::object();
+  auto add = [&](const char* key, int64_t index) {
+    if (index < 0 || static_cast<uint64_t>(index) >= inputs.size()) return;
+    std::vector<float> operands;
+    for (const auto& column : inputs.columns) operands.push_back(column[static_cast<size_t>(index)]);
+    reproduce[key] = ReplayInputCommand(kernel, inputs.operand_names, operands);
+  };
+  if (r.fault) add("fault_input", r.fault->index >= 0 ? r.fault->index : r.fault->first);
+  add("max_input", r.stats.max_index());
+  add("first_mismatch_input", r.conformance.first_mismatch_index);
+  add("first_special_mismatch_input", r.stats.first_special_index());
+  if (!reproduce.empty()) j["reproduce"] = reproduce;
+  return j;
 }
 
 nlohmann::ordered_json CaseJson(const CaseResult& r, const ReductionInputSet& inputs) {

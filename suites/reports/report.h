@@ -33,7 +33,11 @@ nlohmann::ordered_json ReductionElementJson(const ReductionInputSet& inputs, uin
 // `describe` gives the JSON of the input behind output element i.
 using DescribeInput = std::function<nlohmann::ordered_json(uint64_t)>;
 nlohmann::ordered_json CaseJson(const CaseResult& result, const DescribeInput& describe);
-// With InputJson or ReductionElementJson as `describe`.
+// With InputJson or ReductionElementJson as `describe`; an elementwise case
+// of a kernel (or its model) also gets "reproduce": per input it names
+// ("fault_input", "max_input", "first_mismatch_input",
+// "first_special_mismatch_input") the command that computes it again
+// (suites/reports/replay.h).
 nlohmann::ordered_json CaseJson(const CaseResult& result, const InputSet& inputs);
 nlohmann::ordered_json CaseJson(const CaseResult& result, const ReductionInputSet& inputs);
 

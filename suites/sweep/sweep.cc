@@ -14,6 +14,7 @@
 #include "suites/engine/elementwise_cases.h"
 #include "suites/engine/plugins.h"
 #include "suites/investigate/explain.h"
+#include "suites/reports/replay.h"
 
 namespace ulpgate {
 
@@ -468,15 +469,13 @@ std::string SweepReplayCommand(const std::string& op, const SweepDomain& domain,
                                uint64_t index) {
   float grad, t;
   domain.Input(index, &grad, &t);
-  const LoadedPlugin* plugin = FindPlugin(target);
-  const std::string where = plugin != nullptr ? " " + plugin->Argument() + " --variant " + variant
-                                              : " --variant " + variant + " --target " + target;
-  if (std::string_view(domain.format->name) == "f32" && FindExplainableOp(op) != nullptr) {
-    return fmt::format("ulpgate explain --op {} --input {}={} --input {}={}{}", op,
-                       domain.operands[0], HexFloat(grad), domain.operands[1], HexFloat(t), where);
-  }
-  return fmt::format("echo '{} {}' | ulpgate run --op {} --dtype {}{} --inputs -",
-                     HexFloat(grad), HexFloat(t), op, domain.format->name, where);
+  ReplayKernel kernel;
+  kernel.op = op;
+  kernel.dtype = domain.format->name;
+  kernel.variant = variant;
+  kernel.target = target;
+  if (const LoadedPlugin* plugin = FindPlugin(target)) kernel.source = plugin->Source();
+  return ReplayInputCommand(kernel, {domain.operands[0], domain.operands[1]}, {grad, t});
 }
 
 SweepDomain ParseSweepDomain(const JsonField& kind, const JsonField& fixed,
