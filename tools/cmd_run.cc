@@ -340,8 +340,8 @@ void PrintText(const ElementwiseOpInfo& op, const std::vector<CaseResult>& resul
   }
 }
 
-// Which ops run in which formats, for --dtype's help: "every op in f32; bf16
-// and f16: tanh_bwd, ..." (the ops without a narrow format left out).
+// Which ops run in which formats, for --dtype's help: "f32, bf16 or f16: every
+// op runs in each", or the ops of each where some run only in f32.
 std::string DtypesText() {
   std::string narrow, only_f32;
   for (const OpInfo& op : OpTable()) {
@@ -349,7 +349,8 @@ std::string DtypesText() {
     const bool has_narrow = std::find(op.dtypes.begin(), op.dtypes.end(), "bf16") != op.dtypes.end();
     (has_narrow ? narrow : only_f32) += ((has_narrow ? narrow : only_f32).empty() ? "" : ", ") + op.name;
   }
-  return only_f32.empty() ? "every op in each" : "bf16 and f16: " + narrow + "; only f32: " + only_f32;
+  return only_f32.empty() ? "f32, bf16 or f16: every op runs in each"
+                          : "f32, bf16 or f16 (bf16 and f16: " + narrow + "; only f32: " + only_f32 + ")";
 }
 
 // The ops `run` takes: every op of the table but the training runs.
@@ -536,8 +537,8 @@ void AddRunCommand(CLI::App& app) {
                       " (the variants of each --dtype: ulpgate list)")
       ->capture_default_str();
   cmd->add_option("--dtype", args->dtype,
-                  "Format of the operands and outputs: f32, bf16 or f16, those the op runs in (" +
-                      DtypesText() + "; suites drawn in that format, errors in its ULPs)")
+                  "Format of the operands and outputs: " + DtypesText() +
+                      " (ulpgate list; suites drawn in that format, errors in its ULPs)")
       ->capture_default_str();
   cmd->add_option("--target", args->target,
                   "Target (SCALAR, SSSE3, SSE4, AVX2, ...), comma-separated list, best, or all "
