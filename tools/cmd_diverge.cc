@@ -46,9 +46,11 @@ DivergeSide ParseSide(const ElementwiseOpInfo& op, const std::string& spec, cons
   const std::vector<const TargetInfo*> plugins = LoadPlugins(plugin_paths);
   NamedKernel kernel;
   try {
-    kernel = ResolveOneKernel(op.name, kBinary32, spec, plugins, &BestTarget());
+    kernel = ResolveOneKernel(op.name, kBinary32, spec, plugins, &BestTarget(), flag);
   } catch (const InputError& e) {
-    throw UsageError(std::string(flag) + ": " + e.what() + (allow_exact ? " (or exact)" : ""));
+    std::string message = e.what();
+    if (message.rfind(flag, 0) != 0) message = std::string(flag) + ": " + message;
+    throw UsageError(message + (allow_exact ? " (or exact)" : ""));
   }
   DivergeSide side;
   side.variant = kernel.variant;

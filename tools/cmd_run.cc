@@ -186,15 +186,21 @@ void PrintOffModel(const std::vector<CaseResult>& results, const InputSet& input
     const uint64_t i = static_cast<uint64_t>(c.first_mismatch_index);
     if (first) std::cout << '\n';
     first = false;
+    // "grad = 0x..." stays on one line: its spaces are held (as \x1f) while
+    // the text wraps.
+    std::string operands = OperandsText(inputs, format, i, false);
+    for (size_t at = operands.find(" = "); at != std::string::npos; at = operands.find(" = ", at)) {
+      operands.replace(at, 3, "\x1f=\x1f");
+    }
     std::ostringstream prose;
     prose << "  ";
     PrintWrapped(prose,
                  fmt::format("{} on {}: {} of {} outputs off {}; first at input #{}: {}; reproduce:", r.variant,
-                             TargetText(r), c.mismatches, r.n, c.expected_model, i,
-                             OperandsText(inputs, format, i, false)),
+                             TargetText(r), c.mismatches, r.n, c.expected_model, i, operands),
                  4, 2);
     std::string text = prose.str();
     text.pop_back();
+    std::replace(text.begin(), text.end(), '\x1f', ' ');
     const size_t newline = text.rfind('\n');
     const size_t column = text.size() - (newline == std::string::npos ? 0 : newline + 1);
     const std::string command = ReproduceCommand(r, inputs, i);

@@ -82,8 +82,21 @@ ulpgate_expect(2 "unknown variant 'nope'" explain --kernel tanh_bwd --plugin "${
 ulpgate_expect(0 "a = mulsub_c@contract_fast, b = mulsub_c@contract_off.*worst 16 inputs found.*--plugin"
   diverge --kernel tanh_bwd --a mulsub_c@contract_fast --b mulsub_c@contract_off --evals 20000
   --plugin "${fast}" --plugin "${off}")
-ulpgate_expect(2 "plugin contract_off has no kernel 'mac'" diverge --kernel tanh_bwd
-  --a mac@contract_off --b exact --plugin "${off}")
+ulpgate_expect(2 "--a mac@contract_off: contract_off has no tanh_bwd kernel 'mac' in f32 \\(built-in: mac, .*; contract_off: mulsub_c\\)"
+  diverge --kernel tanh_bwd --a mac@contract_off --b exact --plugin "${off}")
+# A name two plugins' kernels share is ambiguous where one kernel is meant;
+# a name one kernel has needs no @.
+ulpgate_expect(2 "--a mulsub_c: several kernels have that name \\(mulsub_c@contract_fast, mulsub_c@contract_off\\): name one as NAME@TARGET"
+  diverge --kernel tanh_bwd --a mulsub_c --b exact --plugin "${fast}" --plugin "${off}")
+ulpgate_expect(0 "a = mulsub_c@contract_off, b = exact"
+  diverge --kernel tanh_bwd --a mulsub_c --b exact --evals 2000 --plugin "${off}")
+# run and sweep take a plugin's kernel by its name too, or NAME@TARGET where two share it.
+ulpgate_expect(0 "\nmulsub_c +contract_off[^\n]*\n[^\n]*ran 2000 inputs x 1 "
+  run --kernel tanh_bwd --plugin "${fast}" --plugin "${off}" --variant mulsub_c@contract_off --n 2000 --quiet)
+ulpgate_expect(0 "mulsub_c +contract_fast.*mulsub_c +contract_off"
+  run --kernel tanh_bwd --plugin "${fast}" --plugin "${off}" --variant mulsub_c --n 2000 --quiet)
+ulpgate_expect(0 "mulsub_c@contract_off"
+  sweep --kernel tanh_bwd --dtype bf16 --plugin "${off}" --variant mulsub_c --range 0:65536)
 
 # golden: blessed from the model the plugin claims, checked by running it; the
 # recompiled library under the same name differs.

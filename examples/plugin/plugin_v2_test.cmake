@@ -26,7 +26,7 @@ ulpgate_expect(0 "fms_c +sigmoid_off .* torch_opmath +0" run --kernel sigmoid_bw
   --plugin "${off}" --variant none --suite domain --n 20000 --quiet --require-conformance)
 # The contracted build follows fms_fused, not the fms_unfused it claims: the
 # run fails and names the model and an input where they differ.
-ulpgate_expect(1 "fms_c on sigmoid_fast: [0-9]+ of 20000 outputs off fms_unfused; first at input #[0-9]+: grad = -?0x[0-9a-f.p+-]+, s = 0x.*FAIL fms_c@sigmoid_fast domain: [0-9]+ outputs differ from its model fms_unfused \\(follows fms_fused\\), first at input #[0-9]+"
+ulpgate_expect(1 "fms_c on sigmoid_fast: [0-9]+ of 20000 outputs off fms_unfused; first at input #[0-9]+: grad = -?0x[0-9a-f.p+-]+,[ \n]+s = 0x.*FAIL fms_c@sigmoid_fast domain: [0-9]+ outputs differ from its model fms_unfused \\(follows fms_fused\\), first at input #[0-9]+"
   run --kernel sigmoid_bwd --plugin "${fast}" --variant none --suite domain --n 20000
   --require-conformance)
 # Beside the built-in kernels, in one table.

@@ -80,14 +80,14 @@ bool KernelSelected(const std::vector<std::string>& names, std::string_view vari
 
 void CheckKernelNames(std::string_view op, const FloatFormat& format,
                       const std::vector<std::string>& names,
-                      const std::vector<const TargetInfo*>& targets) {
+                      const std::vector<const TargetInfo*>& targets, std::string_view option) {
   const std::vector<std::string> builtin = BuiltinVariants(op, format);
   const std::vector<const LoadedPlugin*> plugins = PluginsAmong(targets);
   for (const std::string& name : names) {
     const KernelName k = ParseKernelName(name);
     const std::string known = KnownKernels(op, format, plugins);
     if (k.variant.empty()) {
-      throw InputError(fmt::format("--variant '{}': no kernel name ({})", name, known));
+      throw InputError(fmt::format("{} '{}': no kernel name ({})", option, name, known));
     }
     if (!k.target.empty()) {
       const LoadedPlugin* plugin = FindPlugin(k.target);
@@ -95,18 +95,18 @@ void CheckKernelNames(std::string_view op, const FloatFormat& format,
       const TargetInfo* compiled = FindTarget(k.target);
       if (given) {
         if (plugin->Find(k.variant, format.name, op) == nullptr) {
-          throw InputError(fmt::format("--variant {}: {} has no {} kernel '{}' in {} ({})", name, k.target,
+          throw InputError(fmt::format("{} {}: {} has no {} kernel '{}' in {} ({})", option, name, k.target,
                                        op, k.variant, format.name, known));
         }
       } else if (compiled != nullptr && compiled->name == k.target) {
         if (!Contains(builtin, k.variant)) {
-          throw InputError(fmt::format("--variant {}: no built-in {} variant '{}' in {} ({})", name, op,
+          throw InputError(fmt::format("{} {}: no built-in {} variant '{}' in {} ({})", option, name, op,
                                        k.variant, format.name, known));
         }
       } else {
         std::string loaded;
         for (const LoadedPlugin* p : plugins) loaded += ", " + p->target.name;
-        throw InputError(fmt::format("--variant {}: no target '{}' (a compiled target{})", name, k.target,
+        throw InputError(fmt::format("{} {}: no target '{}' (a compiled target{})", option, name, k.target,
                                      loaded.empty() ? std::string(", or a plugin's: give --plugin or --iut")
                                                     : "; plugins" + loaded.substr(1)));
       }
@@ -150,8 +150,8 @@ std::vector<std::string> ResolveKernelNames(std::string_view op, const FloatForm
 
 NamedKernel ResolveOneKernel(std::string_view op, const FloatFormat& format, const std::string& name,
                              const std::vector<const TargetInfo*>& targets,
-                             const TargetInfo* default_target) {
-  CheckKernelNames(op, format, {name}, targets);
+                             const TargetInfo* default_target, std::string_view option) {
+  CheckKernelNames(op, format, {name}, targets, option);
   const KernelName k = ParseKernelName(name);
   std::vector<NamedKernel> found;
   if (!k.target.empty()) {
@@ -167,8 +167,8 @@ NamedKernel ResolveOneKernel(std::string_view op, const FloatFormat& format, con
   if (found.size() != 1) {
     std::string choices;
     for (const NamedKernel& f : found) choices += (choices.empty() ? "" : ", ") + f.variant + "@" + f.target->name;
-    throw InputError(fmt::format("--variant {}: several kernels have that name ({}): name one as NAME@TARGET",
-                                 name, choices));
+    throw InputError(fmt::format("{} {}: several kernels have that name ({}): name one as NAME@TARGET",
+                                 option, name, choices));
   }
   return found.front();
 }

@@ -33,9 +33,10 @@ bool KernelSelected(const std::vector<std::string>& names, std::string_view vari
 // targets are not looked at: a built-in variant is one on every target). The
 // message lists what exists: "unknown variant 'of' of sigmoid_bwd in f32
 // (built-in: torch, mul3, fms; flaky: ok, off, segv, hang)".
+// `option` begins the messages that name one given name.
 void CheckKernelNames(std::string_view op, const FloatFormat& format,
                       const std::vector<std::string>& names,
-                      const std::vector<const TargetInfo*>& targets);
+                      const std::vector<const TargetInfo*>& targets, std::string_view option = "--variant");
 
 // What a command's --variant SPEC runs, as RunOptions::variants takes it:
 // "all" (empty: every kernel), "none" (only the plugins' kernels; *builtin
@@ -60,7 +61,7 @@ struct NamedKernel {
 };
 NamedKernel ResolveOneKernel(std::string_view op, const FloatFormat& format, const std::string& name,
                              const std::vector<const TargetInfo*>& targets,
-                             const TargetInfo* default_target);
+                             const TargetInfo* default_target, std::string_view option = "--variant");
 
 }  // namespace ulpgate
 
