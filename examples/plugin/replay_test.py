@@ -221,5 +221,20 @@ if r.returncode != 2 or "unknown variant 'of' of sigmoid_bwd in f32 (built-in:" 
         or "flaky: ok, off, segv, hang" not in r.stderr:
     fail(f"run --variant of: exit {r.returncode}: {r.stderr}")
 
+# explain of a plugin kernel's wrong output prints the kernel's own output
+# beside its error, and the model's beside the model's (grad's low bits 0x2a5:
+# off is one ULP beyond fms_unfused there, and follows no model).
+text = ulpgate_run(["explain", "--op", "sigmoid_bwd", "--input", "grad=0x1.00054ap-3", "--input", "s=0x1.8p-2",
+                    "--variant", "off@flaky", "--plugin", flaky])
+header = re.search(r"off on flaky: matches NO model[^\n]*, output (\S+) \(0x[0-9a-f]+\): ([0-9.]+) ULP", text)
+if header is None:
+    fail(f"explain off@flaky: no header naming the kernel's output:\n{text}")
+else:
+    kernel, error = header.groups()
+    if not re.search(rf"\n  the kernel's output {re.escape(kernel)}  exact \S+  error {re.escape(error)} ULP\n", text):
+        fail(f"explain off@flaky: the kernel's output {kernel} is not beside its error {error} ULP:\n{text}")
+    if not re.search(r"\n  not the traced model's output (?!" + re.escape(kernel) + r")\S+, error ", text):
+        fail(f"explain off@flaky: no line with the model's own output and error:\n{text}")
+
 print(f"replayed {replayed} commands; {len(failures)} failures")
 sys.exit(1 if failures else 0)
