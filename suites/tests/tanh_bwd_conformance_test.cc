@@ -10,6 +10,7 @@
 #include "suites/engine/elementwise_cases.h"
 #include "suites/engine/tanh_bwd_oracle.h"
 #include "suites/inputs/tanh_bwd_suites.h"
+#include "suites/reports/replay.h"
 #include "suites/tests/test_targets.h"
 
 namespace ulpgate {
@@ -29,9 +30,8 @@ std::string Describe(const CaseResult& r, const InputSet& inputs) {
     out << "; first at input #" << i << ": grad = " << HexFloat(g) << " (" << BitsHex(g)
         << "), t = " << HexFloat(t) << " (" << BitsHex(t) << "): kernel " << HexFloat(y) << " ("
         << BitsHex(y) << "), model " << HexFloat(m) << " (" << BitsHex(m) << "), exact "
-        << TanhBwdExact(g, t).ToDecimal() << "\n  replay: echo '" << HexFloat(g) << " "
-        << HexFloat(t) << "' | ulpgate run --op tanh_bwd --variant " << r.variant
-        << " --target " << r.target << " --inputs -";
+        << TanhBwdExact(g, t).ToDecimal()
+        << "\n  replay: " << ReplayInputCommand(ReplayKernelOf(r), inputs.operand_names, {g, t});
   }
   return out.str();
 }
