@@ -151,9 +151,19 @@ def check_report(name, args, expect=0):
             check_off_model(name, reproduce["first_mismatch_input"])
         elif record["conformance"]["mismatches"] > 0:
             fail(f"{name}: {record['variant']}@{record['target']} leaves its model; no reproduce.first_mismatch_input")
-    # HTML: the run of each case measures it again, number for number.
+    # HTML: the run of each case measures it again, number for number, and
+    # the first input that fails is computed again.
     ulpgate_run(["report", report, "--html", page])
-    commands = [c for c in html_commands(open(page).read()) if c.startswith("ulpgate run ")]
+    all_commands = html_commands(open(page).read())
+    commands = [c for c in all_commands if c.startswith("ulpgate run ")]
+    inputs = [c for c in all_commands if not c.startswith("ulpgate run ")]
+    if len(inputs) != len([r for r in records if "reproduce" in r and (
+            "first_mismatch_input" in r["reproduce"] or "first_special_mismatch_input" in r["reproduce"])]):
+        fail(f"{name}: the HTML report has {len(inputs)} replays of a first failing input")
+    for command in inputs:
+        error, case = replayed_error(command, name)
+        if case is not None and case["expected_model"] in case["matching_models"] and not case["special_mismatch"]:
+            fail(f"{name}: HTML {command}: the kernel follows its model and has no special mismatch there")
     # The page gives the run of each case that fails (leaves its model, or has
     # a special mismatch).
     failing = [r for r in records if r["conformance"]["mismatches"] > 0 or r["special_mismatch"] > 0]
