@@ -220,6 +220,18 @@ check_report("builtin_bf16", ["--op", "tanh_bwd", "--dtype", "bf16", "--variant"
 # leaves its model on one input in 4096.
 check_report("flaky", ["--op", "sigmoid_bwd", "--plugin", flaky, "--variant", "off", "--suite", "domain",
                        "--n", "20000"])
+# A sweep's replay of the first input off the model (every s at a grad whose
+# low bits are off's trigger: every output is one ULP off).
+text = ulpgate_run(["sweep", "--op", "sigmoid_bwd", "--dtype", "f32", "--grad", "0x1.00054ap-3", "--plugin", flaky,
+                    "--variant", "off", "--range", "0x3e000000:0x3e001000"], expect=1)
+lines = text.split("\n")
+sweep_replays = [continued(lines, i, line[len("  replay: "):].strip())
+                 for i, line in enumerate(lines) if line.startswith("  replay: ")]
+if not sweep_replays:
+    fail(f"sweep of off@flaky: no replay command:\n{text}")
+for command in sweep_replays:
+    check_off_model("flaky sweep", command)
+
 # An IUT's kernel, named NAME@TARGET (the built-in mac beside it is another).
 check_report("iut", ["--op", "tanh_bwd", "--iut", f"{iut} --builtin --targets SCALAR", "--variant",
                      "mac@SCALAR-iut", "--suite", "adversarial", "--n", "3000"])
