@@ -20,6 +20,7 @@
 #include "suites/inputs/reduction_suites.h"
 #include "suites/inputs/numpy_files.h"
 #include "suites/engine/op_table.h"
+#include "suites/engine/kernel_names.h"
 #include "suites/engine/plugins.h"
 #include "suites/reports/replay.h"
 #include "suites/reports/report.h"
@@ -59,31 +60,31 @@ const PluginKernel& CheckedKernel(const CheckArgs& args, const TargetInfo** targ
   }
   const std::vector<const TargetInfo*> plugins = LoadPlugins(args.plugins);
   RequirePluginOp(plugins, args.op);
-  const PluginKernel* chosen = nullptr;
-  std::string all;
-  const size_t at = args.variant.find('@');
-  const std::string variant = args.variant.substr(0, at);
-  const std::string plugin = at == std::string::npos ? "" : args.variant.substr(at + 1);
+  // Named as every command names kernels (suites/engine/kernel_names.h).
+  const std::vector<std::string> names =
+      args.variant.empty() ? std::vector<std::string>() : std::vector<std::string>{args.variant};
+  std::vector<std::pair<const PluginKernel*, const TargetInfo*>> chosen;
+  std::string all, matching;
   for (const TargetInfo* t : plugins) {
     for (const PluginKernel& k : PluginOf(*t)->kernels) {
       if (k.format->name != args.dtype || k.op != args.op) continue;
       all += (all.empty() ? "" : ", ") + k.variant + "@" + t->name;
-      if ((!variant.empty() && k.variant != variant) || (!plugin.empty() && t->name != plugin)) {
-        continue;
-      }
-      if (chosen != nullptr) {
-        throw UsageError("--plugin: several kernels (" + all + "...): name one with --variant");
-      }
-      chosen = &k;
-      *target = t;
+      if (!KernelSelected(names, k.variant, t->name)) continue;
+      chosen.emplace_back(&k, t);
+      matching += (matching.empty() ? "" : ", ") + k.variant + "@" + t->name;
     }
   }
-  if (chosen == nullptr) {
+  if (chosen.empty()) {
     if (all.empty()) throw UsageError("--plugin: no " + args.op + " kernel in " + args.dtype);
     throw UsageError("--variant " + args.variant + ": no such plugin kernel in " + args.dtype +
                      " (" + all + ")");
   }
-  return *chosen;
+  if (chosen.size() > 1) {
+    throw UsageError((args.variant.empty() ? std::string("--plugin") : "--variant " + args.variant) +
+                     ": several kernels (" + matching + "): name one with --variant NAME or NAME@TARGET");
+  }
+  *target = chosen.front().second;
+  return *chosen.front().first;
 }
 
 std::string Ulp(double e) {

@@ -25,6 +25,8 @@ ulpgate_expect(0 "mulsub_c@contract_off: claims model mulsub.*follows bit for bi
   --inputs "${WORK}/in.npz" --plugin "${fast}" --plugin "${off}" --variant mulsub_c@contract_off --quiet)
 ulpgate_expect(2 "several kernels \\(mulsub_c@contract_fast, mulsub_c@contract_off" check
   --inputs "${WORK}/in.npz" --plugin "${fast}" --plugin "${off}")
+ulpgate_expect(2 "--variant mulsub_c: several kernels \\(mulsub_c@contract_fast, mulsub_c@contract_off\\): name one"
+  check --inputs "${WORK}/in.npz" --plugin "${fast}" --plugin "${off}" --variant mulsub_c)
 ulpgate_expect(2 "give --outputs or --plugin, not both" check --inputs "${WORK}/in.npz"
   --outputs "${WORK}/in.npz:t" --plugin "${off}")
 ulpgate_expect(0 "" suite export --dtype bf16 --suite domain --n 5000 --out "${WORK}/in_bf16.npz")
