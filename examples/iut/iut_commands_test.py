@@ -79,6 +79,26 @@ p = run("run", "--kernel", "sigmoid_bwd", "--variant", "none", "--iut", minimal,
 if "fms_unfused (none claimed)" not in p.stdout:
     failures.append(f"minimal IUT: expected 'fms_unfused (none claimed)' in\n{p.stdout}")
 
+# Its kernel shares its name, fms, with a built-in variant: --variant fms runs
+# both (a name selects every kernel of that name), fms@mine only its; a command
+# that takes one kernel refuses the bare name, listing both.
+p = run("run", "--kernel", "sigmoid_bwd", "--variant", "fms", "--target", "SCALAR", "--iut", minimal,
+        "--suite", "domain", "--n", "2000", "--quiet")
+rows = [line.split()[:2] for line in p.stdout.split("\n") if line.startswith("fms ")]
+if rows != [["fms", "SCALAR"], ["fms", "mine"]]:
+    failures.append(f"run --variant fms: rows {rows}, expected fms on SCALAR and on mine\n{p.stdout}")
+p = run("run", "--kernel", "sigmoid_bwd", "--variant", "fms@mine", "--iut", minimal, "--suite", "domain",
+        "--n", "2000", "--quiet")
+rows = [line.split()[:2] for line in p.stdout.split("\n") if line.startswith("fms ")]
+if rows != [["fms", "mine"]]:
+    failures.append(f"run --variant fms@mine: rows {rows}, expected fms on mine only\n{p.stdout}")
+p = run("diverge", "--kernel", "sigmoid_bwd", "--a", "fms", "--b", "exact", "--iut", minimal, expect=2)
+if "--a fms: several kernels have that name (fms@" not in p.stderr or "fms@mine)" not in p.stderr:
+    failures.append(f"diverge --a fms with the minimal IUT: {p.stderr}")
+p = run("run", "--kernel", "sigmoid_bwd", "--variant", "fms@nowhere", "--iut", minimal, expect=2)
+if "--variant fms@nowhere: no target 'nowhere' (compiled: " not in p.stderr or "; plugins and IUTs: mine)" not in p.stderr:
+    failures.append(f"run --variant fms@nowhere: {p.stderr}")
+
 # Errors: one line each, status 2.
 for args, says in [
         (["--iut", "true"], "did not greet"),

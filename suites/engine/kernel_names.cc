@@ -104,11 +104,12 @@ void CheckKernelNames(std::string_view op, const FloatFormat& format,
                                        k.variant, format.name, known));
         }
       } else {
-        std::string loaded;
-        for (const LoadedPlugin* p : plugins) loaded += ", " + p->target.name;
-        throw InputError(fmt::format("{} {}: no target '{}' (a compiled target{})", option, name, k.target,
-                                     loaded.empty() ? std::string(", or a plugin's: give --plugin or --iut")
-                                                    : "; plugins" + loaded.substr(1)));
+        std::string compiled_names, loaded;
+        for (const TargetInfo& t : CompiledTargets()) compiled_names += (compiled_names.empty() ? "" : ", ") + t.name;
+        for (const LoadedPlugin* p : plugins) loaded += (loaded.empty() ? "" : ", ") + p->target.name;
+        throw InputError(fmt::format("{} {}: no target '{}' (compiled: {}; plugins and IUTs: {})", option, name,
+                                     k.target, compiled_names,
+                                     loaded.empty() ? std::string("none given") : loaded));
       }
       continue;
     }
