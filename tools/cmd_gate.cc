@@ -73,7 +73,7 @@ void PrintTable(const GateReport& report, std::ostream& out) {
 // have any (its measured value without the words after it: "0.007", not
 // "0.007 (21 of 3000)"; --verbose and the messages have them).
 void PrintGroups(const std::vector<GateGroup>& groups, std::ostream& out) {
-  TextTable table({"op", "rules", "rows passed", "held", "least headroom", "measured", "limit"});
+  TextTable table({"op", "rules", "passed", "held", "least headroom", "measured", "limit"});
   table.SetLeftAligned({0, 4, 5, 6});
   for (const GateGroup& g : groups) {
     const GateRow* t = g.tightest;
