@@ -22,7 +22,7 @@ import time
 
 from . import _ulpgate
 
-__all__ = ["check", "sweep", "ops", "exact", "CheckReport", "SweepReport", "InputError", "__version__"]
+__all__ = ["check", "sweep", "ops", "exact", "hex_value", "CheckReport", "SweepReport", "InputError"]
 
 __version__ = _ulpgate.__version__  # the CMake project's version, as `ulpgate --version` says it
 InputError = _ulpgate.InputError
@@ -134,8 +134,8 @@ def hex_value(x):
 
 
 def _decimal_text(text):
-    """A decimal of the oracle's ("-4.2656250000000000e+00") without the zeros that say
-    nothing: "-4.265625e+00", "1.865153113246411e-37", "0"."""
+    """A decimal of the oracle's ("-4.2656250000000000e+00") without what says nothing:
+    "-4.265625", "1.865153113246411e-37", "-0"."""
     significand, e, exponent = text.partition("e")
     if "." in significand:
         significand = significand.rstrip("0").rstrip(".")
@@ -260,7 +260,7 @@ class CheckReport:
         if self.above_bound:
             return (f"{_ulp_text(b)}: EXCEEDS the backward-stable error bound on {self.above_bound} of "
                     f"{self.n} outputs (up to {_ulp_text(b)} times it)")
-        return f"{b:.2g}: within the backward-stable error bound (the largest error is {b:.2g} of it)"
+        return f"{_ulp_text(b)}: within the backward-stable error bound (the largest error is {_ulp_text(b)} of it)"
 
     def models_text(self):
         """The models followed bit for bit; if none, the nearest and how many outputs differ."""

@@ -99,10 +99,10 @@ def assert_follows_model(outputs, inputs, op, model, dtype=None, msg=None):
         index = first["index"]
         apart = first["apart_ulp"]
         values = [v for _, v in report.inputs_at(index)]
+        exact_value = _decimal_text(exact(op, *values, digits=17))
         lines += [_wrapped(f"#{index}: {report.input_text(index)}:", prefix="Nearest: input ", indent=2),
                   _wrapped(f"output {first['output']['value']}, model {first['model']['value']} "
-                           f"({_ulp_text(apart)} ULP apart), exact value {_decimal_text(exact(op, *values, digits=17))}",
-                           prefix="  ", indent=4),
+                           f"({_ulp_text(apart)} ULP apart), exact value {exact_value}", prefix="  ", indent=4),
                   _wrapped(report.replay(index), prefix="  explain it: ", indent=6, command=True)]
     lines += _worst_lines(report)
     lines += _closing_lines(report)
