@@ -1,6 +1,7 @@
 # ctest driver: `ulpgate check` and `suite export` as a user meets them: exported
-# suites read back in every file form, the exit status of --max-ulp and
-# --require-model, and each kind of bad input as one error line with exit 2.
+# suites read back in every file form, the exit status of --max-ulp,
+# --max-bound-fraction and --require-model, and each kind of bad input as one
+# error line with exit 2.
 # Variables: ULPGATE, PYTHON, PEER (suites/peer/torch-2.11-h100), WORK.
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
@@ -39,6 +40,12 @@ if(NOT status EQUAL 0)
 endif()
 ulpgate_expect(0 "within the f32 error bound.*follows bit for bit: pairwise" check --op linear_fwd
   --inputs "${WORK}/lf.npz" --outputs "${WORK}/lf_out.npy")
+# --max-bound-fraction: the pairwise sum errs 0.151 of its bound.
+ulpgate_expect(0 "check: PASS" check --op linear_fwd --inputs "${WORK}/lf.npz" --outputs "${WORK}/lf_out.npy"
+  --max-bound-fraction 0.2)
+ulpgate_expect(1 "lf_out: max bound fraction 0.1511 above --max-bound-fraction 0.15 \\(0 outputs above the bound\\)\ncheck: FAIL"
+  check --op linear_fwd --inputs "${WORK}/lf.npz" --outputs "${WORK}/lf_out.npy"
+  --max-bound-fraction 0.15)
 ulpgate_expect(2 "lf_out.npy:lf_out: 15 outputs, 2 instances of linear_fwd 5,7,3 give 30" check --op linear_fwd
   --inputs "${WORK}/lf2.npz" --outputs "${WORK}/lf_out.npy")
 
@@ -49,6 +56,16 @@ ulpgate_expect(1 "does not follow mulsub_opmath" check --dtype bf16 --inputs "${
   --outputs "${bf16}:cuda_aten" --require-model mulsub_opmath --quiet)
 ulpgate_expect(1 "max ULP error 6.399 above --max-ulp 1" check --dtype bf16 --inputs "${bf16}"
   --outputs "${bf16}:cuda_aten" --max-ulp 1 --quiet)
+# t as the outputs of tanh_bwd: up to 9909 times the backward-stable bound.
+ulpgate_expect(1 "t: max bound fraction 9909 above --max-bound-fraction 1 \\(994 outputs above the bound\\)"
+  check --dtype bf16 --inputs "${WORK}/domain.npz" --outputs "${WORK}/domain.npz:t" --max-bound-fraction 1 --quiet)
+ulpgate_expect(0 "check: PASS" check --dtype bf16 --inputs "${WORK}/domain.npz" --outputs "${WORK}/domain.npz:t"
+  --max-bound-fraction 1e4 --quiet --json "${WORK}/bound.json")
+file(READ "${WORK}/bound.json" bound_json)
+string(JSON bound_verdict GET "${bound_json}" verdict)
+if(NOT bound_verdict STREQUAL "PASS")
+  message(FATAL_ERROR "--max-bound-fraction 1e4: verdict ${bound_verdict} in the JSON report")
+endif()
 # A models file (a CMake list would split the statements at ';'). Python's
 # grad - grad*t*t is (grad*t)*t, built in as mac_left_fused: the user's model of
 # the same sequence is followed beside it, the built-ins first.

@@ -46,6 +46,7 @@ struct CheckArgs {
   std::vector<std::string> require_models;
   size_t period = 0;
   double max_ulp = -1;
+  double max_bound_fraction = -1;  // < 0: no limit
   unsigned threads = 0;
   bool quiet = false;
   std::vector<std::string> plugins;
@@ -101,10 +102,23 @@ void AddMaxUlpFailure(const CheckArgs& args, const ErrorStatistics& s,
       s.special_mismatch() > 0 ? fmt::format(", {} special mismatches", s.special_mismatch()) : ""));
 }
 
+// --max-bound-fraction over a case's bound fractions: the failure, or nothing.
+void AddBoundFailure(const CheckArgs& args, const BoundFractionStatistics& b,
+                     std::vector<std::string>& failures) {
+  if (args.max_bound_fraction < 0 || b.max_fraction() <= args.max_bound_fraction) return;
+  failures.push_back(fmt::format("max bound fraction {} above --max-bound-fraction {} ({} outputs above "
+                                 "the bound)",
+                                 Ulp(b.max_fraction()), args.max_bound_fraction, b.above_one()));
+}
+
+bool HasLimits(const CheckArgs& args) {
+  return args.max_ulp >= 0 || args.max_bound_fraction >= 0 || !args.require_models.empty();
+}
+
 // The verdict lines, the JSON report and the exit status, for either family.
 void FinishCheck(const CheckArgs& args, const std::string& label,
                  const std::vector<std::string>& failures, const nlohmann::ordered_json& record) {
-  if (args.max_ulp >= 0 || !args.require_models.empty()) {
+  if (HasLimits(args)) {
     StdoutToStderr guard(args.json_path == "-");
     std::cout << '\n';
     for (const auto& f : failures) std::cout << "  " << label << ": " << f << '\n';
@@ -125,7 +139,7 @@ void FinishCheck(const CheckArgs& args, const std::string& label,
       report["kernel"] = kernel.variant + "@" + target->name;
       AddSourceJson(PluginOf(*target)->Source(), report);
     }
-    if (args.max_ulp >= 0 || !args.require_models.empty()) {
+    if (HasLimits(args)) {
       report["verdict"] = failures.empty() ? "PASS" : "FAIL";
       report["failures"] = failures;
     }
@@ -250,6 +264,7 @@ void CheckReduction(const CheckArgs& args, const FloatFormat& format) {
   const BoundFractionStatistics& b = r.bound;
   std::vector<std::string> failures;
   AddMaxUlpFailure(args, s, failures);
+  AddBoundFailure(args, b, failures);
   for (const std::string& m : args.require_models) {
     if (std::find(r.conformance.matching.begin(), r.conformance.matching.end(), m) ==
         r.conformance.matching.end()) {
@@ -397,6 +412,7 @@ void Check(CheckArgs args) {
 
   std::vector<std::string> failures;
   AddMaxUlpFailure(args, result.result.stats, failures);
+  AddBoundFailure(args, result.result.bound, failures);
   for (const std::string& m : args.require_models) {
     for (const ModelComparison& c : result.models) {
       if (c.name == m && c.mismatches > 0) {
@@ -553,6 +569,10 @@ void AddCheckCommand(CLI::App& app) {
   cmd->add_option("--max-ulp", args->max_ulp,
                   "Exit 1 if the max ULP error is above this or an output has a special mismatch")
       ->check(NonNegativeValidator("a ULP limit"));
+  cmd->add_option("--max-bound-fraction", args->max_bound_fraction,
+                  "Exit 1 if an output's error is above this fraction of the error bound of a "
+                  "backward-stable evaluation (1: the bound itself)")
+      ->check(NonNegativeValidator("a bound fraction"));
   cmd->add_option("--require-model", args->require_models,
                   "Exit 1 unless the outputs follow this model bit for bit (repeatable)");
   AddThreadsOption(cmd, &args->threads);

@@ -67,15 +67,17 @@ void PrintTable(const GateReport& report, std::ostream& out) {
 }
 
 // A passing gate in a screenful: one line per op and format, saying how many
-// of its rows passed and which passing row is closest to its limit (its
-// measured value without the words after it: "0.007", not "0.007 (21 of
-// 3000)"; --verbose and the messages have them).
-void PrintGroups(const GateReport& report, std::ostream& out) {
-  TextTable table({"op", "rules", "rows passed", "closest to its limit", "measured", "limit"});
-  table.SetLeftAligned({0, 3, 4, 5});
-  for (const GateGroup& g : GroupGateRows(report)) {
+// of its rows passed (skipped rows apart: they are not failures), how many
+// are held at exactly their value (limits blessed from a measurement sit
+// there), and which passing row has the least headroom among those that
+// have any (its measured value without the words after it: "0.007", not
+// "0.007 (21 of 3000)"; --verbose and the messages have them).
+void PrintGroups(const std::vector<GateGroup>& groups, std::ostream& out) {
+  TextTable table({"op", "rules", "passed", "held", "least headroom", "measured", "limit"});
+  table.SetLeftAligned({0, 4, 5, 6});
+  for (const GateGroup& g : groups) {
     const GateRow* t = g.tightest;
-    table.AddRow({g.name, std::to_string(g.rules), fmt::format("{} of {}", g.passed, g.rows),
+    table.AddRow({g.name, std::to_string(g.rules), GroupRowsText(g), std::to_string(g.held),
                   t ? t->rule + "." + t->limit : "-", t ? t->measured.substr(0, t->measured.find(" (")) : "-",
                   t ? t->limit_value : "-"});
   }
@@ -129,6 +131,10 @@ void PrintReport(const GateReport& report, bool verbose, std::ostream& out) {
   out << "  rows:  " << Counts(report, CountRows) << '\n';
   out << fmt::format("  rules: {} (of {}; a rule counts as its worst row)\n", Counts(report, CountRules),
                      RuleCount(report));
+  const std::vector<GateGroup> groups = GroupGateRows(report);
+  out << fmt::format("  held at their value: {} of {} PASS rows (a limit set at what was measured, "
+                     "no headroom to show)\n",
+                     HeldRows(groups), CountRows(report, kPass));
   out << "  budgets: " << report.budgets_path << ", waivers checked as of " << report.today << '\n';
   if (!report.model_targets.empty()) {
     out << "  ";
@@ -152,7 +158,7 @@ void PrintReport(const GateReport& report, bool verbose, std::ostream& out) {
     PrintTable(report, out);
   } else {
     out << "By op and format (--verbose lists every row):\n";
-    PrintGroups(report, out);
+    PrintGroups(groups, out);
   }
   std::ostringstream skipped;
   PrintSkipped(report, skipped);

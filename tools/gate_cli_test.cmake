@@ -140,10 +140,13 @@ write_ledger("${WORK}/pass.json" 1000000000 "")
 gate(0 --budgets "${WORK}/pass.json" --json "${WORK}/pass_report.json")
 expect_match("${gate_out}" "^ulpgate gate: PASS \\(0 of 9 rows fail\\)\n  rows:  8 PASS, 0 FAIL, 0 WAIVED, 0 EXPIRED, 1 SKIPPED\n  rules: 4 PASS, 0 FAIL, 0 WAIVED, 0 EXPIRED, 1 SKIPPED \\(of 5;"
              "summary first")
-expect_match("${gate_out}" "\nop +rules +rows passed +closest to its limit +measured +limit\n" "folded table header")
-expect_match("${gate_out}" "\ntanh_bwd +2 +4 of 4 +small.mulsub_fma.fused.max_ulp +[0-9.e+-]+ +1.5\n" "tanh_bwd folded")
-expect_match("${gate_out}" "\nlinear_fwd +1 +2 of 2 +small.exact.max_bound_fraction +[0-9.e+-]+ +1\n" "linear_fwd folded")
-expect_match("${gate_out}" "\ndrift +1 +2 of 2 +small.drift.max_[a-z_]+ +[0-9.e+-]+ +[0-9.]+\n" "drift folded")
+expect_match("${gate_out}" "\n  held at their value: 0 of 8 PASS rows " "rows held at their value")
+expect_match("${gate_out}" "\nop +rules +passed +held +least headroom +measured +limit\n" "folded table header")
+expect_match("${gate_out}" "\ntanh_bwd +2 +4 of 4 +0 +small.mulsub_fma.fused.max_ulp +[0-9.e+-]+ +1.5\n" "tanh_bwd folded")
+expect_match("${gate_out}" "\nlinear_fwd +1 +2 of 2 +0 +small.exact.max_bound_fraction +[0-9.e+-]+ +1\n" "linear_fwd folded")
+expect_match("${gate_out}" "\ndrift +1 +2 of 2 +0 +small.drift.max_[a-z_]+ +[0-9.e+-]+ +[0-9.]+\n" "drift folded")
+# A skipped row (no golden sweeps here) is not one that failed to pass.
+expect_match("${gate_out}" "\nsweeps +1 +1 skipped +0 +- +- +-\n" "a skipped row folded as skipped")
 expect_no_match("${gate_out}" "\n +PASS +max_ulp [^\n]*\n" "a PASS row without --verbose")
 expect_no_match("${gate_out}" "replay:" "a replay command of a passing gate")
 expect_match("${gate_out}" "gate: PASS\n$" "verdict last")
@@ -181,6 +184,13 @@ endif()
 if(measured MATCHES "^0")
   message(FATAL_ERROR "mac's max ULP on domain is ${measured}: the next step needs it above 0.5")
 endif()
+# A limit set at what was measured (as bless sets them) is counted as held at
+# its value; the row with the least headroom is one that has some.
+write_ledger("${WORK}/held.json" "${measured_number}" "")
+gate(0 --budgets "${WORK}/held.json")
+expect_match("${gate_out}" "\n  held at their value: 1 of 8 PASS rows " "a limit held at its value")
+expect_match("${gate_out}" "\ntanh_bwd +2 +4 of 4 +1 +small.mulsub_fma.fused.max_ulp +[0-9.e+-]+ +1.5\n"
+             "the least headroom among rows that have some")
 
 # 2. One limit below its measurement: exit 1, the rule named with its message
 # and a replay command that measures the same, one JUnit failure.
@@ -300,7 +310,10 @@ expect_match("${markdown}" "\n\\| rows \\| 9 \\| 6 \\| 0 \\| 0 \\| 2 \\| 1 \\|\n
 expect_match("${markdown}" "\n- \\*\\*EXPIRED\\*\\* `small.mac.max_ulp`: measured ${measured}, limit 0.5, at mac@[A-Z0-9_]+ domain\n  - the waiver expired on 2030-01-01 [(]\"fix: 100%, soon\"[)]: remove it"
              "Markdown: the expired row and its message")
 expect_match("${markdown}" "\n  - replay: `ulpgate run --op tanh_bwd --variant mac " "Markdown: the replay")
-expect_match("${markdown}" "<details><summary>6 PASS rows, folded by op and format</summary>" "Markdown: PASS folded")
-expect_match("${markdown}" "\n\\| linear_fwd \\| 1 \\| 2 of 2 \\| `small.exact.max_bound_fraction` \\|" "Markdown: a folded op")
+expect_match("${markdown}" "<details><summary>6 PASS rows, folded by op and format; 0 held at their value</summary>"
+             "Markdown: PASS folded")
+expect_match("${markdown}" "\n\\| linear_fwd \\| 1 \\| 2 of 2 \\| 0 \\| `small.exact.max_bound_fraction` \\|"
+             "Markdown: a folded op")
+expect_match("${markdown}" "\n\\| sweeps \\| 1 \\| 1 skipped \\| 0 \\| - \\|" "Markdown: a skipped row folded as skipped")
 gate(1 --budgets "${WORK}/annotated.json" --today 2030-01-02 --annotations)
 expect_match("${gate_out}" "\n::error title=ulpgate gate%3A EXPIRED small.mac.max_ulp::" "--annotations")

@@ -1,7 +1,8 @@
 # ctest driver: the gate on the shipped ledger (golden/budgets.json) passes,
 # and a passing gate reads in a screenful: at most 60 lines, none over 120
 # columns, no PASS row listed (they are folded by op and format), every op
-# and format of the ledger on its line of the fold.
+# and format of the ledger on its line of the fold, the limits held at
+# exactly their measured value counted (blessed limits: some, not all).
 # -DULPGATE=<binary> -DBUDGETS=<golden/budgets.json>
 execute_process(COMMAND "${ULPGATE}" gate --quiet --budgets "${BUDGETS}"
   RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -28,6 +29,12 @@ foreach(group "tanh_bwd" "tanh_bwd bf16" "linear_fwd f16" "drift mixed_bf16" "sw
     message(FATAL_ERROR "${group}: ${CMAKE_MATCH_1} of ${CMAKE_MATCH_2} rows passed in a passing gate")
   endif()
 endforeach()
+if(NOT out MATCHES "\n  held at their value: ([0-9]+) of ([0-9]+) PASS rows ")
+  message(FATAL_ERROR "no count of the limits held at their value:\n${out}")
+endif()
+if(CMAKE_MATCH_1 EQUAL 0 OR NOT CMAKE_MATCH_1 LESS CMAKE_MATCH_2)
+  message(FATAL_ERROR "${CMAKE_MATCH_1} of ${CMAKE_MATCH_2} limits held at their value:\n${out}")
+endif()
 if(NOT out MATCHES "gate: PASS\n$")
   message(FATAL_ERROR "the verdict is not the last line:\n${out}")
 endif()

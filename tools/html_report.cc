@@ -160,6 +160,32 @@ std::string Code(const std::string& command) {
   return html + "</code>";
 }
 
+// A run's cases folded for its histograms and error map: one per variant and
+// set of targets whose outputs are identical (the same output digest: the
+// same bits on the same inputs, so the same histogram and error map), named
+// with all those targets ("mac@SCALAR, AVX2"). The targets of a variant
+// mostly compute the same bits, and a histogram each repeated them.
+struct FoldedCase {
+  const Json* c;
+  std::string name;
+};
+std::vector<FoldedCase> FoldedCases(const Json& results) {
+  std::vector<FoldedCase> folded;
+  std::vector<std::string> keys;
+  for (const Json& c : results) {
+    const std::string digest = Str(c, "output_digest");
+    const std::string key = digest.empty() ? "" : Str(c, "variant") + " " + Str(c, "dtype") + " " + digest;
+    const auto same = key.empty() ? keys.end() : std::find(keys.begin(), keys.end(), key);
+    if (same != keys.end()) {
+      folded[static_cast<size_t>(same - keys.begin())].name += ", " + Str(c, "target");
+      continue;
+    }
+    keys.push_back(key.empty() ? "#" + std::to_string(keys.size()) : key);
+    folded.push_back({&c, CaseName(c)});
+  }
+  return folded;
+}
+
 std::string RunSection(const ReportFile& f, size_t index) {
   const Json& results = f.json["results"];
   if (results.empty()) return "";
@@ -199,11 +225,12 @@ std::string RunSection(const ReportFile& f, size_t index) {
   html += "</table>";
   if (!failing.empty()) html += "<ul class='failing'>" + failing + "</ul>";
   html += UlpLegend();
+  const std::vector<FoldedCase> folded = FoldedCases(results);
   std::vector<HistogramItem> items;
-  for (const Json& c : results) {
+  for (const FoldedCase& fold : folded) {
+    const Json& c = *fold.c;
     if (!c.contains("histogram")) continue;
-    items.push_back({CaseName(c), fmt::format("max {} ULP, n = {}", Sig(Num(c, "max_ulp")),
-                                              c.value("n", uint64_t{0})),
+    items.push_back({fold.name, fmt::format("max {} ULP, n = {}", Sig(Num(c, "max_ulp")), c.value("n", uint64_t{0})),
                      &c["histogram"]});
   }
   html += HistogramGrid(items);
@@ -220,7 +247,8 @@ std::string RunSection(const ReportFile& f, size_t index) {
   }
   if (!binades.empty()) {
     html += fmt::format(
-        "<h3>error map: max ULP by binade of {0}</h3><p class='note'>A row per variant@target, a "
+        "<h3>error map: max ULP by binade of {0}</h3><p class='note'>A row per variant and the "
+        "targets that compute its outputs bit for bit alike, a "
         "column per binade of {0} (its sign and binary exponent); a cell's colour is the largest "
         "ULP error of the inputs in that binade (the scale below), blank where there are none. "
         "Hover a cell for its numbers.</p>{1}<div class='scroll'><table class='map'><tr><th>"
@@ -228,11 +256,12 @@ std::string RunSection(const ReportFile& f, size_t index) {
         Esc(operand), UlpLegend());
     for (const std::string& b : binades) html += "<th class='rot'><div>" + Esc(b) + "</div></th>";
     html += "</tr>";
-    for (const Json& c : results) {
+    for (const FoldedCase& fold : folded) {
+      const Json& c = *fold.c;
       if (!c.contains("error_map")) continue;
       std::map<std::string, const Json*> by;
       for (const Json& b : c["error_map"]["buckets"]) by[Str(b, "binade")] = &b;
-      html += "<tr><td>" + Esc(CaseName(c)) + "</td>";
+      html += "<tr><td>" + Esc(fold.name) + "</td>";
       for (const std::string& b : binades) {
         const auto it = by.find(b);
         if (it == by.end()) {
@@ -241,7 +270,7 @@ std::string RunSection(const ReportFile& f, size_t index) {
         }
         const double m = Num(*it->second, "max_ulp");
         html += fmt::format("<td style='background:{}' title='{} {}: max {} ULP, {} inputs'></td>",
-                            UlpColour(m), Esc(CaseName(c)), Esc(b), Sig(m),
+                            UlpColour(m), Esc(fold.name), Esc(b), Sig(m),
                             it->second->value("n", uint64_t{0}));
       }
       html += "</tr>";

@@ -6,6 +6,8 @@
 #include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 namespace ulpgate {
 namespace {
@@ -34,6 +36,45 @@ std::string Number(double v) {
 }
 
 bool Drawable(double y, bool log) { return std::isfinite(y) && (!log || y > 0); }
+
+// The points of a polyline a reader cannot tell from the whole of it: those
+// that leave it more than `tolerance` pixels from the line through the kept
+// ones around them (Ramer-Douglas-Peucker). A curve of an epoch per point
+// has a few points per pixel, most on a straight stretch: the page drew
+// every one of them (0.85 MB per drift chart of 1000 epochs).
+std::vector<std::pair<double, double>> Simplified(const std::vector<std::pair<double, double>>& points,
+                                                  double tolerance) {
+  if (points.size() < 3) return points;
+  std::vector<bool> keep(points.size(), false);
+  keep.front() = keep.back() = true;
+  std::vector<std::pair<size_t, size_t>> spans = {{0, points.size() - 1}};
+  while (!spans.empty()) {
+    const auto [a, b] = spans.back();
+    spans.pop_back();
+    const double dx = points[b].first - points[a].first, dy = points[b].second - points[a].second;
+    const double length = std::hypot(dx, dy);
+    double farthest = -1;
+    size_t at = a;
+    for (size_t i = a + 1; i < b; ++i) {
+      const double px = points[i].first - points[a].first, py = points[i].second - points[a].second;
+      const double d = length > 0 ? std::fabs(dx * py - dy * px) / length : std::hypot(px, py);
+      if (d > farthest) {
+        farthest = d;
+        at = i;
+      }
+    }
+    if (farthest > tolerance) {
+      keep[at] = true;
+      spans.push_back({a, at});
+      spans.push_back({at, b});
+    }
+  }
+  std::vector<std::pair<double, double>> kept;
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (keep[i]) kept.push_back(points[i]);
+  }
+  return kept;
+}
 
 // One line of text no wider than `room`: when it would be wider, the
 // renderer squeezes it to fit rather than letting the frame clip it.
@@ -311,18 +352,25 @@ std::string LineChartSvg(const ChartOptions& o, const std::vector<ChartPanel>& p
     for (size_t k : order) {
       const ChartSeries& s = series[k];
       if (p >= s.panels.size()) continue;
+      // Each stretch of drawable points, simplified to a fifth of a pixel.
       std::string path;
-      bool pen_down = false;
+      std::vector<std::pair<double, double>> stretch;
+      auto draw = [&] {
+        const std::vector<std::pair<double, double>> kept = Simplified(stretch, 0.2);
+        for (size_t j = 0; j < kept.size(); ++j) {
+          path += fmt::format("{}{:.1f},{:.1f} ", j ? "L" : "M", kept[j].first, kept[j].second);
+        }
+        stretch.clear();
+      };
       for (size_t i = 0; i < s.panels[p].size(); ++i) {
         const double y = s.panels[p][i];
         if (!Drawable(y, panel.log_y)) {
-          pen_down = false;
+          draw();
           continue;
         }
-        path += fmt::format("{}{:.1f},{:.1f} ", pen_down ? "L" : "M", x_of(static_cast<double>(i)),
-                            y_of(y));
-        pen_down = true;
+        stretch.emplace_back(x_of(static_cast<double>(i)), y_of(y));
       }
+      draw();
       if (path.empty()) continue;
       svg += fmt::format(
           "<path data-series='{}' clip-path='url(#{}-panel{})' fill='none' stroke='{}' "

@@ -201,17 +201,22 @@ std::vector<GateGroup> GroupGateRows(const GateReport& report) {
     if (rule == nullptr || *rule != row.rule) ++it->rules;
     rule = &row.rule;
     ++it->rows;
+    if (row.status == kSkipped) ++it->skipped;
     if (row.status != kPass) continue;
     ++it->passed;
     // Measured over limit: how much of its budget a row uses. A limit of 0
-    // (exactness, conformance) has no fraction to use, so it is only the
-    // tightest row when the group has no other.
-    const double t = row.limit_number > 0 && std::isfinite(row.measured_value)
-                         ? row.measured_value / row.limit_number
-                         : -1;
-    // Many limits are set at what was measured (counts of special
-    // mismatches, say), so ties at 1 are common: max_ulp, the number a
-    // reader asks first, is shown among equals.
+    // (exactness, conformance) has no fraction to use, and a limit set at
+    // what was measured uses all of it: neither has headroom to show. The
+    // sweeps' digests_match is a floor (every sweep matches), not a budget.
+    if (!(row.limit_number > 0) || !std::isfinite(row.measured_value) || row.limit == "digests_match") {
+      continue;
+    }
+    if (row.measured_value == row.limit_number) {
+      ++it->held;
+      continue;
+    }
+    const double t = row.measured_value / row.limit_number;
+    // max_ulp, the number a reader asks first, is shown among equals.
     const bool preferred = row.limit == "max_ulp" && it->tightest != nullptr &&
                            it->tightest->limit != "max_ulp" && t == tightness[g];
     if (it->tightest == nullptr || t > tightness[g] || preferred) {
@@ -220,6 +225,19 @@ std::vector<GateGroup> GroupGateRows(const GateReport& report) {
     }
   }
   return groups;
+}
+
+std::string GroupRowsText(const GateGroup& group) {
+  const size_t measured = group.rows - group.skipped;
+  if (measured == 0) return fmt::format("{} skipped", group.skipped);
+  return fmt::format("{} of {}{}", group.passed, measured,
+                     group.skipped ? fmt::format(", {} skipped", group.skipped) : std::string());
+}
+
+size_t HeldRows(const std::vector<GateGroup>& groups) {
+  size_t held = 0;
+  for (const GateGroup& g : groups) held += g.held;
+  return held;
 }
 
 std::vector<std::pair<std::string, std::vector<std::string>>> SkippedByReason(const GateReport& report) {
@@ -340,13 +358,15 @@ std::string GateMarkdown(const GateReport& report) {
     md += "\n";
   }
   const std::vector<GateGroup> groups = GroupGateRows(report);
-  md += fmt::format("<details><summary>{} PASS rows, folded by op and format</summary>\n\n",
-                    CountRows(report, kPass));
-  md += "| op | rules | rows passed | closest to its limit | measured | limit |\n"
-        "|---|--:|--:|---|--:|--:|\n";
+  md += fmt::format("<details><summary>{} PASS rows, folded by op and format; {} held at their value"
+                    "</summary>\n\n",
+                    CountRows(report, kPass), HeldRows(groups));
+  md += "| op | rules | rows passed | held at their value | least headroom | measured | limit |\n"
+        "|---|--:|--:|--:|---|--:|--:|\n";
   for (const GateGroup& g : groups) {
-    md += fmt::format("| {} | {} | {} of {} | {} | {} | {} |\n", MarkdownText(g.name), g.rules,
-                      g.passed, g.rows, g.tightest ? MarkdownCode(RowName(*g.tightest), true) : "-",
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", MarkdownText(g.name), g.rules,
+                      GroupRowsText(g), g.held,
+                      g.tightest ? MarkdownCode(RowName(*g.tightest), true) : "-",
                       g.tightest ? MarkdownText(g.tightest->measured) : "-",
                       g.tightest ? MarkdownText(g.tightest->limit_value) : "-");
   }

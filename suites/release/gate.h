@@ -55,15 +55,24 @@ std::string GateJunitXml(const GateReport& report);
 
 // The rows by op and format (the rules' "op" and "dtype"; the golden sweeps'
 // rows make one group, "sweeps"), in ledger order: what a person reads of a
-// gate that passes, where one line per group says how many rows passed and
-// the passing row closest to its limit.
+// gate that passes, where one line per group says how many rows passed, how
+// many are held at exactly their value, and the passing row with the least
+// headroom among those that have any.
 struct GateGroup {
-  std::string name;                     // "OP", "OP bf16" (a run of an op in a format), "sweeps"
-  size_t rules = 0, rows = 0, passed = 0;
-  // The PASS row with the largest measured / limit (max_ulp among equals);
-  // null if none passed.
+  std::string name;  // "OP", "OP bf16" (a run of an op in a format), "sweeps"
+  size_t rules = 0, rows = 0, passed = 0, skipped = 0;
+  // PASS rows measured at exactly their limit, a limit above 0: limits
+  // blessed from a measurement sit there, so they say nothing of headroom.
+  size_t held = 0;
+  // The PASS row with the largest measured / limit below 1 (max_ulp among
+  // equals); null if no passing row has headroom.
   const GateRow* tightest = nullptr;
 };
+// "12 of 12", "3 of 3, 1 skipped", "1 skipped": a group's rows passed of
+// those measured, a skipped row never counted as one that did not pass.
+std::string GroupRowsText(const GateGroup& group);
+// PASS rows held at exactly their value (GateGroup::held), in every group.
+size_t HeldRows(const std::vector<GateGroup>& groups);
 std::vector<GateGroup> GroupGateRows(const GateReport& report);
 
 // The SKIPPED rows by their message (why they were skipped), in ledger

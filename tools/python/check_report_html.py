@@ -4,11 +4,17 @@ its tags balanced, every inline SVG is well-formed XML, nothing is fetched
 from elsewhere (no src= or href= but in-page anchors), the histograms of a
 table share one x scale (the same bin labels), and the page holds the
 sections asked for (--expect TEXT, repeatable: text that must appear;
---count N:TEXT, text that must appear at least N times).
+--count N:TEXT, text that must appear at least N times). --max-bytes N: the
+page is at most N bytes. --folded RUN.json (repeatable): the run report's
+histograms are folded, one per variant and set of targets whose outputs are
+identical (the same output digest), titled with all those targets, and none
+drawn twice.
 
 Exit 0 when all holds, 1 with a line per problem otherwise."""
 import argparse
 import html.entities
+import json
+import os
 import re
 import sys
 import xml.etree.ElementTree as ET
@@ -44,12 +50,38 @@ class Balance(HTMLParser):
         self.stack.pop()
 
 
+def folding_problems(path, titles):
+    """The histograms of run report `path` among the page's (by their titles, "variant@T1, T2:
+    max ..."): one per variant whose targets gave the same output digest, titled with them all."""
+    results = json.load(open(path, encoding="utf-8"))["results"]
+    groups = {}  # (variant, dtype, digest) -> targets, in the report's order
+    for c in results:
+        if "histogram" in c:
+            groups.setdefault((c["variant"], c.get("dtype"), c["output_digest"]), []).append(c["target"])
+    problems = []
+    named = [t.split(":", 1)[0] for t in titles]
+    for (variant, _, digest), targets in groups.items():
+        title = f"{variant}@{', '.join(targets)}"
+        if named.count(title) != 1:
+            problems.append(f"{path}: {named.count(title)} histograms titled {title!r} (outputs {digest}), "
+                            "expected one")
+    for variant in {v for v, _, _ in groups}:
+        drawn = [n for n in named if n.startswith(variant + "@")]
+        want = [k for k in groups if k[0] == variant]
+        if len(drawn) > len(want):
+            problems.append(f"{path}: {len(drawn)} histograms of {variant}, for {len(want)} distinct outputs")
+    return problems
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("page")
     p.add_argument("--expect", action="append", default=[])
     p.add_argument("--count", action="append", default=[], metavar="N:TEXT")
     p.add_argument("--svgs", type=int, default=1, help="at least this many inline SVGs")
+    p.add_argument("--max-bytes", type=int, help="the page's size at most this")
+    p.add_argument("--folded", action="append", default=[], metavar="RUN.json",
+                   help="a run report whose histograms the page folds by output digest")
     args = p.parse_args()
     text = open(args.page, encoding="utf-8").read()
     problems = []
@@ -83,6 +115,12 @@ def main():
                   for h in re.findall(r"<svg class='hist'.*?</svg>", grid, flags=re.S)]
         if any(scale != scales[0] for scale in scales):
             problems.append(f"histogram grid {g}: the histograms' x scales differ: {scales}")
+    size = os.path.getsize(args.page)
+    if args.max_bytes is not None and size > args.max_bytes:
+        problems.append(f"{size} bytes, more than {args.max_bytes}")
+    titles = [html.unescape(t) for t in re.findall(r"<svg class='hist'[^>]*><title>([^<]*)</title>", text)]
+    for path in args.folded:
+        problems += folding_problems(path, titles)
     for line in problems:
         print(f"{args.page}: {line}")
     if not problems:

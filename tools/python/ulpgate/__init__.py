@@ -16,12 +16,17 @@ ulpgate.testing holds assertions for test suites. The measurements are the CLI's
 """
 
 import json
+import math
+import sys
+import time
 
 from . import _ulpgate
 
-__all__ = ["check", "sweep", "ops", "exact", "CheckReport", "SweepReport", "InputError"]
+__all__ = ["check", "sweep", "ops", "exact", "hex_value", "CheckReport", "SweepReport", "InputError"]
 
+__version__ = _ulpgate.__version__  # the CMake project's version, as `ulpgate --version` says it
 InputError = _ulpgate.InputError
+WIDTH = 120  # the columns every line of a report and an assertion message fits
 _DTYPE_NAMES = {"f32": "f32", "float32": "f32", "bf16": "bf16", "bfloat16": "bf16", "f16": "f16",
                 "float16": "f16", "half": "f16"}
 
@@ -107,9 +112,61 @@ def _narrower_hint(values, out):
     return None
 
 
-def exact(op, *operands):
-    """The exact value of op at one input, as a hex float string."""
-    return _ulpgate.exact(op, [float(v) for v in operands])
+def exact(op, *operands, digits=None):
+    """The exact value of op at one input, as a hex float string (exact where the value is
+    binary; else to the oracle's precision), or as a decimal of `digits` significant digits."""
+    return _ulpgate.exact(op, [float(v) for v in operands], int(digits or 0))
+
+
+def hex_value(x):
+    """A value of f32, bf16 or f16 as C's %a writes it (as the CLI does): no trailing zeros, so
+    as many hex digits as the format's significand needs (-0x1.f853e8p-3, not the double's
+    -0x1.f853e80000000p-3)."""
+    x = float(x)
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    significand, exponent = x.hex().split("p")
+    if "." in significand:
+        significand = significand.rstrip("0").rstrip(".")
+    return f"{significand}p{exponent}"
+
+
+def _decimal_text(text):
+    """A decimal of the oracle's ("-4.2656250000000000e+00") without what says nothing:
+    "-4.265625", "1.865153113246411e-37", "-0"."""
+    significand, e, exponent = text.partition("e")
+    if "." in significand:
+        significand = significand.rstrip("0").rstrip(".")
+    if significand.lstrip("-") == "0":
+        return significand
+    return significand + (e + exponent if exponent not in ("+00", "+0", "") else "")
+
+
+def _ulp_text(e):
+    """A ULP error for a report line (as the CLI's tables write it)."""
+    e = float(e)
+    if math.isinf(e):
+        return "inf"
+    return f"{e:.3g}" if e >= 1e6 else f"{e:.4g}"
+
+
+def _wrapped(text, prefix="", indent=0, command=False, width=WIDTH):
+    """`prefix` + `text` as lines of at most `width` columns, broken between the words of
+    `text`, the lines after the first indented by `indent` spaces; a command's broken lines end
+    in ` \\` so that it pastes into a shell whole. A word longer than a line stays whole."""
+    room = width - (2 if command else 0)
+    lines, line = [], prefix
+    fresh = True  # nothing of `text` on the line yet
+    for word in text.split(" "):
+        if not fresh and len(line) + 1 + len(word) > room:
+            lines.append(line + (" \\" if command else ""))
+            line, fresh = " " * indent + word, False
+        else:
+            line, fresh = (line + word if fresh else f"{line} {word}"), False
+    lines.append(line)
+    return "\n".join(lines)
 
 
 def _operands(op, inputs):
@@ -130,12 +187,14 @@ def _operands(op, inputs):
 class CheckReport:
     """What `check` measured: ULP errors (max, mean, percentiles, histogram), the bound
     fraction, special and signed-zero mismatches, the models followed bit for bit
-    (`matching`) and for every model how many outputs differ and the nearest of them."""
+    (`matching`) and for every model how many outputs differ and the nearest of them. Its
+    repr says what `ulpgate check` says: the bound fraction with its verdict, the models
+    followed (else the nearest one and its mismatches), the worst input and its replay."""
 
-    def __init__(self, record, op, dtype, names, operands):
+    def __init__(self, record, op, dtype, names, operands, outputs=None):
         self.record = record
         self.op, self.dtype = op, dtype
-        self._names, self._operands = names, operands
+        self._names, self._operands, self._outputs = names, operands, outputs
         self.n = record["n"]
         self.max_ulp = record["max_ulp"]
         self.mean_ulp = record["mean_ulp"]
@@ -149,33 +208,101 @@ class CheckReport:
         self.models = {m["name"]: m for m in record["conformance"]["models"]}
         self.worst = record.get("max_input")
 
+    @property
+    def max_bound_fraction(self):
+        """The largest error as a fraction of what a backward-stable evaluation of the op's
+        definition may err (above 1: beyond that bound); None where the op has no bound."""
+        if not self.bound_fraction:
+            return None
+        return float(self.bound_fraction["max"])  # a number, or "inf"
+
+    @property
+    def above_bound(self):
+        """How many outputs err beyond the backward-stable bound."""
+        return self.bound_fraction["above_one"] if self.bound_fraction else 0
+
+    @property
+    def nearest_model(self):
+        """(name, mismatches) of the model fewest outputs differ from (a followed one has 0);
+        None without models."""
+        if not self.models:
+            return None
+        m = min(self.models.values(), key=lambda m: m["mismatches"])  # the first among equals
+        return m["name"], m["mismatches"]
+
     def mismatches(self, model):
         """How many outputs differ from `model`'s."""
         if model not in self.models:
             raise KeyError(f"unknown model '{model}' ({', '.join(self.models)})")
         return self.models[model]["mismatches"]
 
+    def inputs_at(self, index):
+        """The operands of input `index`: [(name, value)], values as floats."""
+        return [(n, float(v[index])) for n, v in zip(self._names, self._operands)]
+
+    def input_text(self, index):
+        """'grad = -0x1.f853e8p-3, t = 0x1.8p-1': input `index` in the dtype's hex width."""
+        return ", ".join(f"{n} = {hex_value(v)}" for n, v in self.inputs_at(index))
+
     def replay(self, index):
         """The command that explains input `index` step by step (f32 operands)."""
-        values = [float(v[index]) for v in self._operands]
-        inputs = " ".join(f"--input {n}={v.hex()}" for n, v in zip(self._names, values))
+        inputs = " ".join(f"--input {n}={hex_value(v)}" for n, v in self.inputs_at(index))
         return f"ulpgate explain --op {self.op} {inputs}"
 
     def to_json(self):
         return json.dumps(self.record, indent=2)
 
+    def bound_text(self):
+        """The bound fraction with its verdict, as `ulpgate check` says it."""
+        b = self.max_bound_fraction
+        if b is None:
+            return "no bound for this op"
+        if self.above_bound:
+            return (f"{_ulp_text(b)}: EXCEEDS the backward-stable error bound on {self.above_bound} of "
+                    f"{self.n} outputs (up to {_ulp_text(b)} times it)")
+        return f"{_ulp_text(b)}: within the backward-stable error bound (the largest error is {_ulp_text(b)} of it)"
+
+    def models_text(self):
+        """The models followed bit for bit; if none, the nearest and how many outputs differ."""
+        if self.matching:
+            return ", ".join(self.matching)
+        nearest = self.nearest_model
+        if nearest is None:
+            return f"no model of {self.op}"
+        return f"no model; nearest {nearest[0]} ({nearest[1]} of {self.n} outputs differ)"
+
+    def worst_text(self, index=None):
+        """Input `index` (the worst by ULP by default): its operands, the output and the exact
+        value, in the dtype's hex width and a decimal of 17 digits."""
+        if index is None:
+            if not self.worst:
+                return None
+            index = self.worst["index"]
+        text = f"#{index}: {self.input_text(index)}"
+        if self._outputs is not None:
+            text += f"; output {hex_value(self._outputs[index])}"
+        values = [v for _, v in self.inputs_at(index)]
+        return f"{text}, exact value {_decimal_text(exact(self.op, *values, digits=17))}"
+
     def _rows(self):
         p = self.percentiles
-        return [("outputs", f"{self.n} ({self.dtype})"),
-                ("max ULP", f"{self.max_ulp:.4g}" + (f" at input #{self.worst['index']}" if self.worst else "")),
-                ("mean / p99 ULP", f"{self.mean_ulp:.4g} / {p.get(99.0, float('nan')):.4g}"),
+        rows = [("outputs", f"{self.n} ({self.dtype})"),
+                ("max ULP", _ulp_text(self.max_ulp) + (f" at input #{self.worst['index']}" if self.worst else "")),
+                ("mean / p99 ULP", f"{_ulp_text(self.mean_ulp)} / {_ulp_text(p.get(99.0, float('nan')))}"),
                 ("correctly rounded", f"{self.correctly_rounded} of {self.n}"),
                 ("special mismatches", str(self.special_mismatch)),
-                ("follows bit for bit", ", ".join(self.matching) or "no model")]
+                ("bound fraction", self.bound_text()),
+                ("follows bit for bit", self.models_text())]
+        if self.worst:
+            rows += [("worst input", self.worst_text()), ("replay", self.replay(self.worst["index"]))]
+        return rows
 
     def __repr__(self):
-        width = max(len(k) for k, _ in self._rows())
-        lines = [f"ulpgate check of {self.op}:"] + [f"  {k:<{width}}  {v}" for k, v in self._rows()]
+        rows = self._rows()
+        width = max(len(k) for k, _ in rows)
+        lines = [f"ulpgate check of {self.op}:"]
+        for k, v in rows:
+            lines.append(_wrapped(v, prefix=f"  {k:<{width}}  ", indent=width + 4, command=k == "replay"))
         return "\n".join(lines)
 
     def _repr_html_(self):
@@ -218,7 +345,7 @@ def check(outputs, inputs, op, dtype=None, models=(), label=None, threads=0):
         if any(c and c != dtype for c in claimed):
             hint = f" (the arrays are {', '.join(sorted({c for c in claimed if c}))}: pass dtype= that)"
         raise ValueError(f"{e}{hint}") from None
-    return CheckReport(record, op, dtype, names, values)
+    return CheckReport(record, op, dtype, names, values, out)
 
 
 class SweepReport:
@@ -243,9 +370,9 @@ class SweepReport:
         return json.dumps(self.record, indent=2)
 
     def __repr__(self):
-        return (f"ulpgate sweep of {self.record['op']} over {self.n} inputs: max {self.max_ulp:.4g} ULP, "
-                f"mean {self.mean_ulp:.4g}, {self.special_mismatch} special mismatches; follows "
-                f"{', '.join(self.matching) or 'no model'}")
+        return _wrapped(f"ulpgate sweep of {self.record['op']} over {self.n} inputs: max {self.max_ulp:.4g} ULP, "
+                        f"mean {self.mean_ulp:.4g}, {self.special_mismatch} special mismatches; follows "
+                        f"{', '.join(self.matching) or 'no model'}", indent=2)
 
 
 def _torch():
@@ -296,8 +423,49 @@ def _wrap(kernel, dtype, framework):
     return call_numpy
 
 
+# A sweep's progress on stderr, as the CLI's (tools/progress.h): nothing for this many
+# seconds, so that a quick sweep prints nothing; then on a terminal one line rewritten at
+# most twice a second, elsewhere (a log, a notebook's stream) a line every PROGRESS_EVERY.
+PROGRESS_AFTER = 5.0
+PROGRESS_EVERY = 15.0
+
+
+class _Progress:
+    """progress(done, total) of a sweep: "sweep: 39.3% (393216 of 1000000 inputs),
+    4.55e+05 inputs/s, ETA 1 s" on `stream` (sys.stderr by default)."""
+
+    def __init__(self, label="sweep", unit="inputs", stream=None):
+        self.label, self.unit = label, unit
+        self.stream = stream if stream is not None else sys.stderr
+        isatty = getattr(self.stream, "isatty", None)
+        self.tty = bool(isatty and isatty())
+        self.start = self.last = time.monotonic()
+        self.shown = False
+
+    def __call__(self, done, total):
+        now = time.monotonic()
+        seconds, since = now - self.start, now - self.last
+        if total == 0 or seconds < PROGRESS_AFTER or done >= total:
+            return
+        if self.shown and since < (0.5 if self.tty else PROGRESS_EVERY):
+            return
+        self.last, self.shown = now, True
+        rate = done / max(seconds, 1e-9)
+        eta = f", ETA {(total - done) / rate:.0f} s" if done else ""
+        line = (f"{self.label}: {100.0 * done / total:5.1f}% ({done} of {total} {self.unit}), "
+                f"{rate:.3g} {self.unit}/s{eta}")
+        self.stream.write(f"\r\033[K{line}" if self.tty else line + "\n")
+        self.stream.flush()
+
+    def clear(self):
+        """Erases a terminal's line; a log keeps its lines."""
+        if self.tty and self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+
 def sweep(kernel, op, dtype="bf16", range=None, fixed=None, over=None, claim=None, name="python",
-          variant="kernel", framework="auto", threads=0):
+          variant="kernel", framework="auto", threads=0, progress=True):
     """Calls `kernel` on every input of a domain, in batches, and measures every output:
     in bf16 or f16 all 2^32 pairs of the op's two operands (or `range=(begin, end)`, indices
     into that domain); in f32 every value of one operand at the `fixed` values of the other
@@ -306,7 +474,9 @@ def sweep(kernel, op, dtype="bf16", range=None, fixed=None, over=None, claim=Non
     bfloat16, so bf16 travels as float32 values there). `claim` names the model it must
     follow (mismatches are then counted); without it the report says what it follows.
     One implementation with the CLI's sweep and with the Python IUT (tools/python/torch_iut.py):
-    the kernel is called once per block of 2^16 inputs."""
+    the kernel is called once per block of 2^16 inputs. A sweep that runs longer than
+    PROGRESS_AFTER seconds reports its progress on stderr as the CLI's does (progress=False:
+    never; a callable: progress(done, total) is called instead, between blocks)."""
     dtype = _DTYPE_NAMES.get(dtype, dtype)
     operands = _op(op)["operands"]
     if len(operands) != 2:
@@ -314,9 +484,15 @@ def sweep(kernel, op, dtype="bf16", range=None, fixed=None, over=None, claim=Non
     if dtype == "f32" and not fixed:
         raise ValueError("f32 has 2^64 pairs: give fixed=[values] of one operand (and over=)")
     begin, end = (0, 0) if range is None else range
-    report = _ulpgate.sweep(_wrap(kernel, dtype, framework), op, dtype, name, variant, claim or "",
-                            [float(v) for v in (fixed or [])], over or operands[1], int(begin), int(end),
-                            threads)
+    shown = _Progress() if progress is True else None
+    callback = shown or (progress if callable(progress) else None)
+    try:
+        report = _ulpgate.sweep(_wrap(kernel, dtype, framework), op, dtype, name, variant, claim or "",
+                                [float(v) for v in (fixed or [])], over or operands[1], int(begin),
+                                int(end), threads, callback)
+    finally:
+        if shown:
+            shown.clear()
     return SweepReport(json.loads(report))
 
 

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "suites/engine/plugins.h"
 #include "suites/inputs/inputs.h"
 #include "suites/investigate/check.h"
+#include "suites/reports/report.h"
 #include "suites/sweep/sweep.h"
 
 namespace py = pybind11;
@@ -122,7 +124,7 @@ PluginCall CallableKernel(py::function kernel, const FloatFormat& format, size_t
 std::string Sweep(py::function kernel, const std::string& op_name, const std::string& dtype,
                   const std::string& name, const std::string& variant, const std::string& claim,
                   const std::vector<float>& fixed, const std::string& over, uint64_t begin,
-                  uint64_t end, unsigned threads) {
+                  uint64_t end, unsigned threads, py::object progress) {
   const ElementwiseOpInfo& op = OpNamed(op_name);
   const FloatFormat& format = FormatNamed(dtype);
   if (op.arity() != 2) throw py::value_error(op_name + " has not two operands: a sweep takes two");
@@ -171,20 +173,45 @@ std::string Sweep(py::function kernel, const std::string& op_name, const std::st
   options.end = end == 0 ? options.domain.size() : end;
   options.targets = {target};
   options.threads = threads;
+  // progress(done, total), called on this thread between blocks: an
+  // exception in it may not cross the sweep's threads, so it is kept, no
+  // more calls are made, and it is raised when the sweep has ended.
+  std::unique_ptr<py::error_already_set> progress_error;
+  if (!progress.is_none()) {
+    options.progress = [&progress, &progress_error](uint64_t done, uint64_t total) {
+      py::gil_scoped_acquire gil;
+      if (progress_error) return;
+      try {
+        progress(done, total);
+      } catch (py::error_already_set& e) {
+        progress_error = std::make_unique<py::error_already_set>(std::move(e));
+      }
+    };
+  }
   SweepResult result;
   {
     py::gil_scoped_release release;
     result = RunSweep(options);
   }
+  if (progress_error) throw std::move(*progress_error);
   return SweepJson(result).dump();
 }
 
 // The exact value of the op at one input, as a hex float (rounded to the
-// oracle's precision where the op's definition is not exact in binary).
-std::string Exact(const std::string& op_name, const std::vector<float>& operands) {
+// oracle's precision where the op's definition is not exact in binary), or
+// with digits > 0 as a decimal of that many significant digits.
+std::string Exact(const std::string& op_name, const std::vector<float>& operands, int digits) {
   const ElementwiseOpInfo& op = OpNamed(op_name);
   if (operands.size() != op.arity()) throw py::value_error(op_name + " takes " + std::to_string(op.arity()) + " operands");
-  return OracleOf(op).Exact(operands.data()).ToHexExact();
+  const MpfrNumber exact = OracleOf(op).Exact(operands.data());
+  return digits > 0 ? exact.ToDecimal(digits) : exact.ToHexExact();
+}
+
+// "0.1.0": the project's version, as `ulpgate --version` says it.
+std::string Version() {
+  const std::string tool = ToolVersion();
+  const size_t space = tool.rfind(' ');
+  return space == std::string::npos ? tool : tool.substr(space + 1);
 }
 
 }  // namespace
@@ -195,13 +222,16 @@ PYBIND11_MODULE(_ulpgate, m) {
   py::register_exception<ulpgate::InputError>(m, "InputError", PyExc_ValueError);
   py::register_exception<ulpgate::KernelFaultError>(m, "KernelFault", PyExc_RuntimeError);
   m.def("ops", &ulpgate::OpsList, "The elementwise ops: name, operands, definition.");
-  m.def("exact", &ulpgate::Exact, py::arg("op"), py::arg("operands"),
-        "The exact value of the op at one input (binary32 operands), as a hex float.");
+  m.attr("__version__") = ulpgate::Version();
+  m.def("exact", &ulpgate::Exact, py::arg("op"), py::arg("operands"), py::arg("digits") = 0,
+        "The exact value of the op at one input (binary32 operands), as a hex float (or a "
+        "decimal of `digits` significant digits).");
   m.def("check", &ulpgate::Check, py::arg("op"), py::arg("dtype"), py::arg("operands"),
         py::arg("outputs"), py::arg("label"), py::arg("models"), py::arg("threads") = 0,
         "Measures outputs against the exact values and every model; returns check's JSON record.");
   m.def("sweep", &ulpgate::Sweep, py::arg("kernel"), py::arg("op"), py::arg("dtype"),
         py::arg("name"), py::arg("variant"), py::arg("claim"), py::arg("fixed"), py::arg("over"),
-        py::arg("begin"), py::arg("end"), py::arg("threads") = 0,
-        "Sweeps a callable over a domain; returns sweep's JSON report.");
+        py::arg("begin"), py::arg("end"), py::arg("threads") = 0, py::arg("progress") = py::none(),
+        "Sweeps a callable over a domain, calling progress(done, total) between blocks; returns "
+        "sweep's JSON report.");
 }

@@ -1,30 +1,34 @@
 """Assertions for test suites, in the manner of torch.testing.assert_close, that say more:
-how many outputs differ, the worst input in hex with its exact value, the models the
-outputs follow, and the command that explains the input step by step.
+how many outputs differ, the worst input in the dtype's own hex with its exact value, the
+bound fraction with its verdict, the models the outputs follow (else the nearest), and the
+command that explains the input step by step. Every line of a message fits 120 columns.
 
-    from ulpgate.testing import assert_follows_model, assert_within_ulp
+    from ulpgate.testing import assert_follows_model, assert_within_bound, assert_within_ulp
     assert_within_ulp(y, {"grad": g, "t": t}, op="tanh_bwd", max_ulp=1.5)
+    assert_within_bound(y, {"grad": g, "x": x}, op="silu_bwd")
     assert_follows_model(y, {"grad": g, "t": t}, op="tanh_bwd", model="mulsub_fused")
 """
 
-from . import check, exact
+from . import _decimal_text, _ulp_text, _wrapped, check, exact
 
-__all__ = ["assert_follows_model", "assert_within_ulp"]
+__all__ = ["assert_follows_model", "assert_within_bound", "assert_within_ulp"]
 
 
-def _input_text(report, index):
-    values = [float(v[index]) for v in report._operands]
-    return ", ".join(f"{n} = {v.hex()}" for n, v in zip(report._names, values)), values
+def _input_lines(report, index, what):
+    """`what` at input `index`, its output and exact value, and the command that explains it."""
+    return [_wrapped(report.worst_text(index), prefix=f"{what} at input ", indent=2),
+            _wrapped(report.replay(index), prefix="  explain it: ", indent=6, command=True)]
 
 
 def _worst_lines(report):
     if not report.worst:
         return []
-    index = report.worst["index"]
-    text, values = _input_text(report, index)
-    return [f"Worst: {report.max_ulp:.4g} ULP at input #{index}: {text};",
-            f"  exact value {exact(report.op, *values)}",
-            f"  explain it: {report.replay(index)}"]
+    return _input_lines(report, report.worst["index"], f"Worst: {_ulp_text(report.max_ulp)} ULP")
+
+
+def _closing_lines(report):
+    return [_wrapped(f"Bound fraction: {report.bound_text()}.", indent=2),
+            _wrapped(f"Follows bit for bit: {report.models_text()}.", indent=2)]
 
 
 def assert_within_ulp(outputs, inputs, op, max_ulp, dtype=None, allow_special=False, msg=None):
@@ -40,7 +44,30 @@ def assert_within_ulp(outputs, inputs, op, max_ulp, dtype=None, allow_special=Fa
              f"{f'At least {over}' if over else 'Some'} of {report.n} outputs ({report.dtype}) exceed it"
              f"{f'; {report.special_mismatch} are special mismatches' if report.special_mismatch else ''}."]
     lines += _worst_lines(report)
-    lines.append(f"Follows bit for bit: {', '.join(report.matching) or 'no model of ' + op}.")
+    lines += _closing_lines(report)
+    raise AssertionError("\n".join(lines))
+
+
+def assert_within_bound(outputs, inputs, op, max_fraction=1.0, dtype=None, msg=None):
+    """Fails unless every output's error is at most `max_fraction` of what a backward-stable
+    evaluation of the op's definition may err (1: the bound itself; `ulpgate check
+    --max-bound-fraction`). Many ULPs where the result cancels are within it; a kernel whose
+    formula loses more than its rounding can explain is not."""
+    report = check(outputs, inputs, op=op, dtype=dtype)
+    fraction = report.max_bound_fraction
+    if fraction is None:
+        raise ValueError(f"{op} has no error bound to hold its outputs to")
+    if fraction <= max_fraction:
+        return report
+    b = report.bound_fraction
+    limit = "the error bound" if max_fraction == 1 else f"{max_fraction:g} times the error bound"
+    lines = [msg or f"{op} outputs err more than {limit} of a backward-stable evaluation.",
+             _wrapped(f"The largest error is {_ulp_text(fraction)} times the bound; {report.above_bound} of "
+                      f"{report.n} outputs ({report.dtype}) exceed the bound itself.", indent=2)]
+    if b.get("max_input"):
+        lines += _input_lines(report, b["max_input"]["index"], f"Largest: {_ulp_text(fraction)} times the bound")
+    lines += _worst_lines(report)
+    lines.append(_wrapped(f"Follows bit for bit: {report.models_text()}.", indent=2))
     raise AssertionError("\n".join(lines))
 
 
@@ -70,11 +97,13 @@ def assert_follows_model(outputs, inputs, op, model, dtype=None, msg=None):
     if nearest:
         first = nearest[0]
         index = first["index"]
-        text, values = _input_text(report, index)
-        lines += [f"Nearest: input #{index}: {text}:",
-                  f"  output {first['output']['value']}, model {first['model']['value']} "
-                  f"({first['apart_ulp']:g} ULP apart), exact value {exact(op, *values)}",
-                  f"  explain it: {report.replay(index)}"]
+        apart = first["apart_ulp"]
+        values = [v for _, v in report.inputs_at(index)]
+        exact_value = _decimal_text(exact(op, *values, digits=17))
+        lines += [_wrapped(f"#{index}: {report.input_text(index)}:", prefix="Nearest: input ", indent=2),
+                  _wrapped(f"output {first['output']['value']}, model {first['model']['value']} "
+                           f"({_ulp_text(apart)} ULP apart), exact value {exact_value}", prefix="  ", indent=4),
+                  _wrapped(report.replay(index), prefix="  explain it: ", indent=6, command=True)]
     lines += _worst_lines(report)
-    lines.append(f"Follows bit for bit: {', '.join(report.matching) or 'no model of ' + op}.")
+    lines += _closing_lines(report)
     raise AssertionError("\n".join(lines))
