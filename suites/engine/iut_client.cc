@@ -39,6 +39,14 @@ const char* KernelFaultKey(KernelFaultKind kind) {
   return "?";
 }
 
+std::optional<KernelFaultKind> KernelFaultFromKey(std::string_view key) {
+  for (KernelFaultKind kind : {KernelFaultKind::kCrashed, KernelFaultKind::kTimeout,
+                               KernelFaultKind::kOutOfBounds, KernelFaultKind::kRefused}) {
+    if (key == KernelFaultKey(kind)) return kind;
+  }
+  return std::nullopt;
+}
+
 namespace {
 
 double Now() {

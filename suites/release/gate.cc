@@ -48,6 +48,8 @@ std::string XmlEscaped(const std::string& text) {
   return s;
 }
 
+}  // namespace
+
 // The command that measures one record of `spec` again on its own: the same
 // suite, seed and count give the same inputs and call plan, so the same
 // numbers. A target this CPU cannot run was measured on its model, which
@@ -77,6 +79,8 @@ std::string ReplayCommand(const MeasureSpec& spec, const nlohmann::ordered_json&
   if (plugin != nullptr) command += " " + plugin->Argument();
   return command;
 }
+
+namespace {
 
 // The `check` that measures an external golden's outputs again. Its files
 // are named from the golden (ResolveExternalFile); the command names them
@@ -361,7 +365,7 @@ std::string GateMarkdown(const GateReport& report) {
   return md;
 }
 
-bool GateReport::failed() const { return failures() > 0; }
+bool GateReport::failed() const { return failures() > 0 || !faults.empty(); }
 
 size_t GateReport::failures() const {
   return static_cast<size_t>(std::count_if(rows.begin(), rows.end(), RowFails));
@@ -475,6 +479,14 @@ GateReport RunGate(const GateOptions& options) {
       }
       for (MeasuredCase& c : m.cases) {
         c.record["replay"] = ReplayCommand(m.spec, c.record);
+        if (c.record.contains("fault")) {
+          c.record["fault"]["replay"] = c.record["replay"];
+          const std::string& dtype = c.record["dtype"].get_ref<const std::string&>();
+          report.faults.push_back(fmt::format(
+              "{} {}@{}{} {}: {}", run.op, c.record["variant"].get<std::string>(),
+              c.record["target"].get<std::string>(), dtype == "f32" ? "" : " (" + dtype + ")", suite,
+              FaultText(c.record)));
+        }
         records.push_back(std::move(c.record));
       }
     }
@@ -592,6 +604,7 @@ nlohmann::ordered_json GateJson(const GateReport& report) {
   }
   j["model_targets"] = report.model_targets;
   j["skipped_targets"] = report.skipped_targets;
+  j["faults"] = report.faults;
   return j;
 }
 
@@ -650,7 +663,9 @@ std::vector<std::string> FailingBudgets(const std::string& budgets_path,
   options.threads = threads;
   options.golden_sweeps = false;  // budgets only: the goldens are what bless rewrites
   std::vector<std::string> failing;
-  for (const GateRow& row : RunGate(options).rows) {
+  const GateReport report = RunGate(options);
+  for (const std::string& fault : report.faults) failing.push_back("FAULT " + fault);
+  for (const GateRow& row : report.rows) {
     if (row.status != kFail && row.status != kExpired) continue;
     failing.push_back(fmt::format("{} {}.{}: {}", row.status, row.rule, row.limit,
                                   row.message.empty()
