@@ -184,6 +184,7 @@ void PrintDifferences(const std::vector<CaseDifference>& differences, std::ostre
     if (!d.note.empty()) {
       out << "  ";
       PrintWrapped(out, fmt::format("{}: {}", d.label, d.note), 4, 2);
+      if (!d.replay.empty()) out << "    replay: " << WrappedCommand(d.replay, 12, 6) << '\n';
       continue;
     }
     out << fmt::format("  {}:", d.label);
