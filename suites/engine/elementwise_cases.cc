@@ -70,6 +70,7 @@ void CheckGuards(bool output_intact, bool operands_intact, const KernelCall& cal
                            : "the kernel wrote outside its output";
   f.first = static_cast<int64_t>(call.begin);
   f.count = static_cast<int64_t>(call.count);
+  if (call.count == 1) f.index = f.first;  // a call of one input: that input faults alone
   throw KernelFaultError(std::move(f));
 }
 

@@ -364,14 +364,14 @@ void SplitGuardedCall(const T* a, const T* b, T* out, size_t n, uint64_t salt, c
     if (!output || !operands) {
       KernelFault f;
       f.kind = KernelFaultKind::kOutOfBounds;
-      f.detail = fmt::format("the kernel wrote {} (a call of {} input{} at {} of a {}-byte boundary)",
-                             output ? "into its operands" : "outside its output", count,
-                             count == 1 ? "" : "s",
-                             first == 0 ? fmt::format("{} elements past", misalign)
-                                        : fmt::format("the tail, {} elements past", misalign + first),
-                             64);
+      f.detail = fmt::format(
+          "the kernel wrote {} ({})", output ? "into its operands" : "outside its output",
+          first == 0 ? fmt::format("a call of {} input{} starting {} elements past a 64-byte boundary",
+                                   count, count == 1 ? "" : "s", misalign)
+                     : fmt::format("a call of {} input{} ending its buffer", count, count == 1 ? "" : "s"));
       f.first = static_cast<int64_t>(first);
       f.count = static_cast<int64_t>(count);
+      if (count == 1) f.index = f.first;
       throw KernelFaultError(std::move(f));
     }
   }
@@ -488,8 +488,12 @@ class FastSweep {
   bool PastFault(size_t c, uint64_t at) const {
     return static_cast<int64_t>(at) > fault_at_[c].load(std::memory_order_relaxed);
   }
-  // The first tile of each block calls its kernel by SplitGuardedCall.
-  bool BlockStart(uint64_t at) const { return at % kSweepBlock == 0 || at == options_.begin; }
+  // The first tile of each block calls its kernel by SplitGuardedCall, as
+  // does a tile of a length no vector divides (the end of a range), which
+  // only guarded buffers may take.
+  bool GuardedTile(uint64_t at, size_t n) const {
+    return at % kSweepBlock == 0 || at == options_.begin || n % 64 != 0;
+  }
 
   void Fill(Worker& w, uint64_t at, size_t n) const {
     FillSweepTile(domain_, at, n, w.grad, w.t, w.grad_bits, w.t_bits);
@@ -632,7 +636,7 @@ class FastSweep {
     for (size_t c = 0; c < plan_.cases.size(); ++c) {
       const ElementwiseCasePlan::Case& pc = plan_.cases[c];
       float* y = w.outputs[c].v;
-      if (pc.kernel != nullptr && (PastFault(c, at) || BlockStart(at))) {
+      if (pc.kernel != nullptr && (PastFault(c, at) || GuardedTile(at, n))) {
         // Once a block: through guarded buffers, in three calls (a faulted
         // case's outputs are never read).
         std::fill_n(y, n, 0.0f);
