@@ -137,7 +137,11 @@ expect(not os.path.exists(os.path.join(gold2, "faulty")), "golden bless over a f
 
 # gate: each faulted case fails every rule over it, the good ones pass.
 r = run(["gate", "--budgets", os.path.join(gold2, "budgets.json"), "--target", "SCALAR", "--json",
-         path("gate.json")] + BOTH)
+         path("gate.json"), "--junit", path("gate.xml")] + BOTH)
+if os.path.exists(path("gate.xml")):
+    junit = open(path("gate.xml")).read()
+    expect(junit.count('classname="ulpgate.gate.fault"') == sum(1 for k in EXPECTED.values() if k),
+           "gate --junit: not one failing test per faulted case:\n" + junit)
 expect(r.returncode == 3, "gate: exit %d, expected 3\n%s" % (r.returncode, r.stdout[-2000:]))
 if os.path.exists(path("gate.json")):
     gate = json.load(open(path("gate.json")))

@@ -609,8 +609,9 @@ nlohmann::ordered_json GateJson(const GateReport& report) {
 }
 
 std::string GateJunitXml(const GateReport& report) {
-  const size_t tests = report.rows.size();
-  const size_t failures = report.failures();
+  // A faulted case is a failing test of its own beside the rows.
+  const size_t tests = report.rows.size() + report.faults.size();
+  const size_t failures = report.failures() + report.faults.size();
   const size_t skipped = CountStatus(report, kSkipped);
   std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   xml += fmt::format(
@@ -648,6 +649,13 @@ std::string GateJunitXml(const GateReport& report) {
                       row.message.empty() ? "" : "; " + XmlEscaped(row.message));
     }
     xml += "    </testcase>\n";
+  }
+  for (const std::string& fault : report.faults) {
+    const std::string name = fault.substr(0, fault.find(':'));
+    xml += fmt::format("    <testcase classname=\"ulpgate.gate.fault\" name=\"{}\">\n"
+                       "      <failure type=\"FAULT\" message=\"{}\">the kernel faulted; the case was "
+                       "not measured</failure>\n    </testcase>\n",
+                       XmlEscaped(name), XmlEscaped(fault));
   }
   xml += "  </testsuite>\n</testsuites>\n";
   return xml;
