@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 ulpgate, plugins, work = sys.argv[1:4]
 python_path = sys.argv[4] if len(sys.argv) > 4 else ""
@@ -73,6 +74,19 @@ r = run(["run", "--op", "sigmoid_bwd", "--variant", "none", "--suite", "random",
 expect(r.returncode == 3, "run: exit %d\n%s" % (r.returncode, r.stderr))
 if os.path.exists(path("run.json")):
     check_cases("run", json.load(open(path("run.json")))["results"], r.stdout)
+
+# Without --kernel-timeout a hang costs seconds: 100 times the kernel's median time per input,
+# times the call's inputs, at least 1 s; the progress says what it bisects.
+start = time.monotonic()
+r = run(["run", "--op", "sigmoid_bwd", "--variant", "none", "--suite", "random", "--n", "3000",
+         "--plugin", flaky])
+seconds = time.monotonic() - start
+expect(r.returncode == 3 and "TIMEOUT: sigmoid_bwd hang (f32) on flaky: no answer in 1 s" in r.stdout,
+       "run without --kernel-timeout: exit %d\n%s" % (r.returncode, r.stdout[-1500:]))
+expect(seconds < 40, "run without --kernel-timeout took %.1f s: a hang should cost seconds" % seconds)
+expect("bisecting a hang of sigmoid_bwd hang on flaky" in r.stderr and
+       "bisecting a crash of sigmoid_bwd segv on flaky" in r.stderr,
+       "run: the progress does not say what it bisects:\n" + r.stderr[-1500:])
 
 # sweep: a block of inputs at a grad that triggers the faulty kernels, every kernel measured or
 # faulted, none ending the sweep.
