@@ -96,13 +96,17 @@ void AddPluginOption(CLI::App* cmd, std::vector<std::string>* paths, const std::
   cmd->add_flag("--in-process", options->in_process,
                 "Call the plugins' kernels in this process (faster; a crash ends the command) instead of "
                 "in ulpgate-iut, where a crash, a hang or a write outside the output is reported as the case's fault");
-  cmd->add_option("--kernel-timeout", options->kernel_timeout_seconds,
+  auto* timeout = cmd->add_option("--kernel-timeout", options->kernel_timeout_seconds,
                   "Seconds one call of a plugin's or an IUT's kernel may take before it counts as hung "
-                  "(TIMEOUT), from 0.001 to 86400")
+                  "(TIMEOUT), from 0.001 to 86400; default: 100 times the kernel's median time per input so far, "
+                  "times the call's inputs, at least 1 s (10 s until it has answered 3 calls)")
       ->type_name("SECONDS")
-      ->capture_default_str()
       ->check(SecondsValidator("a kernel timeout", 0.001, 86400.0));
-  cmd->parse_complete_callback([options] { SetPluginProcessOptions(*options); });
+  cmd->parse_complete_callback([options, timeout] {
+    PluginProcessOptions o = *options;
+    if (timeout->count() == 0) o.kernel_timeout_seconds = 0;  // from the kernel's own call times
+    SetPluginProcessOptions(o);
+  });
 }
 
 std::string VariantHelp(const std::string& none) {

@@ -27,6 +27,7 @@
 #include "suites/engine/elementwise_oracle.h"
 #include "suites/inputs/elementwise_suites.h"
 #include "tools/cli.h"
+#include "tools/faults.h"
 #include "tools/progress.h"
 #include "tools/run_limits.h"
 #include "tools/text_table.h"
@@ -147,6 +148,32 @@ void FinishCheck(const CheckArgs& args, const std::string& label,
     WriteJsonFile(args.json_path, report);
   }
   if (!failures.empty()) ExitStatus() = 1;
+}
+
+// The plugin kernel whose outputs `spec` checks faulted (in its own process):
+// the fault, its input and replay instead of a measurement, the report with
+// the faulted case, exit status 3.
+void ReportCheckFault(const CheckArgs& args, const CheckSpec& spec, const KernelFault& fault) {
+  CheckSpec inputs_only = spec;  // the same inputs, without calling the kernel again
+  inputs_only.outputs_from = [](const void* const*, void*, size_t) {};
+  const CheckRequest request = ReadCheckRequest(inputs_only, args.models_path);
+  const size_t at = spec.label.rfind('@');
+  CaseResult r;
+  r.op = spec.op;
+  r.variant = at == std::string::npos ? spec.label : spec.label.substr(0, at);
+  r.target = at == std::string::npos ? std::string() : spec.label.substr(at + 1);
+  r.dtype = spec.dtype;
+  r.suite = "file:" + spec.inputs;
+  r.n = request.inputs.size();
+  r.fault = fault;
+  {
+    StdoutToStderr guard(args.json_path == "-");
+    PrintKernelFault(std::cout, r, request.inputs);
+  }
+  nlohmann::ordered_json record = CaseJson(r, request.inputs);
+  AddFaultReplay(&record, r, request.inputs);
+  FinishCheck(args, spec.label, {}, record);
+  ExitStatus() = kExitKernelFault;
 }
 
 void PrintCheck(const CheckRequest& request, const CheckResult& result, bool quiet) {
@@ -389,7 +416,13 @@ void Check(CheckArgs args) {
   } else if (!args.variant.empty()) {
     throw UsageError("--variant names a plugin's kernel: give --plugin");
   }
-  CheckRequest request = ReadCheckRequest(spec, args.models_path);
+  CheckRequest request;
+  try {
+    request = ReadCheckRequest(spec, args.models_path);
+  } catch (KernelFaultError& e) {
+    ReportCheckFault(args, spec, e.fault());
+    return;
+  }
   if (!dtype_given) {
     if (const std::string hint = NarrowerDtypeHint(request); !hint.empty()) PrintWrapped(std::cerr, hint, 2);
   }

@@ -150,6 +150,13 @@ void PrintReport(const GateReport& report, bool verbose, std::ostream& out) {
     out << "  ";
     PrintWrapped(out, "skipped targets: " + Joined(report.skipped_targets), 4, 2);
   }
+  if (!report.faults.empty()) {
+    out << fmt::format("\nKernels that faulted (not measured; every rule over them fails):\n");
+    for (const std::string& fault : report.faults) {
+      out << "  ";
+      PrintWrapped(out, fault, 4, 2);
+    }
+  }
   std::ostringstream full;
   PrintRowsInFull(report, full);
   if (!full.str().empty()) out << "\nRows that fail, are waived or expired, and how to replay each:\n" << full.str();
@@ -222,7 +229,7 @@ void Gate(const GateArgs& args) {
   if (report.failed()) {
     std::cout << fmt::format("gate: FAIL ({} row{})\n", report.failures(),
                              report.failures() == 1 ? "" : "s");
-    ExitStatus() = 1;
+    ExitStatus() = report.faults.empty() ? 1 : kExitKernelFault;
   } else {
     std::cout << "gate: PASS\n";
   }

@@ -184,6 +184,7 @@ void PrintDifferences(const std::vector<CaseDifference>& differences, std::ostre
     if (!d.note.empty()) {
       out << "  ";
       PrintWrapped(out, fmt::format("{}: {}", d.label, d.note), 4, 2);
+      if (!d.replay.empty()) out << "    replay: " << WrappedCommand(d.replay, 12, 6) << '\n';
       continue;
     }
     out << fmt::format("  {}:", d.label);
@@ -295,7 +296,7 @@ void Check(const GoldenArgs& args) {
     directories.push_back(std::move(d));
   }
 
-  size_t matched = 0, differing = 0;
+  size_t matched = 0, differing = 0, faulted = 0;
   std::vector<std::string> ran, model_only;
   for (const GoldenDirectory& d : directories) {
     const bool runs = d.target->supported;
@@ -334,6 +335,7 @@ void Check(const GoldenArgs& args) {
           sweeps == 0 ? fmt::format("{} cases", cases)
                       : fmt::format("{} cases, {} of them sweeps{}", cases, sweeps,
                                     now.sweeps_run == 0 ? " (recorded digests: not run)" : "");
+      faulted += now.faults.size();
       if (differences.empty()) {
         PrintWrapped(std::cout, fmt::format("ok      {} {} ({})", how, path, what), 8);
         ++matched;
@@ -377,7 +379,13 @@ void Check(const GoldenArgs& args) {
     std::cout << "  A MODEL ONLY check catches a change of a model or of the oracle, never a bug in\n"
                  "  that target's kernels: only a CPU that runs the target can.\n";
   }
+  if (faulted > 0) {
+    std::cout << fmt::format("  {} case{} faulted (crashed, hung or wrote outside its output): "
+                             "not measured, named above with their replays\n",
+                             faulted, faulted == 1 ? "" : "s");
+  }
   if (differing > 0 || !uncovered.empty()) ExitStatus() = 1;
+  if (faulted > 0) ExitStatus() = kExitKernelFault;
 }
 
 // ---- bless ----
@@ -447,6 +455,13 @@ void Bless(const GoldenArgs& args) {
   if (!failing.empty()) {
     std::cout << fmt::format("budgets failing on the targets being blessed ({}):\n", budgets);
     for (const std::string& row : failing) std::cout << "  " << row << '\n';
+    const bool faulted = failing.front().rfind("FAULT ", 0) == 0;
+    if (faulted) {
+      std::cout << "golden bless: refused, nothing written: a kernel faulted (crashed, hung or "
+                   "wrote outside its output), which no --force blesses; fix the kernel\n";
+      ExitStatus() = kExitKernelFault;
+      return;
+    }
     if (args.force.empty()) {
       std::cout << "golden bless: refused, nothing written (fix the kernels or the budgets, or "
                    "bless anyway with --force REASON, which is recorded)\n";
@@ -468,6 +483,25 @@ void Bless(const GoldenArgs& args) {
     }
   }
   EndProgress();
+  // A faulted kernel measured nothing to bless: every fault is named, and
+  // nothing is written.
+  size_t faults = 0;
+  for (const GoldenFile& f : new_files) {
+    for (const auto& [label, fault] : f.faults) {
+      std::cout << "FAULT     ";
+      PrintWrapped(std::cout, fmt::format("{}: {}: {}", f.path, label, fault.text), 10, 10);
+      std::cout << "  replay: " << WrappedCommand(fault.replay, 10, 6) << '\n';
+      ++faults;
+    }
+  }
+  if (faults > 0) {
+    std::cout << fmt::format("golden bless: refused, nothing written: {} case{} faulted (a kernel "
+                             "that crashes, hangs or writes outside its output has no goldens; "
+                             "fix it, or bless the other targets and ops alone)\n",
+                             faults, faults == 1 ? "" : "s");
+    ExitStatus() = kExitKernelFault;
+    return;
+  }
   size_t created = 0, changed = 0, unchanged = 0;
   for (size_t i = 0; i < new_files.size(); ++i) {
     const GoldenFile& f = new_files[i];

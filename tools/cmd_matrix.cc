@@ -10,6 +10,7 @@
 #include "suites/engine/plugins.h"
 #include "suites/reports/report.h"
 #include "tools/cli.h"
+#include "tools/faults.h"
 #include "tools/progress.h"
 #include "tools/text_table.h"
 
@@ -52,6 +53,8 @@ void PrintMatrix(const ConformanceMatrix& m) {
       const MatrixCell& c = *cell;
       if (!c.run) {
         row.push_back("(" + c.expected_model + ": not run)");
+      } else if (c.fault) {
+        row.push_back(std::string(KernelFaultName(c.fault->fault->kind)) + "!");
       } else if (c.model.empty()) {
         row.push_back("NONE [" + GroupName(c.group) + "]");
       } else {
@@ -71,6 +74,15 @@ void PrintMatrix(const ConformanceMatrix& m) {
   errors.SetLeftAligned({0, 1, 2, 3});
   for (const MatrixCell& c : m.cells) {
     if (!c.run) continue;
+    if (c.fault) {
+      std::vector<std::string> row = {c.variant, c.target->name, KernelFaultName(c.fault->fault->kind),
+                                      c.expected_model};
+      for (size_t s = 0; s < m.suites.size(); ++s) row.push_back("-");
+      row.push_back("-");
+      row.push_back("-");
+      errors.AddRow(row);
+      continue;
+    }
     std::vector<std::string> row = {c.variant, c.target->name, c.model.empty() ? "none" : c.model,
                                     c.expected_model};
     uint64_t special = 0;
@@ -102,6 +114,11 @@ void PrintMatrix(const ConformanceMatrix& m) {
   if (!not_run.empty()) {
     std::cout << "\nnot run (compiled, this CPU cannot run them): " << not_run << "\n";
   }
+  for (const MatrixCell& c : m.cells) {
+    if (!c.fault) continue;
+    std::cout << '\n';
+    PrintKernelFault(std::cout, *c.fault, *c.fault_inputs);
+  }
   size_t run = 0, expected = 0;
   for (const MatrixCell& c : m.cells) {
     run += c.run;
@@ -126,8 +143,16 @@ void RunMatrix(const MatrixArgs& args) {
                   [&progress](uint64_t done, uint64_t total) { progress(done, total); });
   progress.Clear();
   PrintMatrix(m);
-  if (!args.json_path.empty()) WriteJsonFile(args.json_path, MatrixJson(m));
+  if (!args.json_path.empty()) {
+    nlohmann::ordered_json j = MatrixJson(m);
+    for (size_t i = 0; i < m.cells.size(); ++i) {
+      const MatrixCell& c = m.cells[i];
+      if (c.fault) j["cells"][i]["fault"]["replay"] = FaultReplayCommand(*c.fault, *c.fault_inputs);
+    }
+    WriteJsonFile(args.json_path, j);
+  }
   if (!m.AllAsExpected()) ExitStatus() = 1;
+  if (m.AnyFault()) ExitStatus() = kExitKernelFault;
 }
 
 }  // namespace

@@ -60,6 +60,30 @@ void Report(const ReportArgs& args) {
   WriteTextFile(args.html_path, HtmlReport(files, args.title));
   PrintWrapped(std::cout, fmt::format("report: {} reports -> {}", files.size(), args.html_path), 2);
   for (const std::string& s : skipped) std::cout << "  left out (not a report the page draws): " << s << '\n';
+  // A faulted case is never a pass: each is named (the page draws it red)
+  // and the exit status says a kernel faulted.
+  size_t faults = 0;
+  const auto fault = [&](const std::string& path, const std::string& name, const std::string& text) {
+    std::cout << "  ";
+    PrintWrapped(std::cout, fmt::format("FAULT {}: {}: {}; not measured", path, name, text), 4, 2);
+    ++faults;
+  };
+  for (const ReportFile& f : files) {
+    for (const char* list : {"results", "cells"}) {
+      if (!f.json.contains(list) || !f.json[list].is_array()) continue;
+      for (const nlohmann::ordered_json& c : f.json[list]) {
+        if (!c.is_object() || !c.contains("fault")) continue;
+        fault(f.path, c.value("variant", std::string("?")) + "@" + c.value("target", std::string("?")),
+              FaultText(c));
+      }
+    }
+    if (f.json.contains("faults") && f.json["faults"].is_array()) {
+      for (const nlohmann::ordered_json& g : f.json["faults"]) {
+        if (g.is_string()) fault(f.path, "gate", g.get<std::string>());
+      }
+    }
+  }
+  if (faults > 0) ExitStatus() = kExitKernelFault;
 }
 
 }  // namespace

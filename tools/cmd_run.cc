@@ -25,6 +25,7 @@
 #include "suites/inputs/check_files.h"
 #include "suites/inputs/elementwise_suites.h"
 #include "tools/cli.h"
+#include "tools/faults.h"
 #include "tools/progress.h"
 #include "tools/run_args.h"
 #include "tools/run_limits.h"
@@ -260,19 +261,8 @@ void PrintText(const ElementwiseOpInfo& op, const std::vector<CaseResult>& resul
   }
   for (const CaseResult& r : results) {
     if (!r.fault) continue;
-    const KernelFault& f = *r.fault;
-    const std::string where =
-        f.index >= 0 ? fmt::format("at input #{}: {}", f.index,
-                                   OperandsText(inputs, format, static_cast<uint64_t>(f.index), false))
-                     : fmt::format("on a call of inputs #{} to #{} (no one of them alone)", f.first,
-                                   f.first + f.count - 1);
     std::cout << '\n';
-    PrintWrapped(std::cout,
-                 fmt::format("{}: {} {} ({}) on {}: {} {}; the case was not measured", KernelFaultName(f.kind),
-                             r.op, r.variant, r.dtype, r.target, f.detail, where),
-                 2, 0);
-    const uint64_t replay = static_cast<uint64_t>(f.index >= 0 ? f.index : f.first);
-    std::cout << "  reproduce: " << WrappedCommand(ReproduceCommand(r, inputs, replay), 13, 6) << "\n";
+    PrintKernelFault(std::cout, r, inputs);
   }
   PrintOffModel(results, inputs, format);
   if (quiet) return;
@@ -473,7 +463,10 @@ void Run(const RunArgs& args) {
   progress.Clear();
 
   std::vector<nlohmann::ordered_json> records;
-  for (const CaseResult& r : results) records.push_back(CaseJson(r, inputs));
+  for (const CaseResult& r : results) {
+    records.push_back(CaseJson(r, inputs));
+    if (r.fault) AddFaultReplay(&records.back(), r, inputs);
+  }
   FinishRun(
       args, records,
       [&] {
@@ -496,6 +489,31 @@ void Run(const RunArgs& args) {
 }
 
 }  // namespace
+
+std::string FaultReplayCommand(const CaseResult& r, const InputSet& inputs) {
+  const KernelFault& f = *r.fault;
+  return ReproduceCommand(r, inputs, static_cast<uint64_t>(f.index >= 0 ? f.index : f.first));
+}
+
+void PrintKernelFault(std::ostream& out, const CaseResult& r, const InputSet& inputs) {
+  const KernelFault& f = *r.fault;
+  const FloatFormat& format = *FindFormat(r.dtype);
+  const std::string where =
+      f.index >= 0 ? fmt::format("at input #{}: {}", f.index,
+                                 OperandsText(inputs, format, static_cast<uint64_t>(f.index), false))
+                   : fmt::format("on a call of inputs #{} to #{} (no one of them alone)", f.first,
+                                 f.first + f.count - 1);
+  PrintWrapped(out,
+               fmt::format("{}: {} {} ({}) on {}: {} {}; the case was not measured",
+                           KernelFaultName(f.kind), r.op, r.variant, r.dtype, r.target, f.detail,
+                           where),
+               2, 0);
+  out << "  reproduce: " << WrappedCommand(FaultReplayCommand(r, inputs), 13, 6) << "\n";
+}
+
+void AddFaultReplay(nlohmann::ordered_json* record, const CaseResult& r, const InputSet& inputs) {
+  (*record)["fault"]["replay"] = FaultReplayCommand(r, inputs);
+}
 
 void FinishRun(const RunArgs& args, const std::vector<nlohmann::ordered_json>& records,
                const std::function<void()>& print_text,

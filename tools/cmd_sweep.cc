@@ -80,6 +80,22 @@ std::string ReplayCommand(const SweepResult& r, const SweepCase& c, uint64_t ind
   return SweepReplayCommand(r.op, r.domain, c.variant, c.target, index);
 }
 
+bool AnyFault(const SweepResult& r) {
+  return std::any_of(r.cases.begin(), r.cases.end(), [](const SweepCase& c) { return c.fault.has_value(); });
+}
+
+// SweepJson with each fault's replay command.
+nlohmann::ordered_json SweepReportJson(const SweepResult& r) {
+  nlohmann::ordered_json j = SweepJson(r);
+  for (size_t i = 0; i < r.cases.size(); ++i) {
+    if (!r.cases[i].fault) continue;
+    const KernelFault& f = *r.cases[i].fault;
+    j["cases"][i]["fault"]["replay"] =
+        ReplayCommand(r, r.cases[i], static_cast<uint64_t>(f.index >= 0 ? f.index : f.first));
+  }
+  return j;
+}
+
 std::string InputText(const SweepResult& r, uint64_t index) {
   const nlohmann::ordered_json j = SweepInputJson(r.domain, index);
   const std::string& a = r.domain.operands[0];
@@ -105,6 +121,12 @@ bool PrintSweep(const SweepResult& r, const std::optional<double>& max_ulp) {
   table.SetLeftAligned({0, 1, 7});
   bool ok = true;
   for (const SweepCase& c : r.cases) {
+    if (c.fault) {
+      ok = false;
+      table.AddRow({c.variant, c.target, KernelFaultName(c.fault->kind), "-", "-", "-", "-",
+                    c.fault->detail, "-"});
+      continue;
+    }
     const Conformance& k = c.conformance;
     const bool conforms = k.mismatches == 0;
     const bool within = !max_ulp || (c.stats.max_ulp() <= *max_ulp && c.stats.special_mismatch() == 0);
@@ -120,23 +142,45 @@ bool PrintSweep(const SweepResult& r, const std::optional<double>& max_ulp) {
   table.Print(std::cout);
   // The histograms, bins as rows and cases as columns, a few cases at a time.
   const std::vector<double>& bounds = r.cases.empty() ? std::vector<double>() : r.cases[0].stats.bounds();
+  // (a faulted case's statistics are empty, with the format's bounds)
   const auto bin_name = [&](size_t i) {
     if (i == 0) return std::string("e = 0");
     auto b = [](double x) { return x == 0.5 ? std::string("0.5") : fmt::format("{}", x); };
     if (i == bounds.size()) return "e > " + b(bounds.back());
     return fmt::format("({}, {}]", i == 1 ? "0" : b(bounds[i - 1]), b(bounds[i]));
   };
-  for (size_t first = 0; first < r.cases.size(); first += 6) {
-    const size_t last = std::min(r.cases.size(), first + 6);
+  // The faults: the kernel, the fault, its input (or call) and its replay.
+  for (const SweepCase& c : r.cases) {
+    if (!c.fault) continue;
+    const KernelFault& f = *c.fault;
+    const uint64_t at = static_cast<uint64_t>(f.index >= 0 ? f.index : f.first);
+    const std::string where =
+        f.index >= 0 ? "at " + InputText(r, at)
+                     : fmt::format("on a call of inputs {:#x} to {:#x} (no one of them alone), the first {}",
+                                   f.first, f.first + std::max<int64_t>(f.count, 1) - 1, InputText(r, at));
+    std::cout << '\n';
+    PrintWrapped(std::cout,
+                 fmt::format("{}: {} {} ({}) on {}: {} {}; the case was not measured",
+                             KernelFaultName(f.kind), r.op, c.variant, r.domain.format->name, c.target,
+                             f.detail, where),
+                 2, 0);
+    std::cout << "  reproduce: " << WrappedCommand(ReplayCommand(r, c, at), 13, 6) << '\n';
+  }
+  std::vector<const SweepCase*> measured;
+  for (const SweepCase& c : r.cases) {
+    if (!c.fault) measured.push_back(&c);
+  }
+  for (size_t first = 0; first < measured.size(); first += 6) {
+    const size_t last = std::min(measured.size(), first + 6);
     std::vector<std::string> header = {"bin"};
-    for (size_t c = first; c < last; ++c) header.push_back(r.cases[c].variant + "@" + r.cases[c].target);
+    for (size_t c = first; c < last; ++c) header.push_back(measured[c]->variant + "@" + measured[c]->target);
     TextTable histogram(header);
     histogram.SetLeftAligned({0});
     for (size_t i = 0; i < bounds.size() + 1; ++i) {
       bool any = false;
       std::vector<std::string> row = {bin_name(i)};
       for (size_t c = first; c < last; ++c) {
-        const uint64_t count = r.cases[c].stats.counts()[i];
+        const uint64_t count = measured[c]->stats.counts()[i];
         any = any || count != 0;
         row.push_back(std::to_string(count));
       }
@@ -147,6 +191,7 @@ bool PrintSweep(const SweepResult& r, const std::optional<double>& max_ulp) {
   }
   std::cout << '\n';
   for (const SweepCase& c : r.cases) {
+    if (c.fault) continue;
     if (c.stats.max_index() >= 0) {
       PrintWrapped(std::cout,
                    fmt::format("{}@{} worst: {} ULP at {}", c.variant, c.target,
@@ -267,7 +312,7 @@ void RunSweepCommand(const SweepArgs& args) {
   const SweepResult result = RunSweep(options);
   const double seconds = progress.Seconds();
   progress.Clear();
-  if (!args.json_path.empty()) WriteJsonFile(args.json_path, SweepJson(result));
+  if (!args.json_path.empty()) WriteJsonFile(args.json_path, SweepReportJson(result));
   const bool ok = PrintSweep(result, args.max_ulp);
   const uint64_t evaluations = (result.end - result.begin) * result.cases.size();
   PrintWrapped(std::cerr,
@@ -276,14 +321,16 @@ void RunSweepCommand(const SweepArgs& args) {
                            evaluations / std::max(seconds, 1e-9), DescribeMpfrShare(result)),
                2);
   if (!ok) ExitStatus() = 1;
+  if (AnyFault(result)) ExitStatus() = kExitKernelFault;
 }
 
 void RunMergeCommand(const MergeArgs& args) {
   std::vector<std::pair<std::string, SweepResult>> parts;
   for (const std::string& path : args.inputs) parts.emplace_back(path, SweepFromJson(path, ReadJsonFile(path)));
   const SweepResult merged = MergeSweeps(parts);
-  if (!args.json_path.empty()) WriteJsonFile(args.json_path, SweepJson(merged));
+  if (!args.json_path.empty()) WriteJsonFile(args.json_path, SweepReportJson(merged));
   if (!PrintSweep(merged, args.max_ulp)) ExitStatus() = 1;
+  if (AnyFault(merged)) ExitStatus() = kExitKernelFault;
 }
 
 }  // namespace

@@ -186,6 +186,17 @@ std::vector<FoldedCase> FoldedCases(const Json& results) {
   return folded;
 }
 
+// A faulted case's fault in words (FaultText) with its replay, for the red
+// rows and the failing list: a faulted case measured nothing, so no figure
+// and no histogram is drawn for it.
+bool Faulted(const Json& c) { return c.is_object() && c.contains("fault") && c["fault"].is_object(); }
+
+std::string FaultItem(const std::string& name, const Json& c) {
+  const std::string replay = Str(c["fault"], "replay");
+  return fmt::format("<li><b>FAULT</b> {}: the kernel faulted: {}; the case was not measured{}</li>",
+                     Esc(name), Esc(FaultText(c)), replay.empty() ? "" : "; replay: " + Code(replay));
+}
+
 std::string RunSection(const ReportFile& f, size_t index) {
   const Json& results = f.json["results"];
   if (results.empty()) return "";
@@ -198,6 +209,12 @@ std::string RunSection(const ReportFile& f, size_t index) {
           "<th>correctly rounded</th><th>special</th><th>model followed</th></tr>";
   std::string failing;
   for (const Json& c : results) {
+    if (Faulted(c)) {
+      html += fmt::format("<tr class='st-FAIL'><td>{}</td><td>{}</td><td colspan='6'><b>{}</b></td></tr>",
+                          Esc(CaseName(c)), Esc(Str(c, "kind")), Esc(FaultText(c)));
+      failing += FaultItem(CaseName(c), c);
+      continue;
+    }
     const double n = std::max(1.0, Num(c, "n", Num(c, "outputs", 1)));
     const double max_ulp = Num(c, "max_ulp");
     const uint64_t special = c.value("special_mismatch", uint64_t{0});
@@ -326,6 +343,11 @@ std::string CheckSection(const ReportFile& f, size_t index) {
                       : fmt::format(" &middot; <span class='{}'>{}</span>", verdict == "PASS" ? "ok" : "bad",
                                     Esc(verdict)),
       Esc(f.path), Esc(Str(report, "inputs")), Esc(Str(report, "outputs", "(a plugin's kernel)")));
+  if (Faulted(r)) {
+    html += fmt::format("<table><tr class='st-FAIL'><td><b>{}</b></td></tr></table><ul class='failing'>{}</ul>",
+                        Esc(FaultText(r)), FaultItem(Str(report, "label", "outputs"), r));
+    return html + "</section>";
+  }
   const double n = std::max(1.0, Num(r, "n", 1));
   const double max_ulp = Num(r, "max_ulp");
   html += fmt::format(
@@ -425,6 +447,10 @@ std::string MatrixSection(const ReportFile& f, size_t index) {
       }
       // A target this CPU cannot run was not measured: it is neither a pass
       // nor a failure, only the model it should follow is known.
+      if (Faulted(c)) {
+        html += fmt::format("<td class='cell-bad'><b>{}</b></td>", Esc(FaultText(c)));
+        continue;
+      }
       if (!c.value("run", true)) {
         html += fmt::format("<td class='cell-off' title='not run on this CPU'><i>not run here</i> "
                             "<span class='group'>expects {}</span></td>",
@@ -443,6 +469,10 @@ std::string MatrixSection(const ReportFile& f, size_t index) {
   // Each kernel that leaves its model, with the runs that show it (one per suite).
   std::string failing;
   for (const Json& c : m["cells"]) {
+    if (Faulted(c)) {
+      failing += FaultItem(Str(c, "variant") + "@" + Str(c, "target"), c);
+      continue;
+    }
     if (!c.value("run", true) || Str(c, "model") == Str(c, "expected_model")) continue;
     std::string commands;
     for (const Json& suite : m.contains("suites") ? m["suites"] : Json::array()) {
@@ -607,6 +637,11 @@ std::string GateSection(const ReportFile& f, size_t index) {
   for (const std::string& st : statuses) html += fmt::format("<td class='n'>{}</td>", row_counts[st]);
   html += fmt::format("</tr><tr><td>rules</td><td class='n'>{}</td>", rules.size());
   for (const std::string& st : statuses) html += fmt::format("<td class='n'>{}</td>", rule_counts[st]);
+  // The kernels that faulted (each fails the rules over it): named first.
+  std::string faults;
+  for (const Json& fault : g.contains("faults") ? g["faults"] : Json::array()) {
+    if (fault.is_string()) faults += "<li><b>FAULT</b> " + Esc(fault.get<std::string>()) + "</li>";
+  }
   html += "</tr></table><p class='note'>A rule counts as its worst row.</p>";
   if (g.contains("model_targets") && !g["model_targets"].empty()) {
     std::string models;
@@ -614,6 +649,9 @@ std::string GateSection(const ReportFile& f, size_t index) {
     html += "<p class='note'>Evaluated on their models (MODEL ONLY; rows say \"(model)\"): " + models +
             ". A model checks the budgets hold for the target's rounding model, but cannot catch a bug "
             "in its kernels; only a CPU that runs the target can.</p>";
+  }
+  if (!faults.empty()) {
+    html += "<h3>kernels that faulted (not measured)</h3><ul class='failing'>" + faults + "</ul>";
   }
   // The rows a reader must see, in full, above the table of every row.
   std::string attention;

@@ -1,5 +1,7 @@
 #include "tools/progress.h"
 
+#include "suites/engine/fault_notice.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,7 +25,18 @@ ProgressLine::ProgressLine(std::string label, std::string unit, bool quiet)
       quiet_(quiet),
       tty_(::isatty(STDERR_FILENO) != 0),
       start_(std::chrono::steady_clock::now()),
-      last_(start_) {}
+      last_(start_) {
+  SetKernelFaultNotice([this](const std::string& line) { Note(line); });
+}
+
+ProgressLine::~ProgressLine() { SetKernelFaultNotice(nullptr); }
+
+void ProgressLine::Note(const std::string& line) {
+  if (quiet_) return;
+  // On a terminal the line stands until the next progress line replaces it.
+  std::cerr << (tty_ ? "\r\033[K" : "") << label_ << ": " << line << (tty_ ? "" : "\n") << std::flush;
+  shown_ = true;
+}
 
 double ProgressLine::Seconds() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();

@@ -14,10 +14,17 @@ namespace ulpgate {
 class ProgressLine {
  public:
   // "LABEL: 39.3% (393216 of 1000000 UNIT), 4.55e+05 UNIT/s, ETA 1 s".
+  // While it lives, the lines of suites/engine/fault_notice.h (a kernel's
+  // fault being bisected) show on stderr too, on a terminal in its place.
   ProgressLine(std::string label, std::string unit, bool quiet = false);
+  ~ProgressLine();
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
   void operator()(uint64_t done, uint64_t total);
   // Erases the terminal's line (before the command's own output).
   void Clear();
+  // One line now, whatever the rate: on a terminal in the progress line's place.
+  void Note(const std::string& line);
   double Seconds() const;
 
  private:

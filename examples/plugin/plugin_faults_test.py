@@ -131,17 +131,25 @@ if r.returncode == 0:
     expect(inproc["output_digest"] == fine.get("output_digest") and inproc["histogram"] == fine.get("histogram"),
            "--in-process and the IUT disagree on the fine kernel")
 
-# In this process nothing can contain a fault, but the guards around every
-# call still see an overrun: the command stops and names the kernel. (The
-# inputs before the first trigger: no other kernel faults on them.)
+# In this process nothing can contain a crash or a hang, but the guards around
+# every call still see an overrun: a fault of that case (out_of_bounds, exit 3),
+# the other kernels measured. (The inputs before the first trigger: no other
+# kernel faults on them.)
 if first > 0:
+    inproc_report = os.path.join(work, "in_overrun.json")
     r = run(["run", "--kernel", "sigmoid_bwd", "--plugin", plugin, "--variant", "none", "--inputs",
-             inputs_path, "--n", str(first), "--in-process"])
-    expect(r.returncode != 0 and "kernel overrun wrote outside its output" in r.stderr,
-           "--in-process did not stop at the overrun: status %d\n%s" % (r.returncode, r.stderr))
+             inputs_path, "--n", str(first), "--in-process", "--json", inproc_report])
+    expect(r.returncode == 3 and "OUT OF BOUNDS: sigmoid_bwd overrun (f32) on faulty" in r.stdout,
+           "--in-process: the overrun is not its case's fault: status %d\n%s%s" % (r.returncode, r.stdout, r.stderr))
+    if os.path.exists(inproc_report):
+        inproc = {c["variant"]: c for c in json.load(open(inproc_report))["results"]}
+        expect(inproc.get("overrun", {}).get("fault", {}).get("kind") == "out_of_bounds",
+               "--in-process: overrun's record %s" % inproc.get("overrun"))
+        expect(all("max_ulp" in inproc.get(v, {}) for v in ("fine", "crash", "nan", "hang")),
+               "--in-process: the other kernels were not measured")
 
 if failures:
     print("\n".join("FAIL: " + f for f in failures))
     sys.exit(1)
-print("plugin faults: crash and hang reported at input #%d, the overrun on its first call, the "
-      "NaN measured, the fine kernel complete, exit status 3, replay reproduces" % first)
+print("plugin faults: crash and hang reported at input #%d, the overrun on its first call (in this "
+      "process too), the NaN measured, the fine kernel complete, exit status 3, replay reproduces" % first)

@@ -74,6 +74,10 @@ HWY_NOINLINE void TanhBwdMulSubMutant(const float* grad, const float* t, float* 
         }
       }
       return;
+    case TestMutant::kOverrunTail:
+      impl::Elementwise2(d, grad, t, out, n, right);
+      if (n % hn::Lanes(d) != 0) out[n] = out[n - 1];  // one past the output
+      return;
     case TestMutant::kTail: {
       const size_t body = n - n % hn::Lanes(d);
       impl::Elementwise2(d, grad, t, out, body, right);

@@ -10,6 +10,9 @@
 //   rare        on AVX2 only, 1 ULP too large (toward +inf) where the low 20
 //               bits of t's pattern are 0x12345: one input in 2^20, which
 //               sampled suites of 100,000 inputs miss and a sweep finds
+//   overrun_tail  right outputs, but a call with a tail (n mod lanes > 0)
+//               also writes one element past its output: an out-of-bounds
+//               fault every command must report as the case's
 #ifndef ULPGATE_KERNELS_TESTING_TEST_MUTANT_H_
 #define ULPGATE_KERNELS_TESTING_TEST_MUTANT_H_
 
@@ -18,7 +21,7 @@
 
 namespace ulpgate {
 
-enum class TestMutant { kDrifted, kAvx3, kTail, kMisaligned, kRare };
+enum class TestMutant { kDrifted, kAvx3, kTail, kMisaligned, kRare, kOverrunTail };
 
 inline TestMutant SelectedTestMutant() {
   static const TestMutant mutant = [] {
@@ -28,6 +31,7 @@ inline TestMutant SelectedTestMutant() {
     if (std::strcmp(v, "tail") == 0) return TestMutant::kTail;
     if (std::strcmp(v, "misaligned") == 0) return TestMutant::kMisaligned;
     if (std::strcmp(v, "rare") == 0) return TestMutant::kRare;
+    if (std::strcmp(v, "overrun_tail") == 0) return TestMutant::kOverrunTail;
     std::abort();  // a typo must not silently test the default mutant
   }();
   return mutant;

@@ -61,11 +61,18 @@ namespace {
 using ChunkKernel = std::function<void(const float* const* operands, float* out,
                                        const std::vector<KernelCall>& plan)>;
 
-void CheckGuards(bool intact, const std::string& name, const KernelCall& call) {
-  if (!intact) {
-    throw std::logic_error(name + " wrote outside its output (a call of " +
-                           std::to_string(call.count) + " inputs)");
-  }
+// An overrun is the kernel's fault on that call, as the IUT reports one from
+// its own process: the case is not measured, the others are.
+void CheckGuards(bool output_intact, bool operands_intact, const KernelCall& call) {
+  if (output_intact && operands_intact) return;
+  KernelFault f;
+  f.kind = KernelFaultKind::kOutOfBounds;
+  f.detail = output_intact ? "the kernel wrote into its operands"
+                           : "the kernel wrote outside its output";
+  f.first = static_cast<int64_t>(call.begin);
+  f.count = static_cast<int64_t>(call.count);
+  if (call.count == 1) f.index = f.first;  // a call of one input: that input faults alone
+  throw KernelFaultError(std::move(f));
 }
 
 // Runs a kernel over a chunk's inputs call by call as ElementwiseCallPlan
@@ -74,8 +81,9 @@ void CheckGuards(bool intact, const std::string& name, const KernelCall& call) {
 // (float for f32, the format's bit patterns for a 16-bit one, encoded from and
 // decoded to the floats that hold its values, a NaN as its sign's quiet NaN).
 template <class T, class Call>
-ChunkKernel GuardedKernel(size_t arity, const FloatFormat& format, std::string name, Call call_kernel) {
-  return [arity, &format, name, call_kernel](const float* const* operands, float* out,
+ChunkKernel GuardedKernel(size_t arity, const FloatFormat& format, std::string /*name*/,
+                          Call call_kernel) {
+  return [arity, &format, call_kernel](const float* const* operands, float* out,
                                             const std::vector<KernelCall>& plan) {
     // Placed anew for every call, their allocations kept from call to call.
     thread_local std::vector<BasicGuardedBuffer<T>> in(kMaxElementwiseArity,
@@ -104,9 +112,9 @@ ChunkKernel GuardedKernel(size_t arity, const FloatFormat& format, std::string n
         e.fault().first += shift;
         throw;
       }
-      bool intact = y.GuardsIntact();
-      for (size_t k = 0; k < arity; ++k) intact = intact && in[k].GuardsIntact();
-      CheckGuards(intact, name, call);
+      bool operands_intact = true;
+      for (size_t k = 0; k < arity; ++k) operands_intact = operands_intact && in[k].GuardsIntact();
+      CheckGuards(y.GuardsIntact(), operands_intact, call);
       for (size_t i = 0; i < call.count; ++i) {
         if constexpr (std::is_same_v<T, float>) {
           out[call.begin + i] = y.data()[i];

@@ -1,4 +1,5 @@
 #include "suites/engine/iut_client.h"
+#include "suites/engine/fault_notice.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -13,6 +14,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
+
+#include <fmt/format.h>
 #include <stdexcept>
 
 extern char** environ;
@@ -39,7 +43,97 @@ const char* KernelFaultKey(KernelFaultKind kind) {
   return "?";
 }
 
+std::optional<KernelFaultKind> KernelFaultFromKey(std::string_view key) {
+  for (KernelFaultKind kind : {KernelFaultKind::kCrashed, KernelFaultKind::kTimeout,
+                               KernelFaultKind::kOutOfBounds, KernelFaultKind::kRefused}) {
+    if (key == KernelFaultKey(kind)) return kind;
+  }
+  return std::nullopt;
+}
+
 namespace {
+
+std::mutex& NoticeMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+std::function<void(const std::string&)>& Notice() {
+  static std::function<void(const std::string&)> notice;
+  return notice;
+}
+
+}  // namespace
+
+void SetKernelFaultNotice(std::function<void(const std::string&)> notice) {
+  std::lock_guard<std::mutex> lock(NoticeMutex());
+  Notice() = std::move(notice);
+}
+
+void KernelFaultNotice(const std::string& line) {
+  std::lock_guard<std::mutex> lock(NoticeMutex());
+  if (Notice()) Notice()(line);
+}
+
+namespace {
+
+// Without an explicit timeout a call may take 100 times the kernel's median
+// time per input of its calls so far, scaled to the call's inputs, and at
+// least a second: a hang then costs seconds, not the fixed default per
+// bisection step, while a slow kernel (an emulator, a GPU's first call) is
+// never cut short by another's pace. Until a kernel has answered
+// kMinCallSamples calls, the fixed default holds.
+constexpr double kCallTimeFactor = 100.0;
+constexpr double kMinAdaptiveSeconds = 1.0;
+constexpr size_t kMinCallSamples = 3;
+constexpr size_t kMaxCallSamples = 101;
+
+class CallTimes {
+ public:
+  void Add(const std::string& kernel, double seconds, uint64_t n) {
+    if (n == 0) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    Samples& s = samples_[kernel];
+    const double per_input = seconds / static_cast<double>(n);
+    if (s.values.size() < kMaxCallSamples) {
+      s.values.push_back(per_input);
+    } else {
+      s.values[s.next] = per_input;
+    }
+    s.next = (s.next + 1) % kMaxCallSamples;
+  }
+  // The median seconds per input; negative until kMinCallSamples calls.
+  double Median(const std::string& kernel) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = samples_.find(kernel);
+    if (it == samples_.end() || it->second.values.size() < kMinCallSamples) return -1;
+    std::vector<double> v = it->second.values;
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  }
+
+ private:
+  struct Samples {
+    std::vector<double> values;
+    size_t next = 0;
+  };
+  std::mutex mutex_;
+  std::map<std::string, Samples> samples_;
+};
+
+CallTimes& KernelCallTimes() {
+  static CallTimes times;
+  return times;
+}
+
+// One kernel of one IUT command line, for its call times.
+std::string KernelKey(const std::vector<std::string>& argv, const IutCall& call) {
+  std::string key;
+  for (const std::string& a : argv) key += a + '\x1f';
+  return key + call.op + '\x1f' + call.dtype + '\x1f' + call.target + '\x1f' + call.variant;
+}
+
+std::string Seconds(double s) { return fmt::format("{:.3g} s", s); }
 
 double Now() {
   timespec ts;
@@ -280,7 +374,15 @@ IutProcess::Outcome IutProcess::TryCall(const IutCall& call, const void* const* 
   IutCall c = call;
   c.n = n;
   const size_t bytes = IutElementBytes(call.dtype);
-  deadline_ = Now() + timeout_seconds_;
+  const std::string kernel = KernelKey(argv_, call);
+  double timeout = timeout_seconds_;
+  if (timeout <= 0) {
+    const double median = KernelCallTimes().Median(kernel);
+    timeout = median < 0 ? kDefaultKernelTimeoutSeconds
+                         : std::max(kMinAdaptiveSeconds, kCallTimeFactor * median * static_cast<double>(n));
+  }
+  const double started = Now();
+  deadline_ = started + timeout;
   timed_out_ = false;
   const std::string header = FormatIutCall(c) + "\n";
   const bool shm = shm_in_use_;
@@ -299,13 +401,14 @@ IutProcess::Outcome IutProcess::TryCall(const IutCall& call, const void* const* 
     if (timed_out_) {
       Stop(/*kill=*/true);
       o.fault.kind = KernelFaultKind::kTimeout;
-      o.fault.detail = "no answer in " + std::to_string(timeout_seconds_).substr(0, 5) + " s";
+      o.fault.detail = "no answer in " + Seconds(timeout);
     } else {
       o.fault = Died();
     }
     return o;
   }
   if (line == "ok " + std::to_string(n)) {
+    KernelCallTimes().Add(kernel, Now() - started, n);
     if (shm) {
       std::memcpy(out, shm_ + IutShmOffset(call.arity, n, bytes), n * bytes);
       o.ok = true;
@@ -352,7 +455,11 @@ KernelFault IutProcess::Locate(const IutCall& call, const void* const* operands,
   void* out = scratch.data();
   uint64_t lo = offset, length = n;
   KernelFault last = first;
+  const std::string what = fmt::format("bisecting a {} of {} {} on {} ({})",
+                                       first.kind == KernelFaultKind::kCrashed ? "crash" : "hang",
+                                       call.op, call.variant, call.target, first.detail);
   while (length > 1) {
+    KernelFaultNotice(fmt::format("{}: a call of {} inputs", what, length));
     const uint64_t half = length / 2;
     Outcome o = TryCall(call, operands, out, lo, half);
     if (!o.ok && o.fault.kind == first.kind) {

@@ -28,6 +28,10 @@ std::string BundledIutPath();
 class IutProcess {
  public:
   // argv: the IUT's command line (argv[0] found on PATH if it has no '/').
+  // timeout_seconds: per call; <= 0: 100 times the kernel's median seconds
+  // per input of its calls so far (every process of this command line),
+  // times the call's inputs, at least 1 s, and kDefaultKernelTimeoutSeconds
+  // until it has answered 3 calls.
   // The process starts on the first call. Throws std::runtime_error when it
   // cannot start or does not greet as the protocol says.
   IutProcess(std::vector<std::string> argv, double timeout_seconds);

@@ -7,8 +7,10 @@
 #define ULPGATE_SUITES_ENGINE_KERNEL_FAULT_H_
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace ulpgate {
 
@@ -17,6 +19,8 @@ enum class KernelFaultKind { kCrashed, kTimeout, kOutOfBounds, kRefused };
 const char* KernelFaultName(KernelFaultKind kind);
 // "crashed", "timeout", "out_of_bounds", "refused": JSON.
 const char* KernelFaultKey(KernelFaultKind kind);
+// The kind KernelFaultKey names; nullopt for another string.
+std::optional<KernelFaultKind> KernelFaultFromKey(std::string_view key);
 
 struct KernelFault {
   KernelFaultKind kind = KernelFaultKind::kCrashed;

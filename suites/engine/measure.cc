@@ -65,6 +65,9 @@ Measurement MeasureElementwise(MeasureSpec spec, const ElementwiseOpInfo& op,
   options.models_only = spec.models_only;
   options.threads = spec.threads;
   options.keep_outputs = spec.keep_outputs;
+  // A faulted case is a record with its fault and no measurement; the
+  // others are measured.
+  options.faults_are_results = true;
   if (progress) options.progress = progress;
   for (CaseResult& r : RunElementwise(op, *inputs, options)) {
     MeasuredCase c;

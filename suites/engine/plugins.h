@@ -37,7 +37,7 @@ struct PluginKernel {
 // --in-process): called directly, faster, and a crash ends the program.
 struct PluginProcessOptions {
   bool in_process = true;
-  double kernel_timeout_seconds = kDefaultKernelTimeoutSeconds;
+  double kernel_timeout_seconds = kDefaultKernelTimeoutSeconds;  // <= 0: from the call times (IutProcess)
 };
 void SetPluginProcessOptions(const PluginProcessOptions& options);
 const PluginProcessOptions& CurrentPluginProcessOptions();

@@ -11,6 +11,7 @@
 #include "oracles/mpfr_number.h"
 #include "suites/engine/eigen_peer.h"
 #include "suites/engine/guarded_buffer.h"
+#include "suites/engine/kernel_fault.h"
 #include "suites/engine/op_table.h"
 #include "suites/inputs/inputs.h"
 #include "suites/engine/reduction_oracle.h"
@@ -119,8 +120,13 @@ std::vector<float> RunNarrowReductionKernel(const ReductionOpInfo& op, std::stri
   bool intact = out.GuardsIntact();
   for (const auto& b : in) intact = intact && b.GuardsIntact();
   if (!intact) {
-    throw std::logic_error(std::string(op.name) + " " + std::string(variant) + " (" + format.name +
-                           ") on " + target.name + " wrote outside its output");
+    // The kernel's fault, not bad input (exit 3): reductions are measured
+    // whole, so it ends the run naming the kernel.
+    KernelFault f;
+    f.kind = KernelFaultKind::kOutOfBounds;
+    f.detail = std::string(op.name) + " " + std::string(variant) + " (" + format.name + ") on " +
+               target.name + ": the kernel wrote outside its output or into its operands";
+    throw KernelFaultError(std::move(f));
   }
   std::vector<float> y(count);
   for (size_t i = 0; i < count; ++i) y[i] = static_cast<float>(DecodeBits(format, out.data()[i]));
@@ -189,8 +195,11 @@ std::vector<float> RunReductionKernel(const ReductionOpInfo& op, std::string_vie
     }
   }
   if (!out.GuardsIntact()) {
-    throw std::logic_error(std::string(op.name) + " " + std::string(variant) + " on " +
-                           target.name + " wrote outside its output");
+    KernelFault f;
+    f.kind = KernelFaultKind::kOutOfBounds;
+    f.detail = std::string(op.name) + " " + std::string(variant) + " on " + target.name +
+               ": the kernel wrote outside its output";
+    throw KernelFaultError(std::move(f));
   }
   return std::vector<float>(out.data(), out.data() + count);
 }

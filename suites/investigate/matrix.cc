@@ -25,6 +25,10 @@ bool ConformanceMatrix::AllAsExpected() const {
                      [](const MatrixCell& c) { return !c.run || c.as_expected(); });
 }
 
+bool ConformanceMatrix::AnyFault() const {
+  return std::any_of(cells.begin(), cells.end(), [](const MatrixCell& c) { return c.fault.has_value(); });
+}
+
 std::string GroupName(int group) {
   std::string name;
   for (int g = group + 1; g > 0; g = (g - 1) / 26) name.insert(name.begin(), char('A' + (g - 1) % 26));
@@ -89,18 +93,27 @@ ConformanceMatrix BuildMatrix(const ElementwiseOpInfo& op, uint64_t n_per_suite,
   RunOptions options;
   options.targets = supported;
   options.threads = threads;
+  options.faults_are_results = true;
   uint64_t suites_done = 0;
   for (const std::string& suite : m.suites) {
-    const InputSet inputs = GenerateElementwiseSuite(op, kBinary32, suite, seed, n_per_suite);
+    const auto shared = std::make_shared<const InputSet>(
+        GenerateElementwiseSuite(op, kBinary32, suite, seed, n_per_suite));
+    const InputSet& inputs = *shared;
     if (progress) {
       const uint64_t before = suites_done, all = m.suites.size() * inputs.size();
       options.progress = [&progress, before, all](uint64_t done, uint64_t) { progress(before + done, all); };
     }
     suites_done += inputs.size();
-    for (const CaseResult& r : RunElementwise(op, inputs, options)) {
+    for (CaseResult& r : RunElementwise(op, inputs, options)) {
       auto cell = std::find_if(m.cells.begin(), m.cells.end(), [&](const MatrixCell& c) {
         return c.variant == r.variant && c.target->name == r.target;
       });
+      if (cell->fault) continue;  // its first fault is its report
+      if (r.fault) {
+        cell->fault = std::move(r);
+        cell->fault_inputs = shared;
+        continue;
+      }
       // Conformed to on every suite so far: keep the models this suite matched too.
       auto& matching = cell->matching;
       matching.erase(std::remove_if(matching.begin(), matching.end(),
@@ -121,6 +134,10 @@ ConformanceMatrix BuildMatrix(const ElementwiseOpInfo& op, uint64_t n_per_suite,
   for (size_t i = 0; i < m.cells.size(); ++i) {
     MatrixCell& c = m.cells[i];
     if (!c.run) continue;
+    if (c.fault) {
+      c.matching.clear();
+      continue;
+    }
     c.model = std::find(c.matching.begin(), c.matching.end(), c.expected_model) != c.matching.end()
                   ? c.expected_model
                   : (c.matching.empty() ? std::string() : c.matching.front());
@@ -156,7 +173,11 @@ nlohmann::ordered_json MatrixJson(const ConformanceMatrix& m) {
     cj["fused_negmuladd"] = c.target->fused_negmuladd;
     if (const LoadedPlugin* p = PluginOf(*c.target)) AddSourceJson(p->Source(), cj);
     cj["expected_model"] = c.expected_model;
-    if (c.run) {
+    if (c.fault) {
+      // Not measured: the fault (CaseJson's) and its suite, no figures.
+      cj["fault"] = CaseJson(*c.fault, *c.fault_inputs)["fault"];
+      cj["fault"]["suite"] = c.fault->suite;
+    } else if (c.run) {
       cj["model"] = c.model.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(c.model);
       cj["matching"] = c.matching;
       nlohmann::ordered_json max_ulp, special;

@@ -14,11 +14,15 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "kernels/elementwise_ops.h"
 #include "kernels/registry.h"
+#include "suites/engine/engine.h"
+#include "suites/inputs/inputs.h"
 
 namespace ulpgate {
 
@@ -33,7 +37,12 @@ struct MatrixCell {
   std::vector<uint64_t> special_mismatch;  // per suite
   uint64_t digest = 0;                // FNV-1a over the per-suite output digests
   int group = -1;                     // index into ConformanceMatrix::groups; -1 if not run
-  bool as_expected() const { return run && model == expected_model; }
+  // Set when the kernel faulted (crashed, hung, wrote outside its output) on
+  // a suite: that suite's case, with the fault, and its inputs. The cell is
+  // then not measured (no model, no group) and never as expected.
+  std::optional<CaseResult> fault;
+  std::shared_ptr<const InputSet> fault_inputs;
+  bool as_expected() const { return run && !fault && model == expected_model; }
 };
 
 struct ConformanceMatrix {
@@ -50,6 +59,8 @@ struct ConformanceMatrix {
   const MatrixCell* Find(const std::string& variant, const std::string& target) const;
   // Every case run here conforms to the model its target should follow.
   bool AllAsExpected() const;
+  // Some kernel faulted.
+  bool AnyFault() const;
 };
 
 // n_per_suite inputs of each of the op's suites with the given seed, in f32.

@@ -20,6 +20,7 @@
 #include "suites/engine/reduction_cases.h"
 #include "suites/inputs/reduction_problem.h"
 #include "suites/engine/statistics.h"
+#include "suites/reports/report.h"
 
 namespace ulpgate {
 namespace {
@@ -370,6 +371,8 @@ Measured FractionAbove(const nlohmann::ordered_json& record, double k, double li
 
 Measured Measure(const nlohmann::ordered_json& record, const BudgetLimit& limit) {
   const std::string& name = limit.name;
+  // A faulted case measured nothing: worse than any value (a NaN fails every limit).
+  if (record.contains("fault")) return {std::numeric_limits<double>::quiet_NaN(), FaultText(record)};
   if (name == "max_ulp") {
     const double v = record.at("max_ulp").get<double>();
     return {v, Shown(v, limit.value)};
@@ -578,7 +581,13 @@ std::vector<GateRow> EvaluateBudgets(const BudgetLedger& ledger,
           row.replay = it->get<std::string>();
         }
         pass = worst->value <= limit.value;
-        if (pass) {
+        if (matched[worst_index]->contains("fault")) {
+          // No waiver covers a crash, a hang or an overrun: it is not an error
+          // to budget for.
+          row.status = kFail;
+          row.message = fmt::format("the kernel faulted at {}: {}; the case was not measured",
+                                    row.where, worst->text);
+        } else if (pass) {
           row.status = kPass;
         } else {
           row.status = rule.has_waiver ? kWaived : kFail;

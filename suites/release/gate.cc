@@ -49,6 +49,8 @@ std::string XmlEscaped(const std::string& text) {
   return s;
 }
 
+}  // namespace
+
 // The command that measures one record of `spec` again on its own: the same
 // suite, seed and count give the same inputs and call plan, so the same
 // numbers. A target this CPU cannot run was measured on its model, which
@@ -70,6 +72,8 @@ std::string ReplayCommand(const MeasureSpec& spec, const nlohmann::ordered_json&
   }
   return ReplayRunCommand(kernel, spec.suite, spec.seed, spec.n, spec.shape);
 }
+
+namespace {
 
 // The `check` that measures an external golden's outputs again. Its files
 // are named from the golden (ResolveExternalFile); the command names them
@@ -374,7 +378,7 @@ std::string GateMarkdown(const GateReport& report) {
   return md;
 }
 
-bool GateReport::failed() const { return failures() > 0; }
+bool GateReport::failed() const { return failures() > 0 || !faults.empty(); }
 
 size_t GateReport::failures() const {
   return static_cast<size_t>(std::count_if(rows.begin(), rows.end(), RowFails));
@@ -488,6 +492,14 @@ GateReport RunGate(const GateOptions& options) {
       }
       for (MeasuredCase& c : m.cases) {
         c.record["replay"] = ReplayCommand(m.spec, c.record);
+        if (c.record.contains("fault")) {
+          c.record["fault"]["replay"] = c.record["replay"];
+          const std::string& dtype = c.record["dtype"].get_ref<const std::string&>();
+          report.faults.push_back(fmt::format(
+              "{} {}@{}{} {}: {}", run.op, c.record["variant"].get<std::string>(),
+              c.record["target"].get<std::string>(), dtype == "f32" ? "" : " (" + dtype + ")", suite,
+              FaultText(c.record)));
+        }
         records.push_back(std::move(c.record));
       }
     }
@@ -605,12 +617,14 @@ nlohmann::ordered_json GateJson(const GateReport& report) {
   }
   j["model_targets"] = report.model_targets;
   j["skipped_targets"] = report.skipped_targets;
+  j["faults"] = report.faults;
   return j;
 }
 
 std::string GateJunitXml(const GateReport& report) {
-  const size_t tests = report.rows.size();
-  const size_t failures = report.failures();
+  // A faulted case is a failing test of its own beside the rows.
+  const size_t tests = report.rows.size() + report.faults.size();
+  const size_t failures = report.failures() + report.faults.size();
   const size_t skipped = CountStatus(report, kSkipped);
   std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   xml += fmt::format(
@@ -649,6 +663,13 @@ std::string GateJunitXml(const GateReport& report) {
     }
     xml += "    </testcase>\n";
   }
+  for (const std::string& fault : report.faults) {
+    const std::string name = fault.substr(0, fault.find(':'));
+    xml += fmt::format("    <testcase classname=\"ulpgate.gate.fault\" name=\"{}\">\n"
+                       "      <failure type=\"FAULT\" message=\"{}\">the kernel faulted; the case was "
+                       "not measured</failure>\n    </testcase>\n",
+                       XmlEscaped(name), XmlEscaped(fault));
+  }
   xml += "  </testsuite>\n</testsuites>\n";
   return xml;
 }
@@ -663,7 +684,9 @@ std::vector<std::string> FailingBudgets(const std::string& budgets_path,
   options.threads = threads;
   options.golden_sweeps = false;  // budgets only: the goldens are what bless rewrites
   std::vector<std::string> failing;
-  for (const GateRow& row : RunGate(options).rows) {
+  const GateReport report = RunGate(options);
+  for (const std::string& fault : report.faults) failing.push_back("FAULT " + fault);
+  for (const GateRow& row : report.rows) {
     if (row.status != kFail && row.status != kExpired) continue;
     failing.push_back(fmt::format("{} {}.{}: {}", row.status, row.rule, row.limit,
                                   row.message.empty()

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/registry.h"
+#include "suites/engine/measure.h"
 #include "suites/release/budgets.h"
 
 namespace ulpgate {
@@ -39,9 +40,18 @@ struct GateReport {
   std::vector<std::string> model_targets;
   // Compiled targets not selected.
   std::vector<std::string> skipped_targets;
+  // The cases whose kernel faulted (crashed, hung, wrote outside its
+  // output), "sigmoid_bwd segv@flaky (f32) random: CRASHED (SIGSEGV) at input
+  // #12", each failing every rule it falls under: the gate exits 3.
+  std::vector<std::string> faults;
   bool failed() const;
   size_t failures() const;  // rows that are FAIL or EXPIRED
 };
+
+// The command that measures one record of `spec` again on its own (the same
+// suite, seed and count: the same inputs, the same numbers), with the
+// plugin that gives its kernel.
+std::string ReplayCommand(const MeasureSpec& spec, const nlohmann::ordered_json& record);
 
 // Throws InputError "PATH: POINTER: ..." for a bad ledger (before measuring
 // anything) or a bad --today.
@@ -102,8 +112,9 @@ std::string EscapeAnnotationData(const std::string& text);
 std::string EscapeAnnotationProperty(const std::string& text);
 
 // The budget rows (as the gate prints them) of `ops` that fail on `targets`;
-// empty when all hold. Bless refuses to write while this is not empty,
-// unless forced.
+// empty when all hold; first "FAULT <case>: <fault>" for each case whose
+// kernel faulted. Bless refuses to write while this is not empty, unless
+// forced (never over a fault).
 std::vector<std::string> FailingBudgets(const std::string& budgets_path,
                                         const std::vector<const TargetInfo*>& targets,
                                         const std::vector<std::string>& ops, unsigned threads);

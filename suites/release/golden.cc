@@ -18,6 +18,7 @@
 #include "suites/reports/json_file.h"
 #include "suites/engine/plugins.h"
 #include "suites/inputs/reduction_problem.h"
+#include "suites/release/gate.h"
 #include "suites/reports/report.h"
 
 namespace ulpgate {
@@ -608,6 +609,10 @@ GoldenFile MeasureGolden(const std::vector<MeasureSpec>& specs, const TargetInfo
     spec.models_only = source == GoldenSource::kModels;
     const Measurement m = Measure(spec);
     for (const MeasuredCase& c : m.cases) {
+      if (c.record.contains("fault")) {
+        file.faults[GoldenCaseLabel(c.record)] = {FaultText(c.record), ReplayCommand(m.spec, c.record)};
+        continue;
+      }
       cases.push_back(GoldenCaseJson(c));
       file.describe.push_back(m.describe);
     }
@@ -805,7 +810,13 @@ std::vector<CaseDifference> CompareGolden(const GoldenFile& old_file, const Gold
   }
   for (const Json& c : old_cases) {
     const std::string label = GoldenCaseLabel(c);
-    if (!matched.count(label)) {
+    if (matched.count(label)) continue;
+    if (const auto fault = new_file.faults.find(label); fault != new_file.faults.end()) {
+      CaseDifference d{label, "the kernel faulted: " + fault->second.text + "; the case was not measured",
+                       {}, {}, 0, {}};
+      d.replay = fault->second.replay;
+      differences.push_back(std::move(d));
+    } else {
       differences.push_back({label, "in the golden file but not measured now", {}, {}, 0, {}});
     }
   }

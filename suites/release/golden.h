@@ -61,6 +61,14 @@ struct GoldenFile {
   std::map<std::string, OutputChange> sweep_differences;
   // The sweeps whose kernels ran (a check on a target this CPU runs).
   size_t sweeps_run = 0;
+  // Per case label (GoldenCaseLabel) whose kernel faulted (crashed, hung,
+  // wrote outside its output): the fault in words (FaultText) and the command
+  // that replays it. Such a case is not measured, so it is not in json's
+  // cases: a file with faults is never written, and a check reports each.
+  struct Fault {
+    std::string text, replay;
+  };
+  std::map<std::string, Fault> faults;
 };
 
 // Why a bless went through although budgets failed: recorded in the header.

@@ -88,6 +88,18 @@ nlohmann::ordered_json CaseJson(const CaseResult& r, const DescribeInput& descri
     j["instances"] = r.instances;
   }
   j["n"] = r.n;
+  if (r.fault) {
+    // A faulted case was not measured: its statistics stop at the fault, so
+    // no measurement field is written (not even zeros) and every reader sees
+    // the fault alone.
+    const KernelFault& f = *r.fault;
+    j["fault"] = {{"kind", KernelFaultKey(f.kind)},
+                  {"detail", f.detail},
+                  {"input", input(f.index)},
+                  {"call_first", f.first},
+                  {"call_count", f.count}};
+    return j;
+  }
   j["histogram"] = {{"bounds", s.bounds()}, {"counts", s.counts()}};
   j["special_mismatch"] = s.special_mismatch();
   j["signed_zero_mismatch"] = s.signed_zero_mismatch();
@@ -122,14 +134,6 @@ nlohmann::ordered_json CaseJson(const CaseResult& r, const DescribeInput& descri
     j["conformance"] = ConformanceJson(r.conformance, input);
   }
   j["output_digest"] = DigestHex(r.output_digest);
-  if (r.fault) {
-    const KernelFault& f = *r.fault;
-    j["fault"] = {{"kind", KernelFaultKey(f.kind)},
-                  {"detail", f.detail},
-                  {"input", input(f.index)},
-                  {"call_first", f.first},
-                  {"call_count", f.count}};
-  }
   if (!r.map_operand.empty()) {
     nlohmann::ordered_json buckets = nlohmann::ordered_json::array();
     for (const auto& [bucket, b] : r.error_map) {
@@ -172,6 +176,28 @@ nlohmann::ordered_json CaseJson(const CaseResult& r, const InputSet& inputs) {
 
 nlohmann::ordered_json CaseJson(const CaseResult& r, const ReductionInputSet& inputs) {
   return CaseJson(r, [&](uint64_t i) { return ReductionElementJson(inputs, i); });
+}
+
+std::string FaultText(const nlohmann::ordered_json& record) {
+  const auto it = record.find("fault");
+  if (it == record.end() || !it->is_object()) return "";
+  const nlohmann::ordered_json& f = *it;
+  std::string name = f.value("kind", std::string("fault"));
+  for (KernelFaultKind kind : {KernelFaultKind::kCrashed, KernelFaultKind::kTimeout,
+                               KernelFaultKind::kOutOfBounds, KernelFaultKind::kRefused}) {
+    if (name == KernelFaultKey(kind)) name = KernelFaultName(kind);
+  }
+  std::string text = name;
+  if (f.contains("detail") && f["detail"].is_string()) text += " (" + f["detail"].get<std::string>() + ")";
+  const auto input = f.find("input");
+  if (input != f.end() && input->is_object() && input->contains("index")) {
+    text += " at input #" + input->at("index").dump();
+  } else if (f.contains("call_first") && f.contains("call_count")) {
+    const int64_t first = f["call_first"].get<int64_t>(), count = f["call_count"].get<int64_t>();
+    text += " on a call of inputs #" + std::to_string(first) + " to #" +
+            std::to_string(first + std::max<int64_t>(count, 1) - 1);
+  }
+  return text;
 }
 
 void WriteJsonFile(const std::string& path, const nlohmann::ordered_json& json,

@@ -29,7 +29,10 @@ nlohmann::ordered_json ReductionElementJson(const ReductionInputSet& inputs, uin
 // and instances, n, the ULP histogram, special and signed-zero mismatches, max
 // with its input, mean, percentiles, correctly rounded, for reductions
 // "bound_fraction" (histogram, max, above_one, overflow_exempt),
-// "conformance" (null for a peer), the output digest and any error map.
+// "conformance" (null for a peer), the output digest and any error map. A
+// faulted case (CaseResult::fault) has its names, kind, dtype, suite, seed,
+// shape, instances and n, then "fault" (kind, detail, input: null when no one
+// input faults alone, call_first, call_count) and no measurement at all.
 // `describe` gives the JSON of the input behind output element i.
 using DescribeInput = std::function<nlohmann::ordered_json(uint64_t)>;
 nlohmann::ordered_json CaseJson(const CaseResult& result, const DescribeInput& describe);
@@ -40,6 +43,11 @@ nlohmann::ordered_json CaseJson(const CaseResult& result, const DescribeInput& d
 // (suites/reports/replay.h).
 nlohmann::ordered_json CaseJson(const CaseResult& result, const InputSet& inputs);
 nlohmann::ordered_json CaseJson(const CaseResult& result, const ReductionInputSet& inputs);
+
+// A record's fault in words, from its JSON: "CRASHED (SIGSEGV) at input #12",
+// "OUT OF BOUNDS (the kernel wrote outside its output) on a call of inputs #0
+// to #0". Empty for a record without "fault".
+std::string FaultText(const nlohmann::ordered_json& record);
 
 // Writes JSON to a path atomically (temporary file in the same folder, then
 // rename), so a crash never leaves a half-written report. Throws

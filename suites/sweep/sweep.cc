@@ -317,6 +317,17 @@ Json SweepJson(const SweepResult& r) {
     cj["variant"] = c.variant;
     cj["target"] = c.target;
     cj["kind"] = c.kind;
+    if (c.fault) {
+      // Not measured: the fault alone, no figure.
+      const KernelFault& f = *c.fault;
+      cj["fault"] = {{"kind", KernelFaultKey(f.kind)},
+                     {"detail", f.detail},
+                     {"input", IndexJson(r.domain, f.index)},
+                     {"call_first", f.first},
+                     {"call_count", f.count}};
+      j["cases"].push_back(cj);
+      continue;
+    }
     cj["n"] = s.n;
     cj["histogram"] = s.counts;
     cj["fine_histogram"] = fine;
@@ -379,6 +390,24 @@ SweepResult SweepFromJson(const std::string& path, const Json& json) {
     sc.variant = c["variant"].String();
     sc.target = c["target"].String();
     sc.kind = c["kind"].String();
+    if (c.Has("fault")) {
+      const JsonField f = c["fault"];
+      KernelFault fault;
+      const std::string kind = f["kind"].String();
+      const std::optional<KernelFaultKind> parsed = KernelFaultFromKey(kind);
+      if (!parsed) f["kind"].Fail("unknown fault kind '" + kind + "'");
+      fault.kind = *parsed;
+      fault.detail = f["detail"].String();
+      fault.index = f.Has("input") && !f["input"].json().is_null()
+                        ? static_cast<int64_t>(f["input"]["index"].Unsigned())
+                        : -1;
+      fault.first = static_cast<int64_t>(f["call_first"].Unsigned());
+      fault.count = static_cast<int64_t>(f["call_count"].Unsigned());
+      sc.fault = fault;
+      sc.stats = ErrorStatistics(*format);
+      r.cases.push_back(std::move(sc));
+      continue;
+    }
     ErrorStatistics::State s;
     s.n = c["n"].Unsigned();
     for (size_t b = 0; b < c["histogram"].Size(); ++b) s.counts.push_back(c["histogram"][b].Unsigned());
@@ -438,7 +467,8 @@ SweepResult MergeSweeps(const std::vector<std::pair<std::string, SweepResult>>& 
     for (size_t i = 0; i < a.cases.size(); ++i) {
       if (a.cases[i].variant != b.cases[i].variant || a.cases[i].target != b.cases[i].target ||
           a.cases[i].kind != b.cases[i].kind ||
-          a.cases[i].conformance.expected_model != b.cases[i].conformance.expected_model) {
+          (!a.cases[i].fault && !b.cases[i].fault &&  // a faulted case's report has no model
+           a.cases[i].conformance.expected_model != b.cases[i].conformance.expected_model)) {
         return false;
       }
     }
@@ -457,7 +487,16 @@ SweepResult MergeSweeps(const std::vector<std::pair<std::string, SweepResult>>& 
                                    part.end, part.begin < merged.end ? "overlap" : "leave a gap"));
     }
     for (size_t c = 0; c < merged.cases.size(); ++c) {
-      MergeSweepCase(*merged.domain.format, merged.cases[c], part.cases[c]);
+      // A fault in any part is the merged case's (the lowest input's): no
+      // part's figures make a measurement of it.
+      SweepCase& into = merged.cases[c];
+      const SweepCase& other = part.cases[c];
+      if (into.fault || other.fault) {
+        const auto at = [](const KernelFault& f) { return f.index >= 0 ? f.index : f.first; };
+        if (!into.fault || (other.fault && at(*other.fault) < at(*into.fault))) into.fault = other.fault;
+        continue;
+      }
+      MergeSweepCase(*merged.domain.format, into, other);
     }
     merged.end = part.end;
   }

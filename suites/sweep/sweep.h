@@ -40,6 +40,7 @@
 
 #include "kernels/elementwise_ops.h"
 #include "kernels/registry.h"
+#include "suites/engine/kernel_fault.h"
 #include "oracles/format.h"
 #include "suites/engine/engine.h"
 #include "suites/reports/json_file.h"
@@ -132,6 +133,10 @@ struct SweepCase {
   UlpSum sum_ulp;                     // see UlpSum
   Conformance conformance;            // first_mismatch_index: a domain index
   uint64_t digest = 0;                // SweepDigestKey
+  // Set when the case's kernel faulted (crashed, hung, wrote outside its
+  // output; domain indices, the lowest input): the case was not measured,
+  // and its report is the fault alone.
+  std::optional<KernelFault> fault;
   double mean_ulp() const;
 };
 

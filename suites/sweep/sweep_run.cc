@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cfloat>
 #include <array>
+#include <atomic>
+#include <limits>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -17,6 +19,7 @@
 #include "oracles/float_text.h"
 #include "oracles/ulp_metric.h"
 #include "suites/engine/chunk_driver.h"
+#include "suites/engine/guarded_buffer.h"
 #include "suites/engine/kernel_fault.h"
 #include "suites/inputs/inputs.h"
 #include "suites/sweep/factor_columns.h"
@@ -326,6 +329,55 @@ struct Worker {
   uint64_t derived_tiles = 0;
 };
 
+// Calls `call(operands, out, count)` over [0, n) as three calls into guarded
+// buffers (suites/engine/guarded_buffer.h) placed `salt`-dependent elements
+// past a 64-byte boundary: a short first piece at that misaligned start, the
+// middle, and a short tail that ends where the buffers end. A kernel that
+// writes before a misaligned start or past a tail (outside its output) or
+// into its operands faults here as it does in `run` and `golden check`,
+// although a sweep's tiles are whole and aligned; a right kernel's outputs
+// are the same. Throws KernelFaultError, indices from 0.
+template <class T, class Call>
+void SplitGuardedCall(const T* a, const T* b, T* out, size_t n, uint64_t salt, const Call& call) {
+  if (n == 0) return;
+  thread_local BasicGuardedBuffer<T> ga(0, 0), gb(0, 0), gy(0, 0);
+  const size_t misalign = 1 + salt % 15;
+  ga.Place(n, misalign, /*elements=*/false);
+  gb.Place(n, misalign, /*elements=*/false);
+  gy.Place(n, misalign);
+  std::copy(a, a + n, ga.data());
+  std::copy(b, b + n, gb.data());
+  const size_t head = std::min<size_t>(n, 1 + salt % 7);
+  const size_t tail = std::min<size_t>(n - head, 1 + (salt / 7) % 13);
+  const size_t pieces[3][2] = {{0, head}, {head, n - head - tail}, {n - tail, tail}};
+  for (const auto& [first, count] : pieces) {
+    if (count == 0) continue;
+    const void* in[2] = {ga.data() + first, gb.data() + first};
+    try {
+      call(in, gy.data() + first, count);
+    } catch (KernelFaultError& e) {  // from another process: indices in the piece
+      if (e.fault().index >= 0) e.fault().index += static_cast<int64_t>(first);
+      e.fault().first += static_cast<int64_t>(first);
+      throw;
+    }
+    const bool output = gy.GuardsIntact(), operands = ga.GuardsIntact() && gb.GuardsIntact();
+    if (!output || !operands) {
+      KernelFault f;
+      f.kind = KernelFaultKind::kOutOfBounds;
+      f.detail = fmt::format(
+          "the kernel wrote {} ({})", output ? "into its operands" : "outside its output",
+          first == 0 ? fmt::format("a call of {} input{} starting {} elements past a 64-byte boundary",
+                                   count, count == 1 ? "" : "s", misalign)
+                     : fmt::format("a call of {} input{} ending its buffer", count, count == 1 ? "" : "s"));
+      f.first = static_cast<int64_t>(first);
+      f.count = static_cast<int64_t>(count);
+      if (count == 1) f.index = f.first;
+      throw KernelFaultError(std::move(f));
+    }
+  }
+  std::copy(gy.data(), gy.data() + n, out);
+}
+
 class FastSweep {
  public:
   FastSweep(const SweepOptions& options, const ElementwiseCasePlan& plan,
@@ -343,7 +395,13 @@ class FastSweep {
     if (ErrorStatistics::FineBinCount() != kSweepFineBins) {
       throw std::logic_error("the sweep tier's fine bins are not ErrorStatistics's");
     }
+    faults_.resize(plan.cases.size());
+    fault_at_ = std::make_unique<std::atomic<int64_t>[]>(plan.cases.size());
+    for (size_t c = 0; c < plan.cases.size(); ++c) fault_at_[c].store(std::numeric_limits<int64_t>::max());
   }
+
+  // Per case, its kernel's fault at the lowest input (domain indices), if any.
+  const std::vector<std::optional<KernelFault>>& faults() const { return faults_; }
 
   uint64_t mpfr_factors() const { return mpfr_factors_; }
   uint64_t mpfr_errors() const { return mpfr_errors_; }
@@ -415,6 +473,28 @@ class FastSweep {
   uint64_t derived_tiles() const { return derived_tiles_; }
 
  private:
+  // A case's kernel faulted at `f` (domain indices): the lowest fault is the
+  // case's, whichever worker found it first, and blocks past it need not
+  // call the kernel (as the engine's units past a fault), so the report does
+  // not depend on the threads.
+  void RecordFault(size_t c, KernelFault f) const {
+    const int64_t at = f.index >= 0 ? f.index : f.first;
+    std::lock_guard<std::mutex> lock(fault_mutex_);
+    const std::optional<KernelFault>& known = faults_[c];
+    if (known && (known->index >= 0 ? known->index : known->first) <= at) return;
+    faults_[c] = std::move(f);
+    fault_at_[c].store(at);
+  }
+  bool PastFault(size_t c, uint64_t at) const {
+    return static_cast<int64_t>(at) > fault_at_[c].load(std::memory_order_relaxed);
+  }
+  // The first tile of each block calls its kernel by SplitGuardedCall, as
+  // does a tile of a length no vector divides (the end of a range), which
+  // only guarded buffers may take.
+  bool GuardedTile(uint64_t at, size_t n) const {
+    return at % kSweepBlock == 0 || at == options_.begin || n % 64 != 0;
+  }
+
   void Fill(Worker& w, uint64_t at, size_t n) const {
     FillSweepTile(domain_, at, n, w.grad, w.t, w.grad_bits, w.t_bits);
   }
@@ -441,39 +521,27 @@ class FastSweep {
         filled = true;
       }
       std::vector<float>& y = w.plugin_outputs[c];
-      y.resize(n);
+      y.assign(n, 0.0f);
+      if (PastFault(c, begin)) continue;  // not measured: its outputs are never read
+      const auto call = [plugin](const void* const* in, auto* out, size_t count) {
+        plugin->call(in, out, count);
+      };
       try {
         if (IsBinary32(format_)) {
-          const void* in[2] = {grad.data(), t.data()};
-          plugin->call(in, y.data(), n);
+          SplitGuardedCall(grad.data(), t.data(), y.data(), n, begin / kSweepBlock, call);
           SweepCanonicalNans(y.data(), n);
         } else {
           out16.resize(n);
-          const void* in[2] = {grad_bits.data(), t_bits.data()};
-          plugin->call(in, out16.data(), n);
+          SplitGuardedCall(grad_bits.data(), t_bits.data(), out16.data(), n, begin / kSweepBlock, call);
           SweepDecodeNarrow(format_, out16.data(), n, y.data());
         }
       } catch (KernelFaultError& e) {
-        // The sweep's report is of whole cases: a fault ends it, naming the
-        // case, the input (a domain index) and how to replay it.
+        // The case's fault, in domain indices; the other cases go on.
         KernelFault f = e.fault();
-        const ElementwiseCasePlan::Case& pc = plan_.cases[c];
         f.first += static_cast<int64_t>(begin);
-        if (f.index >= 0) {
-          f.index += static_cast<int64_t>(begin);
-          const auto index = static_cast<uint64_t>(f.index);
-          float a = 0, b = 0;
-          domain_.Input(index, &a, &b);
-          f.detail = fmt::format("{}: {} at input {:#x} ({} = {}, {} = {}); reproduce: {}", pc.name,
-                                 f.detail, index, domain_.operands[0], HexFloat(a),
-                                 domain_.operands[1], HexFloat(b),
-                                 SweepReplayCommand(std::string(options_.op->name), domain_, pc.variant,
-                                                    pc.target->name, index));
-        } else {
-          f.detail = fmt::format("{}: {} on a call of inputs {:#x} to {:#x}", pc.name, f.detail,
-                                 f.first, f.first + f.count - 1);
-        }
-        throw KernelFaultError(f);
+        if (f.index >= 0) f.index += static_cast<int64_t>(begin);
+        RecordFault(c, std::move(f));
+        y.assign(n, 0.0f);
       }
     }
   }
@@ -568,7 +636,30 @@ class FastSweep {
     for (size_t c = 0; c < plan_.cases.size(); ++c) {
       const ElementwiseCasePlan::Case& pc = plan_.cases[c];
       float* y = w.outputs[c].v;
-      if (pc.kernel != nullptr && IsBinary32(format_)) {
+      if (pc.kernel != nullptr && (PastFault(c, at) || GuardedTile(at, n))) {
+        // Once a block: through guarded buffers, in three calls (a faulted
+        // case's outputs are never read).
+        std::fill_n(y, n, 0.0f);
+        const auto call = [kernel = pc.kernel](const void* const* in, auto* out, size_t count) {
+          kernel(in, out, count);
+        };
+        try {
+          if (PastFault(c, at)) {
+          } else if (IsBinary32(format_)) {
+            SplitGuardedCall(w.grad, w.t, y, n, at / kSweepBlock, call);
+            SweepCanonicalNans(y, n);
+          } else {
+            SplitGuardedCall(w.grad_bits, w.t_bits, w.out16, n, at / kSweepBlock, call);
+            SweepDecodeNarrow(format_, w.out16, n, y);
+          }
+        } catch (KernelFaultError& e) {
+          KernelFault f = e.fault();
+          f.first += static_cast<int64_t>(at);
+          if (f.index >= 0) f.index += static_cast<int64_t>(at);
+          RecordFault(c, std::move(f));
+          std::fill_n(y, n, 0.0f);
+        }
+      } else if (pc.kernel != nullptr && IsBinary32(format_)) {
         const void* in[2] = {w.grad, w.t};
         pc.kernel(in, y, n);
         SweepCanonicalNans(y, n);
@@ -873,6 +964,9 @@ class FastSweep {
   size_t builtin_models_;
   std::vector<std::unique_ptr<Worker>> workers_;
   uint64_t mpfr_factors_ = 0, mpfr_errors_ = 0, derived_tiles_ = 0;
+  mutable std::mutex fault_mutex_;
+  mutable std::vector<std::optional<KernelFault>> faults_;
+  std::unique_ptr<std::atomic<int64_t>[]> fault_at_;
 };
 
 // A case of the plan with nothing measured yet.
@@ -938,6 +1032,7 @@ void ReferenceSweep(const SweepOptions& options, const ElementwiseCasePlan& plan
   run.targets = options.targets;
   run.threads = options.threads;
   run.keep_outputs = true;
+  run.faults_are_results = true;
   std::vector<ElementDetail> details;
   run.details = &details;
   for (uint64_t begin = options.begin; begin < options.end;) {
@@ -950,6 +1045,14 @@ void ReferenceSweep(const SweepOptions& options, const ElementwiseCasePlan& plan
     };
     for (size_t c = 0; c < block.size(); ++c) {
       const CaseResult& r = block[c];
+      if (result->cases[c].fault) continue;  // blocks in order: its first fault is its report
+      if (r.fault) {
+        KernelFault f = *r.fault;
+        f.index = shift(f.index);
+        f.first += static_cast<int64_t>(begin);
+        result->cases[c].fault = f;
+        continue;
+      }
       SweepCase part = EmptyCase(plan, c, format);
       ErrorStatistics::State s = r.stats.state();
       s.max_index = shift(s.max_index);
@@ -1021,6 +1124,7 @@ SweepResult RunSweep(const SweepOptions& options) {
   result.scaled_tiles = sweep.derived_tiles();
   for (size_t c = 0; c < plan.cases.size(); ++c) {
     result.cases.push_back(FromTotals(plan, c, format, totals[c]));
+    result.cases.back().fault = sweep.faults()[c];
   }
   return result;
 }

@@ -184,6 +184,24 @@ def _operands(op, inputs):
     return names, inputs
 
 
+_FAULT_NAMES = {"crashed": "CRASHED", "timeout": "TIMEOUT", "out_of_bounds": "OUT OF BOUNDS",
+                "refused": "REFUSED"}
+
+
+def _fault_text(fault):
+    """A record's fault in words, as the CLI prints it: 'CRASHED (SIGSEGV) at input #12'."""
+    text = _FAULT_NAMES.get(fault.get("kind"), str(fault.get("kind", "FAULT")).upper())
+    if fault.get("detail"):
+        text += f" ({fault['detail']})"
+    where = fault.get("input")
+    if isinstance(where, dict) and "index" in where:
+        text += f" at input #{where['index']}"
+    elif "call_first" in fault:
+        first, count = fault["call_first"], max(fault.get("call_count", 1), 1)
+        text += f" on a call of inputs #{first} to #{first + count - 1}"
+    return text
+
+
 class CheckReport:
     """What `check` measured: ULP errors (max, mean, percentiles, histogram), the bound
     fraction, special and signed-zero mismatches, the models followed bit for bit
@@ -196,6 +214,14 @@ class CheckReport:
         self.op, self.dtype = op, dtype
         self._names, self._operands, self._outputs = names, operands, outputs
         self.n = record["n"]
+        # A kernel that faulted (crashed, hung, wrote outside its output) measured
+        # nothing: every figure is None, never 0, and the report says the fault.
+        self.fault = record.get("fault")
+        if self.fault:
+            self.max_ulp = self.mean_ulp = self.histogram = self.bound_fraction = self.worst = None
+            self.special_mismatch = self.signed_zero_mismatch = self.correctly_rounded = None
+            self.percentiles, self.matching, self.models = {}, [], {}
+            return
         self.max_ulp = record["max_ulp"]
         self.mean_ulp = record["mean_ulp"]
         self.percentiles = {float(k): v for k, v in record.get("percentiles", {}).items()}
@@ -285,6 +311,10 @@ class CheckReport:
         return f"{text}, exact value {_decimal_text(exact(self.op, *values, digits=17))}"
 
     def _rows(self):
+        if self.fault:
+            return [("outputs", f"{self.n} ({self.dtype})"),
+                    ("FAULT", _fault_text(self.fault) + "; not measured"),
+                    ("replay", self.fault.get("replay", "-"))]
         p = self.percentiles
         rows = [("outputs", f"{self.n} ({self.dtype})"),
                 ("max ULP", _ulp_text(self.max_ulp) + (f" at input #{self.worst['index']}" if self.worst else "")),
@@ -356,6 +386,12 @@ class SweepReport:
         self.record = report
         case = report["cases"][0]
         self.case = case
+        self.fault = case.get("fault")
+        self.domain = report["domain"] if "domain" in report else None
+        if self.fault:  # measured nothing: no figure, never 0
+            self.n = self.max_ulp = self.mean_ulp = self.special_mismatch = None
+            self.matching, self.claimed, self.mismatches, self.digest = [], None, None, None
+            return
         self.n = case["n"]
         self.max_ulp = case["max_ulp"]
         self.mean_ulp = case["mean_ulp"]
@@ -370,6 +406,9 @@ class SweepReport:
         return json.dumps(self.record, indent=2)
 
     def __repr__(self):
+        if self.fault:
+            return (f"ulpgate sweep of {self.record['op']}: FAULT {_fault_text(self.fault)}; not measured"
+                    + (f"\n  replay: {self.fault['replay']}" if self.fault.get("replay") else ""))
         return _wrapped(f"ulpgate sweep of {self.record['op']} over {self.n} inputs: max {self.max_ulp:.4g} ULP, "
                         f"mean {self.mean_ulp:.4g}, {self.special_mismatch} special mismatches; follows "
                         f"{', '.join(self.matching) or 'no model'}", indent=2)
@@ -474,9 +513,11 @@ def sweep(kernel, op, dtype="bf16", range=None, fixed=None, over=None, claim=Non
     bfloat16, so bf16 travels as float32 values there). `claim` names the model it must
     follow (mismatches are then counted); without it the report says what it follows.
     One implementation with the CLI's sweep and with the Python IUT (tools/python/torch_iut.py):
-    the kernel is called once per block of 2^16 inputs. A sweep that runs longer than
-    PROGRESS_AFTER seconds reports its progress on stderr as the CLI's does (progress=False:
-    never; a callable: progress(done, total) is called instead, between blocks)."""
+    the kernel is called three times per block of 2^16 inputs (a few inputs, the middle, a
+    short tail), so that a defect on a short or misaligned call shows too. A sweep that runs
+    longer than PROGRESS_AFTER seconds reports its progress on stderr as the CLI's does
+    (progress=False: never; a callable: progress(done, total) is called instead, between
+    blocks)."""
     dtype = _DTYPE_NAMES.get(dtype, dtype)
     operands = _op(op)["operands"]
     if len(operands) != 2:
