@@ -8,6 +8,8 @@
 #include <set>
 
 #include "suites/engine/op_table.h"
+#include "oracles/ulp_metric.h"
+#include "suites/reports/number_text.h"
 #include "suites/reports/report.h"
 #include "tools/drift_chart.h"
 #include "tools/svg_chart.h"
@@ -27,10 +29,11 @@ double Num(const Json& j, const char* key, double fallback = NAN) {
   return j.contains(key) && j[key].is_number() ? j[key].get<double>() : fallback;
 }
 
-std::string Sig(double x, int digits = 4) {
+// Rounded away from zero (FormatUlp): a maximum never reads below its value.
+std::string Sig(double x) {
   if (std::isnan(x)) return "&ndash;";
   if (std::isinf(x)) return x > 0 ? "&infin;" : "-&infin;";
-  return fmt::format("{:.{}g}", x, digits);
+  return FormatUlp(x);
 }
 
 // A colour from green (small) through yellow to red (large) for a ULP error,
@@ -170,6 +173,8 @@ std::string Code(const std::string& command) {
   return html + "</code>";
 }
 
+std::string SpecialCausesHtml(const Json& c, const std::string& replay);  // below
+
 std::string RunSection(const ReportFile& f, size_t index) {
   const Json& results = f.json["results"];
   if (results.empty()) return "";
@@ -196,10 +201,11 @@ std::string RunSection(const ReportFile& f, size_t index) {
                                         : "&ndash;",
         special, Conformance(c));
     if (fails) {
-      failing += fmt::format("<li><b>FAIL</b> {}: {}; replay: {}</li>", Esc(CaseName(c)),
+      failing += fmt::format("<li><b>FAIL</b> {}: {}; replay: {}{}</li>", Esc(CaseName(c)),
                              !CaseConforms(c) ? "does not follow its expected model"
                                               : fmt::format("{} special mismatches", special),
-                             Code(RunReplay(c) + (CaseConforms(c) ? "" : " --require-conformance")));
+                             Code(RunReplay(c) + (CaseConforms(c) ? "" : " --require-conformance")),
+                             SpecialCausesHtml(c, RunReplay(c)));
     }
   }
   html += "</table>";
@@ -285,6 +291,36 @@ std::string InputText(const Json& input) {
   return text;
 }
 
+// A record's special mismatches by cause ("special_mismatch_causes"), each
+// with its count, its first input and, for an elementwise op, a command that
+// runs the case on that input alone (`replay` otherwise); empty when none.
+std::string SpecialCausesHtml(const Json& c, const std::string& replay) {
+  if (!c.contains("special_mismatch_causes") || !c["special_mismatch_causes"].is_object()) return "";
+  std::string html = "<ul class='causes'>";
+  for (const auto& [key, cause] : c["special_mismatch_causes"].items()) {
+    std::string text = key;
+    for (int k = 0; k < kSpecialCauseCount; ++k) {
+      if (key == SpecialCauseKey(SpecialCauseAt(k))) text = SpecialCauseText(SpecialCauseAt(k));
+    }
+    const Json input = cause.value("first_input", Json());
+    std::string command = replay;
+    if (input.is_object() && input.contains("bits") && Str(c, "kind") != "outputs") {
+      std::string values;
+      for (const auto& [name, value] : input.items()) {
+        if (name != "index" && name != "bits" && value.is_string()) {
+          values += (values.empty() ? "" : " ") + value.get<std::string>();
+        }
+      }
+      command = fmt::format("echo '{}' | ulpgate run --op {} --dtype {} --variant {} --target {} --inputs -",
+                            values, Str(c, "op"), Str(c, "dtype", "f32"), ShellWord(Str(c, "variant")),
+                            ShellWord(Str(c, "target")));
+    }
+    html += fmt::format("<li>{}: {}, the first at {}; replay: {}</li>", Esc(text),
+                        cause.value("count", uint64_t{0}), InputText(input), Code(command));
+  }
+  return html + "</ul>";
+}
+
 std::string CheckSection(const ReportFile& f, size_t index) {
   const Json& report = f.json;
   if (!report.contains("results") || report["results"].empty()) return "";
@@ -310,6 +346,7 @@ std::string CheckSection(const ReportFile& f, size_t index) {
       r.contains("correctly_rounded") ? fmt::format("{:.2f}%", 100 * Num(r, "correctly_rounded") / n)
                                       : "&ndash;",
       r.value("special_mismatch", uint64_t{0}), r.contains("max_input") ? InputText(r["max_input"]) : "&ndash;");
+  html += SpecialCausesHtml(r, CheckReplay(report, r));
   if (report.contains("failures") && !report["failures"].empty()) {
     html += "<ul class='failing'>";
     for (const Json& failure : report["failures"]) {

@@ -41,6 +41,7 @@ struct CaseTotals {
   uint64_t n = 0, special = 0, signed_zero = 0, correct = 0;
   double max_ulp = -1;
   int64_t max_index = -1, first_special = -1;
+  SpecialCauseCounts causes{};
   UlpSum sum;
   // Per model: the outputs that differ from it where it is the case's
   // expected model; elsewhere only whether any does.
@@ -65,6 +66,7 @@ struct CaseTotals {
     correct += o.correct;
     if (o.max_index >= 0) Max(o.max_ulp, o.max_index);
     first_special = First(first_special, o.first_special);
+    MergeSpecialCauses(causes, o.causes);
     sum.Add(o.sum);
     for (size_t m = 0; m < mismatches.size(); ++m) {
       mismatches[m] += o.mismatches[m];
@@ -77,6 +79,30 @@ struct CaseTotals {
     for (size_t f = 0; f < fine.size(); ++f) fine[f] += o.fine[f];
   }
 };
+
+// The cause of a special mismatch the tier flagged at element i of a tile
+// (it flags only where x is NaN, infinite, or finite and decided: its kind
+// not kSweepExactUndecided). x = x0 + x1 + x2 with x1 = RN53(x1 + x2) rounds
+// to an infinity where |x| >= max + ulp/2 (ties go to the even infinity), a
+// double T: |x0| > T, or |x0| = T and x1 not against x0's sign.
+SpecialCause SpecialCauseOf(const FloatFormat& format, const SweepExactTile& tile, size_t i,
+                            float y) {
+  const uint64_t kind = tile.kind[i];
+  const double x0 = tile.x0[i], x1 = tile.x1[i];
+  const double threshold = std::ldexp(2.0 - std::ldexp(1.0, -format.precision), format.emax);
+  const bool finite = kind != kSweepExactNaN && kind != kSweepExactInfinite;
+  const bool rounds_infinite =
+      finite && (std::fabs(x0) > threshold ||
+                 (std::fabs(x0) == threshold && (x1 == 0 || std::signbit(x1) == std::signbit(x0))));
+  return ClassifySpecialMismatch(kind == kSweepExactNaN, kind == kSweepExactInfinite,
+                                 rounds_infinite, y);
+}
+
+void CountCause(SpecialCause cause, int64_t index, CaseTotals& t) {
+  SpecialCauseCount& c = t.causes[cause == SpecialCause::kNone ? 0 : SpecialCauseIndex(cause)];
+  ++c.count;
+  c.first_index = CaseTotals::First(c.first_index, index);
+}
 
 // One tile's statistics of one distinct output, its fine histogram as the
 // bins it touched.
@@ -92,6 +118,7 @@ struct TileTotals {
     t.n = t.special = t.signed_zero = t.correct = 0;
     t.max_ulp = -1;
     t.max_index = t.first_special = -1;
+    t.causes = SpecialCauseCounts{};
     t.sum = UlpSum();
     std::fill(t.mismatches.begin(), t.mismatches.end(), 0);
     std::fill(t.first_mismatch.begin(), t.first_mismatch.end(), -1);
@@ -616,6 +643,11 @@ class FastSweep {
         const int64_t shift = static_cast<int64_t>(at) - static_cast<int64_t>(base->at);
         if (t.max_index >= 0) t.max_index += shift;
         if (t.first_special >= 0) t.first_special += shift;
+        // Causes too: a derived tile's exact values stay within the format's
+        // normal range (SweepFactorsScale), so no cause changes with the grad.
+        for (SpecialCauseCount& cause : t.causes) {
+          if (cause.first_index >= 0) cause.first_index += shift;
+        }
         std::fill(t.mismatches.begin(), t.mismatches.end(), 0);
         std::fill(t.first_mismatch.begin(), t.first_mismatch.end(), -1);
         t.digest = Digest(y, at, n);
@@ -818,6 +850,7 @@ class FastSweep {
       if (flags & kSweepSpecialMismatch) {
         ++t.special;
         t.first_special = CaseTotals::First(t.first_special, index);
+        CountCause(SpecialCauseOf(format_, w.exact, i, y[i]), index, t);
         continue;
       }
       if (flags & kSweepUndecidedError) {
@@ -840,6 +873,7 @@ class FastSweep {
         if (u.special_mismatch) {
           ++t.special;
           t.first_special = CaseTotals::First(t.first_special, index);
+          CountCause(u.special_cause, index, t);
           continue;
         }
         t.correct += u.correctly_rounded;
@@ -907,6 +941,7 @@ SweepCase FromTotals(const ElementwiseCasePlan& plan, size_t c, const FloatForma
   s.max_ulp = totals.max_index >= 0 ? totals.max_ulp : 0;
   s.max_index = totals.max_index;
   s.first_special_index = totals.first_special;
+  s.special_causes = totals.causes;
   sc.stats = ErrorStatistics(format, s);
   sc.sum_ulp = totals.sum;
   sc.digest = totals.digest;
@@ -954,6 +989,7 @@ void ReferenceSweep(const SweepOptions& options, const ElementwiseCasePlan& plan
       ErrorStatistics::State s = r.stats.state();
       s.max_index = shift(s.max_index);
       s.first_special_index = shift(s.first_special_index);
+      for (SpecialCauseCount& cause : s.special_causes) cause.first_index = shift(cause.first_index);
       s.sum_ulp = 0;
       part.stats = ErrorStatistics(format, s);
       for (size_t i = 0; i < details.size(); ++i) {

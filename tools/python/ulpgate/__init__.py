@@ -19,9 +19,12 @@ import json
 
 from . import _ulpgate
 
-__all__ = ["check", "sweep", "ops", "exact", "CheckReport", "SweepReport", "InputError"]
+__all__ = ["check", "sweep", "ops", "exact", "CheckReport", "SweepReport", "InputError", "format_ulp"]
 
 InputError = _ulpgate.InputError
+# ULP errors and bound fractions as the CLI prints them: 4 digits rounded up,
+# so 0.5000091 reads "0.5001", never "0.5".
+format_ulp = _ulpgate.format_ulp
 _DTYPE_NAMES = {"f32": "f32", "float32": "f32", "bf16": "bf16", "bfloat16": "bf16", "f16": "f16",
                 "float16": "f16", "half": "f16"}
 
@@ -167,8 +170,8 @@ class CheckReport:
     def _rows(self):
         p = self.percentiles
         return [("outputs", f"{self.n} ({self.dtype})"),
-                ("max ULP", f"{self.max_ulp:.4g}" + (f" at input #{self.worst['index']}" if self.worst else "")),
-                ("mean / p99 ULP", f"{self.mean_ulp:.4g} / {p.get(99.0, float('nan')):.4g}"),
+                ("max ULP", format_ulp(self.max_ulp) + (f" at input #{self.worst['index']}" if self.worst else "")),
+                ("mean / p99 ULP", f"{format_ulp(self.mean_ulp)} / {format_ulp(p.get(99.0, float('nan')))}"),
                 ("correctly rounded", f"{self.correctly_rounded} of {self.n}"),
                 ("special mismatches", str(self.special_mismatch)),
                 ("follows bit for bit", ", ".join(self.matching) or "no model")]
@@ -243,8 +246,8 @@ class SweepReport:
         return json.dumps(self.record, indent=2)
 
     def __repr__(self):
-        return (f"ulpgate sweep of {self.record['op']} over {self.n} inputs: max {self.max_ulp:.4g} ULP, "
-                f"mean {self.mean_ulp:.4g}, {self.special_mismatch} special mismatches; follows "
+        return (f"ulpgate sweep of {self.record['op']} over {self.n} inputs: max {format_ulp(self.max_ulp)} ULP, "
+                f"mean {format_ulp(self.mean_ulp)}, {self.special_mismatch} special mismatches; follows "
                 f"{', '.join(self.matching) or 'no model'}")
 
 
