@@ -68,6 +68,29 @@ foreach(cause_count_first intermediate_overflow:2:0 nan_where_finite:1:2 infinit
   endif()
 endforeach()
 
+# run: the cause with its first input and the replay of that input alone,
+# in text, JSON and the HTML report (beside check's causes).
+file(WRITE "${WORK}/bf16.txt" "0 0x1p+64\n0x1p-10 0x1p+64\n1 0x1p-1\n")
+ulpgate_expect(0
+  "special mismatches of mulsub_opmath on SCALAR: 2, by cause:\n +intermediate overflow or underflow [^\n]*: 2; the first at input #0:[^\n]*(\n [^\n]*)?\n +replay: echo '0x0p\\+0 0x1p\\+64' \\| ulpgate run --op tanh_bwd --dtype bf16 --variant mulsub_opmath --target SCALAR"
+  run --op tanh_bwd --dtype bf16 --variant mulsub_opmath --target SCALAR --inputs "${WORK}/bf16.txt"
+  --json "${WORK}/run.json")
+file(READ "${WORK}/run.json" json)
+string(JSON count GET "${json}" results 0 special_mismatch_causes intermediate_overflow count)
+if(NOT count EQUAL 2)
+  message(FATAL_ERROR "run: intermediate_overflow count ${count}, expected 2")
+endif()
+ulpgate_expect(0 "report: 2 reports" report "${WORK}/run.json" "${WORK}/check.json" --html "${WORK}/report.html")
+file(READ "${WORK}/report.html" html)
+foreach(text
+    "intermediate overflow or underflow (exact finite and in range, output NaN or inf): 2, the first at grad = 0x0p+0, t = 0x1p+64 (#0); replay: <code class='replay'><span>echo</span> <span>&#39;0x0p+0</span> <span>0x1p+64&#39;</span>"
+    "a number where the exact value is undefined: 1, the first at grad = inf, t = 0x1p+0 (#6)")
+  string(FIND "${html}" "${text}" at)
+  if(at LESS 0)
+    message(FATAL_ERROR "report.html lacks: ${text}")
+  endif()
+endforeach()
+
 # bf16 pairs at grad = 0x0013 (a subnormal, 0x1.3p-129) and every t:
 # mulsub_opmath rounds grad * (1 - t*t) from float once, a hair over half an
 # ULP where the float product was itself rounded (0.5000090599 at t = 0x1.4p+12,
