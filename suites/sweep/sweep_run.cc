@@ -84,12 +84,14 @@ struct CaseTotals {
 // (it flags only where x is NaN, infinite, or finite and decided: its kind
 // not kSweepExactUndecided). x = x0 + x1 + x2 with x1 = RN53(x1 + x2) rounds
 // to an infinity where |x| >= max + ulp/2 (ties go to the even infinity), a
-// double T: |x0| > T, or |x0| = T and x1 not against x0's sign.
-SpecialCause SpecialCauseOf(const FloatFormat& format, const SweepExactTile& tile, size_t i,
-                            float y) {
+// double T (OverflowThreshold): |x0| > T, or |x0| = T and x1 not against
+// x0's sign.
+double OverflowThreshold(const FloatFormat& format) {
+  return std::ldexp(2.0 - std::ldexp(1.0, -format.precision), format.emax);
+}
+SpecialCause SpecialCauseOf(double threshold, const SweepExactTile& tile, size_t i, float y) {
   const uint64_t kind = tile.kind[i];
   const double x0 = tile.x0[i], x1 = tile.x1[i];
-  const double threshold = std::ldexp(2.0 - std::ldexp(1.0, -format.precision), format.emax);
   const bool finite = kind != kSweepExactNaN && kind != kSweepExactInfinite;
   const bool rounds_infinite =
       finite && (std::fabs(x0) > threshold ||
@@ -364,6 +366,7 @@ class FastSweep {
         format_(*options.domain.format),
         plan_(plan),
         bound_count_(HistogramBoundCount(format_)),
+        overflow_threshold_(OverflowThreshold(format_)),
         inside_low_(std::ldexp(1.0, format_.emin + 1)),
         inside_high_(std::ldexp(1.0, format_.emax)),
         builtin_models_(plan.model_names.size() - plan.extra_models.size()) {
@@ -850,7 +853,7 @@ class FastSweep {
       if (flags & kSweepSpecialMismatch) {
         ++t.special;
         t.first_special = CaseTotals::First(t.first_special, index);
-        CountCause(SpecialCauseOf(format_, w.exact, i, y[i]), index, t);
+        CountCause(SpecialCauseOf(overflow_threshold_, w.exact, i, y[i]), index, t);
         continue;
       }
       if (flags & kSweepUndecidedError) {
@@ -903,6 +906,7 @@ class FastSweep {
   const FloatFormat& format_;
   const ElementwiseCasePlan& plan_;
   int bound_count_;
+  double overflow_threshold_;  // OverflowThreshold(format_)
   double inside_low_, inside_high_;  // Inside's range
   size_t builtin_models_;
   std::vector<std::unique_ptr<Worker>> workers_;
