@@ -7,7 +7,7 @@ outputs follow, and the command that explains the input step by step.
     assert_follows_model(y, {"grad": g, "t": t}, op="tanh_bwd", model="mulsub_fused")
 """
 
-from . import check, exact
+from . import check, exact, format_ulp
 
 __all__ = ["assert_follows_model", "assert_within_ulp"]
 
@@ -22,7 +22,7 @@ def _worst_lines(report):
         return []
     index = report.worst["index"]
     text, values = _input_text(report, index)
-    return [f"Worst: {report.max_ulp:.4g} ULP at input #{index}: {text};",
+    return [f"Worst: {format_ulp(report.max_ulp)} ULP at input #{index}: {text};",
             f"  exact value {exact(report.op, *values)}",
             f"  explain it: {report.replay(index)}"]
 
