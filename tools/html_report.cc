@@ -295,9 +295,17 @@ std::string InputText(const Json& input) {
 // with its count, its first input and, for an elementwise op, a command that
 // runs the case on that input alone (`replay` otherwise); empty when none.
 std::string SpecialCausesHtml(const Json& c, const std::string& replay) {
-  if (!c.contains("special_mismatch_causes") || !c["special_mismatch_causes"].is_object()) return "";
+  Json causes = c.contains("special_mismatch_causes") && c["special_mismatch_causes"].is_object()
+                    ? c["special_mismatch_causes"]
+                    : Json::object();
+  if (c.contains("first_signed_zero_input")) {
+    causes["signed zero (a zero of the wrong sign, 0 ULP, not a special mismatch)"] = {
+        {"count", c.value("signed_zero_mismatch", uint64_t{0})},
+        {"first_input", c["first_signed_zero_input"]}};
+  }
+  if (causes.empty()) return "";
   std::string html = "<ul class='causes'>";
-  for (const auto& [key, cause] : c["special_mismatch_causes"].items()) {
+  for (const auto& [key, cause] : causes.items()) {
     std::string text = key;
     for (int k = 0; k < kSpecialCauseCount; ++k) {
       if (key == SpecialCauseKey(SpecialCauseAt(k))) text = SpecialCauseText(SpecialCauseAt(k));

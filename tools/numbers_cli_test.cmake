@@ -19,12 +19,13 @@ include("${CMAKE_CURRENT_LIST_DIR}/cli_expect.cmake")
 #   #5 the same input:                               y = NaN   NaN or the other infinity
 #   #6 grad = inf, t = 1:           x = inf * 0      y = 0     a number where undefined
 #   #7 grad = 1, t = 0.5:           x = 0.75         y = 0.75  correct
+#   #8 grad = 1, t = 1:             x = +0           y = -0    signed zero (no special mismatch)
 file(WRITE "${WORK}/inputs.txt"
-  "0 0x1p+64\n0x1p-10 0x1p+64\n0x1p+100 0x1p+64\n0x1p+100 0x1p+64\ninf 0x1p-1\ninf 0x1p-1\ninf 1\n1 0x1p-1\n")
+  "0 0x1p+64\n0x1p-10 0x1p+64\n0x1p+100 0x1p+64\n0x1p+100 0x1p+64\ninf 0x1p-1\ninf 0x1p-1\ninf 1\n1 0x1p-1\n1 1\n")
 execute_process(COMMAND "${PYTHON}" -c "
 import struct
-values = [float('nan'), float('-inf'), float('nan'), float('inf'), 1.0, float('nan'), 0.0, 0.75]
-h = \"{'descr': '<f4', 'fortran_order': False, 'shape': (8,), }\"
+values = [float('nan'), float('-inf'), float('nan'), float('inf'), 1.0, float('nan'), 0.0, 0.75, -0.0]
+h = \"{'descr': '<f4', 'fortran_order': False, 'shape': (9,), }\"
 h += ' ' * (63 - (10 + len(h)) % 64) + '\\n'
 data = b''.join(struct.pack('<f', v) for v in values)
 open('${WORK}/outputs.npy', 'wb').write(b'\\x93NUMPY\\x01\\x00' + struct.pack('<H', len(h)) + h.encode() + data)
@@ -45,7 +46,8 @@ foreach(line
     "infinity where the exact value is finite [^\n]*: 1; the first at input #3:${replay}0x1p\\+100 "
     "finite where the exact value is infinite: 1; the first at input #4:${replay}inf --input t=0x1p-1\n"
     "NaN or the other infinity where the exact is infinite: 1; the first at input #5:${replay}inf "
-    "a number where the exact value is undefined: 1; the first at input #6:${replay}inf --input t=0x1p\\+0\n")
+    "a number where the exact value is undefined: 1; the first at input #6:${replay}inf --input t=0x1p\\+0\n"
+    "signed zero [^\n]*: 1; the first at input #8:${replay}0x1p\\+0 --input t=0x1p\\+0\n")
   ulpgate_expect(0 "${line}" check --op tanh_bwd --inputs "${WORK}/inputs.txt" --outputs "${WORK}/outputs.npy"
     --quiet)
 endforeach()
@@ -67,6 +69,10 @@ foreach(cause_count_first intermediate_overflow:2:0 nan_where_finite:1:2 infinit
     message(FATAL_ERROR "${cause}: count ${got_count}, first ${got_first}; expected ${count}, ${first}")
   endif()
 endforeach()
+string(JSON first GET "${json}" results 0 first_signed_zero_input index)
+if(NOT first EQUAL 8)
+  message(FATAL_ERROR "first_signed_zero_input ${first}, expected 8")
+endif()
 
 # run: the cause with its first input and the replay of that input alone,
 # in text, JSON and the HTML report (beside check's causes).

@@ -25,7 +25,8 @@ struct CaseCauses {
   std::function<std::string(uint64_t)> replay;  // the command that shows the case there
 };
 
-// Cases without special mismatches print nothing; cases whose causes agree
+// Then zeros of the wrong sign (no special mismatch: their error is 0), with
+// the first. Cases without either print nothing; cases whose causes agree
 // (counts and first inputs) print once, under all their names.
 inline void PrintSpecialCauses(std::ostream& out, const std::vector<CaseCauses>& cases,
                                size_t indent = 2) {
@@ -35,20 +36,29 @@ inline void PrintSpecialCauses(std::ostream& out, const std::vector<CaseCauses>&
     }
     return true;
   };
+  const auto same_zeros = [](const ErrorStatistics& a, const ErrorStatistics& b) {
+    return a.signed_zero_mismatch() == b.signed_zero_mismatch() &&
+           a.first_signed_zero_index() == b.first_signed_zero_index();
+  };
   std::vector<bool> done(cases.size(), false);
   const std::string pad(indent, ' ');
   for (size_t c = 0; c < cases.size(); ++c) {
     const ErrorStatistics& s = *cases[c].stats;
-    if (done[c] || s.special_mismatch() == 0) continue;
+    const bool zeros = s.first_signed_zero_index() >= 0;
+    if (done[c] || (s.special_mismatch() == 0 && !zeros)) continue;
     std::string names = cases[c].name;
     for (size_t o = c + 1; o < cases.size(); ++o) {
-      if (!done[o] && same(s.special_causes(), cases[o].stats->special_causes())) {
+      if (!done[o] && same(s.special_causes(), cases[o].stats->special_causes()) &&
+          same_zeros(s, *cases[o].stats)) {
         names += ", " + cases[o].name;
         done[o] = true;
       }
     }
     out << pad;
-    PrintWrapped(out, fmt::format("special mismatches of {}: {}, by cause:", names, s.special_mismatch()),
+    PrintWrapped(out,
+                 s.special_mismatch() > 0
+                     ? fmt::format("special mismatches of {}: {}, by cause:", names, s.special_mismatch())
+                     : fmt::format("zeros of the wrong sign from {}:", names),
                  indent + 4, indent);
     for (int k = 0; k < kSpecialCauseCount; ++k) {
       const SpecialCauseCount& cause = s.special_causes()[k];
@@ -61,6 +71,17 @@ inline void PrintSpecialCauses(std::ostream& out, const std::vector<CaseCauses>&
       out << pad << "    replay: "
           << WrappedCommand(cases[c].replay(static_cast<uint64_t>(cause.first_index)), indent + 12,
                             indent + 8)
+          << '\n';
+    }
+    if (zeros) {
+      const uint64_t first = static_cast<uint64_t>(s.first_signed_zero_index());
+      out << pad << "  ";
+      PrintWrapped(out,
+                   fmt::format("signed zero (a zero of the wrong sign, 0 ULP, not a special mismatch): {}; "
+                               "the first at {}",
+                               s.signed_zero_mismatch(), cases[c].input(first)),
+                   indent + 6, indent + 2);
+      out << pad << "    replay: " << WrappedCommand(cases[c].replay(first), indent + 12, indent + 8)
           << '\n';
     }
   }

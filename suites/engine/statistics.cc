@@ -48,12 +48,13 @@ ErrorStatistics::ErrorStatistics(const FloatFormat& format, const State& state)
   max_index_ = state.max_index;
   first_special_index_ = state.first_special_index;
   special_causes_ = state.special_causes;
+  first_signed_zero_index_ = state.first_signed_zero_index;
 }
 
 ErrorStatistics::State ErrorStatistics::state() const {
   return {counts_,  fine_,    n_,         special_mismatch_,   signed_zero_mismatch_,
           correctly_rounded_, max_ulp_, sum_ulp_, max_index_, first_special_index_,
-          special_causes_};
+          special_causes_, first_signed_zero_index_};
 }
 
 size_t ErrorStatistics::FineBinCount() { return kFineBins; }
@@ -97,7 +98,10 @@ void ErrorStatistics::Add(const UlpError& error, uint64_t index) {
   }
   ++n_;
   if (error.correctly_rounded) ++correctly_rounded_;
-  if (error.signed_zero_mismatch) ++signed_zero_mismatch_;
+  if (error.signed_zero_mismatch) {
+    ++signed_zero_mismatch_;
+    OfferSignedZero(index);
+  }
   ++counts_[error.bin];
   ++fine_[FineBin(error.ulp)];
   sum_ulp_ += error.ulp;
@@ -139,6 +143,7 @@ void ErrorStatistics::Merge(const ErrorStatistics& later) {
   }
   if (first_special_index_ < 0) first_special_index_ = later.first_special_index_;
   MergeSpecialCauses(special_causes_, later.special_causes_);
+  if (first_signed_zero_index_ < 0) first_signed_zero_index_ = later.first_signed_zero_index_;
 }
 
 double ErrorStatistics::mean_ulp() const {

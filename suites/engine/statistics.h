@@ -40,6 +40,7 @@ class ErrorStatistics {
     double max_ulp = 0, sum_ulp = 0;
     int64_t max_index = -1, first_special_index = -1;
     SpecialCauseCounts special_causes{};
+    int64_t first_signed_zero_index = -1;
   };
   State state() const;
   // Throws std::invalid_argument when the histograms' sizes are not the
@@ -70,6 +71,11 @@ class ErrorStatistics {
     }
   }
   void AddCounts(uint64_t correctly_rounded, uint64_t signed_zero_mismatch);
+  // The first signed-zero mismatch's input, where AddCounts counted it: offered
+  // in index order, the first offer kept.
+  void OfferSignedZero(uint64_t index) {
+    if (first_signed_zero_index_ < 0) first_signed_zero_index_ = static_cast<int64_t>(index);
+  }
   // Appends the statistics of inputs that come after this one's.
   void Merge(const ErrorStatistics& later);
 
@@ -79,6 +85,8 @@ class ErrorStatistics {
   uint64_t special_mismatch() const { return special_mismatch_; }
   // The special mismatches by cause, with the first input of each.
   const SpecialCauseCounts& special_causes() const { return special_causes_; }
+  // The first input with a zero of the wrong sign (-1: none).
+  int64_t first_signed_zero_index() const { return first_signed_zero_index_; }
   uint64_t signed_zero_mismatch() const { return signed_zero_mismatch_; }
   uint64_t correctly_rounded() const { return correctly_rounded_; }
   // Over results that are not special mismatches; -1 index when there are none.
@@ -105,6 +113,7 @@ class ErrorStatistics {
   int64_t max_index_ = -1;
   int64_t first_special_index_ = -1;
   SpecialCauseCounts special_causes_{};
+  int64_t first_signed_zero_index_ = -1;
   double sum_ulp_ = 0;
 };
 

@@ -116,6 +116,9 @@ nlohmann::ordered_json CaseJson(const CaseResult& r, const DescribeInput& descri
     j["first_special_mismatch_input"] = input(s.first_special_index());
     j["special_mismatch_causes"] = SpecialCausesJson(s, input);
   }
+  if (s.first_signed_zero_index() >= 0) {
+    j["first_signed_zero_input"] = input(s.first_signed_zero_index());
+  }
   if (r.bounded) {
     const BoundFractionStatistics& b = r.bound;
     j["bound_fraction"] = {

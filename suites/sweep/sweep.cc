@@ -163,6 +163,7 @@ void MergeSweepCase(const FloatFormat& format, SweepCase& into, const SweepCase&
   const auto first = [](int64_t x, int64_t y) { return x < 0 ? y : y < 0 ? x : std::min(x, y); };
   a.first_special_index = first(a.first_special_index, b.first_special_index);
   MergeSpecialCauses(a.special_causes, b.special_causes);
+  a.first_signed_zero_index = first(a.first_signed_zero_index, b.first_signed_zero_index);
   into.stats = ErrorStatistics(format, a);
   into.sum_ulp.Add(other.sum_ulp);
   into.digest += other.digest;
@@ -336,6 +337,9 @@ Json SweepJson(const SweepResult& r) {
       }
       cj["special_mismatch_causes"] = causes;
     }
+    if (s.first_signed_zero_index >= 0) {
+      cj["first_signed_zero_input"] = IndexJson(r.domain, s.first_signed_zero_index);
+    }
     cj["sum_ulp_2^-64"] = c.sum_ulp.ToDecimal();
     cj["mean_ulp"] = c.mean_ulp();
     cj["p99"] = c.stats.Percentile(99);
@@ -407,6 +411,9 @@ SweepResult SweepFromJson(const std::string& path, const Json& json) {
     s.first_special_index = c.Has("first_special_input")
                                 ? static_cast<int64_t>(c["first_special_input"]["index"].Unsigned())
                                 : -1;
+    if (c.Has("first_signed_zero_input")) {
+      s.first_signed_zero_index = static_cast<int64_t>(c["first_signed_zero_input"]["index"].Unsigned());
+    }
     if (c.Has("special_mismatch_causes")) {
       const JsonField causes = c["special_mismatch_causes"];
       causes.RequireObject();

@@ -42,6 +42,7 @@ struct CaseTotals {
   double max_ulp = -1;
   int64_t max_index = -1, first_special = -1;
   SpecialCauseCounts causes{};
+  int64_t first_signed_zero = -1;
   UlpSum sum;
   // Per model: the outputs that differ from it where it is the case's
   // expected model; elsewhere only whether any does.
@@ -67,6 +68,7 @@ struct CaseTotals {
     if (o.max_index >= 0) Max(o.max_ulp, o.max_index);
     first_special = First(first_special, o.first_special);
     MergeSpecialCauses(causes, o.causes);
+    first_signed_zero = First(first_signed_zero, o.first_signed_zero);
     sum.Add(o.sum);
     for (size_t m = 0; m < mismatches.size(); ++m) {
       mismatches[m] += o.mismatches[m];
@@ -100,6 +102,28 @@ SpecialCause SpecialCauseOf(double threshold, const SweepExactTile& tile, size_t
                                  rounds_infinite, y);
 }
 
+// The first output of a tile the tier counted as a signed-zero mismatch (-1:
+// none): y = +-0 against a decided x that rounds to the zero of the other
+// sign, as MeasureGeneral has it. x rounds to zero where |x| < ulp/2 (scale
+// is 2^-q, q x's ULP exponent: |x0| scale < 1/2), or |x| = ulp/2 exactly (a
+// tie, to the even zero): |x0| scale = 1/2 and x1 not of x0's sign.
+int64_t FirstSignedZero(const SweepExactTile& tile, const float* y, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t kind = tile.kind[i];
+    if (y[i] != 0 || (kind != kSweepExactPair && kind != kSweepExactTriple &&
+                      kind != kSweepExactApprox && kind != kSweepExactTiny)) {
+      continue;
+    }
+    const double x0 = tile.x0[i], x1 = tile.x1[i];
+    if (std::signbit(y[i]) == std::signbit(x0)) continue;
+    const double half = std::fabs(x0) * tile.scale[i];
+    if (half < 0.5 || (half == 0.5 && (x1 == 0 || std::signbit(x1) != std::signbit(x0)))) {
+      return static_cast<int64_t>(i);
+    }
+  }
+  return -1;
+}
+
 void CountCause(SpecialCause cause, int64_t index, CaseTotals& t) {
   SpecialCauseCount& c = t.causes[cause == SpecialCause::kNone ? 0 : SpecialCauseIndex(cause)];
   ++c.count;
@@ -121,6 +145,7 @@ struct TileTotals {
     t.max_ulp = -1;
     t.max_index = t.first_special = -1;
     t.causes = SpecialCauseCounts{};
+    t.first_signed_zero = -1;
     t.sum = UlpSum();
     std::fill(t.mismatches.begin(), t.mismatches.end(), 0);
     std::fill(t.first_mismatch.begin(), t.first_mismatch.end(), -1);
@@ -651,6 +676,7 @@ class FastSweep {
         for (SpecialCauseCount& cause : t.causes) {
           if (cause.first_index >= 0) cause.first_index += shift;
         }
+        if (t.first_signed_zero >= 0) t.first_signed_zero += shift;
         std::fill(t.mismatches.begin(), t.mismatches.end(), 0);
         std::fill(t.first_mismatch.begin(), t.first_mismatch.end(), -1);
         t.digest = Digest(y, at, n);
@@ -823,6 +849,10 @@ class FastSweep {
     t.n = n;
     t.correct = sums.correctly_rounded;
     t.signed_zero = sums.signed_zero_mismatch;
+    if (t.signed_zero > 0) {
+      const int64_t i = FirstSignedZero(w.exact, y, n);
+      if (i >= 0) t.first_signed_zero = static_cast<int64_t>(at) + i;
+    }
     // Errors that underflowed a double: e = 0, fine bin 0, histogram bin 1
     // (MeasureUlpError's: not an exact zero).
     t.adjust[1] += static_cast<int64_t>(sums.underflowed_errors);
@@ -881,6 +911,7 @@ class FastSweep {
         }
         t.correct += u.correctly_rounded;
         t.signed_zero += u.signed_zero_mismatch;
+        if (u.signed_zero_mismatch) t.first_signed_zero = CaseTotals::First(t.first_signed_zero, index);
         t.sum.AddUlp(u.ulp);
         t.Max(u.ulp, index);
         if (u.ulp == 0 && u.bin != 0) {  // an error that underflowed a double
@@ -946,6 +977,7 @@ SweepCase FromTotals(const ElementwiseCasePlan& plan, size_t c, const FloatForma
   s.max_index = totals.max_index;
   s.first_special_index = totals.first_special;
   s.special_causes = totals.causes;
+  s.first_signed_zero_index = totals.first_signed_zero;
   sc.stats = ErrorStatistics(format, s);
   sc.sum_ulp = totals.sum;
   sc.digest = totals.digest;
@@ -994,6 +1026,7 @@ void ReferenceSweep(const SweepOptions& options, const ElementwiseCasePlan& plan
       s.max_index = shift(s.max_index);
       s.first_special_index = shift(s.first_special_index);
       for (SpecialCauseCount& cause : s.special_causes) cause.first_index = shift(cause.first_index);
+      s.first_signed_zero_index = shift(s.first_signed_zero_index);
       s.sum_ulp = 0;
       part.stats = ErrorStatistics(format, s);
       for (size_t i = 0; i < details.size(); ++i) {

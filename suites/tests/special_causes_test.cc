@@ -159,6 +159,32 @@ TEST(SpecialCauses, StatisticsCountEachCauseWithItsFirstInputAndMergeExactly) {
   }
 }
 
+TEST(SpecialCauses, TheFirstSignedZeroIsKeptThroughMerges) {
+  // x = +0 (grad (1 - t^2) at t = 1), y = -0: no special mismatch, error 0,
+  // a signed-zero mismatch.
+  const UlpError e = MeasureUlpError(Exact(0, 0).get(), -0.0, kBinary32);
+  ASSERT_TRUE(e.signed_zero_mismatch);
+  ASSERT_FALSE(e.special_mismatch);
+  ErrorStatistics a, b;
+  UlpError plain;
+  a.Add(plain, 0);
+  EXPECT_EQ(a.first_signed_zero_index(), -1);
+  a.Add(e, 1);
+  a.Add(e, 2);
+  EXPECT_EQ(a.signed_zero_mismatch(), 2u);
+  EXPECT_EQ(a.first_signed_zero_index(), 1);
+  b.AddCounts(0, 1);  // a vectorized measure's count, its index offered apart
+  b.OfferSignedZero(7);
+  b.OfferSignedZero(9);
+  EXPECT_EQ(b.first_signed_zero_index(), 7);
+  ErrorStatistics merged;
+  merged.Merge(a);
+  merged.Merge(b);
+  EXPECT_EQ(merged.first_signed_zero_index(), 1);
+  EXPECT_EQ(merged.signed_zero_mismatch(), 3u);
+  EXPECT_EQ(ErrorStatistics(kBinary32, b.state()).first_signed_zero_index(), 7);
+}
+
 TEST(FormatUlp, NeverReadsBelowTheValue) {
   EXPECT_EQ(FormatUlp(0.5), "0.5");
   EXPECT_EQ(FormatUlp(0.5 + 0x1p-40), "0.5001");
