@@ -124,6 +124,7 @@ std::optional<UlpError> FastUlpError(const TwoDoubleExact& x, double y, const Fl
   // special mismatch, as ulp_metric.cc's ClassifyAgainstRounded has it.
   if (!std::isfinite(y)) {
     result.special_mismatch = true;
+    result.special_cause = SpecialCause::kIntermediateRange;
     return result;
   }
   result.correctly_rounded = x.rounded == y;  // a zero matches a zero of either sign
@@ -356,31 +357,31 @@ UlpError MpfrTanhBwdError::Measure(double y, const FloatFormat& format) const {
     // The op is undefined here (inf*0, inf - inf): any NaN is right.
     result.correctly_rounded = std::isnan(y);
     result.special_mismatch = !result.correctly_rounded;
+    if (result.special_mismatch) result.special_cause = SpecialCause::kNumberWhereUndefined;
     return result;
   }
   if (mpfr_inf_p(x_)) {
     const bool same = std::isinf(y) && ((y < 0) == (mpfr_signbit(x_) != 0));
     result.correctly_rounded = same;
     result.special_mismatch = !same;
+    if (!same) result.special_cause = ClassifySpecialMismatch(false, true, true, y);
     return result;
   }
-  if (std::isnan(y)) {
-    result.special_mismatch = true;
-    return result;
-  }
-  if (std::isinf(y)) {
+  if (!std::isfinite(y)) {
     // Right (half an ulp by definition) only where x rounds to that infinity:
     // |x| at or beyond max + ulp/2, a double.
     const double threshold = std::ldexp(2.0 - std::ldexp(1.0, -format.precision), format.emax);
     const bool negative = mpfr_signbit(x_) != 0;
-    const bool rounds_there = (y < 0) == negative && (negative ? mpfr_cmp_d(x_, -threshold) <= 0
-                                                                : mpfr_cmp_d(x_, threshold) >= 0);
+    const bool rounds_infinite =
+        negative ? mpfr_cmp_d(x_, -threshold) <= 0 : mpfr_cmp_d(x_, threshold) >= 0;
+    const bool rounds_there = std::isinf(y) && (y < 0) == negative && rounds_infinite;
     if (rounds_there) {
       result.ulp = 0.5;
       result.bin = 1;
       result.correctly_rounded = true;
     } else {
       result.special_mismatch = true;
+      result.special_cause = ClassifySpecialMismatch(false, false, rounds_infinite, y);
     }
     return result;
   }

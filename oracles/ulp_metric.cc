@@ -35,6 +35,7 @@ Scratch& GetScratch() {
 bool ClassifyAgainstRounded(double rounded, double y, UlpError* result) {
   if (std::isnan(y)) {
     result->special_mismatch = true;
+    result->special_cause = ClassifySpecialMismatch(false, false, std::isinf(rounded), y);
     return true;
   }
   if (std::isinf(y)) {
@@ -45,6 +46,7 @@ bool ClassifyAgainstRounded(double rounded, double y, UlpError* result) {
       result->correctly_rounded = true;
     } else {
       result->special_mismatch = true;
+      result->special_cause = ClassifySpecialMismatch(false, false, std::isinf(rounded), y);
     }
     return true;
   }
@@ -55,6 +57,41 @@ bool ClassifyAgainstRounded(double rounded, double y, UlpError* result) {
 }
 
 }  // namespace
+
+const char* SpecialCauseKey(SpecialCause cause) {
+  switch (cause) {
+    case SpecialCause::kNone: return "none";
+    case SpecialCause::kIntermediateRange: return "intermediate_overflow";
+    case SpecialCause::kNanWhereFinite: return "nan_where_finite";
+    case SpecialCause::kInfinityWhereFinite: return "infinity_where_finite";
+    case SpecialCause::kFiniteWhereInfinite: return "finite_where_infinite";
+    case SpecialCause::kWrongInfinity: return "wrong_infinity";
+    case SpecialCause::kNumberWhereUndefined: return "number_where_undefined";
+  }
+  return "none";
+}
+
+const char* SpecialCauseText(SpecialCause cause) {
+  switch (cause) {
+    case SpecialCause::kNone: return "none";
+    case SpecialCause::kIntermediateRange:
+      return "intermediate overflow or underflow (exact finite and in range, output NaN or inf)";
+    case SpecialCause::kNanWhereFinite: return "NaN where the exact value is finite (beyond range)";
+    case SpecialCause::kInfinityWhereFinite:
+      return "infinity where the exact value is finite (the other sign)";
+    case SpecialCause::kFiniteWhereInfinite: return "finite where the exact value is infinite";
+    case SpecialCause::kWrongInfinity: return "NaN or the other infinity where the exact is infinite";
+    case SpecialCause::kNumberWhereUndefined: return "a number where the exact value is undefined";
+  }
+  return "none";
+}
+
+SpecialCause ClassifySpecialMismatch(bool x_nan, bool x_inf, bool rounds_infinite, double y) {
+  if (x_nan) return SpecialCause::kNumberWhereUndefined;
+  if (x_inf) return std::isfinite(y) ? SpecialCause::kFiniteWhereInfinite : SpecialCause::kWrongInfinity;
+  if (!rounds_infinite) return SpecialCause::kIntermediateRange;
+  return std::isnan(y) ? SpecialCause::kNanWhereFinite : SpecialCause::kInfinityWhereFinite;
+}
 
 long UlpExponent(mpfr_srcptr x, const FloatFormat& format) {
   if (mpfr_zero_p(x)) return format.emin - format.precision + 1;
@@ -99,6 +136,7 @@ UlpError MeasureUlpError(mpfr_srcptr x, double y, const FloatFormat& format) {
       result.correctly_rounded = true;
     } else {
       result.special_mismatch = true;
+      result.special_cause = SpecialCause::kNumberWhereUndefined;
     }
     return result;
   }
@@ -106,6 +144,7 @@ UlpError MeasureUlpError(mpfr_srcptr x, double y, const FloatFormat& format) {
     const bool same = y_inf && ((y < 0) == (mpfr_signbit(x) != 0));
     result.correctly_rounded = same;
     result.special_mismatch = !same;
+    if (!same) result.special_cause = ClassifySpecialMismatch(false, true, true, y);
     return result;
   }
   if (ClassifyAgainstRounded(RoundToFormat(format, x), y, &result)) return result;

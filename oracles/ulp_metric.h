@@ -19,6 +19,37 @@ namespace ulpgate {
 // log2 of ulp(x) in the format. x must not be NaN or infinite.
 long UlpExponent(mpfr_srcptr x, const FloatFormat& format = kBinary32);
 
+// Why an output is a special mismatch: what the exact value x is (finite
+// and within the format's range, finite beyond it, infinite, undefined)
+// against what the output y is. Every special mismatch has exactly one.
+enum class SpecialCause : uint8_t {
+  kNone = 0,
+  // x finite and RN(x) finite, y NaN or infinite. The output's operands are
+  // finite wherever x is (an infinite or NaN operand makes every op's exact
+  // value infinite or undefined here), so the NaN or infinity came from the
+  // kernel's own sequence: an intermediate that overflowed to infinity (t*t
+  // at |t| >= 2^64 in binary32), or underflowed to a zero that a division or
+  // an infinity then turned into NaN or infinity.
+  kIntermediateRange,
+  kNanWhereFinite,        // x finite beyond the range (RN(x) infinite), y NaN
+  kInfinityWhereFinite,   // x finite beyond the range, y the other infinity
+  kFiniteWhereInfinite,   // x infinite, y finite
+  kWrongInfinity,         // x infinite, y NaN or the other infinity
+  kNumberWhereUndefined,  // x NaN (inf * 0, inf - inf), y not NaN
+};
+inline constexpr int kSpecialCauseCount = 6;  // causes after kNone
+// "intermediate_overflow", "nan_where_finite", ...: the key reports write.
+const char* SpecialCauseKey(SpecialCause cause);
+// "intermediate overflow or underflow", "NaN where the exact value is finite", ...
+const char* SpecialCauseText(SpecialCause cause);
+// The cause at index i of kSpecialCauseCount (0: kIntermediateRange), and back.
+inline SpecialCause SpecialCauseAt(int i) { return static_cast<SpecialCause>(i + 1); }
+inline int SpecialCauseIndex(SpecialCause cause) { return static_cast<int>(cause) - 1; }
+// The cause of a special mismatch of y against an exact value that is NaN
+// (x_nan), infinite (x_inf), or finite, rounding to an infinity of the
+// format (rounds_infinite) or not.
+SpecialCause ClassifySpecialMismatch(bool x_nan, bool x_inf, bool rounds_infinite, double y);
+
 struct UlpError {
   // |y - x| / ulp(x), rounded to double; 0 for correct specials, 0.5 for an
   // overflow to the infinity that x rounds to. Meaningless when special_mismatch.
@@ -28,6 +59,7 @@ struct UlpError {
   // number of bounds when e is above the last one.
   int bin = 0;
   bool special_mismatch = false;   // NaN or infinity where x says otherwise
+  SpecialCause special_cause = SpecialCause::kNone;  // set with special_mismatch
   bool signed_zero_mismatch = false;
   bool correctly_rounded = false;  // y == RN(x) bit for bit; a zero matches a zero
 };

@@ -14,6 +14,7 @@
 
 #include "oracles/float_text.h"
 #include "oracles/model_expr.h"
+#include "suites/reports/number_text.h"
 #include "suites/investigate/check.h"
 #include "suites/inputs/check_files.h"
 #include "suites/engine/reduction_cases.h"
@@ -30,6 +31,7 @@
 #include "tools/faults.h"
 #include "tools/progress.h"
 #include "tools/run_limits.h"
+#include "tools/special_causes_text.h"
 #include "tools/text_table.h"
 
 namespace ulpgate {
@@ -89,10 +91,8 @@ const PluginKernel& CheckedKernel(const CheckArgs& args, const TargetInfo** targ
   return *chosen.front().first;
 }
 
-std::string Ulp(double e) {
-  if (std::isinf(e)) return "inf";
-  return e >= 1e6 ? fmt::format("{:.3g}", e) : fmt::format("{:.4g}", e);
-}
+// Never printed below its value: 0.5000091 reads "0.5001", not "0.5".
+std::string Ulp(double e) { return FormatUlp(e); }
 
 // --max-ulp over a case's statistics: the failure, or nothing.
 void AddMaxUlpFailure(const CheckArgs& args, const ErrorStatistics& s,
@@ -221,6 +221,20 @@ void PrintCheck(const CheckRequest& request, const CheckResult& result, bool qui
         "EXCEEDS the error bound of a backward-stable evaluation on {} outputs (up to {} times it)\n",
         r.bound.above_one(), Ulp(r.bound.max_fraction()));
   }
+  // The outputs are not ulpgate's to recompute: explain shows the exact value
+  // and every model's output at the input.
+  PrintSpecialCauses(
+      std::cout,
+      {{request.label, &s, [&](uint64_t i) { return fmt::format("input #{}: {}", i, operands(i, false)); },
+        [&](uint64_t i) {
+          std::string command = "ulpgate explain --op " + std::string(op.name);
+          for (size_t k = 0; k < request.inputs.columns.size(); ++k) {
+            command += " --input " + request.inputs.operand_names[k] + "=" +
+                       HexFloat(request.inputs.columns[k][i]);
+          }
+          return command;
+        }}},
+      0);
   std::cout << '\n';
   const auto& matching = r.conformance.matching;
   if (matching.empty()) {
@@ -320,8 +334,8 @@ void CheckReduction(const CheckArgs& args, const FloatFormat& format) {
           "with {} products and sums (TF32 or 16-bit inputs, say)\n",
           bound_name, b.above_one(), r.n, Ulp(b.max_fraction()), format.bits == 32 ? "binary32" : "binary32-accumulated");
     } else {
-      std::cout << fmt::format("\nwithin {}: the largest output error is {:.3g} of it\n", bound_name,
-                               b.max_fraction());
+      std::cout << fmt::format("\nwithin {}: the largest output error is {} of it\n", bound_name,
+                               Ulp(b.max_fraction()));
     }
     if (r.conformance.matching.empty()) {
       std::cout << "follows none of the schedules' models bit for bit (a blocked or tiled sum, say)\n";

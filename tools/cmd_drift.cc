@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "suites/reports/number_text.h"
 #include "suites/drift/attribution.h"
 #include "suites/drift/curves.h"
 #include "suites/drift/report.h"
@@ -96,9 +97,9 @@ void PrintRunTable(const DriftResult& d, const std::vector<const FloatRunResult*
       table.AddRow({names[i], fmt::format("{:.9g}", r.loss.back()),
                     Signed(r.summary.final_signed_deviation), Sci(r.summary.max_relative_deviation),
                     FinalLag(r.summary, "never"), r.summary.stalled ? "STALLED" : "no",
-                    fmt::format("{:.4g}", r.param_max_ulp.back()),
+                    FormatUlp(r.param_max_ulp.back()),
                     tanh_layer == r.in_situ.end() ? "-"
-                                                  : fmt::format("{:.4g}", tanh_layer->second.max_ulp())});
+                                                  : FormatUlp(tanh_layer->second.max_ulp())});
     }
     table.Print(std::cout, "  ");
   }
@@ -127,7 +128,7 @@ void PrintRunDetails(const DriftResult& d, const FloatRunResult& r) {
     table.AddRow({std::to_string(e), fmt::format("{:.9g}", d.reference.loss[e]),
                   fmt::format("{:.9g}", r.loss[e]),
                   Sci(std::fabs(r.loss[e] - d.reference.loss[e]) / d.reference.loss[e]),
-                  Sci(r.param_max_relative[e]), fmt::format("{:.4g}", r.param_max_ulp[e])});
+                  Sci(r.param_max_relative[e]), FormatUlp(r.param_max_ulp[e])});
   }
   table.Print(std::cout, "  ");
   std::cout << "  ";
@@ -147,8 +148,8 @@ void PrintRunDetails(const DriftResult& d, const FloatRunResult& r) {
                          : (s.bounds().size() == static_cast<size_t>(HistogramBoundCount(kBinary16))
                                 ? "f16"
                                 : "bf16"),
-                 std::to_string(s.n()), fmt::format("{:.4g}", s.max_ulp()),
-                 fmt::format("{:.3g}", s.mean_ulp()),
+                 std::to_string(s.n()), FormatUlp(s.max_ulp()),
+                 FormatUlp(s.mean_ulp()),
                  fmt::format("{:.1f}%", 100.0 * s.correctly_rounded() / std::max<uint64_t>(s.n(), 1)),
                  std::to_string(s.special_mismatch())});
   }

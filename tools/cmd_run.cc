@@ -14,6 +14,7 @@
 #include "oracles/float_text.h"
 #include "oracles/format.h"
 #include "kernels/reduction_spec.h"
+#include "suites/reports/number_text.h"
 #include "suites/reports/dump.h"
 #include "suites/engine/kernel_names.h"
 #include "suites/engine/plugins.h"
@@ -29,16 +30,14 @@
 #include "tools/progress.h"
 #include "tools/run_args.h"
 #include "tools/run_limits.h"
+#include "tools/special_causes_text.h"
 #include "tools/text_table.h"
 
 namespace ulpgate {
 namespace {
 
-std::string Ulp(double e) {
-  if (e == 0) return "0";
-  if (e < 1e-3 || e >= 1e6) return fmt::format("{:.3e}", e);
-  return fmt::format("{:.4g}", e);
-}
+// Never printed below its value: 0.5000091 reads "0.5001", not "0.5".
+std::string Ulp(double e) { return FormatUlp(e); }
 
 std::string BinLabel(const ErrorStatistics& s, size_t i) {
   const auto& b = s.bounds();
@@ -325,14 +324,15 @@ void PrintText(const ElementwiseOpInfo& op, const std::vector<CaseResult>& resul
       std::cout << "  reproduce: " << WrappedCommand(ReproduceCommand(*worst, inputs, i), 13, 6)
                 << "\n";
     }
+    std::vector<CaseCauses> causes;
     for (const CaseResult* r : cases) {
-      if (r->stats.first_special_index() >= 0) {
-        const uint64_t i = r->stats.first_special_index();
-        std::cout << fmt::format("  special mismatch on {}: first at input #{}: {}\n", TargetText(*r), i,
-                                 OperandsText(inputs, format, i, false));
-        break;
-      }
+      causes.push_back({variant + " on " + TargetText(*r), &r->stats,
+                        [&](uint64_t i) {
+                          return fmt::format("input #{}: {}", i, OperandsText(inputs, format, i, false));
+                        },
+                        [&, r](uint64_t i) { return ReproduceCommand(*r, inputs, i); }});
     }
+    PrintSpecialCauses(std::cout, causes);
   }
 }
 

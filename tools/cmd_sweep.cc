@@ -22,6 +22,7 @@
 #include "suites/engine/elementwise_oracle.h"
 #include "tools/cli.h"
 #include "tools/progress.h"
+#include "tools/special_causes_text.h"
 #include "tools/text_table.h"
 
 namespace ulpgate {
@@ -134,7 +135,7 @@ bool PrintSweep(const SweepResult& r, const std::optional<double>& max_ulp) {
     std::string model = k.model().empty() ? "NONE" : k.model();
     if (!conforms) model += " (expected " + k.expected_model + ")";
     if (k.expected_model.empty()) model += " (none claimed)";
-    table.AddRow({c.variant, c.target, FormatUlp(c.stats.max_ulp()), fmt::format("{:.4g}", c.mean_ulp()),
+    table.AddRow({c.variant, c.target, FormatUlp(c.stats.max_ulp()), FormatUlp(c.mean_ulp()),
                   FormatUlp(c.stats.Percentile(99)),
                   fmt::format("{:.2f}%", c.stats.n() ? 100.0 * c.stats.correctly_rounded() / c.stats.n() : 0),
                   std::to_string(c.stats.special_mismatch()), model, std::to_string(k.mismatches)});
@@ -209,6 +210,13 @@ bool PrintSweep(const SweepResult& r, const std::optional<double>& max_ulp) {
       std::cout << "  replay: " << WrappedCommand(ReplayCommand(r, c, at), 10, 4) << '\n';
     }
   }
+  std::vector<CaseCauses> causes;
+  for (const SweepCase& c : r.cases) {
+    causes.push_back({c.variant + "@" + c.target, &c.stats,
+                      [&](uint64_t at) { return InputText(r, at); },
+                      [&](uint64_t at) { return ReplayCommand(r, c, at); }});
+  }
+  PrintSpecialCauses(std::cout, causes, 0);
   return ok;
 }
 

@@ -3,12 +3,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 #include <map>
 #include <set>
 
 #include "suites/reports/replay.h"
 #include "suites/engine/op_table.h"
+#include "oracles/ulp_metric.h"
+#include "suites/reports/number_text.h"
 #include "suites/reports/report.h"
 #include "tools/drift_chart.h"
 #include "tools/svg_chart.h"
@@ -28,10 +31,11 @@ double Num(const Json& j, const char* key, double fallback = NAN) {
   return j.contains(key) && j[key].is_number() ? j[key].get<double>() : fallback;
 }
 
-std::string Sig(double x, int digits = 4) {
+// Rounded away from zero (FormatUlp): a maximum never reads below its value.
+std::string Sig(double x) {
   if (std::isnan(x)) return "&ndash;";
   if (std::isinf(x)) return x > 0 ? "&infin;" : "-&infin;";
-  return fmt::format("{:.{}g}", x, digits);
+  return FormatUlp(x);
 }
 
 // A colour from green (small) through yellow to red (large) for a ULP error,
@@ -197,6 +201,8 @@ std::string FaultItem(const std::string& name, const Json& c) {
                      Esc(name), Esc(FaultText(c)), replay.empty() ? "" : "; replay: " + Code(replay));
 }
 
+std::string SpecialCausesHtml(const Json& c, const std::string& replay);  // below
+
 std::string RunSection(const ReportFile& f, size_t index) {
   const Json& results = f.json["results"];
   if (results.empty()) return "";
@@ -236,7 +242,8 @@ std::string RunSection(const ReportFile& f, size_t index) {
                              !CaseConforms(c) ? "does not follow its expected model"
                                               : fmt::format("{} special mismatches", special),
                              Code(RunReplay(c) + (CaseConforms(c) ? "" : " --require-conformance")),
-                             input.empty() ? "" : "<div>the first input: " + Code(input) + "</div>");
+                             input.empty() ? "" : "<div>the first input: " + Code(input) + "</div>") +
+                                 SpecialCausesHtml(c, RunReplay(c)));
     }
   }
   html += "</table>";
@@ -329,6 +336,46 @@ std::string InputText(const Json& input) {
   return text;
 }
 
+// A record's special mismatches by cause ("special_mismatch_causes"), each
+// with its count, its first input and, for an elementwise op, a command that
+// runs the case on that input alone (`replay` otherwise); empty when none.
+std::string SpecialCausesHtml(const Json& c, const std::string& replay) {
+  Json causes = c.contains("special_mismatch_causes") && c["special_mismatch_causes"].is_object()
+                    ? c["special_mismatch_causes"]
+                    : Json::object();
+  if (c.contains("first_signed_zero_input")) {
+    causes["signed zero (a zero of the wrong sign, 0 ULP, not a special mismatch)"] = {
+        {"count", c.value("signed_zero_mismatch", uint64_t{0})},
+        {"first_input", c["first_signed_zero_input"]}};
+  }
+  if (causes.empty()) return "";
+  std::string html = "<ul class='causes'>";
+  for (const auto& [key, cause] : causes.items()) {
+    std::string text = key;
+    for (int k = 0; k < kSpecialCauseCount; ++k) {
+      if (key == SpecialCauseKey(SpecialCauseAt(k))) text = SpecialCauseText(SpecialCauseAt(k));
+    }
+    const Json input = cause.value("first_input", Json());
+    std::string command = replay;
+    if (input.is_object() && input.contains("bits") && Str(c, "kind") != "outputs") {
+      // That input alone, through the one replay builder (its kernel's
+      // --plugin or --iut with it).
+      std::vector<std::string> names;
+      std::vector<float> values;
+      for (const auto& [name, value] : input.items()) {
+        if (name != "index" && name != "bits" && value.is_string()) {
+          names.push_back(name);
+          values.push_back(std::strtof(value.get<std::string>().c_str(), nullptr));
+        }
+      }
+      command = ReplayInputCommand(ReplayKernelOf(c), names, values);
+    }
+    html += fmt::format("<li>{}: {}, the first at {}; replay: {}</li>", Esc(text),
+                        cause.value("count", uint64_t{0}), InputText(input), Code(command));
+  }
+  return html + "</ul>";
+}
+
 std::string CheckSection(const ReportFile& f, size_t index) {
   const Json& report = f.json;
   if (!report.contains("results") || report["results"].empty()) return "";
@@ -359,6 +406,7 @@ std::string CheckSection(const ReportFile& f, size_t index) {
       r.contains("correctly_rounded") ? fmt::format("{:.2f}%", 100 * Num(r, "correctly_rounded") / n)
                                       : "&ndash;",
       r.value("special_mismatch", uint64_t{0}), r.contains("max_input") ? InputText(r["max_input"]) : "&ndash;");
+  html += SpecialCausesHtml(r, CheckReplay(report, r));
   if (report.contains("failures") && !report["failures"].empty()) {
     html += "<ul class='failing'>";
     for (const Json& failure : report["failures"]) {

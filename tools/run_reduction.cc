@@ -19,6 +19,7 @@
 #include "suites/engine/reduction_cases.h"
 #include "suites/engine/reduction_oracle.h"
 #include "suites/inputs/reduction_suites.h"
+#include "suites/reports/number_text.h"
 #include "suites/reports/report.h"
 #include "tools/cli.h"
 #include "tools/run_args.h"
@@ -27,12 +28,7 @@
 namespace ulpgate {
 namespace {
 
-std::string Number(double e) {
-  if (std::isinf(e)) return "inf";
-  if (e == 0) return "0";
-  if (e < 1e-3 || e >= 1e6) return fmt::format("{:.3e}", e);
-  return fmt::format("{:.4g}", e);
-}
+std::string Number(double e) { return FormatUlp(e); }  // never below its value
 
 std::string PowerOfTwo(double x) {
   if (x == 0.5) return "0.5";

@@ -139,6 +139,15 @@ def test_sweep_every_bf16_pair_from_python():
     assert report.max_ulp < 0.5001  # the float result rounded once: a hair over half an ULP
 
 
+def test_a_maximum_never_reads_below_its_value():
+    # At grad = 0x0013 (bf16 bits) the float result rounded once is 0.5000090599 ULP off at
+    # t = 0x1.4p+12: it must not read "0.5", the correctly rounded bound it exceeds.
+    report = ulpgate.sweep(aten.tanh_backward, op="tanh_bwd", dtype="bf16", range=(0x130000, 0x140000))
+    assert 0.5 < report.max_ulp < 0.50001
+    assert ulpgate.format_ulp(report.max_ulp) == "0.5001" and "0.5001" in repr(report)
+    assert [ulpgate.format_ulp(v) for v in (0.5, 0.49999, 1.0, 0.0, float("inf"))] == ["0.5", "0.5", "1", "0", "inf"]
+
+
 def test_sweep_catches_a_kernel_that_truncates():
     def truncating(grad, t):  # the float result cut to bf16 instead of rounded
         y = aten.tanh_backward(grad.float(), t.float())

@@ -143,6 +143,22 @@ void MeasureVectorCase(const EngineProblem& problem, const EngineCase& cs, const
   SweepMeasure(problem.format(), v.tile.exact, y, 0, /*key_low=*/nullptr, count, &v.errors, &sums,
                /*fine=*/nullptr, /*every_ulp=*/true, /*totals=*/false);
   stats.AddCounts(sums.correctly_rounded, sums.signed_zero_mismatch);
+  if (sums.signed_zero_mismatch > 0 && stats.first_signed_zero_index() < 0) {
+    // The first of them: a zero whose sign differs from x's (x0 holds it, or
+    // for an undecided x MPFR's measure says), confirmed by the exact measure.
+    for (size_t i = 0; i < count; ++i) {
+      const uint64_t kind = v.tile.exact.kind[i];
+      if (y[i] != 0 || kind == kSweepExactNaN || kind == kSweepExactInfinite ||
+          (kind != kSweepExactUndecided &&
+           std::signbit(y[i]) == std::signbit(v.tile.exact.x0[i]))) {
+        continue;
+      }
+      if (measure_exact(i, y[i]).ulp.signed_zero_mismatch) {
+        stats.OfferSignedZero(begin + i);
+        break;
+      }
+    }
+  }
   const bool bounded = problem.bounded();
   double floor_of_max = -1;  // no fraction in the unit is larger and below it
   auto take_exact = [&](size_t i, const BoundFraction& b) {

@@ -17,6 +17,14 @@ constexpr int kFineMaxExp = 192;
 constexpr int kFineBins = 1 + (kFineMaxExp - kFineMinExp) * kFinePerBinade;
 }  // namespace
 
+void MergeSpecialCauses(SpecialCauseCounts& into, const SpecialCauseCounts& later) {
+  for (size_t i = 0; i < into.size(); ++i) {
+    into[i].count += later[i].count;
+    const int64_t a = into[i].first_index, b = later[i].first_index;
+    into[i].first_index = a < 0 ? b : b < 0 ? a : std::min(a, b);
+  }
+}
+
 ErrorStatistics::ErrorStatistics(const FloatFormat& format)
     : fine_(kFineBins, 0) {
   const int bound_count = HistogramBoundCount(format);
@@ -39,11 +47,14 @@ ErrorStatistics::ErrorStatistics(const FloatFormat& format, const State& state)
   sum_ulp_ = state.sum_ulp;
   max_index_ = state.max_index;
   first_special_index_ = state.first_special_index;
+  special_causes_ = state.special_causes;
+  first_signed_zero_index_ = state.first_signed_zero_index;
 }
 
 ErrorStatistics::State ErrorStatistics::state() const {
   return {counts_,  fine_,    n_,         special_mismatch_,   signed_zero_mismatch_,
-          correctly_rounded_, max_ulp_, sum_ulp_, max_index_, first_special_index_};
+          correctly_rounded_, max_ulp_, sum_ulp_, max_index_, first_special_index_,
+          special_causes_, first_signed_zero_index_};
 }
 
 size_t ErrorStatistics::FineBinCount() { return kFineBins; }
@@ -81,13 +92,15 @@ int ErrorStatistics::FineBin(double ulp) {
 }
 
 void ErrorStatistics::Add(const UlpError& error, uint64_t index) {
+  if (error.special_mismatch) {  // neither correctly rounded nor a signed zero
+    AddSpecial(error.special_cause, index);
+    return;
+  }
   ++n_;
   if (error.correctly_rounded) ++correctly_rounded_;
-  if (error.signed_zero_mismatch) ++signed_zero_mismatch_;
-  if (error.special_mismatch) {
-    ++special_mismatch_;
-    if (first_special_index_ < 0) first_special_index_ = static_cast<int64_t>(index);
-    return;
+  if (error.signed_zero_mismatch) {
+    ++signed_zero_mismatch_;
+    OfferSignedZero(index);
   }
   ++counts_[error.bin];
   ++fine_[FineBin(error.ulp)];
@@ -96,6 +109,18 @@ void ErrorStatistics::Add(const UlpError& error, uint64_t index) {
     max_ulp_ = error.ulp;
     max_index_ = static_cast<int64_t>(index);
   }
+}
+
+void ErrorStatistics::AddSpecial(SpecialCause cause, uint64_t index) {
+  ++n_;
+  ++special_mismatch_;
+  if (first_special_index_ < 0) first_special_index_ = static_cast<int64_t>(index);
+  // Every special mismatch has a cause; kNone (a measure that set none) would
+  // be a defect, counted as the first cause rather than dropped from the sum.
+  const int at = cause == SpecialCause::kNone ? 0 : SpecialCauseIndex(cause);
+  SpecialCauseCount& c = special_causes_[at];
+  ++c.count;
+  if (c.first_index < 0) c.first_index = static_cast<int64_t>(index);
 }
 
 void ErrorStatistics::AddCounts(uint64_t correctly_rounded, uint64_t signed_zero_mismatch) {
@@ -117,6 +142,8 @@ void ErrorStatistics::Merge(const ErrorStatistics& later) {
     max_index_ = later.max_index_;
   }
   if (first_special_index_ < 0) first_special_index_ = later.first_special_index_;
+  MergeSpecialCauses(special_causes_, later.special_causes_);
+  if (first_signed_zero_index_ < 0) first_signed_zero_index_ = later.first_signed_zero_index_;
 }
 
 double ErrorStatistics::mean_ulp() const {

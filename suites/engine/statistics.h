@@ -7,6 +7,7 @@
 #ifndef ULPGATE_SUITES_STATISTICS_H_
 #define ULPGATE_SUITES_STATISTICS_H_
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -14,6 +15,17 @@
 #include "oracles/ulp_metric.h"
 
 namespace ulpgate {
+
+// Special mismatches of one cause (oracles/ulp_metric.h SpecialCause): how
+// many, and the first input with one (-1: none).
+struct SpecialCauseCount {
+  uint64_t count = 0;
+  int64_t first_index = -1;
+};
+// Indexed by SpecialCauseIndex; the counts add up to the special mismatches.
+using SpecialCauseCounts = std::array<SpecialCauseCount, kSpecialCauseCount>;
+// Adds `later`'s counts into `into`, keeping the lower first index.
+void MergeSpecialCauses(SpecialCauseCounts& into, const SpecialCauseCounts& later);
 
 class ErrorStatistics {
  public:
@@ -27,6 +39,8 @@ class ErrorStatistics {
     uint64_t n = 0, special_mismatch = 0, signed_zero_mismatch = 0, correctly_rounded = 0;
     double max_ulp = 0, sum_ulp = 0;
     int64_t max_index = -1, first_special_index = -1;
+    SpecialCauseCounts special_causes{};
+    int64_t first_signed_zero_index = -1;
   };
   State state() const;
   // Throws std::invalid_argument when the histograms' sizes are not the
@@ -38,6 +52,9 @@ class ErrorStatistics {
   static int FineBinOf(double ulp) { return FineBin(ulp); }
 
   void Add(const UlpError& error, uint64_t index);
+  // A special mismatch of a cause its measure found itself (the sweep's
+  // vectorized tier), as Add counts it.
+  void AddSpecial(SpecialCause cause, uint64_t index);
   // Add's work for an error already sorted into its bins (no special
   // mismatch; ulp, bin and fine bin exactly as Add would take and compute
   // them), and the counts of correctly rounded outputs and signed-zero
@@ -54,6 +71,11 @@ class ErrorStatistics {
     }
   }
   void AddCounts(uint64_t correctly_rounded, uint64_t signed_zero_mismatch);
+  // The first signed-zero mismatch's input, where AddCounts counted it: offered
+  // in index order, the first offer kept.
+  void OfferSignedZero(uint64_t index) {
+    if (first_signed_zero_index_ < 0) first_signed_zero_index_ = static_cast<int64_t>(index);
+  }
   // Appends the statistics of inputs that come after this one's.
   void Merge(const ErrorStatistics& later);
 
@@ -61,6 +83,10 @@ class ErrorStatistics {
   const std::vector<double>& bounds() const { return bounds_; }
   const std::vector<uint64_t>& counts() const { return counts_; }
   uint64_t special_mismatch() const { return special_mismatch_; }
+  // The special mismatches by cause, with the first input of each.
+  const SpecialCauseCounts& special_causes() const { return special_causes_; }
+  // The first input with a zero of the wrong sign (-1: none).
+  int64_t first_signed_zero_index() const { return first_signed_zero_index_; }
   uint64_t signed_zero_mismatch() const { return signed_zero_mismatch_; }
   uint64_t correctly_rounded() const { return correctly_rounded_; }
   // Over results that are not special mismatches; -1 index when there are none.
@@ -86,6 +112,8 @@ class ErrorStatistics {
   double max_ulp_ = 0;
   int64_t max_index_ = -1;
   int64_t first_special_index_ = -1;
+  SpecialCauseCounts special_causes_{};
+  int64_t first_signed_zero_index_ = -1;
   double sum_ulp_ = 0;
 };
 

@@ -323,14 +323,6 @@ nlohmann::ordered_json Number(double x) {
 
 }  // namespace
 
-std::string FormatUlp(double ulp) {
-  if (std::isnan(ulp)) return "n/a";
-  if (std::isinf(ulp)) return "inf";
-  if (ulp == 0) return "0";
-  if (ulp < 1e-3 || ulp >= 1e6) return Printf("%.3e", ulp);
-  return Printf("%.4g", ulp);
-}
-
 std::string FormatFactor(double factor) {
   if (std::isnan(factor)) return "n/a";
   if (std::isinf(factor)) return "inf";

@@ -46,6 +46,7 @@
 #include "oracles/mpfr_number.h"
 #include "oracles/tracing_arith.h"
 #include "oracles/ulp_metric.h"
+#include "suites/reports/number_text.h"
 
 namespace ulpgate {
 
@@ -137,8 +138,8 @@ Explanation Explain(const ExplainableOp& op, const std::vector<float>& operands,
 // binary32 values), so tools/recheck_explain.py can recompute everything.
 nlohmann::ordered_json ExplanationJson(const Explanation& explanation);
 
-// "0", "0.25", "657.6", "4.194e+06"; "2^12" style for factors.
-std::string FormatUlp(double ulp);
+// Factors as "6391", "7.29e+05 (2^19.5)"; ULP errors by FormatUlp
+// (suites/reports/number_text.h).
 std::string FormatFactor(double factor);
 
 }  // namespace ulpgate

@@ -56,6 +56,21 @@ nlohmann::ordered_json ConformanceJson(const Conformance& c, Describe describe) 
   return j;
 }
 
+// {"intermediate_overflow": {"count": n, "first_input": {...}}, ...}: the
+// causes with any special mismatch, in SpecialCause order; their counts add
+// up to "special_mismatch".
+template <class Describe>
+nlohmann::ordered_json SpecialCausesJson(const ErrorStatistics& s, Describe describe) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (int k = 0; k < kSpecialCauseCount; ++k) {
+    const SpecialCauseCount& cause = s.special_causes()[k];
+    if (cause.count == 0) continue;
+    j[SpecialCauseKey(SpecialCauseAt(k))] = {{"count", cause.count},
+                                             {"first_input", describe(cause.first_index)}};
+  }
+  return j;
+}
+
 }  // namespace
 
 nlohmann::ordered_json ReductionElementJson(const ReductionInputSet& inputs, uint64_t index) {
@@ -113,6 +128,10 @@ nlohmann::ordered_json CaseJson(const CaseResult& r, const DescribeInput& descri
   j["correctly_rounded"] = s.correctly_rounded();
   if (s.first_special_index() >= 0) {
     j["first_special_mismatch_input"] = input(s.first_special_index());
+    j["special_mismatch_causes"] = SpecialCausesJson(s, input);
+  }
+  if (s.first_signed_zero_index() >= 0) {
+    j["first_signed_zero_input"] = input(s.first_signed_zero_index());
   }
   if (r.bounded) {
     const BoundFractionStatistics& b = r.bound;

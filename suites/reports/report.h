@@ -26,7 +26,9 @@ nlohmann::ordered_json ReductionElementJson(const ReductionInputSet& inputs, uin
 
 // The JSON of a case record, one entry of a report's "results" (and what
 // golden and gate read): names, kind, dtype, suite, seed, for reductions shape
-// and instances, n, the ULP histogram, special and signed-zero mismatches, max
+// and instances, n, the ULP histogram, special mismatches (with
+// "special_mismatch_causes": count and first input per SpecialCause) and
+// signed-zero mismatches, max
 // with its input, mean, percentiles, correctly rounded, for reductions
 // "bound_fraction" (histogram, max, above_one, overflow_exempt),
 // "conformance" (null for a peer), the output digest and any error map. A

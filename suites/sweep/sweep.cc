@@ -163,6 +163,8 @@ void MergeSweepCase(const FloatFormat& format, SweepCase& into, const SweepCase&
   }
   const auto first = [](int64_t x, int64_t y) { return x < 0 ? y : y < 0 ? x : std::min(x, y); };
   a.first_special_index = first(a.first_special_index, b.first_special_index);
+  MergeSpecialCauses(a.special_causes, b.special_causes);
+  a.first_signed_zero_index = first(a.first_signed_zero_index, b.first_signed_zero_index);
   into.stats = ErrorStatistics(format, a);
   into.sum_ulp.Add(other.sum_ulp);
   into.digest += other.digest;
@@ -337,6 +339,19 @@ Json SweepJson(const SweepResult& r) {
     cj["max_ulp"] = s.max_ulp;
     cj["max_input"] = IndexJson(r.domain, s.max_index);
     cj["first_special_input"] = IndexJson(r.domain, s.first_special_index);
+    if (s.special_mismatch > 0) {
+      Json causes = Json::object();
+      for (int k = 0; k < kSpecialCauseCount; ++k) {
+        const SpecialCauseCount& cause = s.special_causes[k];
+        if (cause.count == 0) continue;
+        causes[SpecialCauseKey(SpecialCauseAt(k))] = {
+            {"count", cause.count}, {"first_input", IndexJson(r.domain, cause.first_index)}};
+      }
+      cj["special_mismatch_causes"] = causes;
+    }
+    if (s.first_signed_zero_index >= 0) {
+      cj["first_signed_zero_input"] = IndexJson(r.domain, s.first_signed_zero_index);
+    }
     cj["sum_ulp_2^-64"] = c.sum_ulp.ToDecimal();
     cj["mean_ulp"] = c.mean_ulp();
     cj["p99"] = c.stats.Percentile(99);
@@ -426,6 +441,24 @@ SweepResult SweepFromJson(const std::string& path, const Json& json) {
     s.first_special_index = c.Has("first_special_input")
                                 ? static_cast<int64_t>(c["first_special_input"]["index"].Unsigned())
                                 : -1;
+    if (c.Has("first_signed_zero_input")) {
+      s.first_signed_zero_index = static_cast<int64_t>(c["first_signed_zero_input"]["index"].Unsigned());
+    }
+    if (c.Has("special_mismatch_causes")) {
+      const JsonField causes = c["special_mismatch_causes"];
+      causes.RequireObject();
+      for (const auto& [key, value] : causes.json().items()) {
+        int at = -1;
+        for (int k = 0; k < kSpecialCauseCount; ++k) {
+          if (key == SpecialCauseKey(SpecialCauseAt(k))) at = k;
+        }
+        if (at < 0) causes.Fail("unknown cause " + key);
+        const JsonField cause = causes[key];
+        s.special_causes[at].count = cause["count"].Unsigned();
+        s.special_causes[at].first_index =
+            static_cast<int64_t>(cause["first_input"]["index"].Unsigned());
+      }
+    }
     try {
       sc.stats = ErrorStatistics(*format, s);
     } catch (const std::invalid_argument& e) {

@@ -44,6 +44,8 @@ struct CaseTotals {
   uint64_t n = 0, special = 0, signed_zero = 0, correct = 0;
   double max_ulp = -1;
   int64_t max_index = -1, first_special = -1;
+  SpecialCauseCounts causes{};
+  int64_t first_signed_zero = -1;
   UlpSum sum;
   // Per model: the outputs that differ from it where it is the case's
   // expected model; elsewhere only whether any does.
@@ -68,6 +70,8 @@ struct CaseTotals {
     correct += o.correct;
     if (o.max_index >= 0) Max(o.max_ulp, o.max_index);
     first_special = First(first_special, o.first_special);
+    MergeSpecialCauses(causes, o.causes);
+    first_signed_zero = First(first_signed_zero, o.first_signed_zero);
     sum.Add(o.sum);
     for (size_t m = 0; m < mismatches.size(); ++m) {
       mismatches[m] += o.mismatches[m];
@@ -80,6 +84,54 @@ struct CaseTotals {
     for (size_t f = 0; f < fine.size(); ++f) fine[f] += o.fine[f];
   }
 };
+
+// The cause of a special mismatch the tier flagged at element i of a tile
+// (it flags only where x is NaN, infinite, or finite and decided: its kind
+// not kSweepExactUndecided). x = x0 + x1 + x2 with x1 = RN53(x1 + x2) rounds
+// to an infinity where |x| >= max + ulp/2 (ties go to the even infinity), a
+// double T (OverflowThreshold): |x0| > T, or |x0| = T and x1 not against
+// x0's sign.
+double OverflowThreshold(const FloatFormat& format) {
+  return std::ldexp(2.0 - std::ldexp(1.0, -format.precision), format.emax);
+}
+SpecialCause SpecialCauseOf(double threshold, const SweepExactTile& tile, size_t i, float y) {
+  const uint64_t kind = tile.kind[i];
+  const double x0 = tile.x0[i], x1 = tile.x1[i];
+  const bool finite = kind != kSweepExactNaN && kind != kSweepExactInfinite;
+  const bool rounds_infinite =
+      finite && (std::fabs(x0) > threshold ||
+                 (std::fabs(x0) == threshold && (x1 == 0 || std::signbit(x1) == std::signbit(x0))));
+  return ClassifySpecialMismatch(kind == kSweepExactNaN, kind == kSweepExactInfinite,
+                                 rounds_infinite, y);
+}
+
+// The first output of a tile the tier counted as a signed-zero mismatch (-1:
+// none): y = +-0 against a decided x that rounds to the zero of the other
+// sign, as MeasureGeneral has it. x rounds to zero where |x| < ulp/2 (scale
+// is 2^-q, q x's ULP exponent: |x0| scale < 1/2), or |x| = ulp/2 exactly (a
+// tie, to the even zero): |x0| scale = 1/2 and x1 not of x0's sign.
+int64_t FirstSignedZero(const SweepExactTile& tile, const float* y, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t kind = tile.kind[i];
+    if (y[i] != 0 || (kind != kSweepExactPair && kind != kSweepExactTriple &&
+                      kind != kSweepExactApprox && kind != kSweepExactTiny)) {
+      continue;
+    }
+    const double x0 = tile.x0[i], x1 = tile.x1[i];
+    if (std::signbit(y[i]) == std::signbit(x0)) continue;
+    const double half = std::fabs(x0) * tile.scale[i];
+    if (half < 0.5 || (half == 0.5 && (x1 == 0 || std::signbit(x1) != std::signbit(x0)))) {
+      return static_cast<int64_t>(i);
+    }
+  }
+  return -1;
+}
+
+void CountCause(SpecialCause cause, int64_t index, CaseTotals& t) {
+  SpecialCauseCount& c = t.causes[cause == SpecialCause::kNone ? 0 : SpecialCauseIndex(cause)];
+  ++c.count;
+  c.first_index = CaseTotals::First(c.first_index, index);
+}
 
 // One tile's statistics of one distinct output, its fine histogram as the
 // bins it touched.
@@ -95,6 +147,8 @@ struct TileTotals {
     t.n = t.special = t.signed_zero = t.correct = 0;
     t.max_ulp = -1;
     t.max_index = t.first_special = -1;
+    t.causes = SpecialCauseCounts{};
+    t.first_signed_zero = -1;
     t.sum = UlpSum();
     std::fill(t.mismatches.begin(), t.mismatches.end(), 0);
     std::fill(t.first_mismatch.begin(), t.first_mismatch.end(), -1);
@@ -389,6 +443,7 @@ class FastSweep {
         format_(*options.domain.format),
         plan_(plan),
         bound_count_(HistogramBoundCount(format_)),
+        overflow_threshold_(OverflowThreshold(format_)),
         inside_low_(std::ldexp(1.0, format_.emin + 1)),
         inside_high_(std::ldexp(1.0, format_.emax)),
         builtin_models_(plan.model_names.size() - plan.extra_models.size()) {
@@ -707,6 +762,12 @@ class FastSweep {
         const int64_t shift = static_cast<int64_t>(at) - static_cast<int64_t>(base->at);
         if (t.max_index >= 0) t.max_index += shift;
         if (t.first_special >= 0) t.first_special += shift;
+        // Causes too: a derived tile's exact values stay within the format's
+        // normal range (SweepFactorsScale), so no cause changes with the grad.
+        for (SpecialCauseCount& cause : t.causes) {
+          if (cause.first_index >= 0) cause.first_index += shift;
+        }
+        if (t.first_signed_zero >= 0) t.first_signed_zero += shift;
         std::fill(t.mismatches.begin(), t.mismatches.end(), 0);
         std::fill(t.first_mismatch.begin(), t.first_mismatch.end(), -1);
         t.digest = Digest(y, at, n);
@@ -879,6 +940,10 @@ class FastSweep {
     t.n = n;
     t.correct = sums.correctly_rounded;
     t.signed_zero = sums.signed_zero_mismatch;
+    if (t.signed_zero > 0) {
+      const int64_t i = FirstSignedZero(w.exact, y, n);
+      if (i >= 0) t.first_signed_zero = static_cast<int64_t>(at) + i;
+    }
     // Errors that underflowed a double: e = 0, fine bin 0, histogram bin 1
     // (MeasureUlpError's: not an exact zero).
     t.adjust[1] += static_cast<int64_t>(sums.underflowed_errors);
@@ -909,6 +974,7 @@ class FastSweep {
       if (flags & kSweepSpecialMismatch) {
         ++t.special;
         t.first_special = CaseTotals::First(t.first_special, index);
+        CountCause(SpecialCauseOf(overflow_threshold_, w.exact, i, y[i]), index, t);
         continue;
       }
       if (flags & kSweepUndecidedError) {
@@ -931,10 +997,12 @@ class FastSweep {
         if (u.special_mismatch) {
           ++t.special;
           t.first_special = CaseTotals::First(t.first_special, index);
+          CountCause(u.special_cause, index, t);
           continue;
         }
         t.correct += u.correctly_rounded;
         t.signed_zero += u.signed_zero_mismatch;
+        if (u.signed_zero_mismatch) t.first_signed_zero = CaseTotals::First(t.first_signed_zero, index);
         t.sum.AddUlp(u.ulp);
         t.Max(u.ulp, index);
         if (u.ulp == 0 && u.bin != 0) {  // an error that underflowed a double
@@ -960,6 +1028,7 @@ class FastSweep {
   const FloatFormat& format_;
   const ElementwiseCasePlan& plan_;
   int bound_count_;
+  double overflow_threshold_;  // OverflowThreshold(format_)
   double inside_low_, inside_high_;  // Inside's range
   size_t builtin_models_;
   std::vector<std::unique_ptr<Worker>> workers_;
@@ -1001,6 +1070,8 @@ SweepCase FromTotals(const ElementwiseCasePlan& plan, size_t c, const FloatForma
   s.max_ulp = totals.max_index >= 0 ? totals.max_ulp : 0;
   s.max_index = totals.max_index;
   s.first_special_index = totals.first_special;
+  s.special_causes = totals.causes;
+  s.first_signed_zero_index = totals.first_signed_zero;
   sc.stats = ErrorStatistics(format, s);
   sc.sum_ulp = totals.sum;
   sc.digest = totals.digest;
@@ -1057,6 +1128,8 @@ void ReferenceSweep(const SweepOptions& options, const ElementwiseCasePlan& plan
       ErrorStatistics::State s = r.stats.state();
       s.max_index = shift(s.max_index);
       s.first_special_index = shift(s.first_special_index);
+      for (SpecialCauseCount& cause : s.special_causes) cause.first_index = shift(cause.first_index);
+      s.first_signed_zero_index = shift(s.first_signed_zero_index);
       s.sum_ulp = 0;
       part.stats = ErrorStatistics(format, s);
       for (size_t i = 0; i < details.size(); ++i) {

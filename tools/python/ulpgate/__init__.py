@@ -22,11 +22,15 @@ import time
 
 from . import _ulpgate
 
-__all__ = ["check", "sweep", "ops", "exact", "hex_value", "CheckReport", "SweepReport", "InputError"]
+__all__ = ["check", "sweep", "ops", "exact", "hex_value", "format_ulp", "CheckReport", "SweepReport",
+           "InputError"]
 
 __version__ = _ulpgate.__version__  # the CMake project's version, as `ulpgate --version` says it
 InputError = _ulpgate.InputError
 WIDTH = 120  # the columns every line of a report and an assertion message fits
+# ULP errors and bound fractions as the CLI prints them: 4 digits rounded up,
+# so 0.5000091 reads "0.5001", never "0.5".
+format_ulp = _ulpgate.format_ulp
 _DTYPE_NAMES = {"f32": "f32", "float32": "f32", "bf16": "bf16", "bfloat16": "bf16", "f16": "f16",
                 "float16": "f16", "half": "f16"}
 
@@ -145,11 +149,9 @@ def _decimal_text(text):
 
 
 def _ulp_text(e):
-    """A ULP error for a report line (as the CLI's tables write it)."""
-    e = float(e)
-    if math.isinf(e):
-        return "inf"
-    return f"{e:.3g}" if e >= 1e6 else f"{e:.4g}"
+    """A ULP error or bound fraction for a report line, as the CLI writes it (format_ulp: 4
+    digits rounded up, never below its value)."""
+    return format_ulp(float(e))
 
 
 def _wrapped(text, prefix="", indent=0, command=False, width=WIDTH):
@@ -409,8 +411,8 @@ class SweepReport:
         if self.fault:
             return (f"ulpgate sweep of {self.record['op']}: FAULT {_fault_text(self.fault)}; not measured"
                     + (f"\n  replay: {self.fault['replay']}" if self.fault.get("replay") else ""))
-        return _wrapped(f"ulpgate sweep of {self.record['op']} over {self.n} inputs: max {self.max_ulp:.4g} ULP, "
-                        f"mean {self.mean_ulp:.4g}, {self.special_mismatch} special mismatches; follows "
+        return _wrapped(f"ulpgate sweep of {self.record['op']} over {self.n} inputs: max {format_ulp(self.max_ulp)} ULP, "
+                        f"mean {format_ulp(self.mean_ulp)}, {self.special_mismatch} special mismatches; follows "
                         f"{', '.join(self.matching) or 'no model'}", indent=2)
 
 

@@ -23,6 +23,7 @@
 #include "suites/inputs/inputs.h"
 #include "suites/investigate/check.h"
 #include "suites/reports/report.h"
+#include "suites/reports/number_text.h"
 #include "suites/sweep/sweep.h"
 
 namespace py = pybind11;
@@ -221,6 +222,8 @@ PYBIND11_MODULE(_ulpgate, m) {
   m.doc() = "ulpgate's engine for the Python package (use `import ulpgate`).";
   py::register_exception<ulpgate::InputError>(m, "InputError", PyExc_ValueError);
   py::register_exception<ulpgate::KernelFaultError>(m, "KernelFault", PyExc_RuntimeError);
+  m.def("format_ulp", &ulpgate::FormatUlp, py::arg("value"),
+        "A ULP error or bound fraction to 4 digits, rounded up: never below its value.");
   m.def("ops", &ulpgate::OpsList, "The elementwise ops: name, operands, definition.");
   m.attr("__version__") = ulpgate::Version();
   m.def("exact", &ulpgate::Exact, py::arg("op"), py::arg("operands"), py::arg("digits") = 0,
