@@ -238,12 +238,12 @@ std::string RunSection(const ReportFile& f, size_t index) {
       // And the first input that fails, computed again (the JSON's "reproduce").
       const char* first_failing = !CaseConforms(c) ? "first_mismatch_input" : "first_special_mismatch_input";
       const std::string input = c.contains("reproduce") ? Str(c["reproduce"], first_failing) : "";
-      failing += fmt::format("<li><b>FAIL</b> {}: {}; replay: {}{}</li>", Esc(CaseName(c)),
+      failing += fmt::format("<li><b>FAIL</b> {}: {}; replay: {}{}{}</li>", Esc(CaseName(c)),
                              !CaseConforms(c) ? "does not follow its expected model"
                                               : fmt::format("{} special mismatches", special),
                              Code(RunReplay(c) + (CaseConforms(c) ? "" : " --require-conformance")),
-                             input.empty() ? "" : "<div>the first input: " + Code(input) + "</div>") +
-                                 SpecialCausesHtml(c, RunReplay(c)));
+                             input.empty() ? "" : "<div>the first input: " + Code(input) + "</div>",
+                             SpecialCausesHtml(c, RunReplay(c)));
     }
   }
   html += "</table>";
