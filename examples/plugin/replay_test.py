@@ -154,7 +154,15 @@ def check_report(name, args, expect=0):
     # HTML: the run of each case measures it again, number for number, and
     # the first input that fails is computed again.
     ulpgate_run(["report", report, "--html", page])
-    all_commands = html_commands(open(page).read())
+    text_of_page = open(page).read()
+    # The special mismatches' causes, each with the replay of its first input
+    # (and of the first zero of the wrong sign): each must show one there.
+    causes = re.findall(r"<ul class='causes'>.*?</ul>", text_of_page, re.S)
+    for command in [c for block in causes for c in html_commands(block)]:
+        error, case = replayed_error(command, name)
+        if case is not None and not case["special_mismatch"] and not case["signed_zero_mismatch"]:
+            fail(f"{name}: HTML {command}: a cause's first input, with no special or signed-zero mismatch there")
+    all_commands = html_commands(re.sub(r"<ul class='causes'>.*?</ul>", "", text_of_page, flags=re.S))
     commands = [c for c in all_commands if c.startswith("ulpgate run ")]
     inputs = [c for c in all_commands if not c.startswith("ulpgate run ")]
     if len(inputs) != len([r for r in records if "reproduce" in r and (
