@@ -15,6 +15,7 @@
 #include "oracles/float_text.h"
 #include "oracles/model_expr.h"
 #include "suites/investigate/check.h"
+#include "suites/investigate/check_models.h"
 #include "suites/inputs/check_files.h"
 #include "suites/engine/reduction_cases.h"
 #include "suites/inputs/reduction_suites.h"
