@@ -49,3 +49,45 @@ function(ulpgate_tests_outside_github_actions)
       "GITHUB_ACTIONS=unset:" "GITHUB_STEP_SUMMARY=unset:")
   endif()
 endfunction()
+
+# ulpgate_registered_ops(<out_var> [<exact_var>]): the elementwise ops that
+# kernels/ops/registered_ops.h registers (ULPGATE_ELEMENTWISE_OPS), by name, in
+# its order; <exact_var>: those whose spec declares kExactDefinition = true (a
+# ring expression: no exp, erf or tanh). Each entry X(Spec, <op>_spec) names
+# the folder kernels/ops/<op>/, whose <op>_spec.h must declare kName = "<op>";
+# anything else stops the configure. The configure runs again when that file
+# changes, so that a newly registered op gets every test registered per op.
+function(ulpgate_registered_ops out_var)
+  set(registry ${PROJECT_SOURCE_DIR}/kernels/ops/registered_ops.h)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${registry})
+  file(READ ${registry} text)
+  string(REGEX MATCH "#define ULPGATE_ELEMENTWISE_OPS\\(X\\)([^\n]*\\\\\n)*[^\n]*" macro "${text}")
+  string(REGEX MATCHALL "X\\([A-Za-z0-9_]+, *[A-Za-z0-9_]+\\)" entries "${macro}")
+  if(NOT entries)
+    message(FATAL_ERROR "${registry}: no entry X(Spec, namespace) in ULPGATE_ELEMENTWISE_OPS")
+  endif()
+  set(ops "")
+  set(exact "")
+  foreach(entry IN LISTS entries)
+    string(REGEX REPLACE "X\\([A-Za-z0-9_]+, *([A-Za-z0-9_]+)\\)" "\\1" ns "${entry}")
+    string(REGEX REPLACE "_spec$" "" op "${ns}")
+    set(spec ${PROJECT_SOURCE_DIR}/kernels/ops/${op}/${op}_spec.h)
+    if(op STREQUAL ns OR NOT EXISTS ${spec})
+      message(FATAL_ERROR "${registry}: ${entry} names no op folder kernels/ops/<op>/ with "
+        "<op>_spec.h (its namespace must be <op>_spec)")
+    endif()
+    file(STRINGS ${spec} name_line REGEX "kName = \"${op}\"")
+    if(NOT name_line)
+      message(FATAL_ERROR "${spec}: the spec registered as ${ns} must declare kName = \"${op}\"")
+    endif()
+    list(APPEND ops ${op})
+    file(STRINGS ${spec} exact_line REGEX "kExactDefinition = true")
+    if(exact_line)
+      list(APPEND exact ${op})
+    endif()
+  endforeach()
+  set(${out_var} ${ops} PARENT_SCOPE)
+  if(ARGC GREATER 1)
+    set(${ARGV1} ${exact} PARENT_SCOPE)
+  endif()
+endfunction()

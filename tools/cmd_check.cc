@@ -16,6 +16,7 @@
 #include "oracles/model_expr.h"
 #include "suites/reports/number_text.h"
 #include "suites/investigate/check.h"
+#include "suites/investigate/check_models.h"
 #include "suites/inputs/check_files.h"
 #include "suites/engine/reduction_cases.h"
 #include "suites/inputs/reduction_suites.h"

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "kernels/elementwise_ops.h"
-#include "suites/plugin/ulpgate/plugin.h"
+#include "kernels/plugins/ulpgate/plugin.h"
 
 namespace ulpgate {
 

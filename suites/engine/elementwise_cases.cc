@@ -135,7 +135,7 @@ ChunkKernel BuiltinKernel(ElementwiseKernel kernel, size_t arity, const FloatFor
   return GuardedKernel<uint16_t>(arity, format, std::move(name), call);
 }
 
-// A plugin's kernel (suites/plugin/ulpgate/plugin.h), as many operands as
+// A plugin's kernel (kernels/plugins/ulpgate/plugin.h), as many operands as
 // the op has.
 ChunkKernel PluginChunkKernel(const PluginKernel& kernel, size_t arity, const FloatFormat& format,
                               std::string name) {

@@ -16,7 +16,7 @@
 #include "suites/engine/engine.h"
 #include "suites/inputs/inputs.h"
 #include "suites/engine/plugins.h"
-#include "suites/plugin/ulpgate/plugin.h"
+#include "kernels/plugins/ulpgate/plugin.h"
 
 namespace ulpgate {
 

@@ -26,6 +26,7 @@
 #include "suites/engine/elementwise_oracle.h"
 #include "suites/inputs/check_files.h"
 #include "suites/inputs/inputs.h"
+#include "suites/investigate/check_models.h"
 
 namespace {
 

@@ -1,6 +1,7 @@
 // Reading what `check` takes: inputs and outputs from NumPy or text files as
-// values of a format, the models to compare with, a reduction's operands and
-// shape from its arrays. Every problem is one InputError naming the file, the
+// values of a format, a reduction's operands and shape from its arrays (the
+// format and the models, which ask the engine's tables:
+// suites/investigate/check_models.h). Every problem is one InputError naming the file, the
 // array and, for a value, the first bad element.
 #ifndef ULPGATE_SUITES_CHECK_FILES_H_
 #define ULPGATE_SUITES_CHECK_FILES_H_
@@ -18,8 +19,6 @@
 
 namespace ulpgate {
 
-// The format `dtype` names, if `op` runs in it (a drift op is refused).
-const FloatFormat& CheckFormat(const std::string& op, const std::string& dtype);
 // The dtype NumPy files say their values are ("bf16" for a 2-byte void,
 // "f16" for float16), from the arrays `check` reads of --inputs and --outputs
 // (FILE[:ARRAY]; "" for an absent path or a text file); "" when they say
@@ -39,16 +38,6 @@ InputSet ReadCheckInputs(const ElementwiseOpInfo& op, const std::string& path,
 // to the array's name when it is empty.
 std::vector<float> ReadCheckOutputs(const ElementwiseOpInfo& op, const std::string& spec,
                                     const FloatFormat& format, std::string* label);
-// The built-in models of the op in `format`, then the user's (--model specs,
-// then a models file's lines); user[i] says which. An op whose models the
-// model language cannot write (they call exp, tanh, erf) has its built-in
-// models as named entries with no statements, builtin[i] their index in
-// ModelNames(op, format) (-1 for a program). Errors name the option or the
-// file and line.
-std::vector<ModelProgram> CheckModels(const ElementwiseOpInfo& op,
-                                      const std::vector<std::string>& model_specs,
-                                      const std::string& models_path, const FloatFormat& format,
-                                      std::vector<bool>* user, std::vector<int>* builtin);
 // A reduction's operands from an .npz, one array per operand (names compared
 // without case: PyTorch's W is w), the shape read from them, with an optional
 // leading dimension of instances; a missing scalar operand is 1.

@@ -10,6 +10,7 @@
 
 #include "oracles/float_text.h"
 #include "suites/inputs/check_files.h"
+#include "suites/investigate/check_models.h"
 #include "suites/engine/chunk_driver.h"
 #include "suites/engine/op_table.h"
 #include "suites/engine/reduction_cases.h"

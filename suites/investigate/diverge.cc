@@ -15,7 +15,7 @@
 #include "suites/inputs/counter_rng.h"
 #include "suites/engine/plugins.h"
 #include "suites/engine/elementwise_oracle.h"
-#include "suites/plugin/ulpgate/plugin.h"
+#include "kernels/plugins/ulpgate/plugin.h"
 
 namespace ulpgate {
 

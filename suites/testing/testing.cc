@@ -14,6 +14,7 @@
 #include "suites/engine/elementwise_oracle.h"
 #include "suites/inputs/check_files.h"
 #include "suites/investigate/check.h"
+#include "suites/investigate/check_models.h"
 
 namespace ulpgate {
 namespace testing {

@@ -15,14 +15,14 @@
 #include <gtest/gtest.h>
 #include <mpfr.h>
 
-#include "kernels/ops/gelu_bwd/gelu_bwd_tables.h"
+#include "suites/engine/ops/gelu_bwd/gelu_bwd_tables.h"
 #include "oracles/mpfr_number.h"
 
 namespace ulpgate {
 namespace {
 
 constexpr const char* kStored[] = {
-#include "kernels/ops/gelu_bwd/mills_ratio_centers.inc"
+#include "suites/engine/ops/gelu_bwd/mills_ratio_centers.inc"
 };
 
 TEST(GeluBwdTable, StoredMillsRatiosAreMpfrs) {
@@ -81,11 +81,11 @@ TEST(GeluBwdTable, CompiledTableIsMpfrsBuild) {
   }
   EXPECT_EQ(differ, 0u) << "the first at double " << first << " of " << count
                         << "; the builder's table is in gelu_bwd_table.inc.new (the test's "
-                           "folder): copy it to kernels/ops/gelu_bwd/gelu_bwd_table.inc";
+                           "folder): copy it to suites/engine/ops/gelu_bwd/gelu_bwd_table.inc";
   // The file as it stands is what the writer writes.
   std::ostringstream written;
   WriteGeluBwdTableSource(compiled, written);
-  std::ifstream stored(std::string(ULPGATE_SOURCE_DIR) + "/kernels/ops/gelu_bwd/gelu_bwd_table.inc");
+  std::ifstream stored(std::string(ULPGATE_SOURCE_DIR) + "/suites/engine/ops/gelu_bwd/gelu_bwd_table.inc");
   ASSERT_TRUE(stored.good());
   std::stringstream text;
   text << stored.rdbuf();

@@ -2,14 +2,14 @@
 """The Mills ratio at the centers of gelu_bwd's table, for kernels/ops/gelu_bwd/.
 
 R(c) = sqrt(pi/2) exp(c^2/2) erfc(c/sqrt(2)) (Phi(-c)/phi(c)) at each center c of the Taylor
-table in kernels/ops/gelu_bwd/gelu_bwd_factor.cc (i/32 for i = 0..64, then 32 centers in each
+table in suites/engine/ops/gelu_bwd/gelu_bwd_factor.cc (i/32 for i = 0..64, then 32 centers in each
 binade [2^e, 2^(e+1)), e = 1..4, at 2^e (1 + (2s + 1)/64)), by mpmath at 640 bits, rounded to
 400 bits and written as hexadecimal strings that MPFR reads exactly (mpfr_set_str, base 0).
 The table's other coefficients follow from these by R's recurrence at run time; computing
 erfc itself there took MPFR about 80 ms at 384 bits. A test (gelu_bwd_table_test) holds every
 value within 2^-395 of MPFR's own erfc. Needs Debian's python3-mpmath; not run by the build.
 
-    /usr/bin/python3 tools/python/mills_ratio_centers.py > kernels/ops/gelu_bwd/mills_ratio_centers.inc
+    /usr/bin/python3 tools/python/mills_ratio_centers.py > suites/engine/ops/gelu_bwd/mills_ratio_centers.inc
 """
 
 import mpmath as mp

@@ -175,11 +175,17 @@ def main(argv=None):
         print("recheck_check: %s" % e)
         return 2
     ops = {report["results"][0].get("op", "tanh_bwd") for _, report in opened}
-    if len(ops) != 1 or not ops <= set(("tanh_bwd",) + rd.ELEMENTWISE):
-        print("recheck_check: expected reports of one elementwise op (tanh_bwd, %s), found %s" %
-              (", ".join(rd.ELEMENTWISE), ", ".join(sorted(ops))))
+    if len(ops) != 1:
+        print("recheck_check: expected reports of one elementwise op, found %s" %
+              ", ".join(sorted(ops)))
         return 2
     op = ops.pop()
+    # The report's op: tanh_bwd's models are written here, every op's exact
+    # value in elementwise_exact.py; an op defined in neither is an error.
+    if op != "tanh_bwd" and op not in rd.ee().OPS:
+        print("recheck_check: op %s: no definition in elementwise_exact.py (OPS) to recheck "
+              "it against" % op)
+        return 2
     second = "t" if op == "tanh_bwd" else rd.ee().OPS[op][0]
     if "grad" not in arrays or second not in arrays:
         print("recheck_check: %s: no arrays grad and %s (the operands of %s)" % (archive, second, op))

@@ -12,6 +12,12 @@ rational to the nearest double once.
 
 Exit status 0 when everything agrees, 1 on any disagreement (the first ones
 are printed), 2 on an unreadable file.
+
+    python3 tools/python/recheck_dump.py --ops-of build/bin/ulpgate
+
+asks ulpgate for its ops (`list --json`, the registry) and exits 1 naming
+those this script cannot recheck (an elementwise op elementwise_exact.py does
+not define, a reduction it does not know), 0 when it knows every one.
 """
 
 import argparse
@@ -297,8 +303,11 @@ def exact_tanh_bwd(grad, t):
 
 # The elementwise ops other than tanh_bwd: their exact values come from
 # elementwise_exact.py (mpmath, imported on first use so that the other ops
-# need only the standard library).
-ELEMENTWISE = ("sigmoid_bwd", "silu_bwd", "gelu_bwd", "gelu_tanh_bwd")
+# need only the standard library), which defines each op (OPS). The ops are
+# the dump's: an op that is neither one of the reductions below nor defined
+# there is an error, never skipped.
+REDUCTIONS = ("linear_fwd", "linear_bwd_input", "linear_bwd_weight", "linear_bwd_bias",
+              "mse_fwd", "mse_bwd")
 _ee = None
 
 
@@ -357,7 +366,10 @@ def elements(record):
     if op == "tanh_bwd":
         yield exact_tanh_bwd(inputs["grad"][0], inputs["t"][0]), None
         return
-    if op in ELEMENTWISE:
+    if op not in REDUCTIONS:
+        if op not in ee().OPS:
+            raise ValueError("op %s: no definition in elementwise_exact.py (OPS) to recheck "
+                             "it against" % op)
         second = ee().OPS[op][0]
         yield exact_elementwise(op, inputs["grad"][0], inputs[second][0]), None
         return
@@ -498,12 +510,39 @@ class Checker:
                                      (key, e in sets[key], flag))
 
 
+def missing_ops(ulpgate):
+    """The ops `ulpgate list --json` names that elements() has no definition for."""
+    import subprocess
+    listed = json.loads(subprocess.run([ulpgate, "list", "--json"], check=True,
+                                       stdout=subprocess.PIPE).stdout)["ops"]
+    missing = []
+    for op in listed:
+        # Elementwise ops list their operands' domains; the reductions do not.
+        elementwise = "operand_domains" in op
+        known = op["name"] in ee().OPS if elementwise else op["name"] in REDUCTIONS
+        if not known:
+            missing.append(op["name"])
+    return [op["name"] for op in listed], missing
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("dumps", nargs="+", metavar="DUMP",
+    parser.add_argument("dumps", nargs="*", metavar="DUMP",
                         help="JSON Lines written by `ulpgate run --dump`")
+    parser.add_argument("--ops-of", metavar="ULPGATE",
+                        help="check that every op this ulpgate registers has a definition here")
     args = parser.parse_args(argv)
+    if args.ops_of:
+        ops, missing = missing_ops(args.ops_of)
+        if missing:
+            print("recheck_dump: no definition to recheck %s against (elementwise_exact.py's "
+                  "OPS, or the reductions here)" % ", ".join(missing), file=sys.stderr)
+            return 1
+        print("recheck_dump: a definition for each of the %d ops: %s" % (len(ops), ", ".join(ops)))
+        return 0
+    if not args.dumps:
+        parser.error("no DUMP given")
     checker = Checker()
     for path in args.dumps:
         try:

@@ -31,6 +31,10 @@
 // MPFR's exponent range. Every bound adds the oracle's own distance from F:
 // 2^-299 of its terms Phi and |x| phi (its 320-bit roundings, the erfc
 // argument's error amplified by at most t^2 + t < 2^11).
+//
+// Declared here, beside the spec that names them (kFastFactor); defined by the
+// op's oracle part, suites/engine/ops/gelu_bwd/ (its MPFR-built table and the
+// vectors), which the engine's library compiles: kernels/ links no MPFR.
 #ifndef ULPGATE_KERNELS_OPS_GELU_BWD_GELU_BWD_FACTOR_H_
 #define ULPGATE_KERNELS_OPS_GELU_BWD_GELU_BWD_FACTOR_H_
 

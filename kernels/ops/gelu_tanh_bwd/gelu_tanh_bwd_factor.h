@@ -1,6 +1,9 @@
 // The factor of GELU backward (tanh approximation) estimated in double-words:
 // what the exact oracle multiplies grad by at x, without MPFR, for the sweep's
 // exact tier over binary32 x (suites/engine/elementwise_oracle.h, FastFactor).
+// Declared here, beside the spec that names them; defined by the op's oracle
+// part, suites/engine/ops/gelu_tanh_bwd/ (its constants come from the oracle's
+// MPFR), which the engine's library compiles: kernels/ links no MPFR.
 #ifndef ULPGATE_KERNELS_OPS_GELU_TANH_BWD_GELU_TANH_BWD_FACTOR_H_
 #define ULPGATE_KERNELS_OPS_GELU_TANH_BWD_GELU_TANH_BWD_FACTOR_H_
 

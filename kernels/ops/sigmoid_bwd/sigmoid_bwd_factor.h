@@ -1,6 +1,8 @@
 // The factor of sigmoid backward, s (1 - s), held exactly in two doubles: what
 // the exact oracle multiplies grad by, without MPFR, for the sweep over
 // binary32 s (suites/engine/elementwise_oracle.h, FastFactor).
+// Declared here, beside the spec that names them; defined by the op's oracle
+// part, suites/engine/ops/sigmoid_bwd/, which the engine's library compiles.
 #ifndef ULPGATE_KERNELS_OPS_SIGMOID_BWD_SIGMOID_BWD_FACTOR_H_
 #define ULPGATE_KERNELS_OPS_SIGMOID_BWD_SIGMOID_BWD_FACTOR_H_
 

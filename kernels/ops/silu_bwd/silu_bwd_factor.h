@@ -1,6 +1,8 @@
 // The factor of SiLU backward estimated in double-words: what the exact
 // oracle multiplies grad by at x, without MPFR, for the sweep's exact tier
 // over binary32 x (suites/engine/elementwise_oracle.h, FastFactor).
+// Declared here, beside the spec that names them; defined by the op's oracle
+// part, suites/engine/ops/silu_bwd/, which the engine's library compiles.
 #ifndef ULPGATE_KERNELS_OPS_SILU_BWD_SILU_BWD_FACTOR_H_
 #define ULPGATE_KERNELS_OPS_SILU_BWD_SILU_BWD_FACTOR_H_
 

@@ -1,7 +1,7 @@
 // gelu_bwd's Mills ratio table as MPFR builds it from R at the centers
 // (mills_ratio_centers.inc): the source of gelu_bwd_table.inc, which the
 // factor compiles in, and what the table's test holds that file to.
-#include "kernels/ops/gelu_bwd/gelu_bwd_tables.h"
+#include "suites/engine/ops/gelu_bwd/gelu_bwd_tables.h"
 
 #include <algorithm>
 #include <array>
@@ -20,7 +20,7 @@ namespace {
 // R at each center in the order below, to 400 bits (tools/python/
 // mills_ratio_centers.py; a test holds them to MPFR's erfc).
 constexpr const char* kMillsRatioAtCenters[] = {
-#include "kernels/ops/gelu_bwd/mills_ratio_centers.inc"
+#include "suites/engine/ops/gelu_bwd/mills_ratio_centers.inc"
 };
 static_assert(sizeof kMillsRatioAtCenters / sizeof kMillsRatioAtCenters[0] == kMillsCenters);
 

@@ -2,11 +2,11 @@
 // the best one this CPU runs (after ULPGATE_CPU_TARGETS, which the registry
 // passes to Highway).
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "kernels/ops/gelu_bwd/gelu_bwd_factor_vectors.cc"
+#define HWY_TARGET_INCLUDE "suites/engine/ops/gelu_bwd/gelu_bwd_factor_vectors.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
 #include "hwy/highway.h"
-#include "kernels/ops/gelu_bwd/gelu_bwd_factor-inl.h"
+#include "suites/engine/ops/gelu_bwd/gelu_bwd_factor-inl.h"
 
 #if HWY_ONCE
 #include "kernels/registry.h"

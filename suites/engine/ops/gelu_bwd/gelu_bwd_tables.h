@@ -2,8 +2,8 @@
 // scalar code (gelu_bwd_factor.cc) and its vectors (gelu_bwd_factor-inl.h):
 // the Mills ratio's table, the constants of the main range's bounds, and the
 // vectors' entry point. Internal to the op's folder.
-#ifndef ULPGATE_KERNELS_OPS_GELU_BWD_GELU_BWD_TABLES_H_
-#define ULPGATE_KERNELS_OPS_GELU_BWD_GELU_BWD_TABLES_H_
+#ifndef ULPGATE_SUITES_ENGINE_OPS_GELU_BWD_GELU_BWD_TABLES_H_
+#define ULPGATE_SUITES_ENGINE_OPS_GELU_BWD_GELU_BWD_TABLES_H_
 
 #include <array>
 #include <cstddef>
@@ -64,4 +64,4 @@ bool MainFactorVectors(const float* x, size_t n, const FactorEstimateColumns& ou
 
 }  // namespace ulpgate
 
-#endif  // ULPGATE_KERNELS_OPS_GELU_BWD_GELU_BWD_TABLES_H_
+#endif  // ULPGATE_SUITES_ENGINE_OPS_GELU_BWD_GELU_BWD_TABLES_H_

@@ -1,5 +1,5 @@
 #include "kernels/ops/gelu_bwd/gelu_bwd_factor.h"
-#include "kernels/ops/gelu_bwd/gelu_bwd_tables.h"
+#include "suites/engine/ops/gelu_bwd/gelu_bwd_tables.h"
 
 #include <algorithm>
 #include <array>
@@ -19,7 +19,7 @@ using Center = MillsRatioCenter;
 
 // The table, compiled in: BuildGeluBwdTables's, bit for bit (its test).
 constexpr GeluBwdTables kTables = {
-#include "kernels/ops/gelu_bwd/gelu_bwd_table.inc"
+#include "suites/engine/ops/gelu_bwd/gelu_bwd_table.inc"
 };
 
 const GeluBwdTables& TablesOnce() { return kTables; }

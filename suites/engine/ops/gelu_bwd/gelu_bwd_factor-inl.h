@@ -7,11 +7,11 @@
 // code, as does any other architecture than x86 (whose vectors hold at most 8
 // doubles, which the block's packs assume).
 
-#if defined(ULPGATE_KERNELS_OPS_GELU_BWD_GELU_BWD_FACTOR_INL_H_) == defined(HWY_TARGET_TOGGLE)
-#ifdef ULPGATE_KERNELS_OPS_GELU_BWD_GELU_BWD_FACTOR_INL_H_
-#undef ULPGATE_KERNELS_OPS_GELU_BWD_GELU_BWD_FACTOR_INL_H_
+#if defined(ULPGATE_SUITES_ENGINE_OPS_GELU_BWD_GELU_BWD_FACTOR_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ULPGATE_SUITES_ENGINE_OPS_GELU_BWD_GELU_BWD_FACTOR_INL_H_
+#undef ULPGATE_SUITES_ENGINE_OPS_GELU_BWD_GELU_BWD_FACTOR_INL_H_
 #else
-#define ULPGATE_KERNELS_OPS_GELU_BWD_GELU_BWD_FACTOR_INL_H_
+#define ULPGATE_SUITES_ENGINE_OPS_GELU_BWD_GELU_BWD_FACTOR_INL_H_
 #endif
 
 #include <algorithm>
@@ -19,7 +19,7 @@
 #include <cstdint>
 
 #include "hwy/highway.h"
-#include "kernels/ops/gelu_bwd/gelu_bwd_tables.h"
+#include "suites/engine/ops/gelu_bwd/gelu_bwd_tables.h"
 #include "oracles/double_word-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -215,4 +215,4 @@ bool GeluBwdMainFactors(const float* x, size_t n, const FactorEstimateColumns& o
 }  // namespace ulpgate
 HWY_AFTER_NAMESPACE();
 
-#endif  // ULPGATE_KERNELS_OPS_GELU_BWD_GELU_BWD_FACTOR_INL_H_
+#endif  // ULPGATE_SUITES_ENGINE_OPS_GELU_BWD_GELU_BWD_FACTOR_INL_H_
