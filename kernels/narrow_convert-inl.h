@@ -53,6 +53,8 @@ HWY_INLINE hn::Vec<U16<D>> Narrow(D /*d*/, hn::Vec<U32<D>> v) {
 }  // namespace narrow
 
 struct ExactBf16 {
+  // The format's traits as constants: RoundBits's branches on them fold.
+  static constexpr RoundingBits kRounding = RoundingBitsOf(kBFloat16);
   template <class D>
   static HWY_INLINE hn::Vec<D> Promote(D d, hn::Vec<narrow::U16<D>> v) {
     return hn::BitCast(d, hn::ShiftLeft<16>(narrow::Widen(d, v)));
@@ -64,7 +66,6 @@ struct ExactBf16 {
   // payload and is made quiet (its payload may lie in the dropped half only).
   template <class D>
   static HWY_INLINE hn::Vec<narrow::U16<D>> Demote(D d, hn::Vec<D> v) {
-    constexpr RoundingBits kRounding = RoundingBitsOf(kBFloat16);
     const narrow::U32<D> du;
     const auto rounded = round_bits::RoundBits<true>(kRounding, d, v);
     const auto quiet_nan = hn::Or(hn::ShiftRight<16>(hn::BitCast(du, v)), hn::Set(du, 0x40));
@@ -73,6 +74,7 @@ struct ExactBf16 {
 };
 
 struct ExactF16 {
+  static constexpr RoundingBits kRounding = RoundingBitsOf(kBinary16);
   // Normal: rebias the exponent; subnormal: mantissa * 2^-24, exact in
   // binary32; inf and NaN: the binary32 exponent field all ones.
   template <class D>
@@ -101,7 +103,6 @@ struct ExactF16 {
   // inf; NaN the quiet NaN of its sign.
   template <class D>
   static HWY_INLINE hn::Vec<narrow::U16<D>> Demote(D d, hn::Vec<D> v) {
-    constexpr RoundingBits kRounding = RoundingBitsOf(kBinary16);
     const narrow::U32<D> du;
     const auto rounded = round_bits::RoundBits<true>(kRounding, d, v);
     const auto quiet_nan =

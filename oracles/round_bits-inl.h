@@ -63,8 +63,12 @@ HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> RoundBits(const RoundingBits& f, D d
     out = hn::IfThenElse(AtLeast(du, magnitude, f.min_normal), out, small);
   }
   if (f.lower_emax) {
-    out = hn::IfThenElse(AtLeast(du, t, f.overflow), hn::Set(du, kEncode ? f.infinity : 0x7f800000u),
-                         out);
+    // Past the overflow: the value rounds there from below it too; the
+    // encoding only needs magnitudes at or past it (below, the carry of the
+    // rounding addition makes the exponent field all ones and the mantissa
+    // zero, the infinity's encoding), which compares before the addition.
+    const auto past = kEncode ? AtLeast(du, magnitude, f.overflow) : AtLeast(du, t, f.overflow);
+    out = hn::IfThenElse(past, hn::Set(du, kEncode ? f.infinity : 0x7f800000u), out);
   }
   return hn::Or(out, kEncode ? hn::ShiftRightSame(sign, static_cast<int>(f.sign_shift)) : sign);
 }
