@@ -24,6 +24,7 @@
 
 #include "hwy/highway.h"
 #include "oracles/float_format.h"
+#include "oracles/round_bits-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace ulpgate {
@@ -52,27 +53,28 @@ HWY_INLINE hn::Vec<U16<D>> Narrow(D /*d*/, hn::Vec<U32<D>> v) {
 }  // namespace narrow
 
 struct ExactBf16 {
+  // The format's traits as constants: RoundBits's branches on them fold.
+  static constexpr RoundingBits kRounding = RoundingBitsOf(kBFloat16);
   template <class D>
   static HWY_INLINE hn::Vec<D> Promote(D d, hn::Vec<narrow::U16<D>> v) {
     return hn::BitCast(d, hn::ShiftLeft<16>(narrow::Widen(d, v)));
   }
-  // bits + 0x7fff + (bit 16) carries into the kept half exactly when the
-  // dropped half is above a tie, or a tie with an odd kept half; a carry out
-  // of the largest finite value gives infinity, as rounding must. A NaN keeps
-  // its sign and top payload and is made quiet (its payload may lie in the
-  // dropped half only).
+  // To nearest even by the bits (oracles/round_bits-inl.h): bits + 0x7fff +
+  // (bit 16) carries into the kept half exactly when the dropped half is above
+  // a tie, or a tie with an odd kept half; a carry out of the largest finite
+  // value gives infinity, as rounding must. A NaN keeps its sign and top
+  // payload and is made quiet (its payload may lie in the dropped half only).
   template <class D>
   static HWY_INLINE hn::Vec<narrow::U16<D>> Demote(D d, hn::Vec<D> v) {
     const narrow::U32<D> du;
-    const auto bits = hn::BitCast(du, v);
-    const auto odd = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1));
-    const auto rounded = hn::ShiftRight<16>(hn::Add(bits, hn::Add(hn::Set(du, 0x7fff), odd)));
-    const auto quiet_nan = hn::Or(hn::ShiftRight<16>(bits), hn::Set(du, 0x40));
+    const auto rounded = round_bits::RoundBits<true>(kRounding, d, v);
+    const auto quiet_nan = hn::Or(hn::ShiftRight<16>(hn::BitCast(du, v)), hn::Set(du, 0x40));
     return narrow::Narrow(d, hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), quiet_nan, rounded));
   }
 };
 
 struct ExactF16 {
+  static constexpr RoundingBits kRounding = RoundingBitsOf(kBinary16);
   // Normal: rebias the exponent; subnormal: mantissa * 2^-24, exact in
   // binary32; inf and NaN: the binary32 exponent field all ones.
   template <class D>
@@ -92,37 +94,21 @@ struct ExactF16 {
     magnitude = hn::IfThenElse(hn::Eq(exponent, hn::Set(du, 0x1f)), special, magnitude);
     return hn::BitCast(d, hn::Or(sign, magnitude));
   }
-  // Round to nearest even on the magnitude's bits (after F. Giesen's
-  // float_to_half_fast3_rtne): values at or above 2^16 (the binary32 pattern
-  // of (127+16) << 23) become inf, NaN the quiet NaN; below 2^-14 one binary32
-  // addition of 2^-1 (a magic number whose ulp is the f16 subnormal step)
-  // rounds to the subnormal grid in the FPU's own rounding, to nearest even;
-  // normal values add 0xfff plus the kept half's last bit (the tie breaker)
-  // to the rebiased pattern and drop 13 bits.
+  // Round to nearest even by the bits (oracles/round_bits-inl.h, after F.
+  // Giesen's float_to_half_fast3_rtne): below 2^-14 one binary32 addition of
+  // 2^-1 (a magic number whose ulp is the f16 subnormal step) rounds to the
+  // subnormal grid in the FPU's own rounding, to nearest even; normal values
+  // add 0xfff plus the kept half's last bit (the tie breaker) to the rebiased
+  // pattern and drop 13 bits; values that round to 2^16 or past it become
+  // inf; NaN the quiet NaN of its sign.
   template <class D>
   static HWY_INLINE hn::Vec<narrow::U16<D>> Demote(D d, hn::Vec<D> v) {
     const narrow::U32<D> du;
-    const auto bits = hn::BitCast(du, v);
-    const auto sign = hn::ShiftRight<16>(hn::And(bits, hn::Set(du, 0x80000000u)));
-    const auto magnitude = hn::And(bits, hn::Set(du, 0x7fffffff));
-    // 2^-14 in binary32 is (127 - 14) << 23; the magic 2^-1 is 126 << 23.
-    const auto magic = hn::Set(du, 126u << 23);
-    const auto small = hn::Sub(
-        hn::BitCast(du, hn::Add(hn::BitCast(d, magnitude), hn::BitCast(d, magic))), magic);
-    const auto odd = hn::And(hn::ShiftRight<13>(magnitude), hn::Set(du, 1));
-    const auto rebiased =
-        hn::Add(magnitude, hn::Set(du, static_cast<uint32_t>((15 - 127) * (1 << 23)) + 0xfff));
-    const auto normal = hn::ShiftRight<13>(hn::Add(rebiased, odd));
-    const narrow::I32<D> di;
-    const auto signed_magnitude = hn::BitCast(di, magnitude);
-    const auto is_nan = hn::RebindMask(du, hn::Gt(signed_magnitude, hn::Set(di, 0x7f800000)));
-    const auto is_small = hn::RebindMask(du, hn::Lt(signed_magnitude, hn::Set(di, (127 - 14) << 23)));
-    const auto is_huge =
-        hn::RebindMask(du, hn::Gt(signed_magnitude, hn::Set(di, ((127 + 16) << 23) - 1)));
-    auto out = hn::IfThenElse(is_small, small, normal);
-    out = hn::IfThenElse(is_huge, hn::Set(du, 0x7c00), out);
-    out = hn::IfThenElse(is_nan, hn::Set(du, 0x7e00), out);
-    return narrow::Narrow(d, hn::Or(out, sign));
+    const auto rounded = round_bits::RoundBits<true>(kRounding, d, v);
+    const auto quiet_nan =
+        hn::Or(hn::ShiftRight<16>(hn::And(hn::BitCast(du, v), hn::Set(du, 0x80000000u))),
+               hn::Set(du, 0x7e00));
+    return narrow::Narrow(d, hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), quiet_nan, rounded));
   }
 };
 

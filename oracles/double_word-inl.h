@@ -1,10 +1,12 @@
 // Double-word arithmetic (oracles/double_word.h) in Highway vectors of
 // doubles: the same operations in the same order on every lane, so each lane
 // gets the bits the scalar functions give, and their error bounds hold as they
-// stand. Only for targets with fused multiply-adds (HWY_NATIVE_FMA): the
-// scalar code's std::fma is one rounding, which a vector without FMA would
-// make two. Included inside a caller's per-target namespace setup, as any
-// Highway -inl header.
+// stand. The double-word operations only for targets with fused
+// multiply-adds (HWY_NATIVE_FMA): the scalar code's std::fma is one rounding,
+// which a vector without FMA would make two. The error-free transformations
+// they are built on (TwoSum, FastTwoSum, TwoProd) on one vector of any lanes,
+// for every target: their one vector home. Included inside a caller's
+// per-target namespace setup, as any Highway -inl header.
 //
 // Every value is a pack of U vectors, each operation done on all U before the
 // next: one double-word operation is a chain of a dozen dependent roundings,
@@ -29,9 +31,56 @@ namespace ulpgate {
 namespace HWY_NAMESPACE {
 namespace double_word {
 
-#if HWY_NATIVE_FMA
-
 namespace hn = hwy::HWY_NAMESPACE;
+
+// ---- Error-free transformations on one vector of any floating-point lanes,
+// on every target (FMA or not): the one vector home of double_word.h's
+// TwoSum, FastTwoSum and TwoProd, the same operations in the same order per
+// lane, so each lane gets the scalar functions' bits. Why each is exact, and
+// why it needs -ffp-contract=off: double_word.h. (s, e) = (RN(exact), exact -
+// s).
+
+// Knuth's TwoSum, for any a and b.
+template <class V>
+HWY_INLINE void TwoSum(V a, V b, V& s, V& e) {
+  s = hn::Add(a, b);
+  const V bb = hn::Sub(s, a);
+  e = hn::Add(hn::Sub(a, hn::Sub(s, bb)), hn::Sub(b, bb));
+}
+// Dekker's FastTwoSum: only where each lane's a has an exponent at least b's
+// (|a| >= |b| suffices).
+template <class V>
+HWY_INLINE void FastTwoSum(V a, V b, V& s, V& e) {
+  s = hn::Add(a, b);
+  e = hn::Sub(b, hn::Sub(s, a));
+}
+// TwoProd: with FMA, e = MulSub(a, b, p) (std::fma(a, b, -p)), one rounding
+// of a double, so exact. Without, Dekker's product: each operand split by
+// Veltkamp's constant 2^ceil(p/2) + 1 into halves whose products are exact,
+// their sum with -p exact term by term; it gives the same e wherever nothing
+// overflows (|a|, |b| below 2^(emax - ceil(p/2))) and e does not underflow.
+template <class V>
+HWY_INLINE void TwoProd(V a, V b, V& p, V& e) {
+  p = hn::Mul(a, b);
+#if HWY_NATIVE_FMA
+  e = hn::MulSub(a, b, p);
+#else
+  using T = hn::TFromV<V>;
+  const hn::DFromV<V> d;
+  // 2^27 + 1 for doubles, 2^12 + 1 for floats.
+  const V split = hn::Set(d, static_cast<T>(sizeof(T) == 8 ? 134217729.0 : 4097.0));
+  const V ca = hn::Mul(split, a);
+  const V ah = hn::Sub(ca, hn::Sub(ca, a));
+  const V al = hn::Sub(a, ah);
+  const V cb = hn::Mul(split, b);
+  const V bh = hn::Sub(cb, hn::Sub(cb, b));
+  const V bl = hn::Sub(b, bh);
+  e = hn::Add(hn::Add(hn::Add(hn::Sub(hn::Mul(ah, bh), p), hn::Mul(ah, bl)), hn::Mul(al, bh)),
+              hn::Mul(al, bl));
+#endif
+}
+
+#if HWY_NATIVE_FMA
 
 using DD = hn::ScalableTag<double>;
 using DI = hn::RebindToSigned<DD>;
@@ -152,22 +201,24 @@ struct DW {
   }
 };
 
+// The error-free transformations above, vector by vector.
 template <size_t U>
 HWY_INLINE DW<U> TwoSum(const P<U>& a, const P<U>& b) {
-  const P<U> s = Add(a, b);
-  const P<U> bb = Sub(s, a);
-  return {s, Add(Sub(a, Sub(s, bb)), Sub(b, bb))};
+  DW<U> r;
+  for (size_t u = 0; u < U; ++u) TwoSum(a.v[u], b.v[u], r.hi.v[u], r.lo.v[u]);
+  return r;
 }
 template <size_t U>
 HWY_INLINE DW<U> FastTwoSum(const P<U>& a, const P<U>& b) {
-  const P<U> s = Add(a, b);
-  return {s, Sub(b, Sub(s, a))};
+  DW<U> r;
+  for (size_t u = 0; u < U; ++u) FastTwoSum(a.v[u], b.v[u], r.hi.v[u], r.lo.v[u]);
+  return r;
 }
-// std::fma(a, b, -p) is MulSub(a, b, p): one rounding of a b - p.
 template <size_t U>
 HWY_INLINE DW<U> TwoProd(const P<U>& a, const P<U>& b) {
-  const P<U> p = Mul(a, b);
-  return {p, MulSub(a, b, p)};
+  DW<U> r;
+  for (size_t u = 0; u < U; ++u) TwoProd(a.v[u], b.v[u], r.hi.v[u], r.lo.v[u]);
+  return r;
 }
 template <size_t U>
 HWY_INLINE DW<U> Add(const DW<U>& x, const DW<U>& y) {

@@ -46,18 +46,50 @@ struct DoubleWord {
 // beside it).
 inline constexpr double kDoubleWordOpError = 0x1p-100;
 
-// Knuth's TwoSum: hi + lo = a + b exactly, hi = RN(a + b).
+// ---- Error-free transformations: the one scalar home of TwoSum, FastTwoSum
+// and TwoProd (their vector form, for Highway lanes of any target, is in
+// oracles/double_word-inl.h; everything else calls one of the two). Each
+// returns hi = RN(exact) and lo = exact - hi, the exact result as two doubles.
+// They hold in round to nearest (ulpgate never changes the rounding mode)
+// while nothing overflows, and TwoProd while its lo does not underflow (the
+// callers keep magnitudes far inside the normal range).
+//
+// Each step must be computed exactly as written: one rounding per operation,
+// no reassociation, and no a * b + c fused into one FMA behind the code's
+// back. The build compiles everything with -ffp-contract=off and without
+// -ffast-math (CMakeLists.txt). Under GCC's default -ffp-contract=fast, an
+// inlined TwoSum(x * y, c) (model_expr.cc's fused step) could become s =
+// fma(x, y, c) while bb = s - a still subtracts the separately rounded x * y:
+// s would round a different sum than the a the later steps take apart, and lo
+// would no longer be the error; TwoProd's p = a * b could likewise be fused
+// into whatever adds it next. Where an FMA is wanted it is written (std::fma,
+// hn::MulAdd / MulSub).
+
+// Knuth's TwoSum (TAOCP vol. 2, 4.2.2, Theorem B; Moller): hi + lo = a + b
+// exactly, hi = RN(a + b), for any a and b, no ordering needed: bb is the
+// part of b that reached s, s - bb the part of a, and each of the four
+// remaining differences is exact (Knuth's proof), so lo is the rounding error
+// of a + b, which is itself a double. 6 operations.
 inline DoubleWord TwoSum(double a, double b) {
   const double s = a + b;
   const double bb = s - a;
   return {s, (a - (s - bb)) + (b - bb)};
 }
-// Dekker's Fast2Sum, for |a| >= |b| (or a = 0).
+// Dekker's FastTwoSum (Fast2Sum): the same pair in 3 operations, exact only
+// when a's exponent is at least b's (|a| >= |b| suffices, or a = 0): then
+// s - a is exact (Sterbenz and Dekker's lemma) and b - (s - a) is the
+// rounding error. Without the precondition lo can be wrong: callers use it
+// only where it holds (TwoSum where they cannot tell).
 inline DoubleWord FastTwoSum(double a, double b) {
   const double s = a + b;
   return {s, b - (s - a)};
 }
-// a * b exactly (FMA), unless the product's low part underflows.
+// TwoProd through a fused multiply-add: a * b - p is a double whenever lo
+// does not underflow (the error of a rounded product is representable), and
+// fma computes it with one rounding of the exact a * b - p, so exactly. With
+// -ffp-contract=off p stays the separately rounded product. std::fma is
+// correctly rounded with or without FMA hardware (a library call there), so
+// the bits never depend on the CPU.
 inline DoubleWord TwoProd(double a, double b) {
   const double p = a * b;
   return {p, std::fma(a, b, -p)};

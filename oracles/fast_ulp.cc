@@ -5,32 +5,16 @@
 #include <cmath>
 #include <cstring>
 
+#include "oracles/double_word.h"
+
 namespace ulpgate {
 namespace {
-
-struct Pair {
-  double hi, lo;
-};
-
-// Knuth's TwoSum: hi = RN(a + b), lo = a + b - hi exactly (no overflow here:
-// every value below is far inside the double range).
-inline Pair TwoSum(double a, double b) {
-  const double s = a + b;
-  const double bb = s - a;
-  return {s, (a - (s - bb)) + (b - bb)};
-}
-
-// hi = RN(a * b), lo = a * b - hi exactly, as long as lo does not underflow.
-inline Pair TwoProd(double a, double b) {
-  const double p = a * b;
-  return {p, std::fma(a, b, -p)};
-}
 
 // The exact sum of terms[0 .. n) as hi + lo with hi = RN(sum), if the errors
 // of a TwoSum cascade (terms by increasing magnitude) add up without rounding;
 // false otherwise. Every step is an error-free transformation, so true means
 // hi + lo is the sum exactly. Reorders `terms`.
-bool ExactPairOf(double* terms, size_t n, Pair* out) {
+bool ExactPairOf(double* terms, size_t n, DoubleWord* out) {
   for (size_t i = 1; i < n; ++i) {  // insertion sort by magnitude
     for (size_t j = i; j > 0 && std::fabs(terms[j]) < std::fabs(terms[j - 1]); --j) {
       std::swap(terms[j], terms[j - 1]);
@@ -41,9 +25,9 @@ bool ExactPairOf(double* terms, size_t n, Pair* out) {
   // sum = s + the cascade's errors; add the errors as they come, demanding
   // each addition be exact.
   for (size_t i = 1; i < n; ++i) {
-    const Pair p = TwoSum(s, terms[i]);
+    const DoubleWord p = TwoSum(s, terms[i]);
     s = p.hi;
-    const Pair q = TwoSum(r, p.lo);
+    const DoubleWord q = TwoSum(r, p.lo);
     if (q.lo != 0) return false;
     r = q.hi;
   }
@@ -52,14 +36,14 @@ bool ExactPairOf(double* terms, size_t n, Pair* out) {
 }
 
 template <size_t N>
-bool ExactPair(std::array<double, N> terms, Pair* out) {
+bool ExactPair(std::array<double, N> terms, DoubleWord* out) {
   return ExactPairOf(terms.data(), N, out);
 }
 
 // What every output's measurement shares, from x = hi + lo exactly (hi =
 // RN(x)); nullopt for an exact zero (its sign is MPFR's to give) or where
 // rounding to the format might overflow.
-std::optional<TwoDoubleExact> FromPair(const Pair& x, const FloatFormat& format) {
+std::optional<TwoDoubleExact> FromPair(const DoubleWord& x, const FloatFormat& format) {
   if (x.hi == 0) return std::nullopt;
   // E = floor(log2 |x|): hi's exponent, less one when |hi| is a power of two
   // and lo takes x below it (|lo| <= ulp(hi) / 2 keeps x in hi's binade
@@ -97,13 +81,13 @@ std::optional<TwoDoubleExact> FastTanhBwdExactValue(float grad_f, float t_f,
   // t^2 is exact: 24 x 24 bits in 53, between 2^-298 and 2^256 (or 0).
   const double t2 = t * t;
   // 1 - t^2 = s.hi + s.lo exactly.
-  const Pair s = TwoSum(1.0, -t2);
+  const DoubleWord s = TwoSum(1.0, -t2);
   // grad * s.hi and grad * s.lo, each exactly two doubles: the products are 0
   // or at least 2^-149 * 2^-346 in magnitude, so their errors stay far above
   // the double subnormals (TwoProd's one condition).
-  const Pair p1 = TwoProd(grad, s.hi);
-  const Pair p2 = TwoProd(grad, s.lo);
-  Pair x;
+  const DoubleWord p1 = TwoProd(grad, s.hi);
+  const DoubleWord p2 = TwoProd(grad, s.lo);
+  DoubleWord x;
   if (!ExactPair<4>({p1.hi, p1.lo, p2.hi, p2.lo}, &x)) return std::nullopt;
   return FromPair(x, format);
 }
@@ -113,7 +97,7 @@ std::optional<TwoDoubleExact> FastExactSum(double* terms, size_t n, const FloatF
     if (!std::isfinite(terms[i])) return std::nullopt;
   }
   if (n == 0) return std::nullopt;
-  Pair x;
+  DoubleWord x;
   if (!ExactPairOf(terms, n, &x)) return std::nullopt;
   return FromPair(x, format);
 }
@@ -130,7 +114,7 @@ std::optional<UlpError> FastUlpError(const TwoDoubleExact& x, double y, const Fl
   result.correctly_rounded = x.rounded == y;  // a zero matches a zero of either sign
   result.signed_zero_mismatch =
       y == 0 && x.rounded == 0 && std::signbit(y) != std::signbit(x.rounded);
-  Pair d;  // y - x = d.hi + d.lo, d.hi = RN(y - x)
+  DoubleWord d;  // y - x = d.hi + d.lo, d.hi = RN(y - x)
   if (!ExactPair<3>({y, -x.hi, -x.lo}, &d)) return std::nullopt;
   if (d.hi == 0) return result;  // e == 0
   // e = RN(|y - x| / ulp(x)) = |d.hi| * 2^-ulp_exp: scaling by a power of two
@@ -154,7 +138,7 @@ bool FastTanhBwdTermMagnitude(float grad_f, float t_f, double terms[4]) {
   const double t = t_f;
   // t^2 exact (48 bits); g t^2 = p.hi + p.lo exactly: the product is 0 or at
   // least 2^-447, so its error stays far above the double subnormals.
-  const Pair p = TwoProd(g, t * t);
+  const DoubleWord p = TwoProd(g, t * t);
   terms[0] = g;
   terms[1] = 0;
   terms[2] = p.hi;
@@ -164,40 +148,10 @@ bool FastTanhBwdTermMagnitude(float grad_f, float t_f, double terms[4]) {
 
 namespace {
 
-// A double-word number hi + lo (|lo| <= ulp(hi) / 2) of nonnegative
-// quantities; each operation below is one of Joldes, Muller and Popescu's
-// ("Tight and rigorous error bounds for basic building blocks of double-word
-// arithmetic", 2017), with a relative error of at most 15 u^2 + 56 u^3
-// (u = 2^-53) and, every operand being nonnegative, no cancellation to
-// magnify it.
-Pair Normalized(double hi, double lo) {
-  const double s = hi + lo;
-  return {s, lo - (s - hi)};
-}
-
-// AccurateDWPlusDW: 3 u^2 + 13 u^3.
-Pair AddDw(const Pair& a, const Pair& b) {
-  const Pair s = TwoSum(a.hi, b.hi);
-  const Pair t = TwoSum(a.lo, b.lo);
-  const Pair v = Normalized(s.hi, s.lo + t.hi);
-  return Normalized(v.hi, t.lo + v.lo);
-}
-
-// DWTimesFP3 (with FMA): 2 u^2.
-Pair MulDwFp(const Pair& a, double b) {
-  const Pair c = TwoProd(a.hi, b);
-  return Normalized(c.hi, std::fma(a.lo, b, c.lo));
-}
-
-// DWDivDW2 (with DWTimesFP3): 15 u^2 + 56 u^3.
-Pair DivDw(const Pair& a, const Pair& b) {
-  const double t_hi = a.hi / b.hi;
-  const Pair r = MulDwFp(b, t_hi);
-  const double pi_hi = a.hi - r.hi;  // exact: r.hi is within an ulp of a.hi
-  const double d = (pi_hi + (a.lo - r.lo));
-  const double t_lo = d / b.hi;
-  return Normalized(t_hi, t_lo);
-}
+// The double-word operations below are double_word.h's (Joldes, Muller and
+// Popescu's): Add (AccurateDWPlusDW, 3 u^2 + 13 u^3) and Div (DWDivDW2 with
+// DWTimesFP3, 15 u^2 + 56 u^3), u = 2^-53; every operand being nonnegative,
+// no cancellation magnifies them.
 
 // Half the distance from a finite f > 0 to its neighbour above (up) or below:
 // the neighbours' bits are f's plus or minus one.
@@ -226,11 +180,11 @@ std::optional<BoundFraction> FastBoundFraction(const TwoDoubleExact& x, double y
   // -lo, s1 = 0) or y and hi are more than a factor 2 apart and |s0| is at
   // most 3u |d0|: the error is n0 + (n1 + s1) with one rounding of a term at
   // most 4u^2 of it.
-  const Pair d = TwoSum(y, -x.hi);
-  const Pair s = TwoSum(d.lo, -x.lo);
-  const Pair nn = TwoSum(d.hi, s.hi);
+  const DoubleWord d = TwoSum(y, -x.hi);
+  const DoubleWord s = TwoSum(d.lo, -x.lo);
+  const DoubleWord nn = TwoSum(d.hi, s.hi);
   if (nn.hi == 0 && nn.lo == 0 && s.lo == 0) return result;  // y == x: 0, bin 0
-  Pair error = Normalized(nn.hi, nn.lo + s.lo);
+  DoubleWord error = FastTwoSum(nn.hi, nn.lo + s.lo);
   if (error.hi < 0) error = {-error.hi, -error.lo};
   if (error.hi == 0) return std::nullopt;
   // f = |y - x| c / (m A + U c), c = 2^24 - m, U = m 2^(emin - p + 1) (the
@@ -243,20 +197,20 @@ std::optional<BoundFraction> FastBoundFraction(const TwoDoubleExact& x, double y
   const double c = 0x1p24 - m;
   // The terms are double-words of nonnegative quantities: added small ones
   // first, nothing cancels.
-  std::array<Pair, 4> a{};
+  std::array<DoubleWord, 4> a{};
   if (n > a.size()) return std::nullopt;
   for (size_t i = 0; i < n; ++i) {
     a[i] = {terms[2 * i], terms[2 * i + 1]};
     if (!(a[i].hi >= 0) || !std::isfinite(a[i].hi) || !std::isfinite(a[i].lo) ||
-        (a[i].hi == 0 && a[i].lo != 0) || Normalized(a[i].hi, a[i].lo).hi != a[i].hi) {
+        (a[i].hi == 0 && a[i].lo != 0) || FastTwoSum(a[i].hi, a[i].lo).hi != a[i].hi) {
       return std::nullopt;
     }
   }
   for (size_t i = 1; i < n; ++i) {  // insertion sort by hi: at most four
     for (size_t j = i; j > 0 && a[j].hi < a[j - 1].hi; --j) std::swap(a[j], a[j - 1]);
   }
-  Pair sum{0, 0};
-  for (size_t i = 0; i < n; ++i) sum = AddDw(sum, a[i]);
+  DoubleWord sum{0, 0};
+  for (size_t i = 0; i < n; ++i) sum = Add(sum, a[i]);
   const int p = format.precision;
   // Scalings by powers of two within the formats' exponents (|k| <= 149):
   // exact, as ldexp's are, for these normal doubles far from the double
@@ -264,15 +218,15 @@ std::optional<BoundFraction> FastBoundFraction(const TwoDoubleExact& x, double y
   const double widen = Pow2(kBinary32.precision - p);
   sum = {sum.hi * widen, sum.lo * widen};
   // m c < 2^30: the allowance is exact.
-  Pair den = AddDw(MulDwFp(sum, m), {m * c * Pow2(format.emin - p + 1), 0});
-  Pair num = MulDwFp(error, c);
+  DoubleWord den = Add(MulDouble(sum, m), {m * c * Pow2(format.emin - p + 1), 0});
+  DoubleWord num = MulDouble(error, c);
   if (!binary32) {
     num = {num.hi * Pow2(p), num.lo * Pow2(p)};
-    const Pair magnitude = x.hi < 0 ? Pair{-x.hi, -x.lo} : Pair{x.hi, x.lo};
-    den = AddDw(AddDw(MulDwFp(den, Pow2(p) + 1), MulDwFp(magnitude, c)),
+    const DoubleWord magnitude = x.hi < 0 ? DoubleWord{-x.hi, -x.lo} : DoubleWord{x.hi, x.lo};
+    den = Add(Add(MulDouble(den, Pow2(p) + 1), MulDouble(magnitude, c)),
                 {c * Pow2(format.emin), 0});
   }
-  const Pair q = DivDw(num, den);
+  const DoubleWord q = Div(num, den);
   // The steps' relative errors add up to less than 50 u^2 (2^-100), none
   // magnified by a cancellation: the quotient is within 2^-96 of f,
   // relatively, with room to spare.

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "oracles/double_word.h"
 #include "oracles/mpfr_number.h"
 
 namespace ulpgate {
@@ -53,14 +54,6 @@ bool Writes(const std::string& text, double v) {
   char* end = nullptr;
   const int inexact = mpfr_strtofr(exact.get(), text.c_str(), &end, 0, MPFR_RNDN);
   return inexact == 0 && *end == '\0' && mpfr_cmp_d(exact.get(), v) == 0;
-}
-
-// TwoSum (Knuth): s = RN(a + b) and the exact error a + b - s, for finite
-// doubles whose sum does not overflow.
-inline void TwoSum(double a, double b, double& s, double& err) {
-  s = a + b;
-  const double bb = s - a;
-  err = (a - (s - bb)) + (b - bb);
 }
 
 // Recursive descent over the grammar in model_expr.h, emitting code as it
@@ -330,7 +323,7 @@ double ModelProgram::Evaluate(const double* operands) const {
   }
   for (size_t k = 0; k < code.size(); ++k) {
     const Instr& i = code[k];
-    double s = 0, err = 0;
+    DoubleWord sum;
     switch (i.op) {
       case Op::kOperand:
         r[k] = operands[i.operand];
@@ -351,17 +344,18 @@ double ModelProgram::Evaluate(const double* operands) const {
         r[k] = RoundDouble(*i.format, r[i.a] * r[i.b]);
         continue;
       case Op::kAdd:
-        TwoSum(r[i.a], r[i.b], s, err);
+        sum = TwoSum(r[i.a], r[i.b]);
         break;
       case Op::kSub:
-        TwoSum(r[i.a], -r[i.b], s, err);
+        sum = TwoSum(r[i.a], -r[i.b]);
         break;
       case Op::kFma:
-        TwoSum(r[i.a] * r[i.b], r[i.c], s, err);
+        sum = TwoSum(r[i.a] * r[i.b], r[i.c]);
         break;
     }
-    // An infinity or NaN operand makes err NaN: the double sum is the answer.
-    r[k] = std::isfinite(s) ? RoundPair(*i.format, s, err) : s;
+    // An infinity or NaN operand makes the error NaN: the double sum is the
+    // answer.
+    r[k] = std::isfinite(sum.hi) ? RoundPair(*i.format, sum.hi, sum.lo) : sum.hi;
   }
   return RoundDouble(*storage, r[out]);
 }

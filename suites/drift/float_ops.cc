@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "oracles/double_word.h"
 #include "oracles/exact.h"
 #include "oracles/fast_ulp.h"
 #include "oracles/mpfr_number.h"
@@ -230,11 +231,9 @@ FloatOps::Tensor FloatOps::MseBwd(const Tensor& y_in, const Tensor& target_in) {
     for (size_t i = 0; i < n; ++i) {
       // y - target as d.hi + d.lo exactly (TwoSum), each half times the
       // binary32 2/N exactly as two doubles (TwoProd).
-      const double d = static_cast<double>(y[i]) - target[i];
-      const double d_lo = (static_cast<double>(y[i]) - d) - target[i];
-      const double p = two_over_n * d, p_lo = std::fma(two_over_n, d, -p);
-      const double q = two_over_n * d_lo, q_lo = std::fma(two_over_n, d_lo, -q);
-      situ.RecordSum("mse_bwd", In(StepOp::kMseBwd), {p, p_lo, q, q_lo}, grad[i], [&] {
+      const DoubleWord d = TwoSum(y[i], -static_cast<double>(target[i]));
+      const DoubleWord p = TwoProd(two_over_n, d.hi), q = TwoProd(two_over_n, d.lo);
+      situ.RecordSum("mse_bwd", In(StepOp::kMseBwd), {p.hi, p.lo, q.hi, q.lo}, grad[i], [&] {
         return Exactly([&](ExactArith& e) {
           return e.Mul(e.FromFloat(two_over_n), e.Sub(e.FromFloat(y[i]), e.FromFloat(target[i])));
         });

@@ -19,6 +19,7 @@
 #include "oracles/highway_f16.h"
 #include "oracles/highway_math.h"
 #include "oracles/ieee_emulation.h"
+#include "oracles/round_bits.h"
 #include "suites/inputs/inputs.h"
 
 namespace ulpgate {
@@ -728,27 +729,6 @@ const std::vector<double>& DecodedPatterns(const FloatFormat& format) {
   return format.precision == kBFloat16.precision ? bf16 : f16;
 }
 
-// RoundDouble(format, y) for a binary32 y and a 16-bit format, to nearest
-// even, without its general machinery. bf16 shares binary32's exponent
-// range: adding 0x7fff plus the kept half's last bit to the pattern and
-// dropping the low half is that rounding, subnormals and the carry into
-// infinity included. f16: |y| >= 65520 (the midpoint past 65504, whose even
-// neighbour is 2^16) is infinity; below, y / 2^q is exact (q the quantum of
-// y's binade, at least 2^-24) and rounds to an integer to nearest even.
-inline float RoundFloatTo16(const FloatFormat& format, float y) {
-  if (std::isnan(y)) return y;
-  if (format.precision == kBFloat16.precision) {
-    uint32_t b = FloatBits(y);
-    b = (b + 0x7fffu + ((b >> 16) & 1u)) & 0xffff0000u;
-    return FloatFromBits(b);
-  }
-  const float a = std::fabs(y);
-  if (a >= 65520.0f) return std::copysign(HUGE_VALF, y);
-  const int binade = std::max(static_cast<int>((FloatBits(a) >> 23) & 0xff) - 127, -14);
-  const double quantum = Pow2(binade - 10);
-  return static_cast<float>(std::nearbyint(static_cast<double>(y) / quantum) * quantum);
-}
-
 // Applies the columns' chains in arithmetic A to v[0, n) in place: one
 // loop per step, the step's kind decided outside it.
 template <ChainStep kStep, class A, class T>
@@ -820,9 +800,12 @@ void ApplyStagedModel(const ElementwiseOpInfo& op, const FloatFormat& format, si
   }
   ApplyColumns(a, columns, entry, broadcast, out, n);
   switch (m.kind) {
-    case NarrowModelInfo::kOpmath:
-      for (size_t i = 0; i < n; ++i) out[i] = CanonicalNan(RoundFloatTo16(format, out[i]));
+    case NarrowModelInfo::kOpmath: {
+      // RoundDouble(format, y) by the bits of the binary32 y.
+      const RoundingBits rounding = RoundingBitsOf(format);
+      for (size_t i = 0; i < n; ++i) out[i] = CanonicalNan(RoundBinary32ToFormat(rounding, out[i]));
       break;
+    }
     case NarrowModelInfo::kTruncating:
       for (size_t i = 0; i < n; ++i) {
         const float y = out[i];

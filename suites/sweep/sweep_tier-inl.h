@@ -28,6 +28,8 @@
 
 #include "hwy/highway.h"
 #include "kernels/ops/tanh_bwd/tanh_bwd_spec.h"
+#include "oracles/double_word-inl.h"
+#include "oracles/round_bits-inl.h"
 #include "suites/sweep/sweep_tier.h"
 #include "suites/engine/tanh_bwd_oracle.h"
 
@@ -58,35 +60,11 @@ using MD = hn::Mask<DD>;
 constexpr uint64_t kExponentBits = 0x7ff0000000000000ull;
 constexpr uint64_t kMantissaBits = 0x000fffffffffffffull;
 
-// ---- Error-free transformations (Knuth's TwoSum; TwoProd by FMA or Dekker).
-
-// s = RN(a + b), e = a + b - s exactly.
-HWY_INLINE void TwoSum(VD a, VD b, VD& s, VD& e) {
-  s = hn::Add(a, b);
-  const VD bb = hn::Sub(s, a);
-  e = hn::Add(hn::Sub(a, hn::Sub(s, bb)), hn::Sub(b, bb));
-}
-
-// p = RN(a * b), e = a * b - p exactly: with an FMA, e is one rounding of an
-// exact value that is a double; without, Dekker's product (exact when nothing
-// overflows, which the magnitudes above rule out).
-HWY_INLINE void TwoProd(VD a, VD b, VD& p, VD& e) {
-  const DD d;
-  p = hn::Mul(a, b);
-#if HWY_NATIVE_FMA
-  e = hn::MulSub(a, b, p);
-#else
-  const VD split = hn::Set(d, 134217729.0);  // 2^27 + 1
-  const VD ca = hn::Mul(split, a);
-  const VD ah = hn::Sub(ca, hn::Sub(ca, a));
-  const VD al = hn::Sub(a, ah);
-  const VD cb = hn::Mul(split, b);
-  const VD bh = hn::Sub(cb, hn::Sub(cb, b));
-  const VD bl = hn::Sub(b, bh);
-  e = hn::Add(hn::Add(hn::Add(hn::Sub(hn::Mul(ah, bh), p), hn::Mul(ah, bl)), hn::Mul(al, bh)),
-              hn::Mul(al, bl));
-#endif
-}
+// ---- Error-free transformations: oracles/double_word-inl.h's (Knuth's
+// TwoSum; TwoProd by FMA, or Dekker's product on targets without one, exact
+// at the magnitudes above).
+using double_word::TwoProd;
+using double_word::TwoSum;
 
 // ---- Powers of two from the bit patterns (exact by construction).
 
@@ -1033,29 +1011,6 @@ HWY_INLINE void WithBinary32Model(size_t m, const F& f) {
   WithBinary32Model(m, f, std::make_index_sequence<kTanhBwdModels.size()>());
 }
 
-// bf16 is binary32's exponent range with 8 bits: rounding a binary32 value
-// to nearest even at bit 16 of its pattern, by adding 0x7fff plus the kept
-// part's lowest bit and clearing the low half, is one IEEE rounding (the
-// carry moves into the exponent where the rounding does, up to infinity past
-// the largest bf16 value; subnormals are on the same grid). A NaN stays a NaN
-// (its payload is canonicalized after). Toward zero is clearing the low half.
-template <class V>
-HWY_INLINE V RoundBinary32ToBf16(V v) {
-  const hn::DFromV<V> df;
-  const hn::RebindToUnsigned<decltype(df)> du;
-  const auto bits = hn::BitCast(du, v);
-  const auto odd = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
-  const auto rounded =
-      hn::And(hn::Add(bits, hn::Add(hn::Set(du, 0x7fffu), odd)), hn::Set(du, 0xffff0000u));
-  return hn::IfThenElse(hn::IsNaN(v), v, hn::BitCast(df, rounded));
-}
-template <class V>
-HWY_INLINE V TruncateBinary32ToBf16(V v) {
-  const hn::DFromV<V> df;
-  const hn::RebindToUnsigned<decltype(df)> du;
-  return hn::BitCast(df, hn::And(hn::BitCast(du, v), hn::Set(du, 0xffff0000u)));
-}
-
 template <class V>
 HWY_INLINE V CanonicalNan(V v) {
   const hn::DFromV<V> df;
@@ -1129,7 +1084,6 @@ void ModelOutputs(const FloatFormat& format, const float* grad, const float* t,
   const size_t lanes = hn::Lanes(d);
   const size_t full_lanes = hn::Lanes(dfull);
   const bool binary32 = std::string_view(format.name) == kBinary32.name;
-  const bool bf16 = format.precision == kBFloat16.precision;
   // One tight loop per model (a model chosen once, not per vector).
   const auto full_loop = [&](float* out, auto model) {
     for (size_t i = 0; i < n; i += full_lanes) {
@@ -1150,6 +1104,7 @@ void ModelOutputs(const FloatFormat& format, const float* grad, const float* t,
   }
   const FormatConstants& f = FormatConstants::Of(format);
   const NarrowLanes per_op{&f};
+  const RoundingBits rounding = RoundingBitsOf(format);
   const std::vector<TanhBwdNarrowModelInfo>& infos = TanhBwdNarrowModelInfos(format);
   for (size_t m = 0; m < infos.size(); ++m) {
     if (wanted != nullptr && !wanted[m]) continue;
@@ -1160,24 +1115,20 @@ void ModelOutputs(const FloatFormat& format, const float* grad, const float* t,
     switch (info.kind) {
       case TanhBwdNarrowModelInfo::kOpmath:
       case TanhBwdNarrowModelInfo::kTruncating:
+        // The binary32 model rounded once to the format, by its bits
+        // (oracles/round_bits-inl.h), on every float lane.
         WithBinary32Model(f32_model, [&](auto model) HWY_ATTR {
           constexpr size_t kModel = decltype(model)::value;
-          if (bf16) {
-            if (truncating) {
-              full_loop(out, [](auto g, auto x) HWY_ATTR {
-                return TruncateBinary32ToBf16(Binary32Model<kModel>(g, x));
-              });
-            } else {
-              full_loop(out, [](auto g, auto x) HWY_ATTR {
-                return RoundBinary32ToBf16(Binary32Model<kModel>(g, x));
-              });
-            }
-            return;
-          }
-          for (size_t i = 0; i < n; i += lanes) {
-            const VF y = Binary32Model<kModel>(hn::LoadU(df, grad + i), hn::LoadU(df, t + i));
-            hn::StoreU(CanonicalNan(ToFloat(RoundToFormat(f, hn::PromoteTo(d, y), truncating))), df,
-                       out + i);
+          if (truncating) {
+            full_loop(out, [&rounding](auto g, auto x) HWY_ATTR {
+              return round_bits::TruncateToFormat(rounding, hn::DFromV<decltype(g)>(),
+                                                  Binary32Model<kModel>(g, x));
+            });
+          } else {
+            full_loop(out, [&rounding](auto g, auto x) HWY_ATTR {
+              return round_bits::RoundToFormat(rounding, hn::DFromV<decltype(g)>(),
+                                               Binary32Model<kModel>(g, x));
+            });
           }
         });
         break;

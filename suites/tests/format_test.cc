@@ -14,6 +14,7 @@
 #include "oracles/float_text.h"
 #include "oracles/ieee_emulation.h"
 #include "oracles/mpfr_number.h"
+#include "oracles/round_bits.h"
 #include "oracles/ulp_metric.h"
 
 namespace ulpgate {
@@ -104,6 +105,44 @@ TEST(Format, TruncationDropsTheLowBits) {
     const uint32_t bits = FloatBits(x) >> 16;  // bf16 truncation: the high half
     if (std::isinf(DecodeBits(kBFloat16, bits))) continue;  // RZ never overflows
     ASSERT_EQ(EncodeBits(kBFloat16, t), bits) << HexFloat(x);
+  }
+}
+
+// oracles/round_bits.h's rounding by the bits against RoundDouble's by
+// double arithmetic, to nearest and toward zero, in bf16, f16 and a format of
+// 5 bits and exponents -6..7 that nothing else registers (its traits are all
+// the rounding reads): a strided sweep over every binary32 pattern, and every
+// pattern within 8 of a boundary of each format (its binades, midpoints of
+// its top and bottom, its overflow threshold).
+TEST(Format, RoundingByTheBitsIsRoundDouble) {
+  constexpr FloatFormat kTiny{"tiny", 5, -6, 7, 9};
+  for (const FloatFormat* f : {&kBFloat16, &kBinary16, &kTiny}) {
+    const RoundingBits rounding = RoundingBitsOf(*f);
+    const auto check = [&](uint32_t bits) {
+      const float x = FloatFromBits(bits);
+      if (std::isnan(x)) {
+        ASSERT_TRUE(std::isnan(RoundBinary32ToFormat(rounding, x)));
+        return;
+      }
+      const float nearest = RoundBinary32ToFormat(rounding, x);
+      const double want = RoundDouble(*f, x);
+      ASSERT_TRUE(FloatBits(nearest) == FloatBits(static_cast<float>(want)))
+          << f->name << " " << HexFloat(x) << " " << HexFloat(nearest);
+      const float toward_zero = TruncateBinary32ToFormat(rounding, x);
+      const double want_rz = RoundDouble(*f, x, /*toward_zero=*/true);
+      ASSERT_TRUE(FloatBits(toward_zero) == FloatBits(static_cast<float>(want_rz)))
+          << f->name << " RZ " << HexFloat(x) << " " << HexFloat(toward_zero);
+    };
+    for (uint64_t bits = 0; bits < (uint64_t{1} << 32); bits += 4099) check(static_cast<uint32_t>(bits));
+    for (int e = f->emin - f->precision - 2; e <= f->emax + 1; ++e) {
+      for (const double m : {1.0, 1.5, 2.0 - std::ldexp(1.0, -f->precision)}) {
+        const uint32_t center = FloatBits(static_cast<float>(std::ldexp(m, e)));
+        for (uint32_t d = 0; d <= 16; ++d) {
+          check(center + d - 8);
+          check((center + d - 8) | 0x80000000u);
+        }
+      }
+    }
   }
 }
 
