@@ -9,6 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include <boost/geometry.hpp>
+#include <boost/geometry/geometries/point_xy.hpp>
+
 namespace ulpgate {
 namespace {
 
@@ -39,40 +42,20 @@ bool Drawable(double y, bool log) { return std::isfinite(y) && (!log || y > 0); 
 
 // The points of a polyline a reader cannot tell from the whole of it: those
 // that leave it more than `tolerance` pixels from the line through the kept
-// ones around them (Ramer-Douglas-Peucker). A curve of an epoch per point
-// has a few points per pixel, most on a straight stretch: the page drew
-// every one of them (0.85 MB per drift chart of 1000 epochs).
+// ones around them (Ramer-Douglas-Peucker, Boost.Geometry's simplify). A
+// curve of an epoch per point has a few points per pixel, most on a straight
+// stretch: the page drew every one of them (0.85 MB per drift chart of 1000
+// epochs).
 std::vector<std::pair<double, double>> Simplified(const std::vector<std::pair<double, double>>& points,
                                                   double tolerance) {
-  if (points.size() < 3) return points;
-  std::vector<bool> keep(points.size(), false);
-  keep.front() = keep.back() = true;
-  std::vector<std::pair<size_t, size_t>> spans = {{0, points.size() - 1}};
-  while (!spans.empty()) {
-    const auto [a, b] = spans.back();
-    spans.pop_back();
-    const double dx = points[b].first - points[a].first, dy = points[b].second - points[a].second;
-    const double length = std::hypot(dx, dy);
-    double farthest = -1;
-    size_t at = a;
-    for (size_t i = a + 1; i < b; ++i) {
-      const double px = points[i].first - points[a].first, py = points[i].second - points[a].second;
-      const double d = length > 0 ? std::fabs(dx * py - dy * px) / length : std::hypot(px, py);
-      if (d > farthest) {
-        farthest = d;
-        at = i;
-      }
-    }
-    if (farthest > tolerance) {
-      keep[at] = true;
-      spans.push_back({a, at});
-      spans.push_back({at, b});
-    }
-  }
+  namespace bg = boost::geometry;
+  using Point = bg::model::d2::point_xy<double>;
+  bg::model::linestring<Point> line, kept_line;
+  for (const auto& [x, y] : points) line.push_back(Point(x, y));
+  if (line.size() < 3) return points;
+  bg::simplify(line, kept_line, tolerance);
   std::vector<std::pair<double, double>> kept;
-  for (size_t i = 0; i < points.size(); ++i) {
-    if (keep[i]) kept.push_back(points[i]);
-  }
+  for (const Point& q : kept_line) kept.push_back({q.x(), q.y()});
   return kept;
 }
 
