@@ -228,12 +228,9 @@ void PrintCheck(const CheckRequest& request, const CheckResult& result, bool qui
       std::cout,
       {{request.label, &s, [&](uint64_t i) { return fmt::format("input #{}: {}", i, operands(i, false)); },
         [&](uint64_t i) {
-          std::string command = "ulpgate explain --op " + std::string(op.name);
-          for (size_t k = 0; k < request.inputs.columns.size(); ++k) {
-            command += " --input " + request.inputs.operand_names[k] + "=" +
-                       HexFloat(request.inputs.columns[k][i]);
-          }
-          return command;
+          std::vector<float> x;
+          for (const auto& column : request.inputs.columns) x.push_back(column[i]);
+          return ExplainModelsCommand(std::string(op.name), request.inputs.operand_names, x);
         }}},
       0);
   std::cout << '\n';

@@ -88,12 +88,19 @@ std::string ReplayInputCommand(const ReplayKernel& k, const std::vector<std::str
                      KernelArguments(k), k.model ? " --emulate-unsupported" : "", SourceArguments(k));
 }
 
-std::string ExplainCommand(const std::vector<ReplayKernel>& kernels, const std::vector<std::string>& names,
-                           const std::vector<float>& operands) {
-  std::string command = "ulpgate explain --op " + (kernels.empty() ? std::string() : kernels.front().op);
+std::string ExplainModelsCommand(const std::string& op, const std::vector<std::string>& names,
+                                 const std::vector<float>& operands) {
+  std::string command = "ulpgate explain --op " + op;
   for (size_t i = 0; i < operands.size() && i < names.size(); ++i) {
     command += fmt::format(" --input {}={}", names[i], HexFloat(operands[i]));
   }
+  return command;
+}
+
+std::string ExplainCommand(const std::vector<ReplayKernel>& kernels, const std::vector<std::string>& names,
+                           const std::vector<float>& operands) {
+  std::string command =
+      ExplainModelsCommand(kernels.empty() ? std::string() : kernels.front().op, names, operands);
   if (kernels.size() == 1) return command + KernelArguments(kernels.front()) + SourceArguments(kernels.front());
   // Several: each as NAME@TARGET, every source once.
   std::string variants, sources;

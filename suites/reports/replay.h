@@ -50,6 +50,11 @@ std::string SourceArguments(const ReplayKernel& kernel);
 std::string ReplayInputCommand(const ReplayKernel& kernel, const std::vector<std::string>& operand_names,
                                const std::vector<float>& operands);
 
+// `explain` of the op's models on one input, no kernel: for outputs made
+// elsewhere, which ulpgate cannot compute again.
+std::string ExplainModelsCommand(const std::string& op, const std::vector<std::string>& operand_names,
+                                 const std::vector<float>& operands);
+
 // `explain` of several kernels of one op on one input (f32).
 std::string ExplainCommand(const std::vector<ReplayKernel>& kernels,
                            const std::vector<std::string>& operand_names, const std::vector<float>& operands);
