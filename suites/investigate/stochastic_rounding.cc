@@ -9,11 +9,18 @@
 #include <stdexcept>
 
 #include "oracles/cast_policy.h"
+#include "oracles/float_text.h"
 #include "oracles/format.h"
 #include "suites/inputs/counter_rng.h"
 
 namespace ulpgate {
 namespace {
+
+float FromBits(uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, sizeof f);
+  return f;
+}
 
 // Kernel calls go in chunks, so that a probe of 2^20 draws needs no 2^20
 // buffers.
@@ -193,6 +200,68 @@ StochasticVerdict JudgeStochastic(const FloatFormat& to, const StochasticRounder
   }
   v.passed = v.failure.empty();
   return v;
+}
+
+std::vector<float> StochasticConformanceInputs(const FloatFormat& to) {
+  std::vector<float> x;
+  auto with_neighbours = [&](double v) {
+    const float f = static_cast<float>(v);
+    for (float g : {f, std::nextafter(f, 0.0f), std::nextafter(f, HUGE_VALF)}) {
+      x.push_back(g);
+      x.push_back(-g);
+    }
+  };
+  // The positive half; of bf16's 32,768 codes every 16th and the first and
+  // last 64 (subnormals, the overflow's edge), so the test stays fast.
+  const uint64_t codes = uint64_t{1} << (to.bits - 1);
+  const uint64_t stride = codes > 2048 ? codes / 2048 : 1;
+  for (uint64_t c = 0; c < codes; ++c) {
+    if (c % stride != 0 && c >= 64 && c + 64 < codes) continue;
+    const double v = DecodeBits(to, c);
+    if (!std::isfinite(v)) continue;
+    with_neighbours(v);
+    const double next = DecodeBits(to, c + 1);
+    if (!std::isfinite(next)) continue;
+    for (double f : {0.25, 0.5, 0.75}) with_neighbours(v + f * (next - v));
+  }
+  with_neighbours(LargestFinite(to) * 1.0625);
+  with_neighbours(LargestFinite(to) * 4);
+  for (uint32_t b : {0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u, 0x7f800001u,
+                     0x00000001u, 0x807fffffu, 0x7f7fffffu}) {
+    x.push_back(FromBits(b));
+  }
+  CounterRng rng(1, StreamId("stochastic inputs"), 0);
+  for (int i = 0; i < 4096; ++i) x.push_back(FromBits(rng.Next32()));
+  return x;
+}
+
+StochasticExactCheck CheckStochasticExact(const FloatFormat& to, const CastPolicy& policy,
+                                          const StochasticKernelCall& kernel) {
+  const std::vector<float> inputs = StochasticConformanceInputs(to);
+  std::vector<float> in;
+  std::vector<uint32_t> random;
+  CounterRng rng(2, StreamId(to.name), 0);
+  for (float v : inputs) {
+    for (uint32_t r : {0u, 0xffffu, 0x8000u, 0xffff0000u, rng.Next32(), rng.Next32()}) {
+      in.push_back(v);
+      random.push_back(r);
+    }
+  }
+  const int bytes = to.storage_bytes();
+  std::vector<unsigned char> out(in.size() * bytes);
+  kernel(in.data(), random.data(), out.data(), in.size());
+  StochasticExactCheck check;
+  check.checked = in.size();
+  for (size_t i = 0; i < in.size(); ++i) {
+    const uint64_t got = ReadCode(out.data(), i, bytes);
+    const uint64_t want = CastCode(kBinary32, to, in[i], policy, random[i]);
+    if (got == want) continue;
+    if (check.mismatches++ == 0) {
+      check.first = fmt::format("input {} ({}) with random 0x{:08x} gave 0x{:x}, {} gives 0x{:x}",
+                                HexFloat(in[i]), in[i], random[i], got, policy.Name(), want);
+    }
+  }
+  return check;
 }
 
 std::string StochasticVerdictText(const StochasticVerdict& v) {

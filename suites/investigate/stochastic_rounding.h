@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "oracles/cast_policy.h"
 #include "oracles/float_format.h"
 
 namespace ulpgate {
@@ -77,6 +78,29 @@ struct StochasticVerdict {
 // Throws std::invalid_argument for another format or bad options.
 StochasticVerdict JudgeStochastic(const FloatFormat& to, const StochasticRounder& kernel,
                                   const StochasticOptions& options = {});
+
+// The inputs on which a stochastic kernel is held to its policy bit for bit,
+// with its random bits as an operand: every code's value of `to` (of a
+// 16-bit format every 16th and the first and last 64) with its binary32
+// neighbours, the points a quarter, half and three quarters to the next
+// code with theirs, the largest finite value and past it, signed zeros,
+// infinities, NaN payloads, binary32 subnormals and random bit patterns.
+std::vector<float> StochasticConformanceInputs(const FloatFormat& to);
+
+// A kernel with its random operand (kernels/stochastic_cast.h's signature).
+using StochasticKernelCall =
+    std::function<void(const float* in, const uint32_t* random, void* out, size_t n)>;
+
+struct StochasticExactCheck {
+  uint64_t checked = 0;
+  uint64_t mismatches = 0;
+  std::string first;  // the first mismatch, in words
+};
+
+// `kernel` on StochasticConformanceInputs(to), each with several random
+// words (their high bits set too), against the policy's codes.
+StochasticExactCheck CheckStochasticExact(const FloatFormat& to, const CastPolicy& policy,
+                                          const StochasticKernelCall& kernel);
 
 // The verdict as text: a table of the probes, the bits shown, the bias and
 // the verdict's line.

@@ -23,49 +23,6 @@
 namespace ulpgate {
 namespace {
 
-float FromBits(uint32_t b) {
-  float f;
-  std::memcpy(&f, &b, sizeof f);
-  return f;
-}
-
-// Every code's value of `to` and its binary32 neighbours, the points a
-// quarter, half and three quarters to the next code with theirs, the largest
-// finite value and past it, signed zeros, infinities, NaN payloads, binary32
-// subnormals and random bit patterns.
-std::vector<float> Inputs(const FloatFormat& to) {
-  std::vector<float> x;
-  auto with_neighbours = [&](double v) {
-    const float f = static_cast<float>(v);
-    for (float g : {f, std::nextafter(f, 0.0f), std::nextafter(f, HUGE_VALF)}) {
-      x.push_back(g);
-      x.push_back(-g);
-    }
-  };
-  // The positive half; of bf16's 32,768 codes every 16th and the first and
-  // last 64 (subnormals, the overflow's edge), so the test stays fast.
-  const uint64_t codes = uint64_t{1} << (to.bits - 1);
-  const uint64_t stride = codes > 2048 ? codes / 2048 : 1;
-  for (uint64_t c = 0; c < codes; ++c) {
-    if (c % stride != 0 && c >= 64 && c + 64 < codes) continue;
-    const double v = DecodeBits(to, c);
-    if (!std::isfinite(v)) continue;
-    with_neighbours(v);
-    const double next = DecodeBits(to, c + 1);
-    if (!std::isfinite(next)) continue;
-    for (double f : {0.25, 0.5, 0.75}) with_neighbours(v + f * (next - v));
-  }
-  with_neighbours(LargestFinite(to) * 1.0625);
-  with_neighbours(LargestFinite(to) * 4);
-  for (uint32_t b : {0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u, 0x7f800001u,
-                     0x00000001u, 0x807fffffu, 0x7f7fffffu}) {
-    x.push_back(FromBits(b));
-  }
-  CounterRng rng(1, StreamId("stochastic inputs"), 0);
-  for (int i = 0; i < 4096; ++i) x.push_back(FromBits(rng.Next32()));
-  return x;
-}
-
 class StochasticKernels : public PerTargetTest {};
 
 TEST_P(StochasticKernels, FollowTheirPolicyBitForBit) {
@@ -75,35 +32,28 @@ TEST_P(StochasticKernels, FollowTheirPolicyBitForBit) {
     ASSERT_TRUE(policy.has_value()) << info.policy;
     const StochasticCastKernel kernel = FindStochasticCastKernel(info.to, GetParam()->bits);
     ASSERT_NE(kernel, nullptr) << info.to;
-    const std::vector<float> inputs = Inputs(to);
-    // Each input with several random words, their high bits set too: the
-    // kernels must use the low 16 only.
-    std::vector<float> in;
-    std::vector<uint32_t> random;
-    CounterRng rng(2, StreamId(info.to), 0);
-    for (float v : inputs) {
-      for (uint32_t r : {0u, 0xffffu, 0x8000u, 0xffff0000u, rng.Next32(), rng.Next32()}) {
-        in.push_back(v);
-        random.push_back(r);
-      }
-    }
-    const int bytes = to.storage_bytes();
-    std::vector<unsigned char> out(in.size() * bytes);
-    kernel(in.data(), random.data(), out.data(), in.size());
-    int failures = 0;
-    for (size_t i = 0; i < in.size() && failures < 5; ++i) {
-      uint64_t got = 0;
-      for (int b = 0; b < bytes; ++b) got |= uint64_t{out[i * bytes + b]} << (8 * b);
-      const uint64_t want = CastCode(kBinary32, to, in[i], *policy, random[i]);
-      if (got != want) {
-        std::ostringstream m;
-        m << info.to << " " << info.policy << " on " << GetParam()->name << ": input "
-          << HexFloat(in[i]) << " random 0x" << std::hex << random[i] << " gave 0x" << got
-          << ", the policy 0x" << want;
-        ADD_FAILURE() << m.str();
-        ++failures;
-      }
-    }
+    const StochasticExactCheck check = CheckStochasticExact(to, *policy, kernel);
+    EXPECT_GT(check.checked, 10000u);
+    EXPECT_EQ(check.mismatches, 0u) << info.to << " " << info.policy << " on "
+                                    << GetParam()->name << ": " << check.first;
+  }
+}
+
+// The check itself: a kernel that drops the lowest random bit is not
+// stochastic16 and must be told so.
+TEST_P(StochasticKernels, ExactCheckCatchesOneBitTooFew) {
+  for (const StochasticCastInfo& info : StochasticCastKernels()) {
+    const StochasticCastKernel kernel = FindStochasticCastKernel(info.to, GetParam()->bits);
+    const StochasticKernelCall short_one = [kernel](const float* in, const uint32_t* random,
+                                                    void* out, size_t n) {
+      std::vector<uint32_t> r(random, random + n);
+      for (uint32_t& w : r) w &= ~1u;
+      kernel(in, r.data(), out, n);
+    };
+    const StochasticExactCheck check =
+        CheckStochasticExact(*FindFormat(info.to), *ParseCastPolicy(info.policy), short_one);
+    EXPECT_GT(check.mismatches, 0u) << info.to;
+    EXPECT_NE(check.first.find("random 0x"), std::string::npos) << check.first;
   }
 }
 
