@@ -16,12 +16,6 @@
 namespace ulpgate {
 namespace {
 
-float FromBits(uint32_t b) {
-  float f;
-  std::memcpy(&f, &b, sizeof f);
-  return f;
-}
-
 // Kernel calls go in chunks, so that a probe of 2^20 draws needs no 2^20
 // buffers.
 constexpr size_t kChunk = size_t{1} << 15;
@@ -228,10 +222,10 @@ std::vector<float> StochasticConformanceInputs(const FloatFormat& to) {
   with_neighbours(LargestFinite(to) * 4);
   for (uint32_t b : {0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u, 0x7f800001u,
                      0x00000001u, 0x807fffffu, 0x7f7fffffu}) {
-    x.push_back(FromBits(b));
+    x.push_back(FloatFromBits(b));
   }
   CounterRng rng(1, StreamId("stochastic inputs"), 0);
-  for (int i = 0; i < 4096; ++i) x.push_back(FromBits(rng.Next32()));
+  for (int i = 0; i < 4096; ++i) x.push_back(FloatFromBits(rng.Next32()));
   return x;
 }
 
