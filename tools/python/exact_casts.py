@@ -418,9 +418,14 @@ def mx_scale(amax, elem, rule):
     elif rule == 'ceil':
         k = _ceil_log2(amax) - t.emax
     elif rule == 'even':
+        # Rounded to P bits with the exponent unbounded: up into the next binade iff the
+        # significand is at least 2 - 2^-P, the midpoint below 2.
         m, e = _binary_fraction(amax)
-        rm, rq = _round(t, False, m, e, 'nearest_away')
-        k = rm.bit_length() - 1 + rq - t.emax
+        shift = m.bit_length() - t.precision
+        if shift > 0:
+            up = (m & ((1 << shift) - 1)) >= 1 << (shift - 1)
+            m, e = (m >> shift) + (1 if up else 0), e + shift
+        k = m.bit_length() - 1 + e - t.emax
     elif rule == 'rceil':
         lm, le = t.largest
         k = _ceil_log2(amax / (Fraction(lm) * Fraction(2)**le))

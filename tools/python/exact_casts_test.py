@@ -223,6 +223,9 @@ class MxScales(unittest.TestCase):
         self.assertEqual(self.scale(496, 'even'), 128)
         self.assertEqual(self.scale(496, 'floor'), 127)
         self.assertEqual(self.scale(480, 'even'), 127)  # 1.875 * 2^8 is exact in 4 bits
+        # Far below the element format's own range the rounding is the same: 1.9375 * 2^-100.
+        self.assertEqual(self.scale(Fraction(31, 2**104), 'even'), -99 - 8 + 127)
+        self.assertEqual(self.scale(Fraction(31, 2**104), 'floor'), -100 - 8 + 127)
         self.assertEqual(self.scale(448, 'rceil'), 127)  # 448 / 448 = 2^0
         self.assertEqual(self.scale(Fraction(448) + Fraction(1, 2**15), 'rceil'), 128)
         self.assertEqual(self.scale(256, 'ceil'), 127)  # a power of two: ceil = floor
