@@ -8,7 +8,7 @@
 # exits 0, and the peer tests that need it skip, saying why.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-venv=build/peers-venv
+venv="${ULPGATE_PEERS_VENV:-build/peers-venv}"  # another place: tests of this script
 req=ci/requirements-peers.txt
 stamp="$venv/STAMP"
 want="$(sha256sum "$req" | cut -d' ' -f1) $(/usr/bin/python3 -c 'import sys; print(sys.version.split()[0])' 2>/dev/null)"
@@ -28,8 +28,8 @@ unavailable() {
 
 start=$SECONDS
 rm -rf "$venv"
-mkdir -p build
-log="build/peers-venv.log"
+mkdir -p "$(dirname "$venv")"
+log="$venv.log"
 /usr/bin/python3 -m venv "$venv" > "$log" 2>&1 ||
   unavailable "python3 -m venv failed (python3-venv missing?): $(tail -n 1 "$log")"
 # --no-deps: every package is in the file at its pinned version, and nothing
