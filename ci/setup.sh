@@ -16,6 +16,7 @@ packages=(
   libfmt-dev            # text formatting
   libxtensor-dev libzip-dev  # NumPy .npy (xtensor) and .npz (libzip) files
   python3               # the independent rechecks of reports (tools/python)
+  python3-venv          # build/peers-venv: the cast peers from PyPI (ci/setup_peers.sh)
   python3-numpy         # tools/python/elementwise_exact.py: the float32 models, step by step
   python3-mpmath        # tools/python/elementwise_exact.py: exact values of the elementwise ops
   python3-torch         # PyTorch 1.13 CPU: the elementwise peer (run with /usr/bin/python3)
