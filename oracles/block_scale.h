@@ -39,21 +39,15 @@
 #include <string_view>
 #include <vector>
 
+#include "oracles/block_format.h"
 #include "oracles/cast_policy.h"
 #include "oracles/float_format.h"
 
 namespace ulpgate {
 
-enum class ScaleRule : uint8_t { kOcpFloor, kCeil, kEven, kRceil, kReciprocal };
-inline constexpr ScaleRule kScaleRules[] = {ScaleRule::kOcpFloor, ScaleRule::kCeil,
-                                            ScaleRule::kEven, ScaleRule::kRceil,
-                                            ScaleRule::kReciprocal};
-
 // "ocp_floor", "ceil", "even", "rceil", "reciprocal".
 const char* ScaleRuleName(ScaleRule rule);
 std::optional<ScaleRule> ParseScaleRule(std::string_view name);
-
-inline constexpr uint8_t kE8M0Nan = 0xff;
 
 // The E8M0 byte of a block of `element` values whose amax is `amax` (>= 0,
 // +infinity or NaN), under `rule`: exact (the binary32 quotient and product
@@ -61,33 +55,11 @@ inline constexpr uint8_t kE8M0Nan = 0xff;
 // rounding since 53 >= 2*24 + 2).
 uint8_t ScaleByte(ScaleRule rule, const FloatFormat& element, float amax);
 
-// A block format: its elements, its scale format and its block size.
-struct BlockSpec {
-  const char* name;  // "mxfp8_e4m3", ..., "nvfp4"
-  const FloatFormat* element;
-  const FloatFormat* scale;  // E8M0 for MX, E4M3FN for NVFP4
-  int block_size;
-  bool tensor_scale;  // NVFP4: a per-tensor binary32 scale beside the blocks'
-};
-
-inline constexpr BlockSpec kMxfp8E4M3{"mxfp8_e4m3", &kFloat8E4M3FN, &kFloat8E8M0FNU, 32, false};
-inline constexpr BlockSpec kMxfp8E5M2{"mxfp8_e5m2", &kFloat8E5M2, &kFloat8E8M0FNU, 32, false};
-inline constexpr BlockSpec kMxfp6E2M3{"mxfp6_e2m3", &kFloat6E2M3FN, &kFloat8E8M0FNU, 32, false};
-inline constexpr BlockSpec kMxfp6E3M2{"mxfp6_e3m2", &kFloat6E3M2FN, &kFloat8E8M0FNU, 32, false};
-inline constexpr BlockSpec kMxfp4{"mxfp4", &kFloat4E2M1FN, &kFloat8E8M0FNU, 32, false};
-inline constexpr BlockSpec kNvfp4{"nvfp4", &kFloat4E2M1FN, &kFloat8E4M3FN, 16, true};
-
 // The MX specs, then NVFP4.
 const std::vector<const BlockSpec*>& BlockSpecs();
 const BlockSpec* FindBlockSpec(std::string_view name);
 
-// Where blocks lie in a row-major [rows, cols] tensor: kRows, block_size
-// consecutive elements of a row (cols a multiple of it), scale (r, c /
-// block_size) of a [rows, cols / block_size] scale tensor; kColumns,
-// block_size consecutive rows of a column (rows a multiple of it), scale
-// (r / block_size, c) of a [rows / block_size, cols] one.
-enum class BlockAxis : uint8_t { kRows, kColumns };
-
+// A tensor's shape and where its blocks lie (BlockAxis).
 struct BlockShape {
   size_t rows = 0;
   size_t cols = 0;
