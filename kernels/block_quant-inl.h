@@ -91,8 +91,7 @@ inline ElementConstants ConstantsOf(const FloatFormat& f) {
   c.rebias = static_cast<uint32_t>(127 - bias) << 23;
   c.min_normal = static_cast<uint32_t>(f.emin + 127) << 23;
   c.magic = static_cast<uint32_t>(f.emin + 24 - f.precision + 127) << 23;
-  const uint32_t top_mantissa =
-      (uint32_t{1} << m) - 1 - (f.largest_loses_top_mantissa() ? 1u : 0u);
+  const uint32_t top_mantissa = (uint32_t{1} << m) - 1 - (f.largest_loses_top_mantissa() ? 1u : 0u);
   c.max_code = (static_cast<uint32_t>(f.emax + bias) << m) | top_mantissa;
   const uint32_t sign = uint32_t{1} << (f.bits - 1);
   c.exponent_all_ones = ((uint32_t{1} << f.exponent_bits()) - 1) << m;
@@ -120,8 +119,8 @@ inline ElementConstants ConstantsOf(const FloatFormat& f) {
 template <class DU>
 HWY_INLINE hn::Mask<DU> AtLeast(DU du, hn::Vec<DU> a, hn::Vec<DU> b) {
   const hn::RebindToSigned<DU> di;
-  return hn::RebindMask(
-      du, hn::Gt(hn::BitCast(di, a), hn::BitCast(di, hn::Sub(b, hn::Set(du, 1u)))));
+  return hn::RebindMask(du,
+                        hn::Gt(hn::BitCast(di, a), hn::BitCast(di, hn::Sub(b, hn::Set(du, 1u)))));
 }
 
 // y's element codes, to nearest even, saturating; a NaN lane gets nan_code.
@@ -132,15 +131,15 @@ HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> Encode(D d, const ElementConstants& 
   const auto sign = hn::And(bits, hn::Set(du, 0x80000000u));
   const auto magnitude = hn::Xor(bits, sign);
   const int shift = static_cast<int>(c.shift);
-  const auto t = hn::Add(magnitude, hn::Add(hn::Set(du, c.half_minus_one),
-                                            hn::And(hn::ShiftRightSame(magnitude, shift),
-                                                    hn::Set(du, 1u))));
+  const auto t =
+      hn::Add(magnitude, hn::Add(hn::Set(du, c.half_minus_one),
+                                 hn::And(hn::ShiftRightSame(magnitude, shift), hn::Set(du, 1u))));
   // Normal lanes only (magnitude >= 2^emin > rebias): no wrap-around there.
-  const auto normal =
-      hn::Min(hn::ShiftRightSame(hn::Sub(t, hn::Set(du, c.rebias)), shift), hn::Set(du, c.max_code));
+  const auto normal = hn::Min(hn::ShiftRightSame(hn::Sub(t, hn::Set(du, c.rebias)), shift),
+                              hn::Set(du, c.max_code));
   const auto magic = hn::Set(du, c.magic);
-  const auto small = hn::Sub(
-      hn::BitCast(du, hn::Add(hn::BitCast(d, magnitude), hn::BitCast(d, magic))), magic);
+  const auto small =
+      hn::Sub(hn::BitCast(du, hn::Add(hn::BitCast(d, magnitude), hn::BitCast(d, magic))), magic);
   auto code = hn::IfThenElse(AtLeast(du, magnitude, hn::Set(du, c.min_normal)), normal, small);
   code = hn::Or(code, hn::ShiftRightSame(sign, static_cast<int>(c.sign_shift)));
   return hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(y)), hn::Set(du, c.nan_code), code);
@@ -154,10 +153,10 @@ HWY_INLINE hn::Vec<D> Decode(D d, const ElementConstants& c, const FloatFormat& 
   const hn::RebindToSigned<D> di;
   const uint32_t sign_bit = uint32_t{1} << (f.bits - 1);
   const auto magnitude = hn::And(code, hn::Set(du, sign_bit - 1));
-  const auto sign = hn::ShiftLeftSame(hn::And(code, hn::Set(du, sign_bit)),
-                                      static_cast<int>(c.sign_shift));
-  const auto normal = hn::BitCast(d, hn::Add(hn::ShiftLeftSame(magnitude, static_cast<int>(c.shift)),
-                                             hn::Set(du, c.rebias)));
+  const auto sign =
+      hn::ShiftLeftSame(hn::And(code, hn::Set(du, sign_bit)), static_cast<int>(c.sign_shift));
+  const auto normal = hn::BitCast(
+      d, hn::Add(hn::ShiftLeftSame(magnitude, static_cast<int>(c.shift)), hn::Set(du, c.rebias)));
   // Exponent field zero: mantissa times the quantum (exact: a few bits).
   const auto small = hn::Mul(hn::ConvertTo(d, hn::BitCast(di, magnitude)), hn::Set(d, c.quantum));
   auto value = hn::IfThenElse(
@@ -171,8 +170,8 @@ HWY_INLINE hn::Vec<D> Decode(D d, const ElementConstants& c, const FloatFormat& 
     value = hn::IfThenElse(hn::RebindMask(d, special),
                            hn::IfThenElse(hn::RebindMask(d, infinite), inf, nan), value);
   } else if (f.nan == NanEncoding::kAllOnes) {
-    value = hn::IfThenElse(hn::RebindMask(d, hn::Eq(magnitude, hn::Set(du, sign_bit - 1))), nan,
-                           value);
+    value =
+        hn::IfThenElse(hn::RebindMask(d, hn::Eq(magnitude, hn::Set(du, sign_bit - 1))), nan, value);
   }
   return hn::BitCast(d, hn::Or(hn::BitCast(du, value), sign));
 }
@@ -219,7 +218,7 @@ HWY_INLINE hn::Vec<DU> ClampByte(DU du, hn::Vec<DU> x) {
 // The E8M0 bytes of amax lanes (>= 0, +infinity, NaN) under kRule.
 template <ScaleRule kRule, class D>
 HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> ScaleBytes(D d, const RuleConstants& r,
-                                                      hn::Vec<D> amax) {
+                                                       hn::Vec<D> amax) {
   const hn::RebindToUnsigned<D> du;
   const auto bits = hn::BitCast(du, amax);
   const auto exponent = hn::ShiftRight<23>(bits);
@@ -236,8 +235,8 @@ HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> ScaleBytes(D d, const RuleConstants&
       x = exponent;
     } else if constexpr (kRule == ScaleRule::kCeil) {
       const auto mantissa = hn::And(bits, hn::Set(du, 0x7fffffu));
-      x = hn::Add(exponent, hn::IfThenElseZero(hn::Not(hn::Eq(mantissa, hn::Zero(du))),
-                                               hn::Set(du, 1u)));
+      x = hn::Add(exponent,
+                  hn::IfThenElseZero(hn::Not(hn::Eq(mantissa, hn::Zero(du))), hn::Set(du, 1u)));
     } else {
       // torchao's EVEN: half a unit at p bits added to the pattern; the
       // exponent field that results (255: carried to infinity, NaN).
@@ -264,8 +263,8 @@ HWY_INLINE hn::Vec<D> Multiplier(D d, hn::Vec<hn::RebindToUnsigned<D>> byte) {
 template <class D>
 HWY_INLINE hn::Vec<D> ScaleValue(D d, hn::Vec<hn::RebindToUnsigned<D>> byte) {
   const hn::RebindToUnsigned<D> du;
-  auto bits = hn::IfThenElse(hn::Eq(byte, hn::Zero(du)), hn::Set(du, 0x00400000u),
-                             hn::ShiftLeft<23>(byte));
+  auto bits =
+      hn::IfThenElse(hn::Eq(byte, hn::Zero(du)), hn::Set(du, 0x00400000u), hn::ShiftLeft<23>(byte));
   bits = hn::IfThenElse(hn::Eq(byte, hn::Set(du, 255u)), hn::Set(du, 0x7fc00000u), bits);
   return hn::BitCast(d, bits);
 }
@@ -324,8 +323,8 @@ HWY_INLINE hn::Vec<D> ColumnBlockAmax(D d, const float* p, size_t cols, size_t b
 // MX: one block of rows (row r, starting column c0) or one chunk of columns
 // (rows r0.., columns c0 .. c0 + Lanes(d)).
 template <ScaleRule kRule, class D>
-HWY_INLINE void MxRowBlock(D d, const RuleConstants& r, const ElementConstants& e,
-                           const float* p, size_t block_size, uint8_t* scale, uint8_t* codes) {
+HWY_INLINE void MxRowBlock(D d, const RuleConstants& r, const ElementConstants& e, const float* p,
+                           size_t block_size, uint8_t* scale, uint8_t* codes) {
   const hn::RebindToUnsigned<D> du;
   const auto byte = ScaleBytes<kRule>(d, r, RowBlockAmax(d, p, block_size));
   *scale = static_cast<uint8_t>(hn::GetLane(byte));
@@ -418,8 +417,7 @@ HWY_INLINE hn::Vec<D> Nvfp4Scale(D d, const ElementConstants& e4m3, float tensor
   const auto scaled = hn::Div(block_scale, hn::Set(d, tensor_scale));
   // torch.clamp keeps a NaN; Highway's Min and Max need not.
   const auto clamped = hn::IfThenElse(
-      hn::IsNaN(scaled), scaled,
-      hn::Min(hn::Max(scaled, hn::Set(d, 0x1p-6f)), hn::Set(d, 448.0f)));
+      hn::IsNaN(scaled), scaled, hn::Min(hn::Max(scaled, hn::Set(d, 0x1p-6f)), hn::Set(d, 448.0f)));
   *code = Encode(d, e4m3, clamped);
   const FloatFormat& f = kFloat8E4M3FN;
   const auto s = Decode(d, e4m3, f, *code);
@@ -429,17 +427,17 @@ HWY_INLINE hn::Vec<D> Nvfp4Scale(D d, const ElementConstants& e4m3, float tensor
 
 template <class D>
 HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> Nvfp4Elements(D d, const ElementConstants& fp4,
-                                                         hn::Vec<D> x, hn::Vec<D> multiplier) {
+                                                          hn::Vec<D> x, hn::Vec<D> multiplier) {
   const auto y = hn::Mul(x, multiplier);
-  const auto clamped = hn::IfThenElse(
-      hn::IsNaN(y), y, hn::Min(hn::Max(y, hn::Set(d, -6.0f)), hn::Set(d, 6.0f)));
+  const auto clamped =
+      hn::IfThenElse(hn::IsNaN(y), y, hn::Min(hn::Max(y, hn::Set(d, -6.0f)), hn::Set(d, 6.0f)));
   return Encode(d, fp4, clamped);
 }
 
 template <class D>
 HWY_INLINE void Nvfp4ColumnChunk(D d, const ElementConstants& e4m3, const ElementConstants& fp4,
-                                 float tensor_scale, const float* p, size_t cols,
-                                 size_t block_size, uint8_t* scales, uint8_t* codes) {
+                                 float tensor_scale, const float* p, size_t cols, size_t block_size,
+                                 uint8_t* scales, uint8_t* codes) {
   hn::Vec<hn::RebindToUnsigned<D>> code;
   const auto multiplier =
       Nvfp4Scale(d, e4m3, tensor_scale, ColumnBlockAmax(d, p, cols, block_size), &code);
@@ -455,10 +453,14 @@ HWY_INLINE void Nvfp4ColumnChunk(D d, const ElementConstants& e4m3, const Elemen
 inline void MxScaleBytes(ScaleRule rule, const FloatFormat& element, const float* amax, size_t n,
                          uint8_t* bytes) {
   switch (rule) {
-    case ScaleRule::kOcpFloor: return impl::ScaleBytesRule<ScaleRule::kOcpFloor>(element, amax, n, bytes);
-    case ScaleRule::kCeil: return impl::ScaleBytesRule<ScaleRule::kCeil>(element, amax, n, bytes);
-    case ScaleRule::kEven: return impl::ScaleBytesRule<ScaleRule::kEven>(element, amax, n, bytes);
-    case ScaleRule::kRceil: return impl::ScaleBytesRule<ScaleRule::kRceil>(element, amax, n, bytes);
+    case ScaleRule::kOcpFloor:
+      return impl::ScaleBytesRule<ScaleRule::kOcpFloor>(element, amax, n, bytes);
+    case ScaleRule::kCeil:
+      return impl::ScaleBytesRule<ScaleRule::kCeil>(element, amax, n, bytes);
+    case ScaleRule::kEven:
+      return impl::ScaleBytesRule<ScaleRule::kEven>(element, amax, n, bytes);
+    case ScaleRule::kRceil:
+      return impl::ScaleBytesRule<ScaleRule::kRceil>(element, amax, n, bytes);
     case ScaleRule::kReciprocal:
       return impl::ScaleBytesRule<ScaleRule::kReciprocal>(element, amax, n, bytes);
   }
