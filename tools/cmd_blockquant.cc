@@ -131,9 +131,11 @@ void RunKernels(const BlockQuantArgs& args, const BlockSpec& spec, const BlockSh
                                   : MxQuantize(spec, *rule, CastPolicy{}, t.data(), shape);
   const std::string model = spec.tensor_scale ? "torchao's nvfp4_quantize, nearest_even.saturate"
                                               : BlockModel{*rule, CastPolicy{}}.Name();
-  std::cout << fmt::format("{}: {} x {} blocked along {} ({} blocks of {}), seed {}; model {}\n",
+  PrintWrapped(std::cout,
+               fmt::format("{}: {} x {} blocked along {} ({} blocks of {}), seed {}; model {}",
                            spec.name, shape.rows, shape.cols, args.axis, shape.blocks(),
-                           shape.block_size, args.seed, model);
+                           shape.block_size, args.seed, model),
+               2);
   std::vector<std::string> skipped;
   const std::vector<const TargetInfo*> targets = ResolveTargets(args.targets, &skipped);
   BlockQuantized last;
@@ -223,12 +225,14 @@ void PrintElementErrors(const BlockSpec& spec, const BlockShape& shape, const st
       }
     }
   }
-  std::cout << fmt::format(
-      "element error: max {:.4g} ULP of {} (element {}, x = {}); max {:.4g} of the block's bound "
-      "(element {}, x = {}){}\n",
-      worst_ulp, e.name, worst_ulp_at, HexFloat(x[worst_ulp_at]), worst_fraction, worst_fraction_at,
-      HexFloat(x[worst_fraction_at]),
-      nan_blocks == 0 ? "" : fmt::format("; {} NaN-scale blocks", nan_blocks));
+  PrintWrapped(
+      std::cout,
+      fmt::format("element error: max {:.4g} ULP of {} (element {}, x = {}); max {:.4g} of the "
+                  "block's bound (element {}, x = {}){}",
+                  worst_ulp, e.name, worst_ulp_at, HexFloat(x[worst_ulp_at]), worst_fraction,
+                  worst_fraction_at, HexFloat(x[worst_fraction_at]),
+                  nan_blocks == 0 ? "" : fmt::format("; {} NaN-scale blocks", nan_blocks)),
+      2);
 }
 
 void CheckOutputs(const BlockQuantArgs& args, const BlockSpec& spec, BlockShape shape) {
@@ -267,10 +271,12 @@ void CheckOutputs(const BlockQuantArgs& args, const BlockSpec& spec, BlockShape 
   }
   const BlockNaming naming = NameScaleRules(spec, x.data(), shape, scales, codes);
   if (naming.exact.empty()) {
-    std::cout << fmt::format(
-        "follows no model bit for bit; nearest: {} ({} of {} blocks), first broken: {}\n",
-        naming.nearest.model.Name(), naming.nearest.blocks_matched, shape.blocks(),
-        naming.nearest.why);
+    PrintWrapped(std::cout,
+                 fmt::format("follows no model bit for bit; nearest: {} ({} of {} blocks), first "
+                             "broken: {}",
+                             naming.nearest.model.Name(), naming.nearest.blocks_matched,
+                             shape.blocks(), naming.nearest.why),
+                 2);
     ExitStatus() = 1;
   } else {
     std::map<std::string, std::vector<std::string>> by_rule;
