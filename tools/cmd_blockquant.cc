@@ -61,7 +61,7 @@ BlockAxis AxisArgument(const std::string& name) {
 }
 
 // A seeded tensor whose blocks have amaxes across binary32's range, every
-// third one next to M 2^k, where the rules part.
+// third one at or next to M 2^k, where the rules part.
 std::vector<float> SeededTensor(const BlockSpec& spec, const BlockShape& shape, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
@@ -76,7 +76,10 @@ std::vector<float> SeededTensor(const BlockSpec& spec, const BlockShape& shape, 
     }
     const int at = static_cast<int>(rng() % static_cast<uint64_t>(shape.block_size));
     for (int j = 0; j < shape.block_size; ++j) {
-      t[shape.ElementIndex(b, j)] = j == at ? amax : amax * unit(rng);
+      // Every fifth element k/16 of the amax: halfway cases of the element
+      // grid once scaled, which tell the roundings to nearest apart.
+      const float v = j % 5 == 1 ? amax * static_cast<float>(rng() % 16) / 16.0f : amax * unit(rng);
+      t[shape.ElementIndex(b, j)] = j == at ? amax : v;
     }
   }
   return t;
