@@ -8,6 +8,7 @@
 #include "suites/engine/kernel_fault.h"
 #include "suites/reports/report.h"
 #include "tools/cli.h"
+#include "tools/cmd_blockquant.h"
 #include "tools/text_table.h"
 
 int main(int argc, char** argv) {
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
   ulpgate::AddReportCommand(app);
   ulpgate::AddGoldenCommand(app);
   ulpgate::AddGateCommand(app);
+  ulpgate::AddBlockQuantCommand(app);
   // A mistyped command: CLI11 would say only that a subcommand is required.
   if (argc > 1 && argv[1][0] != '-') {
     std::string names;
