@@ -103,6 +103,7 @@ void AddGateCommand(CLI::App& app);
 void AddCheckCommand(CLI::App& app);  // check, and suite export
 void AddSweepCommand(CLI::App& app);  // sweep, and merge
 void AddReportCommand(CLI::App& app);
+void AddStochasticCommand(CLI::App& app);
 
 }  // namespace ulpgate
 

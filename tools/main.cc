@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   ulpgate::AddDivergeCommand(app);
   ulpgate::AddSweepCommand(app);
   ulpgate::AddMatrixCommand(app);
+  ulpgate::AddStochasticCommand(app);
   ulpgate::AddDriftCommand(app);
   ulpgate::AddReportCommand(app);
   ulpgate::AddGoldenCommand(app);
