@@ -385,6 +385,9 @@ void Run(const RunArgs& args) {
   if (!args.shape.empty() || args.instance >= 0) {
     throw UsageError("--shape and --instance are for the linear and MSE ops, not " + op->name);
   }
+  if (!args.operands.empty()) {
+    throw UsageError("--operands is for the linear ops, not " + op->name);
+  }
   if (!args.suite.empty() && !args.inputs_path.empty()) {
     throw UsageError("--suite and --inputs exclude each other");
   }
@@ -589,6 +592,11 @@ void AddRunCommand(CLI::App& app) {
       ->check(CountValidator("the number of inputs or instances", 1, kMaxElementwiseInputs));
   cmd->add_option("--shape", args->shape,
                   "Linear ops: B,IN,OUT (default 32,32,32); MSE ops: N (default 1000)");
+  cmd->add_option("--operands", args->operands,
+                  "Linear ops: block-quantize the multiplied operands along the reduced dimension "
+                  "and run on their dequantized values: an MX format (mxfp8_e4m3, mxfp8_e5m2, "
+                  "mxfp6_e2m3, mxfp6_e3m2, mxfp4), optionally /RULE (ocp_floor, the default; "
+                  "ceil, even, rceil, reciprocal), or nvfp4");
   cmd->add_option("--instance", args->instance,
                   "Linear and MSE ops: run only this instance of the suite (to reproduce one)")
       ->check(CountValidator("an instance index", 0, kMaxInstances - 1));

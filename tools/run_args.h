@@ -37,6 +37,9 @@ struct RunArgs {
   std::string shape;
   int64_t instance = -1;  // >= 0: only this instance of the suite
   bool emulate_unsupported = false;
+  // The linear ops: block-quantize the multiplied operands ("mxfp8_e4m3",
+  // "mxfp4/rceil", "nvfp4"; suites/inputs/block_operands.h); empty: as drawn.
+  std::string operands;
 };
 
 // The linear and MSE ops (tools/run_reduction.cc).

@@ -18,6 +18,7 @@
 #include "suites/engine/op_table.h"
 #include "suites/engine/reduction_cases.h"
 #include "suites/engine/reduction_oracle.h"
+#include "suites/inputs/block_operands.h"
 #include "suites/inputs/reduction_suites.h"
 #include "suites/reports/number_text.h"
 #include "suites/reports/report.h"
@@ -78,9 +79,10 @@ std::string ReproduceCommand(const ReductionInputSet& inputs, const CaseResult& 
   const std::string dtype = r.dtype == "f32" ? "" : " --dtype " + r.dtype;
   return fmt::format(
       "ulpgate run --op {}{} --variant {} --target {} --suite {} --seed {} --shape {} "
-      "--instance {}{} --dump -",
+      "--instance {}{}{} --dump -",
       r.op, dtype, r.variant, r.kind == CaseKind::kPeer ? std::string("all") : r.target,
       inputs.source, inputs.seed, ShapeText(inputs.op, inputs.shape), instance,
+      inputs.operands.empty() ? "" : " --operands " + inputs.operands,
       r.kind == CaseKind::kModel ? " --emulate-unsupported" : "");
 }
 
@@ -276,6 +278,14 @@ void RunReductionCommand(const RunArgs& args) {
           instances, ShapeText(op.op, shape), instances, floats_per_instance));
     }
     inputs = GenerateReductionSuite(op.op, shape, suite, args.seed, instances, format);
+  }
+  if (!args.operands.empty()) {
+    const BlockOperands block = ParseBlockOperands(args.operands);
+    QuantizeOperands(block, &inputs);
+    std::cout << fmt::format(
+        "operands block-quantized as {} (elements {}) along the reduced dimension, then "
+        "dequantized: the products are those of the block-scaled operands\n",
+        block.Name(), block.elements.Name());
   }
 
   ReductionRunOptions options;

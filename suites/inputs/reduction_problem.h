@@ -28,6 +28,9 @@ struct ReductionInputSet {
   ReductionShape shape;
   std::string source;  // suite name
   uint64_t seed = 0;
+  // How the suite's operands were transformed after drawing: a block format
+  // ("mxfp8_e4m3/ocp_floor", suites/inputs/block_operands.h), or empty.
+  std::string operands;
   std::vector<ReductionInstance> instances;
 
   size_t outputs_per_instance() const { return ReductionOutputCount(op, shape); }

@@ -1,0 +1,121 @@
+#include "suites/inputs/block_operands.h"
+
+#include <fmt/format.h>
+
+#include "oracles/block_scale.h"
+#include "oracles/format.h"
+#include "suites/inputs/inputs.h"
+
+namespace ulpgate {
+namespace {
+
+std::string SpecNames() {
+  std::string names;
+  for (const BlockSpec* s : BlockSpecs()) names += (names.empty() ? "" : ", ") + std::string(s->name);
+  return names;
+}
+
+std::string RuleNames() {
+  std::string names;
+  for (ScaleRule r : kScaleRules) names += (names.empty() ? "" : ", ") + std::string(ScaleRuleName(r));
+  return names;
+}
+
+// Where an operand's blocks lie: the tensor's [rows, cols] and whether the
+// reduced dimension runs along its rows or down its columns.
+struct OperandBlocks {
+  size_t operand;
+  size_t rows, cols;
+  BlockAxis axis;
+};
+
+std::vector<OperandBlocks> MultipliedOperands(ReductionOp op, const ReductionShape& s) {
+  switch (op) {
+    case ReductionOp::kLinearFwd:  // x[B, IN] . w[OUT, IN]: along IN
+      return {{0, s.batch, s.in, BlockAxis::kRows}, {1, s.out, s.in, BlockAxis::kRows}};
+    case ReductionOp::kLinearBwdInput:  // dy[B, OUT] . w[OUT, IN]: along OUT
+      return {{0, s.batch, s.out, BlockAxis::kRows}, {1, s.out, s.in, BlockAxis::kColumns}};
+    case ReductionOp::kLinearBwdWeight:  // dy[B, OUT]^T . x[B, IN]: along B
+      return {{0, s.batch, s.out, BlockAxis::kColumns}, {1, s.batch, s.in, BlockAxis::kColumns}};
+    case ReductionOp::kLinearBwdBias:  // the sum of dy[B, OUT] along B
+      return {{0, s.batch, s.out, BlockAxis::kColumns}};
+    case ReductionOp::kMseFwd:
+    case ReductionOp::kMseBwd:
+      break;
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string BlockOperands::Name() const {
+  if (spec->tensor_scale) return spec->name;
+  return fmt::format("{}/{}", spec->name, ScaleRuleName(rule));
+}
+
+BlockOperands ParseBlockOperands(std::string_view text) {
+  BlockOperands b;
+  const size_t slash = text.find('/');
+  b.spec = FindBlockSpec(text.substr(0, slash));
+  if (b.spec == nullptr) {
+    throw InputError(fmt::format("unknown block format '{}' (the block formats: {}; an MX one "
+                                 "may name its scale rule, SPEC/RULE: {})",
+                                 text.substr(0, slash), SpecNames(), RuleNames()));
+  }
+  if (slash != std::string_view::npos) {
+    const std::optional<ScaleRule> rule = ParseScaleRule(text.substr(slash + 1));
+    if (!rule || b.spec->tensor_scale) {
+      throw InputError(fmt::format(
+          "'{}': {}", text,
+          b.spec->tensor_scale ? "NVFP4's scales follow its own two-level rule, named by none"
+                               : "unknown scale rule (" + RuleNames() + ")"));
+    }
+    b.rule = *rule;
+  }
+  return b;
+}
+
+void QuantizeOperands(const BlockOperands& block, ReductionInputSet* set) {
+  const std::vector<OperandBlocks> operands = MultipliedOperands(set->op, set->shape);
+  if (operands.empty()) {
+    throw InputError("block-quantized operands are for the linear ops, whose products they "
+                     "scale; the MSE ops multiply none");
+  }
+  const BlockSpec& spec = *block.spec;
+  const std::vector<std::string>& names = GetReductionOp(set->op).operands;
+  for (const OperandBlocks& o : operands) {
+    BlockShape shape;
+    shape.rows = o.rows;
+    shape.cols = o.cols;
+    shape.axis = o.axis;
+    shape.block_size = spec.block_size;
+    const size_t reduced = o.axis == BlockAxis::kRows ? o.cols : o.rows;
+    if (reduced % static_cast<size_t>(spec.block_size) != 0) {
+      throw InputError(fmt::format(
+          "{} blocks {} elements along the reduced dimension of {}, whose extent is {}: use a "
+          "shape whose reduced extent is a multiple of {}",
+          spec.name, spec.block_size, ShapeText(set->op, set->shape), reduced, spec.block_size));
+    }
+    for (ReductionInstance& instance : set->instances) {
+      std::vector<float>& values = instance.operands[o.operand];
+      const BlockQuantized q =
+          spec.tensor_scale ? Nvfp4Quantize(block.elements, values.data(), shape)
+                            : MxQuantize(spec, block.rule, block.elements, values.data(), shape);
+      const std::vector<double> exact = BlockDequantize(spec, q, shape);
+      for (size_t i = 0; i < values.size(); ++i) {
+        // Exact for MX (see the header); NVFP4's one rounding to binary32.
+        const float v = static_cast<float>(exact[i]);
+        if (!IsRepresentable(*set->format, v)) {
+          throw InputError(fmt::format(
+              "{} of {} in {}: the dequantized value {} of {}[{}] is not a value of {}", spec.name,
+              ShapeText(set->op, set->shape), set->format->name, v, names[o.operand], i,
+              set->format->name));
+        }
+        values[i] = v;
+      }
+    }
+  }
+  set->operands = block.Name();
+}
+
+}  // namespace ulpgate
