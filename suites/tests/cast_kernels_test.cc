@@ -25,6 +25,7 @@
 #include "kernels/cast.h"
 #include "kernels/testing/cast_mutants.h"
 #include "oracles/cast_policy.h"
+#include "oracles/cast_reference.h"
 #include "oracles/format.h"
 #include "suites/engine/cast_conformance.h"
 #include "suites/tests/test_targets.h"
@@ -301,6 +302,46 @@ TEST(CastVariants, ExistWhereTheirPolicyIsInTheCatalogue) {
   EXPECT_EQ(FindCastKernel("f64", "float8_e4m3fn", "rne_sat", BestTarget().bits), nullptr);
   EXPECT_EQ(FindCastKernel("f32", "f16", "rne_sat", BestTarget().bits), nullptr);
   EXPECT_EQ(FindCastKernel("f32", "float8_e4m3fn", "rne", BestTarget().bits), nullptr);
+}
+
+// The exhaustive check's fast reference (oracles/cast_reference.h) against
+// the model itself: every policy it takes, on the boundaries and random
+// patterns of every destination; and its runs (Fill) against its codes one by
+// one across the sign change, the NaN patterns and infinity.
+TEST(CastReference, EqualsTheModel) {
+  const char* policies[] = {"nearest_even.saturate", "nearest_even.saturate.via_bf16",
+                            "toward_zero.saturate",  "nearest_away.saturate",
+                            "nearest_even.nan",      "toward_zero.nan",
+                            "nearest_away.nan.via_bf16"};
+  for (const FloatFormat* to : kCastDestinations) {
+    std::vector<uint32_t> inputs = BoundaryInputs(*to);
+    const std::vector<uint32_t> random = RandomInputs(*to, 0xcafe, 1 << 16);
+    inputs.insert(inputs.end(), random.begin(), random.end());
+    for (const char* name : policies) {
+      const CastPolicy policy = *ParseCastPolicy(name);
+      if (!CastPolicyProblem(kBinary32, *to, policy).empty()) continue;
+      const Binary32CastReference reference(*to, policy);
+      size_t wrong = 0;
+      for (uint32_t b : inputs) {
+        const uint64_t want = CastCode(kBinary32, *to, static_cast<double>(FloatOf(b)), policy);
+        const uint8_t got = reference.Code(b);
+        if (got != want && ++wrong <= 3) {
+          ADD_FAILURE() << to->name << " " << name << " input 0x" << std::hex << b << ": reference 0x"
+                        << int{got} << ", model 0x" << want;
+        }
+      }
+      EXPECT_EQ(wrong, 0u) << to->name << " " << name;
+      for (uint32_t first : {0u, 0x7f7fff00u, 0x7fffff00u, 0xff7fff00u, 0x3f7ff000u,
+                             0xfffffe00u}) {
+        std::vector<uint8_t> run(0x200);
+        reference.Fill(first, run.size(), run.data());
+        for (size_t j = 0; j < run.size(); ++j) {
+          ASSERT_EQ(run[j], reference.Code(static_cast<uint32_t>(first + j)))
+              << to->name << " " << name << " pattern 0x" << std::hex << first + j;
+        }
+      }
+    }
+  }
 }
 
 // The decoders: every code's value, exactly.
