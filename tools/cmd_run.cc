@@ -25,6 +25,7 @@
 #include "suites/engine/elementwise_oracle.h"
 #include "suites/inputs/check_files.h"
 #include "suites/inputs/elementwise_suites.h"
+#include "tools/cast_commands.h"
 #include "tools/cli.h"
 #include "tools/faults.h"
 #include "tools/progress.h"
@@ -374,6 +375,10 @@ void Run(const RunArgs& args) {
     std::string dtypes;
     for (const auto& d : op->dtypes) dtypes += (dtypes.empty() ? "" : ", ") + d;
     throw UsageError("--dtype " + args.dtype + ": " + op->name + " runs in " + dtypes);
+  }
+  if (op->family == OpFamily::kCast) {
+    RunCastCommand(args);
+    return;
   }
   if (op->family == OpFamily::kReduction) {
     if (!args.plugins.empty()) {
