@@ -15,6 +15,7 @@ namespace ulpgate {
 namespace {
 
 constexpr uint32_t kInfinity = 0x7f800000u;
+constexpr uint32_t kSmallestNormal = 0x00800000u;
 
 uint32_t PatternOf(float f) {
   uint32_t b;
@@ -34,12 +35,12 @@ uint32_t RoundPatternToBf16(uint32_t a) {
 }  // namespace
 
 Binary32CastReference::Binary32CastReference(const FloatFormat& to, const CastPolicy& policy)
-    : to_(to) {
+    : to_(to), flush_input_(policy.subnormals == CastSubnormals::kFlushInput) {
   const bool nearest = policy.rounding == CastRounding::kNearestEven ||
                        policy.rounding == CastRounding::kNearestAway;
   if ((!nearest && policy.rounding != CastRounding::kTowardZero) ||
       (policy.overflow != CastOverflow::kSaturate && policy.overflow != CastOverflow::kNan) ||
-      policy.subnormals != CastSubnormals::kKept ||
+      policy.subnormals == CastSubnormals::kFlushOutput ||
       (policy.route != nullptr && policy.route != &kBFloat16) || to.bits > 8 ||
       (policy.overflow == CastOverflow::kNan && !to.has_nan())) {
     throw std::invalid_argument(
@@ -152,8 +153,13 @@ void Binary32CastReference::FillPositive(uint32_t first, size_t n, uint8_t* out)
     std::memset(out + i, codes_[k], run);
     i += run;
   }
-  // Unsigned without zero: a zero source has no value.
-  if (!to_.has_zero() && first == 0 && n > 0) out[0] = nan_positive_;
+  // Unsigned without zero: a zero source has no value; flushed on input, a
+  // binary32 subnormal is a zero.
+  const uint64_t zeros_end = flush_input_ ? kSmallestNormal : 1;
+  if (first < zeros_end && n > 0) {
+    const uint8_t zero = to_.has_zero() ? codes_[0] : nan_positive_;
+    std::memset(out, zero, static_cast<size_t>(std::min<uint64_t>(zeros_end - first, n)));
+  }
 }
 
 void Binary32CastReference::Fill(uint32_t first, size_t n, uint8_t* out) const {

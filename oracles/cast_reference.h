@@ -21,7 +21,8 @@
 // to them: a binary search, since that rounding is monotone too. Negative
 // patterns are the positive ones' codes with the sign (a zero result +0 where
 // the format has no -0; E8M0, unsigned, NaN for every negative and zero); NaN
-// patterns the format's NaN code, as CastCode gives it.
+// patterns the format's NaN code, as CastCode gives it (an overflow to NaN is
+// the model's NaN without a sign).
 #ifndef ULPGATE_ORACLES_CAST_REFERENCE_H_
 #define ULPGATE_ORACLES_CAST_REFERENCE_H_
 
@@ -37,7 +38,8 @@ namespace ulpgate {
 class Binary32CastReference {
  public:
   // Takes roundings nearest_even, nearest_away and toward_zero, overflow
-  // saturate or nan, subnormals kept, a direct route or via bf16; throws
+  // saturate or nan, subnormals kept or flushed on input (a binary32
+  // subnormal source is a zero of its sign), a direct route or via bf16; throws
   // std::invalid_argument for any other policy, or a destination wider than
   // a byte or with a midpoint binary32 lacks.
   Binary32CastReference(const FloatFormat& to, const CastPolicy& policy);
@@ -57,6 +59,7 @@ class Binary32CastReference {
   // pattern of codes_[k]; starts_[0] = 0.
   std::vector<uint32_t> starts_;
   std::vector<uint8_t> codes_;
+  bool flush_input_;  // binary32 subnormals are zeros first
   uint8_t nan_positive_ = 0, nan_negative_ = 0;
 };
 

@@ -312,7 +312,8 @@ TEST(CastReference, EqualsTheModel) {
   const char* policies[] = {"nearest_even.saturate", "nearest_even.saturate.via_bf16",
                             "toward_zero.saturate",  "nearest_away.saturate",
                             "nearest_even.nan",      "toward_zero.nan",
-                            "nearest_away.nan.via_bf16"};
+                            "nearest_away.nan.via_bf16", "nearest_even.saturate.flush_input",
+                            "toward_zero.nan.flush_input.via_bf16"};
   for (const FloatFormat* to : kCastDestinations) {
     std::vector<uint32_t> inputs = BoundaryInputs(*to);
     const std::vector<uint32_t> random = RandomInputs(*to, 0xcafe, 1 << 16);
@@ -331,7 +332,7 @@ TEST(CastReference, EqualsTheModel) {
         }
       }
       EXPECT_EQ(wrong, 0u) << to->name << " " << name;
-      for (uint32_t first : {0u, 0x7f7fff00u, 0x7fffff00u, 0xff7fff00u, 0x3f7ff000u,
+      for (uint32_t first : {0u, 0x007fff00u, 0x807fff00u, 0x7f7fff00u, 0x7fffff00u, 0xff7fff00u, 0x3f7ff000u,
                              0xfffffe00u}) {
         std::vector<uint8_t> run(0x200);
         reference.Fill(first, run.size(), run.data());
