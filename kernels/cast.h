@@ -92,6 +92,12 @@ CastKernel FindCastKernel(std::string_view from, std::string_view to, std::strin
                           int64_t target);
 CastDecodeKernel FindCastDecodeKernel(std::string_view to, int64_t target);
 
+// The test seam of the mutant build (kernels/testing/cast_mutants.h): from now
+// on FindCastKernel(from, to, variant, target) returns `kernel`. Production
+// code never calls it.
+void ReplaceCastKernelForTesting(std::string_view from, std::string_view to,
+                                 std::string_view variant, int64_t target, CastKernel kernel);
+
 // nullptr for an unknown variant name.
 const CastVariantInfo* FindCastVariant(std::string_view name);
 // nullptr for a name that is no source (destination).

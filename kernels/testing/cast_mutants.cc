@@ -4,6 +4,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <utility>
 
 #include "kernels/testing/cast_mutants.h"
@@ -68,6 +70,32 @@ CastKernel FindCastMutantKernel(std::string_view to, CastMutant mutant, int64_t 
   }
   return nullptr;
 }
+
+namespace {
+
+// In the mutant build (build/bin/ulpgate_mutant), ULPGATE_CAST_MUTANT=KIND
+// (ties_away, sticky_dropped, overflow_nan) puts that mutant in the place of
+// every rne_sat kernel from f32, on every target, before main runs; unset, it
+// changes nothing (the tests that link these kernels call them by name).
+const bool kInstalled = [] {
+  const char* kind = std::getenv("ULPGATE_CAST_MUTANT");
+  if (kind == nullptr || *kind == '\0') return false;
+  for (CastMutant m : kCastMutants) {
+    if (std::strcmp(kind, CastMutantName(m)) != 0) continue;
+    for (const auto& entry : HWY_DISPATCH_TABLE(GetCastMutants)) {
+      if (entry == nullptr || entry == HWY_DISPATCH_TABLE(GetCastMutants)[0]) continue;
+      const cast_mutant_detail::TargetMutants* t = entry();
+      for (size_t d = 0; d < kCastDestinations.size(); ++d) {
+        ReplaceCastKernelForTesting("f32", kCastDestinations[d]->name, "rne_sat", t->target,
+                                    t->kernels[d][static_cast<size_t>(m)]);
+      }
+    }
+    return true;
+  }
+  std::abort();  // a typo must not silently test the right kernels
+}();
+
+}  // namespace
 
 }  // namespace ulpgate
 #endif  // HWY_ONCE

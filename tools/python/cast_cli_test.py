@@ -4,7 +4,11 @@ cast model that outputs follow. Outputs for check are made here by an
 independent implementation of float8_e4m3fn rounding (ties away from zero), so
 check must name nearest_away.saturate and refuse nearest_even.saturate.
 
-Usage: cast_cli_test.py ULPGATE WORKDIR
+With MUTANT (build/bin/ulpgate_mutant), the mutant cast kernels instead
+(ULPGATE_CAST_MUTANT puts one in the place of every rne_sat kernel from f32):
+run and sweep must catch each and name the policy it follows.
+
+Usage: cast_cli_test.py ULPGATE WORKDIR [MUTANT]
 """
 import math
 import os
@@ -13,8 +17,11 @@ import subprocess
 import sys
 
 
-def run(ulpgate, args, want_rc):
-    p = subprocess.run([ulpgate] + args, capture_output=True, text=True)
+def run(ulpgate, args, want_rc, mutant=None):
+    env = dict(os.environ)
+    if mutant:
+        env["ULPGATE_CAST_MUTANT"] = mutant
+    p = subprocess.run([ulpgate] + args, capture_output=True, text=True, env=env)
     out = p.stdout + p.stderr
     if p.returncode != want_rc:
         sys.exit(f"{' '.join(args)}: exit {p.returncode}, expected {want_rc}\n{out}")
@@ -46,9 +53,28 @@ def e4m3fn_ties_away(x):
     return sign | ((e + 7) << 3) | (int(v / 2.0 ** (e - 3)) - 8)
 
 
+def mutants(ulpgate):
+    run_e4m3 = ["run", "--op", "cast_f32", "--dtype", "float8_e4m3fn", "--variant", "rne_sat",
+                "--require-conformance"]
+    out = run(ulpgate, run_e4m3, 1, "ties_away")
+    expect(out, "claims nearest_even.saturate, LEAVES IT", "ties_away")
+    expect(out, "follows bit for bit: nearest_away.saturate", "ties_away")
+    # Ties are boundary inputs: random patterns almost never hit one.
+    expect(out, "random 0 of 10000", "ties_away")
+    out = run(ulpgate, run_e4m3, 1, "sticky_dropped")
+    expect(out, "follows no policy; nearest", "sticky_dropped")
+    out = run(ulpgate, ["sweep", "--op", "cast_f32", "--dtype", "float8_e5m2", "--variant",
+                        "rne_sat", "--target", "best"], 1, "overflow_nan")
+    expect(out, "follows bit for bit on every pattern: nearest_even.nan", "overflow_nan")
+    print("cast mutants: caught, and named by the policy they follow")
+
+
 def main():
     ulpgate, work = sys.argv[1], sys.argv[2]
     os.makedirs(work, exist_ok=True)
+    if len(sys.argv) > 3:
+        mutants(sys.argv[3])
+        return
 
     out = run(ulpgate, ["run", "--op", "cast_f32", "--dtype", "float8_e4m3fn",
                         "--require-conformance"], 0)
