@@ -201,7 +201,10 @@ HWY_INLINE hn::Vec<D> Decode(D d, hn::Vec<hn::RebindToSigned<D>> c) {
     // significand shifted right by 1 - biased.
     const hn::RebindToUnsigned<D> du;
     const VI significand = hn::ShiftLeft<23 - t.m>(hn::Or(mantissa, hn::Set(di, 1 << t.m)));
-    const auto shift = hn::BitCast(du, hn::Sub(hn::Set(di, 1), biased));
+    // Lanes that keep their normal pattern shift too: kept within 0..31 (a
+    // shift past the width is undefined in the scalar target's C++).
+    const auto shift = hn::BitCast(
+        du, hn::Min(hn::Max(hn::Sub(hn::Set(di, 1), biased), hn::Zero(di)), hn::Set(di, 31)));
     const VI tiny = hn::BitCast(di, hn::BitCast(du, significand) >> shift);
     value = hn::IfThenElse(hn::Lt(biased, hn::Set(di, 1)), tiny, value);
   }
