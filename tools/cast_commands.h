@@ -13,7 +13,8 @@
 namespace ulpgate {
 
 // `run cast_X --dtype DEST`: each variant on each target over the suites
-// (--suite one of them; default all three), the policies each follows.
+// (--suite one of them; default all three) or the sources of --inputs (as
+// check reads them), the policies each follows.
 void RunCastCommand(const RunArgs& args);
 
 // `check cast_X --dtype DEST --inputs IN --outputs OUT`: IN the source

@@ -211,10 +211,13 @@ std::vector<uint8_t> ReadCastCodes(const std::string& path) {
 
 void RunCastCommand(const RunArgs& args) {
   const CastOp c = CastOpArguments(args.kernel, args.dtype);
-  if (!args.inputs_path.empty() || !args.shape.empty() || !args.plugins.empty() ||
-      !args.dump_path.empty() || !args.json_path.empty()) {
-    throw UsageError("a cast op takes --suite, --n, --seed, --variant and --target "
-                     "(--inputs: check; every input: sweep)");
+  if (!args.shape.empty() || !args.plugins.empty() || !args.dump_path.empty() ||
+      !args.json_path.empty()) {
+    throw UsageError("a cast op takes --suite or --inputs, --n, --seed, --variant and --target "
+                     "(every input: sweep)");
+  }
+  if (!args.suite.empty() && !args.inputs_path.empty()) {
+    throw UsageError("--suite and --inputs exclude each other");
   }
   const std::vector<std::string> variants = CastVariantArgument(c, args.variant);
   std::vector<std::string> suites = CastSuiteNames();
@@ -227,8 +230,16 @@ void RunCastCommand(const RunArgs& args) {
   }
   CastInputs inputs;
   inputs.from = c.from;
-  for (const std::string& s : suites) {
-    inputs.Add(s, GenerateCastSuite(*c.from, *c.to, s, args.seed, args.n ? args.n : kCastSuiteDefaultN));
+  if (!args.inputs_path.empty()) {
+    // Source values from a file (as check reads them), the kernels' outputs measured.
+    std::vector<uint32_t> patterns = ReadCastInputs(*c.from, args.inputs_path);
+    if (args.n != 0 && args.n < patterns.size()) patterns.resize(args.n);
+    inputs.Add(args.inputs_path, patterns);
+  } else {
+    for (const std::string& s : suites) {
+      inputs.Add(s, GenerateCastSuite(*c.from, *c.to, s, args.seed,
+                                      args.n ? args.n : kCastSuiteDefaultN));
+    }
   }
   std::vector<std::string> skipped;
   const std::vector<const TargetInfo*> targets = ResolveTargets(args.target, &skipped);

@@ -111,6 +111,10 @@ def main():
     out = run(ulpgate, check + ["--require-model", "nearest_even.saturate"], 1)
     expect(out, "claims nearest_even.saturate, LEAVES IT", "check --require-model")
     run(ulpgate, check + ["--require-model", "nearest_away.saturate"], 0)
+    # The same sources through the kernels: run --inputs.
+    out = run(ulpgate, ["run", "--op", "cast_f32", "--dtype", "float8_e4m3fn", "--inputs", inputs,
+                        "--variant", "rne_sat", "--require-conformance"], 0)
+    expect(out, f"off nearest_even.saturate: {inputs} 0 of {len(values)}", "run --inputs")
 
     out = run(ulpgate, ["sweep", "--op", "cast_f16", "--dtype", "float6_e3m2fn"], 0)
     expect(out, "every f16 pattern (65536)", "sweep")
