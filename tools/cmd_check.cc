@@ -28,6 +28,7 @@
 #include "suites/reports/report.h"
 #include "suites/engine/elementwise_oracle.h"
 #include "suites/inputs/elementwise_suites.h"
+#include "tools/cast_commands.h"
 #include "tools/cli.h"
 #include "tools/faults.h"
 #include "tools/progress.h"
@@ -389,6 +390,16 @@ std::string CheckedDtype(const CheckArgs& args) {
 }
 
 void Check(CheckArgs args) {
+  if (const OpInfo* cast = FindOp(args.op); cast != nullptr && cast->family == OpFamily::kCast) {
+    if (args.dtype.empty()) throw UsageError("--dtype: the cast's destination format");
+    if (args.inputs_path.empty() || args.outputs_spec.empty()) {
+      throw UsageError("--inputs and --outputs are required (the sources and the codes)");
+    }
+    if (args.require_models.size() > 1) throw UsageError("--require-model: one policy for a cast");
+    CheckCastCommand({args.op, args.dtype, args.inputs_path, args.outputs_spec,
+                      args.require_models.empty() ? "" : args.require_models.front()});
+    return;
+  }
   args.op = CheckedOp(args);
   const bool dtype_given = !args.dtype.empty();
   args.dtype = CheckedDtype(args);

@@ -15,6 +15,7 @@
 #include "suites/engine/op_table.h"
 #include "suites/inputs/elementwise_suites.h"
 #include "suites/inputs/reduction_suites.h"
+#include "tools/cast_commands.h"
 #include "tools/cli.h"
 #include "tools/text_table.h"
 
@@ -280,6 +281,7 @@ void PrintList() {
       std::cout << "    eigen: Eigen's float product, then + b (a peer: no model; f32 only)\n";
     }
   }
+  PrintCastOps(std::cout);
   std::cout << "\ntargets (compiled into this binary)\n";
   TextTable targets({"target", "runnable here", "NegMulAdd", "f32 lanes"});
   targets.SetLeftAligned({0, 1, 2});

@@ -25,6 +25,7 @@
 #include "suites/engine/elementwise_oracle.h"
 #include "suites/inputs/check_files.h"
 #include "suites/inputs/elementwise_suites.h"
+#include "tools/cast_commands.h"
 #include "tools/cli.h"
 #include "tools/faults.h"
 #include "tools/progress.h"
@@ -341,12 +342,14 @@ void PrintText(const ElementwiseOpInfo& op, const std::vector<CaseResult>& resul
 std::string DtypesText() {
   std::string narrow, only_f32;
   for (const OpInfo& op : OpTable()) {
-    if (op.family == OpFamily::kDrift) continue;
+    if (op.family == OpFamily::kDrift || op.family == OpFamily::kCast) continue;
     const bool has_narrow = std::find(op.dtypes.begin(), op.dtypes.end(), "bf16") != op.dtypes.end();
     (has_narrow ? narrow : only_f32) += ((has_narrow ? narrow : only_f32).empty() ? "" : ", ") + op.name;
   }
-  return only_f32.empty() ? "f32, bf16 or f16: every op runs in each"
-                          : "f32, bf16 or f16 (bf16 and f16: " + narrow + "; only f32: " + only_f32 + ")";
+  // The casts take their destination instead (cast_f32 --dtype float8_e4m3fn).
+  const std::string casts = "; a cast op (cast_f32, cast_bf16, cast_f16): its destination format";
+  return only_f32.empty() ? "f32, bf16 or f16: every op runs in each" + casts
+                          : "f32, bf16 or f16 (bf16 and f16: " + narrow + "; only f32: " + only_f32 + ")" + casts;
 }
 
 // The ops `run` takes: every op of the table but the training runs.
@@ -374,6 +377,10 @@ void Run(const RunArgs& args) {
     std::string dtypes;
     for (const auto& d : op->dtypes) dtypes += (dtypes.empty() ? "" : ", ") + d;
     throw UsageError("--dtype " + args.dtype + ": " + op->name + " runs in " + dtypes);
+  }
+  if (op->family == OpFamily::kCast) {
+    RunCastCommand(args);
+    return;
   }
   if (op->family == OpFamily::kReduction) {
     if (!args.plugins.empty()) {

@@ -20,6 +20,8 @@
 #include "suites/sweep/sweep_tier.h"
 #include "suites/engine/elementwise_cases.h"
 #include "suites/engine/elementwise_oracle.h"
+#include "suites/engine/op_table.h"
+#include "tools/cast_commands.h"
 #include "tools/cli.h"
 #include "tools/progress.h"
 #include "tools/special_causes_text.h"
@@ -252,6 +254,10 @@ std::string DescribeMpfrShare(const SweepResult& r) {
 }
 
 void RunSweepCommand(const SweepArgs& args) {
+  if (const OpInfo* cast = FindOp(args.kernel); cast != nullptr && cast->family == OpFamily::kCast) {
+    SweepCastCommand(args.kernel, args.dtype, args.variant, args.target, args.threads);
+    return;
+  }
   const ElementwiseOpInfo& op = ElementwiseOpArgument(args.kernel);
   if (op.arity() != 2) throw UsageError("sweeps take ops of two operands; " + args.kernel + " has " + std::to_string(op.arity()));
   const std::array<std::string, 2> operands = {std::string(op.operands[0].name),

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/cast.h"
 #include "kernels/reduction_spec.h"
 #include "oracles/format.h"
 #include "suites/drift/report.h"
@@ -156,7 +157,11 @@ Measurement MeasureDrift(MeasureSpec spec,
 
 std::vector<std::string> MeasurableOps() {
   std::vector<std::string> ops;
-  for (const OpInfo& op : OpTable()) ops.push_back(op.name);
+  // Casts are measured by run, check and sweep; goldens and the gate do not
+  // take them.
+  for (const OpInfo& op : OpTable()) {
+    if (op.family != OpFamily::kCast) ops.push_back(op.name);
+  }
   return ops;
 }
 
@@ -184,6 +189,13 @@ std::vector<std::string> MeasurableVariants(const std::string& op, const std::st
     case OpFamily::kReduction:
       for (const auto& v : FindReductionOp(op)->variants) variants.emplace_back(v.name);
       return variants;
+    case OpFamily::kCast:
+      for (const CastVariantInfo& v : kCastVariants) {
+        if (CastVariantApplies(*FindCastSource(op.substr(5)), *FindFormat(dtype), v.variant)) {
+          variants.emplace_back(v.name);
+        }
+      }
+      return variants;
   }
   return variants;
 }
@@ -203,6 +215,9 @@ Measurement Measure(const MeasureSpec& given,
     known.insert(known.end(), plugin_variants.begin(), plugin_variants.end());
   }
   if (family == OpFamily::kDrift) return MeasureDrift(std::move(spec), progress);
+  if (family == OpFamily::kCast) {
+    throw InputError(spec.op + ": casts are measured by run, check and sweep, not by goldens or the gate");
+  }
   for (const auto& v : spec.variants) {
     const bool peer = IsPeerVariant(spec.op, spec.dtype, v);
     if (!peer && std::find(known.begin(), known.end(), v) == known.end()) {

@@ -1,8 +1,10 @@
 #include "suites/engine/op_table.h"
 
+#include "kernels/cast.h"
 #include "kernels/narrow_formats.h"
 #include "kernels/reduction_spec.h"
 #include "suites/drift/scenario.h"
+#include "suites/inputs/cast_suites.h"
 #include "suites/inputs/inputs.h"
 #include "suites/engine/reduction_cases.h"
 #include "suites/inputs/reduction_suites.h"
@@ -34,6 +36,13 @@ const std::vector<OpInfo>& OpTable() {
     // Drift's "formats" are the precisions a training run takes (f32, bf16,
     // f16 and the mixed ones).
     ops.push_back({kDriftOp, OpFamily::kDrift, DriftPrecisionNames(), BuiltinScenarioNames(), {}});
+    // A cast op per source; its "formats" are the destinations.
+    std::vector<std::string> destinations;
+    for (const FloatFormat* f : kCastDestinations) destinations.emplace_back(f->name);
+    for (const FloatFormat* from : kCastSources) {
+      ops.push_back({std::string("cast_") + from->name, OpFamily::kCast, destinations,
+                     CastSuiteNames(), {}});
+    }
     return ops;
   }();
   return table;

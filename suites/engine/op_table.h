@@ -18,12 +18,15 @@ enum class OpFamily : unsigned {
   kElementwise = 1,  // one output per input tuple (kernels/ops/registered_ops.h)
   kReduction = 2,    // the linear and MSE ops: dot products and sums over a shape
   kDrift = 4,        // a training run (scenario) composed of the kernels
+  kCast = 8,         // a cast to a narrow format (kernels/cast.h): cast_f32, cast_bf16, cast_f16
 };
 
 struct OpInfo {
   std::string name;
   OpFamily family;
-  std::vector<std::string> dtypes;  // the formats it runs in, f32 first (drift: precisions)
+  // The formats it runs in, f32 first (drift: precisions; a cast: its
+  // destinations, the source being in its name).
+  std::vector<std::string> dtypes;
   std::vector<std::string> suites;  // its suites; for drift the built-in scenarios
   // Variants run by another library beside the kernels, in f32 only
   // (linear_fwd: "eigen", Eigen's own product).
@@ -33,7 +36,7 @@ struct OpInfo {
 };
 
 // The elementwise ops (registered_ops.h's order), the reduction ops
-// (reduction_spec.h's order), drift.
+// (reduction_spec.h's order), drift, the casts (kernels/cast.h's sources).
 const std::vector<OpInfo>& OpTable();
 // nullptr for an unknown name.
 const OpInfo* FindOp(std::string_view name);

@@ -16,6 +16,11 @@ const FloatFormat& CheckFormat(const std::string& op, const std::string& dtype) 
   if (info.family == OpFamily::kDrift) {
     throw InputError("check takes the outputs of an op, not of a training run (drift --compare)");
   }
+  if (info.family == OpFamily::kCast) {
+    // Its check names the cast model's policies (tools/cmd_cast.cc), not models.
+    throw InputError("the outputs of " + op + " are checked by `ulpgate check --op " + op +
+                     " --dtype DEST --inputs IN --outputs CODES`");
+  }
   const FloatFormat* format = FindFormat(dtype);
   if (format == nullptr ||
       std::find(info.dtypes.begin(), info.dtypes.end(), dtype) == info.dtypes.end()) {
