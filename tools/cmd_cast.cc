@@ -26,6 +26,7 @@
 #include "suites/reports/number_text.h"
 #include "tools/cast_commands.h"
 #include "tools/cli.h"
+#include "tools/text_table.h"
 
 namespace ulpgate {
 namespace {
@@ -423,7 +424,8 @@ void PrintCastOps(std::ostream& out) {
          "--dtype DEST; codes one a byte)\n";
   std::string dests;
   for (const FloatFormat* f : kCastDestinations) dests += (dests.empty() ? "" : ", ") + std::string(f->name);
-  out << "    destinations: " << dests << "\n";
+  out << "    destinations: ";
+  PrintWrapped(out, dests, 18, 18);
   for (const CastVariantInfo& v : kCastVariants) {
     out << fmt::format("    {}: follows {}{}\n", v.name, v.policy,
                        v.variant == CastVariant::kViaBf16 ? " (cast_f32 only; not to float8_e8m0fnu)" : "");
