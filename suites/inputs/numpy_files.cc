@@ -59,7 +59,7 @@ NumpyArray ParseNpy(const std::string& bytes, const std::string& where) {
   // not know are read as unsigned integers of their width and named by their
   // own type string again below: the voids NumPy writes for ml_dtypes' types
   // ("|V2" or "<V2" for bfloat16, "|V1" or "<V1" for each 8-, 6- and 4-bit
-  // one, one element a byte), "<f1" (older ml_dtypes' float8_e5m2), and a
+  // one, one element a byte), "<f1" (ml_dtypes' float8_e5m2, whose dtype kind is 'f'), and a
   // registered format's name (what writing str(dtype) as the descr gives).
   std::string unknown_descr;
   const size_t descr_key = header.find("'descr'");
@@ -225,7 +225,7 @@ std::optional<Storage> StorageOf(const std::string& dtype) {
   const std::string kind = dtype.substr(1);
   if (kind == "f4" || kind == "f8") return Storage{true, nullptr, kind == "f4" ? 4 : 8};
   if (kind == "f2") return Storage{false, &kBinary16, 2};
-  if (dtype == "<f1") return Storage{false, &kFloat8E5M2, 1};  // older ml_dtypes' float8_e5m2
+  if (dtype == "<f1") return Storage{false, &kFloat8E5M2, 1};  // ml_dtypes' float8_e5m2
   if (const FloatFormat* named = FindFormat(dtype); named != nullptr && named->bits <= 16) {
     return Storage{false, named, named->storage_bytes()};
   }
@@ -390,7 +390,7 @@ void WriteNumpyFile(const std::string& path, const std::vector<NumpyOutput>& arr
     } else if (a.format->storage_bytes() == 1) {
       image = xt::dump_npy(xt::adapt(std::vector<uint8_t>(codes.begin(), codes.end()), a.shape));
       stand_in = image.find("'|u1'") != std::string::npos ? "'|u1'" : "'<u1'";
-      descr = "'|V1'";
+      descr = "'<V1'";  // as ml_dtypes' arrays save
     } else {
       throw InputError(fmt::format("{}: {} has no .npy type here", path, a.format->name));
     }

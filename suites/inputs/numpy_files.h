@@ -42,7 +42,7 @@ ArraySpec SplitArraySpec(const std::string& spec);
 // 4-bit formats, one element a byte, uint16 for bf16 and f16); the types
 // NumPy writes for ml_dtypes' arrays: a 2-byte void ("|V2") for bfloat16, a
 // 1-byte void ("|V1") for each 8-, 6- and 4-bit type (which it does not
-// name: the format is `format`), "<f1" for older ml_dtypes' float8_e5m2;
+// name: the format is `format`), "<f1" for ml_dtypes' float8_e5m2;
 // float16; and a registered format's name as the type string. Codes of a
 // narrower format are read as its values. Throws InputError naming `where`
 // and the first element that is not a value (or a code) of the format, or
