@@ -9,6 +9,9 @@
 #define ULPGATE_KERNELS_NARROW_FORMATS_H_
 
 #include <array>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 
 #include "oracles/float_format.h"
@@ -43,6 +46,42 @@ constexpr int NarrowFormatIndex(std::string_view name) {
     if (name == kNarrowFormats[i].format->name) return static_cast<int>(i);
   }
   return -1;
+}
+
+// The row of a format, or nullptr: this table alone says which narrow formats
+// the kernels run in, so that a format without a row (a registered 8-bit
+// one, say) is refused here rather than taken for another 16-bit format.
+constexpr const NarrowFormat* FindNarrowFormat(const FloatFormat& format) {
+  const int row = NarrowFormatIndex(format.name);
+  return row < 0 ? nullptr : &kNarrowFormats[static_cast<size_t>(row)];
+}
+
+// The kernels' formats by name, "f32, bf16, f16", for errors.
+inline std::string KernelFormatNames() {
+  std::string names = kBinary32.name;
+  for (const NarrowFormat& f : kNarrowFormats) names += std::string(", ") + f.format->name;
+  return names;
+}
+
+// The row of a format; throws std::invalid_argument "WHAT: not supported in
+// FORMAT (the kernels run in f32, bf16, f16)" for a format without one.
+inline const NarrowFormat& RequireNarrowFormat(const FloatFormat& format, std::string_view what) {
+  if (const NarrowFormat* row = FindNarrowFormat(format)) return *row;
+  throw std::invalid_argument(std::string(what) + ": not supported in " + format.name +
+                              " (the kernels run in " + KernelFormatNames() + ")");
+}
+
+// A row's index in kNarrowFormats, for tables kept per row.
+inline size_t NarrowRow(const NarrowFormat& row) {
+  return static_cast<size_t>(&row - kNarrowFormats.data());
+}
+
+// True when a format's pattern is the top half of binary32's (bf16's traits):
+// widening is a shift, which DecodeNarrow uses; false for every other format.
+constexpr bool IsBinary32TopHalf(const FloatFormat& f) {
+  return f.bits == 16 && f.exponent_bits() == kBinary32.exponent_bits() &&
+         f.emin == kBinary32.emin && f.emax == kBinary32.emax && f.has_sign &&
+         f.nan == NanEncoding::kIeee && f.packing == Packing::kOnePerUnit;
 }
 
 }  // namespace ulpgate

@@ -256,6 +256,25 @@ double TruncateToFormat(const FloatFormat& format, mpfr_srcptr x) {
   return Round(format, x, MPFR_RNDZ);
 }
 
+const char* EncodingName(const FloatFormat& format) {
+  if (!format.has_sign && !format.has_subnormals) return "e8m0";
+  switch (format.nan) {
+    case NanEncoding::kIeee: return "ieee";
+    case NanEncoding::kNegativeZero: return "fnuz";
+    case NanEncoding::kAllOnes:
+    case NanEncoding::kNone: return "fn";
+  }
+  return "?";
+}
+
+std::string StorageText(const FloatFormat& format) {
+  if (format.packing == Packing::kNibblePairs) return "2 per byte (low nibble first)";
+  const int bytes = format.storage_bytes();
+  std::string text = fmt::format("{} byte{}", bytes, bytes == 1 ? "" : "s");
+  if (format.bits != 8 * bytes) text += fmt::format(" ({} bits used)", format.bits);
+  return text;
+}
+
 std::string BitsText(const FloatFormat& format, uint64_t bits) {
   return fmt::format("0x{:0{}x}", bits, (format.bits + 3) / 4);
 }

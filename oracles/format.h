@@ -79,6 +79,15 @@ int QuantumExponent(const FloatFormat& format, double x);
 // The same toward zero (truncation, as a demotion that drops the low bits).
 double TruncateToFormat(const FloatFormat& format, mpfr_srcptr x);
 
+// The encoding family of a format's special patterns, from its traits:
+// "ieee" (infinities, NaNs), "fn" (finite, and NaN only at the all-ones
+// magnitude if any: OCP E4M3, FP6, FP4), "fnuz" (no infinity, no -0, NaN at
+// the -0 pattern), "e8m0" (unsigned, no zero, powers of two).
+const char* EncodingName(const FloatFormat& format);
+// How elements lie in memory: "1 byte", "2 bytes", "1 byte (6 bits used)",
+// "2 per byte (low nibble first)".
+std::string StorageText(const FloatFormat& format);
+
 // "0x3f80" for a bf16 or f16 pattern, "0x3f800000" for f32: the width of the
 // format's storage.
 std::string BitsText(const FloatFormat& format, uint64_t bits);

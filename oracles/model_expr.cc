@@ -146,7 +146,7 @@ class Parser {
       const std::string format = Identifier();
       const FloatFormat* f = FindFormat(format);
       if (f == nullptr || f->bits > 32) {
-        Fail(at, "unknown working format '" + format + "' (f32, bf16, f16)");
+        Fail(at, "unknown working format '" + format + "' (" + RoundingFormatNames() + ")");
       }
       p_.working = f;
       return;
@@ -164,7 +164,17 @@ class Parser {
   static bool IsFunction(const std::string& name) {
     return name == "fma" || name == "neg" || RoundingFormat(name) != nullptr;
   }
-  // f32, bf16, f16 and their _rz forms; nullptr for another name.
+  // The registered formats of at most 32 bits, which are the working
+  // formats and the rounding functions: "f32, bf16, f16, float8_e4m3fn, ...".
+  static std::string RoundingFormatNames() {
+    std::string names;
+    for (const FloatFormat* f : Formats()) {
+      if (f->bits <= 32) names += (names.empty() ? "" : ", ") + std::string(f->name);
+    }
+    return names;
+  }
+  // A registered format of at most 32 bits by name (f32, bf16, float8_e4m3fn,
+  // ...), or its _rz form; nullptr for another name.
   static const FloatFormat* RoundingFormat(const std::string& name, bool* toward_zero = nullptr) {
     std::string base = name;
     const bool rz = base.size() > 3 && base.compare(base.size() - 3, 3, "_rz") == 0;
@@ -292,8 +302,8 @@ class Parser {
       i.format = f;
       return Emit(i);
     }
-    Fail(start, "unknown function '" + name +
-                    "' (fma, neg, f32, bf16, f16, f32_rz, bf16_rz, f16_rz)");
+    Fail(start, "unknown function '" + name + "' (fma, neg, or a format to round to, NAME or NAME_rz: " +
+                    RoundingFormatNames() + ")");
   }
 
   ModelProgram& p_;

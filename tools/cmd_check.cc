@@ -572,9 +572,7 @@ void Export(const ExportArgs& args) {
   const std::vector<std::string> names_of = op.operand_names();
   std::string listed;
   for (const std::string& n : names_of) listed += (listed.empty() ? "" : ", ") + n;
-  const std::string dtype = std::string_view(stored->name) == "f16"    ? "float16"
-                            : std::string_view(stored->name) == "bf16" ? "bfloat16 (2-byte void)"
-                                                                       : "float32";
+  const std::string dtype = NumpyDtypeText(stored);
   PrintWrapped(std::cout,
                fmt::format("wrote {} inputs of {} ({} suite, {}, seed {}) to {}{}", inputs.size(),
                            args.op, suite_name, format.name, args.seed, args.out,

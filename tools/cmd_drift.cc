@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "kernels/narrow_formats.h"
 #include "suites/reports/number_text.h"
 #include "suites/drift/attribution.h"
 #include "suites/drift/curves.h"
@@ -116,6 +117,16 @@ void PrintRunTable(const DriftResult& d, const std::vector<const FloatRunResult*
                            kDriftTanhBwd));
 }
 
+// The format an in-situ histogram measured, by its bound count (precision
+// + 3): unique among the formats training runs compute in.
+std::string InSituFormatName(const ErrorStatistics& s) {
+  if (s.bounds().size() == static_cast<size_t>(HistogramBoundCount(kBinary32))) return kBinary32.name;
+  for (const NarrowFormat& f : kNarrowFormats) {
+    if (s.bounds().size() == static_cast<size_t>(HistogramBoundCount(*f.format))) return f.format->name;
+  }
+  return "?";
+}
+
 void PrintRunDetails(const DriftResult& d, const FloatRunResult& r) {
   std::cout << "\nrun " << r.config.Label() << '\n';
   TextTable table({"epoch", "reference loss", "run loss", "rel. deviation", "param max rel",
@@ -143,11 +154,7 @@ void PrintRunDetails(const DriftResult& d, const FloatRunResult& r) {
                   "special"});
   situ.SetLeftAligned({0, 1});
   for (const auto& [op, s] : r.in_situ) {
-    situ.AddRow({op, s.bounds().size() == static_cast<size_t>(HistogramBoundCount(kBinary32))
-                         ? "f32"
-                         : (s.bounds().size() == static_cast<size_t>(HistogramBoundCount(kBinary16))
-                                ? "f16"
-                                : "bf16"),
+    situ.AddRow({op, InSituFormatName(s),
                  std::to_string(s.n()), FormatUlp(s.max_ulp()),
                  FormatUlp(s.mean_ulp()),
                  fmt::format("{:.1f}%", 100.0 * s.correctly_rounded() / std::max<uint64_t>(s.n(), 1)),

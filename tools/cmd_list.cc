@@ -1,5 +1,6 @@
 // ulpgate list: ops, variants, models, targets (compiled, and runnable here:
-// on this CPU and not removed by --cpu-targets or ULPGATE_CPU_TARGETS), suites.
+// on this CPU and not removed by --cpu-targets or ULPGATE_CPU_TARGETS), suites,
+// and the registered formats with their traits.
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "suites/engine/op_table.h"
 #include "suites/inputs/elementwise_suites.h"
 #include "suites/inputs/reduction_suites.h"
+#include "suites/reports/format_list.h"
 #include "tools/cast_commands.h"
 #include "tools/cli.h"
 #include "tools/text_table.h"
@@ -122,6 +124,7 @@ nlohmann::ordered_json ListJson() {
                             {"f32_lanes", t.f32_lanes}});
   }
   j["best_target"] = BestTarget().name;
+  for (const FloatFormat* f : Formats()) j["formats"].push_back(FormatJson(*f));
   if (const CpuTargetsRestriction* r = CpuRestriction()) {
     j["cpu_targets_restriction"] = {
         {"spec", r->spec}, {"source", r->source}, {"lacking", r->lacking}};
@@ -129,6 +132,19 @@ nlohmann::ordered_json ListJson() {
     j["cpu_targets_restriction"] = nullptr;
   }
   return j;
+}
+
+void PrintFormats() {
+  std::cout << "\nformats (every registered one decodes, rounds, casts, measures ULPs and reads files; "
+               "ops: those with kernels in it)\n";
+  TextTable table(FormatColumns());
+  table.SetLeftAligned({0, 6, 9, 10});
+  for (const FloatFormat* f : Formats()) table.AddRow(FormatRow(*f));
+  table.Print(std::cout, "  ");
+  for (const FloatFormat* f : Formats()) {
+    std::cout << "  ";
+    PrintWrapped(std::cout, std::string(f->name) + ": " + f->description, 4, 2);
+  }
 }
 
 std::string Runnable(const TargetInfo& t) {
@@ -317,12 +333,13 @@ void PrintList() {
     reduction_suites.AddRow({s.name, std::to_string(s.default_n), s.description});
   }
   reduction_suites.Print(std::cout, "  ");
+  PrintFormats();
 }
 
 }  // namespace
 
 void AddListCommand(CLI::App& app) {
-  auto* cmd = app.add_subcommand("list", "List ops, variants, models, targets and suites");
+  auto* cmd = app.add_subcommand("list", "List ops, variants, models, targets, suites and formats");
   auto json = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json, "Print JSON instead of tables");
   cmd->callback([json] {

@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include "kernels/narrow_formats.h"
 #include "kernels/registry.h"
 #include "oracles/float_text.h"
 #include "oracles/format.h"
@@ -343,13 +344,20 @@ std::string DtypesText() {
   std::string narrow, only_f32;
   for (const OpInfo& op : OpTable()) {
     if (op.family == OpFamily::kDrift || op.family == OpFamily::kCast) continue;
-    const bool has_narrow = std::find(op.dtypes.begin(), op.dtypes.end(), "bf16") != op.dtypes.end();
+    const bool has_narrow = op.dtypes.size() > 1;
     (has_narrow ? narrow : only_f32) += ((has_narrow ? narrow : only_f32).empty() ? "" : ", ") + op.name;
+  }
+  std::string all = kBinary32.name, narrow_names;
+  for (size_t i = 0; i < kNarrowFormats.size(); ++i) {
+    const std::string name = kNarrowFormats[i].format->name;
+    all += (i + 1 == kNarrowFormats.size() ? " or " : ", ") + name;
+    narrow_names += (i == 0 ? "" : i + 1 == kNarrowFormats.size() ? " and " : ", ") + name;
   }
   // The casts take their destination instead (cast_f32 --dtype float8_e4m3fn).
   const std::string casts = "; a cast op (cast_f32, cast_bf16, cast_f16): its destination format";
-  return only_f32.empty() ? "f32, bf16 or f16: every op runs in each" + casts
-                          : "f32, bf16 or f16 (bf16 and f16: " + narrow + "; only f32: " + only_f32 + ")" + casts;
+  return (only_f32.empty() ? all + ": every op runs in each"
+                           : all + " (" + narrow_names + ": " + narrow + "; only f32: " + only_f32 + ")") +
+         casts;
 }
 
 // The ops `run` takes: every op of the table but the training runs.
@@ -367,7 +375,7 @@ void Run(const RunArgs& args) {
   }
   const FloatFormat* format = FindFormat(args.dtype);
   if (format == nullptr || format->bits > 32) {
-    throw UsageError("unknown --dtype '" + args.dtype + "' (f32, bf16, f16)");
+    throw UsageError("unknown --dtype '" + args.dtype + "' (" + KernelFormatNames() + ")");
   }
   const OpInfo* op = FindOp(args.kernel);
   if (op == nullptr || op->family == OpFamily::kDrift) {

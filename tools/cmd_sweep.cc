@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/narrow_formats.h"
 #include "oracles/float_text.h"
 #include "suites/investigate/explain.h"
 #include "suites/inputs/inputs.h"
@@ -263,7 +264,7 @@ void RunSweepCommand(const SweepArgs& args) {
   const std::array<std::string, 2> operands = {std::string(op.operands[0].name),
                                                std::string(op.operands[1].name)};
   const FloatFormat* format = FindFormat(args.dtype);
-  if (format == nullptr || format->bits > 32) throw UsageError("unknown --dtype '" + args.dtype + "' (f32, bf16, f16)");
+  if (format == nullptr || format->bits > 32) throw UsageError("unknown --dtype '" + args.dtype + "' (" + KernelFormatNames() + ")");
   const std::vector<float> grads = ParseValues(args.grads, "--grad");
   // The options of the second operand are named after it: the op's is the one
   // its second operand's name gives.

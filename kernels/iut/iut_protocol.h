@@ -30,6 +30,8 @@
 #include <string>
 #include <string_view>
 
+#include "kernels/narrow_formats.h"
+
 namespace ulpgate {
 
 inline constexpr std::string_view kIutGreeting = "ulpgate-iut 1";
@@ -69,7 +71,8 @@ struct IutOffer {
 // Bytes per element of a dtype the protocol carries; 0 for another.
 inline size_t IutElementBytes(std::string_view dtype) {
   if (dtype == "f32") return 4;
-  if (dtype == "bf16" || dtype == "f16") return 2;
+  const int row = NarrowFormatIndex(dtype);
+  if (row >= 0) return static_cast<size_t>(kNarrowFormats[static_cast<size_t>(row)].format->storage_bytes());
   return 0;
 }
 

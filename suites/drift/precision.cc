@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "kernels/narrow_formats.h"
 #include "suites/inputs/inputs.h"
 
 namespace ulpgate {
@@ -18,15 +19,31 @@ std::string PrecisionDescription(const DriftPrecision& p) {
                      p.master->name, p.compute->name);
 }
 
+namespace {
+
+// The formats a training run computes in: binary32 and the kernels' 16-bit
+// formats (kNarrowFormats), each of the latter also mixed with f32 masters.
+std::vector<DriftPrecision> DriftPrecisions() {
+  std::vector<DriftPrecision> all = {{&kBinary32, &kBinary32}};
+  for (const NarrowFormat& f : kNarrowFormats) all.push_back({f.format, f.format});
+  for (const NarrowFormat& f : kNarrowFormats) all.push_back({f.format, &kBinary32});
+  return all;
+}
+
+}  // namespace
+
 const std::vector<std::string>& DriftPrecisionNames() {
-  static const std::vector<std::string> names = {"f32", "bf16", "f16", "mixed_bf16", "mixed_f16"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const DriftPrecision& p : DriftPrecisions()) v.push_back(p.Name());
+    return v;
+  }();
   return names;
 }
 
 DriftPrecision ParseDriftPrecision(std::string_view name) {
-  for (const FloatFormat* f : {&kBinary32, &kBFloat16, &kBinary16}) {
-    if (name == f->name) return {f, f};
-    if (f != &kBinary32 && name == std::string("mixed_") + f->name) return {f, &kBinary32};
+  for (const DriftPrecision& p : DriftPrecisions()) {
+    if (name == p.Name()) return p;
   }
   throw InputError(fmt::format("unknown drift precision '{}' ({})", name,
                                fmt::join(DriftPrecisionNames(), ", ")));
@@ -35,7 +52,7 @@ DriftPrecision ParseDriftPrecision(std::string_view name) {
 DriftPrecision DriftPrecisionOf(std::string_view dtype, std::string_view master) {
   const DriftPrecision one = ParseDriftPrecision(dtype);
   if (one.mixed()) {
-    throw InputError(fmt::format("'dtype' is a format (f32, bf16, f16), not '{}'", dtype));
+    throw InputError(fmt::format("'dtype' is a format ({}), not '{}'", KernelFormatNames(), dtype));
   }
   if (master.empty() || master == dtype) return one;
   if (master != kBinary32.name) {

@@ -713,20 +713,19 @@ std::optional<StagedChain> StageModelOutput(const ElementwiseOpInfo& op, const F
 
 namespace {
 
-// Every pattern's value in a 16-bit format (DecodeBits), tabulated: the
-// staged models decode a first operand per output.
+// Every pattern's value in a 16-bit format of the kernels (DecodeBits),
+// tabulated per row of kNarrowFormats: the staged models decode a first
+// operand per output. Throws for a format without a row.
 const std::vector<double>& DecodedPatterns(const FloatFormat& format) {
-  static const std::vector<double> bf16 = [] {
-    std::vector<double> v(65536);
-    for (uint32_t b = 0; b < 65536; ++b) v[b] = DecodeBits(kBFloat16, b);
-    return v;
+  static const auto tables = [] {
+    std::array<std::vector<double>, kNarrowFormats.size()> all;
+    for (size_t f = 0; f < kNarrowFormats.size(); ++f) {
+      all[f].resize(size_t{1} << kNarrowFormats[f].format->bits);
+      for (uint32_t b = 0; b < all[f].size(); ++b) all[f][b] = DecodeBits(*kNarrowFormats[f].format, b);
+    }
+    return all;
   }();
-  static const std::vector<double> f16 = [] {
-    std::vector<double> v(65536);
-    for (uint32_t b = 0; b < 65536; ++b) v[b] = DecodeBits(kBinary16, b);
-    return v;
-  }();
-  return format.precision == kBFloat16.precision ? bf16 : f16;
+  return tables[NarrowRow(RequireNarrowFormat(format, "staged elementwise models"))];
 }
 
 // Applies the columns' chains in arithmetic A to v[0, n) in place: one

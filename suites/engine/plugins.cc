@@ -273,7 +273,7 @@ const LoadedPlugin& LoadPlugin(const std::string& path) {
     if (format == nullptr || format->bits > 32 ||
         (format->bits < 32 && NarrowFormatIndex(format->name) < 0)) {
       throw InputError(
-          fmt::format("{} ({}): dtype '{}' (plugins take f32, bf16, f16)", where, variant, dtype));
+          fmt::format("{} ({}): dtype '{}' (plugins take {})", where, variant, dtype, KernelFormatNames()));
     }
     const bool narrow = format->bits < 32;
     if (!(narrow ? kernel.has_u16 : kernel.has_f32)) {
@@ -399,7 +399,7 @@ std::vector<const TargetInfo*> LoadIut(const std::string& command) {
       }
       const FloatFormat* format = FindFormat(o.dtype);
       if (format == nullptr || IutElementBytes(o.dtype) == 0 || !RunsIn(*op, *format)) {
-        throw InputError(fmt::format("{}: dtype '{}' ({} runs in f32, bf16, f16)", where, o.dtype, o.op));
+        throw InputError(fmt::format("{}: dtype '{}' ({} runs in {})", where, o.dtype, o.op, KernelFormatNames()));
       }
       if (loaded.Find(o.variant, o.dtype, o.op) != nullptr) {
         throw InputError(where + ": offered twice");

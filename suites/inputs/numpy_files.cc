@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -54,15 +55,32 @@ NumpyArray ParseNpy(const std::string& bytes, const std::string& where) {
   NumpyArray array;
   bool fortran_order = false;
   std::string header = bytes.substr(8 + length_bytes, header_length);
-  // xtensor's header check knows the numeric kinds only; a 2-byte void, what
-  // NumPy writes for ml_dtypes' bfloat16, is read as the same bytes (uint16)
-  // and named by its own type string again below.
-  bool void16 = false;
-  for (const char* v : {"'|V2'", "'<V2'"}) {
-    const size_t at = header.find(v);
-    if (at != std::string::npos) {
-      header.replace(at, 5, "'<u2'");
-      void16 = true;
+  // xtensor's header check knows the numeric kinds only. The types it does
+  // not know are read as unsigned integers of their width and named by their
+  // own type string again below: the voids NumPy writes for ml_dtypes' types
+  // ("|V2" or "<V2" for bfloat16, "|V1" or "<V1" for each 8-, 6- and 4-bit
+  // one, one element a byte), "<f1" (ml_dtypes' float8_e5m2, whose dtype kind is 'f'), and a
+  // registered format's name (what writing str(dtype) as the descr gives).
+  std::string unknown_descr;
+  const size_t descr_key = header.find("'descr'");
+  if (descr_key != std::string::npos) {
+    const size_t open = header.find('\'', descr_key + 7);
+    const size_t close = open == std::string::npos ? open : header.find('\'', open + 1);
+    if (close != std::string::npos) {
+      const std::string descr = header.substr(open + 1, close - open - 1);
+      const FloatFormat* named = FindFormat(descr);
+      std::string stand_in;
+      if (descr == "|V2" || descr == "<V2") {
+        stand_in = "<u2";
+      } else if (descr == "|V1" || descr == "<V1" || descr == "<f1" || descr == "|f1") {
+        stand_in = "|u1";
+      } else if (named != nullptr && named->bits <= 16) {
+        stand_in = fmt::format("{}u{}", named->storage_bytes() == 1 ? '|' : '<', named->storage_bytes());
+      }
+      if (!stand_in.empty()) {
+        unknown_descr = descr == "<V2" ? "|V2" : descr == "<V1" ? "|V1" : descr == "|f1" ? "<f1" : descr;
+        header.replace(open + 1, close - open - 1, stand_in);
+      }
     }
   }
   try {
@@ -70,7 +88,11 @@ NumpyArray ParseNpy(const std::string& bytes, const std::string& where) {
   } catch (const std::exception& e) {
     throw InputError(where + ": malformed .npy header (" + e.what() + ")");
   }
-  if (void16) array.dtype = "|V2";
+  size_t word = 0;
+  if (!unknown_descr.empty()) {
+    word = array.dtype.size() > 2 ? std::stoul(array.dtype.substr(2)) : 0;
+    array.dtype = unknown_descr;
+  }
   if (fortran_order && array.shape.size() > 1) {
     throw InputError(where + ": a Fortran-order array; save it in C order (np.ascontiguousarray)");
   }
@@ -78,9 +100,8 @@ NumpyArray ParseNpy(const std::string& bytes, const std::string& where) {
     throw InputError(where + ": dtype '" + array.dtype +
                      "' is not little-endian float32, float64, float16, uint16 or bfloat16");
   }
-  size_t word = 0;
   try {
-    word = std::stoul(array.dtype.substr(2));
+    if (word == 0) word = std::stoul(array.dtype.substr(2));
   } catch (const std::exception&) {
     throw InputError(where + ": dtype '" + array.dtype + "' has no element size");
   }
@@ -176,46 +197,114 @@ std::vector<NumpyArray> ReadNumpyFile(const std::string& path) {
   return {std::move(array)};
 }
 
+namespace {
+
+bool SameEncoding(const FloatFormat& a, const FloatFormat& b) {
+  return a.precision == b.precision && a.emin == b.emin && a.emax == b.emax && a.bits == b.bits &&
+         a.nan == b.nan && a.has_sign == b.has_sign && a.has_subnormals == b.has_subnormals;
+}
+
+// NumPy's own float type for the format, "<f2", "<f4", "<f8", or "" for a
+// format NumPy has none for.
+std::string NumpyFloatDescr(const FloatFormat& format) {
+  for (const FloatFormat* f : {&kBinary16, &kBinary32, &kBinary64}) {
+    if (SameEncoding(format, *f)) return fmt::format("<f{}", f->storage_bytes());
+  }
+  return "";
+}
+
+// How an array's dtype holds elements: as values (float32, float64), or as
+// codes of some format, `bytes` little-endian bytes each.
+struct Storage {
+  bool values = false;
+  const FloatFormat* codes_of = nullptr;  // the format the codes are in; nullptr: the one asked for
+  int bytes = 0;
+};
+
+std::optional<Storage> StorageOf(const std::string& dtype) {
+  const std::string kind = dtype.substr(1);
+  if (kind == "f4" || kind == "f8") return Storage{true, nullptr, kind == "f4" ? 4 : 8};
+  if (kind == "f2") return Storage{false, &kBinary16, 2};
+  if (dtype == "<f1") return Storage{false, &kFloat8E5M2, 1};  // ml_dtypes' float8_e5m2
+  if (const FloatFormat* named = FindFormat(dtype); named != nullptr && named->bits <= 16) {
+    return Storage{false, named, named->storage_bytes()};
+  }
+  // ml_dtypes' bfloat16 is the one 2-byte void; a 1-byte void is any of
+  // its 8-, 6- and 4-bit types, so its codes are the asked format's.
+  if (kind == "V2") return Storage{false, &kBFloat16, 2};
+  if (kind == "u1" || kind == "V1" || kind == "u2") return Storage{false, nullptr, kind == "u2" ? 2 : 1};
+  return std::nullopt;
+}
+
+// The dtypes that hold values of `format`, for errors.
+std::string AcceptedDtypes(const FloatFormat& format) {
+  std::string text = "float32 or float64";
+  if (format.bits >= 32) return text;
+  const std::string float_descr = NumpyFloatDescr(format);
+  if (!float_descr.empty()) text += ", float16";
+  text += fmt::format(", uint{} bit patterns", 8 * format.storage_bytes());
+  if (float_descr.empty()) {
+    text += format.storage_bytes() == 2 ? " or ml_dtypes' bfloat16"
+                                        : fmt::format(" or ml_dtypes' {} (a 1-byte void)", format.name);
+  }
+  return text;
+}
+
+}  // namespace
+
 const FloatFormat* NumpyFormat(const NumpyArray& array) {
   const std::string kind = array.dtype.substr(1);
   if (kind == "f2") return &kBinary16;
   if (kind == "V2") return &kBFloat16;
-  return nullptr;
+  if (array.dtype == "<f1") return &kFloat8E5M2;
+  // A registered format's name as the type string says which it is; a
+  // 1-byte void ("|V1") does not: every ml_dtypes 8-, 6- and 4-bit type
+  // saves as it.
+  const FloatFormat* named = FindFormat(array.dtype);
+  return named != nullptr && named->bits <= 16 ? named : nullptr;
 }
 
 std::vector<float> ArrayValues(const NumpyArray& array, const FloatFormat& format,
                                const std::string& where) {
   const std::string kind = array.dtype.substr(1);  // "f4", "u2", ...
-  const bool narrow = format.bits == 16;
-  const bool bits16 = kind == "u2" || (kind == "V2" && std::string_view(format.name) == "bf16");
-  if (!narrow && (kind == "u2" || kind == "V2" || kind == "f2")) {
+  const std::optional<Storage> storage = StorageOf(array.dtype);
+  if (format.bits >= 32 && storage && !storage->values) {
+    const FloatFormat* held = storage->codes_of;
     throw InputError(fmt::format(
-        "{}: dtype '{}' holds 16-bit values, read here as {}: pass --dtype {}", where, array.dtype,
-        format.name, kind == "f2" ? "f16" : kind == "V2" ? "bf16" : "bf16 or --dtype f16 (bit patterns)"));
+        "{}: dtype '{}' holds {}-bit values, read here as {}: pass --dtype {}", where, array.dtype,
+        8 * storage->bytes, format.name,
+        held != nullptr                 ? std::string(held->name)
+        : kind == "u2"                  ? std::string("bf16 or --dtype f16 (bit patterns)")
+                                        : std::string("FORMAT (the 8-, 6- or 4-bit format of the codes)")));
   }
-  if (!(kind == "f4" || kind == "f8" || (kind == "f2" && std::string_view(format.name) == "f16") ||
-        (bits16 && narrow))) {
-    throw InputError(fmt::format(
-        "{}: dtype '{}' cannot hold {} values here (float32 or float64{})", where, array.dtype,
-        format.name,
-        std::string_view(format.name) == "bf16" ? ", uint16 bit patterns or ml_dtypes' bfloat16"
-        : narrow                                ? ", float16 or uint16 bit patterns"
-                                                : ""));
+  if (!storage ||
+      (storage->codes_of == nullptr && !storage->values && storage->bytes != format.storage_bytes()) ||
+      (storage->codes_of != nullptr && !SameEncoding(*storage->codes_of, format) &&
+       storage->codes_of->bits >= format.bits)) {
+    throw InputError(fmt::format("{}: dtype '{}' cannot hold {} values here ({})", where, array.dtype,
+                                 format.name, AcceptedDtypes(format)));
   }
+  const FloatFormat& codes = storage->codes_of != nullptr ? *storage->codes_of : format;
+  const uint64_t code_mask = codes.bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << codes.bits) - 1;
   const size_t n = array.size();
   std::vector<float> values(n);
   for (size_t i = 0; i < n; ++i) {
-    const uint8_t* p = array.data.data();
+    const uint8_t* p = array.data.data() + i * static_cast<size_t>(storage->bytes);
     double v = 0;
     if (kind == "f4") {
       float f;
-      std::memcpy(&f, p + 4 * i, 4);
+      std::memcpy(&f, p, 4);
       v = f;
     } else if (kind == "f8") {
-      std::memcpy(&v, p + 8 * i, 8);
+      std::memcpy(&v, p, 8);
     } else {
-      const uint16_t b = static_cast<uint16_t>(p[2 * i] | (p[2 * i + 1] << 8));
-      v = DecodeBits(kind == "f2" ? kBinary16 : format, b);
+      uint64_t b = 0;
+      for (int k = 0; k < storage->bytes; ++k) b |= uint64_t{p[k]} << (8 * k);
+      if ((b & ~code_mask) != 0) {
+        throw InputError(fmt::format("{}: element {} = {:#x} is not a {}-bit {} code (first of the array)",
+                                     where, i, b, codes.bits, codes.name));
+      }
+      v = DecodeBits(codes, b);
     }
     if (!IsRepresentable(format, v)) {
       throw InputError(fmt::format("{}: element {} = {} is not a {} value (first of the array)",
@@ -271,31 +360,57 @@ void WriteNumpyFile(const std::string& path, const std::vector<NumpyOutput>& arr
   }
   std::vector<std::string> images;
   for (const NumpyOutput& a : arrays) {
-    if (a.format == nullptr || a.format->bits != 16) {
+    if (a.format == nullptr || a.format->bits >= 32) {
       images.push_back(xt::dump_npy(xt::adapt(a.values, a.shape)));
       continue;
     }
-    // A 16-bit format as its own dtype: float16 for f16; for bf16, which
-    // NumPy has no type for, the 2-byte void that ml_dtypes' bfloat16 saves
-    // as. xtensor writes the bit patterns as uint16 and the type string is
+    // A narrower format as its own dtype: float16 for f16; for the formats
+    // NumPy has no type for, the void ml_dtypes' types save as (2 bytes for
+    // bfloat16, 1 for each 8-, 6- and 4-bit type, one element a byte).
+    // xtensor writes the codes as unsigned integers and the type string is
     // replaced in place (the same length, so the header's padding holds).
-    std::vector<uint16_t> bits(a.values.size());
-    for (size_t i = 0; i < bits.size(); ++i) {
+    std::vector<uint64_t> codes(a.values.size());
+    for (size_t i = 0; i < codes.size(); ++i) {
       if (!IsRepresentable(*a.format, a.values[i])) {
         throw InputError(fmt::format("{}: {}[{}] = {:a} is not a {} value", path, a.name, i,
                                      a.values[i], a.format->name));
       }
-      bits[i] = static_cast<uint16_t>(EncodeBits(*a.format, a.values[i]));
+      codes[i] = EncodeBits(*a.format, a.values[i]);
     }
-    std::string image = xt::dump_npy(xt::adapt(bits, a.shape));
-    const size_t at = image.find("'<u2'");
-    if (at == std::string::npos) throw InputError(path + ": unexpected .npy header for " + a.name);
-    image.replace(at, 5, std::string_view(a.format->name) == "f16" ? "'<f2'" : "'<V2'");
+    const std::string float_descr = NumpyFloatDescr(*a.format);
+    std::string image, stand_in, descr;
+    if (a.format->storage_bytes() == 2) {
+      // A 2-byte void is read back as bfloat16; another 16-bit format
+      // without a NumPy type stays uint16 codes.
+      image = xt::dump_npy(xt::adapt(std::vector<uint16_t>(codes.begin(), codes.end()), a.shape));
+      stand_in = "'<u2'";
+      descr = !float_descr.empty()                    ? "'" + float_descr + "'"
+              : SameEncoding(*a.format, kBFloat16) ? std::string("'<V2'")
+                                                       : stand_in;
+    } else if (a.format->storage_bytes() == 1) {
+      image = xt::dump_npy(xt::adapt(std::vector<uint8_t>(codes.begin(), codes.end()), a.shape));
+      stand_in = image.find("'|u1'") != std::string::npos ? "'|u1'" : "'<u1'";
+      descr = "'<V1'";  // as ml_dtypes' arrays save
+    } else {
+      throw InputError(fmt::format("{}: {} has no .npy type here", path, a.format->name));
+    }
+    const size_t at = image.find(stand_in);
+    if (at == std::string::npos) {
+      throw InputError(path + ": unexpected .npy header for " + a.name);
+    }
+    image.replace(at, stand_in.size(), descr);
     images.push_back(std::move(image));
   }
   std::vector<std::string> names;
   for (const NumpyOutput& a : arrays) names.push_back(a.name);
   WriteImages(path, names, images);
+}
+
+std::string NumpyDtypeText(const FloatFormat* format) {
+  if (format == nullptr || format->bits >= 32) return "float32";
+  if (!NumpyFloatDescr(*format).empty()) return "float16";
+  if (format->storage_bytes() == 1) return fmt::format("1-byte void (ml_dtypes' {})", format->name);
+  return SameEncoding(*format, kBFloat16) ? "bfloat16 (2-byte void)" : "uint16 codes";
 }
 
 void WriteNumpyArrays(const std::string& path, const std::vector<NumpyArray>& arrays) {

@@ -83,9 +83,10 @@ bool Nearer(const ModelComparison::Example& a, const ModelComparison::Example& b
 std::string NarrowerDtypeHint(const CheckRequest& request) {
   if (request.op == nullptr || request.format->bits != 32 || request.outputs.size() < 16) return "";
   std::vector<std::string> fits;
-  for (const FloatFormat* narrow : {&kBFloat16, &kBinary16}) {
-    const auto& dtypes = GetOp(std::string(request.op->name)).dtypes;
-    if (std::find(dtypes.begin(), dtypes.end(), narrow->name) == dtypes.end()) continue;
+  // The op's own formats, narrower than f32, in the op table's order.
+  for (const std::string& dtype : GetOp(std::string(request.op->name)).dtypes) {
+    const FloatFormat* narrow = FindFormat(dtype);
+    if (narrow == nullptr || narrow->bits >= 32) continue;
     auto all_of = [&](const std::vector<float>& values) {
       return std::all_of(values.begin(), values.end(),
                          [&](float v) { return std::isnan(v) || IsRepresentable(*narrow, v); });
@@ -98,7 +99,8 @@ std::string NarrowerDtypeHint(const CheckRequest& request) {
   return fmt::format(
       "warning: every input and output is a {} value{}, checked here as f32 (errors in f32 ULPs): "
       "if the kernel computed in {}, pass --dtype {}",
-      fits.front(), fits.size() > 1 ? " (and an " + fits[1] + " one)" : "", fits.front(), fits.front());
+      fits.front(), fits.size() > 1 ? " (and an " + fmt::format("{}", fmt::join(fits.begin() + 1, fits.end(), ", ")) + " one)" : "",
+      fits.front(), fits.front());
 }
 
 double UlpsApart(const FloatFormat& format, double a, double b) {

@@ -178,9 +178,14 @@ struct NarrowPatterns {
   std::vector<uint16_t> canonical;
 };
 
+// Per row of kNarrowFormats; throws for a format without a row.
 const NarrowPatterns& PatternsOf(const FloatFormat& format) {
-  static const NarrowPatterns bf16(kBFloat16), f16(kBinary16);
-  return format.precision == kBFloat16.precision ? bf16 : f16;
+  static const auto tables = [] {
+    std::vector<NarrowPatterns> all;
+    for (const NarrowFormat& f : kNarrowFormats) all.emplace_back(*f.format);
+    return all;
+  }();
+  return tables[NarrowRow(RequireNarrowFormat(format, "sweeps of all pairs"))];
 }
 
 

@@ -23,10 +23,14 @@
 
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "hwy/highway.h"
+#include "kernels/narrow_formats.h"
 #include "kernels/ops/tanh_bwd/tanh_bwd_spec.h"
 #include "oracles/double_word-inl.h"
 #include "oracles/round_bits-inl.h"
@@ -142,11 +146,17 @@ HWY_INLINE VF ToFloat(VD v) {
 // ---- A format's constants as doubles (powers of two, exact).
 
 struct FormatConstants {
-  // The constants of f32, bf16 or f16, computed once.
+  // The constants of f32 or a row of kNarrowFormats, computed once; throws
+  // for another format.
   static const FormatConstants& Of(const FloatFormat& format) {
-    static const FormatConstants f32(kBinary32), bf16(kBFloat16), f16(kBinary16);
-    if (format.precision == kBinary32.precision) return f32;
-    return format.precision == kBFloat16.precision ? bf16 : f16;
+    static const FormatConstants f32(kBinary32);
+    static const auto narrow = [] {
+      std::vector<FormatConstants> all;
+      for (const NarrowFormat& f : kNarrowFormats) all.emplace_back(*f.format);
+      return all;
+    }();
+    if (IsBinary32(format)) return f32;
+    return narrow[NarrowRow(RequireNarrowFormat(format, "the sweep tier"))];
   }
   explicit FormatConstants(const FloatFormat& f)
       : min_normal(std::ldexp(1.0, f.emin)),
@@ -1166,7 +1176,13 @@ void DecodeNarrow(const FloatFormat& format, const uint16_t* bits, size_t n, flo
   const DU32 du32;
   const DU16 du16;
   const size_t lanes = hn::Lanes(df);
-  const bool bf16 = format.precision == kBFloat16.precision;
+  // bf16 widens by a shift, f16 by F16ToF32; a row of kNarrowFormats that
+  // is neither has no widening here.
+  const FloatFormat& f = *RequireNarrowFormat(format, "sweep decoding").format;
+  const bool bf16 = IsBinary32TopHalf(f);
+  if (!bf16 && std::string_view(f.name) != kBinary16.name) {
+    throw std::invalid_argument(std::string("sweep decoding: no widening of ") + f.name);
+  }
   for (size_t i = 0; i < n; i += lanes) {
     const VU32 h = hn::PromoteTo(du32, hn::LoadU(du16, bits + i));
     const VF v = bf16 ? hn::BitCast(df, hn::ShiftLeft<16>(h)) : F16ToF32(h);

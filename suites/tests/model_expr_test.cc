@@ -166,14 +166,17 @@ TEST(ModelExpr, ErrorsNameTheColumn) {
   EXPECT_EQ(ErrorOf("m: r = t*t; out = fma(r, grad)"),
             "model 'm', column 19: fma() takes 3 arguments, got 2");
   EXPECT_EQ(ErrorOf("m: out = bf17(t)"),
-            "model 'm', column 10: unknown function 'bf17' (fma, neg, f32, bf16, f16, f32_rz, "
-            "bf16_rz, f16_rz)");
+            "model 'm', column 10: unknown function 'bf17' (fma, neg, or a format to round to, NAME or "
+            "NAME_rz: f32, bf16, f16, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, "
+            "float6_e2m3fn, float6_e3m2fn, float4_e2m1fn, float8_e8m0fnu)");
   EXPECT_EQ(ErrorOf("m: working f32; out = t*0.1"),
             "model 'm', column 25: 0.1 is not a value of the working format f32");
   EXPECT_EQ(ErrorOf("m: out = t; working bf16"),
             "model 'm', column 13: 'working FORMAT' must be the first statement");
   EXPECT_EQ(ErrorOf("m: working f64; out = t"),
-            "model 'm', column 12: unknown working format 'f64' (f32, bf16, f16)");
+            "model 'm', column 12: unknown working format 'f64' (f32, bf16, f16, float8_e4m3fn, "
+            "float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float6_e2m3fn, float6_e3m2fn, "
+            "float4_e2m1fn, float8_e8m0fnu)");
   EXPECT_EQ(ErrorOf("m: r = t*t"), "model 'm', column 11: no 'out = ...': the model's result is out");
   EXPECT_EQ(ErrorOf("m: t = grad"), "model 'm', column 4: 't' is an operand: it cannot be assigned");
   EXPECT_EQ(ErrorOf("m: out = grad t"), "model 'm', column 15: expected ';', found 't'");

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <tuple>
 #include <unistd.h>
 #include <string>
@@ -97,6 +98,7 @@ TEST(NumpyFiles, ANarrowFormatComesAsFloat32BitsOrItsOwnType) {
   const float floats[] = {1.5f, -2.0f};
   for (const auto& [descr, bits, format] :
        {std::tuple{"<u2", bf16_bits, &kBFloat16}, std::tuple{"|V2", bf16_bits, &kBFloat16},
+        std::tuple{"<V2", bf16_bits, &kBFloat16},
         std::tuple{"<u2", f16_bits, &kBinary16}, std::tuple{"<f2", f16_bits, &kBinary16}}) {
     const std::string path = WriteFile("narrow.npy", NpyImage(descr, "(2,)", Bytes(bits, 4)));
     const std::vector<float> v = ArrayValues(ReadNumpyFile(path)[0], *format, "a");
@@ -104,6 +106,70 @@ TEST(NumpyFiles, ANarrowFormatComesAsFloat32BitsOrItsOwnType) {
   }
   const std::string path = WriteFile("narrow.npy", NpyImage("<f4", "(2,)", Bytes(floats, 8)));
   EXPECT_EQ(ArrayValues(ReadNumpyFile(path)[0], kBFloat16, "a"), (std::vector<float>{1.5f, -2.0f}));
+}
+
+// The codes below are worked from the OCP FP8/MX definitions, not by the
+// code under test: E4M3FN 0x3c = 0 0111 100 = 1.5, 0xc0 = -2^(8-7) = -2,
+// 0x7e = 2^8 x 1.75 = 448; E5M2 0x3e = 0 01111 10 = 1.5; E2M1 0x3 = 0 01 1
+// = 1.5, 0xc = 1 10 0 = -2.
+TEST(NumpyFiles, EightSixAndFourBitFormatsComeAsMlDtypesVoidsCodesOrTheirName) {
+  const uint8_t e4m3[] = {0x3c, 0xc0, 0x7e};
+  for (const char* descr : {"|V1", "<V1", "|u1", "float8_e4m3fn"}) {
+    const std::string path = WriteFile("fp8.npy", NpyImage(descr, "(3,)", Bytes(e4m3, 3)));
+    const NumpyArray a = ReadNumpyFile(path)[0];
+    EXPECT_EQ(ArrayValues(a, kFloat8E4M3FN, "a"), (std::vector<float>{1.5f, -2.0f, 448.0f})) << descr;
+    // Only the name says which format; ml_dtypes' voids do not.
+    EXPECT_EQ(NumpyFormat(a), std::string(descr) == "float8_e4m3fn" ? &kFloat8E4M3FN : nullptr)
+        << descr;
+  }
+  // ml_dtypes (0.5.1) saves float8_e5m2 as "<f1", its dtype kind being 'f'.
+  const uint8_t e5m2[] = {0x3e, 0xc0};
+  const NumpyArray old = ReadNumpyFile(WriteFile("e5m2.npy", NpyImage("<f1", "(2,)", Bytes(e5m2, 2))))[0];
+  EXPECT_EQ(NumpyFormat(old), &kFloat8E5M2);
+  EXPECT_EQ(ArrayValues(old, kFloat8E5M2, "a"), (std::vector<float>{1.5f, -2.0f}));
+  // ml_dtypes' float4_e2m1fn takes a byte per element; a code with bits
+  // above its four is refused.
+  const uint8_t e2m1[] = {0x3, 0xc, 0x13};
+  const NumpyArray fp4 = ReadNumpyFile(WriteFile("fp4.npy", NpyImage("|V1", "(3,)", Bytes(e2m1, 3))))[0];
+  try {
+    ArrayValues(fp4, kFloat4E2M1FN, "fp4.npy");
+    FAIL() << "accepted 0x13 as a 4-bit code";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "fp4.npy: element 2 = 0x13 is not a 4-bit float4_e2m1fn code (first of the array)");
+  }
+  const NumpyArray fp4_ok = ReadNumpyFile(WriteFile("fp4.npy", NpyImage("|V1", "(2,)", Bytes(e2m1, 2))))[0];
+  EXPECT_EQ(ArrayValues(fp4_ok, kFloat4E2M1FN, "a"), (std::vector<float>{1.5f, -2.0f}));
+  // Read as f32, a 1-byte void asks for its format.
+  try {
+    ArrayValues(fp4_ok, kBinary32, "fp4.npy");
+    FAIL() << "read 1-byte codes as f32";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("dtype '|V1' holds 8-bit values, read here as f32: pass --dtype FORMAT"),
+              std::string::npos)
+        << e.what();
+  }
+  // 16-bit codes are not an 8-bit format's.
+  const uint16_t wide[] = {0x3c00};
+  const NumpyArray u2 = ReadNumpyFile(WriteFile("u2.npy", NpyImage("<u2", "(1,)", Bytes(wide, 2))))[0];
+  EXPECT_THROW(ArrayValues(u2, kFloat8E4M3FN, "u2.npy"), InputError);
+}
+
+TEST(NumpyFiles, AnEightOrFourBitFormatIsWrittenAsMlDtypesOneByteVoid) {
+  for (const auto& [format, values, codes] :
+       {std::tuple{&kFloat8E4M3FN, std::vector<float>{1.5f, -2.0f, 448.0f}, std::string("\x3c\xc0\x7e")},
+        std::tuple{&kFloat4E2M1FN, std::vector<float>{1.5f, -2.0f, 6.0f}, std::string("\x03\x0c\x07")}}) {
+    const std::string path = TempPath("fp8_out.npy");
+    Written().paths.push_back(path);
+    WriteNumpyFile(path, {{"x", {3}, values, format}});
+    std::ifstream in(path, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(bytes.find("'descr': '<V1'"), std::string::npos) << format->name;
+    EXPECT_EQ(bytes.substr(bytes.size() - 3), codes) << format->name;
+    EXPECT_EQ(ArrayValues(ReadNumpyFile(path)[0], *format, "x"), values) << format->name;
+  }
+  // A value the format lacks is refused, not rounded.
+  EXPECT_THROW(WriteNumpyFile(TempPath("bad_fp8.npy"), {{"x", {1}, {1.0625f}, &kFloat8E4M3FN}}),
+               InputError);
 }
 
 TEST(NumpyFiles, AValueOfAnotherFormatNamesTheFirstBadElement) {

@@ -11,6 +11,13 @@ kernel) over every input of a 16-bit domain.
 
 Arrays may be numpy arrays or PyTorch tensors of float32, bfloat16 or float16 (CUDA
 tensors are copied to the host); the dtype is taken from the outputs unless given.
+
+Formats are data: ulpgate.formats() lists every registered one (f32, bf16, f16, f64, the OCP
+8-, 6- and 4-bit formats, E8M0) with its traits, and decode, encode and round take any of them,
+reading and making ml_dtypes arrays and PyTorch float8 tensors where those are installed:
+
+    ulpgate.decode(np.array([0x38, 0xc0], np.uint8), "float8_e4m3fn")   # [1., -2.]
+    ulpgate.round([1.07, 500.0], "float8_e4m3fn")                     # [1., nan]: no infinity
 ulpgate.testing holds assertions for test suites. The measurements are the CLI's
 (`ulpgate check`, `ulpgate sweep`): the same engine, exact oracles and models.
 """
@@ -23,7 +30,7 @@ import time
 from . import _ulpgate
 
 __all__ = ["check", "sweep", "ops", "exact", "hex_value", "format_ulp", "CheckReport", "SweepReport",
-           "InputError"]
+           "InputError", "formats", "decode", "encode", "round"]
 
 __version__ = _ulpgate.__version__  # the CMake project's version, as `ulpgate --version` says it
 InputError = _ulpgate.InputError
@@ -38,6 +45,148 @@ _DTYPE_NAMES = {"f32": "f32", "float32": "f32", "bf16": "bf16", "bfloat16": "bf1
 def ops():
     """The elementwise ops: [{'name', 'operands', 'definition'}]."""
     return _ulpgate.ops()
+
+
+def formats():
+    """Every registered format with its traits, in the registry's order: a list of dicts with
+    name, description, bits, precision, exponent_bits, emin, emax, bias, encoding ('ieee', 'fn',
+    'fnuz', 'e8m0'), signed, subnormals, infinity, nan, negative_zero, largest_finite,
+    smallest_positive, storage_bytes, packing ('one_per_unit' or 'nibble_pairs': two codes a
+    byte, low nibble first) and ops (the ops with kernels in it)."""
+    return json.loads(_ulpgate.formats_json())
+
+
+# Array dtypes whose name is not the format's: NumPy's and PyTorch's own floats, ml_dtypes'
+# bfloat16. ml_dtypes' and PyTorch's 8-, 6- and 4-bit types carry the format's name.
+_ARRAY_FORMAT_NAMES = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16"}
+
+
+def _format(name):
+    for f in formats():
+        if f["name"] == name:
+            return f
+    raise ValueError(f"unknown format '{name}' ({', '.join(f['name'] for f in formats())})")
+
+
+def _array_format(x):
+    """The registered format an ml_dtypes array or a torch tensor of a float dtype holds, by its
+    dtype's name (torch's float4_e2m1fn_x2: float4_e2m1fn, packed); None for another dtype."""
+    dtype = getattr(x, "dtype", None)
+    if dtype is None or getattr(dtype, "kind", "V") in "iub":
+        return None
+    name = str(dtype).replace("torch.", "")
+    if name == "float4_e2m1fn_x2":
+        return "float4_e2m1fn"
+    name = _ARRAY_FORMAT_NAMES.get(name, name)
+    return name if any(f["name"] == name for f in formats()) else None
+
+
+def _require_kernels(op, dtype):
+    """ValueError unless op has kernels in dtype (the op table's formats, as formats() says)."""
+    runs_in = [f["name"] for f in formats() if op in f["ops"]]
+    if dtype not in runs_in:
+        raise ValueError(f"dtype '{dtype}': {op} runs in {', '.join(runs_in)}")
+
+
+def _is_torch(x):
+    return hasattr(x, "detach") and hasattr(x, "cpu")
+
+
+def _codes_of(x, fmt):
+    """(codes as a numpy uint64 array, shape) of an array of format fmt, or of integer codes."""
+    import numpy as np
+    width = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[fmt["storage_bytes"]]
+    if _is_torch(x):
+        t = x.detach().cpu().contiguous()
+        if str(t.dtype) == "torch.float4_e2m1fn_x2":  # two codes a byte, low nibble first
+            b = t.view(__import__("torch").uint8).numpy().reshape(-1)
+            codes = np.stack([b & 0xF, b >> 4], axis=-1).reshape(-1)
+            return codes.astype(np.uint64), (codes.size,)
+        if t.is_floating_point():
+            signed = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}[fmt["storage_bytes"]]
+            a = t.view(getattr(__import__("torch"), signed)).numpy().view(width)
+        else:
+            a = t.numpy()
+        return np.ascontiguousarray(a).reshape(-1).astype(np.uint64), tuple(t.shape)
+    a = np.asarray(x)
+    if a.dtype.kind in "fV" or _array_format(a) is not None:  # an array of the format itself
+        a = np.ascontiguousarray(a).view(width)
+    elif a.dtype.kind not in "iu":
+        raise ValueError(f"codes: dtype {a.dtype}, not integer codes or an array of {fmt['name']}")
+    return np.ascontiguousarray(a).reshape(-1).astype(np.uint64), a.shape
+
+
+def decode(codes, format=None):
+    """The values of codes of a format, exactly, as a float64 numpy array of their shape (NaN
+    for its NaN codes). `codes`: integers (numpy, a list, a torch integer tensor), or an array
+    of the format itself (an ml_dtypes array, a torch float8 tensor), whose format is taken
+    from its dtype when `format` is not given."""
+    given = _array_format(codes)
+    name = format or given
+    if name is None:
+        raise ValueError("decode: give the format of integer codes")
+    if given is not None and given != name:
+        raise ValueError(f"decode: the array holds {given}, not {name}")
+    flat, shape = _codes_of(codes, _format(name))
+    return _ulpgate.decode(flat, name).reshape(shape)
+
+
+def _values(x):
+    import numpy as np
+    if _is_torch(x):
+        return x.detach().cpu().double().numpy()
+    return np.asarray(x, dtype=np.float64)
+
+
+def _as(codes, shape, fmt, to):
+    """Codes of fmt (uint64) as what `to` names."""
+    import numpy as np
+    width = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[fmt["storage_bytes"]]
+    c = codes.astype(width).reshape(shape)
+    if to == "codes":
+        return c
+    ml_name = {"bf16": "bfloat16", "f16": "float16", "f32": "float32", "f64": "float64"}.get(fmt["name"], fmt["name"])
+    if to == "ml_dtypes":
+        if fmt["name"] in ("f16", "f32", "f64"):
+            return c.view(ml_name)
+        import ml_dtypes
+        return c.view(getattr(ml_dtypes, ml_name))
+    if to == "torch":
+        import torch
+        if fmt["packing"] == "nibble_pairs":  # float4_e2m1fn_x2: two codes a byte, low first
+            flat = c.reshape(-1)
+            if flat.size % 2:
+                flat = np.append(flat, 0)
+            packed = (flat[0::2] | (flat[1::2] << 4)).astype(np.uint8)
+            return torch.from_numpy(packed).view(getattr(torch, "float4_e2m1fn_x2"))
+        dtype = getattr(torch, ml_name, None)
+        if dtype is None:
+            raise ValueError(f"this PyTorch has no {ml_name}")
+        signed = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}[fmt["storage_bytes"]]
+        return torch.from_numpy(np.ascontiguousarray(c).view(signed).copy()).view(dtype)
+    raise ValueError(f"to: 'float64', 'codes', 'ml_dtypes' or 'torch', not {to!r}")
+
+
+def encode(values, format, to="codes"):
+    """The codes of values of a format (ValueError for a value it lacks), as unsigned integers of
+    its storage width (one per element, a 4-bit code a byte), or with to='ml_dtypes' an ml_dtypes
+    array, to='torch' a torch tensor of the format (float4: float4_e2m1fn_x2, packed)."""
+    fmt = _format(format)
+    v = _values(values)
+    return _as(_ulpgate.encode(v.reshape(-1), format), v.shape, fmt, to)
+
+
+def round(x, format, toward_zero=False, to="float64"):  # noqa: A001 (the format-level verb)
+    """Each value of x (numpy, a list, a torch tensor, an ml_dtypes array) rounded once to a
+    format, to nearest even (or toward zero), with its subnormals and overflow (infinity, else
+    NaN, else the largest value for the formats with neither): float64 values, or what `to`
+    names ('codes', 'ml_dtypes', 'torch': see encode)."""
+    fmt = _format(format)
+    v = _values(x)
+    r = _ulpgate.round(v.reshape(-1), format, toward_zero)
+    if to == "float64":
+        return r.reshape(v.shape)
+    return _as(_ulpgate.encode(r, format), v.shape, fmt, to)
 
 
 def _op(name):
@@ -522,6 +671,7 @@ def sweep(kernel, op, dtype="bf16", range=None, fixed=None, over=None, claim=Non
     blocks)."""
     dtype = _DTYPE_NAMES.get(dtype, dtype)
     operands = _op(op)["operands"]
+    _require_kernels(op, dtype)
     if len(operands) != 2:
         raise ValueError(f"{op} has {len(operands)} operands: a sweep takes two")
     if dtype == "f32" and not fixed:

@@ -3,6 +3,8 @@
 // engine, oracles and sweep tiers as the CLI. Arrays cross as float32 values
 // (operands and outputs) and as storage lanes for a swept callable (float32,
 // or the uint16 patterns of bf16 and f16); reports come back as the CLI's JSON.
+// The format-level functions (decode, encode, round, the registry's traits)
+// take any registered format: codes as uint64, values as float64.
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -22,6 +24,7 @@
 #include "suites/engine/plugins.h"
 #include "suites/inputs/inputs.h"
 #include "suites/investigate/check.h"
+#include "suites/reports/format_list.h"
 #include "suites/reports/report.h"
 #include "suites/reports/number_text.h"
 #include "suites/sweep/sweep.h"
@@ -41,10 +44,81 @@ const ElementwiseOpInfo& OpNamed(const std::string& name) {
   return *op;
 }
 
-const FloatFormat& FormatNamed(const std::string& name) {
+// Any registered format, for the format-level functions.
+const FloatFormat& AnyFormatNamed(const std::string& name) {
   const FloatFormat* f = FindFormat(name);
-  if (f == nullptr || f->bits > 32) throw py::value_error("unknown dtype '" + name + "' (f32, bf16, f16)");
+  if (f == nullptr) {
+    std::string known;
+    for (const FloatFormat* g : Formats()) known += (known.empty() ? "" : ", ") + std::string(g->name);
+    throw py::value_error("unknown format '" + name + "' (" + known + ")");
+  }
   return *f;
+}
+
+// A format the op has kernels and models in (the op table decides): check
+// and sweep refuse another, rather than measure it as some other format.
+const FloatFormat& FormatNamed(const ElementwiseOpInfo& op, const std::string& name) {
+  const FloatFormat* f = FindFormat(name);
+  if (f == nullptr || !RunsIn(op, *f)) {
+    std::string known;
+    for (const std::string& d : ElementwiseDtypes(op)) known += (known.empty() ? "" : ", ") + d;
+    throw py::value_error((f == nullptr ? "unknown dtype '" : "dtype '") + name + "': " +
+                          std::string(op.name) + " runs in " + known);
+  }
+  return *f;
+}
+
+using Doubles = py::array_t<double, py::array::c_style | py::array::forcecast>;
+using Codes = py::array_t<uint64_t, py::array::c_style | py::array::forcecast>;
+
+// Every registered format's traits, as `ulpgate list --json` gives them.
+std::string FormatsJsonText() {
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  for (const FloatFormat* f : Formats()) all.push_back(FormatJson(*f));
+  return all.dump();
+}
+
+// The values of codes of a format (NaN for its NaNs), exactly, as doubles.
+py::array_t<double> Decode(const Codes& codes, const std::string& name) {
+  const FloatFormat& f = AnyFormatNamed(name);
+  const uint64_t mask = f.bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << f.bits) - 1;
+  py::array_t<double> out(codes.size());
+  double* o = out.mutable_data();
+  for (py::ssize_t i = 0; i < codes.size(); ++i) {
+    const uint64_t c = codes.data()[i];
+    if ((c & ~mask) != 0) {
+      throw py::value_error("element " + std::to_string(i) + ": " + std::to_string(c) + " is not a " +
+                            std::to_string(f.bits) + "-bit " + f.name + " code");
+    }
+    o[i] = DecodeBits(f, c);
+  }
+  return out;
+}
+
+// The codes of values of a format; a value the format lacks is an error.
+py::array_t<uint64_t> Encode(const Doubles& values, const std::string& name) {
+  const FloatFormat& f = AnyFormatNamed(name);
+  py::array_t<uint64_t> out(values.size());
+  uint64_t* o = out.mutable_data();
+  for (py::ssize_t i = 0; i < values.size(); ++i) {
+    const double v = values.data()[i];
+    if (!IsRepresentable(f, v)) {
+      throw py::value_error("element " + std::to_string(i) + " is not a " + f.name + " value");
+    }
+    o[i] = EncodeBits(f, v);
+  }
+  return out;
+}
+
+// Each value rounded once to the format (to nearest even, or toward zero),
+// with its subnormals and overflow.
+py::array_t<double> Round(const Doubles& values, const std::string& name, bool toward_zero) {
+  const FloatFormat& f = AnyFormatNamed(name);
+  if (f.precision > 52) throw py::value_error(std::string(f.name) + ": rounding a double to it is exact");
+  py::array_t<double> out(values.size());
+  double* o = out.mutable_data();
+  for (py::ssize_t i = 0; i < values.size(); ++i) o[i] = RoundDouble(f, values.data()[i], toward_zero);
+  return out;
 }
 
 std::vector<float> Values(const py::array_t<float, py::array::c_style | py::array::forcecast>& a) {
@@ -68,7 +142,7 @@ std::string Check(const std::string& op_name, const std::string& dtype,
                   const py::array_t<float, py::array::c_style | py::array::forcecast>& outputs,
                   const std::string& label, const std::vector<std::string>& models, unsigned threads) {
   const ElementwiseOpInfo& op = OpNamed(op_name);
-  const FloatFormat& format = FormatNamed(dtype);
+  const FloatFormat& format = FormatNamed(op, dtype);
   InputSet inputs;
   inputs.operand_names = op.operand_names();
   inputs.source = "python";
@@ -127,7 +201,7 @@ std::string Sweep(py::function kernel, const std::string& op_name, const std::st
                   const std::vector<float>& fixed, const std::string& over, uint64_t begin,
                   uint64_t end, unsigned threads, py::object progress) {
   const ElementwiseOpInfo& op = OpNamed(op_name);
-  const FloatFormat& format = FormatNamed(dtype);
+  const FloatFormat& format = FormatNamed(op, dtype);
   if (op.arity() != 2) throw py::value_error(op_name + " has not two operands: a sweep takes two");
   LoadedPlugin plugin;
   plugin.path = "python";
@@ -225,6 +299,14 @@ PYBIND11_MODULE(_ulpgate, m) {
   m.def("format_ulp", &ulpgate::FormatUlp, py::arg("value"),
         "A ULP error or bound fraction to 4 digits, rounded up: never below its value.");
   m.def("ops", &ulpgate::OpsList, "The elementwise ops: name, operands, definition.");
+  m.def("formats_json", &ulpgate::FormatsJsonText,
+        "Every registered format's traits, as JSON (`ulpgate list --json`'s formats).");
+  m.def("decode", &ulpgate::Decode, py::arg("codes"), py::arg("format"),
+        "The values (float64, exact) of codes of a registered format.");
+  m.def("encode", &ulpgate::Encode, py::arg("values"), py::arg("format"),
+        "The codes (uint64) of values of a registered format; ValueError for another value.");
+  m.def("round", &ulpgate::Round, py::arg("values"), py::arg("format"), py::arg("toward_zero") = false,
+        "Each float64 rounded once to a registered format (nearest even, or toward zero).");
   m.attr("__version__") = ulpgate::Version();
   m.def("exact", &ulpgate::Exact, py::arg("op"), py::arg("operands"), py::arg("digits") = 0,
         "The exact value of the op at one input (binary32 operands), as a hex float (or a "
