@@ -268,7 +268,7 @@ const char* EncodingName(const FloatFormat& format) {
 }
 
 std::string StorageText(const FloatFormat& format) {
-  if (format.packing == Packing::kNibblePairs) return "2 per byte (low nibble first)";
+  if (format.packing == Packing::kNibblePairs) return "2 a byte, low first";
   const int bytes = format.storage_bytes();
   std::string text = fmt::format("{} byte{}", bytes, bytes == 1 ? "" : "s");
   if (format.bits != 8 * bytes) text += fmt::format(" ({} bits used)", format.bits);

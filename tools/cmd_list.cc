@@ -135,8 +135,8 @@ nlohmann::ordered_json ListJson() {
 }
 
 void PrintFormats() {
-  std::cout << "\nformats (every registered one decodes, rounds, casts, measures ULPs and reads files; "
-               "ops: those with kernels in it)\n";
+  std::cout << "\nformats (each decodes, rounds, casts, measures ULPs and reads files; ops: how many "
+               "compute in it, casts from or to it)\n";
   TextTable table(FormatColumns());
   table.SetLeftAligned({0, 6, 9, 10});
   for (const FloatFormat* f : Formats()) table.AddRow(FormatRow(*f));

@@ -5,20 +5,20 @@
 # Variables: ULPGATE.
 include("${CMAKE_CURRENT_LIST_DIR}/cli_expect.cmake")
 
-set(row "formats \\(every registered one")
+set(row "formats \\(each decodes")
 foreach(expected
-    "f32 +32 +24 +-126 +127 +127 +ieee +3.40282e\\+38 +2\\^-149 +4 bytes +all"
-    "bf16 +16 +8 +-126 +127 +127 +ieee +3.38953e\\+38 +2\\^-133 +2 bytes +all"
-    "f16 +16 +11 +-14 +15 +15 +ieee +65504 +2\\^-24 +2 bytes +all"
+    "f32 +32 +24 +-126 +127 +127 +ieee +3.40282e\\+38 +2\\^-149 +4 bytes +all, cast from"
+    "bf16 +16 +8 +-126 +127 +127 +ieee +3.38953e\\+38 +2\\^-133 +2 bytes +all, cast from"
+    "f16 +16 +11 +-14 +15 +15 +ieee +65504 +2\\^-24 +2 bytes +all, cast from"
     "f64 +64 +53 +-1022 +1023 +1023 +ieee +1.79769e\\+308 +2\\^-1074 +8 bytes +none"
-    "float8_e4m3fn +8 +4 +-6 +8 +7 +fn +448 +2\\^-9 +1 byte +none"
-    "float8_e4m3fnuz +8 +4 +-7 +7 +8 +fnuz +240 +2\\^-10 +1 byte +none"
-    "float8_e5m2 +8 +3 +-14 +15 +15 +ieee +57344 +2\\^-16 +1 byte +none"
-    "float8_e5m2fnuz +8 +3 +-15 +15 +16 +fnuz +57344 +2\\^-17 +1 byte +none"
-    "float6_e2m3fn +6 +4 +0 +2 +1 +fn +7.5 +2\\^-3 +1 byte \\(6 bits used\\) +none"
-    "float6_e3m2fn +6 +3 +-2 +4 +3 +fn +28 +2\\^-4 +1 byte \\(6 bits used\\) +none"
-    "float4_e2m1fn +4 +2 +0 +2 +1 +fn +6 +2\\^-1 +2 per byte \\(low nibble first\\) +none"
-    "float8_e8m0fnu +8 +1 +-127 +127 +127 +e8m0 +1.70141e\\+38 +2\\^-127 +1 byte +none")
+    "float8_e4m3fn +8 +4 +-6 +8 +7 +fn +448 +2\\^-9 +1 byte +cast to"
+    "float8_e4m3fnuz +8 +4 +-7 +7 +8 +fnuz +240 +2\\^-10 +1 byte +cast to"
+    "float8_e5m2 +8 +3 +-14 +15 +15 +ieee +57344 +2\\^-16 +1 byte +cast to"
+    "float8_e5m2fnuz +8 +3 +-15 +15 +16 +fnuz +57344 +2\\^-17 +1 byte +cast to"
+    "float6_e2m3fn +6 +4 +0 +2 +1 +fn +7.5 +2\\^-3 +1 byte \\(6 bits used\\) +cast to"
+    "float6_e3m2fn +6 +3 +-2 +4 +3 +fn +28 +2\\^-4 +1 byte \\(6 bits used\\) +cast to"
+    "float4_e2m1fn +4 +2 +0 +2 +1 +fn +6 +2\\^-1 +2 a byte, low first +cast to"
+    "float8_e8m0fnu +8 +1 +-127 +127 +127 +e8m0 +1.70141e\\+38 +2\\^-127 +1 byte +cast to")
   ulpgate_expect(0 "${row}.*\n  ${expected}\n" list)
 endforeach()
 # Every format's one line of description follows the table.

@@ -26,7 +26,7 @@ def test_formats_lists_the_registry_with_traits():
     assert (e4m3["bits"], e4m3["precision"], e4m3["emin"], e4m3["emax"], e4m3["bias"]) == (8, 4, -6, 8, 7)
     assert e4m3["encoding"] == "fn" and not e4m3["infinity"] and e4m3["nan"]
     assert e4m3["largest_finite"] == 448.0 and e4m3["smallest_positive"] == 2.0 ** -9
-    assert e4m3["ops"] == []
+    assert e4m3["ops"] == ["cast_f32", "cast_bf16", "cast_f16"]
     assert by_name["float8_e4m3fnuz"]["encoding"] == "fnuz" and by_name["float8_e4m3fnuz"]["bias"] == 8
     assert by_name["float8_e8m0fnu"]["encoding"] == "e8m0" and not by_name["float8_e8m0fnu"]["signed"]
     assert by_name["float4_e2m1fn"]["packing"] == "nibble_pairs"

@@ -34,8 +34,30 @@ std::vector<std::string> FormatColumns() {
           "ops"};
 }
 
+// What runs in a format, in a few words: "all" (or how many) of the ops
+// that compute in it, and whether casts start or end in it.
+std::string OpsText(const FloatFormat& f) {
+  size_t computing = 0, in_format = 0;
+  bool cast_to = false;
+  for (const OpInfo& op : OpTable()) {
+    const bool in = std::find(op.dtypes.begin(), op.dtypes.end(), f.name) != op.dtypes.end();
+    if (op.family == OpFamily::kCast) {
+      cast_to = cast_to || in;
+      continue;
+    }
+    ++computing;
+    if (in) ++in_format;
+  }
+  std::vector<std::string> parts;
+  if (in_format > 0) parts.push_back(in_format == computing ? "all" : std::to_string(in_format));
+  if (FindOp(std::string("cast_") + f.name) != nullptr) parts.push_back("cast from");
+  if (cast_to) parts.push_back("cast to");
+  std::string text;
+  for (const std::string& p : parts) text += (text.empty() ? "" : ", ") + p;
+  return text.empty() ? "none" : text;
+}
+
 std::vector<std::string> FormatRow(const FloatFormat& f) {
-  const std::vector<std::string> ops = OpsIn(f);
   return {f.name,
           std::to_string(f.bits),
           std::to_string(f.precision),
@@ -46,9 +68,7 @@ std::vector<std::string> FormatRow(const FloatFormat& f) {
           fmt::format("{:g}", LargestFinite(f)),
           PowerOfTwoText(SmallestPositive(f)),
           StorageText(f),
-          ops.empty()                        ? "none"
-          : ops.size() == OpTable().size() ? "all"
-                                             : std::to_string(ops.size())};
+          OpsText(f)};
 }
 
 nlohmann::ordered_json FormatJson(const FloatFormat& f) {
