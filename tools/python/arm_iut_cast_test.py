@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""ctest arm_iut_casts (label arm): the cast kernels built for 64-bit ARM, run under
+qemu-aarch64 through the IUT protocol (docs/iut.md, version 2), follow their variants'
+policies bit for bit, as the x86 ones do in process.
+
+1. Builds the IUT for aarch64 (preset aarch64; nothing to do when arm_iut built it).
+2. Starts it under qemu-aarch64 at a 128-bit SVE vector length, offering NEON, SVE_VL128
+   and SVE2_VL128, and runs `ulpgate run` of casts over the boundary, random and scaled
+   suites: f32 -> float8_e4m3fn (every variant), bf16 -> float4_e2m1fn with the codes
+   packed two a byte (--packed4), f32 -> float8_e8m0fnu and f16 -> float8_e5m2. Each
+   kernel claims its variant's policy; --require-conformance exits 0 only when every one
+   follows it, and each ARM target's case must say so.
+Skips (77) where the cross compiler, the arm64 Highway or qemu-aarch64 is missing.
+
+    arm_iut_cast_test.py --ulpgate build/bin/ulpgate --source . [--n N]
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+TARGETS = ["NEON", "SVE_VL128", "SVE2_VL128"]
+CASTS = [  # op, destination, variants that apply
+    ("cast_f32", "float8_e4m3fn", ["rne_sat", "via_bf16", "trunc"]),
+    ("cast_bf16", "float4_e2m1fn", ["rne_sat", "trunc"]),
+    ("cast_f32", "float8_e8m0fnu", ["rne_sat", "trunc"]),
+    ("cast_f16", "float8_e5m2", ["rne_sat", "trunc"]),
+]
+POLICY = {"rne_sat": "nearest_even.saturate", "via_bf16": "nearest_even.saturate.via_bf16",
+          "trunc": "toward_zero.saturate"}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ulpgate", required=True)
+    parser.add_argument("--source", required=True)
+    parser.add_argument("--n", default="2000")
+    args = parser.parse_args()
+    for tool in ("aarch64-linux-gnu-g++", "qemu-aarch64"):
+        if shutil.which(tool) is None:
+            print(f"skipped: {tool} is missing (ci/setup.sh installs it)")
+            return 77
+    if not os.path.exists("/usr/lib/aarch64-linux-gnu/cmake/hwy"):
+        print("skipped: the arm64 Highway is missing (libhwy-dev:arm64; ci/setup.sh installs it)")
+        return 77
+    start = time.time()
+    for cmd in (["cmake", "--preset", "aarch64"],
+                ["cmake", "--build", "--preset", "aarch64", "-j", str(os.cpu_count() or 2)]):
+        p = subprocess.run(cmd, cwd=args.source, capture_output=True, text=True)
+        if p.returncode != 0:
+            print(p.stdout[-4000:], p.stderr[-4000:])
+            print("FAIL: " + " ".join(cmd))
+            return 1
+    built = time.time()
+    iut = os.path.join(args.source, "build-aarch64", "bin", "ulpgate-iut")
+    failures = []
+    for op, dest, variants in CASTS:
+        packed = ["--packed4"] if dest == "float4_e2m1fn" else []
+        command = " ".join(["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu", "-cpu",
+                            "max,sve-default-vector-length=16", iut, "--builtin", "--targets",
+                            ",".join(TARGETS)] + packed)
+        argv = [args.ulpgate, "run", "--op", op, "--dtype", dest, "--n", args.n, "--target", "SCALAR",
+                "--iut", command, "--require-conformance", "--kernel-timeout", "60"]
+        t = time.time()
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+        out = p.stdout + p.stderr
+        print(f"{op} -> {dest}{' (packed)' if packed else ''}: {time.time() - t:.1f} s, exit {p.returncode}")
+        if p.returncode != 0:
+            failures.append(f"{op} {dest}: exit {p.returncode}\n{out}")
+        # Each variant's case on every ARM target says it follows its policy (targets
+        # with the same codes share a line).
+        for v in variants:
+            lines = [l for l in out.splitlines() if l.startswith(f"  {v} on ")]
+            for target in TARGETS:
+                ok = [l for l in lines if f"{target}-iut" in l or f" {target}," in l or l.split(" on ")[1].startswith(target)]
+                if not any(f"claims {POLICY[v]}, follows it" in l for l in ok):
+                    failures.append(f"{op} {dest} {v} on {target}: not shown following {POLICY[v]}\n{out}")
+    print(f"built in {built - start:.1f} s, casts in {time.time() - built:.1f} s")
+    if failures:
+        print("\n".join("FAIL: " + f for f in failures))
+        return 1
+    print("arm casts: every variant on " + ", ".join(TARGETS) + " follows its policy bit for bit")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
