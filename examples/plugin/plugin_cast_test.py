@@ -4,7 +4,8 @@
 1. cast_plugin.c through ulpgate-iut (the default): `rne` follows the policy it claims;
    `ties_away` (ties rounded away, claiming ties to even) LEAVES its claim and is named by
    the policy it follows, nearest_away.saturate; `crash` is a CRASHED fault at an input
-   whose low byte is 0x5a (the planted trigger), never a pass; exit status 3.
+   whose low byte is 0x5a (the planted trigger), never a pass; exit status 3. So is an IUT
+   that never answers (TIMEOUT).
 2. The same plugin in process: --require-conformance fails (1) with ties_away, holds (0)
    with rne alone.
 3. The built-in cast kernels served by `ulpgate-iut --builtin` (and with --packed4, the
@@ -13,9 +14,12 @@
 4. An IUT greeting as version 1 may not offer a cast (exit 2, one line).
 
 usage: plugin_cast_test.py ULPGATE ULPGATE_IUT LIBCAST_EXAMPLE"""
+import os
 import re
+import struct
 import subprocess
 import sys
+import tempfile
 
 ulpgate, iut, plugin = sys.argv[1:4]
 failures = []
@@ -82,6 +86,19 @@ for packed in ([], ["--packed4"]):
         if op == "cast_f32" and dest != "float8_e8m0fnu":
             expect(out, "via_bf16 on SCALAR-iut: claims nearest_even.saturate.via_bf16, follows it",
                    "%s %s via_bf16" % (op, dest))
+
+# A hung IUT: its cast is a TIMEOUT fault, never a pass (four sources: a short bisection).
+with tempfile.TemporaryDirectory() as scratch:
+    sources = os.path.join(scratch, "x.bin")
+    with open(sources, "wb") as f:
+        f.write(struct.pack("<4f", 1.0, 0.5, -3.0, 1000.0))
+    hung = ("sh -c \"printf 'ulpgate-iut 2\\nkernel X cast_f32 float8_e4m3fn v "
+            "nearest_even.saturate\\nready\\n'; exec sleep 60\"")
+    out = run(["run", "--op", "cast_f32", "--dtype", "float8_e4m3fn", "--inputs", sources, "--iut", hung,
+               "--variant", "none", "--kernel-timeout", "0.3"], 3)
+    expect(out, "v on X: TIMEOUT: no answer in 0.3 s at input #", "a hung IUT")
+    if "follows it" in out:
+        failures.append("a hung IUT's cast reads as a pass:\n" + out)
 
 # 4. Version 1 knows no casts.
 out = run(cast + ["--iut", "printf 'ulpgate-iut 1\\nkernel X cast_f32 float8_e4m3fn v\\nready\\n'; sleep 5"], 2)
