@@ -70,8 +70,24 @@ static void Crash(const void* in, void* out, size_t n) {
   }
 }
 
+/* Broken on purpose for the loader's tests: a destination that is no format,
+ * a policy that is none of the cast model's, one that does not apply
+ * (E4M3FN has no infinity). */
+#if defined(BROKEN_V3_DESTINATION)
+#define RNE_TO "float7_e3m3"
+#else
+#define RNE_TO "float8_e4m3fn"
+#endif
+#if defined(BROKEN_V3_POLICY)
+#define RNE_POLICY "nearest_even.sometimes"
+#elif defined(BROKEN_V3_INAPPLICABLE)
+#define RNE_POLICY "nearest_even.infinity"
+#else
+#define RNE_POLICY "nearest_even.saturate"
+#endif
+
 static const ulpgate_plugin_v3_cast casts[] = {
-    {.variant = "rne", .from = "f32", .to = "float8_e4m3fn", .policy = "nearest_even.saturate", .fn = Rne},
+    {.variant = "rne", .from = "f32", .to = RNE_TO, .policy = RNE_POLICY, .fn = Rne},
     {.variant = "ties_away", .from = "f32", .to = "float8_e4m3fn", .policy = "nearest_even.saturate",
      .fn = TiesAway},
     {.variant = "crash", .from = "f32", .to = "float8_e4m3fn", .policy = "nearest_even.saturate", .fn = Crash},

@@ -11,7 +11,9 @@
 3. The built-in cast kernels served by `ulpgate-iut --builtin` (and with --packed4, the
    4-bit codes two a byte) follow their variants' policies: float8_e4m3fn, float4_e2m1fn
    and float8_e8m0fnu from f32 and bf16 (exit 0 under --require-conformance).
-4. An IUT greeting as version 1 may not offer a cast (exit 2, one line).
+4. A plugin whose cast names an unknown destination or policy, or a policy that does not
+   apply to its cast, is one error line and exit 2.
+5. An IUT greeting as version 1 may not offer a cast (exit 2, one line).
 
 usage: plugin_cast_test.py ULPGATE ULPGATE_IUT LIBCAST_EXAMPLE"""
 import os
@@ -100,7 +102,15 @@ with tempfile.TemporaryDirectory() as scratch:
     if "follows it" in out:
         failures.append("a hung IUT's cast reads as a pass:\n" + out)
 
-# 4. Version 1 knows no casts.
+# 4. Broken version 3 plugins: one error line each, exit 2.
+plugins = os.path.dirname(plugin)
+for broken, text in (("destination", "cast 0 (rne): destination 'float7_e3m3' (casts go to float8_e4m3fn"),
+                     ("policy", "unknown cast policy 'nearest_even.sometimes'"),
+                     ("inapplicable", "policy nearest_even.infinity: float8_e4m3fn has no infinity to overflow to")):
+    out = run(cast + ["--plugin", os.path.join(plugins, "libbroken_v3_%s.so" % broken)], 2)
+    expect(out, text, "broken_v3_" + broken)
+
+# 5. Version 1 knows no casts.
 out = run(cast + ["--iut", "printf 'ulpgate-iut 1\\nkernel X cast_f32 float8_e4m3fn v\\nready\\n'; sleep 5"], 2)
 expect(out, "casts need ulpgate-iut 2", "a version 1 IUT offering a cast")
 

@@ -117,7 +117,7 @@ PluginLibrary ReadVersion3(const ulpgate_plugin_v3& plugin, const std::string& p
       std::string known;
       for (const FloatFormat* f : kCastDestinations) known += (known.empty() ? "" : ", ") + std::string(f->name);
       throw PluginLibraryError(
-          fmt::format("--plugin {}: cast {} ({}): destination '{}' ({})", path, k, variant, to, known));
+          fmt::format("--plugin {}: cast {} ({}): destination '{}' (casts go to {})", path, k, variant, to, known));
     }
     const ulpgate_cast_fn fn = cast.fn;
     PluginLibraryKernel kernel;

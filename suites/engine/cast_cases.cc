@@ -184,10 +184,19 @@ std::vector<CastCaseResult> RunCastKernels(const FloatFormat& from, const FloatF
         fault = e.fault();
       }
       CastCaseResult r;
+      const std::string claimed = k.policy ? k.policy->Name() : "";
+      // A kernel that gives another's codes under the same claim (an IUT's
+      // run of a built-in kernel) shares its measurement.
+      const CastCaseResult* same = nullptr;
+      for (const CastCaseResult& earlier : results) {
+        if (!fault && !earlier.fault && earlier.claimed == claimed && earlier.codes == codes) same = &earlier;
+      }
       if (fault) {
         r.n = inputs.patterns.size();
-        if (k.policy) r.claimed = k.policy->Name();
+        r.claimed = claimed;
         r.fault = fault;
+      } else if (same != nullptr) {
+        r = *same;
       } else {
         r = MeasureCastOutputs(to, inputs, models, std::move(codes), k.policy);
       }
