@@ -271,7 +271,9 @@ void RunCastCommand(const RunArgs& args) {
     }
   }
   std::vector<std::string> skipped;
-  std::vector<const TargetInfo*> targets = ResolveTargets(args.target, &skipped);
+  // An empty --target (check --plugin) runs the plugins' kernels only.
+  std::vector<const TargetInfo*> targets;
+  if (!args.target.empty()) targets = ResolveTargets(args.target, &skipped);
   targets.insert(targets.end(), plugin_targets.begin(), plugin_targets.end());
   const CastModels models = EvaluateCastModels(*c.from, *c.to, inputs, args.threads);
   const std::vector<CastCaseResult> results =

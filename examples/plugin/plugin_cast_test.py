@@ -6,6 +6,7 @@
    the policy it follows, nearest_away.saturate; `crash` is a CRASHED fault at an input
    whose low byte is 0x5a (the planted trigger), never a pass; exit status 3. So is an IUT
    that never answers (TIMEOUT).
+   `check --plugin` computes the codes of a file's sources with them: the tie is named.
 2. The same plugin in process: --require-conformance fails (1) with ties_away, holds (0)
    with rne alone.
 3. The built-in cast kernels served by `ulpgate-iut --builtin` (and with --packed4, the
@@ -88,6 +89,18 @@ for packed in ([], ["--packed4"]):
         if op == "cast_f32" and dest != "float8_e8m0fnu":
             expect(out, "via_bf16 on SCALAR-iut: claims nearest_even.saturate.via_bf16, follows it",
                    "%s %s via_bf16" % (op, dest))
+
+# check --plugin: the plugin's casts compute the codes of a file's sources; 1.0625 lies
+# halfway between E4M3FN's 1 and 1.125, the even code being 1's (0x38).
+with tempfile.TemporaryDirectory() as scratch:
+    sources = os.path.join(scratch, "x.bin")
+    with open(sources, "wb") as f:
+        f.write(struct.pack("<4f", 1.0, 1.0625, -3.0, 1e9))
+    out = run(["check", "--op", "cast_f32", "--dtype", "float8_e4m3fn", "--inputs", sources, "--plugin", plugin,
+               "--variant", "rne,ties_away"], 0)
+    expect(out, "rne on cast_example: claims nearest_even.saturate, follows it", "check rne")
+    expect(out, "0x3f880000 = 0x1.1p+0 -> 0x39 (1.125), nearest_even.saturate gives 0x38 (1)",
+           "check ties_away's tie")
 
 # A hung IUT: its cast is a TIMEOUT fault, never a pass (four sources: a short bisection).
 with tempfile.TemporaryDirectory() as scratch:
