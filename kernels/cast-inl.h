@@ -124,20 +124,21 @@ HWY_INLINE hn::Vec<hn::RebindToSigned<D>> Encode(D d, hn::Vec<D> x) {
   const auto su = hn::BitCast(du, s);
   const auto sigu = hn::BitCast(du, sig);
   const auto one = hn::Set(du, 1u);
-  const auto kept = sigu >> su;
-  const auto half = one << hn::Sub(su, one);  // 2^(s-1)
+  // Shr and Shl, not >> and <<: SVE's sizeless vectors have no operators.
+  const auto kept = hn::Shr(sigu, su);
+  const auto half = hn::Shl(one, hn::Sub(su, one));  // 2^(s-1)
   hn::Vec<decltype(du)> n;
   if constexpr (kMode == CastRoundingMode::kTowardZero) {
     n = kept;
   } else if constexpr (kMode == CastRoundingMode::kTiesAway) {
-    n = hn::Add(sigu, half) >> su;
+    n = hn::Shr(hn::Add(sigu, half), su);
   } else if constexpr (kMode == CastRoundingMode::kStickyDropped) {
     // Up when the rounding bit is set and kept is odd, as if every such
     // remainder were a tie.
-    const auto round_bit = hn::And(sigu >> hn::Sub(su, one), one);
+    const auto round_bit = hn::And(hn::Shr(sigu, hn::Sub(su, one)), one);
     n = hn::Add(kept, hn::And(round_bit, hn::And(kept, one)));
   } else {
-    n = hn::Add(sigu, hn::Add(hn::Sub(half, one), hn::And(kept, one))) >> su;
+    n = hn::Shr(hn::Add(sigu, hn::Add(hn::Sub(half, one), hn::And(kept, one))), su);
   }
   const VI binade = hn::Add(hn::Max(e, hn::Set(di, t.emin)), hn::Set(di, t.bias - 1));
   VI code = hn::Add(hn::ShiftLeft<t.m>(binade), hn::BitCast(di, n));
@@ -205,7 +206,7 @@ HWY_INLINE hn::Vec<D> Decode(D d, hn::Vec<hn::RebindToSigned<D>> c) {
     // shift past the width is undefined in the scalar target's C++).
     const auto shift = hn::BitCast(
         du, hn::Min(hn::Max(hn::Sub(hn::Set(di, 1), biased), hn::Zero(di)), hn::Set(di, 31)));
-    const VI tiny = hn::BitCast(di, hn::BitCast(du, significand) >> shift);
+    const VI tiny = hn::BitCast(di, hn::Shr(hn::BitCast(du, significand), shift));
     value = hn::IfThenElse(hn::Lt(biased, hn::Set(di, 1)), tiny, value);
   }
   constexpr int kFieldOnes = (1 << (t.bits - (t.sign_bit != 0 ? 1 : 0) - t.m)) - 1;

@@ -54,7 +54,8 @@ HWY_INLINE hn::Vec<DU> StochasticE4M3Codes(DU du, hn::Vec<DU> bits, hn::Vec<DU> 
   const auto below = hn::Max(hn::Sub(hn::Set(di, 121), biased), hn::Zero(di));
   // Shifts past 31 would be undefined on some targets; m < 2^24 is gone by 24.
   const auto shift = hn::Min(hn::Add(below, hn::Set(di, 4)), hn::Set(di, 31));
-  const auto scaled = significand >> hn::BitCast(du, shift);
+  // Shr, not >>: SVE's sizeless vectors have no operators.
+  const auto scaled = hn::Shr(significand, hn::BitCast(du, shift));
   const auto units =
       hn::ShiftRight<16>(hn::Add(scaled, hn::And(random, hn::Set(du, 0xffffu))));
   const auto base = hn::ShiftLeft<3>(hn::Max(hn::Sub(biased, hn::Set(di, 121)), hn::Zero(di)));

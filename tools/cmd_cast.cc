@@ -20,6 +20,7 @@
 #include "oracles/format.h"
 #include "suites/engine/cast_cases.h"
 #include "suites/engine/op_table.h"
+#include "suites/engine/plugins.h"
 #include "suites/inputs/cast_suites.h"
 #include "suites/inputs/inputs.h"
 #include "suites/inputs/numpy_files.h"
@@ -54,7 +55,14 @@ std::vector<std::string> CastVariantArgument(const CastOp& c, const std::string&
   for (const CastVariantInfo& v : kCastVariants) {
     if (CastVariantApplies(*c.from, *c.to, v.variant)) known += std::string(v.name) + ", ";
   }
+  // The loaded plugins' and IUTs' kernels of the cast, and "none" (theirs only).
+  const std::vector<std::string> theirs = LoadedPluginVariants(CastOpName(*c.from), c.to->name);
+  for (const std::string& v : theirs) known += v + ", ";
+  if (!theirs.empty()) known += "none, ";
   for (const std::string& v : variants) {
+    if (std::find(theirs.begin(), theirs.end(), v) != theirs.end() || (v == "none" && !theirs.empty())) {
+      continue;
+    }
     const CastVariantInfo* info = FindCastVariant(v);
     if (info == nullptr || !CastVariantApplies(*c.from, *c.to, info->variant)) {
       throw UsageError(fmt::format("unknown variant '{}' of a cast from {} to {} ({}all)", v,
@@ -87,6 +95,24 @@ const std::vector<uint8_t>& ModelCodes(const CastModels& models, const CastPolic
 // with its first inputs; per suite its mismatches with the policy claimed.
 void PrintCastCase(std::ostream& out, const CastOp& c, const CastInputs& inputs,
                    const CastModels& models, const CastCaseResult& r, const std::string& name) {
+  if (r.fault) {
+    // Nothing measured: the fault, its input (or call) and how to replay it.
+    const KernelFault& f = *r.fault;
+    out << "  " << name << ": " << KernelFaultName(f.kind) << ": " << f.detail;
+    if (f.index >= 0) {
+      out << fmt::format(" at input #{}: {}", f.index, InputText(inputs, static_cast<size_t>(f.index)));
+    } else {
+      out << fmt::format(" in a call of inputs #{} to #{}", f.first, f.first + f.count - 1);
+    }
+    out << "; the case was not measured";
+    if (!r.claimed.empty()) out << " (it claims " << r.claimed << ")";
+    out << "\n";
+    if (const LoadedPlugin* p = FindPlugin(r.target)) {
+      out << fmt::format("    reproduce: ulpgate run --op {} --dtype {} --variant {} {}\n", CastOpName(*c.from),
+                         c.to->name, r.variant, p->Argument());
+    }
+    return;
+  }
   out << "  " << name;
   if (!r.claimed.empty()) {
     const bool follows = r.claimed_fit && r.claimed_fit->mismatches == 0;
@@ -136,8 +162,8 @@ void PrintCastCases(std::ostream& out, const CastOp& c, const CastInputs& inputs
   for (size_t i = 0; i < results.size(); ++i) {
     if (done[i]) continue;
     std::string targets = results[i].target;
-    for (size_t j = i + 1; j < results.size(); ++j) {
-      if (!done[j] && results[j].variant == results[i].variant &&
+    for (size_t j = i + 1; j < results.size() && !results[i].fault; ++j) {
+      if (!done[j] && !results[j].fault && results[j].variant == results[i].variant &&
           results[j].codes == results[i].codes) {
         targets += ", " + results[j].target;
         done[j] = true;
@@ -212,11 +238,13 @@ std::vector<uint8_t> ReadCastCodes(const std::string& path) {
 
 void RunCastCommand(const RunArgs& args) {
   const CastOp c = CastOpArguments(args.kernel, args.dtype);
-  if (!args.shape.empty() || !args.plugins.empty() || !args.dump_path.empty() ||
-      !args.json_path.empty()) {
-    throw UsageError("a cast op takes --suite or --inputs, --n, --seed, --variant and --target "
-                     "(every input: sweep)");
+  if (!args.shape.empty() || !args.dump_path.empty() || !args.json_path.empty()) {
+    throw UsageError("a cast op takes --suite or --inputs, --n, --seed, --variant, --target, "
+                     "--plugin and --iut (every input: sweep)");
   }
+  // The plugins' and IUTs' targets beside the compiled ones, loaded before
+  // --variant is read, which may name their kernels.
+  const std::vector<const TargetInfo*> plugin_targets = LoadPlugins(args.plugins);
   if (!args.suite.empty() && !args.inputs_path.empty()) {
     throw UsageError("--suite and --inputs exclude each other");
   }
@@ -243,7 +271,10 @@ void RunCastCommand(const RunArgs& args) {
     }
   }
   std::vector<std::string> skipped;
-  const std::vector<const TargetInfo*> targets = ResolveTargets(args.target, &skipped);
+  // An empty --target (check --plugin) runs the plugins' kernels only.
+  std::vector<const TargetInfo*> targets;
+  if (!args.target.empty()) targets = ResolveTargets(args.target, &skipped);
+  targets.insert(targets.end(), plugin_targets.begin(), plugin_targets.end());
   const CastModels models = EvaluateCastModels(*c.from, *c.to, inputs, args.threads);
   const std::vector<CastCaseResult> results =
       RunCastKernels(*c.from, *c.to, inputs, models, variants, targets);
@@ -263,6 +294,9 @@ void RunCastCommand(const RunArgs& args) {
     for (const CastCaseResult& r : results) {
       if (r.max_ulp > *args.max_ulp) ExitStatus() = 1;
     }
+  }
+  for (const CastCaseResult& r : results) {
+    if (r.fault) ExitStatus() = kExitKernelFault;
   }
 }
 

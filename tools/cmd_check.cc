@@ -392,6 +392,27 @@ std::string CheckedDtype(const CheckArgs& args) {
 void Check(CheckArgs args) {
   if (const OpInfo* cast = FindOp(args.op); cast != nullptr && cast->family == OpFamily::kCast) {
     if (args.dtype.empty()) throw UsageError("--dtype: the cast's destination format");
+    if (!args.plugins.empty()) {
+      // The plugins' or IUTs' casts compute the codes of the inputs: run's
+      // measurement of their kernels alone.
+      if (!args.outputs_spec.empty()) {
+        throw UsageError("--plugin computes the outputs: give --outputs or --plugin, not both");
+      }
+      if (args.inputs_path.empty()) throw UsageError("--inputs is required (the sources)");
+      if (!args.require_models.empty()) {
+        throw UsageError("--require-model with --plugin: each cast is held to the policy it claims");
+      }
+      RunArgs run;
+      run.kernel = args.op;
+      run.dtype = args.dtype;
+      run.inputs_path = args.inputs_path;
+      run.plugins = args.plugins;
+      run.variant = args.variant.empty() ? "none" : args.variant;
+      run.target = "";
+      run.threads = args.threads;
+      RunCastCommand(run);
+      return;
+    }
     if (args.inputs_path.empty() || args.outputs_spec.empty()) {
       throw UsageError("--inputs and --outputs are required (the sources and the codes)");
     }

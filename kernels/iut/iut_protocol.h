@@ -4,9 +4,11 @@
 // the IUT's stdin and stdout. Lines of text for control, raw little-endian
 // storage lanes for data:
 //
-//   IUT:  ulpgate-iut 1                      once, at start
+//   IUT:  ulpgate-iut 2                      once, at start (version 1: no casts)
 //         data shm                           optional: operands and outputs in
 //                                            shared memory (below), not on the pipes
+//         data packed4                       optional (version 2): 4-bit outputs
+//                                            two a byte
 //         kernel TARGET OP DTYPE VARIANT [MODEL]   any number: what it offers
 //                                            (the model it claims: optional)
 //         ready
@@ -16,8 +18,13 @@
 //    or   error MESSAGE                      the kernel was not called, or broke a rule
 //   host: quit
 //
-// An element is 4 bytes (binary32) for f32 and 2 (the format's bit pattern)
-// for bf16 and f16. An IUT that dies before answering crashed; one that does
+// An element's size follows the op and the dtype (IutCallLayout): an
+// elementwise op's operands and outputs are the dtype's storage (4 bytes of
+// binary32 for f32, the 2-byte bit pattern of bf16 and f16); a cast op's
+// ("cast_f32": its source in its name, its destination the dtype) operand is
+// the source's storage and its output the destination's codes, one a byte, or
+// for a 4-bit destination two a byte (element 2i in the low nibble) when the
+// IUT said "data packed4". An IUT that dies before answering crashed; one that does
 // not answer in the host's time limit hangs: both are results the host
 // reports, never errors of its own.
 #ifndef ULPGATE_KERNELS_IUT_IUT_PROTOCOL_H_
@@ -30,11 +37,16 @@
 #include <string>
 #include <string_view>
 
+#include "kernels/cast.h"
 #include "kernels/narrow_formats.h"
+#include "oracles/float_format.h"
 
 namespace ulpgate {
 
-inline constexpr std::string_view kIutGreeting = "ulpgate-iut 1";
+// Version 2 adds the cast ops and "data packed4"; a host takes both
+// greetings, and holds a version 1 IUT to the elementwise ops.
+inline constexpr std::string_view kIutGreeting = "ulpgate-iut 2";
+inline constexpr std::string_view kIutGreetingV1 = "ulpgate-iut 1";
 // The most elements one call carries (the host splits longer batches).
 inline constexpr uint64_t kIutMaxCall = uint64_t{1} << 24;
 
@@ -55,6 +67,10 @@ inline constexpr int kIutShmFd = 3;
 inline constexpr const char* kIutShmFdVariable = "ULPGATE_IUT_SHM_FD";
 inline constexpr const char* kIutShmBytesVariable = "ULPGATE_IUT_SHM_BYTES";
 inline constexpr std::string_view kIutShmLine = "data shm";
+// Said before "ready" by a version 2 IUT that answers a cast to a 4-bit
+// format with its codes two a byte: (N + 1) / 2 bytes, element 2i in the low
+// nibble, the last high nibble zero for odd N (kernels/cast.h, PackNibbles).
+inline constexpr std::string_view kIutPacked4Line = "data packed4";
 // Room for the largest call: three operands and the outputs of 4 bytes.
 inline constexpr uint64_t kIutShmBytes = kIutMaxCall * 4 * 4;
 inline constexpr uint64_t IutShmOffset(size_t k, uint64_t n, size_t element_bytes) {
@@ -68,12 +84,54 @@ struct IutOffer {
   std::string target, op, dtype, variant, model;
 };
 
-// Bytes per element of a dtype the protocol carries; 0 for another.
-inline size_t IutElementBytes(std::string_view dtype) {
-  if (dtype == "f32") return 4;
+// The source format of a cast op ("cast_f32": binary32); nullptr for an op
+// of another family.
+inline const FloatFormat* IutCastSource(std::string_view op) {
+  constexpr std::string_view kPrefix = "cast_";
+  if (op.substr(0, kPrefix.size()) != kPrefix) return nullptr;
+  return FindCastSource(op.substr(kPrefix.size()));
+}
+
+// How a call's data lies: bytes per operand element and per output element,
+// and whether the outputs are 4-bit codes two a byte.
+struct IutLayout {
+  size_t operand_bytes = 0;
+  size_t output_bytes = 0;
+  bool packed4 = false;
+  uint64_t OperandBytes(uint64_t n) const { return n * operand_bytes; }
+  uint64_t OutputBytes(uint64_t n) const { return packed4 ? (n + 1) / 2 : n * output_bytes; }
+};
+
+// The layout of a call of `op` in `dtype` from the formats' storage: an
+// elementwise op in f32, bf16 or f16 (operands and outputs that format); a
+// cast op to one of kCastDestinations (operand the source, output one code a
+// byte, or packed when `packed4` and the destination packs nibble pairs).
+// nullopt for a dtype the protocol does not carry for that op.
+inline std::optional<IutLayout> IutCallLayout(std::string_view op, std::string_view dtype,
+                                              bool packed4 = false) {
+  IutLayout layout;
+  if (const FloatFormat* from = IutCastSource(op)) {
+    const FloatFormat* to = FindCastDestination(dtype);
+    if (to == nullptr) return std::nullopt;
+    layout.operand_bytes = static_cast<size_t>(from->storage_bytes());
+    layout.output_bytes = static_cast<size_t>(to->storage_bytes());
+    layout.packed4 = packed4 && to->packing == Packing::kNibblePairs;
+    return layout;
+  }
+  // The elementwise ops run in f32 and the formats of kNarrowFormats.
   const int row = NarrowFormatIndex(dtype);
-  if (row >= 0) return static_cast<size_t>(kNarrowFormats[static_cast<size_t>(row)].format->storage_bytes());
-  return 0;
+  const FloatFormat* format = dtype == kBinary32.name ? &kBinary32
+                              : row >= 0 ? kNarrowFormats[static_cast<size_t>(row)].format
+                                         : nullptr;
+  if (format == nullptr) return std::nullopt;
+  layout.operand_bytes = layout.output_bytes = static_cast<size_t>(format->storage_bytes());
+  return layout;
+}
+
+// Bytes per element of an elementwise op's dtype; 0 for another dtype.
+inline size_t IutElementBytes(std::string_view dtype) {
+  const std::optional<IutLayout> layout = IutCallLayout("", dtype);
+  return layout ? layout->operand_bytes : 0;
 }
 
 // Arity 1..3 and N up to kIutMaxCall: a line outside those is malformed, so
@@ -87,7 +145,7 @@ inline std::optional<IutCall> ParseIutCall(const std::string& line) {
     return std::nullopt;
   }
   if (in >> word) return std::nullopt;
-  if (IutElementBytes(call.dtype) == 0 || call.arity < 1 || call.arity > 3 ||
+  if (!IutCallLayout(call.op, call.dtype) || call.arity < 1 || call.arity > 3 ||
       call.n > kIutMaxCall) {
     return std::nullopt;
   }

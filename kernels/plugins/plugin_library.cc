@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/cast.h"
 #include "kernels/elementwise_ops.h"
 #include "kernels/plugins/ulpgate/plugin.h"
 
@@ -50,7 +51,7 @@ PluginLibrary ReadVersion1(const ulpgate_plugin& plugin, const std::string& path
       };
     }
     e.kernels.push_back({kernel.variant, kernel.dtype, kernel.model, f32 != nullptr,
-                         u16 != nullptr, std::move(call)});
+                         u16 != nullptr, std::move(call), {}, false});
   }
   return e;
 }
@@ -91,7 +92,44 @@ PluginLibrary ReadVersion2(const ulpgate_plugin_v2& plugin, const std::string& p
       };
     }
     e.kernels.push_back({kernel.variant, kernel.dtype, kernel.model, f32 != nullptr,
-                         u16 != nullptr, std::move(call)});
+                         u16 != nullptr, std::move(call), {}, false});
+  }
+  return e;
+}
+
+// Version 3: casts, each with its source and destination.
+PluginLibrary ReadVersion3(const ulpgate_plugin_v3& plugin, const std::string& path) {
+  PluginLibrary e;
+  e.abi_version = plugin.abi_version;
+  e.name = plugin.name;
+  if (plugin.abi_version != ULPGATE_PLUGIN_V3_ABI_VERSION) return e;
+  if (plugin.cast_count == 0 || plugin.casts == nullptr) return e;
+  for (size_t k = 0; k < plugin.cast_count; ++k) {
+    const ulpgate_plugin_v3_cast& cast = plugin.casts[k];
+    const std::string variant = cast.variant == nullptr ? "" : cast.variant;
+    const std::string from = cast.from == nullptr ? "" : cast.from;
+    const std::string to = cast.to == nullptr ? "" : cast.to;
+    if (FindCastSource(from) == nullptr) {
+      throw PluginLibraryError(fmt::format(
+          "--plugin {}: cast {} ({}): source '{}' (casts are from f32, bf16, f16)", path, k, variant, from));
+    }
+    if (FindCastDestination(to) == nullptr) {
+      std::string known;
+      for (const FloatFormat* f : kCastDestinations) known += (known.empty() ? "" : ", ") + std::string(f->name);
+      throw PluginLibraryError(
+          fmt::format("--plugin {}: cast {} ({}): destination '{}' (casts go to {})", path, k, variant, to, known));
+    }
+    const ulpgate_cast_fn fn = cast.fn;
+    PluginLibraryKernel kernel;
+    kernel.variant = cast.variant;
+    kernel.dtype = cast.to;
+    kernel.model = cast.policy;
+    kernel.op = "cast_" + from;
+    kernel.has_cast = fn != nullptr;
+    if (fn != nullptr) {
+      kernel.call = [fn](const void* const* in, void* out, size_t n) { fn(in[0], out, n); };
+    }
+    e.kernels.push_back(std::move(kernel));
   }
   return e;
 }
@@ -111,7 +149,14 @@ PluginLibrary OpenPluginLibrary(const std::string& path) {
   PluginLibrary plugin;
   uint32_t expected_version = 0;
   const char* entry_name = nullptr;
-  if (const auto v2 = reinterpret_cast<EntryV2>(dlsym(library, "ulpgate_plugin_v2_entry"))) {
+  using EntryV3 = const ulpgate_plugin_v3* (*)();
+  if (const auto v3 = reinterpret_cast<EntryV3>(dlsym(library, "ulpgate_plugin_v3_entry"))) {
+    entry_name = "ulpgate_plugin_v3_entry";
+    expected_version = ULPGATE_PLUGIN_V3_ABI_VERSION;
+    const ulpgate_plugin_v3* p = v3();
+    if (p == nullptr) throw PluginLibraryError(fmt::format("--plugin {}: {} returned null", path, entry_name));
+    plugin = ReadVersion3(*p, path);
+  } else if (const auto v2 = reinterpret_cast<EntryV2>(dlsym(library, "ulpgate_plugin_v2_entry"))) {
     entry_name = "ulpgate_plugin_v2_entry";
     expected_version = ULPGATE_PLUGIN_V2_ABI_VERSION;
     const ulpgate_plugin_v2* p = v2();
@@ -130,11 +175,13 @@ PluginLibrary OpenPluginLibrary(const std::string& path) {
     }
   } else {
     throw PluginLibraryError(fmt::format(
-        "--plugin {}: no ulpgate_plugin_entry or ulpgate_plugin_v2_entry (see ulpgate/plugin.h)", path));
+        "--plugin {}: no ulpgate_plugin_entry, ulpgate_plugin_v2_entry or ulpgate_plugin_v3_entry "
+        "(see ulpgate/plugin.h)", path));
   }
   if (plugin.abi_version != expected_version) {
     throw PluginLibraryError(fmt::format("--plugin {}: ABI version {}, this ulpgate takes {} from {} "
-                                 "(versions 1 and 2: ulpgate_plugin_entry, ulpgate_plugin_v2_entry)",
+                                 "(versions 1, 2 and 3: ulpgate_plugin_entry, ulpgate_plugin_v2_entry, "
+                                 "ulpgate_plugin_v3_entry)",
                                  path, plugin.abi_version, expected_version, entry_name));
   }
   plugin.expected_version = expected_version;

@@ -29,12 +29,17 @@ class PluginLibraryError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A version 3 library's casts: `dtype` the destination, `model` the policy
+// claimed (null: none), `call` one operand (the source's storage) and one
+// code a byte out.
 struct PluginLibraryKernel {
   const char* variant = nullptr;  // as the library gives them (may be null)
   const char* dtype = nullptr;
   const char* model = nullptr;
   bool has_f32 = false, has_u16 = false;
   PluginCall call;  // empty when it has neither function
+  std::string op;   // its op where kernels differ in it (a cast's: "cast_f32"); else empty
+  bool has_cast = false;
 };
 
 struct PluginLibrary {
@@ -42,15 +47,17 @@ struct PluginLibrary {
   uint32_t expected_version = 0; // what its entry point's layout is
   const char* entry_name = nullptr;
   const char* name = nullptr;
-  std::string op;                // version 1: ULPGATE_PLUGIN_V1_OP, given per kernel
+  std::string op;                // version 1: ULPGATE_PLUGIN_V1_OP, given per kernel;
+                                 // version 3: empty (each cast's op is its own)
   std::vector<PluginLibraryKernel> kernels;
 };
 
 // dlopen(path) (RTLD_LOCAL: two plugins may use the same symbol names) and
-// its entry point, version 2's first. The library stays loaded. Throws
+// its entry point, version 3's first, then 2's. The library stays loaded. Throws
 // PluginLibraryError where it cannot be loaded, has no entry point, returns
 // null, carries another ABI version than its entry point's, names no op or
-// an unknown one, or has another arity than its op.
+// an unknown one, or has another arity than its op; a version 3 cast whose
+// source or destination is none of kernels/cast.h's.
 PluginLibrary OpenPluginLibrary(const std::string& path);
 
 }  // namespace ulpgate

@@ -19,6 +19,7 @@
 #include "oracles/cast_policy.h"
 #include "oracles/float_format.h"
 #include "suites/engine/cast_conformance.h"
+#include "suites/engine/kernel_fault.h"
 
 namespace ulpgate {
 
@@ -73,6 +74,10 @@ struct CastCaseResult {
   uint64_t correctly_rounded = 0;  // in range, the code nearest_even gives
   uint64_t special = 0;            // in range, but NaN or infinite
   std::vector<uint8_t> codes;
+  // A plugin's or an IUT's kernel that crashed, hung, wrote outside its
+  // output or was refused: nothing measured (n holds the inputs, the rest
+  // is empty).
+  std::optional<KernelFault> fault;
 };
 
 // One output set's measurement.
@@ -85,7 +90,11 @@ CastCaseResult MeasureCastOutputs(const FloatFormat& to, const CastInputs& input
 double CastUlp(const FloatFormat& to, double x);
 
 // Each variant's kernel on each target (runnable targets only; `variants`
-// empty: every variant that applies).
+// empty: every variant that applies). A plugin's or an IUT's target
+// (suites/engine/plugins.h) runs its kernels of the cast, each held to the
+// policy it claims: those `variants` names, or all where it is empty or
+// holds "none" (which names no built-in variant); a kernel that faults is a
+// result with `fault` set.
 std::vector<CastCaseResult> RunCastKernels(const FloatFormat& from, const FloatFormat& to,
                                            const CastInputs& inputs, const CastModels& models,
                                            const std::vector<std::string>& variants,

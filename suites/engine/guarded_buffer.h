@@ -16,9 +16,12 @@
 
 namespace ulpgate {
 
-// T is float (guard: a NaN nobody computes) or uint16_t, the bit patterns of
+// T is float (guard: a NaN nobody computes), uint16_t, the bit patterns of
 // a 16-bit format (guard: an f16 NaN with a payload, a bf16 number near
-// 2^123, neither of which the kernels produce); `misalign` counts elements.
+// 2^123, neither of which the kernels produce), or uint8_t, a cast's codes
+// (guard 0xa5: no code of a 4- or 6-bit format, whose high bits are zero;
+// an 8-bit format's code, so that there the guard shows a write of any
+// other byte); `misalign` counts elements.
 template <class T>
 class BasicGuardedBuffer {
  public:
@@ -76,6 +79,8 @@ class BasicGuardedBuffer {
   static T GuardValue() {
     if constexpr (sizeof(T) == 4) {
       return FloatFromBits(0x7fa11ed0);
+    } else if constexpr (sizeof(T) == 1) {
+      return T{0xa5};
     } else {
       return T{0x7e1d};
     }
@@ -84,7 +89,8 @@ class BasicGuardedBuffer {
   // loop the compiler vectorizes (the check runs after every call of a
   // kernel, most of them a few elements long).
   static bool AllGuards(const T* begin, const T* end) {
-    using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint16_t>;
+    using Bits = std::conditional_t<sizeof(T) == 4, uint32_t,
+                                    std::conditional_t<sizeof(T) == 2, uint16_t, uint8_t>>;
     static_assert(sizeof(Bits) == sizeof(T), "a guard's bits");
     const T guard_value = GuardValue();
     Bits guard;

@@ -255,19 +255,26 @@ void IutProcess::Start() {
   // An emulator may take a while to start: the greeting gets more time than a call.
   deadline_ = Now() + std::max(timeout_seconds_, 60.0);
   std::string line;
-  if (!ReadLine(&line) || line != kIutGreeting) {
+  const bool greeted = ReadLine(&line);
+  version_ = line == kIutGreeting ? 2 : line == kIutGreetingV1 ? 1 : 0;
+  if (!greeted || version_ == 0) {
     const bool timed_out = timed_out_;
     Stop(/*kill=*/true);
     throw std::runtime_error("the IUT '" + CommandText(argv_) + "' " +
                              (timed_out ? std::string("did not greet in time")
-                                        : "did not greet as " + std::string(kIutGreeting) +
-                                              (line.empty() ? "" : " (it said '" + line + "')")));
+                                        : "did not greet as " + std::string(kIutGreeting) + " or " +
+                                              std::string(kIutGreetingV1) + (line.empty() ? "" : " (it said '" + line + "')")));
   }
   offers_.clear();
   shm_in_use_ = false;
+  packed4_ = false;
   while (ReadLine(&line) && line != "ready") {
     if (line == kIutShmLine) {
       shm_in_use_ = shm_ != nullptr;
+      continue;
+    }
+    if (line == kIutPacked4Line && version_ >= 2) {
+      packed4_ = true;
       continue;
     }
     if (line.rfind("kernel", 0) != 0) continue;  // lines the host does not know
@@ -276,6 +283,12 @@ void IutProcess::Start() {
       Stop(/*kill=*/true);
       throw std::runtime_error("the IUT '" + CommandText(argv_) + "' offered a kernel as '" + line +
                                "' (expected: kernel TARGET OP DTYPE VARIANT [MODEL])");
+    }
+    if (version_ < 2 && IutCastSource(offer->op) != nullptr) {
+      Stop(/*kill=*/true);
+      throw std::runtime_error("the IUT '" + CommandText(argv_) + "' offered " + offer->op +
+                               " after greeting as " + std::string(kIutGreetingV1) +
+                               " (casts need " + std::string(kIutGreeting) + ")");
     }
     offers_.push_back(*offer);
   }
@@ -373,7 +386,14 @@ IutProcess::Outcome IutProcess::TryCall(const IutCall& call, const void* const* 
   if (pid_ < 0) Start();
   IutCall c = call;
   c.n = n;
-  const size_t bytes = IutElementBytes(call.dtype);
+  const std::optional<IutLayout> found = IutCallLayout(call.op, call.dtype, packed4_);
+  if (!found) {
+    o.fault.kind = KernelFaultKind::kRefused;
+    o.fault.detail = "the protocol carries no " + call.op + " in " + call.dtype;
+    return o;
+  }
+  const IutLayout layout = *found;
+  const size_t in_bytes = layout.operand_bytes;
   const std::string kernel = KernelKey(argv_, call);
   double timeout = timeout_seconds_;
   if (timeout <= 0) {
@@ -387,14 +407,17 @@ IutProcess::Outcome IutProcess::TryCall(const IutCall& call, const void* const* 
   const std::string header = FormatIutCall(c) + "\n";
   const bool shm = shm_in_use_;
   for (size_t k = 0; shm && k < call.arity; ++k) {
-    std::memcpy(shm_ + IutShmOffset(k, n, bytes), static_cast<const char*>(operands[k]) + offset * bytes,
-                n * bytes);
+    std::memcpy(shm_ + IutShmOffset(k, n, in_bytes),
+                static_cast<const char*>(operands[k]) + offset * in_bytes, n * in_bytes);
   }
-  // Outputs an IUT fails to write read as NaN, never as the last call's.
-  if (shm) std::memset(shm_ + IutShmOffset(call.arity, n, bytes), 0xff, n * bytes);
+  // The outputs follow the operands; those an IUT fails to write read as NaN
+  // (all ones: a NaN code of every format that has one), never as the last call's.
+  const uint64_t out_at = IutShmOffset(call.arity, n, in_bytes);
+  const uint64_t out_bytes = layout.OutputBytes(n);
+  if (shm) std::memset(shm_ + out_at, 0xff, out_bytes);
   bool sent = WriteAll(header.data(), header.size());
   for (size_t k = 0; sent && !shm && k < call.arity; ++k) {
-    sent = WriteAll(static_cast<const char*>(operands[k]) + offset * bytes, n * bytes);
+    sent = WriteAll(static_cast<const char*>(operands[k]) + offset * in_bytes, n * in_bytes);
   }
   std::string line;
   if (!sent || !ReadLine(&line)) {
@@ -409,12 +432,22 @@ IutProcess::Outcome IutProcess::TryCall(const IutCall& call, const void* const* 
   }
   if (line == "ok " + std::to_string(n)) {
     KernelCallTimes().Add(kernel, Now() - started, n);
+    // Packed 4-bit codes land in a scratch buffer and are spread one a byte.
+    std::vector<uint8_t> packed(layout.packed4 ? out_bytes : 0);
+    void* into = layout.packed4 ? static_cast<void*>(packed.data()) : out;
+    const auto unpack = [&] {
+      uint8_t* codes = static_cast<uint8_t*>(out);
+      for (uint64_t i = 0; layout.packed4 && i < n; ++i) {
+        codes[i] = static_cast<uint8_t>((packed[i / 2] >> (4 * (i % 2))) & 0xf);
+      }
+    };
     if (shm) {
-      std::memcpy(out, shm_ + IutShmOffset(call.arity, n, bytes), n * bytes);
+      std::memcpy(into, shm_ + out_at, out_bytes);
+      unpack();
       o.ok = true;
       return o;
     }
-    if (!ReadAll(out, n * bytes)) {
+    if (!ReadAll(into, out_bytes)) {
       if (timed_out_) {
         Stop(/*kill=*/true);
         o.fault.kind = KernelFaultKind::kTimeout;
@@ -424,6 +457,7 @@ IutProcess::Outcome IutProcess::TryCall(const IutCall& call, const void* const* 
       }
       return o;
     }
+    unpack();
     o.ok = true;
     return o;
   }
@@ -451,7 +485,8 @@ KernelFault IutProcess::Locate(const IutCall& call, const void* const* operands,
   if (first.kind != KernelFaultKind::kCrashed && first.kind != KernelFaultKind::kTimeout) {
     return fault;
   }
-  std::vector<char> scratch(n * IutElementBytes(call.dtype));
+  const std::optional<IutLayout> layout = IutCallLayout(call.op, call.dtype);
+  std::vector<char> scratch(n * (layout ? layout->output_bytes : 4));
   void* out = scratch.data();
   uint64_t lo = offset, length = n;
   KernelFault last = first;
@@ -491,10 +526,13 @@ std::vector<IutOffer> IutProcess::Offers() {
 
 void IutProcess::Call(const IutCall& call, const void* const* operands, void* out) {
   std::lock_guard<std::mutex> lock(mutex_);
+  // The host's outputs are unpacked whatever the IUT sends: one element per
+  // output_bytes.
+  const std::optional<IutLayout> layout = IutCallLayout(call.op, call.dtype);
+  const size_t out_bytes = layout ? layout->output_bytes : 0;
   for (uint64_t offset = 0; offset < call.n; offset += kIutMaxCall) {
     const uint64_t n = std::min<uint64_t>(kIutMaxCall, call.n - offset);
-    const Outcome o = TryCall(call, operands,
-                              static_cast<char*>(out) + offset * IutElementBytes(call.dtype), offset, n);
+    const Outcome o = TryCall(call, operands, static_cast<char*>(out) + offset * out_bytes, offset, n);
     if (!o.ok) throw KernelFaultError(Locate(call, operands, offset, n, o.fault));
   }
 }

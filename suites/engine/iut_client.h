@@ -40,7 +40,9 @@ class IutProcess {
   IutProcess& operator=(const IutProcess&) = delete;
 
   // Runs call.variant over call.n elements: operands[k] holds operand k's
-  // storage lanes (IutElementBytes(call.dtype) each), out receives n. Calls
+  // storage lanes, out receives n outputs (IutCallLayout(call.op,
+  // call.dtype): a cast's codes one a byte, unpacked here where the IUT packs
+  // them). Calls
   // longer than kIutMaxCall go in pieces. Thread-safe (one call at a time).
   // On a fault, throws KernelFaultError with the first input (an index into
   // this call) that faults alone, and the process is started afresh for the
@@ -82,6 +84,8 @@ class IutProcess {
   int shm_fd_ = -1;
   char* shm_ = nullptr;
   bool shm_in_use_ = false;
+  int version_ = 0;       // the running IUT's greeting: 1 or 2
+  bool packed4_ = false;  // it said kIutPacked4Line
   double timeout_seconds_;
   std::mutex mutex_;
   pid_t pid_ = -1;

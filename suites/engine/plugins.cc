@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/cast.h"
 #include "suites/inputs/inputs.h"
 #include "kernels/narrow_formats.h"
 #include "suites/engine/elementwise_cases.h"
@@ -109,6 +110,31 @@ void RequireFreeTargetName(const std::string& name, const std::string& what) {
   if (const LoadedPlugin* other = FindPlugin(name)) {
     throw InputError(fmt::format("{}: the target is named '{}', as {} is", what, name, other->path));
   }
+}
+
+// The policy a cast claims: a policy of the cast model that applies from
+// `from` to `to`. `where` begins the error's message.
+CastPolicy ClaimedCastPolicy(const FloatFormat& from, const FloatFormat& to, const std::string& name,
+                             const std::string& where) {
+  const std::optional<CastPolicy> policy = ParseCastPolicy(name);
+  if (!policy) {
+    throw InputError(fmt::format("{}: unknown cast policy '{}' (`ulpgate list`; e.g. "
+                                 "nearest_even.saturate)", where, name));
+  }
+  const std::string problem = CastPolicyProblem(from, to, *policy);
+  if (!problem.empty()) throw InputError(fmt::format("{}: policy {}: {}", where, name, problem));
+  return *policy;
+}
+
+// The destination of a cast op's kernel, or an error naming those there are.
+const FloatFormat& CastDestinationOf(const std::string& dtype, const std::string& where) {
+  const FloatFormat* to = FindCastDestination(dtype);
+  if (to == nullptr) {
+    std::string known;
+    for (const FloatFormat* f : kCastDestinations) known += (known.empty() ? "" : ", ") + std::string(f->name);
+    throw InputError(fmt::format("{}: destination '{}' (casts go to {})", where, dtype, known));
+  }
+  return *to;
 }
 
 }  // namespace
@@ -266,6 +292,27 @@ const LoadedPlugin& LoadPlugin(const std::string& path) {
       if (s == nullptr || *s == '\0') throw InputError(fmt::format("{}: no {}", where, what));
       return std::string(s);
     };
+    if (const FloatFormat* from = IutCastSource(kernel.op)) {
+      const std::string variant = text(kernel.variant, "variant name");
+      const FloatFormat& to = CastDestinationOf(text(kernel.dtype, "destination"), where);
+      if (!kernel.has_cast) throw InputError(fmt::format("{} ({}): no function", where, variant));
+      for (const PluginKernel& earlier : kernels) {
+        if (earlier.op == kernel.op && earlier.variant == variant && earlier.format == &to) {
+          throw InputError(fmt::format("{} ({}): a second {} {} kernel of that name", where, variant,
+                                       kernel.op, to.name));
+        }
+      }
+      PluginKernel p;
+      p.op = kernel.op;
+      p.variant = variant;
+      p.format = &to;
+      p.call = std::move(kernel.call);
+      if (kernel.model != nullptr) {
+        p.policy = ClaimedCastPolicy(*from, to, kernel.model, fmt::format("{} ({})", where, variant));
+      }
+      kernels.push_back(std::move(p));
+      continue;
+    }
     const std::string variant = text(kernel.variant, "variant name");
     const std::string dtype = text(kernel.dtype, "dtype");
     const std::string model = text(kernel.model, "model");
@@ -309,7 +356,7 @@ const LoadedPlugin& LoadPlugin(const std::string& path) {
       call.dtype = k.format->name;
       call.target = name;
       call.variant = k.variant;
-      call.arity = op_info->arity();
+      call.arity = IutCastSource(k.op) != nullptr ? 1 : op_info->arity();
       k.call = [iut, call](const void* const* in, void* out, size_t n) mutable {
         IutCall c = call;
         c.n = n;
@@ -321,7 +368,9 @@ const LoadedPlugin& LoadPlugin(const std::string& path) {
   loaded.path = path;
   loaded.in_process = process.in_process;
   loaded.abi_version = plugin.abi_version;
-  loaded.ops = {plugin.op};
+  for (const PluginKernel& k : kernels) {
+    if (!loaded.GivesOp(k.op)) loaded.ops.push_back(k.op);
+  }
   loaded.target.name = name;
   loaded.target.supported = true;
   loaded.target.cpu_supported = true;
@@ -391,6 +440,37 @@ std::vector<const TargetInfo*> LoadIut(const std::string& command) {
     for (const IutOffer& o : offers) {
       if (o.target != iut_name) continue;
       const std::string where = fmt::format("{}: kernel {} {} {} {}", what, o.target, o.op, o.dtype, o.variant);
+      if (const FloatFormat* from = IutCastSource(o.op)) {
+        // A cast: its destination the dtype, its claim a policy (the line's,
+        // else, for this build's target, the policy its variant follows).
+        const FloatFormat& to = CastDestinationOf(o.dtype, where);
+        if (loaded.Find(o.variant, o.dtype, o.op) != nullptr) throw InputError(where + ": offered twice");
+        PluginKernel k;
+        k.op = o.op;
+        k.variant = o.variant;
+        k.format = &to;
+        std::string policy = o.model;
+        const CastVariantInfo* builtin = FindCastVariant(o.variant);
+        if (policy.empty() && compiled != nullptr && builtin != nullptr &&
+            CastVariantApplies(*from, to, builtin->variant)) {
+          policy = builtin->policy;
+        }
+        if (!policy.empty()) k.policy = ClaimedCastPolicy(*from, to, policy, where);
+        IutCall call;
+        call.op = o.op;
+        call.dtype = o.dtype;
+        call.target = iut_name;
+        call.variant = o.variant;
+        call.arity = 1;
+        k.call = [iut, call](const void* const* in, void* out, size_t n) {
+          IutCall c = call;
+          c.n = n;
+          iut->Call(c, in, out);
+        };
+        if (!loaded.GivesOp(o.op)) loaded.ops.push_back(o.op);
+        loaded.kernels.push_back(std::move(k));
+        continue;
+      }
       const ElementwiseOpInfo* op = FindElementwiseOp(o.op);
       if (op == nullptr) {
         std::string known;

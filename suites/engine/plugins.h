@@ -6,6 +6,7 @@
 #define ULPGATE_SUITES_PLUGINS_H_
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "kernels/plugins/plugin_library.h"
 #include "kernels/registry.h"
 #include "suites/engine/iut_client.h"
+#include "oracles/cast_policy.h"
 #include "oracles/model_expr.h"
 #include "ulpgate/plugin.h"
 
@@ -20,12 +22,17 @@ namespace ulpgate {
 
 
 struct PluginKernel {
-  std::string op;       // the elementwise op it computes
+  std::string op;       // the elementwise op it computes, or a cast op ("cast_f32")
   std::string variant;
-  const FloatFormat* format = &kBinary32;  // its operands' and outputs' format
+  // Its operands' and outputs' format; a cast's destination (its source is
+  // its op's), its outputs one code a byte.
+  const FloatFormat* format = &kBinary32;
   // What it claims (a built-in model's program, or the user's); no name: it
   // claims none (an IUT's kernel may not), and is measured only.
   ModelProgram model;
+  // A cast's claim: the policy of the exact cast model it follows; none: it
+  // claims none.
+  std::optional<CastPolicy> policy;
   PluginCall call;
 };
 

@@ -6,11 +6,13 @@
 // never the host, and so that it can be built for another ISA and run under
 // an emulator.
 //
-//   ulpgate-iut [--builtin [--targets A,B]] [--plugin PATH]...
+//   ulpgate-iut [--builtin [--targets A,B]] [--packed4] [--plugin PATH]...
 //
 // --builtin offers the built-in kernels of every target this CPU runs (each
-// as "kernel TARGET OP DTYPE VARIANT"), or of the targets named; they are
-// served with or without it.
+// as "kernel TARGET OP DTYPE VARIANT MODEL": the elementwise ops and the
+// casts, a cast's model the policy its variant follows), or of the targets
+// named; they are served with or without it. --packed4 answers a cast to a
+// 4-bit format with two codes a byte ("data packed4").
 //
 // Requests on stdin, responses on stdout; stderr is left to the kernels.
 #include <sys/mman.h>
@@ -28,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cast.h"
 #include "kernels/elementwise_ops.h"
 #include "kernels/expected_model.h"
 #include "kernels/narrow_formats.h"
@@ -89,6 +92,8 @@ std::string OfferedName(const TargetInfo& target) {
 #endif
   return target.name;
 }
+
+bool IsBinary32Storage(const FloatFormat& f) { return f.storage_bytes() == 4; }
 
 const TargetInfo* FindOfferedTarget(const std::string& name) {
   for (const TargetInfo& t : CompiledTargets()) {
@@ -194,18 +199,101 @@ bool Serve(const std::vector<Library>& libraries, const IutCall& call) {
   return true;
 }
 
+// A cast request (call cast_X DEST TARGET VARIANT 1 N): a built-in cast
+// kernel or a plugin's; the N sources in, the N codes out, one a byte, or
+// packed two a byte for a 4-bit destination when `packed4`.
+template <class T>
+bool ServeCast(const std::vector<Library>& libraries, const IutCall& call, bool packed4) {
+  const FloatFormat* to = FindCastDestination(call.dtype);
+  std::string error;
+  CastKernel builtin = nullptr;
+  const PluginCall* plugin = nullptr;
+  bool named_plugin = false;
+  for (const Library& l : libraries) {
+    if (l.plugin.name == nullptr || call.target != l.plugin.name) continue;
+    named_plugin = true;
+    for (const PluginLibraryKernel& k : l.plugin.kernels) {
+      if (k.has_cast && k.op == call.op && k.variant != nullptr && call.variant == k.variant &&
+          k.dtype != nullptr && call.dtype == k.dtype) {
+        plugin = &k.call;
+      }
+    }
+  }
+  if (named_plugin && plugin == nullptr) {
+    error = "plugin " + call.target + " has no " + call.op + " " + call.dtype + " kernel " + call.variant;
+  } else if (!named_plugin) {
+    const TargetInfo* target = FindOfferedTarget(call.target);
+    if (target == nullptr) {
+      error = "no target or plugin named '" + call.target + "'";
+    } else if (!target->supported) {
+      error = "target " + target->name + " does not run here (" + NotRunnableReason(*target) + ")";
+    } else {
+      builtin = FindCastKernel(IutCastSource(call.op)->name, call.dtype, call.variant, target->bits);
+      if (builtin == nullptr) {
+        error = "no " + call.op + " " + call.dtype + " kernel " + call.variant + " on " + target->name;
+      }
+    }
+  }
+  if (call.arity != 1) error = call.op + " takes 1 operand, the request sent " + std::to_string(call.arity);
+  BasicGuardedBuffer<T> in(call.n, 0);
+  // The codes' elements start as guards too, so that one left unwritten shows.
+  BasicGuardedBuffer<uint8_t> out(call.n, 0);
+  // Every operand sent is read whatever the answer, so that the stream stays
+  // in step; the first is the source.
+  for (size_t k = 0; k < call.arity; ++k) {
+    if (shared_data != nullptr) {
+      if (k == 0) std::memcpy(in.data(), shared_data, call.n * sizeof(T));
+    } else if (!Read(in.data(), call.n * sizeof(T))) {
+      return false;
+    }
+  }
+  if (!error.empty()) {
+    Line("error " + error);
+    return true;
+  }
+  if (builtin != nullptr) {
+    builtin(in.data(), out.data(), call.n);
+  } else {
+    const void* operands[1] = {in.data()};
+    (*plugin)(operands, out.data(), call.n);
+  }
+  if (!out.GuardsIntact() || !in.GuardsIntact()) {
+    Line("error the kernel wrote outside its output or into its operands (a call of " +
+         std::to_string(call.n) + " inputs)");
+    return true;
+  }
+  const IutLayout layout = *IutCallLayout(call.op, to->name, packed4);
+  std::vector<uint8_t> packed;
+  const uint8_t* codes = out.data();
+  if (layout.packed4) {
+    packed.resize(layout.OutputBytes(call.n));
+    PackNibbles(out.data(), packed.data(), call.n);
+    codes = packed.data();
+  }
+  Line("ok " + std::to_string(call.n));
+  if (shared_data != nullptr) {
+    std::memcpy(shared_data + IutShmOffset(1, call.n, sizeof(T)), codes, layout.OutputBytes(call.n));
+  } else {
+    Write(codes, layout.OutputBytes(call.n));
+  }
+  return true;
+}
+
 int Main(int argc, char** argv) {
   // A kernel's crash must end this process with its signal, which the host
   // reports: a sanitizer runtime's handlers would turn it into an exit status.
   for (const int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, SIG_DFL);
   std::vector<Library> libraries;
   bool builtin = false;
+  bool packed4 = false;
   std::string only;  // --targets: comma-separated, or empty for all
-  const char* usage = "usage: ulpgate-iut [--builtin [--targets A,B]] [--plugin PATH]...";
+  const char* usage = "usage: ulpgate-iut [--builtin [--targets A,B]] [--packed4] [--plugin PATH]...";
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--builtin") {
       builtin = true;
+    } else if (arg == "--packed4") {
+      packed4 = true;
     } else if (arg == "--targets" && i + 1 < argc) {
       only = "," + std::string(argv[++i]) + ",";
     } else if (arg == "--plugin" && i + 1 < argc) {
@@ -221,6 +309,7 @@ int Main(int argc, char** argv) {
                   "Runs kernels for ulpgate over the protocol of docs/iut.md (stdin, stdout).\n"
                   "  --builtin      offer the built-in kernels of every target this CPU runs\n"
                   "  --targets A,B  of these targets only\n"
+                  "  --packed4      send the codes of a 4-bit format two a byte\n"
                   "  --plugin PATH  load a plugin (ulpgate/plugin.h) and offer its kernels\n",
                   usage);
       return 0;
@@ -231,6 +320,7 @@ int Main(int argc, char** argv) {
   }
   Line(std::string(kIutGreeting));
   if (MapSharedData()) Line(std::string(kIutShmLine));
+  if (packed4) Line(std::string(kIutPacked4Line));
   if (builtin) {
     for (const TargetInfo& target : CompiledTargets()) {
       if (!target.supported || (!only.empty() && only.find("," + target.name + ",") == std::string::npos &&
@@ -257,12 +347,25 @@ int Main(int argc, char** argv) {
           }
         }
       }
+      // The casts: every source, destination and variant this target has,
+      // each claiming the policy its variant follows.
+      for (const FloatFormat* from : kCastSources) {
+        for (const FloatFormat* to : kCastDestinations) {
+          for (const CastVariantInfo& v : kCastVariants) {
+            if (FindCastKernel(from->name, to->name, v.name, target.bits) == nullptr) continue;
+            Line("kernel " + OfferedName(target) + " cast_" + from->name + " " + to->name + " " +
+                 v.name + " " + v.policy);
+          }
+        }
+      }
     }
   }
   for (const Library& l : libraries) {
     for (const PluginLibraryKernel& k : l.plugin.kernels) {
       if (l.plugin.name == nullptr || k.variant == nullptr || k.dtype == nullptr) continue;
-      Line(std::string("kernel ") + l.plugin.name + " " + l.plugin.op + " " + k.dtype + " " + k.variant);
+      const std::string op = k.op.empty() ? l.plugin.op : k.op;
+      Line(std::string("kernel ") + l.plugin.name + " " + op + " " + k.dtype + " " + k.variant +
+           (k.has_cast && k.model != nullptr ? std::string(" ") + k.model : std::string()));
     }
   }
   Line("ready");
@@ -281,8 +384,13 @@ int Main(int argc, char** argv) {
       std::fflush(stdout);
       return 2;  // the stream may be out of step: nothing after it can be trusted
     }
-    const bool read = call->dtype == "f32" ? Serve<float>(libraries, *call)
-                                           : Serve<uint16_t>(libraries, *call);
+    bool read;
+    if (const FloatFormat* from = IutCastSource(call->op)) {
+      read = IsBinary32Storage(*from) ? ServeCast<float>(libraries, *call, packed4)
+                                      : ServeCast<uint16_t>(libraries, *call, packed4);
+    } else {
+      read = call->dtype == "f32" ? Serve<float>(libraries, *call) : Serve<uint16_t>(libraries, *call);
+    }
     if (!read) return 2;
     std::fflush(stdout);
   }

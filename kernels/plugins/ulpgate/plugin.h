@@ -17,10 +17,22 @@
  * where OP is a registered op's name and MODEL one of its models (`ulpgate
  * list`); examples/plugin holds whole plugins of real ops (docs/plugins.md).
  *
+ * Version 3 (casts to the 8-, 6- and 4-bit formats):
+ *
+ *   static void my_cast(const void* in, void* out, size_t n) {
+ *     const float* x = in; uint8_t* code = out; ...   one code a byte
+ *   }
+ *   static const ulpgate_plugin_v3_cast casts[] = {
+ *       {.variant = "mine", .from = "f32", .to = "float8_e4m3fn",
+ *        .policy = "nearest_even.saturate", .fn = my_cast}};
+ *   static const ulpgate_plugin_v3 plugin = {
+ *       ULPGATE_PLUGIN_V3_ABI_VERSION, "myplugin", 1, casts};
+ *   const ulpgate_plugin_v3* ulpgate_plugin_v3_entry(void) { return &plugin; }
+ *
  * Version 1 (ULPGATE_PLUGIN_V1_OP only, kept so that plugins built against it load
  * unchanged): ulpgate_plugin, ulpgate_plugin_kernel and ulpgate_plugin_entry
- * below. A library exports one of the two entry points; ulpgate looks for
- * version 2's first.
+ * below. A library exports one of the entry points; ulpgate looks for
+ * version 3's first, then version 2's.
  */
 #ifndef ULPGATE_PLUGIN_H_
 #define ULPGATE_PLUGIN_H_
@@ -32,6 +44,8 @@
 #define ULPGATE_PLUGIN_ABI_VERSION 1u
 /* The version ulpgate_plugin_v2 carries. */
 #define ULPGATE_PLUGIN_V2_ABI_VERSION 2u
+/* The version ulpgate_plugin_v3 carries. */
+#define ULPGATE_PLUGIN_V3_ABI_VERSION 3u
 /* The op of every version 1 kernel: version 1 came before ulpgate had other
  * ops, and its kernel signature holds two operands only. Frozen with that
  * ABI (its plugins' kernels carry this string), so written here rather than
@@ -41,6 +55,39 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ------------------------------------------------------------- version 3 */
+
+/* A cast: code[i] = cast(x[i]) for i < n. `in` holds the source's storage
+ * (float for "f32"; uint16_t bit patterns for "bf16" and "f16"), `out` one
+ * code a byte (a 4- or 6-bit code in the byte's low bits, the high bits
+ * zero: the 4-bit format too, unpacked). Called from several threads at
+ * once, on arrays of any length and alignment. */
+typedef void (*ulpgate_cast_fn)(const void* in, void* out, size_t n);
+
+typedef struct ulpgate_plugin_v3_cast {
+  const char* variant; /* the name reports give it */
+  const char* from;    /* the source: "f32", "bf16" or "f16" (op cast_f32, ...) */
+  /* The destination: float8_e4m3fn, float8_e4m3fnuz, float8_e5m2,
+   * float8_e5m2fnuz, float6_e2m3fn, float6_e3m2fn, float4_e2m1fn or
+   * float8_e8m0fnu (`ulpgate list`). */
+  const char* to;
+  /* The policy of the exact cast model it claims to follow bit for bit
+   * ("nearest_even.saturate", "toward_zero.saturate", ...: docs/design.md,
+   * Casts), or NULL to claim none (measured: the reports name what it follows). */
+  const char* policy;
+  ulpgate_cast_fn fn;
+} ulpgate_plugin_v3_cast;
+
+typedef struct ulpgate_plugin_v3 {
+  uint32_t abi_version; /* ULPGATE_PLUGIN_V3_ABI_VERSION */
+  const char* name;     /* the target its casts are reported under */
+  size_t cast_count;
+  const ulpgate_plugin_v3_cast* casts;
+} ulpgate_plugin_v3;
+
+/* A version 3 plugin exports this function. */
+const ulpgate_plugin_v3* ulpgate_plugin_v3_entry(void);
 
 /* ------------------------------------------------------------- version 2 */
 
