@@ -184,3 +184,17 @@ def test_ml_dtypes_arrays_and_torch_float8_tensors_in_the_peers_venv():
     done = subprocess.run([python, script], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "casts_peers: ok" in done.stdout
+
+
+def test_check_blockquant_of_nvfp4_at_a_tensor_scale():
+    # 16 sixes at tensor scale 1: s = E4M3(6 / 6 / 1) = 1 (0x38), r = 1, e = FP4(6) = 0x7
+    # (0 11 1: 1.5 * 2^2).
+    six = np.full((1, 16), 6.0, np.float32)
+    r = ulpgate.check_blockquant(six, np.array([0x38], np.uint8), np.full(16, 7, np.uint8), spec="nvfp4",
+                                 tensor_scale=1.0)
+    assert r.exact == ["nvfp4_quantize/nearest_even.saturate"]
+    r = ulpgate.check_blockquant(six, np.array([0x39], np.uint8), np.full(16, 7, np.uint8), spec="nvfp4",
+                                 tensor_scale=1.0)
+    assert r.exact == [] and r.first_broken_block == 0
+    with pytest.raises(ValueError, match="tensor_scale"):
+        ulpgate.check_blockquant(six, np.array([0x38], np.uint8), np.full(16, 7, np.uint8), spec="nvfp4")
