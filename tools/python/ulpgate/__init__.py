@@ -18,6 +18,14 @@ reading and making ml_dtypes arrays and PyTorch float8 tensors where those are i
 
     ulpgate.decode(np.array([0x38, 0xc0], np.uint8), "float8_e4m3fn")   # [1., -2.]
     ulpgate.round([1.07, 500.0], "float8_e4m3fn")                     # [1., nan]: no infinity
+
+Casts and block quantizers are checked the same way, through the cast model's catalogue of
+policies (codes as uint8 arrays, ml_dtypes arrays or torch float8 tensors):
+
+    r = ulpgate.check(torch_codes, x, op="cast_f32", dtype="float8_e4m3fn")
+    r.matching                                 # ['nearest_even.saturate', ...]
+    ulpgate.sweep(lambda x: x.to(torch.float8_e5m2), op="cast_bf16", dtype="float8_e5m2")
+    ulpgate.check_blockquant(x, scales, codes, spec="mxfp8_e4m3").scale_rules
 ulpgate.testing holds assertions for test suites. The measurements are the CLI's
 (`ulpgate check`, `ulpgate sweep`): the same engine, exact oracles and models.
 """
@@ -30,7 +38,8 @@ import time
 from . import _ulpgate
 
 __all__ = ["check", "sweep", "ops", "exact", "hex_value", "format_ulp", "CheckReport", "SweepReport",
-           "InputError", "formats", "decode", "encode", "round"]
+           "InputError", "formats", "decode", "encode", "round", "CastReport", "check_blockquant",
+           "BlockQuantReport", "CAST_SWEEP_F32_SAMPLES"]
 
 __version__ = _ulpgate.__version__  # the CMake project's version, as `ulpgate --version` says it
 InputError = _ulpgate.InputError
@@ -493,11 +502,22 @@ class CheckReport:
         return f"<table><caption>ulpgate check of {html.escape(self.op)}</caption>{rows}</table>"
 
 
-def check(outputs, inputs, op, dtype=None, models=(), label=None, threads=0):
+def check(outputs, inputs, op, dtype=None, models=(), label=None, threads=0, policy=None):
     """Measures `outputs` of `op` at `inputs` (a dict by operand name, or a sequence in the
     op's order: `ulpgate.ops()`), each output against the exact value and every model of
     the op in that dtype, plus `models` of your own ("NAME: statements"). Returns a
-    CheckReport. Raises ValueError for values that are not of the dtype."""
+    CheckReport. Raises ValueError for values that are not of the dtype.
+
+    A cast op (cast_f32, cast_bf16, cast_f16: the source) takes the destination as `dtype`
+    (taken from the outputs where they are an ml_dtypes array or a torch float8 tensor), the
+    outputs as its codes and `inputs` as one array of the source (or {"x": array}); `policy`
+    names the policy the outputs claim. Returns a CastReport."""
+    if _is_cast(op):
+        if models:
+            raise ValueError(f"{op}: models are the cast model's policies; name one with policy=")
+        return _check_cast(outputs, inputs, op, dtype, policy, threads)
+    if policy is not None:
+        raise ValueError(f"policy= is for the cast ops; {op} takes models=")
     names, operands = _operands(op, inputs)
     dtype_given = False
     if dtype is None:
@@ -655,7 +675,7 @@ class _Progress:
 
 
 def sweep(kernel, op, dtype="bf16", range=None, fixed=None, over=None, claim=None, name="python",
-          variant="kernel", framework="auto", threads=0, progress=True):
+          variant="kernel", framework="auto", threads=0, progress=True, samples=None):
     """Calls `kernel` on every input of a domain, in batches, and measures every output:
     in bf16 or f16 all 2^32 pairs of the op's two operands (or `range=(begin, end)`, indices
     into that domain); in f32 every value of one operand at the `fixed` values of the other
@@ -663,12 +683,22 @@ def sweep(kernel, op, dtype="bf16", range=None, fixed=None, over=None, claim=Non
     returns torch tensors of the dtype (numpy arrays with framework='numpy'; numpy has no
     bfloat16, so bf16 travels as float32 values there). `claim` names the model it must
     follow (mismatches are then counted); without it the report says what it follows.
+    A cast op (cast_bf16, cast_f16, cast_f32; `dtype` the destination) calls `kernel(x)` once
+    on every source pattern of bf16 or f16 (65536, NaNs and infinities included), or for f32
+    on the boundary suite and `samples` random patterns (CAST_SWEEP_F32_SAMPLES by default,
+    seeded: the same patterns every run; 2^32 is the CLI's
+    `ulpgate sweep --op cast_f32`); it returns codes of the destination (see check) and the
+    result is check's CastReport, `claim` the policy it must follow.
     One implementation with the CLI's sweep and with the Python IUT (tools/python/torch_iut.py):
     the kernel is called three times per block of 2^16 inputs (a few inputs, the middle, a
     short tail), so that a defect on a short or misaligned call shows too. A sweep that runs
     longer than PROGRESS_AFTER seconds reports its progress on stderr as the CLI's does
     (progress=False: never; a callable: progress(done, total) is called instead, between
     blocks)."""
+    if _is_cast(op):
+        if range is not None or fixed is not None:
+            raise ValueError(f"{op}: a cast sweep takes no range or fixed values")
+        return _sweep_cast(kernel, op, dtype, claim, framework, threads, samples)
     dtype = _DTYPE_NAMES.get(dtype, dtype)
     operands = _op(op)["operands"]
     _require_kernels(op, dtype)
@@ -687,6 +717,284 @@ def sweep(kernel, op, dtype="bf16", range=None, fixed=None, over=None, claim=Non
         if shown:
             shown.clear()
     return SweepReport(json.loads(report))
+
+
+# ---- Casts and block quantization -------------------------------------------------------
+
+_CAST_SOURCES = {"cast_f32": "f32", "cast_bf16": "bf16", "cast_f16": "f16"}
+# The random binary32 patterns a cast_f32 sweep draws beside the boundary suite: 2^20, about
+# 9 s for a catalogue of 90 policies on 2 cores; every pattern is the CLI's sweep.
+CAST_SWEEP_F32_SAMPLES = 1 << 20
+
+
+def _is_cast(op):
+    return op in _CAST_SOURCES
+
+
+def _cast_patterns(x, source):
+    """The source patterns (uint32) of inputs of a cast from `source` (f32, bf16, f16): arrays
+    of it (numpy, ml_dtypes bfloat16, bf16 voids, torch), integer patterns, or arrays of
+    another float dtype whose every value is a value of `source` (ValueError otherwise)."""
+    import numpy as np
+    fmt = _format(source)
+    given = _dtype_of(x) or _array_format(x)
+    kind = getattr(getattr(x, "dtype", None), "kind", None)
+    is_int = kind in ("i", "u") or (_is_torch(x) and not x.is_floating_point())
+    if given == source or is_int or (given is None and _is_bf16_void(x)):
+        flat, _ = _codes_of(x, fmt)
+    else:
+        values = _values(x).reshape(-1)
+        try:
+            flat = _ulpgate.encode(values, source)
+        except ValueError as e:
+            raise ValueError(f"inputs: {e} (the inputs of {_source_op(source)} are {source} values)") from None
+    return flat.astype(np.uint32)
+
+
+def _source_op(source):
+    return {v: k for k, v in _CAST_SOURCES.items()}[source]
+
+
+def _cast_codes(outputs, dtype, n):
+    """The destination codes (uint8, one a byte) of outputs: integer codes, an ml_dtypes array,
+    a torch float8 tensor, torch's float4_e2m1fn_x2 (two codes a byte, unpacked)."""
+    import numpy as np
+    flat, _ = _codes_of(outputs, _format(dtype))
+    if dtype == "float4_e2m1fn" and flat.size == n + (n % 2) and n % 2:
+        flat = flat[:n]  # the pad nibble of an odd count
+    return flat.astype(np.uint8)
+
+
+def _cast_dtype(outputs, op, dtype):
+    if dtype is None:
+        dtype = _array_format(outputs)
+        if dtype is None or dtype in ("f32", "bf16", "f16", "f64"):
+            raise ValueError(f"{op}: give dtype= the destination (float8_e4m3fn, ...): the outputs' "
+                             f"dtype {getattr(outputs, 'dtype', type(outputs))} does not name it")
+    given = _array_format(outputs)
+    if given is not None and given != dtype:
+        raise ValueError(f"{op}: the outputs hold {given}, not {dtype}")
+    return dtype
+
+
+def _check_cast(outputs, inputs, op, dtype, policy, threads, suite="python"):
+    if isinstance(inputs, dict):
+        if list(inputs) != ["x"]:
+            raise ValueError(f"{op} takes one operand, x; given {', '.join(inputs)}")
+        inputs = inputs["x"]
+    elif isinstance(inputs, (list, tuple)) and len(inputs) == 1 and hasattr(inputs[0], "dtype"):
+        inputs = inputs[0]
+    dtype = _cast_dtype(outputs, op, dtype)
+    patterns = _cast_patterns(inputs, _CAST_SOURCES[op])
+    codes = _cast_codes(outputs, dtype, patterns.size)
+    record = _ulpgate.check_cast(op, dtype, patterns, codes, policy or "", suite, threads)
+    return CastReport(record)
+
+
+class CastReport:
+    """What a cast's outputs follow: `matching` the policies of the cast model's catalogue
+    followed bit for bit (nearest_even.saturate first where followed), `fits` every policy
+    with its mismatches (followed first, then by fewest) and first differing inputs, the
+    claimed policy's fit, and the ULP errors in the destination's ULPs over the inputs whose
+    value the destination's range holds. Its repr is `ulpgate check --op cast_*`'s text."""
+
+    def __init__(self, record):
+        self.record = record
+        self.op, self.source, self.dtype = record["op"], record["from"], record["to"]
+        self.n = record["n"]
+        self.matching = list(record["followed"])
+        self.fits = {f["name"]: f for f in record["fits"]}
+        self.claimed = record["claimed"] or None
+        self.claimed_fit = record["claimed_fit"]
+        self.max_ulp = record["max_ulp"]
+        self.max_ulp_index = record["max_ulp_index"] if record["in_range"] else None
+        self.in_range = record["in_range"]
+        self.correctly_rounded = record["correctly_rounded"]
+        self.special = record["special"]
+
+    @property
+    def nearest_policy(self):
+        """(name, mismatches) of the policy fewest outputs leave (a followed one has 0)."""
+        first = self.record["fits"][0]
+        return first["name"], first["mismatches"]
+
+    def mismatches(self, policy):
+        """How many outputs differ from `policy`'s codes."""
+        if policy not in self.fits:
+            raise KeyError(f"unknown policy '{policy}' of a cast from {self.source} to {self.dtype} "
+                           f"({', '.join(self.fits)})")
+        return self.fits[policy]["mismatches"]
+
+    def policies_text(self):
+        if self.matching:
+            return ", ".join(self.matching)
+        name, count = self.nearest_policy
+        return f"no policy; nearest {name} ({count} of {self.n} outputs differ)"
+
+    def _lines(self):
+        r = self.record
+        lines = [f"ulpgate check of {self.op}: {self.source} -> {self.dtype}, {self.n} outputs; "
+                 f"{r['policies']} policies of the cast model"]
+        fit = self.claimed_fit
+        if self.claimed:
+            lines.append(f"  claims {self.claimed}, " + ("follows it" if fit and fit["mismatches"] == 0 else
+                                                         f"LEAVES IT ({fit['mismatches']} of {self.n} differ)"))
+        if self.matching:
+            lines.append(_wrapped(", ".join(self.matching), prefix="  follows bit for bit: ", indent=4))
+        elif r["fits"]:
+            nearest = r["fits"][0]
+            lines.append(f"  follows no policy; nearest {nearest['name']} ({nearest['mismatches']} of "
+                         f"{self.n} differ), first:")
+            lines += [f"    {m['input']} -> {m['output']}, {nearest['name']} gives {m['model']}"
+                      for m in nearest["first"]]
+        if fit and fit["mismatches"] and self.matching:
+            lines.append(f"  first off {self.claimed}:")
+            lines += [f"    {m['input']} -> {m['output']}, {self.claimed} gives {m['model']}" for m in fit["first"]]
+        at = f" at {r['max_ulp_input']}" if self.in_range else ""
+        special = f", NaN or infinite {self.special}" if self.special else ""
+        lines.append(f"  in range ({self.in_range} of {self.n}): max {format_ulp(self.max_ulp)} {self.dtype} ULP"
+                     f"{at}, correctly rounded {self.correctly_rounded}{special}")
+        return lines
+
+    def __repr__(self):
+        return "\n".join(self._lines())
+
+    def to_json(self):
+        return json.dumps(self.record, indent=2)
+
+
+def _cast_kernel_inputs(patterns, source, framework):
+    """The source patterns as what a cast kernel takes: a torch tensor of the source where
+    torch is importable (framework 'auto' or 'torch'), else a numpy array (float32, float16,
+    ml_dtypes.bfloat16 where installed, else bf16 as float32 values)."""
+    import numpy as np
+    torch = _torch() if framework in ("auto", "torch") else None
+    if framework == "torch" and torch is None:
+        raise ValueError("framework='torch': torch is not importable")
+    if framework not in ("auto", "torch", "numpy"):
+        raise ValueError(f"framework: 'auto', 'torch' or 'numpy', not {framework!r}")
+    if source == "f32":
+        a = patterns.astype(np.uint32).view(np.float32)
+        return torch.from_numpy(a.copy()) if torch is not None else a
+    bits = patterns.astype(np.uint16)
+    if torch is not None:
+        return torch.from_numpy(bits.view(np.int16).copy()).view(torch.bfloat16 if source == "bf16" else torch.float16)
+    if source == "f16":
+        return bits.view(np.float16)
+    try:
+        import ml_dtypes
+        return bits.view(ml_dtypes.bfloat16)
+    except ImportError:
+        return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def _sweep_cast(kernel, op, dtype, claim, framework, threads, samples):
+    import numpy as np
+    if dtype is None or dtype in _DTYPE_NAMES:
+        raise ValueError(f"{op}: give dtype= the destination (float8_e4m3fn, ...)")
+    source = _CAST_SOURCES[op]
+    if source == "f32":
+        patterns = np.concatenate([_ulpgate.cast_suite(op, dtype, "boundary"),
+                                   _ulpgate.cast_suite(op, dtype, "random", 1, samples or CAST_SWEEP_F32_SAMPLES)])
+        suite = "boundary and random"
+    else:
+        if samples is not None:
+            raise ValueError(f"{op}: the sweep takes every {source} pattern; samples= is for cast_f32")
+        patterns = np.arange(1 << 16, dtype=np.uint32)
+        suite = f"every {source}"
+    x = _cast_kernel_inputs(patterns, source, framework)
+    torch = _torch() if _is_torch(x) else None
+    if torch is not None:
+        with torch.no_grad():
+            y = kernel(x)
+    else:
+        y = kernel(x)
+    if getattr(y, "shape", None) is not None and tuple(y.shape) != tuple(x.shape) and \
+            str(getattr(y, "dtype", "")) != "torch.float4_e2m1fn_x2":
+        raise ValueError(f"the kernel returned shape {tuple(y.shape)} for {tuple(x.shape)} inputs")
+    dtype = _cast_dtype(y, op, dtype)
+    codes = _cast_codes(y, dtype, patterns.size)
+    if codes.size != patterns.size:
+        raise ValueError(f"the kernel returned {codes.size} codes for {patterns.size} inputs")
+    return CastReport(_ulpgate.check_cast(op, dtype, patterns, codes, claim or "", suite, threads))
+
+
+def _block_values(x):
+    """(float32 values, rows, cols) of a 2-D tensor or array of f32, bf16 or f16."""
+    import numpy as np
+    shape = tuple(getattr(x, "shape", np.shape(x)))
+    if len(shape) != 2:
+        raise ValueError(f"x: a [rows, cols] tensor, not shape {shape}")
+    return _float32_values(x), shape[0], shape[1]
+
+
+def check_blockquant(x, scales, codes, spec, axis="rows", tensor_scale=None):
+    """Names what made block-quantized outputs of x (a [rows, cols] tensor or array): for the
+    MX specs (mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3, mxfp6_e3m2, mxfp4) every (scale rule,
+    element policy) pair of oracles/block_scale.h that reproduces `scales` (E8M0 codes, one a
+    block: uint8, ml_dtypes float8_e8m0fnu, torch float8_e8m0fnu) and `codes` (the elements,
+    in x's order: uint8, ml_dtypes, torch float8 or float4_e2m1fn_x2) bit for bit, else the
+    nearest pair and its first broken block; for nvfp4 (E4M3 scales) whether torchao's
+    nvfp4_quantize at `tensor_scale` reproduces them. Blocks lie along rows (32 consecutive
+    elements of a row) or columns. Returns a BlockQuantReport."""
+    import numpy as np
+    values, rows, cols = _block_values(x)
+    specs = {"mxfp8_e4m3": "float8_e4m3fn", "mxfp8_e5m2": "float8_e5m2", "mxfp6_e2m3": "float6_e2m3fn",
+             "mxfp6_e3m2": "float6_e3m2fn", "mxfp4": "float4_e2m1fn", "nvfp4": "float4_e2m1fn"}
+    if spec not in specs:
+        raise ValueError(f"unknown spec '{spec}' ({', '.join(specs)})")
+    element = specs[spec]
+    scale_format = "float8_e4m3fn" if spec == "nvfp4" else "float8_e8m0fnu"
+    if spec == "nvfp4" and tensor_scale is None:
+        raise ValueError("nvfp4: give tensor_scale= (the per-tensor binary32 scale)")
+    for what, a, f in (("scales", scales, scale_format), ("codes", codes, element)):
+        given = _array_format(a)
+        if given is not None and given != f:
+            raise ValueError(f"{what}: the array holds {given}, not {f} ({spec})")
+    s, _ = _codes_of(scales, _format(scale_format))
+    c = _cast_codes(codes, element, rows * cols)
+    record = _ulpgate.check_blockquant(spec, values, rows, cols, axis, s.astype(np.uint8), c,
+                                       float(tensor_scale or 1.0))
+    return BlockQuantReport(record, rows, cols, axis)
+
+
+class BlockQuantReport:
+    """What block-quantized outputs follow: `exact` the (scale rule/element policy) pairs
+    that reproduce them bit for bit, `scale_rules` those by scale rule, else `nearest` with
+    the blocks it matches and why its first broken block is. Its repr is `ulpgate blockquant
+    --check`'s text."""
+
+    def __init__(self, record, rows, cols, axis):
+        self.record = record
+        self.spec, self.blocks = record["spec"], record["blocks"]
+        self.rows, self.cols, self.axis = rows, cols, axis
+        self.exact = list(record["exact"])
+        self.scale_rules = {}
+        for name in self.exact:
+            rule, policy = name.split("/", 1)
+            self.scale_rules.setdefault(rule, []).append(policy)
+        self.nearest = record["nearest"]
+        self.blocks_matched = record["blocks_matched"]
+        self.first_broken_block = record["first_broken_block"]
+        self.why = record["why"]
+
+    def follows(self, model):
+        """Whether the pair ("rceil/nearest_even.saturate"), or any pair of a scale rule
+        ("rceil"), reproduces the outputs."""
+        return model in self.exact or model in self.scale_rules
+
+    def __repr__(self):
+        lines = [f"ulpgate blockquant check of {self.spec}: {self.rows} x {self.cols} blocked along {self.axis} "
+                 f"({self.blocks} blocks)"]
+        if not self.exact:
+            lines.append(_wrapped(f"follows no model bit for bit; nearest: {self.nearest} ({self.blocks_matched} of "
+                                  f"{self.blocks} blocks), first broken: {self.why}", prefix="  ", indent=4))
+        else:
+            lines.append(f"  scale rules: {', '.join(self.scale_rules)}")
+            for rule, policies in self.scale_rules.items():
+                lines.append(_wrapped(f"{rule}: {len(policies)} element policies: {', '.join(policies)}",
+                                      prefix="    ", indent=6))
+        return "\n".join(lines)
 
 
 from . import testing  # noqa: E402,F401  (after the functions it uses)

@@ -4,24 +4,37 @@
 // (operands and outputs) and as storage lanes for a swept callable (float32,
 // or the uint16 patterns of bf16 and f16); reports come back as the CLI's JSON.
 // The format-level functions (decode, encode, round, the registry's traits)
-// take any registered format: codes as uint64, values as float64.
+// take any registered format: codes as uint64, values as float64. Casts cross
+// as source patterns (uint32) and destination codes (uint8, one a byte), block
+// quantization as float32 values with uint8 scales and codes; both measured by
+// the cast model (suites/engine/cast_cases.h, oracles/block_scale.h) and
+// returned as dicts.
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "kernels/cast.h"
 #include "kernels/elementwise_ops.h"
+#include "oracles/block_scale.h"
+#include "oracles/cast_policy.h"
 #include "oracles/format.h"
+#include "suites/engine/cast_cases.h"
 #include "suites/engine/elementwise_oracle.h"
 #include "suites/engine/kernel_fault.h"
 #include "suites/engine/plugins.h"
+#include "suites/inputs/cast_suites.h"
 #include "suites/inputs/inputs.h"
 #include "suites/investigate/check.h"
 #include "suites/reports/format_list.h"
@@ -272,6 +285,205 @@ std::string Sweep(py::function kernel, const std::string& op_name, const std::st
   return SweepJson(result).dump();
 }
 
+
+// A cast op's source and destination, or ValueError naming what is known.
+std::pair<const FloatFormat*, const FloatFormat*> CastNamed(const std::string& op, const std::string& dtype) {
+  const FloatFormat* from = CastOpSource(op);
+  if (from == nullptr) throw py::value_error("'" + op + "' is no cast op (cast_f32, cast_bf16, cast_f16)");
+  const FloatFormat* to = FindCastDestination(dtype);
+  if (to == nullptr) {
+    std::string known;
+    for (const FloatFormat* f : kCastDestinations) known += (known.empty() ? "" : ", ") + std::string(f->name);
+    throw py::value_error("dtype '" + dtype + "': " + op + " casts to " + known);
+  }
+  return {from, to};
+}
+
+using Patterns = py::array_t<uint32_t, py::array::c_style | py::array::forcecast>;
+using Bytes = py::array_t<uint8_t, py::array::c_style | py::array::forcecast>;
+
+std::string CastInputText(const CastInputs& inputs, size_t i) {
+  const double v = inputs.values[i];
+  return BitsText(*inputs.from, inputs.patterns[i]) + " = " +
+         (std::isnan(v) ? std::string("nan") : fmt::format("{:a}", v));
+}
+
+std::string CastCodeText(const FloatFormat& to, uint64_t code) {
+  const double v = DecodeBits(to, code);
+  return fmt::format("{} ({})", BitsText(to, code), std::isnan(v) ? std::string("nan") : fmt::format("{:g}", v));
+}
+
+// A policy's fit as a dict, its first mismatches with the inputs, the outputs
+// and the policy's codes in the CLI's words.
+py::dict FitDict(const CastPolicyFit& fit, const CastInputs& inputs, const CastModels& models,
+                 const std::vector<uint8_t>& codes, const FloatFormat& to) {
+  size_t p = 0;
+  while (p < models.policies.size() && !(models.policies[p] == fit.policy)) ++p;
+  py::list first;
+  for (size_t i : fit.first_mismatches) {
+    py::dict m;
+    m["index"] = i;
+    m["input"] = CastInputText(inputs, i);
+    m["output"] = CastCodeText(to, codes[i]);
+    m["model"] = p < models.policies.size() ? CastCodeText(to, models.codes[p][i]) : std::string("?");
+    first.append(m);
+  }
+  py::dict d;
+  d["name"] = fit.name;
+  d["mismatches"] = fit.mismatches;
+  d["first"] = first;
+  return d;
+}
+
+// Codes of a cast's outputs (one a byte, unpacked) at source patterns, measured
+// against every policy of the catalogue: the CLI's `check --op cast_*`.
+py::dict CheckCast(const std::string& op, const std::string& dtype, const Patterns& patterns,
+                   const Bytes& codes, const std::string& claimed, const std::string& suite,
+                   unsigned threads) {
+  const auto [from, to] = CastNamed(op, dtype);
+  if (patterns.size() != codes.size()) {
+    throw py::value_error(std::to_string(codes.size()) + " outputs for " + std::to_string(patterns.size()) +
+                          " inputs");
+  }
+  const uint64_t from_mask = from->bits >= 32 ? ~uint32_t{0} : (uint32_t{1} << from->bits) - 1;
+  std::vector<uint32_t> source(patterns.data(), patterns.data() + patterns.size());
+  for (size_t i = 0; i < source.size(); ++i) {
+    if ((source[i] & ~from_mask) != 0) {
+      throw py::value_error("input " + std::to_string(i) + " is not a " + from->name + " pattern");
+    }
+  }
+  std::vector<uint8_t> out(codes.data(), codes.data() + codes.size());
+  const unsigned to_mask = (1u << to->bits) - 1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if ((out[i] & ~to_mask) != 0) {
+      throw py::value_error("output " + std::to_string(i) + ": " + std::to_string(out[i]) + " is not a " +
+                            std::to_string(to->bits) + "-bit " + to->name + " code");
+    }
+  }
+  std::optional<CastPolicy> claim;
+  if (!claimed.empty()) {
+    claim = ParseCastPolicy(claimed);
+    if (!claim || !CastPolicyProblem(*from, *to, *claim).empty()) {
+      std::string known;
+      for (const CastPolicy& c : CastPolicies(*from, *to)) known += (known.empty() ? "" : ", ") + c.Name();
+      throw py::value_error("policy '" + claimed + "': no policy of a cast from " + from->name + " to " +
+                            to->name + " (" + known + ")");
+    }
+  }
+  CastInputs inputs;
+  inputs.from = from;
+  inputs.Add(suite, source);
+  CastModels models;
+  CastCaseResult r;
+  {
+    py::gil_scoped_release release;
+    models = EvaluateCastModels(*from, *to, inputs, threads);
+    r = MeasureCastOutputs(*to, inputs, models, std::move(out), claim);
+  }
+  py::dict d;
+  d["op"] = op;
+  d["from"] = std::string(from->name);
+  d["to"] = std::string(to->name);
+  d["n"] = r.n;
+  d["policies"] = models.policies.size();
+  d["followed"] = r.followed;
+  py::list fits;
+  for (const CastPolicyFit& f : r.fits) fits.append(FitDict(f, inputs, models, r.codes, *to));
+  d["fits"] = fits;
+  d["claimed"] = r.claimed;
+  d["claimed_fit"] = r.claimed_fit ? py::object(FitDict(*r.claimed_fit, inputs, models, r.codes, *to)) : py::none();
+  d["max_ulp"] = r.max_ulp;
+  d["max_ulp_index"] = r.max_ulp_index;
+  d["max_ulp_input"] = r.in_range == 0 ? std::string() : CastInputText(inputs, r.max_ulp_index);
+  d["in_range"] = r.in_range;
+  d["correctly_rounded"] = r.correctly_rounded;
+  d["special"] = r.special;
+  return d;
+}
+
+// The source patterns of one of the cast suites (boundary, random, scaled).
+py::array_t<uint32_t> CastSuite(const std::string& op, const std::string& dtype, const std::string& suite,
+                                uint64_t seed, uint64_t n) {
+  const auto [from, to] = CastNamed(op, dtype);
+  const std::vector<uint32_t> p = GenerateCastSuite(*from, *to, suite, seed, n);
+  py::array_t<uint32_t> out(p.size());
+  std::copy(p.begin(), p.end(), out.mutable_data());
+  return out;
+}
+
+// Block-quantized outputs of a [rows, cols] float32 tensor measured against
+// every (scale rule, element policy) pair (MX), or torchao's nvfp4_quantize at
+// the given tensor scale (NVFP4): the CLI's `blockquant --check`.
+py::dict CheckBlockQuant(const std::string& spec_name, const py::array_t<float, py::array::c_style | py::array::forcecast>& x,
+                         size_t rows, size_t cols, const std::string& axis, const Bytes& scales,
+                         const Bytes& codes, float tensor_scale) {
+  const BlockSpec* spec = FindBlockSpec(spec_name);
+  if (spec == nullptr) {
+    std::string known;
+    for (const BlockSpec* s : BlockSpecs()) known += (known.empty() ? "" : ", ") + std::string(s->name);
+    throw py::value_error("unknown spec '" + spec_name + "' (" + known + ")");
+  }
+  if (axis != "rows" && axis != "columns") throw py::value_error("axis: 'rows' or 'columns', not '" + axis + "'");
+  BlockShape shape{rows, cols, axis == "rows" ? BlockAxis::kRows : BlockAxis::kColumns, spec->block_size};
+  const std::string problem = shape.Problem();
+  if (!problem.empty()) throw py::value_error(problem);
+  if (static_cast<size_t>(x.size()) != rows * cols || static_cast<size_t>(codes.size()) != rows * cols) {
+    throw py::value_error("x and codes must hold rows * cols elements");
+  }
+  if (static_cast<size_t>(scales.size()) != shape.blocks()) {
+    throw py::value_error(std::to_string(scales.size()) + " scales for " + std::to_string(shape.blocks()) +
+                          " blocks");
+  }
+  const std::vector<uint8_t> s(scales.data(), scales.data() + scales.size());
+  const std::vector<uint8_t> c(codes.data(), codes.data() + codes.size());
+  py::dict d;
+  d["spec"] = std::string(spec->name);
+  d["blocks"] = shape.blocks();
+  if (spec->tensor_scale) {
+    BlockQuantized want;
+    {
+      py::gil_scoped_release release;
+      want = Nvfp4Quantize(CastPolicy{}, x.data(), shape, tensor_scale);
+    }
+    py::list exact;
+    std::optional<size_t> first;
+    size_t matched = 0;
+    for (size_t b = 0; b < shape.blocks(); ++b) {
+      bool same = want.scales[b] == s[b];
+      for (int j = 0; j < shape.block_size; ++j) {
+        const size_t e = shape.ElementIndex(b, j);
+        same = same && want.codes[e] == c[e];
+      }
+      if (same) {
+        ++matched;
+      } else if (!first) {
+        first = b;
+      }
+    }
+    if (!first) exact.append("nvfp4_quantize/nearest_even.saturate");
+    d["exact"] = exact;
+    d["nearest"] = "nvfp4_quantize/nearest_even.saturate";
+    d["blocks_matched"] = matched;
+    d["first_broken_block"] = first ? py::object(py::int_(*first)) : py::none();
+    d["why"] = first ? "block " + std::to_string(*first) + " differs from nvfp4_quantize's" : std::string();
+    return d;
+  }
+  BlockNaming naming;
+  {
+    py::gil_scoped_release release;
+    naming = NameScaleRules(*spec, x.data(), shape, s, c);
+  }
+  py::list exact;
+  for (const BlockModel& m : naming.exact) exact.append(m.Name());
+  d["exact"] = exact;
+  d["nearest"] = naming.nearest.model.Name();
+  d["blocks_matched"] = naming.nearest.blocks_matched;
+  d["first_broken_block"] =
+      naming.nearest.first_broken_block ? py::object(py::int_(*naming.nearest.first_broken_block)) : py::none();
+  d["why"] = naming.nearest.why;
+  return d;
+}
+
 // The exact value of the op at one input, as a hex float (rounded to the
 // oracle's precision where the op's definition is not exact in binary), or
 // with digits > 0 as a decimal of that many significant digits.
@@ -314,6 +526,15 @@ PYBIND11_MODULE(_ulpgate, m) {
   m.def("check", &ulpgate::Check, py::arg("op"), py::arg("dtype"), py::arg("operands"),
         py::arg("outputs"), py::arg("label"), py::arg("models"), py::arg("threads") = 0,
         "Measures outputs against the exact values and every model; returns check's JSON record.");
+  m.def("check_cast", &ulpgate::CheckCast, py::arg("op"), py::arg("dtype"), py::arg("patterns"),
+        py::arg("codes"), py::arg("claimed") = "", py::arg("suite") = "python", py::arg("threads") = 0,
+        "Measures a cast's codes at source patterns against every policy of the cast model.");
+  m.def("cast_suite", &ulpgate::CastSuite, py::arg("op"), py::arg("dtype"), py::arg("suite"),
+        py::arg("seed") = 1, py::arg("n") = 0, "The source patterns of a cast suite.");
+  m.def("check_blockquant", &ulpgate::CheckBlockQuant, py::arg("spec"), py::arg("x"), py::arg("rows"),
+        py::arg("cols"), py::arg("axis"), py::arg("scales"), py::arg("codes"),
+        py::arg("tensor_scale") = 1.0f,
+        "Names the (scale rule, element policy) pairs that reproduce block-quantized outputs.");
   m.def("sweep", &ulpgate::Sweep, py::arg("kernel"), py::arg("op"), py::arg("dtype"),
         py::arg("name"), py::arg("variant"), py::arg("claim"), py::arg("fixed"), py::arg("over"),
         py::arg("begin"), py::arg("end"), py::arg("threads") = 0, py::arg("progress") = py::none(),

@@ -7,11 +7,15 @@ command that explains the input step by step. Every line of a message fits 120 c
     assert_within_ulp(y, {"grad": g, "t": t}, op="tanh_bwd", max_ulp=1.5)
     assert_within_bound(y, {"grad": g, "x": x}, op="silu_bwd")
     assert_follows_model(y, {"grad": g, "t": t}, op="tanh_bwd", model="mulsub_fused")
+    assert_follows(x.to(torch.float8_e4m3fn), x, op="cast_f32", dtype="float8_e4m3fn",
+                   policy="nearest_even.saturate")
+    assert_follows_block_rule(x, scales, codes, spec="mxfp8_e4m3", rule="rceil")
 """
 
-from . import _decimal_text, _ulp_text, _wrapped, check, exact
+from . import _decimal_text, _ulp_text, _wrapped, check, check_blockquant, exact
 
-__all__ = ["assert_follows_model", "assert_within_bound", "assert_within_ulp"]
+__all__ = ["assert_follows", "assert_follows_block_rule", "assert_follows_model", "assert_within_bound",
+           "assert_within_ulp"]
 
 
 def _input_lines(report, index, what):
@@ -106,4 +110,38 @@ def assert_follows_model(outputs, inputs, op, model, dtype=None, msg=None):
                   _wrapped(report.replay(index), prefix="  explain it: ", indent=6, command=True)]
     lines += _worst_lines(report)
     lines += _closing_lines(report)
+    raise AssertionError("\n".join(lines))
+
+
+def assert_follows(outputs, inputs, op, policy, dtype=None, msg=None):
+    """Fails unless a cast's outputs (codes of `dtype`, the destination: uint8, an ml_dtypes
+    array, a torch float8 tensor) are bit for bit the codes `policy` of the cast model gives at
+    `inputs` (`op`: cast_f32, cast_bf16 or cast_f16); the message names the first inputs that
+    differ, with both codes, and the policies the outputs follow instead (else the nearest)."""
+    report = check(outputs, inputs, op=op, dtype=dtype, policy=policy)
+    fit = report.claimed_fit
+    if fit["mismatches"] == 0:
+        return report
+    lines = [msg or f"{op} outputs ({report.source} -> {report.dtype}) do not follow the policy {policy}.",
+             f"{fit['mismatches']} of {report.n} outputs differ from it; first:"]
+    lines += [_wrapped(f"{m['input']} -> {m['output']}, {policy} gives {m['model']}", prefix="  ", indent=4)
+              for m in fit["first"]]
+    lines.append(_wrapped(f"Follows bit for bit: {report.policies_text()}.", indent=2))
+    raise AssertionError("\n".join(lines))
+
+
+def assert_follows_block_rule(x, scales, codes, spec, rule, axis="rows", tensor_scale=None, msg=None):
+    """Fails unless block-quantized outputs of x are reproduced bit for bit by the scale rule
+    `rule` ("rceil": with any element policy) or the pair "rule/policy"
+    ("ocp_floor/nearest_even.saturate"); the message names what they follow instead."""
+    report = check_blockquant(x, scales, codes, spec=spec, axis=axis, tensor_scale=tensor_scale)
+    if report.follows(rule):
+        return report
+    if report.exact:
+        found = "; ".join(f"{r}: {', '.join(p)}" for r, p in report.scale_rules.items())
+        follows = f"They follow {found}."
+    else:
+        follows = (f"They follow no model; nearest {report.nearest} ({report.blocks_matched} of "
+                   f"{report.blocks} blocks), first broken: {report.why}.")
+    lines = [msg or f"{spec} outputs do not follow {rule}.", _wrapped(follows, indent=2)]
     raise AssertionError("\n".join(lines))
