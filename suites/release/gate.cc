@@ -191,9 +191,11 @@ std::vector<GateGroup> GroupGateRows(const GateReport& report) {
   std::vector<double> tightness;  // of each group's tightest row
   const std::string* rule = nullptr;
   for (const GateRow& row : report.rows) {
-    const std::string name = row.dtype.empty()   ? std::string("sweeps")
-                             : row.dtype == "f32" ? row.op
-                                                  : row.op + " " + row.dtype;
+    // A cast op's rows fold to one line over its destinations.
+    const bool cast = !row.dtype.empty() && FamilyOf(row.op) == OpFamily::kCast;
+    const std::string name = row.dtype.empty()           ? std::string("sweeps")
+                             : row.dtype == "f32" || cast ? row.op
+                                                          : row.op + " " + row.dtype;
     auto it = std::find_if(groups.begin(), groups.end(),
                            [&](const GateGroup& g) { return g.name == name; });
     if (it == groups.end()) {
