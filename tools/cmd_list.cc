@@ -16,6 +16,7 @@
 #include "suites/inputs/elementwise_suites.h"
 #include "suites/inputs/reduction_suites.h"
 #include "tools/cast_commands.h"
+#include "tools/cmd_blockquant.h"
 #include "tools/cli.h"
 #include "tools/text_table.h"
 
@@ -282,6 +283,7 @@ void PrintList() {
     }
   }
   PrintCastOps(std::cout);
+  PrintBlockQuantOps(std::cout);
   std::cout << "\ntargets (compiled into this binary)\n";
   TextTable targets({"target", "runnable here", "NegMulAdd", "f32 lanes"});
   targets.SetLeftAligned({0, 1, 2});

@@ -11,10 +11,12 @@
 
 #include "kernels/cast.h"
 #include "kernels/reduction_spec.h"
+#include "oracles/float_text.h"
 #include "oracles/format.h"
 #include "suites/drift/report.h"
 #include "suites/drift/run.h"
 #include "suites/drift/scenario.h"
+#include "suites/engine/block_quant_cases.h"
 #include "suites/engine/cast_cases.h"
 #include "suites/engine/digest.h"
 #include "suites/engine/elementwise_cases.h"
@@ -276,6 +278,88 @@ Measurement MeasureCast(MeasureSpec spec) {
   return m;
 }
 
+// The input behind output `index` of a block quantization: a scale (index <
+// blocks) names its block and amax, an element its block, index and value.
+nlohmann::ordered_json BlockInputJson(const BlockShape& shape, const std::vector<float>& t,
+                                      uint64_t index) {
+  if (index < shape.blocks()) {
+    return {{"block", fmt::format("{}", index)},
+            {"amax", HexFloat(BlockAmax(t.data(), shape, index))}};
+  }
+  const size_t i = index - shape.blocks();
+  // The block holding element i.
+  const size_t bs = static_cast<size_t>(shape.block_size);
+  const size_t r = i / shape.cols, col = i % shape.cols;
+  const size_t block = shape.axis == BlockAxis::kRows ? r * (shape.cols / bs) + col / bs
+                                                      : (r / bs) * shape.cols + col;
+  return {{"block", fmt::format("{}", block)},
+          {"element", fmt::format("{}", i)},
+          {"x", HexFloat(t[i])}};
+}
+
+// A block quantization case: the rule (or NVFP4 sequence) its variant
+// claims, the blocks off it and the first in words, and the digest of its
+// scales and codes. Where it leaves its rule, the rules that reproduce it
+// (NameScaleRules) name what it computes instead.
+Measurement MeasureBlockQuant(MeasureSpec spec) {
+  const BlockSpec& bspec = *FindBlockSpec(spec.dtype);
+  if (spec.n == 0) spec.n = 64;
+  auto shape = std::make_shared<BlockShape>();
+  *shape = BlockShape{spec.n, kBlockQuantCols, BlockAxis::kRows, bspec.block_size};
+  auto t = std::make_shared<std::vector<float>>(SeededBlockTensor(bspec, *shape, spec.seed));
+  Measurement m;
+  for (const std::string& variant : spec.variants) {
+    const BlockQuantized want = BlockQuantModel(bspec, variant, t->data(), *shape);
+    for (const TargetInfo* target : spec.targets) {
+      const bool model = spec.models_only || !target->supported;
+      BlockQuantized got = want;
+      if (!model) {
+        std::optional<BlockQuantized> k =
+            RunBlockQuantKernel(bspec, variant, t->data(), *shape, *target, want.tensor_scale);
+        if (!k) throw InputError(fmt::format("{}: no kernels on {}", spec.op, target->name));
+        got = std::move(*k);
+      }
+      const BlockDifference d = CompareBlockOutputs(*shape, t->data(), want, got.scales, got.codes);
+      nlohmann::ordered_json j;
+      j["op"] = spec.op;
+      j["variant"] = variant;
+      j["target"] = target->name;
+      j["kind"] = model ? "model" : "kernel";
+      j["dtype"] = spec.dtype;
+      j["suite"] = spec.suite;
+      j["seed"] = spec.seed;
+      j["n"] = spec.n;
+      j["blocks"] = shape->blocks();
+      nlohmann::ordered_json followed;  // null: no rule reproduces it
+      if (d.blocks == 0) {
+        followed = variant;
+      } else if (!bspec.tensor_scale) {
+        const BlockNaming naming = NameScaleRules(bspec, t->data(), *shape, got.scales, got.codes);
+        for (const BlockModel& bm : naming.exact) {
+          if (bm.policy == CastPolicy{}) {
+            followed = ScaleRuleName(bm.rule);
+            break;
+          }
+        }
+      }
+      j["conformance"] = {{"model", followed}, {"expected", variant}, {"mismatches", d.blocks}};
+      nlohmann::ordered_json first = nlohmann::ordered_json::array();
+      if (d.blocks != 0) first.push_back(d.first);
+      j["first_mismatches"] = first;
+      std::vector<uint8_t> outputs = got.scales;
+      outputs.insert(outputs.end(), got.codes.begin(), got.codes.end());
+      j["output_digest"] = DigestHex(Fnv1a(outputs.data(), outputs.size()));
+      MeasuredCase c;
+      c.record = std::move(j);
+      if (spec.keep_outputs) c.codes = std::move(outputs);
+      m.cases.push_back(std::move(c));
+    }
+  }
+  m.describe = [shape, t](uint64_t index) { return BlockInputJson(*shape, *t, index); };
+  m.spec = std::move(spec);
+  return m;
+}
+
 }  // namespace
 
 std::vector<std::string> MeasurableOps() {
@@ -315,6 +399,8 @@ std::vector<std::string> MeasurableVariants(const std::string& op, const std::st
         }
       }
       return variants;
+    case OpFamily::kBlockQuant:
+      return BlockQuantVariants(*FindBlockSpec(dtype));
   }
   return variants;
 }
@@ -342,6 +428,7 @@ Measurement Measure(const MeasureSpec& given,
   }
   if (spec.variants.empty()) spec.variants = known;
   if (family == OpFamily::kCast) return MeasureCast(std::move(spec));
+  if (family == OpFamily::kBlockQuant) return MeasureBlockQuant(std::move(spec));
   if (family == OpFamily::kElementwise) {
     const ElementwiseOpInfo& op = *FindElementwiseOp(spec.op);
     return MeasureElementwise(std::move(spec), op, progress);

@@ -26,7 +26,7 @@ namespace ulpgate {
 namespace {
 
 // Which ops a limit applies to.
-enum OpKind : unsigned { kElementwise = 1, kReduction = 2, kDrift = 4, kCast = 8 };
+enum OpKind : unsigned { kElementwise = 1, kReduction = 2, kDrift = 4, kCast = 8, kBlockQuant = 16 };
 
 struct LimitKind {
   const char* name;
@@ -41,7 +41,7 @@ const LimitKind kLimitKinds[] = {
     {"max_fraction_above_1_ulp", kElementwise | kReduction, false},
     {"max_fraction_above_k_ulp", kElementwise | kReduction, false},
     {"max_special_mismatches", kElementwise | kReduction | kCast, true},
-    {"conformance_required", kElementwise | kReduction | kCast, false},
+    {"conformance_required", kElementwise | kReduction | kCast | kBlockQuant, false},
     {"max_bound_fraction", kElementwise | kReduction, false},
     {"max_relative_loss_deviation", kDrift, false},
     {"max_final_parameter_relative_error", kDrift, false},
@@ -52,7 +52,8 @@ const LimitKind kLimitKinds[] = {
 static_assert(static_cast<unsigned>(OpFamily::kElementwise) == kElementwise &&
               static_cast<unsigned>(OpFamily::kReduction) == kReduction &&
               static_cast<unsigned>(OpFamily::kDrift) == kDrift &&
-              static_cast<unsigned>(OpFamily::kCast) == kCast);
+              static_cast<unsigned>(OpFamily::kCast) == kCast &&
+              static_cast<unsigned>(OpFamily::kBlockQuant) == kBlockQuant);
 OpKind KindOf(const std::string& op) { return static_cast<OpKind>(FamilyOf(op)); }
 
 std::string Joined(const std::vector<std::string>& names) {
@@ -136,6 +137,7 @@ BudgetRun ParseRun(const JsonField& f) {
   }
   const OpKind kind = KindOf(run.op);
   if (kind == kCast && !f.Has("dtype")) f["op"].Fail("a cast run names its destination in dtype");
+  if (kind == kBlockQuant && !f.Has("dtype")) f["op"].Fail("a block quantizer's run names its spec in dtype");
   const JsonField suite_list = f["suites"];
   if (suite_list.Size() == 0) suite_list.Fail("expected at least one suite");
   for (size_t i = 0; i < suite_list.Size(); ++i) {
@@ -243,6 +245,8 @@ BudgetRule ParseRule(const JsonField& f, const std::vector<BudgetRun>& runs) {
     At(match["dtype"], [&] { return MeasurableVariants(rule.op, rule.dtype); });
   } else if (KindOf(rule.op) == kCast) {
     match["op"].Fail("a cast rule names its destination in dtype");
+  } else if (KindOf(rule.op) == kBlockQuant) {
+    match["op"].Fail("a block quantizer's rule names its spec in dtype");
   }
   if (match.Has("label")) {
     // Outputs made elsewhere: the gate replays the external goldens whose
@@ -397,8 +401,10 @@ Measured Measure(const nlohmann::ordered_json& record, const BudgetLimit& limit)
                                          : fmt::format("{} (expected {}, follows {})", v, expected, model);
     // A cast names the first input off its policy.
     if (record.contains("first_mismatches") && !record.at("first_mismatches").empty()) {
-      text += fmt::format(", first at x = {}",
-                          record.at("first_mismatches").at(0).get<std::string>());
+      const std::string first = record.at("first_mismatches").at(0).get<std::string>();
+      text += FamilyOf(record.at("op").get<std::string>()) == OpFamily::kCast
+                  ? fmt::format(", first at x = {}", first)
+                  : fmt::format(", first at {}", first);
     }
     return {static_cast<double>(v), text};
   }

@@ -191,8 +191,10 @@ std::vector<GateGroup> GroupGateRows(const GateReport& report) {
   std::vector<double> tightness;  // of each group's tightest row
   const std::string* rule = nullptr;
   for (const GateRow& row : report.rows) {
-    // A cast op's rows fold to one line over its destinations.
-    const bool cast = !row.dtype.empty() && FamilyOf(row.op) == OpFamily::kCast;
+    // A cast op's rows fold to one line over its destinations, a block
+    // quantizer's over its specs.
+    const bool cast = !row.dtype.empty() && (FamilyOf(row.op) == OpFamily::kCast ||
+                                              FamilyOf(row.op) == OpFamily::kBlockQuant);
     const std::string name = row.dtype.empty()           ? std::string("sweeps")
                              : row.dtype == "f32" || cast ? row.op
                                                           : row.op + " " + row.dtype;

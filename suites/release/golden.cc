@@ -13,6 +13,7 @@
 #include "kernels/cast.h"
 #include "oracles/float_text.h"
 #include "oracles/format.h"
+#include "suites/engine/block_quant_cases.h"
 #include "suites/engine/cast_cases.h"
 #include "suites/inputs/cast_suites.h"
 #include "suites/engine/digest.h"
@@ -39,6 +40,10 @@ constexpr uint64_t kDriftEpochs = 200;
 bool IsReduction(const std::string& op) { return FamilyOf(op) == OpFamily::kReduction; }
 bool IsDrift(const std::string& op) { return FamilyOf(op) == OpFamily::kDrift; }
 bool IsCast(const std::string& op) { return FamilyOf(op) == OpFamily::kCast; }
+bool IsBlockQuant(const std::string& op) { return FamilyOf(op) == OpFamily::kBlockQuant; }
+// Ops whose outputs are codes of a byte: casts, block quantizers (scales
+// then element codes).
+bool HasCodes(const std::string& op) { return IsCast(op) || IsBlockQuant(op); }
 
 // A cast's codes, 32 a line, two hex digits each.
 constexpr size_t kCodesPerLine = 32;
@@ -149,6 +154,10 @@ std::vector<std::string> CaseKeys(const std::string& op) {
     return {"op",       "variant", "target",  "dtype",  "suite", "epochs", "summary",
             "in_situ", "final_parameters_digest", "loss_digest", "loss"};
   }
+  if (IsBlockQuant(op)) {
+    return {"op", "variant", "target", "dtype", "suite", "seed", "n", "blocks", "conformance",
+            "first_mismatches", "output_digest", "outputs"};
+  }
   if (IsCast(op)) {
     return {"op",       "variant",          "target",   "dtype",  "suite",     "seed",
             "n",        "conformance",      "first_mismatches", "followed", "in_range",
@@ -254,6 +263,23 @@ void ValidateCase(const JsonField& c, const std::string& op, const TargetInfo& t
     return;
   }
   c["seed"].Unsigned();
+  if (IsBlockQuant(op)) {
+    c["n"].Unsigned();
+    const uint64_t blocks = c["blocks"].Unsigned();
+    const JsonField conformance = c["conformance"];
+    conformance.OnlyKeys({"model", "expected", "mismatches"});
+    if (!conformance["model"].json().is_null()) conformance["model"].String();
+    conformance["expected"].String();
+    conformance["mismatches"].Unsigned();
+    c["first_mismatches"].Strings();
+    RequireDigest(c["output_digest"]);
+    const size_t outputs = DecodeOutputs(c["outputs"], 2).size();
+    const uint64_t want = blocks + c["n"].Unsigned() * kBlockQuantCols;
+    if (outputs != want) {
+      c["outputs"].Fail(fmt::format("expected {} codes (scales, then elements), found {}", want, outputs));
+    }
+    return;
+  }
   if (IsCast(op)) {
     const uint64_t n = c["n"].Unsigned();
     const JsonField conformance = c["conformance"];
@@ -377,13 +403,24 @@ CaseDifference CompareCase(const Json& old_case, const Json& new_case,
     }
   } else {
     const std::string op = new_case["op"];
-    const size_t digits = IsCast(op) ? 2 : 8;
+    const size_t digits = HasCodes(op) ? 2 : 8;
     const std::vector<uint32_t> old_bits =
         DecodeOutputs(JsonField(path, "", old_case["outputs"]), digits);
     const std::vector<uint32_t> new_bits =
         DecodeOutputs(JsonField(path, "", new_case["outputs"]), digits);
     for (size_t i = 0; i < std::min(old_bits.size(), new_bits.size()); ++i) {
       if (old_bits[i] != new_bits[i]) add_output(i, old_bits[i], new_bits[i]);
+    }
+    if (IsBlockQuant(op) && d.outputs_differing > 0) {
+      for (OutputChange& o : d.outputs) {
+        o.old_text = fmt::format("0x{:02x}", o.old_bits);
+        o.new_text = fmt::format("0x{:02x}", o.new_bits);
+      }
+      d.replay = fmt::format("ulpgate run --op {} --dtype {} --variant {} --target {} --seed {} --n {}",
+                             op, new_case["dtype"].get<std::string>(),
+                             new_case["variant"].get<std::string>(),
+                             new_case["target"].get<std::string>(), new_case["seed"].dump(),
+                             new_case["n"].dump());
     }
     if (IsCast(op) && d.outputs_differing > 0) {
       // Codes are named in the destination's format; the case runs again as
@@ -583,6 +620,10 @@ std::vector<MeasureSpec> GoldenPlan(const std::string& op) {
         // n is odd, so that a run's inputs end in a tail of every lane count
         // (the engine's call plan leaves tails of every length besides).
         spec.n = suite == "adversarial" ? 1027 : 515;
+      } else if (IsBlockQuant(op)) {
+        // 17 rows of 64: 34 MX blocks (68 NVFP4 ones), the rules' parting
+        // amaxes among them.
+        spec.n = 17;
       } else if (IsCast(op)) {
         // The boundary suite is its whole list (about 3,000 inputs: every
         // midpoint, tie and threshold of the destination, where casts go
@@ -640,7 +681,7 @@ Json GoldenCaseJson(const MeasuredCase& measured) {
     return c;
   }
   c["seed"] = r["seed"];
-  if (IsCast(op)) {
+  if (HasCodes(op)) {
     for (const std::string& key : CaseKeys(op)) {
       if (key != "outputs" && !c.contains(key)) c[key] = r[key];
     }
@@ -710,7 +751,13 @@ GoldenFile MeasureGolden(const std::vector<MeasureSpec>& specs, const TargetInfo
           ? fmt::format("build/bin/ulpgate golden bless {} --op {}", plugin->Argument(), op)
           : fmt::format("build/bin/ulpgate golden bless --target {} --op {}", target.name, op);
   j["about"] =
-      IsCast(op)
+      IsBlockQuant(op)
+          ? "Per (block spec, scale rule): what the target's block quantization kernel must give "
+            "on a seeded [n, 64] tensor blocked along rows, evaluated on the rule's model "
+            "(oracles/block_scale.h, elements to nearest even, saturating): the blocks off it and "
+            "the first, the digest and every output, 32 two-digit hex codes per line: the scales "
+            "(one per block), then the element codes in the tensor's order."
+      : IsCast(op)
           ? "Per (destination, variant, suite): what the target's cast kernel must give, evaluated "
             "on the policy its variant claims (the exact cast model): the mismatches against it, "
             "the first inputs off it, every policy of the catalogue followed bit for bit, the max "
