@@ -2,6 +2,8 @@
 // per Highway target and finds them by target (kernels/block_quant.h).
 #include "kernels/block_quant.h"
 
+#include <vector>
+
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/block_quant.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -34,7 +36,28 @@ namespace ulpgate {
 
 HWY_EXPORT(GetBlockQuantKernels);
 
+namespace {
+
+struct BlockQuantOverride {
+  int64_t target = 0;
+  const BlockQuantKernels* kernels = nullptr;
+};
+
+std::vector<BlockQuantOverride>& Overrides() {
+  static std::vector<BlockQuantOverride> overrides;
+  return overrides;
+}
+
+}  // namespace
+
+void ReplaceBlockQuantKernelsForTesting(int64_t target, const BlockQuantKernels* kernels) {
+  Overrides().push_back({target, kernels});
+}
+
 const BlockQuantKernels* FindBlockQuantKernels(int64_t target) {
+  for (const BlockQuantOverride& o : Overrides()) {
+    if (o.target == target) return o.kernels;
+  }
   // Entry 0 of a dispatch table is the chooser; the others are the compiled
   // targets (nullptr where not compiled).
   for (const auto& entry : HWY_DISPATCH_TABLE(GetBlockQuantKernels)) {

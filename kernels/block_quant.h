@@ -47,6 +47,11 @@ struct BlockQuantKernels {
 // nullptr when the target was not compiled.
 const BlockQuantKernels* FindBlockQuantKernels(int64_t target);
 
+// Test-only (build/bin/ulpgate_mutant, kernels/testing/block_quant_mutant.cc):
+// from then on FindBlockQuantKernels(target) returns `kernels`. Call before
+// main, as the mutants do; production code never calls it.
+void ReplaceBlockQuantKernelsForTesting(int64_t target, const BlockQuantKernels* kernels);
+
 }  // namespace ulpgate
 
 #endif  // ULPGATE_KERNELS_BLOCK_QUANT_H_

@@ -23,7 +23,10 @@
 #include "oracles/block_scale.h"
 #include "oracles/float_text.h"
 #include "oracles/format.h"
+#include "suites/engine/block_quant_cases.h"
+#include "suites/engine/op_table.h"
 #include "suites/inputs/inputs.h"
+#include "suites/sweep/block_scale_sweep.h"
 #include "suites/inputs/numpy_files.h"
 #include "tools/cli.h"
 #include "tools/text_table.h"
@@ -32,6 +35,7 @@ namespace ulpgate {
 namespace {
 
 struct BlockQuantArgs {
+  std::string require;  // --check: a scale rule the outputs must follow
   std::string spec = "mxfp8_e4m3";
   std::string rule = "ocp_floor";
   std::string axis = "rows";
@@ -60,31 +64,6 @@ BlockAxis AxisArgument(const std::string& name) {
   throw UsageError(fmt::format("unknown --axis '{}' (rows or columns)", name));
 }
 
-// A seeded tensor whose blocks have amaxes across binary32's range, every
-// third one at or next to M 2^k, where the rules part.
-std::vector<float> SeededTensor(const BlockSpec& spec, const BlockShape& shape, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
-  std::uniform_int_distribution<int> exponent(-40, 40);
-  const float m = static_cast<float>(LargestFinite(*spec.element));
-  std::vector<float> t(shape.rows * shape.cols);
-  for (size_t b = 0; b < shape.blocks(); ++b) {
-    float amax = std::ldexp(1.0f + std::fabs(unit(rng)), exponent(rng));
-    if (b % 3 == 0) {
-      amax = std::ldexp(m, exponent(rng));
-      if (b % 2 == 0) amax = std::nextafter(amax, HUGE_VALF);
-    }
-    const int at = static_cast<int>(rng() % static_cast<uint64_t>(shape.block_size));
-    for (int j = 0; j < shape.block_size; ++j) {
-      // Every fifth element k/16 of the amax: halfway cases of the element
-      // grid once scaled, which tell the roundings to nearest apart.
-      const float v = j % 5 == 1 ? amax * static_cast<float>(rng() % 16) / 16.0f : amax * unit(rng);
-      t[shape.ElementIndex(b, j)] = j == at ? amax : v;
-    }
-  }
-  return t;
-}
-
 NumpyArray Array(const std::string& name, const std::string& dtype, std::vector<size_t> shape,
                  const void* data, size_t bytes) {
   NumpyArray a;
@@ -106,20 +85,7 @@ std::vector<size_t> ScaleShape(const BlockShape& s) {
 std::string FirstDifference(const BlockShape& shape, const std::vector<float>& t,
                             const BlockQuantized& want, const std::vector<uint8_t>& scales,
                             const std::vector<uint8_t>& codes) {
-  for (size_t b = 0; b < shape.blocks(); ++b) {
-    if (scales[b] != want.scales[b]) {
-      return fmt::format("block {} (amax {}): scale 0x{:02x}, the model's 0x{:02x}", b,
-                         HexFloat(BlockAmax(t.data(), shape, b)), scales[b], want.scales[b]);
-    }
-    for (int j = 0; j < shape.block_size; ++j) {
-      const size_t i = shape.ElementIndex(b, j);
-      if (codes[i] != want.codes[i]) {
-        return fmt::format("block {} element {} (x = {}): code 0x{:02x}, the model's 0x{:02x}", b,
-                           i, HexFloat(t[i]), codes[i], want.codes[i]);
-      }
-    }
-  }
-  return "";
+  return CompareBlockOutputs(shape, t.data(), want, scales, codes).first;
 }
 
 void RunKernels(const BlockQuantArgs& args, const BlockSpec& spec, const BlockShape& shape) {
@@ -128,7 +94,7 @@ void RunKernels(const BlockQuantArgs& args, const BlockSpec& spec, const BlockSh
     throw UsageError(
         fmt::format("unknown --rule '{}' (ocp_floor, ceil, even, rceil, reciprocal)", args.rule));
   }
-  const std::vector<float> t = SeededTensor(spec, shape, args.seed);
+  const std::vector<float> t = SeededBlockTensor(spec, shape, args.seed);
   const BlockQuantized want = spec.tensor_scale
                                   ? Nvfp4Quantize(CastPolicy{}, t.data(), shape)
                                   : MxQuantize(spec, *rule, CastPolicy{}, t.data(), shape);
@@ -273,6 +239,10 @@ void CheckOutputs(const BlockQuantArgs& args, const BlockSpec& spec, BlockShape 
     return;
   }
   const BlockNaming naming = NameScaleRules(spec, x.data(), shape, scales, codes);
+  if (!args.require.empty() && !ParseScaleRule(args.require)) {
+    throw UsageError(fmt::format("--require-model {}: no scale rule (ocp_floor, ceil, even, rceil, "
+                                 "reciprocal)", args.require));
+  }
   if (naming.exact.empty()) {
     PrintWrapped(std::cout,
                  fmt::format("follows no model bit for bit; nearest: {} ({} of {} blocks), first "
@@ -289,6 +259,17 @@ void CheckOutputs(const BlockQuantArgs& args, const BlockSpec& spec, BlockShape 
     std::string rules;
     for (const auto& [rule, policies] : by_rule) rules += (rules.empty() ? "" : ", ") + rule;
     std::cout << fmt::format("scale rules: {}\n", rules);
+    if (!args.require.empty() && by_rule.count(args.require) == 0) {
+      // Where the required rule's model first breaks.
+      const BlockQuantized want = MxQuantize(spec, *ParseScaleRule(args.require), CastPolicy{},
+                                             x.data(), shape);
+      const BlockDifference d = CompareBlockOutputs(shape, x.data(), want, scales, codes);
+      PrintWrapped(std::cout,
+                   fmt::format("LEAVES {} (required) in {} of {} blocks, first: {}", args.require,
+                               d.blocks, shape.blocks(), d.first),
+                   2);
+      ExitStatus() = 1;
+    }
     for (const auto& [rule, policies] : by_rule) {
       std::string list;
       for (const std::string& p : policies) list += (list.empty() ? "" : ", ") + p;
@@ -300,6 +281,137 @@ void CheckOutputs(const BlockQuantArgs& args, const BlockSpec& spec, BlockShape 
 }
 
 }  // namespace
+
+void RunBlockQuantOp(const RunArgs& run) {
+  if (!run.inputs_path.empty() || !run.shape.empty() || !run.plugins.empty() ||
+      !run.json_path.empty() || !run.save_inputs_path.empty()) {
+    throw UsageError(run.kernel + " takes --dtype (the block spec), --variant, --target, --n (rows "
+                     "of a [n, 64] tensor), --seed, --suite seeded and --dump F.npz");
+  }
+  if (!run.suite.empty() && run.suite != kBlockQuantSuite && run.suite != "all") {
+    throw UsageError("unknown suite '" + run.suite + "' of " + run.kernel + " (seeded)");
+  }
+  const BlockSpec& spec = SpecArgument(run.dtype);
+  const std::vector<std::string> known = BlockQuantVariants(spec);
+  std::vector<std::string> variants = run.variant == "all" ? known : SplitList(run.variant);
+  for (const std::string& v : variants) {
+    if (std::find(known.begin(), known.end(), v) == known.end()) {
+      std::string names;
+      for (const std::string& k : known) names += (names.empty() ? "" : ", ") + k;
+      throw UsageError(fmt::format("unknown variant '{}' of {} {} ({})", v, run.kernel, spec.name, names));
+    }
+  }
+  if (!run.dump_path.empty() && variants.size() != 1) {
+    throw UsageError("--dump writes one variant's outputs: give one --variant");
+  }
+  BlockShape shape{run.n != 0 ? run.n : 64, kBlockQuantCols, BlockAxis::kRows, spec.block_size};
+  const std::string problem = shape.Problem();
+  if (!problem.empty()) throw UsageError(problem);
+  for (const std::string& v : variants) {
+    BlockQuantArgs args;
+    args.spec = spec.name;
+    args.rule = v;
+    args.rows = shape.rows;
+    args.cols = shape.cols;
+    args.seed = run.seed;
+    args.targets = run.target;
+    args.out = run.dump_path;
+    RunKernels(args, spec, shape);
+  }
+}
+
+void CheckBlockQuantOp(const std::string& op, const std::string& dtype, const std::string& path,
+                       const std::string& require) {
+  const BlockSpec& spec = SpecArgument(dtype);
+  if (spec.tensor_scale != (op == kNvfp4QuantizeOp)) {
+    throw UsageError(fmt::format("--dtype {}: {} quantizes to {}", dtype, op,
+                                 BlockQuantSpecNames(op).front()));
+  }
+  BlockQuantArgs args;
+  args.spec = spec.name;
+  args.check = path;
+  args.require = require;
+  CheckOutputs(args, spec, BlockShape{0, 0, BlockAxis::kRows, spec.block_size});
+}
+
+void SweepBlockQuantOp(const std::string& op, const std::string& dtype, const std::string& variant,
+                       const std::string& target, unsigned threads) {
+  if (op == kNvfp4QuantizeOp) {
+    throw UsageError("nvfp4_quantize has no scale rule to sweep (its scale is E4M3 of a "
+                     "quotient): run it");
+  }
+  std::vector<std::string> specs = BlockQuantSpecNames(op);
+  // f32, bf16, f16 (sweep's default): every MX spec.
+  if (FindBlockSpec(dtype) != nullptr) {
+    SpecArgument(dtype);
+    specs = {dtype};
+  } else if (FindFormat(dtype) == nullptr || FindFormat(dtype)->bits < 16) {
+    SpecArgument(dtype);  // the error naming the specs
+  }
+  std::vector<std::string> rules = BlockQuantVariants(kMxfp8E4M3);
+  if (variant != "all") {
+    rules = SplitList(variant);
+    for (const std::string& r : rules) {
+      if (!ParseScaleRule(r)) {
+        throw UsageError(fmt::format("unknown variant '{}' of {} (ocp_floor, ceil, even, rceil, "
+                                     "reciprocal)", r, op));
+      }
+    }
+  }
+  std::vector<std::string> skipped;
+  const std::vector<const TargetInfo*> targets = ResolveTargets(target, &skipped);
+  PrintWrapped(std::cout,
+               fmt::format("sweep {}: every non-negative binary32 amax (2^31) through each "
+                           "target's scale byte kernel, against the steps derived from each "
+                           "rule's definition", op),
+               2);
+  if (!skipped.empty()) std::cout << "  not run: " << DescribeSkipped(skipped) << "\n";
+  double total = 0;
+  for (const TargetInfo* t : targets) {
+    const BlockQuantKernels* k = FindBlockQuantKernels(t->bits);
+    if (k == nullptr || !t->supported) continue;
+    for (const std::string& s : specs) {
+      const BlockSpec& spec = *FindBlockSpec(s);
+      for (const std::string& r : rules) {
+        const ScaleByteSweep sweep = SweepScaleBytes(*k, *ParseScaleRule(r), *spec.element, threads);
+        total += sweep.seconds;
+        std::string verdict = "follows its steps on every amax";
+        if (sweep.first) {
+          verdict = fmt::format("LEAVES its steps at {} amax, first {} (0x{:08x}): byte 0x{:02x}, "
+                                "{} gives 0x{:02x}",
+                                sweep.mismatches, HexFloat(FloatFromBits(sweep.first->pattern)),
+                                sweep.first->pattern, sweep.first->kernel, r, sweep.first->steps);
+          ExitStatus() = 1;
+        }
+        std::cout << "  ";
+        PrintWrapped(std::cout,
+                     fmt::format("{} {} on {}: {} steps, {:.2f} s: {}", s, r, t->name, sweep.steps,
+                                 sweep.seconds, verdict),
+                     4, 2);
+      }
+    }
+  }
+  std::cout << fmt::format("  {:.1f} s in all\n", total);
+}
+
+void PrintBlockQuantOps(std::ostream& out) {
+  out << "\n  block quantizers (run/check/sweep mx_quantize --dtype SPEC --variant RULE; "
+         "nvfp4_quantize --dtype nvfp4)\n";
+  std::string specs;
+  for (const std::string& s : BlockQuantSpecNames(kMxQuantizeOp)) specs += (specs.empty() ? "" : ", ") + s;
+  out << "    ";
+  PrintWrapped(out, "mx_quantize: OCP MX, blocks of 32 and an E8M0 scale: " + specs, 6, 4);
+  out << "      ";
+  PrintWrapped(out,
+               "rules: ocp_floor (OCP MX v1.0), ceil, even (torchao), rceil (cuBLAS, Blackwell), "
+               "reciprocal (torchao's RCEIL fallback)",
+               8, 6);
+  out << "    ";
+  PrintWrapped(out,
+               "nvfp4_quantize: NVIDIA's NVFP4, blocks of 16 FP4 and an E4M3 scale, a binary32 "
+               "tensor scale; variant torchao (its nvfp4_quantize sequence)",
+               6, 4);
+}
 
 void AddBlockQuantCommand(CLI::App& app) {
   auto args = std::make_shared<BlockQuantArgs>();

@@ -238,9 +238,14 @@ std::vector<uint8_t> ReadCastCodes(const std::string& path) {
 
 void RunCastCommand(const RunArgs& args) {
   const CastOp c = CastOpArguments(args.kernel, args.dtype);
-  if (!args.shape.empty() || !args.dump_path.empty() || !args.json_path.empty()) {
+  if (!args.shape.empty() || !args.json_path.empty()) {
     throw UsageError("a cast op takes --suite or --inputs, --n, --seed, --variant, --target, "
-                     "--plugin and --iut (every input: sweep)");
+                     "--plugin, --iut, --save-inputs and --dump (every input: sweep)");
+  }
+  for (const std::string* path : {&args.dump_path, &args.save_inputs_path}) {
+    if (!path->empty() && (path->size() < 4 || path->compare(path->size() - 4, 4, ".npy") != 0)) {
+      throw UsageError(*path + ": a cast's sources and codes are written as .npy");
+    }
   }
   // The plugins' and IUTs' targets beside the compiled ones, loaded before
   // --variant is read, which may name their kernels.
@@ -287,6 +292,32 @@ void RunCastCommand(const RunArgs& args) {
                            models.policies.size());
   if (!skipped.empty()) std::cout << "  not run: " << DescribeSkipped(skipped) << "\n";
   PrintCastCases(std::cout, c, inputs, models, results);
+  if (!args.save_inputs_path.empty()) {
+    // As check and run --inputs read them: float32 for f32 (NaNs keep their
+    // bits), uint16 patterns for bf16 and f16.
+    NumpyArray a;
+    a.name = "x";
+    a.dtype = IsBinary32(*c.from) ? "<f4" : "<u2";
+    a.shape = {inputs.patterns.size()};
+    const size_t width = IsBinary32(*c.from) ? 4 : 2;
+    for (uint32_t p : inputs.patterns) {
+      for (size_t k = 0; k < width; ++k) a.data.push_back(static_cast<uint8_t>(p >> (8 * k)));
+    }
+    WriteNumpyArrays(args.save_inputs_path, {a});
+  }
+  if (!args.dump_path.empty()) {
+    // The codes of one kernel, so that check can name the policy they follow.
+    if (results.size() != 1) {
+      throw UsageError(fmt::format("--dump writes the codes of one kernel: {} ran (give one "
+                                   "--variant and one --target)", results.size()));
+    }
+    NumpyArray a;
+    a.name = "codes";
+    a.dtype = "|u1";
+    a.shape = {results.front().codes.size()};
+    a.data = results.front().codes;
+    WriteNumpyArrays(args.dump_path, {a});
+  }
   bool off = false;
   for (const CastCaseResult& r : results) off = off || !r.claimed_fit || r.claimed_fit->mismatches != 0;
   if (args.require_conformance && off) ExitStatus() = 1;
@@ -448,6 +479,15 @@ void SweepCastCommand(const std::string& op, const std::string& dtype, const std
     if (r.followed.empty() && !r.fits.empty()) {
       std::cout << fmt::format("    follows no policy on the boundary inputs; nearest {} ({} differ)\n",
                                r.fits.front().name, r.fits.front().mismatches);
+    }
+    if (r.claimed_fit && r.claimed_fit->mismatches != 0) {
+      // The claimed policy is left on the boundary inputs already, so no
+      // step function is swept for it: the first of them names the input.
+      const size_t i = r.claimed_fit->first_mismatches.front();
+      std::cout << fmt::format("    off {} on the boundary inputs ({} of {}), first {} -> {}, {} gives {}\n",
+                               r.claimed, r.claimed_fit->mismatches, r.n, InputText(boundary, i),
+                               CodeText(*c.to, r.codes[i]), r.claimed,
+                               CodeText(*c.to, ModelCodes(models, r.claimed_fit->policy)[i]));
     }
     if (!claimed_holds) ExitStatus() = 1;
   }

@@ -29,6 +29,7 @@
 #include "suites/engine/elementwise_oracle.h"
 #include "suites/inputs/elementwise_suites.h"
 #include "tools/cast_commands.h"
+#include "tools/cmd_blockquant.h"
 #include "tools/cli.h"
 #include "tools/faults.h"
 #include "tools/progress.h"
@@ -390,6 +391,20 @@ std::string CheckedDtype(const CheckArgs& args) {
 }
 
 void Check(CheckArgs args) {
+  if (const OpInfo* block = FindOp(args.op);
+      block != nullptr && block->family == OpFamily::kBlockQuant) {
+    if (args.dtype.empty()) throw UsageError("--dtype: the block spec (" + args.op + ")");
+    if (args.inputs_path.empty()) {
+      throw UsageError("--inputs F.npz: the tensor and its outputs (arrays x, scales, codes)");
+    }
+    if (!args.outputs_spec.empty() && args.outputs_spec != args.inputs_path) {
+      throw UsageError("the outputs of " + args.op + " are arrays of --inputs' .npz (scales, codes)");
+    }
+    if (args.require_models.size() > 1) throw UsageError("--require-model: one scale rule");
+    CheckBlockQuantOp(args.op, args.dtype, args.inputs_path,
+                      args.require_models.empty() ? "" : args.require_models.front());
+    return;
+  }
   if (const OpInfo* cast = FindOp(args.op); cast != nullptr && cast->family == OpFamily::kCast) {
     if (args.dtype.empty()) throw UsageError("--dtype: the cast's destination format");
     if (!args.plugins.empty()) {

@@ -198,8 +198,9 @@ void PrintDifferences(const std::vector<CaseDifference>& differences, std::ostre
       TextTable outputs({"index", "input", "old output", "new output"});
       outputs.SetLeftAligned({1, 2, 3});
       for (const OutputChange& o : d.outputs) {
-        outputs.AddRow({std::to_string(o.index), InputText(o.input), FloatText(o.old_bits),
-                        FloatText(o.new_bits)});
+        outputs.AddRow({std::to_string(o.index), InputText(o.input),
+                        o.old_text.empty() ? FloatText(o.old_bits) : o.old_text,
+                        o.new_text.empty() ? FloatText(o.new_bits) : o.new_text});
       }
       outputs.Print(out, "    ");
     }

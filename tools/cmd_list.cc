@@ -18,6 +18,7 @@
 #include "suites/inputs/reduction_suites.h"
 #include "suites/reports/format_list.h"
 #include "tools/cast_commands.h"
+#include "tools/cmd_blockquant.h"
 #include "tools/cli.h"
 #include "tools/text_table.h"
 
@@ -298,6 +299,7 @@ void PrintList() {
     }
   }
   PrintCastOps(std::cout);
+  PrintBlockQuantOps(std::cout);
   std::cout << "\ntargets (compiled into this binary)\n";
   TextTable targets({"target", "runnable here", "NegMulAdd", "f32 lanes"});
   targets.SetLeftAligned({0, 1, 2});

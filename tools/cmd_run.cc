@@ -27,6 +27,7 @@
 #include "suites/inputs/check_files.h"
 #include "suites/inputs/elementwise_suites.h"
 #include "tools/cast_commands.h"
+#include "tools/cmd_blockquant.h"
 #include "tools/cli.h"
 #include "tools/faults.h"
 #include "tools/progress.h"
@@ -343,7 +344,10 @@ void PrintText(const ElementwiseOpInfo& op, const std::vector<CaseResult>& resul
 std::string DtypesText() {
   std::string narrow, only_f32;
   for (const OpInfo& op : OpTable()) {
-    if (op.family == OpFamily::kDrift || op.family == OpFamily::kCast) continue;
+    if (op.family == OpFamily::kDrift || op.family == OpFamily::kCast ||
+        op.family == OpFamily::kBlockQuant) {
+      continue;
+    }
     const bool has_narrow = op.dtypes.size() > 1;
     (has_narrow ? narrow : only_f32) += ((has_narrow ? narrow : only_f32).empty() ? "" : ", ") + op.name;
   }
@@ -354,7 +358,8 @@ std::string DtypesText() {
     narrow_names += (i == 0 ? "" : i + 1 == kNarrowFormats.size() ? " and " : ", ") + name;
   }
   // The casts take their destination instead (cast_f32 --dtype float8_e4m3fn).
-  const std::string casts = "; a cast op (cast_f32, cast_bf16, cast_f16): its destination format";
+  const std::string casts = "; a cast op (cast_f32, cast_bf16, cast_f16): its destination format; "
+                            "mx_quantize, nvfp4_quantize: the block spec";
   return (only_f32.empty() ? all + ": every op runs in each"
                            : all + " (" + narrow_names + ": " + narrow + "; only f32: " + only_f32 + ")") +
          casts;
@@ -372,6 +377,11 @@ std::string KernelNames() {
 void Run(const RunArgs& args) {
   if (args.dump_path == "-" && args.json_path == "-") {
     throw UsageError("--dump - and --json - cannot both have stdout: give one a file");
+  }
+  if (const OpInfo* block = FindOp(args.kernel);
+      block != nullptr && block->family == OpFamily::kBlockQuant) {
+    RunBlockQuantOp(args);
+    return;
   }
   const FloatFormat* format = FindFormat(args.dtype);
   if (format == nullptr || format->bits > 32) {

@@ -23,6 +23,7 @@
 #include "suites/engine/elementwise_oracle.h"
 #include "suites/engine/op_table.h"
 #include "tools/cast_commands.h"
+#include "tools/cmd_blockquant.h"
 #include "tools/cli.h"
 #include "tools/progress.h"
 #include "tools/special_causes_text.h"
@@ -255,6 +256,11 @@ std::string DescribeMpfrShare(const SweepResult& r) {
 }
 
 void RunSweepCommand(const SweepArgs& args) {
+  if (const OpInfo* block = FindOp(args.kernel);
+      block != nullptr && block->family == OpFamily::kBlockQuant) {
+    SweepBlockQuantOp(args.kernel, args.dtype, args.variant, args.target, args.threads);
+    return;
+  }
   if (const OpInfo* cast = FindOp(args.kernel); cast != nullptr && cast->family == OpFamily::kCast) {
     SweepCastCommand(args.kernel, args.dtype, args.variant, args.target, args.threads);
     return;

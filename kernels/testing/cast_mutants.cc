@@ -17,7 +17,7 @@ namespace cast_mutant_detail {
 struct TargetMutants {
   int64_t target;
   // [destination][mutant], kCastDestinations and kCastMutants order.
-  std::array<std::array<CastKernel, 3>, kCastDestinations.size()> kernels;
+  std::array<std::array<CastKernel, 4>, kCastDestinations.size()> kernels;
 };
 }  // namespace cast_mutant_detail
 }  // namespace ulpgate
@@ -35,13 +35,15 @@ namespace ulpgate {
 namespace HWY_NAMESPACE {
 
 template <size_t... kTo>
-constexpr std::array<std::array<CastKernel, 3>, sizeof...(kTo)> MutantsOf(
+constexpr std::array<std::array<CastKernel, 4>, sizeof...(kTo)> MutantsOf(
     std::index_sequence<kTo...>) {
   return {{{{&cast::CastKernelOf<&kBinary32, kCastDestinations[kTo], CastRoundingMode::kTiesAway>,
              &cast::CastKernelOf<&kBinary32, kCastDestinations[kTo],
                                  CastRoundingMode::kStickyDropped>,
              &cast::CastKernelOf<&kBinary32, kCastDestinations[kTo],
-                                 CastRoundingMode::kOverflowNan>}}...}};
+                                 CastRoundingMode::kOverflowNan>,
+             &cast::CastKernelOf<&kBinary32, kCastDestinations[kTo],
+                                 CastRoundingMode::kNearestEven, true>}}...}};
 }
 
 const ::ulpgate::cast_mutant_detail::TargetMutants* GetCastMutants() {
@@ -74,7 +76,7 @@ CastKernel FindCastMutantKernel(std::string_view to, CastMutant mutant, int64_t 
 namespace {
 
 // In the mutant build (build/bin/ulpgate_mutant), ULPGATE_CAST_MUTANT=KIND
-// (ties_away, sticky_dropped, overflow_nan) puts that mutant in the place of
+// (ties_away, sticky_dropped, overflow_nan, via_bf16) puts that mutant in the place of
 // every rne_sat kernel from f32, on every target, before main runs; unset, it
 // changes nothing (the tests that link these kernels call them by name).
 const bool kInstalled = [] {

@@ -17,10 +17,11 @@ enum class CastMutant : uint8_t {
   kTiesAway,       // a tie rounds away from zero: follows nearest_away.saturate
   kStickyDropped,  // every remainder with its rounding bit set is a tie: follows no policy
   kOverflowNan,    // an overflow is NaN: follows nearest_even.nan where the format has a NaN
+  kViaBf16,        // rounds to bf16 first (a double rounding): follows nearest_even.saturate.via_bf16
 };
 
 inline constexpr CastMutant kCastMutants[] = {CastMutant::kTiesAway, CastMutant::kStickyDropped,
-                                              CastMutant::kOverflowNan};
+                                              CastMutant::kOverflowNan, CastMutant::kViaBf16};
 
 inline const char* CastMutantName(CastMutant m) {
   switch (m) {
@@ -30,6 +31,8 @@ inline const char* CastMutantName(CastMutant m) {
       return "sticky_dropped";
     case CastMutant::kOverflowNan:
       return "overflow_nan";
+    case CastMutant::kViaBf16:
+      return "via_bf16";
   }
   return "";
 }

@@ -3,14 +3,22 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
 
 #include "kernels/cast.h"
 #include "kernels/reduction_spec.h"
+#include "oracles/float_text.h"
 #include "oracles/format.h"
 #include "suites/drift/report.h"
 #include "suites/drift/run.h"
 #include "suites/drift/scenario.h"
+#include "suites/engine/block_quant_cases.h"
+#include "suites/engine/cast_cases.h"
+#include "suites/engine/digest.h"
 #include "suites/engine/elementwise_cases.h"
 #include "suites/inputs/inputs.h"
 #include "suites/engine/op_table.h"
@@ -20,6 +28,7 @@
 #include "suites/reports/report.h"
 #include "suites/drift/kernels.h"
 #include "suites/engine/elementwise_oracle.h"
+#include "suites/inputs/cast_suites.h"
 #include "suites/inputs/elementwise_suites.h"
 
 namespace ulpgate {
@@ -153,15 +162,209 @@ Measurement MeasureDrift(MeasureSpec spec,
   return m;
 }
 
+
+// The catalogue's codes on a suite's inputs, shared by every target and
+// variant measured in this process: the models depend on (source,
+// destination, suite, seed, n) only, and goldens and the gate measure the
+// same inputs once per target.
+std::shared_ptr<const CastModels> CachedCastModels(const FloatFormat& from, const FloatFormat& to,
+                                                   const CastInputs& inputs, const std::string& key,
+                                                   unsigned threads) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const CastModels>> cache;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    const auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+  }
+  auto models = std::make_shared<const CastModels>(EvaluateCastModels(from, to, inputs, threads));
+  const std::lock_guard<std::mutex> lock(mutex);
+  cache[key] = models;
+  return models;
+}
+
+// "0x3a800000 = 0x1p-10": a source pattern and its exact value.
+nlohmann::ordered_json CastInputJson(const CastInputs& inputs, uint64_t index) {
+  const double v = inputs.values[index];
+  return {{"index", index},
+          {"x", fmt::format("{} = {}", BitsText(*inputs.from, inputs.patterns[index]),
+                            std::isnan(v) ? std::string("nan") : fmt::format("{:a}", v))}};
+}
+
+// A cast case's record: the policy its variant claims, the mismatches against
+// it (conformance: the model it follows, the claimed one where it does),
+// every policy it follows bit for bit, the ULP error over the inputs the
+// destination's range holds, and the digest of its codes.
+nlohmann::ordered_json CastCaseJson(const MeasureSpec& spec, const CastCaseResult& r,
+                                    const CastInputs& inputs, bool model) {
+  nlohmann::ordered_json j;
+  j["op"] = spec.op;
+  j["variant"] = r.variant;
+  j["target"] = r.target;
+  j["kind"] = model ? "model" : "kernel";
+  j["dtype"] = spec.dtype;
+  j["suite"] = spec.suite;
+  j["seed"] = spec.seed;
+  j["n"] = r.n;
+  const uint64_t mismatches = r.claimed_fit ? r.claimed_fit->mismatches : r.n;
+  nlohmann::ordered_json followed = nlohmann::ordered_json::array();
+  for (const std::string& f : r.followed) followed.push_back(f);
+  nlohmann::ordered_json followed_model;  // null: no policy of the catalogue
+  if (mismatches == 0) {
+    followed_model = r.claimed;
+  } else if (!r.followed.empty()) {
+    followed_model = r.followed.front();
+  }
+  j["conformance"] = {{"model", followed_model}, {"expected", r.claimed}, {"mismatches", mismatches}};
+  nlohmann::ordered_json first = nlohmann::ordered_json::array();
+  if (r.claimed_fit) {
+    for (size_t i : r.claimed_fit->first_mismatches) first.push_back(CastInputJson(inputs, i)["x"]);
+  }
+  j["first_mismatches"] = first;
+  j["followed"] = followed;
+  j["in_range"] = r.in_range;
+  j["max_ulp"] = r.max_ulp;
+  j["max_input"] = r.in_range == 0 ? nlohmann::ordered_json() : CastInputJson(inputs, r.max_ulp_index);
+  j["correctly_rounded"] = r.correctly_rounded;
+  j["special_mismatch"] = r.special;
+  j["output_digest"] = DigestHex(Fnv1a(r.codes.data(), r.codes.size()));
+  return j;
+}
+
+Measurement MeasureCast(MeasureSpec spec) {
+  const FloatFormat& from = *CastOpSource(spec.op);
+  const FloatFormat& to = *FindCastDestination(spec.dtype);
+  if (spec.n == 0) spec.n = kCastSuiteDefaultN;
+  auto inputs = std::make_shared<CastInputs>();
+  inputs->from = &from;
+  inputs->Add(spec.suite, GenerateCastSuite(from, to, spec.suite, spec.seed, spec.n));
+  spec.n = inputs->patterns.size();  // the boundary suite is a fixed list
+  const std::shared_ptr<const CastModels> models = CachedCastModels(
+      from, to, *inputs,
+      fmt::format("{} {} {} {} {}", from.name, to.name, spec.suite, spec.seed, spec.n), spec.threads);
+  Measurement m;
+  for (const std::string& variant : spec.variants) {
+    const CastVariantInfo& info = *FindCastVariant(variant);
+    const std::optional<CastPolicy> claimed = ParseCastPolicy(info.policy);
+    for (const TargetInfo* target : spec.targets) {
+      const bool model = spec.models_only || !target->supported;
+      CastCaseResult r;
+      if (model) {
+        // Every target's model is the policy its variant claims.
+        std::vector<uint8_t> codes;
+        for (size_t p = 0; p < models->policies.size(); ++p) {
+          if (models->policies[p] == *claimed) codes = models->codes[p];
+        }
+        r = MeasureCastOutputs(to, *inputs, *models, std::move(codes), claimed);
+        r.variant = variant;
+        r.target = target->name;
+      } else {
+        std::vector<CastCaseResult> run =
+            RunCastKernels(from, to, *inputs, *models, {variant}, {target});
+        if (run.empty()) {
+          throw InputError(fmt::format("{}: no {} kernel to {} on {}", spec.op, variant, to.name,
+                                       target->name));
+        }
+        r = std::move(run.front());
+      }
+      MeasuredCase c;
+      c.record = CastCaseJson(spec, r, *inputs, model);
+      if (spec.keep_outputs) c.codes = std::move(r.codes);
+      m.cases.push_back(std::move(c));
+    }
+  }
+  m.describe = [inputs](uint64_t index) { return CastInputJson(*inputs, index); };
+  m.spec = std::move(spec);
+  return m;
+}
+
+// The input behind output `index` of a block quantization: a scale (index <
+// blocks) names its block and amax, an element its block, index and value.
+nlohmann::ordered_json BlockInputJson(const BlockShape& shape, const std::vector<float>& t,
+                                      uint64_t index) {
+  if (index < shape.blocks()) {
+    return {{"block", fmt::format("{}", index)},
+            {"amax", HexFloat(BlockAmax(t.data(), shape, index))}};
+  }
+  const size_t i = index - shape.blocks();
+  // The block holding element i.
+  const size_t bs = static_cast<size_t>(shape.block_size);
+  const size_t r = i / shape.cols, col = i % shape.cols;
+  const size_t block = shape.axis == BlockAxis::kRows ? r * (shape.cols / bs) + col / bs
+                                                      : (r / bs) * shape.cols + col;
+  return {{"block", fmt::format("{}", block)},
+          {"element", fmt::format("{}", i)},
+          {"x", HexFloat(t[i])}};
+}
+
+// A block quantization case: the rule (or NVFP4 sequence) its variant
+// claims, the blocks off it and the first in words, and the digest of its
+// scales and codes. Where it leaves its rule, the rules that reproduce it
+// (NameScaleRules) name what it computes instead.
+Measurement MeasureBlockQuant(MeasureSpec spec) {
+  const BlockSpec& bspec = *FindBlockSpec(spec.dtype);
+  if (spec.n == 0) spec.n = 64;
+  auto shape = std::make_shared<BlockShape>();
+  *shape = BlockShape{spec.n, kBlockQuantCols, BlockAxis::kRows, bspec.block_size};
+  auto t = std::make_shared<std::vector<float>>(SeededBlockTensor(bspec, *shape, spec.seed));
+  Measurement m;
+  for (const std::string& variant : spec.variants) {
+    const BlockQuantized want = BlockQuantModel(bspec, variant, t->data(), *shape);
+    for (const TargetInfo* target : spec.targets) {
+      const bool model = spec.models_only || !target->supported;
+      BlockQuantized got = want;
+      if (!model) {
+        std::optional<BlockQuantized> k =
+            RunBlockQuantKernel(bspec, variant, t->data(), *shape, *target, want.tensor_scale);
+        if (!k) throw InputError(fmt::format("{}: no kernels on {}", spec.op, target->name));
+        got = std::move(*k);
+      }
+      const BlockDifference d = CompareBlockOutputs(*shape, t->data(), want, got.scales, got.codes);
+      nlohmann::ordered_json j;
+      j["op"] = spec.op;
+      j["variant"] = variant;
+      j["target"] = target->name;
+      j["kind"] = model ? "model" : "kernel";
+      j["dtype"] = spec.dtype;
+      j["suite"] = spec.suite;
+      j["seed"] = spec.seed;
+      j["n"] = spec.n;
+      j["blocks"] = shape->blocks();
+      nlohmann::ordered_json followed;  // null: no rule reproduces it
+      if (d.blocks == 0) {
+        followed = variant;
+      } else if (!bspec.tensor_scale) {
+        const BlockNaming naming = NameScaleRules(bspec, t->data(), *shape, got.scales, got.codes);
+        for (const BlockModel& bm : naming.exact) {
+          if (bm.policy == CastPolicy{}) {
+            followed = ScaleRuleName(bm.rule);
+            break;
+          }
+        }
+      }
+      j["conformance"] = {{"model", followed}, {"expected", variant}, {"mismatches", d.blocks}};
+      nlohmann::ordered_json first = nlohmann::ordered_json::array();
+      if (d.blocks != 0) first.push_back(d.first);
+      j["first_mismatches"] = first;
+      std::vector<uint8_t> outputs = got.scales;
+      outputs.insert(outputs.end(), got.codes.begin(), got.codes.end());
+      j["output_digest"] = DigestHex(Fnv1a(outputs.data(), outputs.size()));
+      MeasuredCase c;
+      c.record = std::move(j);
+      if (spec.keep_outputs) c.codes = std::move(outputs);
+      m.cases.push_back(std::move(c));
+    }
+  }
+  m.describe = [shape, t](uint64_t index) { return BlockInputJson(*shape, *t, index); };
+  m.spec = std::move(spec);
+  return m;
+}
+
 }  // namespace
 
 std::vector<std::string> MeasurableOps() {
   std::vector<std::string> ops;
-  // Casts are measured by run, check and sweep; goldens and the gate do not
-  // take them.
-  for (const OpInfo& op : OpTable()) {
-    if (op.family != OpFamily::kCast) ops.push_back(op.name);
-  }
+  for (const OpInfo& op : OpTable()) ops.push_back(op.name);
   return ops;
 }
 
@@ -196,6 +399,8 @@ std::vector<std::string> MeasurableVariants(const std::string& op, const std::st
         }
       }
       return variants;
+    case OpFamily::kBlockQuant:
+      return BlockQuantVariants(*FindBlockSpec(dtype));
   }
   return variants;
 }
@@ -215,9 +420,6 @@ Measurement Measure(const MeasureSpec& given,
     known.insert(known.end(), plugin_variants.begin(), plugin_variants.end());
   }
   if (family == OpFamily::kDrift) return MeasureDrift(std::move(spec), progress);
-  if (family == OpFamily::kCast) {
-    throw InputError(spec.op + ": casts are measured by run, check and sweep, not by goldens or the gate");
-  }
   for (const auto& v : spec.variants) {
     const bool peer = IsPeerVariant(spec.op, spec.dtype, v);
     if (!peer && std::find(known.begin(), known.end(), v) == known.end()) {
@@ -225,6 +427,8 @@ Measurement Measure(const MeasureSpec& given,
     }
   }
   if (spec.variants.empty()) spec.variants = known;
+  if (family == OpFamily::kCast) return MeasureCast(std::move(spec));
+  if (family == OpFamily::kBlockQuant) return MeasureBlockQuant(std::move(spec));
   if (family == OpFamily::kElementwise) {
     const ElementwiseOpInfo& op = *FindElementwiseOp(spec.op);
     return MeasureElementwise(std::move(spec), op, progress);

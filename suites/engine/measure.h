@@ -18,11 +18,14 @@
 namespace ulpgate {
 
 struct MeasureSpec {
-  std::string op;     // an elementwise op, a reduction op ("linear_fwd", ...) or "drift"
+  // An elementwise op, a reduction op ("linear_fwd", ...), "drift" or a cast
+  // op ("cast_f32", dtype the destination).
+  std::string op;
   std::string suite;  // a suite of the op; for "drift" a built-in scenario
   std::string dtype = "f32";  // one of MeasurableDtypes(op)
   uint64_t seed = 1;  // ignored by "drift" (a scenario carries its own seed)
-  // Elementwise ops: inputs; reductions: instances; drift: epochs. 0: the default.
+  // Elementwise ops and casts: inputs (a cast's boundary suite: its whole
+  // list, whatever n); reductions: instances; drift: epochs. 0: the default.
   uint64_t n = 0;
   // Reductions: "B,IN,OUT" (linear ops) or "N" (MSE ops); empty: the default.
   std::string shape;
@@ -39,7 +42,8 @@ struct MeasureSpec {
 };
 
 struct MeasuredCase {
-  // Elementwise ops: CaseJson; reductions: CaseJson; drift: the run's entry
+  // Elementwise ops: CaseJson; reductions: CaseJson; casts: CastCaseJson
+  // (suites/engine/measure.cc); drift: the run's entry
   // of DriftJson plus "op", "suite" (scenario), "variant" (the run spec as
   // given), "dtype" and "epochs". Every record has op, variant, target, dtype
   // and suite.
@@ -47,6 +51,9 @@ struct MeasuredCase {
   // With keep_outputs: every output in input order (reductions: instance by
   // instance, element by element; drift: the loss of every epoch).
   std::vector<float> outputs;
+  // Casts, with keep_outputs: the destination's codes, one a byte, in input
+  // order (outputs stays empty).
+  std::vector<uint8_t> codes;
 };
 
 struct Measurement {
@@ -58,7 +65,7 @@ struct Measurement {
 };
 
 // The ops Measure takes, in a stable order (OpTable's): the elementwise ops,
-// the reduction ops, drift.
+// the reduction ops, drift, the casts.
 std::vector<std::string> MeasurableOps();
 // The suites of an op (drift: the built-in scenarios); throws InputError for
 // an unknown op.

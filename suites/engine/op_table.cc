@@ -1,6 +1,7 @@
 #include "suites/engine/op_table.h"
 
 #include "kernels/cast.h"
+#include "suites/engine/block_quant_cases.h"
 #include "kernels/narrow_formats.h"
 #include "kernels/reduction_spec.h"
 #include "suites/drift/scenario.h"
@@ -42,6 +43,10 @@ const std::vector<OpInfo>& OpTable() {
     for (const FloatFormat* from : kCastSources) {
       ops.push_back({std::string("cast_") + from->name, OpFamily::kCast, destinations,
                      CastSuiteNames(), {}});
+    }
+    // The block quantizers; their "formats" are the block specs.
+    for (const char* op : {kMxQuantizeOp, kNvfp4QuantizeOp}) {
+      ops.push_back({op, OpFamily::kBlockQuant, BlockQuantSpecNames(op), {kBlockQuantSuite}, {}});
     }
     return ops;
   }();

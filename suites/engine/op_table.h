@@ -19,13 +19,17 @@ enum class OpFamily : unsigned {
   kReduction = 2,    // the linear and MSE ops: dot products and sums over a shape
   kDrift = 4,        // a training run (scenario) composed of the kernels
   kCast = 8,         // a cast to a narrow format (kernels/cast.h): cast_f32, cast_bf16, cast_f16
+  // Block quantization (kernels/block_quant.h): mx_quantize (dtype an MX
+  // spec, variants the scale rules), nvfp4_quantize.
+  kBlockQuant = 16,
 };
 
 struct OpInfo {
   std::string name;
   OpFamily family;
   // The formats it runs in, f32 first (drift: precisions; a cast: its
-  // destinations, the source being in its name).
+  // destinations, the source being in its name; a block quantizer: its
+  // block specs).
   std::vector<std::string> dtypes;
   std::vector<std::string> suites;  // its suites; for drift the built-in scenarios
   // Variants run by another library beside the kernels, in f32 only
@@ -36,7 +40,8 @@ struct OpInfo {
 };
 
 // The elementwise ops (registered_ops.h's order), the reduction ops
-// (reduction_spec.h's order), drift, the casts (kernels/cast.h's sources).
+// (reduction_spec.h's order), drift, the casts (kernels/cast.h's sources),
+// the block quantizers.
 const std::vector<OpInfo>& OpTable();
 // nullptr for an unknown name.
 const OpInfo* FindOp(std::string_view name);

@@ -26,7 +26,7 @@ namespace ulpgate {
 namespace {
 
 // Which ops a limit applies to.
-enum OpKind : unsigned { kElementwise = 1, kReduction = 2, kDrift = 4 };
+enum OpKind : unsigned { kElementwise = 1, kReduction = 2, kDrift = 4, kCast = 8, kBlockQuant = 16 };
 
 struct LimitKind {
   const char* name;
@@ -37,11 +37,11 @@ struct LimitKind {
 // Row order within a rule. conformance_required is a boolean in the ledger
 // and becomes the limit "0 mismatches against the expected model".
 const LimitKind kLimitKinds[] = {
-    {"max_ulp", kElementwise | kReduction, false},
+    {"max_ulp", kElementwise | kReduction | kCast, false},
     {"max_fraction_above_1_ulp", kElementwise | kReduction, false},
     {"max_fraction_above_k_ulp", kElementwise | kReduction, false},
-    {"max_special_mismatches", kElementwise | kReduction, true},
-    {"conformance_required", kElementwise | kReduction, false},
+    {"max_special_mismatches", kElementwise | kReduction | kCast, true},
+    {"conformance_required", kElementwise | kReduction | kCast | kBlockQuant, false},
     {"max_bound_fraction", kElementwise | kReduction, false},
     {"max_relative_loss_deviation", kDrift, false},
     {"max_final_parameter_relative_error", kDrift, false},
@@ -51,7 +51,9 @@ const LimitKind kLimitKinds[] = {
 // The op table's family, as a bit of the limits' masks.
 static_assert(static_cast<unsigned>(OpFamily::kElementwise) == kElementwise &&
               static_cast<unsigned>(OpFamily::kReduction) == kReduction &&
-              static_cast<unsigned>(OpFamily::kDrift) == kDrift);
+              static_cast<unsigned>(OpFamily::kDrift) == kDrift &&
+              static_cast<unsigned>(OpFamily::kCast) == kCast &&
+              static_cast<unsigned>(OpFamily::kBlockQuant) == kBlockQuant);
 OpKind KindOf(const std::string& op) { return static_cast<OpKind>(FamilyOf(op)); }
 
 std::string Joined(const std::vector<std::string>& names) {
@@ -134,6 +136,8 @@ BudgetRun ParseRun(const JsonField& f) {
     At(f["dtype"], [&] { return MeasurableVariants(run.op, run.dtype); });
   }
   const OpKind kind = KindOf(run.op);
+  if (kind == kCast && !f.Has("dtype")) f["op"].Fail("a cast run names its destination in dtype");
+  if (kind == kBlockQuant && !f.Has("dtype")) f["op"].Fail("a block quantizer's run names its spec in dtype");
   const JsonField suite_list = f["suites"];
   if (suite_list.Size() == 0) suite_list.Fail("expected at least one suite");
   for (size_t i = 0; i < suite_list.Size(); ++i) {
@@ -239,6 +243,10 @@ BudgetRule ParseRule(const JsonField& f, const std::vector<BudgetRun>& runs) {
   if (match.Has("dtype")) {
     rule.dtype = match["dtype"].String();
     At(match["dtype"], [&] { return MeasurableVariants(rule.op, rule.dtype); });
+  } else if (KindOf(rule.op) == kCast) {
+    match["op"].Fail("a cast rule names its destination in dtype");
+  } else if (KindOf(rule.op) == kBlockQuant) {
+    match["op"].Fail("a block quantizer's rule names its spec in dtype");
   }
   if (match.Has("label")) {
     // Outputs made elsewhere: the gate replays the external goldens whose
@@ -389,9 +397,16 @@ Measured Measure(const nlohmann::ordered_json& record, const BudgetLimit& limit)
     const uint64_t v = c.at("mismatches").get<uint64_t>();
     const std::string model = c.at("model").is_null() ? "none" : c.at("model").get<std::string>();
     const std::string expected = c.at("expected").get<std::string>();
-    return {static_cast<double>(v),
-            model == expected ? fmt::format("{} (follows {})", v, model)
-                              : fmt::format("{} (expected {}, follows {})", v, expected, model)};
+    std::string text = model == expected ? fmt::format("{} (follows {})", v, model)
+                                         : fmt::format("{} (expected {}, follows {})", v, expected, model);
+    // A cast names the first input off its policy.
+    if (record.contains("first_mismatches") && !record.at("first_mismatches").empty()) {
+      const std::string first = record.at("first_mismatches").at(0).get<std::string>();
+      text += FamilyOf(record.at("op").get<std::string>()) == OpFamily::kCast
+                  ? fmt::format(", first at x = {}", first)
+                  : fmt::format(", first at {}", first);
+    }
+    return {static_cast<double>(v), text};
   }
   if (name == "max_bound_fraction") {
     const auto& max = record.at("bound_fraction").at("max");

@@ -191,9 +191,15 @@ std::vector<GateGroup> GroupGateRows(const GateReport& report) {
   std::vector<double> tightness;  // of each group's tightest row
   const std::string* rule = nullptr;
   for (const GateRow& row : report.rows) {
-    const std::string name = row.dtype.empty()   ? std::string("sweeps")
-                             : row.dtype == "f32" ? row.op
-                                                  : row.op + " " + row.dtype;
+    // The casts' rows fold to one line over their sources and destinations,
+    // the block quantizers' to one over their specs: dozens of formats that
+    // would otherwise take a line each.
+    const OpFamily family = row.dtype.empty() ? OpFamily::kElementwise : FamilyOf(row.op);
+    const std::string name = row.dtype.empty()                  ? std::string("sweeps")
+                             : family == OpFamily::kCast       ? std::string("casts")
+                             : family == OpFamily::kBlockQuant ? std::string("block quantizers")
+                             : row.dtype == "f32"              ? row.op
+                                                               : row.op + " " + row.dtype;
     auto it = std::find_if(groups.begin(), groups.end(),
                            [&](const GateGroup& g) { return g.name == name; });
     if (it == groups.end()) {

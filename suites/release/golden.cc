@@ -3,13 +3,19 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <mutex>
 #include <array>
 #include <filesystem>
 #include <map>
 
+#include "kernels/cast.h"
 #include "oracles/float_text.h"
+#include "oracles/format.h"
+#include "suites/engine/block_quant_cases.h"
+#include "suites/engine/cast_cases.h"
+#include "suites/inputs/cast_suites.h"
 #include "suites/engine/digest.h"
 #include "suites/engine/elementwise_oracle.h"
 #include "suites/drift/kernels.h"
@@ -33,6 +39,14 @@ constexpr uint64_t kDriftEpochs = 200;
 
 bool IsReduction(const std::string& op) { return FamilyOf(op) == OpFamily::kReduction; }
 bool IsDrift(const std::string& op) { return FamilyOf(op) == OpFamily::kDrift; }
+bool IsCast(const std::string& op) { return FamilyOf(op) == OpFamily::kCast; }
+bool IsBlockQuant(const std::string& op) { return FamilyOf(op) == OpFamily::kBlockQuant; }
+// Ops whose outputs are codes of a byte: casts, block quantizers (scales
+// then element codes).
+bool HasCodes(const std::string& op) { return IsCast(op) || IsBlockQuant(op); }
+
+// A cast's codes, 32 a line, two hex digits each.
+constexpr size_t kCodesPerLine = 32;
 
 bool Contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
@@ -58,7 +72,20 @@ Json OutputLines(const std::vector<float>& outputs) {
   return lines;
 }
 
-std::vector<uint32_t> DecodeOutputs(const JsonField& lines) {
+Json CodeLines(const std::vector<uint8_t>& codes) {
+  Json lines = Json::array();
+  for (size_t i = 0; i < codes.size(); i += kCodesPerLine) {
+    std::string line;
+    for (size_t k = i; k < std::min(codes.size(), i + kCodesPerLine); ++k) {
+      line += fmt::format("{}{:02x}", k == i ? "" : " ", codes[k]);
+    }
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+// `digits`: 8 for binary32 bit patterns, 2 for a cast's codes.
+std::vector<uint32_t> DecodeOutputs(const JsonField& lines, size_t digits = 8) {
   std::vector<uint32_t> bits;
   for (size_t i = 0; i < lines.Size(); ++i) {
     const std::string line = lines[i].String();
@@ -66,9 +93,10 @@ std::vector<uint32_t> DecodeOutputs(const JsonField& lines) {
     while (at < line.size()) {
       const size_t end = std::min(line.find(' ', at), line.size());
       const std::string word = line.substr(at, end - at);
-      if (word.size() != 8 || word.find_first_not_of("0123456789abcdef") != std::string::npos) {
-        lines[i].Fail(fmt::format("expected bit patterns of 8 lower-case hex digits separated by "
-                                  "single spaces, found '{}'", word));
+      if (word.size() != digits || word.find_first_not_of("0123456789abcdef") != std::string::npos) {
+        lines[i].Fail(fmt::format("expected {} of {} lower-case hex digits separated by "
+                                  "single spaces, found '{}'", digits == 8 ? "bit patterns" : "codes",
+                                  digits, word));
       }
       bits.push_back(static_cast<uint32_t>(std::stoul(word, nullptr, 16)));
       at = end + 1;
@@ -125,6 +153,16 @@ std::vector<std::string> CaseKeys(const std::string& op) {
   if (IsDrift(op)) {
     return {"op",       "variant", "target",  "dtype",  "suite", "epochs", "summary",
             "in_situ", "final_parameters_digest", "loss_digest", "loss"};
+  }
+  if (IsBlockQuant(op)) {
+    return {"op", "variant", "target", "dtype", "suite", "seed", "n", "blocks", "conformance",
+            "first_mismatches", "output_digest", "outputs"};
+  }
+  if (IsCast(op)) {
+    return {"op",       "variant",          "target",   "dtype",  "suite",     "seed",
+            "n",        "conformance",      "first_mismatches", "followed", "in_range",
+            "max_ulp",  "max_input",        "correctly_rounded", "special_mismatch",
+            "output_digest", "outputs"};
   }
   std::vector<std::string> keys = {"op", "variant", "target", "dtype", "suite", "seed"};
   if (IsReduction(op)) keys.insert(keys.end(), {"shape", "instances"});
@@ -225,6 +263,44 @@ void ValidateCase(const JsonField& c, const std::string& op, const TargetInfo& t
     return;
   }
   c["seed"].Unsigned();
+  if (IsBlockQuant(op)) {
+    c["n"].Unsigned();
+    const uint64_t blocks = c["blocks"].Unsigned();
+    const JsonField conformance = c["conformance"];
+    conformance.OnlyKeys({"model", "expected", "mismatches"});
+    if (!conformance["model"].json().is_null()) conformance["model"].String();
+    conformance["expected"].String();
+    conformance["mismatches"].Unsigned();
+    c["first_mismatches"].Strings();
+    RequireDigest(c["output_digest"]);
+    const size_t outputs = DecodeOutputs(c["outputs"], 2).size();
+    const uint64_t want = blocks + c["n"].Unsigned() * kBlockQuantCols;
+    if (outputs != want) {
+      c["outputs"].Fail(fmt::format("expected {} codes (scales, then elements), found {}", want, outputs));
+    }
+    return;
+  }
+  if (IsCast(op)) {
+    const uint64_t n = c["n"].Unsigned();
+    const JsonField conformance = c["conformance"];
+    conformance.OnlyKeys({"model", "expected", "mismatches"});
+    if (!conformance["model"].json().is_null()) conformance["model"].String();
+    conformance["expected"].String();
+    conformance["mismatches"].Unsigned();
+    for (size_t i = 0; i < c["first_mismatches"].Size(); ++i) {
+      c["first_mismatches"][i].String();
+    }
+    c["followed"].Strings();
+    c["in_range"].Unsigned();
+    c["max_ulp"].Number();
+    RequireObjectOrNull(c["max_input"]);
+    c["correctly_rounded"].Unsigned();
+    c["special_mismatch"].Unsigned();
+    RequireDigest(c["output_digest"]);
+    const size_t outputs = DecodeOutputs(c["outputs"], 2).size();
+    if (outputs != n) c["outputs"].Fail(fmt::format("expected {} codes (n), found {}", n, outputs));
+    return;
+  }
   if (IsReduction(op)) {
     try {
       ParseShape(FindReductionOp(op)->op, c["shape"].String());
@@ -314,7 +390,7 @@ CaseDifference CompareCase(const Json& old_case, const Json& new_case,
   auto add_output = [&](uint64_t index, uint32_t old_bits, uint32_t new_bits) {
     ++d.outputs_differing;
     if (d.outputs.size() < kOutputChangesShown) {
-      d.outputs.push_back({index, describe ? describe(index) : Json(), old_bits, new_bits});
+      d.outputs.push_back({index, describe ? describe(index) : Json(), old_bits, new_bits, {}, {}});
     }
   };
   if (IsDrift(new_case["op"])) {
@@ -326,10 +402,41 @@ CaseDifference CompareCase(const Json& old_case, const Json& new_case,
       if (old_bits != new_bits) add_output(std::stoull(epoch), old_bits, new_bits);
     }
   } else {
-    const std::vector<uint32_t> old_bits = DecodeOutputs(JsonField(path, "", old_case["outputs"]));
-    const std::vector<uint32_t> new_bits = DecodeOutputs(JsonField(path, "", new_case["outputs"]));
+    const std::string op = new_case["op"];
+    const size_t digits = HasCodes(op) ? 2 : 8;
+    const std::vector<uint32_t> old_bits =
+        DecodeOutputs(JsonField(path, "", old_case["outputs"]), digits);
+    const std::vector<uint32_t> new_bits =
+        DecodeOutputs(JsonField(path, "", new_case["outputs"]), digits);
     for (size_t i = 0; i < std::min(old_bits.size(), new_bits.size()); ++i) {
       if (old_bits[i] != new_bits[i]) add_output(i, old_bits[i], new_bits[i]);
+    }
+    if (IsBlockQuant(op) && d.outputs_differing > 0) {
+      for (OutputChange& o : d.outputs) {
+        o.old_text = fmt::format("0x{:02x}", o.old_bits);
+        o.new_text = fmt::format("0x{:02x}", o.new_bits);
+      }
+      d.replay = fmt::format("ulpgate run --op {} --dtype {} --variant {} --target {} --seed {} --n {}",
+                             op, new_case["dtype"].get<std::string>(),
+                             new_case["variant"].get<std::string>(),
+                             new_case["target"].get<std::string>(), new_case["seed"].dump(),
+                             new_case["n"].dump());
+    }
+    if (IsCast(op) && d.outputs_differing > 0) {
+      // Codes are named in the destination's format; the case runs again as
+      // `run` runs it.
+      const FloatFormat& to = *FindFormat(new_case["dtype"].get<std::string>());
+      for (OutputChange& o : d.outputs) {
+        o.old_text = CastCodeText(to, o.old_bits);
+        o.new_text = CastCodeText(to, o.new_bits);
+      }
+      d.replay = fmt::format("ulpgate run --op {} --dtype {} --variant {} --target {} --suite {} "
+                             "--seed {} --n {}",
+                             op, new_case["dtype"].get<std::string>(),
+                             new_case["variant"].get<std::string>(),
+                             new_case["target"].get<std::string>(),
+                             new_case["suite"].get<std::string>(), new_case["seed"].dump(),
+                             new_case["n"].dump());
     }
   }
   return d;
@@ -475,7 +582,7 @@ Json MeasureSweeps(const ElementwiseOpInfo& op, const TargetInfo& target, unsign
         if (first) {
           file->sweep_differences[GoldenSweepLabel(op_name, target.name, entry)] = {
               first->index, SweepInputJson(sweep.domain, first->index), FloatBits(first->model),
-              FloatBits(first->kernel)};
+              FloatBits(first->kernel), {}, {}};
         }
       }
       sweeps.push_back(entry);
@@ -513,6 +620,18 @@ std::vector<MeasureSpec> GoldenPlan(const std::string& op) {
         // n is odd, so that a run's inputs end in a tail of every lane count
         // (the engine's call plan leaves tails of every length besides).
         spec.n = suite == "adversarial" ? 1027 : 515;
+      } else if (IsBlockQuant(op)) {
+        // 17 rows of 64: 34 MX blocks (68 NVFP4 ones), the rules' parting
+        // amaxes among them.
+        spec.n = 17;
+      } else if (IsCast(op)) {
+        // The boundary suite is its whole list (about 3,000 inputs: every
+        // midpoint, tie and threshold of the destination, where casts go
+        // wrong); random and scaled a few hundred each, odd so that the
+        // kernels end in a tail.
+        spec.n = suite == "boundary"
+                     ? GenerateCastSuite(*CastOpSource(op), *FindCastDestination(dtype), suite, 1, 0).size()
+                     : 257;
       } else if (IsDrift(op)) {
         // One run per variant of the tanh layer's op plus the fully fused run.
         // 200 epochs, not the scenarios' 1000: the exact shadow run dominates
@@ -562,6 +681,13 @@ Json GoldenCaseJson(const MeasuredCase& measured) {
     return c;
   }
   c["seed"] = r["seed"];
+  if (HasCodes(op)) {
+    for (const std::string& key : CaseKeys(op)) {
+      if (key != "outputs" && !c.contains(key)) c[key] = r[key];
+    }
+    c["outputs"] = CodeLines(measured.codes);
+    return c;
+  }
   if (IsReduction(op)) {
     c["shape"] = r["shape"];
     c["instances"] = r["instances"];
@@ -625,7 +751,19 @@ GoldenFile MeasureGolden(const std::vector<MeasureSpec>& specs, const TargetInfo
           ? fmt::format("build/bin/ulpgate golden bless {} --op {}", plugin->Argument(), op)
           : fmt::format("build/bin/ulpgate golden bless --target {} --op {}", target.name, op);
   j["about"] =
-      IsDrift(op)
+      IsBlockQuant(op)
+          ? "Per (block spec, scale rule): what the target's block quantization kernel must give "
+            "on a seeded [n, 64] tensor blocked along rows, evaluated on the rule's model "
+            "(oracles/block_scale.h, elements to nearest even, saturating): the blocks off it and "
+            "the first, the digest and every output, 32 two-digit hex codes per line: the scales "
+            "(one per block), then the element codes in the tensor's order."
+      : IsCast(op)
+          ? "Per (destination, variant, suite): what the target's cast kernel must give, evaluated "
+            "on the policy its variant claims (the exact cast model): the mismatches against it, "
+            "the first inputs off it, every policy of the catalogue followed bit for bit, the max "
+            "ULP in the destination's ULPs and its input, the correctly rounded count, the digest "
+            "of the codes and every code, 32 per line, in input order."
+      : IsDrift(op)
           ? "Training-run drift per (scenario, run spec) on this target: summary figures, in-situ "
             "error statistics, the digest of the final parameters, the loss of every 10th epoch "
             "and of the last (hex floats) and the digest of every epoch's loss bits."
@@ -874,5 +1012,11 @@ std::vector<CaseDifference> CheckGoldenSweeps(const GoldenFile& file, const Targ
 }
 
 std::string GoldenText(const GoldenFile& file) { return file.json.dump(2) + "\n"; }
+
+std::string CastCodeText(const FloatFormat& to, uint32_t code) {
+  const double v = DecodeBits(to, code);
+  return fmt::format("{} ({})", BitsText(to, code),
+                     std::isnan(v) ? std::string("nan") : fmt::format("{:g}", v));
+}
 
 }  // namespace ulpgate

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "kernels/registry.h"
+#include "oracles/float_format.h"
 #include "suites/engine/measure.h"
 #include "suites/sweep/sweep.h"
 
@@ -45,7 +46,12 @@ struct OutputChange {
   nlohmann::ordered_json input;  // the input behind it, when known
   uint32_t old_bits = 0;
   uint32_t new_bits = 0;
+  // A cast's codes as text ("0x7e (448)"); empty for binary32 outputs.
+  std::string old_text, new_text;
 };
+
+// "0x7e (448)": a code of a cast's destination and its value.
+std::string CastCodeText(const FloatFormat& to, uint32_t code);
 
 // A golden file in memory: the JSON as written, and for cases measured in
 // this process the input behind each output (empty for a file read back).
