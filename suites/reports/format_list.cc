@@ -45,6 +45,8 @@ std::string OpsText(const FloatFormat& f) {
       cast_to = cast_to || in;
       continue;
     }
+    // A block quantizer's dtypes are block specs (mxfp8_e4m3), not formats.
+    if (op.family == OpFamily::kBlockQuant) continue;
     ++computing;
     if (in) ++in_format;
   }
