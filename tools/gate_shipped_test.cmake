@@ -1,5 +1,7 @@
 # ctest driver: the gate on the shipped ledger (golden/budgets.json) passes,
-# and a passing gate reads in a screenful: at most 60 lines, none over 120
+# and a passing gate reads in a screenful: at most 66 lines (its fold has a
+# row per op and format, the casts and block quantizers one each; a CPU
+# restricted to AVX2 adds the models-only note), none over 120
 # columns, no PASS row listed (they are folded by op and format), every op
 # and format of the ledger on its line of the fold, the limits held at
 # exactly their measured value counted (blessed limits: some, not all).
@@ -11,8 +13,8 @@ if(NOT status EQUAL 0)
 endif()
 string(REGEX MATCHALL "\n" newlines "${out}")
 list(LENGTH newlines lines)
-if(lines GREATER 60)
-  message(FATAL_ERROR "a passing gate on ${BUDGETS} prints ${lines} lines, more than 60:\n${out}")
+if(lines GREATER 66)
+  message(FATAL_ERROR "a passing gate on ${BUDGETS} prints ${lines} lines, more than 66:\n${out}")
 endif()
 string(REGEX MATCH "[^\n]{121}[^\n]*" long "${out}")
 if(long)
