@@ -27,6 +27,7 @@
 #include "kernels/testing/cast_mutants.h"
 #include "oracles/cast_policy.h"
 #include "oracles/cast_reference.h"
+#include "oracles/float_text.h"
 #include "oracles/format.h"
 #include "suites/engine/cast_cases.h"
 #include "suites/engine/cast_conformance.h"
@@ -34,17 +35,6 @@
 
 namespace ulpgate {
 namespace {
-
-float FloatOf(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-uint32_t BitsOf(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, sizeof b);
-  return b;
-}
 
 uint64_t SplitMix(uint64_t& state) {
   uint64_t z = (state += 0x9e3779b97f4a7c15ull);
@@ -105,8 +95,8 @@ std::vector<uint32_t> BoundaryInputs(const FloatFormat& to) {
   std::vector<uint32_t> out;
   for (float x : positive) {
     if (std::isnan(x)) continue;
-    out.push_back(BitsOf(x));
-    out.push_back(BitsOf(x) ^ 0x80000000u);
+    out.push_back(FloatBits(x));
+    out.push_back(FloatBits(x) ^ 0x80000000u);
   }
   for (uint32_t nan : {0x7fc00000u, 0xffc00000u, 0x7f800001u, 0xff800001u, 0x7fbfffffu,
                        0x7fffffffu, 0xffffffffu, 0x7fa00000u}) {
@@ -187,7 +177,7 @@ class CastKernelTest : public testing::TestWithParam<CastParam> {
   };
   Inputs FromF32(std::vector<uint32_t> bits) const {
     Inputs in;
-    for (uint32_t b : bits) in.values.push_back(static_cast<double>(FloatOf(b)));
+    for (uint32_t b : bits) in.values.push_back(static_cast<double>(FloatFromBits(b)));
     in.f32 = std::move(bits);
     return in;
   }
@@ -326,7 +316,7 @@ TEST(CastReference, EqualsTheModel) {
       const Binary32CastReference reference(*to, policy);
       size_t wrong = 0;
       for (uint32_t b : inputs) {
-        const uint64_t want = CastCode(kBinary32, *to, static_cast<double>(FloatOf(b)), policy);
+        const uint64_t want = CastCode(kBinary32, *to, static_cast<double>(FloatFromBits(b)), policy);
         const uint8_t got = reference.Code(b);
         if (got != want && ++wrong <= 3) {
           ADD_FAILURE() << to->name << " " << name << " input 0x" << std::hex << b << ": reference 0x"
@@ -364,7 +354,7 @@ TEST_P(CastDecodeTest, EveryCodeDecodesExactly) {
       if (std::isnan(want)) {
         EXPECT_TRUE(std::isnan(values[c])) << to->name << " code " << c;
       } else {
-        EXPECT_EQ(BitsOf(values[c]), BitsOf(static_cast<float>(want)))
+        EXPECT_EQ(FloatBits(values[c]), FloatBits(static_cast<float>(want)))
             << to->name << " code 0x" << std::hex << c << ": " << values[c] << " vs " << want;
       }
     }
