@@ -106,6 +106,43 @@ float HighwayTanh(float x, bool fused_muladd) {
 }
 
 namespace {
+// a*b - c, one rounding or two, as Highway's MulSub.
+float MulSub(float a, float b, float c, bool fused) {
+  return fused ? std::fma(a, b, -c) : a * b - c;
+}
+
+ULPGATE_FMA_CLONES float LogClones(float x, bool fused) {
+  // The constants of LogImpl<float> and impl::Log, as Highway writes them.
+  const float kLn2Hi = 0.69313812256f;
+  const float kLn2Lo = 9.0580006145e-6f;
+  const float kMinNormal = 1.175494351e-38f;
+  const float kScale = 3.355443200e+7f;  // 2^25
+  const uint32_t kMagic = 0x3F3504F3u;   // bits of sqrt(2)/2
+  const uint32_t kExpMask = 0x3F800000u;
+  const int32_t kExpScale = -25;
+  const uint32_t kManMask = 0x7FFFFFu;
+  // Scale a subnormal up by 2^25 (exact) and take 25 off the exponent.
+  const bool is_denormal = x < kMinNormal;
+  if (is_denormal) x = x * kScale;
+  // Integer lanes wrap: the vector code adds in 32-bit lanes.
+  const uint32_t exp_bits = Bits(x) + (kExpMask - kMagic);
+  const int32_t exp_int = (is_denormal ? kExpScale : 0) +
+                          (static_cast<int32_t>(exp_bits >> 23) - 0x7F);
+  const float exp = static_cast<float>(exp_int);  // ConvertTo: exact, |exp_int| < 2^8
+  // y in [sqrt(2)/2, sqrt(2)): the mantissa with the exponent that puts it there
+  // (kLowerBits is 0 for float, so And(x, kLowerBits) contributes nothing).
+  const float y = FromBits((exp_bits & kManMask) + kMagic);
+  const float ym1 = y - 1.0f;
+  const float z = ym1 / (y + 1.0f);
+  // LogPoly: MulAdd(MulAdd(k2, x4, k0), x2, Mul(MulAdd(k3, x4, k1), x4)).
+  const float x2 = z * z;
+  const float x4 = x2 * x2;
+  const float poly = MulAdd(MulAdd(0.28498786688f, x4, 0.66666662693f, fused), x2,
+                            MulAdd(0.24279078841f, x4, 0.40000972152f, fused) * x4, fused);
+  return MulSub(exp, kLn2Hi,
+                MulSub(z, ym1 - poly, exp * kLn2Lo, fused) - ym1, fused);
+}
+
 ULPGATE_FMA_CLONES float ErfClones(float x, bool fused_muladd) {
   if (std::isnan(x)) return x + x;
   const auto horner = [fused_muladd](const auto& c, float v) {
@@ -124,5 +161,7 @@ ULPGATE_FMA_CLONES float ErfClones(float x, bool fused_muladd) {
 }  // namespace
 
 float ErfOfSequences(float x, bool fused_muladd) { return ErfClones(x, fused_muladd); }
+
+float HighwayLog(float x, bool fused_muladd) { return LogClones(x, fused_muladd); }
 
 }  // namespace ulpgate

@@ -21,6 +21,11 @@ namespace ulpgate {
 float HighwayExp(float x, bool fused_muladd);
 float HighwayExpm1(float x, bool fused_muladd);
 float HighwayTanh(float x, bool fused_muladd);
+// Highway 1.0.3's Log (impl::Log with subnormals allowed, as hn::Log calls
+// it): musl's reduction to [sqrt(2)/2, sqrt(2)) by the bits, then
+// 2 atanh((y-1)/(y+1)) as a degree-8 odd polynomial; MulSub fused as MulAdd is.
+// For the finite positive x of the op sequences (log_softmax's sum, >= 1).
+float HighwayLog(float x, bool fused_muladd);
 
 // Above this, ExpOfSequences is +inf.
 inline constexpr float kHighwayExpUpperBound = 104.0f;

@@ -1,0 +1,55 @@
+#include "kernels/reductions/row_ops.h"
+
+#include <stdexcept>
+
+#include "kernels/reductions/rmsnorm/rmsnorm_spec.h"
+#include "kernels/reductions/softmax/softmax_spec.h"
+
+namespace ulpgate {
+namespace {
+
+template <size_t kCount>
+std::vector<RowVariant> Rows(const std::array<RowVariant, kCount>& table) {
+  return {table.begin(), table.end()};
+}
+
+}  // namespace
+
+const std::vector<RowOpInfo>& RowOps() {
+  static const std::vector<RowOpInfo> ops = {
+      {RowOp::kRmsNormFwd, "rmsnorm_fwd", "y_i = g_i x_i / sqrt(mean_j(x_j^2) + eps)", {"x", "g"},
+       Rows(RmsNormSpec::kVariants), true},
+      {RowOp::kRmsNormBwd, "rmsnorm_bwd",
+       "dx_i = r g_i dy_i - r^3 x_i mean_j(g_j dy_j x_j), r = 1/sqrt(mean_j(x_j^2) + eps)",
+       {"dy", "x", "g"}, Rows(RmsNormSpec::kVariants), true},
+      {RowOp::kSoftmaxFwd, "softmax_fwd", "y_i = exp(x_i - max) / sum_j exp(x_j - max)", {"x"},
+       Rows(SoftmaxSpec::kForwardVariants), false},
+      {RowOp::kSoftmaxBwd, "softmax_bwd", "dx_i = y_i (dy_i - sum_j dy_j y_j)", {"dy", "y"},
+       Rows(SoftmaxSpec::kBackwardVariants), false},
+      {RowOp::kLogSoftmaxFwd, "log_softmax_fwd", "y_i = x_i - max - log(sum_j exp(x_j - max))",
+       {"x"}, Rows(SoftmaxSpec::kLogForwardVariants), false},
+      {RowOp::kLogSoftmaxBwd, "log_softmax_bwd", "dx_i = dy_i - exp(y_i) sum_j dy_j",
+       {"dy", "y"}, Rows(SoftmaxSpec::kBackwardVariants), false},
+  };
+  return ops;
+}
+
+const RowOpInfo& GetRowOp(RowOp op) { return RowOps().at(static_cast<size_t>(op)); }
+
+const RowOpInfo* FindRowOp(std::string_view name) {
+  for (const RowOpInfo& op : RowOps()) {
+    if (op.name == name) return &op;
+  }
+  return nullptr;
+}
+
+int RowVariantIndex(const RowOpInfo& op, std::string_view variant) {
+  for (size_t i = 0; i < op.variants.size(); ++i) {
+    if (op.variants[i].name == variant) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+bool IsRowWeight(const RowOpInfo& op, size_t k) { return op.operands.at(k) == "g"; }
+
+}  // namespace ulpgate

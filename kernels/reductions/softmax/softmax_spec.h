@@ -1,0 +1,48 @@
+// Softmax and log-softmax over the last dimension, forward and backward
+// (kernels/reductions/row_ops.h): their variants and op sequences
+// (softmax_spec-inl.h).
+//
+// Forward variants: two passes (the maximum, then the sum of exponentials,
+// sequential or lane-parallel) or the online pass (running maximum and
+// rescaled sum), each followed by the final pass; softmax divides each
+// exponential by the sum or multiplies it by the sum's reciprocal. Backward
+// variants: the row's sum sequential or lane-parallel.
+#ifndef ULPGATE_KERNELS_REDUCTIONS_SOFTMAX_SOFTMAX_SPEC_H_
+#define ULPGATE_KERNELS_REDUCTIONS_SOFTMAX_SOFTMAX_SPEC_H_
+
+#include <array>
+#include <cstddef>
+#include <limits>
+
+#include "kernels/reductions/row_ops.h"
+
+namespace ulpgate {
+
+struct SoftmaxSpec {
+  static constexpr std::array<RowVariant, 6> kForwardVariants = {{
+      {"two_pass_div", RowStat::kSequential, RowFinish::kDivide},
+      {"two_pass_recip", RowStat::kSequential, RowFinish::kReciprocal},
+      {"lane_parallel_div", RowStat::kLaneParallel, RowFinish::kDivide},
+      {"lane_parallel_recip", RowStat::kLaneParallel, RowFinish::kReciprocal},
+      {"online_div", RowStat::kOnline, RowFinish::kDivide},
+      {"online_recip", RowStat::kOnline, RowFinish::kReciprocal},
+  }};
+  static constexpr std::array<RowVariant, 3> kLogForwardVariants = {{
+      {"two_pass", RowStat::kSequential, RowFinish::kPlain},
+      {"lane_parallel", RowStat::kLaneParallel, RowFinish::kPlain},
+      {"online", RowStat::kOnline, RowFinish::kPlain},
+  }};
+  static constexpr std::array<RowVariant, 2> kBackwardVariants = {{
+      {"sequential", RowStat::kSequential, RowFinish::kPlain},
+      {"lane_parallel", RowStat::kLaneParallel, RowFinish::kPlain},
+  }};
+};
+
+namespace softmax_spec {
+#include "kernels/reductions/row_schedules-inl.h"  // IWYU pragma: export
+#include "kernels/reductions/softmax/softmax_spec-inl.h"  // IWYU pragma: export
+}  // namespace softmax_spec
+
+}  // namespace ulpgate
+
+#endif  // ULPGATE_KERNELS_REDUCTIONS_SOFTMAX_SOFTMAX_SPEC_H_

@@ -1,0 +1,157 @@
+// The row reductions (RMSNorm, softmax, log-softmax, forward and backward;
+// kernels/reductions/row_ops.h) on every target, variant and format: every
+// kernel output equals its model's bit for bit (the variant's sequence over
+// the binary32 emulation with the target's MulAdd and lane count), rows of
+// several lengths (tails for 4, 8 and 16 lanes) read from misaligned
+// addresses, and every output stays within its first-order bound (bound
+// fraction <= 1) against the MPFR oracle. Smoke: two lengths; Sampled: more
+// lengths and rows. Also: Highway's Log ported, every target's vector Log
+// against the port, and the Exp/Log allowances of the bounds against MPFR.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kernels/reductions/row_ops.h"
+#include "kernels/registry.h"
+#include "oracles/float_text.h"
+#include "oracles/format.h"
+#include "oracles/highway_math.h"
+#include "oracles/reduction_bound.h"
+#include "oracles/ulp_metric.h"
+#include "suites/engine/reductions/row_models.h"
+#include "suites/engine/reductions/row_oracle.h"
+#include "suites/inputs/row_suites.h"
+#include "suites/tests/test_targets.h"
+
+namespace ulpgate {
+namespace {
+
+const FloatFormat* const kFormats[] = {&kBinary32, &kBFloat16, &kBinary16};
+
+// The worst of one (op, variant, format) over everything a test ran.
+struct Worst {
+  double ulp = 0;
+  double fraction = 0;
+  size_t outputs = 0;
+};
+
+// Runs every variant of `op` in `format` on `target` over a problem, checks
+// bits and bounds, and folds the worst into `worst`.
+void CheckProblem(const RowProblem& p, const TargetInfo& target,
+                  std::map<std::string, Worst>& worst) {
+  const RowOpInfo& op = *p.op;
+  const FloatFormat& format = *p.format;
+  const bool binary32 = format.bits == 32;
+  const RowModel model = ExpectedRowModel(target.fused_muladd, target.f32_lanes);
+  // Operands one element past an aligned start: misaligned for every vector.
+  std::vector<std::vector<float>> f32(p.operands.size());
+  std::vector<std::vector<uint16_t>> u16(p.operands.size());
+  std::vector<const void*> pointers;
+  std::vector<const float*> tensors;
+  for (size_t k = 0; k < p.operands.size(); ++k) {
+    const std::vector<float>& v = p.operands[k];
+    f32[k].assign(v.size() + 1, 0.0f);
+    std::copy(v.begin(), v.end(), f32[k].begin() + 1);
+    u16[k].assign(v.size() + 1, 0);
+    for (size_t i = 0; i < v.size(); ++i) {
+      u16[k][i + 1] = static_cast<uint16_t>(EncodeBits(format, v[i]));
+    }
+    pointers.push_back(binary32 ? static_cast<const void*>(f32[k].data() + 1)
+                                : static_cast<const void*>(u16[k].data() + 1));
+    tensors.push_back(v.data());
+  }
+  std::vector<RowExact> exact;
+  for (size_t r = 0; r < p.rows; ++r) {
+    exact.push_back(ExactRow(op, RowOperandsOf(op, tensors, r, p.n), p.n, p.eps));
+  }
+  for (const RowVariant& variant : op.variants) {
+    const RowKernel kernel = FindRowKernel(op.op, format.name, variant.name, target.bits);
+    ASSERT_NE(kernel, nullptr) << op.name << " " << variant.name << " " << format.name;
+    std::vector<float> out_f32(p.rows * p.n + 1);
+    std::vector<uint16_t> out_u16(p.rows * p.n + 1);
+    kernel(pointers.data(), binary32 ? static_cast<void*>(out_f32.data() + 1)
+                                     : static_cast<void*>(out_u16.data() + 1),
+           p.rows, p.n, p.eps);
+    Worst& w = worst[std::string(op.name) + " " + std::string(variant.name) + " " + format.name];
+    size_t mismatches = 0, above = 0;
+    std::string first_mismatch, first_above;
+    for (size_t r = 0; r < p.rows; ++r) {
+      const RowOperands row = RowOperandsOf(op, tensors, r, p.n);
+      const std::vector<float> expected = RowModelOutputs(op, variant, model, row, p.n, p.eps);
+      for (size_t i = 0; i < p.n; ++i) {
+        const size_t at = r * p.n + i;
+        const float got = binary32 ? out_f32[at + 1]
+                                   : static_cast<float>(DecodeBits(format, out_u16[at + 1]));
+        const float want =
+            binary32 ? expected[i] : static_cast<float>(RoundToFormat(format, expected[i]));
+        const bool same = std::isnan(got) ? std::isnan(want)
+                                          : FloatBits(got) == FloatBits(want);
+        std::ostringstream where;
+        where << op.name << " " << variant.name << " " << format.name << " on " << target.name
+              << ", suite " << p.suite << " seed " << p.seed << " n " << p.n << " row " << r
+              << " element " << i << ": got " << HexFloat(got) << " (" << BitsHex(got)
+              << "), model " << model.Name(variant) << " " << HexFloat(want) << " ("
+              << BitsHex(want) << "), exact " << exact[r].values[i].ToDecimal(20);
+        if (!same && mismatches++ == 0) first_mismatch = where.str();
+        const ReductionBound bound = RowBound(op, variant, exact[r], i, p.n);
+        const BoundFraction f =
+            MeasureBoundFraction(exact[r].values[i].get(), 1, got, bound, format);
+        const UlpError ulp = MeasureUlpError(exact[r].values[i].get(), got, format);
+        if (f.above_one && above++ == 0) {
+          first_above = where.str() + ", bound fraction " + std::to_string(f.fraction) +
+                        " with m = " + std::to_string(bound.roundings);
+        }
+        w.fraction = std::max(w.fraction, f.fraction);
+        if (!ulp.special_mismatch) w.ulp = std::max(w.ulp, ulp.ulp);
+        ++w.outputs;
+      }
+    }
+    EXPECT_EQ(mismatches, 0u) << mismatches << " outputs differ from the model; first: "
+                              << first_mismatch;
+    EXPECT_EQ(above, 0u) << above << " outputs break the bound; first: " << first_above;
+  }
+}
+
+void RunTier(const TargetInfo& target, const std::vector<size_t>& lengths, size_t rows,
+             uint64_t seed) {
+  std::map<std::string, Worst> worst;
+  for (const RowOpInfo& op : RowOps()) {
+    for (const FloatFormat* format : kFormats) {
+      for (const std::string& suite : RowSuiteNames()) {
+        for (size_t n : lengths) {
+          CheckProblem(MakeRowProblem(op, *format, suite, seed, rows, n), target, worst);
+        }
+      }
+    }
+  }
+  std::ostringstream summary;
+  summary << "worst per op, variant and format on " << target.name << ":\n";
+  for (const auto& [name, w] : worst) {
+    summary << "  " << name << ": max ULP " << w.ulp << ", max bound fraction " << w.fraction
+            << " (" << w.outputs << " outputs)\n";
+  }
+  std::printf("%s", summary.str().c_str());
+}
+
+class RowKernelsSmoke : public PerTargetTest {};
+class RowKernelsSampled : public PerTargetTest {};
+
+TEST_P(RowKernelsSmoke, MatchModelsAndStayWithinBounds) { RunTier(*GetParam(), {3, 17}, 5, 1); }
+
+TEST_P(RowKernelsSampled, MatchModelsAndStayWithinBounds) {
+  RunTier(*GetParam(), {1, 8, 33, 100, 256}, 10, 2);
+}
+
+ULPGATE_INSTANTIATE_PER_TARGET(RowKernelsSmoke);
+ULPGATE_INSTANTIATE_PER_TARGET(RowKernelsSampled);
+
+}  // namespace
+}  // namespace ulpgate
