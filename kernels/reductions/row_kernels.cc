@@ -23,6 +23,7 @@ struct TargetRowKernels {
   int64_t target;
   // [op][variant][format], nullptr past an op's variants.
   std::array<std::array<std::array<RowKernel, kFormats>, kMaxVariants>, kRowOpCount> kernels;
+  RowLogKernel log;
 };
 
 template <RowOp kOp>
@@ -78,6 +79,12 @@ constexpr std::array<std::array<RowKernel, rk::kFormats>, rk::kMaxVariants> RowO
   return RowOpKernels<kOp>(std::make_index_sequence<rk::kMaxVariants>());
 }
 
+HWY_NOINLINE void VectorLog(const float* in, float* out, size_t n) {
+  impl::RowElements(in, in, in, out, n, [](const auto& arith, auto v, auto, auto) HWY_ATTR {
+    return arith.Log(v);
+  });
+}
+
 // A constant-initialized table, as registry.cc's GetTargetKernels: the
 // accessor runs no instruction of its target, so the registry may call it
 // for targets this CPU lacks.
@@ -87,6 +94,7 @@ const rk::TargetRowKernels* GetRowKernels() {
       {{RowOpKernels<RowOp::kRmsNormFwd>(), RowOpKernels<RowOp::kRmsNormBwd>(),
         RowOpKernels<RowOp::kSoftmaxFwd>(), RowOpKernels<RowOp::kSoftmaxBwd>(),
         RowOpKernels<RowOp::kLogSoftmaxFwd>(), RowOpKernels<RowOp::kLogSoftmaxBwd>()}},
+      &VectorLog,
   };
   return &kKernels;
 }
@@ -113,6 +121,14 @@ RowKernel FindRowKernel(RowOp op, std::string_view format, std::string_view vari
     const row_kernels_detail::TargetRowKernels& k = *entry();
     if (k.target != target) continue;
     return k.kernels[static_cast<size_t>(op)][static_cast<size_t>(v)][f];
+  }
+  return nullptr;
+}
+
+RowLogKernel FindRowLogKernel(int64_t target) {
+  for (const auto& entry : HWY_DISPATCH_TABLE(GetRowKernels)) {
+    if (entry == nullptr || entry == HWY_DISPATCH_TABLE(GetRowKernels)[0]) continue;
+    if (entry()->target == target) return entry()->log;
   }
   return nullptr;
 }

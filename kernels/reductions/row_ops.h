@@ -102,6 +102,12 @@ using RowKernel = void (*)(const void* const* operands, void* out, size_t rows, 
 RowKernel FindRowKernel(RowOp op, std::string_view format, std::string_view variant,
                         int64_t target);
 
+// Highway's Log over full vectors of a target, as the log-softmax kernels
+// call it: out[i] = Log(in[i]); for the tests of its port
+// (oracles/highway_math.h). nullptr when the target is not compiled.
+using RowLogKernel = void (*)(const float* in, float* out, size_t n);
+RowLogKernel FindRowLogKernel(int64_t target);
+
 // The lane count of a kernel's lane-parallel statistic on a target with
 // `f32_lanes` float lanes (TargetInfo::f32_lanes): its full vector.
 inline size_t RowParallelLanes(size_t f32_lanes) { return f32_lanes; }

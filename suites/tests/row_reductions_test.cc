@@ -155,3 +155,75 @@ ULPGATE_INSTANTIATE_PER_TARGET(RowKernelsSampled);
 
 }  // namespace
 }  // namespace ulpgate
+
+namespace ulpgate {
+namespace {
+
+float FromBits(uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, sizeof f);
+  return f;
+}
+
+// Highway's vector Log on this target against its port, bit for bit: every
+// 4099th positive finite binary32 value (subnormals included) and every
+// 1021st of [1, 2^21], log-softmax's sums.
+class RowLogPort : public PerTargetTest {};
+TEST_P(RowLogPort, VectorLogEqualsThePort) {
+  const TargetInfo& target = *GetParam();
+  const RowLogKernel log = FindRowLogKernel(target.bits);
+  ASSERT_NE(log, nullptr);
+  std::vector<float> in;
+  for (uint32_t b = 1; b < 0x7f800000u; b += 4099) in.push_back(FromBits(b));
+  for (uint32_t b = FloatBits(1.0f); b <= FloatBits(0x1p21f); b += 1021) in.push_back(FromBits(b));
+  std::vector<float> out(in.size());
+  log(in.data(), out.data(), in.size());
+  size_t mismatches = 0;
+  std::string first;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const float port = HighwayLog(in[i], target.fused_muladd);
+    if (FloatBits(port) != FloatBits(out[i]) && mismatches++ == 0) {
+      first = "Log(" + HexFloat(in[i]) + ") on " + target.name + ": vector " + HexFloat(out[i]) +
+              " (" + BitsHex(out[i]) + "), port " + HexFloat(port) + " (" + BitsHex(port) + ")";
+    }
+  }
+  EXPECT_EQ(mismatches, 0u) << mismatches << " of " << in.size() << " differ; first: " << first;
+}
+ULPGATE_INSTANTIATE_PER_TARGET(RowLogPort);
+
+// The bounds' allowances for Highway's Exp and Log (kExpAllowance,
+// kLogAllowance u of relative error) hold on a sample, fused and not, against
+// MPFR at 128 bits: every 65537th binary32 value of Exp's normal range
+// [-87.3, 88.7] and of Log's [1, 2^21].
+TEST(RowFunctionAllowances, HoldOnASample) {
+  for (const bool fused : {false, true}) {
+    double worst_exp = 0, worst_log = 0;
+    const auto relative = [](float got, int (*f)(mpfr_ptr, mpfr_srcptr, mpfr_rnd_t), float x) {
+      MpfrNumber exact(128), arg(128, x), diff(128);
+      f(exact.get(), arg.get(), MPFR_RNDN);
+      if (mpfr_zero_p(exact.get())) return got == 0.0f ? 0.0 : 1e9;
+      mpfr_sub(diff.get(), MpfrNumber(24, got).get(), exact.get(), MPFR_RNDN);
+      mpfr_div(diff.get(), diff.get(), exact.get(), MPFR_RNDN);
+      return std::fabs(mpfr_get_d(diff.get(), MPFR_RNDN)) * 0x1p24;
+    };
+    for (uint32_t b = 0; b < 0x80000000u; b += 65537) {
+      for (const float x : {FromBits(b), -FromBits(b)}) {
+        if (!(x >= -87.3f && x <= 88.7f)) continue;
+        worst_exp = std::max(worst_exp, relative(HighwayExp(x, fused), mpfr_exp, x));
+      }
+    }
+    for (uint32_t b = FloatBits(1.0f); b <= FloatBits(0x1p21f); b += 65537) {
+      const float x = FromBits(b);
+      worst_log = std::max(worst_log, relative(HighwayLog(x, fused), mpfr_log, x));
+    }
+    std::printf("fused %d: Exp %.4f u, Log %.4f u\n", fused, worst_exp, worst_log);
+    EXPECT_LE(worst_exp, kExpAllowance);
+    EXPECT_LE(worst_log, kLogAllowance);
+    // Not vacuous: both are above one rounding somewhere.
+    EXPECT_GT(worst_exp, 0.5);
+    EXPECT_GT(worst_log, 0.5);
+  }
+}
+
+}  // namespace
+}  // namespace ulpgate
