@@ -60,16 +60,20 @@ struct MaxAndSum {
   V sum;
 };
 
-// One pass: m_0 = x_0 (+0 added, as RowMax does), s_0 = Exp(RN(x_0 - m_0)) = 1;
-// then m_k = RN(Max(m_{k-1}, x_k) + 0) and s_k = MulAdd(s_{k-1},
-// Exp(RN(m_{k-1} - m_k)), Exp(RN(x_k - m_k))). Where the maximum does not
-// change the rescaling is Exp(+0) = 1 exactly and the product exact. m_n is
-// the row's maximum, as RowMax gives it.
+// One pass: m_0 = max(x_0, lowest) (+0 added, as RowMax does), s_0 =
+// Exp(RN(x_0 - m_0)) (1, or 0 for a masked x_0 = -inf); then m_k =
+// RN(Max(m_{k-1}, x_k) + 0) and s_k = MulAdd(s_{k-1}, Exp(RN(m_{k-1} - m_k)),
+// Exp(RN(x_k - m_k))). Where the maximum does not change the rescaling is
+// Exp(+0) = 1 exactly and the product exact. The running maximum starts at the
+// lowest finite value, not at -inf: a row whose first elements are -inf
+// (masked logits) would otherwise rescale by Exp(-inf - -inf) = Exp(NaN),
+// which Highway 1.0.3 makes 0 on the SIMD targets and NaN on SCALAR. m_n is
+// the row's maximum, as RowMax gives it, for every row with a finite element.
 template <class A, class R>
 MaxAndSum<typename A::Value> OnlineMaxSum(A& a, const R& row, size_t n) {
   using V = typename A::Value;
   const V x0 = row.X(a, 0);
-  V m = a.Add(x0, a.Zero());
+  V m = a.Add(a.Max(a.Const(std::numeric_limits<float>::lowest()), x0), a.Zero());
   V s = a.Exp(a.Sub(x0, m));
   for (size_t k = 1; k < n; ++k) {
     const V x = row.X(a, k);
