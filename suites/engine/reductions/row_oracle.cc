@@ -441,7 +441,10 @@ ReductionBound RowBound(const RowOpInfo& op, const RowVariant& variant, const Ro
   const uint64_t m = RowRoundings(op, variant, n);
   bound.roundings = m;
   const double gamma = Gamma(m);
-  const double widen = (1 + gamma) * (1 + gamma) * (1 + 0x1p-30);
+  // (1 + gamma_m)^2 for the roundings that meet the weighed errors, and
+  // 2^-16 for the exponential's argument error beyond first order: e^(u |d|)
+  // - 1 <= u |d| (1 + 2^-17) for |d| <= 104.
+  const double widen = (1 + gamma) * (1 + gamma) * (1 + 0x1p-16);
   if (op.op == RowOp::kLogSoftmaxFwd) {
     // log_softmax: A = |x| = |d_i| + log(sum) takes the roundings of d_i,
     // Log and the subtraction; the sum's relative error theta (its roundings
@@ -451,7 +454,7 @@ ReductionBound RowBound(const RowOpInfo& op, const RowVariant& variant, const Ro
                      exact.exp_argument_weight;
     const double gamma_k = Gamma(static_cast<uint64_t>(std::ceil(k)) + m);
     mpfr_set(bound.abs_sum.get(), exact.magnitude[i].get(), MPFR_RNDU);
-    Num weight = Value(k * (1 + gamma_k) * (1 + gamma_k) * (1 + 0x1p-30));
+    Num weight = Value(k * (1 + gamma_k) * (1 + gamma_k) * (1 + 0x1p-16));
     mpfr_mul_2si(weight.get(), weight.get(), -24, MPFR_RNDN);
     mpfr_add(bound.underflow.get(), weight.get(), exact.subnormal[i].get(), MPFR_RNDU);
   } else {
