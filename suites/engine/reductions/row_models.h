@@ -1,9 +1,7 @@
-// The row reductions' bit-exact models: the op sequences of kernels/reductions/
-// (rmsnorm/rmsnorm_spec-inl.h, softmax/softmax_spec-inl.h) over the binary32
-// emulation (oracles/ieee_emulation.h), with Highway 1.0.3's Exp and Log
-// ported operation by operation (oracles/highway_math.h) and MulAdd fused or
-// not; a lane-parallel schedule over as many emulated lanes as the target's
-// vector has.
+// The row reductions' bit-exact models: kernels/reductions/row_sequences.h
+// over the binary32 emulation (oracles/ieee_emulation.h), MulAdd (and
+// Highway's Exp and Log) fused or not, the lane-parallel statistic over the
+// target's lane count.
 #ifndef ULPGATE_SUITES_ENGINE_REDUCTIONS_ROW_MODELS_H_
 #define ULPGATE_SUITES_ENGINE_REDUCTIONS_ROW_MODELS_H_
 
@@ -12,18 +10,9 @@
 #include <vector>
 
 #include "kernels/reductions/row_ops.h"
+#include "kernels/reductions/row_sequences.h"  // IWYU pragma: export (RowOperands)
 
 namespace ulpgate {
-
-// One row's operands as binary32 values (a 16-bit format's promoted exactly),
-// by role; an op reads the ones its definition names (row_ops.h), the others
-// may be null. g has n values, the others the row's n.
-struct RowOperands {
-  const float* x = nullptr;
-  const float* g = nullptr;
-  const float* dy = nullptr;
-  const float* y = nullptr;
-};
 
 // The operands of row r of a [rows, n] problem whose tensors are `tensors`
 // (operand k of the op, in RowOpInfo::operands order; g is [n]).
