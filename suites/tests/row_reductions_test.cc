@@ -103,6 +103,12 @@ void CheckProblem(const RowProblem& p, const TargetInfo& target,
               << BitsHex(want) << "), exact " << exact[r].values[i].ToDecimal(20);
         if (!same && mismatches++ == 0) first_mismatch = where.str();
         const ReductionBound bound = RowBound(op, variant, exact[r], i, p.n);
+        // The op's one bound holds every variant's (it only widens).
+        const ReductionBound every = RowBoundOfEveryVariant(op, exact[r], i, p.n);
+        if (every.roundings < bound.roundings ||
+            mpfr_cmp(every.underflow.get(), bound.underflow.get()) < 0) {
+          ADD_FAILURE() << where.str() << ": the op's bound is narrower than the variant's";
+        }
         const BoundFraction f =
             MeasureBoundFraction(exact[r].values[i].get(), 1, got, bound, format);
         const UlpError ulp = MeasureUlpError(exact[r].values[i].get(), got, format);

@@ -467,4 +467,17 @@ ReductionBound RowBound(const RowOpInfo& op, const RowVariant& variant, const Ro
   return bound;
 }
 
+ReductionBound RowBoundOfEveryVariant(const RowOpInfo& op, const RowExact& exact, size_t i,
+                                      size_t n) {
+  ReductionBound widest = RowBound(op, op.variants.at(0), exact, i, n);
+  for (size_t v = 1; v < op.variants.size(); ++v) {
+    const ReductionBound b = RowBound(op, op.variants[v], exact, i, n);
+    widest.roundings = std::max(widest.roundings, b.roundings);
+    if (mpfr_cmp(b.underflow.get(), widest.underflow.get()) > 0) {
+      mpfr_set(widest.underflow.get(), b.underflow.get(), MPFR_RNDU);
+    }
+  }
+  return widest;
+}
+
 }  // namespace ulpgate

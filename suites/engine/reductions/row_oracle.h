@@ -75,6 +75,12 @@ uint64_t RowRoundings(const RowOpInfo& op, const RowVariant& variant, size_t n);
 ReductionBound RowBound(const RowOpInfo& op, const RowVariant& variant, const RowExact& exact,
                         size_t i, size_t n);
 
+// One bound for every variant of the op: the largest m and the largest U of
+// its variants' bounds (both only widen it), for a caller that measures
+// outputs against the op rather than the variant.
+ReductionBound RowBoundOfEveryVariant(const RowOpInfo& op, const RowExact& exact, size_t i,
+                                      size_t n);
+
 }  // namespace ulpgate
 
 #endif  // ULPGATE_SUITES_ENGINE_REDUCTIONS_ROW_ORACLE_H_
