@@ -12,20 +12,15 @@
 #include <stdexcept>
 
 #include "kernels/narrow_formats.h"
-#include "kernels/reduction_spec.h"
 #include "kernels/registry.h"
 #include "kernels/ops/registered_ops.h"
+#include "kernels/reductions/registered_reductions.h"
 #include "kernels/train_step.h"
 
 #ifndef ULPGATE_KERNELS_REGISTRY_TYPES_
 #define ULPGATE_KERNELS_REGISTRY_TYPES_
 namespace ulpgate {
 namespace registry_detail {
-// A reduction op's kernels on one target, by the (schedule, scaling) a
-// variant of reduction_spec.cc names; nullptr where the op has no such kernel.
-template <class Kernel>
-using ReductionTable = std::array<std::array<Kernel, kReductionScheduleCount>, kMeanScalingCount>;
-
 // One elementwise op's kernels on one target: in the order of its spec's
 // kVariants (f32) and kNarrowVariants (per row of kNarrowFormats), pointing
 // into constant tables of the target's code.
@@ -36,25 +31,24 @@ struct ElementwiseKernels {
   size_t narrow_count = 0;
 };
 
+// One reduction's kernels on one target: in the order of its spec's
+// kVariants, in f32 and per row of kNarrowFormats (the same variants).
+struct ReductionKernels {
+  const ReductionKernel* f32 = nullptr;
+  std::array<const ReductionKernel*, kNarrowFormats.size()> narrow{};
+  size_t count = 0;
+};
+
 // What one target contributes to the registry: every table is generated from
-// the variant tables (each op's spec, reduction_spec.h) or indexed by what a
-// variant row says (ReductionSchedule, MeanScaling), so nothing here follows
-// another table's order by hand.
+// the variant tables (each op's spec, kernels/ops/ and kernels/reductions/),
+// so nothing here follows another table's order by hand.
 struct TargetKernels {
   int64_t target;
   size_t f32_lanes;
   // Per op of ULPGATE_ELEMENTWISE_OPS, in its order.
   std::array<ElementwiseKernels, kElementwiseOpCount> elementwise;
-  ReductionTable<LinearFwdKernel> linear_fwd;
-  ReductionTable<LinearBwdInputKernel> linear_bwd_input;
-  ReductionTable<LinearBwdWeightKernel> linear_bwd_weight;
-  ReductionTable<LinearBwdBiasKernel> linear_bwd_bias;
-  ReductionTable<MseFwdKernel> mse_fwd;
-  ReductionTable<MseBwdKernel> mse_bwd;
-  // Per row of kNarrowFormats, [op][scaling][schedule], as ReductionTable.
-  using NarrowReductions =
-      std::array<ReductionTable<ReductionNarrowKernel>, kReductionOpCount>;
-  std::array<NarrowReductions, kNarrowFormats.size()> reductions_narrow;
+  // Per op of ULPGATE_REDUCTION_OPS, in its order.
+  std::array<ReductionKernels, kReductionOpCount> reductions;
   TrainStepKernels train_step;
 };
 }  // namespace registry_detail
@@ -66,10 +60,8 @@ struct TargetKernels {
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
 #include "hwy/highway.h"
-#include "kernels/linear-inl.h"
-#include "kernels/mse-inl.h"
-#include "kernels/reduction_narrow-inl.h"
 #include "kernels/elementwise-inl.h"
+#include "kernels/reductions/registered_reductions-inl.h"
 #include "kernels/train_step-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -119,123 +111,46 @@ struct ElementwiseTables {
   }
 };
 
-// The kernel of each (scaling, schedule) an op can have. The linear ops
-// reduce with every schedule but kElementwise and take no scaling (kNone);
-// mse_fwd takes every reducing schedule with either mean; mse_bwd is the
-// elementwise schedule.
-template <class Kernel, class At, size_t... kCell>
-constexpr ::ulpgate::registry_detail::ReductionTable<Kernel> ReductionKernels(
-    At at, std::index_sequence<kCell...>) {
-  ::ulpgate::registry_detail::ReductionTable<Kernel> table{};
-  ((table[kCell / kReductionScheduleCount][kCell % kReductionScheduleCount] =
-        at.template operator()<static_cast<MeanScaling>(kCell / kReductionScheduleCount),
-                               static_cast<ReductionSchedule>(kCell % kReductionScheduleCount)>()),
-   ...);
-  return table;
-}
-template <class Kernel, class At>
-constexpr ::ulpgate::registry_detail::ReductionTable<Kernel> ReductionKernels(At at) {
-  return ReductionKernels<Kernel>(
-      at, std::make_index_sequence<kMeanScalingCount * kReductionScheduleCount>());
-}
-struct LinearFwdAt {
-  template <MeanScaling kM, ReductionSchedule kS>
-  constexpr LinearFwdKernel operator()() const {
-    if constexpr (HasReductionKernel(ReductionOp::kLinearFwd, kM, kS)) {
-      return &LinearFwd<kS>;
-    } else {
-      return nullptr;
-    }
+// A reduction's kernels on this target: one per variant in f32, and the same
+// variants in each format of kNarrowFormats (its conversions around the f32
+// kernel), in table order.
+template <class Spec, class Kernels>
+struct ReductionTables {
+  template <size_t... kVariant>
+  static constexpr std::array<ReductionKernel, sizeof...(kVariant)> F32(
+      std::index_sequence<kVariant...>) {
+    return {{&Kernels::template Kernel<kVariant>...}};
   }
-};
-struct LinearBwdInputAt {
-  template <MeanScaling kM, ReductionSchedule kS>
-  constexpr LinearBwdInputKernel operator()() const {
-    if constexpr (HasReductionKernel(ReductionOp::kLinearBwdInput, kM, kS)) {
-      return &LinearBwdInput<kS>;
-    } else {
-      return nullptr;
-    }
+  template <size_t kFormat, size_t... kVariant>
+  static constexpr std::array<ReductionKernel, sizeof...(kVariant)> Narrow(
+      std::index_sequence<kVariant...>) {
+    return {{&ReductionNarrow<typename FormatConversions<kFormat>::Exact, Spec, Kernels,
+                              kVariant>...}};
   }
-};
-struct LinearBwdWeightAt {
-  template <MeanScaling kM, ReductionSchedule kS>
-  constexpr LinearBwdWeightKernel operator()() const {
-    if constexpr (HasReductionKernel(ReductionOp::kLinearBwdWeight, kM, kS)) {
-      return &LinearBwdWeight<kS>;
-    } else {
-      return nullptr;
-    }
+  template <size_t... kFormat>
+  static constexpr std::array<std::array<ReductionKernel, Spec::kVariants.size()>,
+                              sizeof...(kFormat)>
+  NarrowPerFormat(std::index_sequence<kFormat...>) {
+    return {{Narrow<kFormat>(std::make_index_sequence<Spec::kVariants.size()>())...}};
   }
-};
-struct LinearBwdBiasAt {
-  template <MeanScaling kM, ReductionSchedule kS>
-  constexpr LinearBwdBiasKernel operator()() const {
-    if constexpr (HasReductionKernel(ReductionOp::kLinearBwdBias, kM, kS)) {
-      return &LinearBwdBias<kS>;
-    } else {
-      return nullptr;
-    }
-  }
-};
-struct MseFwdAt {
-  template <MeanScaling kM, ReductionSchedule kS>
-  constexpr MseFwdKernel operator()() const {
-    if constexpr (HasReductionKernel(ReductionOp::kMseFwd, kM, kS)) {
-      return &MseFwd<kS, kM>;
-    } else {
-      return nullptr;
-    }
-  }
-};
-struct MseBwdAt {
-  template <MeanScaling kM, ReductionSchedule kS>
-  constexpr MseBwdKernel operator()() const {
-    if constexpr (HasReductionKernel(ReductionOp::kMseBwd, kM, kS)) {
-      return &MseBwd;
-    } else {
-      return nullptr;
-    }
-  }
-};
+  static constexpr std::array<ReductionKernel, Spec::kVariants.size()> kF32 =
+      F32(std::make_index_sequence<Spec::kVariants.size()>());
+  static constexpr auto kNarrow =
+      NarrowPerFormat(std::make_index_sequence<kNarrowFormats.size()>());
 
-// The 16-bit kernel of cell kCell = (op, scaling, schedule) in row-major order.
-template <class Conv, size_t kCell>
-constexpr ReductionNarrowKernel NarrowReductionAt() {
-  constexpr auto op =
-      static_cast<ReductionOp>(kCell / (kMeanScalingCount * kReductionScheduleCount));
-  constexpr auto scaling =
-      static_cast<MeanScaling>(kCell / kReductionScheduleCount % kMeanScalingCount);
-  constexpr auto schedule = static_cast<ReductionSchedule>(kCell % kReductionScheduleCount);
-  if constexpr (HasReductionKernel(op, scaling, schedule)) {
-    return &ReductionNarrow<Conv, op, schedule, scaling>;
-  } else {
-    return nullptr;
+  template <size_t... kFormat>
+  static constexpr ::ulpgate::registry_detail::ReductionKernels Entry(
+      std::index_sequence<kFormat...>) {
+    ::ulpgate::registry_detail::ReductionKernels entry;
+    entry.f32 = kF32.data();
+    entry.narrow = {{kNarrow[kFormat].data()...}};
+    entry.count = Spec::kVariants.size();
+    return entry;
   }
-}
-template <class Conv, size_t... kCell>
-constexpr ::ulpgate::registry_detail::TargetKernels::NarrowReductions NarrowReductionKernels(
-    std::index_sequence<kCell...>) {
-  ::ulpgate::registry_detail::TargetKernels::NarrowReductions table{};
-  ((table[kCell / (kMeanScalingCount * kReductionScheduleCount)]
-         [kCell / kReductionScheduleCount % kMeanScalingCount][kCell % kReductionScheduleCount] =
-        NarrowReductionAt<Conv, kCell>()),
-   ...);
-  return table;
-}
-template <class Conv>
-constexpr ::ulpgate::registry_detail::TargetKernels::NarrowReductions NarrowReductionKernels() {
-  return NarrowReductionKernels<Conv>(std::make_index_sequence<
-                                      kReductionOpCount * kMeanScalingCount * kReductionScheduleCount>());
-}
-
-// The reduction tables once per row of kNarrowFormats, with its conversions.
-template <size_t... kFormat>
-constexpr std::array<::ulpgate::registry_detail::TargetKernels::NarrowReductions,
-                     sizeof...(kFormat)>
-NarrowReductionKernelsPerFormat(std::index_sequence<kFormat...>) {
-  return {{NarrowReductionKernels<typename FormatConversions<kFormat>::Exact>()...}};
-}
+  static constexpr ::ulpgate::registry_detail::ReductionKernels Entry() {
+    return Entry(std::make_index_sequence<kNarrowFormats.size()>());
+  }
+};
 
 // Returns a constant-initialized table rather than building one: the registry
 // calls this for every compiled target, also those the CPU cannot run (AVX3 on
@@ -252,13 +167,10 @@ const ::ulpgate::registry_detail::TargetKernels* GetTargetKernels() {
 #define ULPGATE_ELEMENTWISE_ENTRY(Spec, ns) ElementwiseTables<Spec, ns::Sequences>::Entry(),
       {{ULPGATE_ELEMENTWISE_OPS(ULPGATE_ELEMENTWISE_ENTRY)}},
 #undef ULPGATE_ELEMENTWISE_ENTRY
-      ReductionKernels<LinearFwdKernel>(LinearFwdAt()),
-      ReductionKernels<LinearBwdInputKernel>(LinearBwdInputAt()),
-      ReductionKernels<LinearBwdWeightKernel>(LinearBwdWeightAt()),
-      ReductionKernels<LinearBwdBiasKernel>(LinearBwdBiasAt()),
-      ReductionKernels<MseFwdKernel>(MseFwdAt()),
-      ReductionKernels<MseBwdKernel>(MseBwdAt()),
-      NarrowReductionKernelsPerFormat(std::make_index_sequence<kNarrowFormats.size()>()),
+#define ULPGATE_REDUCTION_ENTRY(Spec, templates, kernels) \
+  ReductionTables<Spec, kernels>::Entry(),
+      {{ULPGATE_REDUCTION_OPS(ULPGATE_REDUCTION_ENTRY)}},
+#undef ULPGATE_REDUCTION_ENTRY
       {&TanhForward, &ReluForward, &ReluBackward, &SgdStep, &SgdStepFused, &SamPerturb},
   };
   return &kKernels;
@@ -545,68 +457,19 @@ ElementwiseKernel FindElementwiseKernel(std::string_view op, std::string_view fo
   return nullptr;
 }
 
-namespace {
-
-// The kernel of one (op, variant, target): `table` picks the op's table out
-// of a target's TargetKernels; the variant's row says which entry.
-template <class Kernel>
-Kernel FindReductionKernel(
-    ReductionOp op, std::string_view variant, int64_t target,
-    const registry_detail::ReductionTable<Kernel> registry_detail::TargetKernels::*table) {
-  const ReductionOpInfo& info = GetReductionOp(op);
-  const int v = ReductionVariantIndex(info, variant);
-  if (v < 0) return nullptr;
-  const ReductionVariantInfo& row = info.variants[v];
-  for (const registry_detail::TargetKernels& k : GetRegistry().kernels) {
-    if (k.target == target) {
-      return (k.*table)[static_cast<size_t>(row.scaling)][static_cast<size_t>(row.schedule)];
-    }
-  }
-  return nullptr;
-}
-
-}  // namespace
-
-LinearFwdKernel FindLinearFwdKernel(std::string_view variant, int64_t target) {
-  return FindReductionKernel(ReductionOp::kLinearFwd, variant, target,
-                             &registry_detail::TargetKernels::linear_fwd);
-}
-LinearBwdInputKernel FindLinearBwdInputKernel(std::string_view variant, int64_t target) {
-  return FindReductionKernel(ReductionOp::kLinearBwdInput, variant, target,
-                             &registry_detail::TargetKernels::linear_bwd_input);
-}
-LinearBwdWeightKernel FindLinearBwdWeightKernel(std::string_view variant, int64_t target) {
-  return FindReductionKernel(ReductionOp::kLinearBwdWeight, variant, target,
-                             &registry_detail::TargetKernels::linear_bwd_weight);
-}
-LinearBwdBiasKernel FindLinearBwdBiasKernel(std::string_view variant, int64_t target) {
-  return FindReductionKernel(ReductionOp::kLinearBwdBias, variant, target,
-                             &registry_detail::TargetKernels::linear_bwd_bias);
-}
-MseFwdKernel FindMseFwdKernel(std::string_view variant, int64_t target) {
-  return FindReductionKernel(ReductionOp::kMseFwd, variant, target,
-                             &registry_detail::TargetKernels::mse_fwd);
-}
-MseBwdKernel FindMseBwdKernel(std::string_view variant, int64_t target) {
-  return FindReductionKernel(ReductionOp::kMseBwd, variant, target,
-                             &registry_detail::TargetKernels::mse_bwd);
-}
-
-ReductionNarrowKernel FindReductionNarrowKernel(std::string_view format, std::string_view op,
-                                                std::string_view variant, int64_t target) {
-  const int f = NarrowFormatIndex(format);
-  if (f < 0) return nullptr;
+ReductionKernel FindReductionKernel(std::string_view op, std::string_view format,
+                                    std::string_view variant, int64_t target) {
   const ReductionOpInfo* info = FindReductionOp(op);
   if (info == nullptr) return nullptr;
+  const bool binary32 = format == "f32";
+  const int f = binary32 ? -1 : NarrowFormatIndex(format);
+  if (!binary32 && f < 0) return nullptr;
   const int v = ReductionVariantIndex(*info, variant);
   if (v < 0) return nullptr;
-  const ReductionVariantInfo& row = info->variants[v];
   for (const registry_detail::TargetKernels& k : GetRegistry().kernels) {
-    if (k.target == target) {
-      const auto& tables = k.reductions_narrow[f];
-      return tables[static_cast<size_t>(info->op)][static_cast<size_t>(row.scaling)]
-                   [static_cast<size_t>(row.schedule)];
-    }
+    if (k.target != target) continue;
+    const registry_detail::ReductionKernels& r = k.reductions[info->index];
+    return binary32 ? r.f32[v] : r.narrow[static_cast<size_t>(f)][v];
   }
   return nullptr;
 }

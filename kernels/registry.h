@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/reductions/reduction_spec.h"
+
 namespace ulpgate {
 
 // An elementwise op's kernel (kernels/elementwise-inl.h): out[i] = op(in[0][i],
@@ -19,30 +21,9 @@ namespace ulpgate {
 // of the format: float for f32, the bit patterns (uint16_t) of bf16 and f16.
 using ElementwiseKernel = void (*)(const void* const* in, void* out, size_t n);
 
-// The reduction kernels (kernels/linear-inl.h, kernels/mse-inl.h); tensors are
-// row-major, shapes as in reduction_spec.h.
-// y [batch, out] = x [batch, in] * w [out, in]^T + b [out].
-using LinearFwdKernel = void (*)(const float* x, const float* w, const float* b, float* y,
-                                 size_t batch, size_t in, size_t out);
-// dx [batch, in] = dy [batch, out] * w [out, in].
-using LinearBwdInputKernel = void (*)(const float* dy, const float* w, float* dx,
-                                      size_t batch, size_t in, size_t out);
-// dw [out, in] = dy [batch, out]^T * x [batch, in].
-using LinearBwdWeightKernel = void (*)(const float* dy, const float* x, float* dw,
-                                       size_t batch, size_t in, size_t out);
-// db [out] = column sums of dy [batch, out].
-using LinearBwdBiasKernel = void (*)(const float* dy, float* db, size_t batch, size_t out);
-// Returns mean((y - target)^2) over n elements.
-using MseFwdKernel = float (*)(const float* y, const float* target, size_t n);
-// dy [n] = (2/n) * (y - target) * grad_out.
-using MseBwdKernel = void (*)(const float* y, const float* target, float grad_out, float* dy,
-                              size_t n);
-
-// A reduction in a 16-bit format (kernels/reduction_narrow-inl.h): operands[k]
-// holds operand k's bit patterns (in ReductionOpInfo::operands order), out
-// the output's; shapes as for the binary32 kernels (the MSE ops: N in batch).
-using ReductionNarrowKernel = void (*)(const uint16_t* const* operands, uint16_t* out,
-                                       size_t batch, size_t in, size_t out_features);
+// A reduction's kernel (kernels/reductions/reduction_spec.h): one signature
+// for every registered reduction, ReductionKernel(operands, out, extents), in
+// the storage of its format.
 
 // One Highway target this binary was compiled for.
 struct TargetInfo {
@@ -118,19 +99,13 @@ void ReplaceElementwiseKernelForTesting(std::string_view op, std::string_view fo
                                         std::string_view variant, int64_t target,
                                         ElementwiseKernel kernel);
 
-// Variants are the names of reduction_spec.h's op tables; nullptr when the
-// variant is unknown or the target not compiled.
-LinearFwdKernel FindLinearFwdKernel(std::string_view variant, int64_t target);
-LinearBwdInputKernel FindLinearBwdInputKernel(std::string_view variant, int64_t target);
-LinearBwdWeightKernel FindLinearBwdWeightKernel(std::string_view variant, int64_t target);
-LinearBwdBiasKernel FindLinearBwdBiasKernel(std::string_view variant, int64_t target);
-MseFwdKernel FindMseFwdKernel(std::string_view variant, int64_t target);
-MseBwdKernel FindMseBwdKernel(std::string_view variant, int64_t target);
-// The same ops and variants with operands and outputs in a format of
-// kNarrowFormats and binary32 accumulation; nullptr for another format, an
-// unknown op or variant, or a target not compiled.
-ReductionNarrowKernel FindReductionNarrowKernel(std::string_view format, std::string_view op,
-                                                std::string_view variant, int64_t target);
+// The kernel of a registered reduction (kernels/reductions/
+// registered_reductions.h) in a format ("f32", or a format of kNarrowFormats:
+// binary32 accumulation) by its variant's name (a row of its spec's
+// kVariants); nullptr for an unknown op, format or variant, or a target not
+// compiled.
+ReductionKernel FindReductionKernel(std::string_view op, std::string_view format,
+                                    std::string_view variant, int64_t target);
 
 }  // namespace ulpgate
 

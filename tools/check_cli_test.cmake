@@ -98,7 +98,7 @@ ulpgate_expect(2 "no array 'nosuch' \\(arrays: grad, t," check --dtype bf16 --in
   --outputs "${bf16}:nosuch")
 ulpgate_expect(2 "unknown --dtype 'f64' for tanh_bwd \\(f32, bf16, f16\\)" check --dtype f64 --inputs "${f32}"
   --outputs "${f32}:cpu_aten")
-ulpgate_expect(2 "the linear and MSE ops take an .npz with arrays x, w, b" check --op linear_fwd --inputs "${WORK}/domain.txt"
+ulpgate_expect(2 "the reductions take an .npz with arrays x, w, b" check --op linear_fwd --inputs "${WORK}/domain.txt"
   --outputs "${f32}:cpu_aten")
 # Files that are not what they claim: float16 for bf16, truncated, not NumPy.
 execute_process(COMMAND "${PYTHON}" -c "

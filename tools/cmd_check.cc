@@ -542,10 +542,10 @@ void ExportReduction(const ExportArgs& args, const FloatFormat& format) {
   if (!IsNpzPath(args.out)) {
     throw UsageError("--out " + args.out + ": the linear and MSE ops export to an .npz (one array per operand)");
   }
-  const ReductionShape shape = RunShape(op.op, args.shape);
+  const ReductionShape shape = RunShape(op, args.shape);
   const size_t count = args.n ? args.n : 1;
-  const ReductionInputSet inputs = GenerateReductionSuite(op.op, shape, suite, args.seed, count, format);
-  const auto shapes = ReductionOperandShapes(op.op, shape);
+  const ReductionInputSet inputs = GenerateReductionSuite(op, shape, suite, args.seed, count, format);
+  const auto shapes = ReductionOperandShapes(op, shape);
   std::vector<NumpyOutput> arrays;
   for (size_t k = 0; k < op.operands.size(); ++k) {
     NumpyOutput a{op.operands[k], shapes[k], {}};
@@ -558,7 +558,7 @@ void ExportReduction(const ExportArgs& args, const FloatFormat& format) {
   }
   WriteNumpyFile(args.out, arrays);
   PrintWrapped(std::cout, fmt::format("wrote {} instance{} of {} (shape {}, {} suite, {}, seed {}) to {} (arrays {})",
-                           count, count == 1 ? "" : "s", op.name, ShapeText(op.op, shape), suite,
+                           count, count == 1 ? "" : "s", op.name, ShapeText(op, shape), suite,
                            format.name, args.seed, args.out, fmt::join(op.operands, ", ")), 2);
 }
 

@@ -7,7 +7,7 @@
 #include <functional>
 #include <iostream>
 
-#include "kernels/reduction_spec.h"
+#include "kernels/reductions/reduction_spec.h"
 #include "kernels/registry.h"
 #include "kernels/elementwise_ops.h"
 #include "oracles/format.h"
@@ -89,6 +89,25 @@ nlohmann::ordered_json ElementwiseJson(const ElementwiseOpInfo& info) {
   return op;
 }
 
+// "B,IN" for a shape of the op's extents; "scalar" for none.
+std::string ShapeWords(const ReductionOpInfo& op, const TensorExtents& t) {
+  if (t.rank == 0) return "scalar";
+  std::string text;
+  for (size_t d = 0; d < t.rank; ++d) {
+    text += (d ? "," : "") + std::string(op.extents[t.extent[d]].letters);
+  }
+  return text;
+}
+
+// What --shape takes for the op: "B,IN,OUT", "N".
+std::string ShapeLetters(const ReductionOpInfo& op) {
+  std::string text;
+  for (size_t e = 0; e < op.extents.size(); ++e) {
+    text += (e ? "," : "") + std::string(op.extents[e].letters);
+  }
+  return text;
+}
+
 nlohmann::ordered_json ListJson() {
   nlohmann::ordered_json j;
   j["format"] = "ulpgate-list-1";
@@ -98,6 +117,19 @@ nlohmann::ordered_json ListJson() {
     r["name"] = info.name;
     r["definition"] = info.definition;
     r["operands"] = info.operands;
+    // What the registry knows of its shape: kernels/reductions/<family>/.
+    r["family"] = info.family;
+    for (const ReductionExtentInfo& e : info.extents) {
+      r["extents"].push_back(
+          {{"name", e.name}, {"letters", e.letters}, {"default", e.default_size}});
+    }
+    for (const ReductionOperandInfo& o : info.operand_info) {
+      r["operand_shapes"].push_back({{"name", o.name}, {"role", o.role}, {"shape", ShapeWords(info, o.shape)}});
+    }
+    r["output"] = {{"name", info.output.name}, {"shape", ShapeWords(info, info.output.shape)}};
+    r["reduces"] = info.reduction_extent < 0
+                       ? nlohmann::ordered_json(nullptr)
+                       : nlohmann::ordered_json(info.extents[info.reduction_extent].name);
     for (const auto& v : info.variants) {
       nlohmann::ordered_json models;
       for (const TargetInfo& t : CompiledTargets()) {
@@ -106,9 +138,7 @@ nlohmann::ordered_json ListJson() {
       r["variants"].push_back(
           {{"name", v.name}, {"op_sequence", v.op_sequence}, {"model_per_target", models}});
     }
-    if (info.op == ReductionOp::kLinearFwd) {
-      r["peers"].push_back({{"name", "eigen"}, {"model", nullptr}});
-    }
+    if (info.eigen_peer) r["peers"].push_back({{"name", "eigen"}, {"model", nullptr}});
     r["formats"] = GetOp(info.name).dtypes;
     for (const auto& s : ReductionSuites()) {
       r["suites"].push_back(
@@ -284,6 +314,19 @@ void PrintList() {
                  std::string(info.name) + ": " + std::string(info.definition) + " (" + formats +
                      "; in 16 bits, f32 accumulation and each output rounded once)",
                  4, 2);
+    std::string operands;
+    for (const ReductionOperandInfo& o : info.operand_info) {
+      operands += (operands.empty() ? "" : ", ") + std::string(o.name) + " [" +
+                  ShapeWords(info, o.shape) + "]";
+    }
+    std::cout << "    ";
+    PrintWrapped(std::cout,
+                 "shape " + ShapeLetters(info) + " (default " +
+                     ShapeText(info, DefaultShape(info)) + "); " + operands + " -> " +
+                     std::string(info.output.name) + " [" +
+                     ShapeWords(info, info.output.shape) + "]; kernels/reductions/" +
+                     std::string(info.family) + "/",
+                 8, 4);
     for (const auto& v : info.variants) {
       std::cout << "    ";
       PrintWrapped(std::cout, std::string(v.name) + ": " + std::string(v.op_sequence), 8, 4);
@@ -294,7 +337,7 @@ void PrintList() {
                               }),
                    8, 6);
     }
-    if (info.op == ReductionOp::kLinearFwd) {
+    if (info.eigen_peer) {
       std::cout << "    eigen: Eigen's float product, then + b (a peer: no model; f32 only)\n";
     }
   }
@@ -328,7 +371,16 @@ void PrintList() {
     for (const auto& s : *group) suites.AddRow({s.name, std::to_string(s.default_n), s.description});
     suites.Print(std::cout, "  ");
   }
-  std::cout << "\nsuites (linear and MSE ops; run --shape B,IN,OUT or --shape N)\n";
+  std::string reductions, shapes;
+  std::vector<std::string> seen;
+  for (const ReductionOpInfo& info : ReductionOps()) {
+    reductions += (reductions.empty() ? "" : ", ") + std::string(info.name);
+    const std::string letters = ShapeLetters(info);
+    if (std::find(seen.begin(), seen.end(), letters) != seen.end()) continue;
+    seen.push_back(letters);
+    shapes += (shapes.empty() ? "--shape " : " or --shape ") + letters;
+  }
+  std::cout << "\nsuites (" << reductions << "; run " << shapes << ")\n";
   TextTable reduction_suites({"suite", "default instances", "inputs"});
   reduction_suites.SetLeftAligned({0, 2});
   for (const auto& s : ReductionSuites()) {

@@ -14,7 +14,7 @@
 #include "kernels/registry.h"
 #include "oracles/float_text.h"
 #include "oracles/format.h"
-#include "kernels/reduction_spec.h"
+#include "kernels/reductions/reduction_spec.h"
 #include "suites/reports/number_text.h"
 #include "suites/reports/dump.h"
 #include "suites/engine/kernel_names.h"

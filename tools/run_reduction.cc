@@ -10,7 +10,7 @@
 #include <iostream>
 #include <map>
 
-#include "kernels/reduction_spec.h"
+#include "kernels/reductions/reduction_spec.h"
 #include "kernels/registry.h"
 #include "oracles/float_text.h"
 #include "suites/reports/dump.h"
@@ -81,7 +81,7 @@ std::string ReproduceCommand(const ReductionInputSet& inputs, const CaseResult& 
       "ulpgate run --op {}{} --variant {} --target {} --suite {} --seed {} --shape {} "
       "--instance {}{}{} --dump -",
       r.op, dtype, r.variant, r.kind == CaseKind::kPeer ? std::string("all") : r.target,
-      inputs.source, inputs.seed, ShapeText(inputs.op, inputs.shape), instance,
+      inputs.source, inputs.seed, ShapeText(*inputs.op, inputs.shape), instance,
       inputs.operands.empty() ? "" : " --operands " + inputs.operands,
       r.kind == CaseKind::kModel ? " --emulate-unsupported" : "");
 }
@@ -95,7 +95,7 @@ void PrintElement(const char* what, const ReductionInputSet& inputs,
   const size_t i = global / per_instance, e = global % per_instance;
   const ReductionInstance& instance = inputs.instances[i];
   const ElementExact exact =
-      ReductionExact(inputs.op, GatherElementTerms(inputs.op, inputs.shape, instance, e));
+      ReductionExact(*inputs.op, GatherElementTerms(*inputs.op, inputs.shape, instance, e));
   const float y = run.outputs[i][case_index][e];
   const FloatFormat& format = *inputs.format;
   const UlpError ulp =
@@ -106,7 +106,7 @@ void PrintElement(const char* what, const ReductionInputSet& inputs,
   PrintWrapped(std::cout,
                fmt::format("{}: {}{} on {}, instance {} {}: output {} ({}), exact {}", what,
                            r.variant, r.kind == CaseKind::kPeer ? " (Eigen peer)" : "", r.target,
-                           instance.index, ElementName(inputs.op, inputs.shape, e), HexFloat(y),
+                           instance.index, ElementName(*inputs.op, inputs.shape, e), HexFloat(y),
                            format.bits == 32 ? BitsHex(y)
                                              : BitsText(format, EncodeBits(format, y)),
                            ExactValue(exact).ToDecimal(17)),
@@ -123,12 +123,12 @@ void PrintElement(const char* what, const ReductionInputSet& inputs,
 
 void PrintText(const RunArgs& args, const ReductionRun& run, const ReductionInputSet& inputs,
                const std::vector<std::string>& skipped, bool quiet) {
-  const ReductionOpInfo& op = GetReductionOp(inputs.op);
+  const ReductionOpInfo& op = *inputs.op;
   PrintWrapped(
       std::cout,
       fmt::format("{}{} on {} (seed {}, shape {}, {} instance{}, {} outputs each)", op.name,
                   inputs.format->bits == 32 ? "" : std::string(" in ") + inputs.format->name,
-                  inputs.source, inputs.seed, ShapeText(inputs.op, inputs.shape),
+                  inputs.source, inputs.seed, ShapeText(*inputs.op, inputs.shape),
                   inputs.instances.size(), inputs.instances.size() == 1 ? "" : "s",
                   inputs.outputs_per_instance()),
       2);
@@ -249,17 +249,17 @@ void RunReductionCommand(const RunArgs& args) {
     throw UsageError("unknown suite '" + suite + "' for " + std::string(op.name) +
                      " (well_conditioned, cancellation, training, adversarial, exact)");
   }
-  const ReductionShape shape = RunShape(op.op, args.shape);
+  const ReductionShape shape = RunShape(op, args.shape);
   const FloatFormat& format = *FindFormat(args.dtype);  // checked by the caller
   ReductionInputSet inputs;
   if (args.instance >= 0) {
-    inputs.op = op.op;
+    inputs.op = &op;
     inputs.format = &format;
     inputs.shape = shape;
     inputs.source = suite;
     inputs.seed = args.seed;
     inputs.instances.push_back(GenerateReductionInstance(
-        op.op, shape, suite, args.seed, static_cast<uint64_t>(args.instance), format));
+        op, shape, suite, args.seed, static_cast<uint64_t>(args.instance), format));
   } else {
     const uint64_t instances = args.n ? args.n : info->default_n;
     if (instances > kMaxInstances) {
@@ -269,15 +269,15 @@ void RunReductionCommand(const RunArgs& args) {
     }
     // Every instance holds its operands: keep them within 2^28 floats (1 GiB).
     size_t floats_per_instance = 0;
-    const ReductionInstance one = GenerateReductionInstance(op.op, shape, suite, args.seed, 0);
+    const ReductionInstance one = GenerateReductionInstance(op, shape, suite, args.seed, 0);
     for (const auto& operand : one.operands) floats_per_instance += operand.size();
     if (instances * floats_per_instance > (uint64_t{1} << 28)) {
       throw UsageError(fmt::format(
           "--n {} with shape {}: {} instances of {} floats exceed 2^28 floats (1 GiB); use fewer "
           "instances or a smaller shape",
-          instances, ShapeText(op.op, shape), instances, floats_per_instance));
+          instances, ShapeText(op, shape), instances, floats_per_instance));
     }
-    inputs = GenerateReductionSuite(op.op, shape, suite, args.seed, instances, format);
+    inputs = GenerateReductionSuite(op, shape, suite, args.seed, instances, format);
   }
   if (!args.operands.empty()) {
     const BlockOperands block = ParseBlockOperands(args.operands);

@@ -209,6 +209,8 @@ struct ReductionOpInfo {
   AdversarialDraw adversarial_draw = AdversarialDraw::kProducts;
   ExactFill exact_fill = ExactFill::kProducts;
   std::vector<ReductionShape> training_shapes;  // the drift model's layers
+  ReductionShape golden_shape;                  // what `golden bless` measures
+  size_t golden_instances = 0;
   // Whether Eigen's float product x W^T + b computes the op (operands x, w,
   // b): the engine's peer (suites/engine/eigen_peer.h).
   bool eigen_peer = false;

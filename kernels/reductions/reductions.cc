@@ -32,6 +32,8 @@ ReductionOpInfo MakeInfo(size_t index) {
   op.adversarial_draw = Spec::kAdversarialDraw;
   op.exact_fill = Spec::kExactFill;
   op.training_shapes.assign(Spec::kTrainingShapes.begin(), Spec::kTrainingShapes.end());
+  op.golden_shape = Spec::kGoldenShape;
+  op.golden_instances = Spec::kGoldenInstances;
   op.eigen_peer = Spec::kEigenPeer;
   op.gather = &Templates::Gather;
   if constexpr (HasOwnModels<Spec>::kValue) {

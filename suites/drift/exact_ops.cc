@@ -21,7 +21,7 @@ ExactTensor ExactOps::FromFloats(const std::vector<float>& values) const {
 }
 
 ExactTensor ExactOps::LinearFwd(const Tensor& x, const Tensor& w, const Tensor& b,
-                                const ReductionShape& s) {
+                                const LinearShape& s) {
   Tensor y = Zeros(s.batch * s.out);
   for (size_t r = 0; r < s.batch; ++r) {
     for (size_t o = 0; o < s.out; ++o) {
@@ -93,7 +93,7 @@ ExactTensor ExactOps::MseBwd(const Tensor& y, const Tensor& target) {
   return grad;
 }
 
-ExactTensor ExactOps::LinearBwdWeight(const Tensor& dy, const Tensor& x, const ReductionShape& s) {
+ExactTensor ExactOps::LinearBwdWeight(const Tensor& dy, const Tensor& x, const LinearShape& s) {
   // dW[o, i] = sum over r, in order, of dy[r, o] x[r, i].
   Tensor dw = Zeros(s.out * s.in);
   for (size_t r = 0; r < s.batch; ++r) {
@@ -107,7 +107,7 @@ ExactTensor ExactOps::LinearBwdWeight(const Tensor& dy, const Tensor& x, const R
   return dw;
 }
 
-ExactTensor ExactOps::LinearBwdBias(const Tensor& dy, const ReductionShape& s) {
+ExactTensor ExactOps::LinearBwdBias(const Tensor& dy, const LinearShape& s) {
   Tensor db = Zeros(s.out);
   for (size_t r = 0; r < s.batch; ++r) {
     for (size_t o = 0; o < s.out; ++o) {
@@ -117,7 +117,7 @@ ExactTensor ExactOps::LinearBwdBias(const Tensor& dy, const ReductionShape& s) {
   return db;
 }
 
-ExactTensor ExactOps::LinearBwdInput(const Tensor& dy, const Tensor& w, const ReductionShape& s) {
+ExactTensor ExactOps::LinearBwdInput(const Tensor& dy, const Tensor& w, const LinearShape& s) {
   // dx[r, i] = sum over o, in order, of dy[r, o] W[o, i].
   Tensor dx = Zeros(s.batch * s.in);
   for (size_t r = 0; r < s.batch; ++r) {

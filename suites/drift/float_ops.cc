@@ -127,7 +127,7 @@ FloatOps::Tensor FloatOps::Read(StepOp op, const Tensor& t) const {
 }
 
 FloatOps::Tensor FloatOps::LinearFwd(const Tensor& x_in, const Tensor& w_in, const Tensor& b_in,
-                                     const ReductionShape& s) {
+                                     const LinearShape& s) {
   const Tensor x = Read(StepOp::kLinearFwd, x_in), w = Read(StepOp::kLinearFwd, w_in),
                b = Read(StepOp::kLinearFwd, b_in);
   Tensor y(s.batch * s.out);
@@ -244,7 +244,7 @@ FloatOps::Tensor FloatOps::MseBwd(const Tensor& y_in, const Tensor& target_in) {
 }
 
 FloatOps::Tensor FloatOps::LinearBwdWeight(const Tensor& dy_in, const Tensor& x_in,
-                                           const ReductionShape& s) {
+                                           const LinearShape& s) {
   const Tensor dy = Read(StepOp::kLinearBwdWeight, dy_in), x = Read(StepOp::kLinearBwdWeight, x_in);
   Tensor dw(s.out * s.in);
   kernels_.linear_bwd_weight(dy.data(), x.data(), dw.data(), s.batch, s.in, s.out);
@@ -256,7 +256,7 @@ FloatOps::Tensor FloatOps::LinearBwdWeight(const Tensor& dy_in, const Tensor& x_
   return dw;
 }
 
-FloatOps::Tensor FloatOps::LinearBwdBias(const Tensor& dy_in, const ReductionShape& s) {
+FloatOps::Tensor FloatOps::LinearBwdBias(const Tensor& dy_in, const LinearShape& s) {
   const Tensor dy = Read(StepOp::kLinearBwdBias, dy_in);
   Tensor db(s.out);
   kernels_.linear_bwd_bias(dy.data(), db.data(), s.batch, s.out);
@@ -270,7 +270,7 @@ FloatOps::Tensor FloatOps::LinearBwdBias(const Tensor& dy_in, const ReductionSha
 }
 
 FloatOps::Tensor FloatOps::LinearBwdInput(const Tensor& dy_in, const Tensor& w_in,
-                                          const ReductionShape& s) {
+                                          const LinearShape& s) {
   const Tensor dy = Read(StepOp::kLinearBwdInput, dy_in), w = Read(StepOp::kLinearBwdInput, w_in);
   Tensor dx(s.batch * s.in, 0.0f);
   kernels_.linear_bwd_input(dy.data(), w.data(), dx.data(), s.batch, s.in, s.out);

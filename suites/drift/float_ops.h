@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/reduction_spec.h"
+#include "kernels/reductions/linear/linear_spec.h"
 #include "suites/drift/kernels.h"
 #include "suites/drift/precision.h"
 #include "suites/drift/scenario.h"
@@ -50,16 +50,16 @@ class FloatOps {
   Tensor FromFloats(const std::vector<float>& values) const { return values; }
   static double ToDouble(float v) { return v; }
 
-  Tensor LinearFwd(const Tensor& x, const Tensor& w, const Tensor& b, const ReductionShape& s);
+  Tensor LinearFwd(const Tensor& x, const Tensor& w, const Tensor& b, const LinearShape& s);
   Tensor ReluFwd(const Tensor& x);
   Tensor ReluBwd(const Tensor& dy, const Tensor& h);
   Tensor TanhFwd(const Tensor& x);
   Tensor TanhBwd(const Tensor& dy, const Tensor& y);
   float MseFwd(const Tensor& y, const Tensor& target);
   Tensor MseBwd(const Tensor& y, const Tensor& target);
-  Tensor LinearBwdWeight(const Tensor& dy, const Tensor& x, const ReductionShape& s);
-  Tensor LinearBwdBias(const Tensor& dy, const ReductionShape& s);
-  Tensor LinearBwdInput(const Tensor& dy, const Tensor& w, const ReductionShape& s);
+  Tensor LinearBwdWeight(const Tensor& dy, const Tensor& x, const LinearShape& s);
+  Tensor LinearBwdBias(const Tensor& dy, const LinearShape& s);
+  Tensor LinearBwdInput(const Tensor& dy, const Tensor& w, const LinearShape& s);
   float GradNorm(const std::vector<Tensor>& g);
   std::vector<Tensor> SamPerturb(const std::vector<Tensor>& w, const std::vector<Tensor>& g,
                                  float norm);

@@ -10,7 +10,7 @@
 #include <algorithm>
 
 #include "kernels/narrow_formats.h"
-#include "kernels/reduction_spec.h"
+#include "kernels/reductions/registered_reductions.h"
 #include "kernels/ops/tanh_bwd/tanh_bwd_spec.h"
 #include "kernels/train_step.h"
 #include "oracles/float_text.h"
@@ -61,9 +61,9 @@ void Decode(const FloatFormat& format, const uint16_t* bits, float* x, size_t n)
 // are the op's tensors in ReductionOpInfo::operands order.
 class ReductionOpModel {
  public:
-  ReductionOpModel(ReductionOp op, const std::string& variant, const TargetInfo& target,
-                   const FloatFormat& format)
-      : op_(GetReductionOp(op)), format_(format) {
+  ReductionOpModel(const ReductionOpInfo& op, const std::string& variant,
+                   const TargetInfo& target, const FloatFormat& format)
+      : op_(op), format_(format) {
     const int v = ReductionVariantIndex(op_, variant);
     if (v < 0) {
       throw InputError("unknown " + std::string(op_.name) + " variant '" + variant + "'");
@@ -75,10 +75,10 @@ class ReductionOpModel {
            float* out) const {
     ReductionInstance instance;
     instance.operands = std::move(operands);
-    const size_t count = ReductionOutputCount(op_.op, shape);
+    const size_t count = ReductionOutputCount(op_, shape);
     for (size_t e = 0; e < count; ++e) {
       const float binary32 =
-          ReductionModelOutput(op_, model_, GatherElementTerms(op_.op, shape, instance, e));
+          ReductionModelOutput(op_, model_, GatherElementTerms(op_, shape, instance, e));
       out[e] = IsBinary32(format_) ? binary32 : static_cast<float>(RoundToFormat(format_, binary32));
     }
   }
@@ -91,25 +91,26 @@ class ReductionOpModel {
 
 std::vector<float> Copy(const float* p, size_t n) { return std::vector<float>(p, p + n); }
 
-// One reduction op in `format`: the binary32 kernel, the 16-bit kernel
-// between encoding and decoding, or the model.
+const ReductionOpInfo& Op(std::string_view name) { return *FindReductionOp(name); }
+
+// One reduction op in `format`: its kernel (binary32, or 16-bit between
+// encoding and decoding) or its model.
 class ReductionOpRunner {
  public:
-  ReductionOpRunner(ReductionOp op, const std::string& variant, const TargetInfo& target,
-                    const FloatFormat& format, bool model)
-      : op_(GetReductionOp(op)), format_(&format) {
+  ReductionOpRunner(const ReductionOpInfo& op, const std::string& variant,
+                    const TargetInfo& target, const FloatFormat& format, bool model)
+      : op_(op), format_(&format) {
     if (model) {
       model_ = std::make_shared<ReductionOpModel>(op, variant, target, format);
-    } else if (!IsBinary32(format)) {
-      narrow_ = FindReductionNarrowKernel(format.name, op_.name, variant, target.bits);
-      if (narrow_ == nullptr) {
-        throw InputError("unknown " + std::string(op_.name) + " variant '" + variant + "' in " +
-                         format.name);
-      }
+      return;
+    }
+    const std::string dtype = IsBinary32(format) ? "f32" : format.name;
+    kernel_ = FindReductionKernel(op_.name, dtype, variant, target.bits);
+    if (kernel_ == nullptr) {
+      throw InputError("unknown " + std::string(op_.name) + " variant '" + variant + "'" +
+                       (IsBinary32(format) ? std::string() : " in " + std::string(format.name)));
     }
   }
-
-  bool binary32_kernel() const { return !model_ && !narrow_; }
 
   // operands: pointers and sizes in ReductionOpInfo::operands order.
   void Run(const std::vector<std::pair<const float*, size_t>>& operands,
@@ -120,13 +121,19 @@ class ReductionOpRunner {
       model_->Run(std::move(copies), shape, out);
       return;
     }
+    if (IsBinary32(*format_)) {
+      std::vector<const void*> pointers;
+      for (const auto& operand : operands) pointers.push_back(operand.first);
+      kernel_(pointers.data(), out, shape.data());
+      return;
+    }
     std::vector<std::vector<uint16_t>> bits;
-    std::vector<const uint16_t*> pointers;
+    std::vector<const void*> pointers;
     for (const auto& [p, n] : operands) bits.push_back(Encode(*format_, p, n));
     for (const auto& b : bits) pointers.push_back(b.data());
-    const size_t count = ReductionOutputCount(op_.op, shape);
+    const size_t count = ReductionOutputCount(op_, shape);
     std::vector<uint16_t> y(count);
-    narrow_(pointers.data(), y.data(), shape.batch, shape.in, shape.out);
+    kernel_(pointers.data(), y.data(), shape.data());
     Decode(*format_, y.data(), out, count);
   }
 
@@ -134,89 +141,72 @@ class ReductionOpRunner {
   const ReductionOpInfo& op_;
   const FloatFormat* format_;
   std::shared_ptr<ReductionOpModel> model_;
-  ReductionNarrowKernel narrow_ = nullptr;
+  ReductionKernel kernel_ = nullptr;
 };
 
-// The reduction kernels of a run (binary32 kernels where the op's format is
-// binary32 and the kernels, not their models, run), else runners.
+ReductionShape Layer(size_t batch, size_t in, size_t out) {
+  return LinearShape{batch, in, out}.Extents();
+}
+ReductionShape Elements(size_t n) { return {{n, 1, 1, 1}, 1}; }
+
+// The reduction kernels of a run (or their models) behind the network's
+// layer-shaped calls.
 void SetReductions(const RunVariants& v, const TargetInfo& target, const DriftPrecision& precision,
                    bool model, RunKernels* k) {
   const FloatFormat& linear_format = *FormatsOf(StepOp::kLinearFwd, precision).in;
   const FloatFormat& mse_format = *FormatsOf(StepOp::kMseFwd, precision).in;
-  const int64_t t = target.bits;
+  const ReductionOpInfo& linear_fwd = Op(LinearFwdSpec::kName);
+  const ReductionOpInfo& linear_bwd_input = Op(LinearBwdInputSpec::kName);
+  const ReductionOpInfo& linear_bwd_weight = Op(LinearBwdWeightSpec::kName);
   if (!model && IsBinary32(linear_format)) {
-    const LinearFwdKernel linear_fwd = FindLinearFwdKernel(v.linear, t);
-    const LinearBwdInputKernel linear_bwd_input = FindLinearBwdInputKernel(v.linear, t);
-    const LinearBwdWeightKernel linear_bwd_weight = FindLinearBwdWeightKernel(v.linear, t);
-    const LinearBwdBiasKernel linear_bwd_bias = FindLinearBwdBiasKernel(v.bias, t);
-    if (!linear_fwd || !linear_bwd_input || !linear_bwd_weight) {
-      throw InputError("unknown linear variant '" + v.linear +
-                       "' (must exist for linear_fwd, linear_bwd_input and linear_bwd_weight)");
+    for (const ReductionOpInfo* op : {&linear_fwd, &linear_bwd_input, &linear_bwd_weight}) {
+      if (ReductionVariantIndex(*op, v.linear) < 0) {
+        throw InputError("unknown linear variant '" + v.linear +
+                         "' (must exist for linear_fwd, linear_bwd_input and linear_bwd_weight)");
+      }
     }
-    if (!linear_bwd_bias) throw InputError("unknown linear_bwd_bias variant '" + v.bias + "'");
-    k->linear_fwd = linear_fwd;
-    k->linear_bwd_input = linear_bwd_input;
-    k->linear_bwd_weight = linear_bwd_weight;
-    k->linear_bwd_bias = linear_bwd_bias;
-  } else {
-    const ReductionOpRunner fwd(ReductionOp::kLinearFwd, v.linear, target, linear_format, model);
-    const ReductionOpRunner input(ReductionOp::kLinearBwdInput, v.linear, target, linear_format,
-                                  model);
-    const ReductionOpRunner weight(ReductionOp::kLinearBwdWeight, v.linear, target, linear_format,
-                                   model);
-    const ReductionOpRunner bias(ReductionOp::kLinearBwdBias, v.bias, target, linear_format, model);
-    k->linear_fwd = [fwd](const float* x, const float* w, const float* b, float* y, size_t batch,
-                          size_t in, size_t out) {
-      fwd.Run({{x, batch * in}, {w, out * in}, {b, out}}, {batch, in, out}, y);
-    };
-    k->linear_bwd_input = [input](const float* dy, const float* w, float* dx, size_t batch,
+    if (ReductionVariantIndex(Op(LinearBwdBiasSpec::kName), v.bias) < 0) {
+      throw InputError("unknown linear_bwd_bias variant '" + v.bias + "'");
+    }
+  }
+  const ReductionOpRunner fwd(linear_fwd, v.linear, target, linear_format, model);
+  const ReductionOpRunner input(linear_bwd_input, v.linear, target, linear_format, model);
+  const ReductionOpRunner weight(linear_bwd_weight, v.linear, target, linear_format, model);
+  const ReductionOpRunner bias(Op(LinearBwdBiasSpec::kName), v.bias, target, linear_format, model);
+  k->linear_fwd = [fwd](const float* x, const float* w, const float* b, float* y, size_t batch,
+                        size_t in, size_t out) {
+    fwd.Run({{x, batch * in}, {w, out * in}, {b, out}}, Layer(batch, in, out), y);
+  };
+  k->linear_bwd_input = [input](const float* dy, const float* w, float* dx, size_t batch,
+                                size_t in, size_t out) {
+    input.Run({{dy, batch * out}, {w, out * in}}, Layer(batch, in, out), dx);
+  };
+  k->linear_bwd_weight = [weight](const float* dy, const float* x, float* dw, size_t batch,
                                   size_t in, size_t out) {
-      input.Run({{dy, batch * out}, {w, out * in}}, {batch, in, out}, dx);
-    };
-    k->linear_bwd_weight = [weight](const float* dy, const float* x, float* dw, size_t batch,
-                                    size_t in, size_t out) {
-      weight.Run({{dy, batch * out}, {x, batch * in}}, {batch, in, out}, dw);
-    };
-    k->linear_bwd_bias = [bias](const float* dy, float* db, size_t batch, size_t out) {
-      bias.Run({{dy, batch * out}}, {batch, 1, out}, db);
-    };
-  }
-  if (model) {
-    const ReductionOpModel squares(ReductionOp::kLinearFwd, v.linear, target, kBinary32);
-    k->sum_of_squares = [squares](const float* x, size_t n) {
-      float sum = 0;
-      squares.Run({Copy(x, n), Copy(x, n), {0.0f}}, {1, n, 1}, &sum);
-      return sum;
-    };
-  } else {
-    const LinearFwdKernel linear_fwd = FindLinearFwdKernel(v.linear, t);
-    if (!linear_fwd) throw InputError("unknown linear variant '" + v.linear + "'");
-    k->sum_of_squares = [linear_fwd](const float* x, size_t n) {
-      const float zero = 0.0f;
-      float sum = 0;
-      linear_fwd(x, x, &zero, &sum, 1, n, 1);
-      return sum;
-    };
-  }
-  if (!model && IsBinary32(mse_format)) {
-    const MseFwdKernel mse_fwd = FindMseFwdKernel(v.mse, t);
-    const MseBwdKernel mse_bwd = FindMseBwdKernel("framework", t);
-    if (!mse_fwd) throw InputError("unknown mse_fwd variant '" + v.mse + "'");
-    if (!mse_bwd) throw InputError("target " + target.name + " lacks kernels");
-    k->mse_fwd = mse_fwd;
-    k->mse_bwd = mse_bwd;
-  } else {
-    const ReductionOpRunner fwd(ReductionOp::kMseFwd, v.mse, target, mse_format, model);
-    const ReductionOpRunner bwd(ReductionOp::kMseBwd, "framework", target, mse_format, model);
-    k->mse_fwd = [fwd](const float* y, const float* expected, size_t n) {
-      float loss = 0;
-      fwd.Run({{y, n}, {expected, n}}, {n, 1, 1}, &loss);
-      return loss;
-    };
-    k->mse_bwd = [bwd](const float* y, const float* expected, float grad_out, float* dy, size_t n) {
-      bwd.Run({{y, n}, {expected, n}, {&grad_out, 1}}, {n, 1, 1}, dy);
-    };
-  }
+    weight.Run({{dy, batch * out}, {x, batch * in}}, Layer(batch, in, out), dw);
+  };
+  k->linear_bwd_bias = [bias](const float* dy, float* db, size_t batch, size_t out) {
+    bias.Run({{dy, batch * out}}, Layer(batch, 1, out), db);
+  };
+  // linear_fwd of one row with itself, in binary32 whatever the run's format.
+  const ReductionOpRunner squares(linear_fwd, v.linear, target, kBinary32, model);
+  k->sum_of_squares = [squares](const float* x, size_t n) {
+    const float zero = 0.0f;
+    float sum = 0;
+    squares.Run({{x, n}, {x, n}, {&zero, 1}}, Layer(1, n, 1), &sum);
+    return sum;
+  };
+  const ReductionOpRunner mse_fwd(Op(MseFwdSpec::kName), v.mse, target, mse_format, model);
+  const ReductionOpRunner mse_bwd(Op(MseBwdSpec::kName), "framework", target, mse_format, model);
+  k->mse_fwd = [mse_fwd](const float* y, const float* expected, size_t n) {
+    float loss = 0;
+    mse_fwd.Run({{y, n}, {expected, n}}, Elements(n), &loss);
+    return loss;
+  };
+  k->mse_bwd = [mse_bwd](const float* y, const float* expected, float grad_out, float* dy,
+                         size_t n) {
+    mse_bwd.Run({{y, n}, {expected, n}, {&grad_out, 1}}, Elements(n), dy);
+  };
 }
 
 }  // namespace

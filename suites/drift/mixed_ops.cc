@@ -30,7 +30,7 @@ std::vector<std::vector<float>> MixedOps::Read(StepOp op, const std::vector<Tens
 }
 
 ExactTensor MixedOps::LinearFwd(const Tensor& x, const Tensor& w, const Tensor& b,
-                                const ReductionShape& s) {
+                                const LinearShape& s) {
   if (Exact(StepOp::kLinearFwd)) return exact_.LinearFwd(x, w, b, s);
   const StepOp op = StepOp::kLinearFwd;
   return FromFloats(float_.LinearFwd(Read(op, x), Read(op, w), Read(op, b), s));
@@ -66,18 +66,18 @@ ExactTensor MixedOps::MseBwd(const Tensor& y, const Tensor& target) {
   return FromFloats(float_.MseBwd(Read(StepOp::kMseBwd, y), Read(StepOp::kMseBwd, target)));
 }
 
-ExactTensor MixedOps::LinearBwdWeight(const Tensor& dy, const Tensor& x, const ReductionShape& s) {
+ExactTensor MixedOps::LinearBwdWeight(const Tensor& dy, const Tensor& x, const LinearShape& s) {
   if (Exact(StepOp::kLinearBwdWeight)) return exact_.LinearBwdWeight(dy, x, s);
   const StepOp op = StepOp::kLinearBwdWeight;
   return FromFloats(float_.LinearBwdWeight(Read(op, dy), Read(op, x), s));
 }
 
-ExactTensor MixedOps::LinearBwdBias(const Tensor& dy, const ReductionShape& s) {
+ExactTensor MixedOps::LinearBwdBias(const Tensor& dy, const LinearShape& s) {
   if (Exact(StepOp::kLinearBwdBias)) return exact_.LinearBwdBias(dy, s);
   return FromFloats(float_.LinearBwdBias(Read(StepOp::kLinearBwdBias, dy), s));
 }
 
-ExactTensor MixedOps::LinearBwdInput(const Tensor& dy, const Tensor& w, const ReductionShape& s) {
+ExactTensor MixedOps::LinearBwdInput(const Tensor& dy, const Tensor& w, const LinearShape& s) {
   if (Exact(StepOp::kLinearBwdInput)) return exact_.LinearBwdInput(dy, w, s);
   const StepOp op = StepOp::kLinearBwdInput;
   return FromFloats(float_.LinearBwdInput(Read(op, dy), Read(op, w), s));

@@ -26,16 +26,16 @@ class MixedOps {
   Tensor FromFloats(const std::vector<float>& values) const { return exact_.FromFloats(values); }
   static double ToDouble(const Value& v) { return v.ToDouble(); }
 
-  Tensor LinearFwd(const Tensor& x, const Tensor& w, const Tensor& b, const ReductionShape& s);
+  Tensor LinearFwd(const Tensor& x, const Tensor& w, const Tensor& b, const LinearShape& s);
   Tensor ReluFwd(const Tensor& x);
   Tensor ReluBwd(const Tensor& dy, const Tensor& h);
   Tensor TanhFwd(const Tensor& x);
   Tensor TanhBwd(const Tensor& dy, const Tensor& y);
   Value MseFwd(const Tensor& y, const Tensor& target);
   Tensor MseBwd(const Tensor& y, const Tensor& target);
-  Tensor LinearBwdWeight(const Tensor& dy, const Tensor& x, const ReductionShape& s);
-  Tensor LinearBwdBias(const Tensor& dy, const ReductionShape& s);
-  Tensor LinearBwdInput(const Tensor& dy, const Tensor& w, const ReductionShape& s);
+  Tensor LinearBwdWeight(const Tensor& dy, const Tensor& x, const LinearShape& s);
+  Tensor LinearBwdBias(const Tensor& dy, const LinearShape& s);
+  Tensor LinearBwdInput(const Tensor& dy, const Tensor& w, const LinearShape& s);
   Value GradNorm(const std::vector<Tensor>& g);
   std::vector<Tensor> SamPerturb(const std::vector<Tensor>& w, const std::vector<Tensor>& g,
                                  const Value& norm);

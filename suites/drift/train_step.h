@@ -31,7 +31,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/reduction_spec.h"
+#include "kernels/reductions/linear/linear_spec.h"
 #include "suites/drift/scenario.h"
 
 namespace ulpgate {
@@ -102,7 +102,7 @@ class TrainingStep {
   }
 
  private:
-  ReductionShape Shape(const LayerSpec& l) const { return {s_.batch, l.in, l.out}; }
+  LinearShape Shape(const LayerSpec& l) const { return {s_.batch, l.in, l.out}; }
 
   const Scenario& s_;
   Ops& ops_;

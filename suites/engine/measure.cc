@@ -10,7 +10,7 @@
 #include <mutex>
 
 #include "kernels/cast.h"
-#include "kernels/reduction_spec.h"
+#include "kernels/reductions/reduction_spec.h"
 #include "oracles/float_text.h"
 #include "oracles/format.h"
 #include "suites/drift/report.h"
@@ -92,13 +92,13 @@ Measurement MeasureElementwise(MeasureSpec spec, const ElementwiseOpInfo& op,
 
 Measurement MeasureReduction(MeasureSpec spec, const ReductionOpInfo& op,
                              const std::function<void(uint64_t, uint64_t)>& progress) {
-  const ReductionShape shape = RunShape(op.op, spec.shape);
-  spec.shape = ShapeText(op.op, shape);
+  const ReductionShape shape = RunShape(op, spec.shape);
+  spec.shape = ShapeText(op, shape);
   for (const auto& s : ReductionSuites()) {
     if (s.name == spec.suite && spec.n == 0) spec.n = s.default_n;
   }
   auto inputs = std::make_shared<ReductionInputSet>(
-      GenerateReductionSuite(op.op, shape, spec.suite, spec.seed, spec.n, *FindFormat(spec.dtype)));
+      GenerateReductionSuite(op, shape, spec.suite, spec.seed, spec.n, *FindFormat(spec.dtype)));
   ReductionRunOptions options;
   options.variants = spec.variants;
   options.targets = spec.targets;

@@ -3,7 +3,7 @@
 #include "kernels/cast.h"
 #include "suites/engine/block_quant_cases.h"
 #include "kernels/narrow_formats.h"
-#include "kernels/reduction_spec.h"
+#include "kernels/reductions/reduction_spec.h"
 #include "suites/drift/scenario.h"
 #include "suites/inputs/cast_suites.h"
 #include "suites/inputs/inputs.h"
@@ -32,7 +32,7 @@ const std::vector<OpInfo>& OpTable() {
     for (const ReductionOpInfo& op : ReductionOps()) {
       ops.push_back({std::string(op.name), OpFamily::kReduction, formats,
                      names(ReductionSuites()), {}});
-      if (op.op == ReductionOp::kLinearFwd) ops.back().peers = {kEigenPeerVariant};
+      if (op.eigen_peer) ops.back().peers = {kEigenPeerVariant};
     }
     // Drift's "formats" are the precisions a training run takes (f32, bf16,
     // f16 and the mixed ones).

@@ -1,7 +1,7 @@
 // The ops ulpgate measures, in one table: each op's name, family, the formats
 // it runs in and its suites (drift: scenarios). Whatever asks what kind of op
 // a name is asks here; the variants of each family live in their own tables
-// (kernels/ops/<op>/<op>_spec.h, kernels/reduction_spec.h, the drift run specs).
+// (kernels/ops/<op>/<op>_spec.h, kernels/reductions/registered_reductions.h, the drift run specs).
 #ifndef ULPGATE_SUITES_OP_TABLE_H_
 #define ULPGATE_SUITES_OP_TABLE_H_
 
@@ -40,7 +40,7 @@ struct OpInfo {
 };
 
 // The elementwise ops (registered_ops.h's order), the reduction ops
-// (reduction_spec.h's order), drift, the casts (kernels/cast.h's sources),
+// (registered_reductions.h's order), drift, the casts (kernels/cast.h's sources),
 // the block quantizers.
 const std::vector<OpInfo>& OpTable();
 // nullptr for an unknown name.

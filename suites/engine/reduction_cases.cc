@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -66,8 +67,8 @@ class ReductionProblem : public EngineProblem {
   ElementTruth Truth(uint64_t index, float* models) const override {
     const ReductionInstance& instance = inputs_.instances[index / elements_];
     const ElementTerms terms =
-        GatherElementTerms(inputs_.op, inputs_.shape, instance, index % elements_);
-    ElementExact exact = ReductionExact(inputs_.op, terms);
+        GatherElementTerms(op_, inputs_.shape, instance, index % elements_);
+    ElementExact exact = ReductionExact(op_, terms);
     // A model in a 16-bit format: the binary32 model rounded once to it.
     const FloatFormat& format = *inputs_.format;
     for (size_t m = 0; models != nullptr && m < models_.size(); ++m) {
@@ -94,42 +95,55 @@ class ReductionProblem : public EngineProblem {
 
 namespace {
 
-// The 16-bit kernel: operands encoded in the format, outputs decoded.
-std::vector<float> RunNarrowReductionKernel(const ReductionOpInfo& op, std::string_view variant,
-                                            const TargetInfo& target, const ReductionShape& s,
-                                            const ReductionInstance& instance, size_t misalign,
-                                            const FloatFormat& format) {
-  const ReductionNarrowKernel kernel =
-      FindReductionNarrowKernel(format.name, op.name, variant, target.bits);
-  if (kernel == nullptr) {
-    throw std::invalid_argument("no " + std::string(op.name) + " kernel '" + std::string(variant) +
-                                "' in " + format.name + " for target " + target.name);
-  }
-  std::vector<BasicGuardedBuffer<uint16_t>> in;
-  std::vector<const uint16_t*> operands;
+// The kernel's fault, not bad input (exit 3): reductions are measured whole,
+// so it ends the run naming the kernel.
+KernelFaultError OutOfBounds(const ReductionOpInfo& op, std::string_view variant,
+                             const TargetInfo& target, const FloatFormat& format) {
+  KernelFault f;
+  f.kind = KernelFaultKind::kOutOfBounds;
+  f.detail = std::string(op.name) + " " + std::string(variant) +
+             (format.bits == 32 ? std::string() : " (" + std::string(format.name) + ")") + " on " +
+             target.name +
+             (format.bits == 32 ? ": the kernel wrote outside its output"
+                                : ": the kernel wrote outside its output or into its operands");
+  return KernelFaultError(std::move(f));
+}
+
+// The kernel on buffers of the format's storage (Storage: float for f32, the
+// bit patterns for a 16-bit format): operands encoded, outputs decoded.
+template <class Storage>
+std::vector<float> RunKernelIn(const ReductionOpInfo& op, std::string_view variant,
+                               const TargetInfo& target, const ReductionShape& s,
+                               const ReductionInstance& instance, size_t misalign,
+                               const FloatFormat& format, ReductionKernel kernel) {
+  constexpr bool kBinary32 = std::is_same_v<Storage, float>;
+  std::vector<BasicGuardedBuffer<Storage>> in;
+  std::vector<const void*> operands;
   for (const auto& operand : instance.operands) {
     in.emplace_back(operand.size(), misalign);
     for (size_t i = 0; i < operand.size(); ++i) {
-      in.back().data()[i] = static_cast<uint16_t>(EncodeBits(format, operand[i]));
+      if constexpr (kBinary32) {
+        in.back().data()[i] = operand[i];
+      } else {
+        in.back().data()[i] = static_cast<Storage>(EncodeBits(format, operand[i]));
+      }
     }
     operands.push_back(in.back().data());
   }
-  const size_t count = ReductionOutputCount(op.op, s);
-  BasicGuardedBuffer<uint16_t> out(count, misalign);
-  kernel(operands.data(), out.data(), s.batch, s.in, s.out);
+  const size_t count = ReductionOutputCount(op, s);
+  BasicGuardedBuffer<Storage> out(count, misalign);
+  kernel(operands.data(), out.data(), s.data());
   bool intact = out.GuardsIntact();
-  for (const auto& b : in) intact = intact && b.GuardsIntact();
-  if (!intact) {
-    // The kernel's fault, not bad input (exit 3): reductions are measured
-    // whole, so it ends the run naming the kernel.
-    KernelFault f;
-    f.kind = KernelFaultKind::kOutOfBounds;
-    f.detail = std::string(op.name) + " " + std::string(variant) + " (" + format.name + ") on " +
-               target.name + ": the kernel wrote outside its output or into its operands";
-    throw KernelFaultError(std::move(f));
-  }
+  for (const auto& b : in) intact = intact && (kBinary32 || b.GuardsIntact());
+  if (!intact) throw OutOfBounds(op, variant, target, format);
   std::vector<float> y(count);
-  for (size_t i = 0; i < count; ++i) y[i] = static_cast<float>(DecodeBits(format, out.data()[i]));
+  for (size_t i = 0; i < count; ++i) {
+    if constexpr (kBinary32) {
+      y[i] = out.data()[i];
+    } else {
+      y[i] = static_cast<float>(DecodeBits(format, out.data()[i]));
+    }
+  }
   return y;
 }
 
@@ -139,83 +153,36 @@ std::vector<float> RunReductionKernel(const ReductionOpInfo& op, std::string_vie
                                       const TargetInfo& target, const ReductionShape& s,
                                       const ReductionInstance& instance, size_t misalign,
                                       const FloatFormat& format) {
-  if (NarrowFormatIndex(format.name) >= 0) {
-    return RunNarrowReductionKernel(op, variant, target, s, instance, misalign, format);
-  }
-  if (format.bits != 32) {
+  const bool narrow = NarrowFormatIndex(format.name) >= 0;
+  if (format.bits != 32 && !narrow) {
     throw InputError(std::string(op.name) + " has no kernels in " + format.name);
   }
-  std::vector<GuardedBuffer> in;
-  for (const auto& operand : instance.operands) {
-    in.emplace_back(operand.size(), misalign);
-    std::copy(operand.begin(), operand.end(), in.back().data());
+  const std::string dtype = format.bits == 32 ? "f32" : format.name;
+  const ReductionKernel kernel = FindReductionKernel(op.name, dtype, variant, target.bits);
+  if (kernel == nullptr) {
+    throw std::invalid_argument("no " + std::string(op.name) + " kernel '" + std::string(variant) +
+                                "'" + (narrow ? " in " + std::string(format.name) : std::string()) +
+                                " for target " + target.name);
   }
-  const size_t count = ReductionOutputCount(op.op, s);
-  GuardedBuffer out(count, misalign);
-  auto missing = [&]() {
-    return std::invalid_argument("no " + std::string(op.name) + " kernel '" +
-                                 std::string(variant) + "' for target " + target.name);
-  };
-  switch (op.op) {
-    case ReductionOp::kLinearFwd: {
-      const LinearFwdKernel k = FindLinearFwdKernel(variant, target.bits);
-      if (!k) throw missing();
-      k(in[0].data(), in[1].data(), in[2].data(), out.data(), s.batch, s.in, s.out);
-      break;
-    }
-    case ReductionOp::kLinearBwdInput: {
-      const LinearBwdInputKernel k = FindLinearBwdInputKernel(variant, target.bits);
-      if (!k) throw missing();
-      k(in[0].data(), in[1].data(), out.data(), s.batch, s.in, s.out);
-      break;
-    }
-    case ReductionOp::kLinearBwdWeight: {
-      const LinearBwdWeightKernel k = FindLinearBwdWeightKernel(variant, target.bits);
-      if (!k) throw missing();
-      k(in[0].data(), in[1].data(), out.data(), s.batch, s.in, s.out);
-      break;
-    }
-    case ReductionOp::kLinearBwdBias: {
-      const LinearBwdBiasKernel k = FindLinearBwdBiasKernel(variant, target.bits);
-      if (!k) throw missing();
-      k(in[0].data(), out.data(), s.batch, s.out);
-      break;
-    }
-    case ReductionOp::kMseFwd: {
-      const MseFwdKernel k = FindMseFwdKernel(variant, target.bits);
-      if (!k) throw missing();
-      out.data()[0] = k(in[0].data(), in[1].data(), s.batch);
-      break;
-    }
-    case ReductionOp::kMseBwd: {
-      const MseBwdKernel k = FindMseBwdKernel(variant, target.bits);
-      if (!k) throw missing();
-      k(in[0].data(), in[1].data(), instance.operands[2][0], out.data(), s.batch);
-      break;
-    }
+  if (narrow) {
+    return RunKernelIn<uint16_t>(op, variant, target, s, instance, misalign, format, kernel);
   }
-  if (!out.GuardsIntact()) {
-    KernelFault f;
-    f.kind = KernelFaultKind::kOutOfBounds;
-    f.detail = std::string(op.name) + " " + std::string(variant) + " on " + target.name +
-               ": the kernel wrote outside its output";
-    throw KernelFaultError(std::move(f));
-  }
-  return std::vector<float>(out.data(), out.data() + count);
+  return RunKernelIn<float>(op, variant, target, s, instance, misalign, format, kernel);
 }
 
 std::vector<float> RunEigenPeer(const ReductionShape& s, const ReductionInstance& instance) {
-  std::vector<float> y(s.batch * s.out);
+  // An op whose spec says kEigenPeer is x [B, in] W [out, in]^T + b [out].
+  std::vector<float> y(s[0] * s[2]);
   EigenLinearFwd(instance.operands[0].data(), instance.operands[1].data(),
-                 instance.operands[2].data(), y.data(), s.batch, s.in, s.out);
+                 instance.operands[2].data(), y.data(), s[0], s[1], s[2]);
   return y;
 }
 
 ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOptions& options) {
-  const ReductionOpInfo& op = GetReductionOp(inputs.op);
+  const ReductionOpInfo& op = *inputs.op;
   const FloatFormat& format = *inputs.format;
   // Eigen's product is binary32 only.
-  const bool has_peer = !PeerVariants(GetReductionOp(inputs.op).name, format.name).empty();
+  const bool has_peer = !PeerVariants(op.name, format.name).empty();
   for (const ReductionInstance& instance : inputs.instances) {
     for (size_t k = 0; k < instance.operands.size(); ++k) {
       for (size_t i = 0; i < instance.operands[k].size(); ++i) {
@@ -336,7 +303,7 @@ ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOpt
         produced[i][c] = (*options.outputs)[i];
         if (produced[i][c].size() != inputs.outputs_per_instance()) {
           throw InputError(fmt::format("{} outputs where {} {} gives {}", produced[i][c].size(),
-                                       op.name, ShapeText(inputs.op, inputs.shape),
+                                       op.name, ShapeText(op, inputs.shape),
                                        inputs.outputs_per_instance()));
         }
       }
@@ -364,7 +331,7 @@ ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOpt
     r.dtype = inputs.format->name;
     r.suite = inputs.source;
     r.seed = inputs.seed;
-    r.shape = ShapeText(inputs.op, inputs.shape);
+    r.shape = ShapeText(op, inputs.shape);
     r.instances = instance_count;
     for (size_t i = 0; i < instance_count; ++i) {
       run.outputs[i][c].assign(r.outputs.begin() + i * elements,

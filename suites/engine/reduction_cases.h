@@ -1,4 +1,4 @@
-// The reductions (linear layer, MSE loss) for the engine (suites/engine/engine.h):
+// The registered reductions for the engine (suites/engine/engine.h):
 // instances -> kernel(variant, target) -> outputs, measured against the exact
 // value and its classical error bound (bound fraction) and the variant's
 // candidate models.
@@ -8,8 +8,8 @@
 //   - "model": a target compiled but not runnable here (AVX3 on an AVX2
 //     machine); its variant's expected model stands in for the kernel, so the
 //     report shows what that target would give if it conforms;
-//   - "peer": Eigen's float product for linear_fwd (suites/engine/eigen_peer.h), no
-//     model, statistics only.
+//   - "peer": Eigen's float product for an op whose spec says kEigenPeer
+//     (linear_fwd; suites/engine/eigen_peer.h), no model, statistics only.
 #ifndef ULPGATE_SUITES_REDUCTION_CASES_H_
 #define ULPGATE_SUITES_REDUCTION_CASES_H_
 
@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/reduction_spec.h"
+#include "kernels/reductions/reduction_spec.h"
 #include "kernels/registry.h"
 #include "suites/engine/engine.h"
 #include "suites/inputs/reduction_problem.h"
@@ -74,7 +74,7 @@ std::vector<float> RunReductionKernel(const ReductionOpInfo& op, std::string_vie
                                       const ReductionInstance& instance, size_t misalign = 0,
                                       const FloatFormat& format = kBinary32);
 
-// The Eigen peer on one linear_fwd instance.
+// The Eigen peer on one instance of an op whose spec says kEigenPeer.
 std::vector<float> RunEigenPeer(const ReductionShape& shape, const ReductionInstance& instance);
 
 inline constexpr const char* kEigenPeerVariant = "eigen";

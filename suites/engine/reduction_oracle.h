@@ -1,8 +1,10 @@
-// The reductions' oracle and models: exact values and error bounds from MPFR,
-// and the op sequences of kernels/reduction_spec.h instantiated with the
-// binary32 emulation (models) or exact arithmetic (the variants' real values).
+// The reductions' oracle and models, for every registered reduction
+// (kernels/reductions/registered_reductions.h): each op's templates
+// instantiated over MPFR (its Exact: the exact value and the ingredients of
+// its error bound) and over the binary32 emulation (its Model: a bit-exact
+// model's output).
 //
-// The exact values are plain loops over mpfr_t (ExactArith), not Eigen
+// The exact values are plain loops over MPFR numbers (ExactArith), not Eigen
 // matrices over Boost.Multiprecision numbers: ExactArith's ternary check proves
 // every step exact (Boost's mpfr_float hides the ternary), the same loop gives
 // the sum of |terms| the error bound needs, and it runs without the temporaries
@@ -13,18 +15,17 @@
 
 #include <cstdint>
 
-#include "kernels/reduction_spec.h"
+#include "kernels/reductions/reduction_spec.h"
 #include "oracles/exact.h"
 #include "oracles/ieee_emulation.h"
-#include "oracles/lane_array.h"
 #include "oracles/reduction_bound.h"
 #include "suites/inputs/reduction_problem.h"
 
 namespace ulpgate {
 
-// The exact value of one output, numerator / denominator, and its error bound.
-//   linear ops and bias: dyadic sums (denominator 1);
-//   mse_fwd: sum_i (y_i - t_i)^2 / N; mse_bwd: 2 (y - t) grad_out / N.
+// The exact value of one output, numerator / denominator, and its error
+// bound: what the op's Exact gives (the linear ops: dyadic sums, denominator
+// 1; mse_fwd: sum_i (y_i - t_i)^2 / N; mse_bwd: 2 (y - t) grad_out / N).
 struct ElementExact {
   explicit ElementExact(mpfr_prec_t precision) : numerator(precision), bound(precision) {}
   MpfrNumber numerator;
@@ -32,7 +33,10 @@ struct ElementExact {
   ReductionBound bound;
 };
 
-ElementExact ReductionExact(ReductionOp op, const ElementTerms& terms);
+// At ReductionExactPrecision of the element's longest term sequence (plus
+// one): every step checked exact, or rounded far below binary32 for an op
+// whose spec says kExactRounds.
+ElementExact ReductionExact(const ReductionOpInfo& op, const ElementTerms& terms);
 
 // The exact value as one MPFR number: the numerator itself when the
 // denominator is 1, else the quotient correctly rounded at the numerator's
@@ -43,62 +47,6 @@ MpfrNumber ExactValue(const ElementExact& exact);
 // The bit-exact output of a model on one element.
 float ReductionModelOutput(const ReductionOpInfo& op, const ReductionModel& model,
                            const ElementTerms& terms);
-
-// Operands as a spec's `terms` (reduction_spec-inl.h): one term per index for
-// the sequential and pairwise schedules ...
-struct ElementScalarTerms {
-  const float* p;
-  const float* q;
-  template <class A>
-  typename A::Value P(A& a, size_t k) const {
-    return a.Const(p[k]);
-  }
-  template <class A>
-  typename A::Value Q(A& a, size_t k) const {
-    return a.Const(q[k]);
-  }
-};
-
-// ... and lanes k .. k+L-1, +0 past n, for the lane-parallel schedule.
-struct ElementChunkTerms {
-  const float* p;
-  const float* q;
-  size_t n;
-  template <class LA>
-  typename LA::Value P(LA& la, size_t k) const {
-    return la.FromFloats(p + k, n - k);
-  }
-  template <class LA>
-  typename LA::Value Q(LA& la, size_t k) const {
-    return la.FromFloats(q + k, n - k);
-  }
-};
-
-// The reduction part of a schedule (before bias or mean) over any scalar
-// arithmetic `a`; `lanes` is used by the lane-parallel schedule only.
-template <class Term, class A>
-typename A::Value RunReductionSchedule(ReductionSchedule schedule, A& a, size_t lanes,
-                                       const ElementTerms& terms) {
-  const size_t n = terms.p.size();
-  const float* q = terms.q.empty() ? nullptr : terms.q.data();
-  const ElementScalarTerms scalar_terms{terms.p.data(), q};
-  switch (schedule) {
-    case ReductionSchedule::kSequentialFused:
-      return reduction_spec::SequentialFused<Term>(a, scalar_terms, n);
-    case ReductionSchedule::kSequentialUnfused:
-      return reduction_spec::SequentialUnfused<Term>(a, scalar_terms, n);
-    case ReductionSchedule::kPairwise:
-      return reduction_spec::Pairwise<Term>(a, scalar_terms, n);
-    case ReductionSchedule::kLaneParallel: {
-      LaneArrayArith<A> lane_arith(a, lanes);
-      const ElementChunkTerms chunk_terms{terms.p.data(), q, n};
-      return reduction_spec::LaneParallel<Term>(lane_arith, a, chunk_terms, n);
-    }
-    case ReductionSchedule::kElementwise:
-      break;
-  }
-  throw std::invalid_argument("RunReductionSchedule: not a reduction schedule");
-}
 
 }  // namespace ulpgate
 

@@ -29,21 +29,22 @@ struct OperandBlocks {
   BlockAxis axis;
 };
 
-std::vector<OperandBlocks> MultipliedOperands(ReductionOp op, const ReductionShape& s) {
-  switch (op) {
-    case ReductionOp::kLinearFwd:  // x[B, IN] . w[OUT, IN]: along IN
-      return {{0, s.batch, s.in, BlockAxis::kRows}, {1, s.out, s.in, BlockAxis::kRows}};
-    case ReductionOp::kLinearBwdInput:  // dy[B, OUT] . w[OUT, IN]: along OUT
-      return {{0, s.batch, s.out, BlockAxis::kRows}, {1, s.out, s.in, BlockAxis::kColumns}};
-    case ReductionOp::kLinearBwdWeight:  // dy[B, OUT]^T . x[B, IN]: along B
-      return {{0, s.batch, s.out, BlockAxis::kColumns}, {1, s.batch, s.in, BlockAxis::kColumns}};
-    case ReductionOp::kLinearBwdBias:  // the sum of dy[B, OUT] along B
-      return {{0, s.batch, s.out, BlockAxis::kColumns}};
-    case ReductionOp::kMseFwd:
-    case ReductionOp::kMseBwd:
-      break;
+// The matrices inside an op's terms (TermRole left or right), blocked along
+// the axis its spec reduces them: x[B, IN] . w[OUT, IN] along IN for
+// linear_fwd, dy[B, OUT]^T . x[B, IN] along B for linear_bwd_weight. An op
+// without such matrices (the MSE's vectors) has none.
+std::vector<OperandBlocks> MultipliedOperands(const ReductionOpInfo& op, const ReductionShape& s) {
+  std::vector<OperandBlocks> blocks;
+  for (size_t k = 0; k < op.operand_info.size(); ++k) {
+    const ReductionOperandInfo& operand = op.operand_info[k];
+    if (operand.term_role == TermRole::kOutside || operand.shape.rank != 2 ||
+        operand.reduction_axis < 0) {
+      continue;
+    }
+    blocks.push_back({k, s[operand.shape.extent[0]], s[operand.shape.extent[1]],
+                      operand.reduction_axis == 1 ? BlockAxis::kRows : BlockAxis::kColumns});
   }
-  return {};
+  return blocks;
 }
 
 }  // namespace
@@ -76,13 +77,14 @@ BlockOperands ParseBlockOperands(std::string_view text) {
 }
 
 void QuantizeOperands(const BlockOperands& block, ReductionInputSet* set) {
-  const std::vector<OperandBlocks> operands = MultipliedOperands(set->op, set->shape);
+  const std::vector<OperandBlocks> operands = MultipliedOperands(*set->op, set->shape);
   if (operands.empty()) {
-    throw InputError("block-quantized operands are for the linear ops, whose products they "
-                     "scale; the MSE ops multiply none");
+    throw InputError(fmt::format("block-quantized operands scale the matrices whose products "
+                                 "an op sums (the linear ops'); {} multiplies none",
+                                 set->op->name));
   }
   const BlockSpec& spec = *block.spec;
-  const std::vector<std::string>& names = GetReductionOp(set->op).operands;
+  const std::vector<std::string>& names = set->op->operands;
   for (const OperandBlocks& o : operands) {
     BlockShape shape;
     shape.rows = o.rows;
@@ -94,7 +96,7 @@ void QuantizeOperands(const BlockOperands& block, ReductionInputSet* set) {
       throw InputError(fmt::format(
           "{} blocks {} elements along the reduced dimension of {}, whose extent is {}: use a "
           "shape whose reduced extent is a multiple of {}",
-          spec.name, spec.block_size, ShapeText(set->op, set->shape), reduced, spec.block_size));
+          spec.name, spec.block_size, ShapeText(*set->op, set->shape), reduced, spec.block_size));
     }
     for (ReductionInstance& instance : set->instances) {
       std::vector<float>& values = instance.operands[o.operand];
@@ -108,7 +110,7 @@ void QuantizeOperands(const BlockOperands& block, ReductionInputSet* set) {
         if (!IsRepresentable(*set->format, v)) {
           throw InputError(fmt::format(
               "{} of {} in {}: the dequantized value {} of {}[{}] is not a value of {}", spec.name,
-              ShapeText(set->op, set->shape), set->format->name, v, names[o.operand], i,
+              ShapeText(*set->op, set->shape), set->format->name, v, names[o.operand], i,
               set->format->name));
         }
         values[i] = v;

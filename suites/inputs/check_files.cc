@@ -140,14 +140,17 @@ std::vector<float> ReadCheckOutputs(const ElementwiseOpInfo& op, const std::stri
 ReductionInputSet ReadReductionInputs(const ReductionOpInfo& op, const std::string& path,
                                       const FloatFormat& format) {
   if (!IsNpzPath(path)) {
-    throw InputError("--inputs " + path + ": the linear and MSE ops take an .npz with arrays " +
+    throw InputError("--inputs " + path + ": the reductions take an .npz with arrays " +
                      fmt::format("{}", fmt::join(op.operands, ", ")));
   }
   const std::vector<NumpyArray> arrays = ReadNumpyFile(path);
-  // Each extent's place in the operands: their shapes for distinct sentinels.
-  const ReductionShape sentinel{1000003, 1000033, 1000037};
-  const auto where = ReductionOperandShapes(op.op, sentinel);
+  // Each operand's dimensions, as the op's extents they are.
+  std::vector<std::vector<size_t>> where;
+  for (const ReductionOperandInfo& operand : op.operand_info) {
+    where.emplace_back(operand.shape.extent.begin(), operand.shape.extent.begin() + operand.shape.rank);
+  }
   ReductionShape shape;
+  shape.rank = op.extents.size();
   std::vector<const NumpyArray*> found(op.operands.size(), nullptr);
   // One instance, or (what `suite export --n N` writes) a leading dimension of
   // N instances on every operand.
@@ -178,20 +181,17 @@ ReductionInputSet ReadReductionInputs(const ReductionOpInfo& op, const std::stri
       throw InputError(fmt::format("{}:{}: {} dimensions, {} takes {}", path, found[k]->name,
                                    found[k]->shape.size(), op.name, where[k].size()));
     }
-    for (size_t d = 0; d < where[k].size(); ++d) {
-      const size_t extent = dims[d];
-      if (where[k][d] == sentinel.batch) shape.batch = extent;
-      if (where[k][d] == sentinel.in) shape.in = extent;
-      if (where[k][d] == sentinel.out) shape.out = extent;
-    }
+    for (size_t d = 0; d < where[k].size(); ++d) shape[where[k][d]] = dims[d];
   }
-  const auto expected = ReductionOperandShapes(op.op, shape);
+  const auto expected = ReductionOperandShapes(op, shape);
   ReductionInputSet inputs;
-  inputs.op = op.op;
+  inputs.op = &op;
   inputs.format = &format;
   inputs.shape = shape;
   inputs.source = "file:" + path;
-  if (shape.batch == 0 || shape.in == 0 || shape.out == 0 || instances == 0) {
+  bool empty = instances == 0;
+  for (size_t e = 0; e < shape.rank; ++e) empty = empty || shape[e] == 0;
+  if (empty) {
     throw InputError(path + ": an empty operand");
   }
   inputs.instances.resize(instances);
@@ -211,7 +211,7 @@ ReductionInputSet ReadReductionInputs(const ReductionOpInfo& op, const std::stri
     if (have != want) {
       throw InputError(fmt::format("{}:{}: shape [{}] does not fit {} with shape {} (expected [{}])",
                                    path, found[k]->name, fmt::join(found[k]->shape, ", "), op.name,
-                                   ShapeText(op.op, shape), fmt::join(want, ", ")));
+                                   ShapeText(op, shape), fmt::join(want, ", ")));
     }
     const std::vector<float> values = ArrayValues(*found[k], format, path + ":" + found[k]->name);
     const size_t per = values.size() / instances;
@@ -232,14 +232,14 @@ std::vector<std::vector<float>> ReadReductionOutputs(const ReductionOpInfo& op,
   const std::vector<NumpyArray> arrays = ReadNumpyFile(path);
   const NumpyArray* chosen = &OutputArray(arrays, name, op.operands, path);
   if (label->empty()) *label = chosen->name;
-  const std::vector<size_t> want = ReductionOutputShape(op.op, inputs.shape);
+  const std::vector<size_t> want = ReductionOutputShape(op, inputs.shape);
   size_t want_count = inputs.instances.size();
   for (size_t e : want) want_count *= e;
   if (chosen->size() != want_count) {
     throw InputError(fmt::format("{}:{}: {} outputs, {} instance{} of {} {} give {} (shape [{}] each)",
                                  path, chosen->name, chosen->size(), inputs.instances.size(),
                                  inputs.instances.size() == 1 ? "" : "s", op.name,
-                                 ShapeText(op.op, inputs.shape), want_count, fmt::join(want, ", ")));
+                                 ShapeText(op, inputs.shape), want_count, fmt::join(want, ", ")));
   }
   const std::vector<float> all = ArrayValues(*chosen, format, path + ":" + chosen->name);
   const size_t per = all.size() / inputs.instances.size();

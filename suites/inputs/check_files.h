@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "kernels/elementwise_ops.h"
-#include "kernels/reduction_spec.h"
+#include "kernels/reductions/reduction_spec.h"
 #include "oracles/format.h"
 #include "oracles/model_expr.h"
 #include "suites/inputs/inputs.h"

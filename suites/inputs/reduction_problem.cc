@@ -6,61 +6,24 @@
 
 namespace ulpgate {
 
-ElementTerms GatherElementTerms(ReductionOp op, const ReductionShape& s,
+ElementTerms GatherElementTerms(const ReductionOpInfo& op, const ReductionShape& shape,
                                 const ReductionInstance& instance, size_t element) {
-  ElementTerms t;
-  const auto& a = instance.operands;
-  switch (op) {
-    case ReductionOp::kLinearFwd: {
-      const size_t b = element / s.out, o = element % s.out;
-      t.p.assign(a[0].begin() + b * s.in, a[0].begin() + (b + 1) * s.in);
-      t.q.assign(a[1].begin() + o * s.in, a[1].begin() + (o + 1) * s.in);
-      t.has_bias = true;
-      t.bias = a[2][o];
-      break;
-    }
-    case ReductionOp::kLinearBwdInput: {
-      const size_t b = element / s.in, i = element % s.in;
-      t.p.assign(a[0].begin() + b * s.out, a[0].begin() + (b + 1) * s.out);
-      for (size_t o = 0; o < s.out; ++o) t.q.push_back(a[1][o * s.in + i]);
-      break;
-    }
-    case ReductionOp::kLinearBwdWeight: {
-      const size_t o = element / s.in, i = element % s.in;
-      for (size_t b = 0; b < s.batch; ++b) {
-        t.p.push_back(a[0][b * s.out + o]);
-        t.q.push_back(a[1][b * s.in + i]);
-      }
-      break;
-    }
-    case ReductionOp::kLinearBwdBias:
-      for (size_t b = 0; b < s.batch; ++b) t.p.push_back(a[0][b * s.out + element]);
-      break;
-    case ReductionOp::kMseFwd:
-      t.p = a[0];
-      t.q = a[1];
-      t.count = s.batch;
-      break;
-    case ReductionOp::kMseBwd:
-      t.p = {a[0][element]};
-      t.q = {a[1][element]};
-      t.count = s.batch;
-      t.grad_out = a[2][0];
-      break;
-  }
-  return t;
+  return op.gather(instance.operands, shape, element);
 }
 
-std::vector<size_t> ElementIndices(ReductionOp op, const ReductionShape& s, size_t element) {
+std::vector<size_t> ElementIndices(const ReductionOpInfo& op, const ReductionShape& s,
+                                   size_t element) {
   const std::vector<size_t> shape = ReductionOutputShape(op, s);
-  if (shape.size() == 2) return {element / shape[1], element % shape[1]};
-  if (shape.size() == 1) return {element};
-  return {};
+  std::vector<size_t> indices(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    indices[d] = element % shape[d];
+    element /= shape[d];
+  }
+  return indices;
 }
 
-std::string ElementName(ReductionOp op, const ReductionShape& s, size_t element) {
-  static const char* names[] = {"y", "dx", "dw", "db", "loss", "dy"};
-  std::string name = names[static_cast<int>(op)];
+std::string ElementName(const ReductionOpInfo& op, const ReductionShape& s, size_t element) {
+  std::string name(op.output.name);
   const std::vector<size_t> indices = ElementIndices(op, s, element);
   if (indices.empty()) return name;
   name += "[";
@@ -70,13 +33,13 @@ std::string ElementName(ReductionOp op, const ReductionShape& s, size_t element)
   return name + "]";
 }
 
-std::string ShapeText(ReductionOp op, const ReductionShape& s) {
-  if (ReductionShapeRank(op) == 1) return std::to_string(s.batch);
-  return std::to_string(s.batch) + "," + std::to_string(s.in) + "," + std::to_string(s.out);
+std::string ShapeText(const ReductionOpInfo& op, const ReductionShape& s) {
+  std::string text;
+  for (size_t e = 0; e < op.extents.size(); ++e) text += (e ? "," : "") + std::to_string(s[e]);
+  return text;
 }
 
-ReductionShape ParseShape(ReductionOp op, const std::string& text) {
-  const bool mse = ReductionShapeRank(op) == 1;
+ReductionShape ParseShape(const ReductionOpInfo& op, const std::string& text) {
   std::vector<size_t> extents;
   std::stringstream stream(text);
   for (std::string item; std::getline(stream, item, ',');) {
@@ -96,26 +59,25 @@ ReductionShape ParseShape(ReductionOp op, const std::string& text) {
     }
     extents.push_back(static_cast<size_t>(value));
   }
-  const std::string name(GetReductionOp(op).name);
-  if (mse && extents.size() != 1) {
-    throw InputError("--shape for " + name + " is N (one positive integer), got '" + text + "'");
-  }
-  if (!mse && extents.size() != 3) {
-    throw InputError("--shape for " + name + " is B,IN,OUT (three positive integers), got '" +
-                     text + "'");
+  if (extents.size() != op.extents.size()) {
+    static const char* const kCounts[] = {"no", "one", "two", "three", "four"};
+    std::string letters;
+    for (size_t e = 0; e < op.extents.size(); ++e) {
+      letters += (e ? "," : "") + std::string(op.extents[e].letters);
+    }
+    const size_t rank = op.extents.size();
+    throw InputError("--shape for " + std::string(op.name) + " is " + letters + " (" +
+                     kCounts[rank < 5 ? rank : 0] + " positive integer" + (rank == 1 ? "" : "s") +
+                     "), got '" + text + "'");
   }
   ReductionShape shape;
-  shape.batch = extents[0];
-  if (!mse) {
-    shape.in = extents[1];
-    shape.out = extents[2];
-  }
+  shape.rank = extents.size();
+  for (size_t e = 0; e < extents.size(); ++e) shape[e] = extents[e];
   return shape;
 }
 
-ReductionShape RunShape(ReductionOp op, const std::string& text) {
-  const bool mse = ReductionShapeRank(op) == 1;
-  const ReductionShape shape = ParseShape(op, text.empty() ? (mse ? "1000" : "32,32,32") : text);
+ReductionShape RunShape(const ReductionOpInfo& op, const std::string& text) {
+  const ReductionShape shape = text.empty() ? DefaultShape(op) : ParseShape(op, text);
   for (const auto& extents : ReductionOperandShapes(op, shape)) {
     uint64_t count = 1;
     for (size_t e : extents) count *= e;

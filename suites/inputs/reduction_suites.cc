@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "oracles/float_text.h"
 #include "oracles/format.h"
@@ -10,40 +11,8 @@
 namespace ulpgate {
 namespace {
 
-// What a tensor is, for the suites that draw by meaning (training) ...
-enum class Kind { kActivation, kWeight, kBias, kGradient, kPrediction, kTarget, kGradOut };
-// ... and its place in the reduction: the left operand p (negated in mirrored
-// pairs), the right operand q, or outside the reduction.
-enum class Role { kLeft, kRight, kOutside };
-
-struct TensorLayout {
-  Kind kind;
-  Role role;
-  int reduction_axis;  // 0: rows (or the index of a 1-D tensor), 1: columns, -1: none
-};
-
-std::vector<TensorLayout> Layouts(ReductionOp op) {
-  using K = Kind;
-  using R = Role;
-  switch (op) {
-    case ReductionOp::kLinearFwd:
-      return {{K::kActivation, R::kLeft, 1}, {K::kWeight, R::kRight, 1}, {K::kBias, R::kOutside, -1}};
-    case ReductionOp::kLinearBwdInput:
-      return {{K::kGradient, R::kLeft, 1}, {K::kWeight, R::kRight, 0}};
-    case ReductionOp::kLinearBwdWeight:
-      return {{K::kGradient, R::kLeft, 0}, {K::kActivation, R::kRight, 0}};
-    case ReductionOp::kLinearBwdBias:
-      return {{K::kGradient, R::kLeft, 0}};
-    case ReductionOp::kMseFwd:
-      return {{K::kPrediction, R::kLeft, 0}, {K::kTarget, R::kRight, 0}};
-    case ReductionOp::kMseBwd:
-      return {{K::kPrediction, R::kLeft, 0}, {K::kTarget, R::kRight, 0},
-              {K::kGradOut, R::kOutside, -1}};
-  }
-  return {};
-}
-
-bool IsMse(ReductionOp op) { return ReductionShapeRank(op) == 1; }
+using Kind = OperandKind;
+using Role = TermRole;
 
 float RandomSign(CounterRng& rng, float x) { return (rng.Next() & 1) ? -x : x; }
 
@@ -115,8 +84,8 @@ int CeilLog2(uint64_t x) {
 
 class Generator {
  public:
-  Generator(ReductionOp op, const ReductionShape& shape, std::string_view suite, uint64_t seed,
-            uint64_t instance, const FloatFormat& format)
+  Generator(const ReductionOpInfo& op, const ReductionShape& shape, std::string_view suite,
+            uint64_t seed, uint64_t instance, const FloatFormat& format)
       : format_(format),
         p_(format.precision),
         b_(BinadesOf(format)),
@@ -126,25 +95,29 @@ class Generator {
         seed_(seed),
         instance_(instance),
         n_(ReductionLength(op, shape)),
-        layouts_(Layouts(op)) {
+        layouts_(op.operand_info) {
     if (suite_ == "adversarial") {
-      family_ = static_cast<int>(instance % AdversarialFamilies(op).size());
+      family_ = op.adversarial_families[instance % op.adversarial_families.size()];
     }
     // Mirrored pairs (cancel families): terms h + j repeat term (j + shift)
     // mod h with the left operand negated, for j < h.
     CounterRng rng = Rng(99, 0, 0);
-    pairs_ = family_ == 4 ? (n_ == 0 ? 0 : (n_ - 1) / 2) : n_ / 2;
+    pairs_ = family_ == "cancel_leaving_tiny" ? (n_ == 0 ? 0 : (n_ - 1) / 2) : n_ / 2;
     shift_ = pairs_ == 0 ? 0 : rng.Below(pairs_);
     // The exact fill: integers small enough that every intermediate of every
     // variant is an integer of magnitude <= 2^p, exact in the format (and in
     // binary32, where it accumulates).
     const int log_terms = CeilLog2(n_ + 2);
-    if (op == ReductionOp::kLinearBwdBias) {
-      exact_bits_ = p_ - log_terms;  // n 2^b + ... <= 2^p
-    } else if (IsMse(op)) {
-      exact_bits_ = (p_ - log_terms) / 2 - 1;  // |y - t| <= 2^(b+1), n 4^(b+1) <= 2^p
-    } else {
-      exact_bits_ = (p_ - log_terms) / 2;  // (n + 1) 4^b <= 2^p
+    switch (op.exact_fill) {
+      case ExactFill::kPlainSum:
+        exact_bits_ = p_ - log_terms;  // n 2^b + ... <= 2^p
+        break;
+      case ExactFill::kSquaredDifferences:
+        exact_bits_ = (p_ - log_terms) / 2 - 1;  // |y - t| <= 2^(b+1), n 4^(b+1) <= 2^p
+        break;
+      case ExactFill::kProducts:
+        exact_bits_ = (p_ - log_terms) / 2;  // (n + 1) 4^b <= 2^p
+        break;
     }
     if (exact_bits_ < 0) exact_bits_ = 0;
   }
@@ -177,7 +150,7 @@ class Generator {
 
  private:
   CounterRng Rng(size_t tensor, uint64_t k, uint64_t r) const {
-    const uint64_t stream = StreamId(suite_) ^ Mix64(1 + tensor + 16 * static_cast<uint64_t>(op_));
+    const uint64_t stream = StreamId(suite_) ^ Mix64(1 + tensor + 16 * op_.input_stream);
     return CounterRng(seed_, stream, Mix64(instance_ + 0x51ed27) ^ Mix64((k << 32) ^ r));
   }
 
@@ -191,20 +164,22 @@ class Generator {
   }
 
   float BinaryValue(size_t t, uint64_t k, uint64_t r) const {
-    const TensorLayout& layout = layouts_[t];
-    const bool mirrored_family = !IsMse(op_) && (family_ == 1 || family_ == 4);
-    if (mirrored_family && layout.role != Role::kOutside) {
+    const ReductionOperandInfo& layout = layouts_[t];
+    const bool mirrored_family =
+        op_.adversarial_draw == AdversarialDraw::kProducts &&
+        (family_ == "cancel_to_zero" || family_ == "cancel_leaving_tiny");
+    if (mirrored_family && layout.term_role != Role::kOutside) {
       if (k >= pairs_ && k < 2 * pairs_) {
         const uint64_t source = (k - pairs_ + shift_) % pairs_;
         const float v = Base(t, source, r);
-        return layout.role == Role::kLeft ? -v : v;
+        return layout.term_role == Role::kLeft ? -v : v;
       }
     }
     return Base(t, k, r);
   }
 
   float Base(size_t t, uint64_t k, uint64_t r) const {
-    const TensorLayout& layout = layouts_[t];
+    const ReductionOperandInfo& layout = layouts_[t];
     CounterRng rng = Rng(t, k, r);
     if (suite_ == "well_conditioned") {
       if (layout.kind == Kind::kGradOut) return LogUniformMagnitude(rng, -4, 4, p_);
@@ -221,19 +196,24 @@ class Generator {
       }
       return SmallInteger(rng, exact_bits_);
     }
-    if (suite_ == "adversarial") return IsMse(op_) ? AdversarialMse(t, k, rng) : AdversarialLinear(t, k, rng);
+    if (suite_ == "adversarial") {
+      return op_.adversarial_draw == AdversarialDraw::kDifferences ? AdversarialDifferences(t, k, rng)
+                                                                    : AdversarialProducts(t, k, rng);
+    }
     throw InputError("unknown suite '" + suite_ +
                      "' (well_conditioned, cancellation, training, adversarial, exact)");
   }
 
   float Training(size_t t, uint64_t k, uint64_t r) const {
-    const TensorLayout& layout = layouts_[t];
+    const ReductionOperandInfo& layout = layouts_[t];
     CounterRng rng = Rng(t, k, r);
     switch (layout.kind) {
       case Kind::kActivation:
         return static_cast<float>(NormalLike(rng));
-      case Kind::kWeight:  // fan-in scaled, as initializers do
-        return static_cast<float>(NormalLike(rng) / std::sqrt(static_cast<double>(shape_.in)));
+      case Kind::kWeight: {  // fan-in scaled, as initializers do: W [out, in]
+        const size_t fan_in = shape_[layout.shape.extent[layout.shape.rank - 1]];
+        return static_cast<float>(NormalLike(rng) / std::sqrt(static_cast<double>(fan_in)));
+      }
       case Kind::kBias:
         return static_cast<float>(0.1 * NormalLike(rng));
       case Kind::kGradient:  // small gradients
@@ -252,37 +232,46 @@ class Generator {
     return 0.0f;
   }
 
-  float AdversarialLinear(size_t t, uint64_t k, CounterRng& rng) const {
-    const TensorLayout& layout = layouts_[t];
-    const bool outside = layout.role == Role::kOutside;
-    switch (family_) {
-      case 0:  // huge dynamic range within one sum
-        return LogUniform(rng, -b_.huge, b_.huge, p_);
-      case 1:  // exact cancellation to zero: mirrored pairs, bias 0, odd term 0
-        if (outside) return 0.0f;
-        if (k >= 2 * pairs_ && layout.role == Role::kLeft) return 0.0f;
-        return LogUniform(rng, -b_.cancel, b_.cancel, p_);
-      case 2:  // products in the subnormal range or below it
-        if (outside) return LogUniform(rng, b_.tiny_lo, b_.tiny_hi, p_);
-        return LogUniform(rng, b_.sub_lo, b_.sub_hi, p_);
-      case 3:  // products near 2^127, positive then negative: partial sums overflow
-        if (outside) return LogUniform(rng, -2, 2, p_);
-        if (layout.role == Role::kLeft) {
-          const float m = LogUniformMagnitude(rng, b_.big_lo, b_.big_hi, p_);
-          return k < (n_ + 1) / 2 ? m : -m;
-        }
-        return LogUniformMagnitude(rng, b_.big_lo, b_.big_hi, p_);
-      default:  // huge mirrored pairs cancel exactly, leaving tiny terms
-        if (outside) return 0.0f;
-        if (k < 2 * pairs_) return LogUniform(rng, b_.pair_lo, b_.pair_hi, p_);
-        return layout.role == Role::kLeft ? LogUniform(rng, b_.left_lo, b_.left_hi, p_) : LogUniform(rng, -2, 2, p_);
+  // The families of sums of products (and plain sums), by name.
+  float AdversarialProducts(size_t t, uint64_t k, CounterRng& rng) const {
+    const ReductionOperandInfo& layout = layouts_[t];
+    const bool outside = layout.term_role == Role::kOutside;
+    if (family_ == "huge_range") {  // huge dynamic range within one sum
+      return LogUniform(rng, -b_.huge, b_.huge, p_);
     }
+    if (family_ == "cancel_to_zero") {  // exact cancellation: mirrored pairs, bias 0, odd term 0
+      if (outside) return 0.0f;
+      if (k >= 2 * pairs_ && layout.term_role == Role::kLeft) return 0.0f;
+      return LogUniform(rng, -b_.cancel, b_.cancel, p_);
+    }
+    if (family_ == "subnormal_products") {  // products in the subnormal range or below it
+      if (outside) return LogUniform(rng, b_.tiny_lo, b_.tiny_hi, p_);
+      return LogUniform(rng, b_.sub_lo, b_.sub_hi, p_);
+    }
+    if (family_ == "overflowing_partials") {
+      // Products near 2^127, positive then negative: partial sums overflow.
+      if (outside) return LogUniform(rng, -2, 2, p_);
+      if (layout.term_role == Role::kLeft) {
+        const float m = LogUniformMagnitude(rng, b_.big_lo, b_.big_hi, p_);
+        return k < (n_ + 1) / 2 ? m : -m;
+      }
+      return LogUniformMagnitude(rng, b_.big_lo, b_.big_hi, p_);
+    }
+    if (family_ == "cancel_leaving_tiny") {  // huge mirrored pairs cancel, leaving tiny terms
+      if (outside) return 0.0f;
+      if (k < 2 * pairs_) return LogUniform(rng, b_.pair_lo, b_.pair_hi, p_);
+      return layout.term_role == Role::kLeft ? LogUniform(rng, b_.left_lo, b_.left_hi, p_)
+                                             : LogUniform(rng, -2, 2, p_);
+    }
+    throw std::logic_error(std::string(op_.name) + ": no adversarial family '" +
+                           std::string(family_) + "' among the products' draws");
   }
 
-  float AdversarialMse(size_t t, uint64_t k, CounterRng& rng) const {
-    const TensorLayout& layout = layouts_[t];
+  // The families of functions of y - t, by name.
+  float AdversarialDifferences(size_t t, uint64_t k, CounterRng& rng) const {
+    const ReductionOperandInfo& layout = layouts_[t];
     if (layout.kind == Kind::kGradOut) {
-      if (family_ == 4 && op_ == ReductionOp::kMseBwd) {
+      if (family_ == "extreme_grad_out") {
         return (rng.Next() & 1) ? LogUniform(rng, b_.grad_big_lo, b_.grad_big_hi, p_) : LogUniform(rng, b_.grad_small_lo, b_.grad_small_hi, p_);
       }
       return LogUniform(rng, -4, 4, p_);
@@ -290,49 +279,53 @@ class Generator {
     // The prediction is derived from the target's draw where the family ties them.
     CounterRng shared = Rng(0, k, 0);
     const bool target = layout.kind == Kind::kTarget;
-    switch (family_) {
-      case 0:  // huge dynamic range
-        return LogUniform(rng, -b_.huge, b_.huge, p_);
-      case 1:  // y == t exactly: loss 0, gradient 0
-        return LogUniform(shared, -b_.cancel, b_.cancel, p_);
-      case 2:  // subnormal differences: squares underflow
-        return LogUniform(rng, b_.tiny_lo, b_.tiny_hi, p_);
-      case 3:
-        if (op_ == ReductionOp::kMseFwd) {  // squares near 2^127: partial sums overflow
-          return target ? LogUniform(rng, -2, 2, p_) : LogUniform(rng, b_.big_lo, b_.big_hi, p_);
-        } else {  // y - t overflows: opposite signs near the top of the range
-          const float m = LogUniformMagnitude(rng, b_.top_lo, b_.top_hi, p_);
-          const bool positive = (shared.Next() & 1) != 0;
-          return (positive != target) ? m : -m;
-        }
-      default:
-        if (op_ == ReductionOp::kMseFwd) {  // t within a few ulps of y: exact tiny differences
-          const float y = LogUniform(shared, -b_.cancel, b_.cancel, p_);
-          if (!target) return y;
-          const int32_t step = static_cast<int32_t>(rng.Below(9)) - 4;
-          if (format_.bits == 32) {
-            return FloatFromBits(static_cast<uint32_t>(static_cast<int32_t>(FloatBits(y)) + step));
-          }
-          // Steps of the format's ulp: y is rounded to it first (|y| >= 2^-cancel
-          // is normal, so no step crosses zero).
-          const uint64_t bits = EncodeBits(format_, RoundToFormat(format_, static_cast<double>(y)));
-          return static_cast<float>(DecodeBits(format_, static_cast<uint64_t>(static_cast<int64_t>(bits) + step)));
-        }
-        return LogUniform(rng, -2, 2, p_);  // with an extreme grad_out
+    if (family_ == "huge_range") {  // huge dynamic range
+      return LogUniform(rng, -b_.huge, b_.huge, p_);
     }
+    if (family_ == "equal") {  // y == t exactly: loss 0, gradient 0
+      return LogUniform(shared, -b_.cancel, b_.cancel, p_);
+    }
+    if (family_ == "subnormal_differences") {  // subnormal differences: squares underflow
+      return LogUniform(rng, b_.tiny_lo, b_.tiny_hi, p_);
+    }
+    if (family_ == "overflowing_partials") {  // squares near 2^127: partial sums overflow
+      return target ? LogUniform(rng, -2, 2, p_) : LogUniform(rng, b_.big_lo, b_.big_hi, p_);
+    }
+    if (family_ == "overflowing_difference") {
+      // y - t overflows: opposite signs near the top of the range.
+      const float m = LogUniformMagnitude(rng, b_.top_lo, b_.top_hi, p_);
+      const bool positive = (shared.Next() & 1) != 0;
+      return (positive != target) ? m : -m;
+    }
+    if (family_ == "near_equal") {  // t within a few ulps of y: exact tiny differences
+      const float y = LogUniform(shared, -b_.cancel, b_.cancel, p_);
+      if (!target) return y;
+      const int32_t step = static_cast<int32_t>(rng.Below(9)) - 4;
+      if (format_.bits == 32) {
+        return FloatFromBits(static_cast<uint32_t>(static_cast<int32_t>(FloatBits(y)) + step));
+      }
+      // Steps of the format's ulp: y is rounded to it first (|y| >= 2^-cancel
+      // is normal, so no step crosses zero).
+      const uint64_t bits = EncodeBits(format_, RoundToFormat(format_, static_cast<double>(y)));
+      return static_cast<float>(
+          DecodeBits(format_, static_cast<uint64_t>(static_cast<int64_t>(bits) + step)));
+    }
+    if (family_ == "extreme_grad_out") return LogUniform(rng, -2, 2, p_);  // y, t ordinary
+    throw std::logic_error(std::string(op_.name) + ": no adversarial family '" +
+                           std::string(family_) + "' among the differences' draws");
   }
 
   const FloatFormat& format_;
   int p_;
   Binades b_;
-  ReductionOp op_;
+  const ReductionOpInfo& op_;
   ReductionShape shape_;
   std::string suite_;
   uint64_t seed_;
   uint64_t instance_;
   size_t n_;
-  std::vector<TensorLayout> layouts_;
-  int family_ = -1;
+  std::vector<ReductionOperandInfo> layouts_;
+  std::string_view family_;  // the adversarial suite's, by name
   uint64_t pairs_ = 0;
   uint64_t shift_ = 0;
   int exact_bits_ = 0;
@@ -370,20 +363,11 @@ bool IsReductionSuite(std::string_view suite) {
   return false;
 }
 
-const std::vector<std::string>& AdversarialFamilies(ReductionOp op) {
-  static const std::vector<std::string> linear = {"huge_range", "cancel_to_zero",
-                                                  "subnormal_products", "overflowing_partials",
-                                                  "cancel_leaving_tiny"};
-  static const std::vector<std::string> mse_fwd = {"huge_range", "equal", "subnormal_differences",
-                                                   "overflowing_partials", "near_equal"};
-  static const std::vector<std::string> mse_bwd = {"huge_range", "equal", "subnormal_differences",
-                                                   "overflowing_difference", "extreme_grad_out"};
-  if (op == ReductionOp::kMseFwd) return mse_fwd;
-  if (op == ReductionOp::kMseBwd) return mse_bwd;
-  return linear;
+const std::vector<std::string>& AdversarialFamilies(const ReductionOpInfo& op) {
+  return op.adversarial_families;
 }
 
-ReductionInstance GenerateReductionInstance(ReductionOp op, const ReductionShape& shape,
+ReductionInstance GenerateReductionInstance(const ReductionOpInfo& op, const ReductionShape& shape,
                                             std::string_view suite, uint64_t seed,
                                             uint64_t index, const FloatFormat& format) {
   if (!IsReductionSuite(suite)) {
@@ -393,12 +377,12 @@ ReductionInstance GenerateReductionInstance(ReductionOp op, const ReductionShape
   return Generator(op, shape, suite, seed, index, format).Generate();
 }
 
-ReductionInputSet GenerateReductionSuite(ReductionOp op, const ReductionShape& shape,
+ReductionInputSet GenerateReductionSuite(const ReductionOpInfo& op, const ReductionShape& shape,
                                          std::string_view suite, uint64_t seed, size_t count,
                                          const FloatFormat& format) {
   ReductionInputSet set;
   set.format = &format;
-  set.op = op;
+  set.op = &op;
   set.shape = shape;
   set.source = std::string(suite);
   set.seed = seed;
@@ -408,34 +392,19 @@ ReductionInputSet GenerateReductionSuite(ReductionOp op, const ReductionShape& s
   return set;
 }
 
-std::vector<ReductionShape> TailShapes(ReductionOp op) {
+std::vector<ReductionShape> TailShapes(const ReductionOpInfo& op) {
   std::vector<ReductionShape> shapes;
   for (size_t s = 1; s <= 31; s += 2) {
     ReductionShape shape;
-    shape.batch = s;
-    if (!IsMse(op)) {
-      shape.in = s;
-      shape.out = s;
-    }
+    shape.rank = op.extents.size();
+    for (size_t e = 0; e < shape.rank; ++e) shape[e] = s;
     shapes.push_back(shape);
   }
   return shapes;
 }
 
-std::vector<ReductionShape> TrainingShapes(ReductionOp op) {
-  if (IsMse(op)) {
-    ReductionShape loss;
-    loss.batch = 16;  // the model's output, [8, 2], flattened
-    return {loss};
-  }
-  ReductionShape a, b;
-  a.batch = 8;
-  a.in = 4;
-  a.out = 4;
-  b.batch = 8;
-  b.in = 4;
-  b.out = 2;
-  return {a, b};
+std::vector<ReductionShape> TrainingShapes(const ReductionOpInfo& op) {
+  return op.training_shapes;
 }
 
 }  // namespace ulpgate

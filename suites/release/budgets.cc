@@ -9,7 +9,7 @@
 #include <limits>
 #include <set>
 
-#include "kernels/reduction_spec.h"
+#include "kernels/reductions/reduction_spec.h"
 #include "kernels/registry.h"
 #include "suites/drift/run.h"
 #include "suites/inputs/inputs.h"
@@ -158,7 +158,7 @@ BudgetRun ParseRun(const JsonField& f) {
   if (f.Has("shape")) {
     if (kind != kReduction) f["shape"].Fail("only the linear and MSE ops take a shape");
     run.shape = f["shape"].String();
-    At(f["shape"], [&] { return ParseShape(FindReductionOp(run.op)->op, run.shape); });
+    At(f["shape"], [&] { return ParseShape(*FindReductionOp(run.op), run.shape); });
   }
   if (f.Has("variants")) {
     const JsonField list = f["variants"];

@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "kernels/elementwise_ops.h"
-#include "kernels/reduction_spec.h"
+#include "kernels/reductions/reduction_spec.h"
 #include "suites/inputs/inputs.h"
 #include "suites/inputs/numpy_files.h"
 #include "suites/reports/report.h"

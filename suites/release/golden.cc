@@ -303,7 +303,7 @@ void ValidateCase(const JsonField& c, const std::string& op, const TargetInfo& t
   }
   if (IsReduction(op)) {
     try {
-      ParseShape(FindReductionOp(op)->op, c["shape"].String());
+      ParseShape(*FindReductionOp(op), c["shape"].String());
     } catch (const InputError& e) {
       c["shape"].Fail(e.what());
     }
@@ -642,11 +642,12 @@ std::vector<MeasureSpec> GoldenPlan(const std::string& op) {
                                                                        : "mulsub_fma_opmath"));
         spec.n = kDriftEpochs;
       } else {
-        // Odd extents: every lane width (1, 4, 8, 16) leaves a tail; each
-        // instance starts at another offset from a 64-byte boundary.
-        const bool mse = ReductionShapeRank(FindReductionOp(op)->op) == 1;
-        spec.shape = mse ? "37" : "7,13,9";
-        spec.n = mse ? 4 : 2;
+        // The op's golden shape (its spec's: odd extents, so that every lane
+        // width leaves a tail); each instance starts at another offset from a
+        // 64-byte boundary.
+        const ReductionOpInfo& reduction = *FindReductionOp(op);
+        spec.shape = ShapeText(reduction, reduction.golden_shape);
+        spec.n = reduction.golden_instances;
       }
       plan.push_back(std::move(spec));
     }

@@ -130,7 +130,7 @@ void WriteReductionDump(std::ostream& out, const ReductionInputSet& inputs,
   if (run.details.size() != inputs.instances.size()) {
     throw std::logic_error("WriteReductionDump needs ReductionRunOptions::keep_details");
   }
-  const ReductionOpInfo& op = GetReductionOp(inputs.op);
+  const ReductionOpInfo& op = *inputs.op;
   for (size_t i = 0; i < inputs.instances.size(); ++i) {
     const ReductionInstance& instance = inputs.instances[i];
     const InstanceDetail& detail = run.details[i];
@@ -141,7 +141,7 @@ void WriteReductionDump(std::ostream& out, const ReductionInputSet& inputs,
     record["suite"] = inputs.source;
     record["seed"] = inputs.seed;
     record["instance"] = instance.index;
-    record["shape"] = ShapeText(inputs.op, inputs.shape);
+    record["shape"] = ShapeText(*inputs.op, inputs.shape);
     Json operands;
     for (size_t k = 0; k < op.operands.size(); ++k) {
       operands[op.operands[k]] = HexList(instance.operands[k]);

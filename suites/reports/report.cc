@@ -79,8 +79,8 @@ nlohmann::ordered_json ReductionElementJson(const ReductionInputSet& inputs, uin
   nlohmann::ordered_json j;
   j["index"] = index;
   j["instance"] = inputs.instances.at(instance).index;
-  j["element"] = ElementIndices(inputs.op, inputs.shape, element);
-  j["name"] = ElementName(inputs.op, inputs.shape, element);
+  j["element"] = ElementIndices(*inputs.op, inputs.shape, element);
+  j["name"] = ElementName(*inputs.op, inputs.shape, element);
   return j;
 }
 

@@ -24,7 +24,7 @@ struct Param {
 
 // Test names and ctest names show "AVX2 linear_fwd", not the bytes of Param.
 void PrintTo(const Param& p, std::ostream* out) {
-  *out << p.target->name << " " << GetReductionOp(p.op).name;
+  *out << p.target->name << " " << *p.op.name;
 }
 
 std::vector<Param> Params() {
@@ -71,7 +71,7 @@ TEST_P(LinearTargetTest, ConformsAndStaysWithinBoundOnEverySuite) {
       ExpectConformsAndBounded(inputs, run);
       if (shape.in == 17) {  // one summary per suite
         std::cout << op().name << " on " << target().name << ", " << suite << ", shape "
-                  << ShapeText(inputs.op, shape) << ":\n";
+                  << ShapeText(*inputs.op, shape) << ":\n";
         for (const auto& r : run.cases) std::cout << CaseLine(r) << '\n';
       }
     }
@@ -88,7 +88,7 @@ TEST_P(LinearTargetTest, ExactFillGivesZeroError) {
       const CaseResult& r = run.cases[c];
       if (r.kind == CaseKind::kPeer) {
         std::cout << "Eigen peer (reported, not gated) on the exact fill, shape "
-                  << ShapeText(inputs.op, shape) << ":\n"
+                  << ShapeText(*inputs.op, shape) << ":\n"
                   << CaseLine(r) << '\n';
         continue;
       }
@@ -126,7 +126,7 @@ TEST_P(LinearTargetTest, TailsAndMisalignedStarts) {
         for (size_t e = 0; e < aligned.size(); ++e) {
           if (FloatBits(shifted[e]) != FloatBits(aligned[e])) {
             ADD_FAILURE() << "misaligned by " << misalign << " floats, "
-                          << ElementName(inputs.op, shape, e) << " is " << HexFloat(shifted[e])
+                          << ElementName(*inputs.op, shape, e) << " is " << HexFloat(shifted[e])
                           << " (" << BitsHex(shifted[e]) << ") instead of "
                           << HexFloat(aligned[e]) << "; aligned case:\n"
                           << DescribeElement(inputs, run, c, static_cast<int64_t>(e));

@@ -94,10 +94,10 @@ TEST(ReductionOracle, EveryScheduleOverExactArithmeticGivesTheExactValue) {
     const ReductionShape& s = mse ? mse_shape : shape;
     for (const char* suite : {"cancellation", "adversarial"}) {
       for (uint64_t index = 0; index < 5; ++index) {
-        const ReductionInstance instance = GenerateReductionInstance(op.op, s, suite, 9, index);
-        for (size_t e = 0; e < ReductionOutputCount(op.op, s); ++e) {
-          const ElementTerms terms = GatherElementTerms(op.op, s, instance, e);
-          const ElementExact exact = ReductionExact(op.op, terms);
+        const ReductionInstance instance = GenerateReductionInstance(op, s, suite, 9, index);
+        for (size_t e = 0; e < ReductionOutputCount(op, s); ++e) {
+          const ElementTerms terms = GatherElementTerms(op, s, instance, e);
+          const ElementExact exact = ReductionExact(op, terms);
           for (ReductionSchedule schedule : schedules) {
             for (size_t lanes : kX86LaneCounts) {
               ExactArith a(ReductionExactPrecision(terms.p.size() + 1));
@@ -113,7 +113,7 @@ TEST(ReductionOracle, EveryScheduleOverExactArithmeticGivesTheExactValue) {
               if (terms.has_bias) sum = reduction_spec::AddBias(a, sum, a.Const(terms.bias));
               EXPECT_TRUE(mpfr_equal_p(sum.get(), exact.numerator.get()))
                   << op.name << " schedule " << static_cast<int>(schedule) << " lanes " << lanes
-                  << " " << ElementName(op.op, s, e) << ": " << sum.ToDecimal(30) << " vs "
+                  << " " << ElementName(op, s, e) << ": " << sum.ToDecimal(30) << " vs "
                   << exact.numerator.ToDecimal(30);
             }
           }

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/reduction_spec.h"
+#include "kernels/reductions/reduction_spec.h"
 
 namespace ulpgate {
 namespace {

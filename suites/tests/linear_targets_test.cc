@@ -82,7 +82,7 @@ TEST_P(LaneWidthTest, LaneParallelDiffersBetweenWidthsExactlyAsModelsPredict) {
       }
     }
     for (size_t e = 0; e < per_instance; ++e) {
-      const ElementTerms terms = GatherElementTerms(inputs.op, inputs.shape, inputs.instances[i], e);
+      const ElementTerms terms = GatherElementTerms(*inputs.op, inputs.shape, inputs.instances[i], e);
       for (size_t t = 0; t < targets.size(); ++t) {
         model_out[t].push_back(ReductionModelOutput(op, models[t], terms));
       }
@@ -97,7 +97,7 @@ TEST_P(LaneWidthTest, LaneParallelDiffersBetweenWidthsExactlyAsModelsPredict) {
   std::map<size_t, size_t> first_of_width;  // lanes -> a target with that many
   for (size_t t = 0; t < targets.size(); ++t) first_of_width.emplace(targets[t]->f32_lanes, t);
   std::cout << op.name << " lane_parallel, cancellation suite, shape "
-            << ShapeText(inputs.op, inputs.shape) << ", " << n << " outputs:\n";
+            << ShapeText(*inputs.op, inputs.shape) << ", " << n << " outputs:\n";
   // Consecutive widths (1 -> 4 -> 8 -> 16 lanes) give different results on
   // some outputs: the lane count is part of the op sequence.
   for (auto it = first_of_width.begin(); std::next(it) != first_of_width.end(); ++it) {

@@ -25,7 +25,7 @@ struct Param {
 
 // Test names and ctest names show "AVX2 linear_fwd", not the bytes of Param.
 void PrintTo(const Param& p, std::ostream* out) {
-  *out << p.target->name << " " << GetReductionOp(p.op).name;
+  *out << p.target->name << " " << *p.op.name;
 }
 
 std::vector<Param> Params() {
@@ -125,7 +125,7 @@ TEST_P(MseTargetTest, TailsAndMisalignedStarts) {
           for (size_t e = 0; e < aligned.size(); ++e) {
             if (FloatBits(shifted[e]) != FloatBits(aligned[e])) {
               ADD_FAILURE() << "misaligned by " << misalign << " floats, "
-                            << ElementName(inputs.op, inputs.shape, e) << " is "
+                            << ElementName(*inputs.op, inputs.shape, e) << " is "
                             << HexFloat(shifted[e]) << " instead of " << HexFloat(aligned[e])
                             << "; aligned case:\n"
                             << DescribeElement(inputs, run, c,

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/reduction_spec.h"
+#include "kernels/reductions/reduction_spec.h"
 #include "kernels/registry.h"
 #include "oracles/float_text.h"
 #include "suites/engine/reduction_cases.h"
@@ -53,7 +53,7 @@ inline ReductionRun RunOnTarget(const ReductionInputSet& inputs, const TargetInf
   options.targets = {&target};
   options.all_candidate_models = false;
   options.threads = 1;  // ctest runs tests in parallel already
-  for (const auto& v : GetReductionOp(inputs.op).variants) options.variants.emplace_back(v.name);
+  for (const auto& v : *inputs.op.variants) options.variants.emplace_back(v.name);
   if (with_peer) options.variants.emplace_back(kEigenPeerVariant);
   return RunReduction(inputs, options);
 }
@@ -66,27 +66,27 @@ inline std::string DescribeElement(const ReductionInputSet& inputs, const Reduct
   const FloatFormat& format = *inputs.format;
   out << r.op << " variant " << r.variant << " in " << format.name << " on " << r.target << " ("
       << CaseKindName(r.kind) << "), suite " << inputs.source << " seed " << inputs.seed << " shape "
-      << ShapeText(inputs.op, inputs.shape);
+      << ShapeText(*inputs.op, inputs.shape);
   if (global < 0) return out.str();
   const size_t per_instance = inputs.outputs_per_instance();
   const size_t i = static_cast<size_t>(global) / per_instance;
   const size_t e = static_cast<size_t>(global) % per_instance;
   const ReductionInstance& instance = inputs.instances[i];
-  const ElementTerms terms = GatherElementTerms(inputs.op, inputs.shape, instance, e);
-  const ElementExact exact = ReductionExact(inputs.op, terms);
+  const ElementTerms terms = GatherElementTerms(*inputs.op, inputs.shape, instance, e);
+  const ElementExact exact = ReductionExact(*inputs.op, terms);
   const float y = run.outputs[i][case_index][e];
   const UlpError ulp =
       MeasureUlpErrorOfQuotient(exact.numerator.get(), exact.denominator, y, format);
   const BoundFraction bound =
       MeasureBoundFraction(exact.numerator.get(), exact.denominator, y, exact.bound, format);
-  out << "\n  instance " << instance.index << ", " << ElementName(inputs.op, inputs.shape, e)
+  out << "\n  instance " << instance.index << ", " << ElementName(*inputs.op, inputs.shape, e)
       << ": output " << HexFloat(y) << " (" << BitsHex(y) << ")"
       << "\n  exact " << ExactValue(exact).ToDecimal(25) << " = " << exact.numerator.ToHexExact()
       << (exact.denominator != 1 ? "/" + std::to_string(exact.denominator) : "")
       << ", correctly rounded "
       << HexFloat(static_cast<float>(RoundToFormat(format, ExactValue(exact).get())));
   if (r.kind != CaseKind::kPeer && !r.conformance.expected_model.empty()) {
-    const ReductionOpInfo& op = GetReductionOp(inputs.op);
+    const ReductionOpInfo& op = *inputs.op;
     for (const auto& variant : op.variants) {
       if (variant.name != r.variant) continue;
       const TargetInfo* target = FindTarget(r.target);
@@ -105,7 +105,7 @@ inline std::string DescribeElement(const ReductionInputSet& inputs, const Reduct
       << exact.bound.roundings << "\n  replay: ulpgate run --op " << r.op << " --dtype "
       << format.name << " --variant "
       << r.variant << " --target " << r.target << " --suite " << inputs.source << " --seed "
-      << inputs.seed << " --shape " << ShapeText(inputs.op, inputs.shape) << " --instance "
+      << inputs.seed << " --shape " << ShapeText(*inputs.op, inputs.shape) << " --instance "
       << instance.index << " --dump -";
   return out.str();
 }

@@ -18,6 +18,13 @@
 
 namespace ulpgate {
 
+// The linear layer's shape by name, as code written for the layer (the drift
+// network) holds it; Extents() is the same shape as the ops' extents.
+struct LinearShape {
+  size_t batch = 1, in = 1, out = 1;
+  ReductionShape Extents() const { return {{batch, in, out, 1}, 3}; }
+};
+
 struct LinearShapes {
   static constexpr uint8_t kBatch = 0, kIn = 1, kOut = 2;
   static constexpr std::array<ReductionExtentInfo, 3> kExtents = {{
@@ -30,6 +37,10 @@ struct LinearShapes {
       {{8, 4, 4, 1}, 3},
       {{8, 4, 2, 1}, 3},
   }};
+  // The goldens' shape and instances: odd extents, so that every lane width
+  // (1, 4, 8, 16) leaves a tail.
+  static constexpr ReductionShape kGoldenShape = {{7, 13, 9, 1}, 3};
+  static constexpr size_t kGoldenInstances = 2;
   static constexpr std::array<std::string_view, 5> kAdversarialFamilies = {
       "huge_range", "cancel_to_zero", "subnormal_products", "overflowing_partials",
       "cancel_leaving_tiny"};

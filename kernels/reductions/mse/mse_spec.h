@@ -23,6 +23,10 @@ struct MseShapes {
   static constexpr std::array<ReductionExtentInfo, 1> kExtents = {{{"n", "N", 1000}}};
   // The drift model's output, [8, 2], flattened.
   static constexpr std::array<ReductionShape, 1> kTrainingShapes = {{{{16, 1, 1, 1}, 1}}};
+  // The goldens' shape and instances: N odd, so that every lane width leaves
+  // a tail.
+  static constexpr ReductionShape kGoldenShape = {{37, 1, 1, 1}, 1};
+  static constexpr size_t kGoldenInstances = 4;
   static constexpr AdversarialDraw kAdversarialDraw = AdversarialDraw::kDifferences;
   static constexpr ExactFill kExactFill = ExactFill::kSquaredDifferences;
   static constexpr bool kEigenPeer = false;
