@@ -13,6 +13,7 @@
 #include "kernels/reductions/linear/linear-inl.h"
 #include "kernels/reductions/mse/mse-inl.h"
 #include "kernels/reductions/reduction_narrow-inl.h"
+#include "kernels/reductions/row_registration-inl.h"
 #include "kernels/reductions/registered_reductions.h"
 
 #endif  // ULPGATE_KERNELS_REDUCTIONS_REGISTERED_REDUCTIONS_INL_H_

@@ -46,6 +46,7 @@
 
 #include "kernels/reductions/linear/linear_spec.h"
 #include "kernels/reductions/mse/mse_spec.h"
+#include "kernels/reductions/row_registration.h"
 
 // X(Spec, its templates (scalar side), its kernels (in ulpgate::HWY_NAMESPACE)),
 // in the order lists and reports give the ops.
@@ -55,7 +56,19 @@
   X(LinearBwdWeightSpec, linear_spec::LinearBwdWeight, linear_kernels::LinearBwdWeight)  \
   X(LinearBwdBiasSpec, linear_spec::LinearBwdBias, linear_kernels::LinearBwdBias)        \
   X(MseFwdSpec, mse_spec::MseFwd, mse_kernels::MseFwd)                                   \
-  X(MseBwdSpec, mse_spec::MseBwd, mse_kernels::MseBwd)
+  X(MseBwdSpec, mse_spec::MseBwd, mse_kernels::MseBwd)                                   \
+  X(RmsNormFwdSpec, row_registration::RowTemplates<RowOp::kRmsNormFwd>,                  \
+    row_registered_kernels::RmsNormFwd)                                                  \
+  X(RmsNormBwdSpec, row_registration::RowTemplates<RowOp::kRmsNormBwd>,                  \
+    row_registered_kernels::RmsNormBwd)                                                  \
+  X(SoftmaxFwdSpec, row_registration::RowTemplates<RowOp::kSoftmaxFwd>,                  \
+    row_registered_kernels::SoftmaxFwd)                                                  \
+  X(SoftmaxBwdSpec, row_registration::RowTemplates<RowOp::kSoftmaxBwd>,                  \
+    row_registered_kernels::SoftmaxBwd)                                                  \
+  X(LogSoftmaxFwdSpec, row_registration::RowTemplates<RowOp::kLogSoftmaxFwd>,            \
+    row_registered_kernels::LogSoftmaxFwd)                                               \
+  X(LogSoftmaxBwdSpec, row_registration::RowTemplates<RowOp::kLogSoftmaxBwd>,            \
+    row_registered_kernels::LogSoftmaxBwd)
 
 namespace ulpgate {
 #define ULPGATE_COUNT_REDUCTION(Spec, templates, kernels) +1
