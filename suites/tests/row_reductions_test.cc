@@ -247,6 +247,53 @@ TEST_P(RowKernelsSpecials, MatchModelsBitForBit) {
 }
 ULPGATE_INSTANTIATE_PER_TARGET(RowKernelsSpecials);
 
+// Where an intermediate overflows the bound holds the output only to be
+// finite: RMSNorm of a row with x = 2^70 (its square +inf in binary32) gives
+// y = 0 for every element, far from the exact value, and stays within the
+// bound; the same row scaled to 2^40 overflows nothing and is held to the
+// first-order bound, which 0 would break.
+// log_softmax_bwd's y drawn at random, not a log-probability: exp(2^100)
+// is beyond MPFR's range; the exact value and bound stay numbers (a stand-in
+// far beyond every format), whether the sum of dy is zero or not.
+TEST(RowBounds, ExponentialsBeyondMpfrsRangeStayNumbers) {
+  const RowOpInfo& op = GetRowOp(RowOp::kLogSoftmaxBwd);
+  for (const std::vector<float>& dy :
+       {std::vector<float>{1.0f, -1.0f, 0.5f}, std::vector<float>{1.0f, -1.0f, 0.0f}}) {
+    const std::vector<float> y = {0x1p100f, -0x1p100f, 2.0f};
+    RowOperands row;
+    row.dy = dy.data();
+    row.y = y.data();
+    const RowExact exact = ExactRow(op, row, y.size(), kDefaultRmsNormEps);
+    for (size_t i = 0; i < y.size(); ++i) {
+      const ReductionBound bound = RowBoundOfEveryVariant(op, exact, i, y.size());
+      EXPECT_TRUE(exact.values[i].IsFinite() && mpfr_number_p(bound.abs_sum.get()) &&
+                  mpfr_number_p(bound.underflow.get()) && mpfr_number_p(bound.peak.get()))
+          << "element " << i;
+      const float kernel_like = -std::numeric_limits<float>::infinity();
+      EXPECT_NO_THROW(MeasureBoundFraction(exact.values[i].get(), 1, kernel_like, bound));
+    }
+  }
+}
+
+TEST(RowBounds, OverflowingIntermediatesHoldTheOutputOnlyToBeFinite) {
+  const RowOpInfo& op = GetRowOp(RowOp::kRmsNormFwd);
+  const std::vector<float> g(4, 1.0f);
+  for (const float big : {0x1p70f, 0x1p40f}) {
+    const std::vector<float> x = {big, 1.0f, -2.0f, 3.0f};
+    RowOperands row;
+    row.x = x.data();
+    row.g = g.data();
+    const RowExact exact = ExactRow(op, row, x.size(), kDefaultRmsNormEps);
+    for (size_t i = 0; i < x.size(); ++i) {
+      const ReductionBound bound = RowBoundOfEveryVariant(op, exact, i, x.size());
+      const BoundFraction f = MeasureBoundFraction(exact.values[i].get(), 1, 0.0f, bound);
+      EXPECT_EQ(f.above_one, big == 0x1p40f)
+          << "x_0 = " << HexFloat(big) << ", output 0 at element " << i << ": bound fraction "
+          << f.fraction;
+    }
+  }
+}
+
 ULPGATE_INSTANTIATE_PER_TARGET(RowKernelsSmoke);
 ULPGATE_INSTANTIATE_PER_TARGET(RowKernelsSampled);
 
