@@ -308,7 +308,57 @@ def exact_tanh_bwd(grad, t):
 # there is an error, never skipped.
 REDUCTIONS = ("linear_fwd", "linear_bwd_input", "linear_bwd_weight", "linear_bwd_bias",
               "mse_fwd", "mse_bwd")
+# The row reductions (RMSNorm, softmax): their values call sqrt, exp and log,
+# from row_exact.py's definitions in mpmath (imported on first use).
+ROW_OPS = ("rmsnorm_fwd", "rmsnorm_bwd", "softmax_fwd", "softmax_bwd", "log_softmax_fwd",
+           "log_softmax_bwd")
+# The binary32 value nearest 1e-6, the registered RMSNorm ops' eps.
+ROW_EPS = float.fromhex("0x1.0c6f7ap-20")
 _ee = None
+_rows = None
+
+
+def rows():
+    global _rows
+    if _rows is None:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import row_exact
+        _rows = row_exact
+    return _rows
+
+
+def exact_row_values(op, inputs, shape):
+    """The row op's values, row by row, as Fractions within 2^-1500 relative of
+    the real ones (row_exact.py at 1600 bits), approximate. Beyond 2^3100 and
+    below 2^-3000 they are held at those powers of two, as the C++ oracle holds
+    exponentials beyond MPFR's range: beyond or below every format alike. The
+    sign of a zero is the dump's (mpmath's zeros carry none)."""
+    from mpmath import mp, mpf
+    mp.prec = 1600
+    n_rows, n = shape
+    out = []
+    for r in range(n_rows):
+        operands = {k: (v if k == "g" else v[r * n:(r + 1) * n]) for k, v in inputs.items()}
+        values = rows().DEFINITIONS[op](operands, ROW_EPS)
+        if op == "log_softmax_bwd":
+            # The oracle holds an exponential beyond 2^3000 (e^y of a y drawn
+            # at random) at 2^3000, then takes dy - e G.
+            from mpmath import exp as mp_exp
+            g = sum(mpf(d) for d in operands["dy"])
+            values = [mpf(d) - min(mp_exp(mpf(y)), mpf(2) ** 3000) * g
+                      for d, y in zip(operands["dy"], operands["y"])]
+        for v in values:
+            if v != 0 and abs(v) > mpf(2) ** 3100:
+                v = mpf(2) ** 3100 * (1 if v > 0 else -1)
+            if v != 0 and abs(v) < mpf(2) ** -3000:
+                v = mpf(2) ** -3000 * (1 if v > 0 else -1)
+            sign, man, exp, _ = v._mpf_  # mpmath's own (sign, mantissa, exponent, bits)
+            x = Fraction(-int(man) if sign else int(man)) * (Fraction(2) ** int(exp))
+            value = Value(x)
+            value.approximate = True
+            value.zero_sign_free = True
+            out.append(value)
+    return out
 
 
 def ee():
@@ -365,6 +415,12 @@ def elements(record):
     inputs = {k: [parse_float(v) for v in vs] for k, vs in record["inputs"].items()}
     if op == "tanh_bwd":
         yield exact_tanh_bwd(inputs["grad"][0], inputs["t"][0]), None
+        return
+    if op in ROW_OPS:
+        # The bound of the row ops (docs/design.md "Row reductions") is the
+        # C++ oracle's; only the values and the ULP errors are rechecked here.
+        for value in exact_row_values(op, inputs, shape_of(record)):
+            yield value, None
         return
     if op not in REDUCTIONS:
         if op not in ee().OPS:
@@ -496,7 +552,7 @@ class Checker:
                 if (e in sets[key]) != flag:
                     self.problem(at, "%s is %s in the dump, recomputed %s" %
                                  (key, e in sets[key], flag))
-            if with_bound:
+            if with_bound and bound is not None:
                 b = bound_fraction(x, y, bound)
                 dumped = result["bound_fraction"][e]
                 dumped = math.inf if dumped == "inf" else dumped
@@ -519,7 +575,8 @@ def missing_ops(ulpgate):
     for op in listed:
         # Elementwise ops list their operands' domains; the reductions do not.
         elementwise = "operand_domains" in op
-        known = op["name"] in ee().OPS if elementwise else op["name"] in REDUCTIONS
+        known = (op["name"] in ee().OPS if elementwise else
+                 op["name"] in REDUCTIONS or op["name"] in ROW_OPS)
         if not known:
             missing.append(op["name"])
     return [op["name"] for op in listed], missing
