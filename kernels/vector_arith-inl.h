@@ -97,7 +97,7 @@ struct VectorArith {
     return hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x), y);
   }
 
-  // For the lane-parallel schedules (reduction_spec-inl.h): the lanes of a
+  // For the lane-parallel schedules (kernels/reductions/sum_of_terms-inl.h): the lanes of a
   // vector as a buffer of floats, to be reduced in the spec's fixed order.
   struct LaneBuffer {
     alignas(64) float lane[hn::MaxLanes(D())];

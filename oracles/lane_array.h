@@ -1,6 +1,6 @@
 // An arithmetic over L lanes of another arithmetic, applied lane by lane: what
 // one SIMD instruction does to a vector of L floats. Instantiating a
-// lane-parallel schedule of kernels/reduction_spec-inl.h with
+// lane-parallel schedule of kernels/reductions/sum_of_terms-inl.h with
 // LaneArrayArith<Binary32Arith> gives its bit-exact model for a target with L
 // lanes; with LaneArrayArith<ExactArith>, its exact real value.
 #ifndef ULPGATE_ORACLES_LANE_ARRAY_H_

@@ -37,7 +37,8 @@
 //   4. Here: the spec header's include and one line per op of
 //      ULPGATE_REDUCTION_OPS; in registered_reductions-inl.h the include of
 //      the kernels.
-//   5. The Python rechecks' definition (tools/python/reduction_exact.py) and
+//   5. The Python rechecks' own definition (tools/python/recheck_dump.py:
+//      REDUCTIONS and its elements(); recheck_check.py's operand names) and
 //      `golden bless --op NAME`, then its budgets.
 #ifndef ULPGATE_KERNELS_REDUCTIONS_REGISTERED_REDUCTIONS_H_
 #define ULPGATE_KERNELS_REDUCTIONS_REGISTERED_REDUCTIONS_H_

@@ -13,7 +13,7 @@ namespace ulpgate {
 
 // y [batch, out] = x [batch, in] * w [out, in]^T, then + b [out] broadcast
 // over the rows (the bias added once after the product, as in
-// kernels/linear-inl.h).
+// kernels/reductions/linear/linear-inl.h).
 void EigenLinearFwd(const float* x, const float* w, const float* b, float* y, size_t batch,
                     size_t in, size_t out);
 

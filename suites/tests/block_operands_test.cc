@@ -30,16 +30,16 @@ double Kept(size_t j, size_t e) {
   return std::ldexp(std::min(significand, 1.75), static_cast<int>(e));
 }
 
-ReductionInputSet Set(ReductionOp op) {
+ReductionInputSet Set(const ReductionOpInfo* op) {
   ReductionInputSet set;
   set.op = op;
-  set.shape = {kN, kN, kN};
+  set.shape = {{kN, kN, kN, 1}, 3};
   set.instances.resize(1);
   return set;
 }
 
 TEST(BlockOperands, LinearFwdQuantizesXAndWAlongInAndLeavesTheBias) {
-  ReductionInputSet set = Set(ReductionOp::kLinearFwd);
+  ReductionInputSet set = Set(FindReductionOp("linear_fwd"));
   auto& ops = set.instances[0].operands;
   ops.assign(3, std::vector<float>(kN * kN));
   ops[2].assign(kN, 0x1.234567p-3f);
@@ -61,7 +61,7 @@ TEST(BlockOperands, LinearFwdQuantizesXAndWAlongInAndLeavesTheBias) {
 }
 
 TEST(BlockOperands, LinearBwdInputQuantizesWDownItsColumns) {
-  ReductionInputSet set = Set(ReductionOp::kLinearBwdInput);
+  ReductionInputSet set = Set(FindReductionOp("linear_bwd_input"));
   auto& ops = set.instances[0].operands;
   ops.assign(2, std::vector<float>(kN * kN));
   for (size_t a = 0; a < kN; ++a) {
@@ -80,7 +80,7 @@ TEST(BlockOperands, LinearBwdInputQuantizesWDownItsColumns) {
 }
 
 TEST(BlockOperands, LinearBwdWeightQuantizesAlongTheBatch) {
-  ReductionInputSet set = Set(ReductionOp::kLinearBwdWeight);
+  ReductionInputSet set = Set(FindReductionOp("linear_bwd_weight"));
   auto& ops = set.instances[0].operands;
   ops.assign(2, std::vector<float>(kN * kN));
   for (size_t b = 0; b < kN; ++b) {
@@ -99,11 +99,11 @@ TEST(BlockOperands, LinearBwdWeightQuantizesAlongTheBatch) {
 }
 
 TEST(BlockOperands, RejectsWhatItCannotQuantize) {
-  ReductionInputSet mse = Set(ReductionOp::kMseFwd);
+  ReductionInputSet mse = Set(FindReductionOp("mse_fwd"));
   mse.instances[0].operands.assign(2, std::vector<float>(kN, 1.0f));
   EXPECT_THROW(QuantizeOperands(ParseBlockOperands("mxfp4"), &mse), InputError);
-  ReductionInputSet odd = Set(ReductionOp::kLinearFwd);
-  odd.shape = {2, 48, 2};
+  ReductionInputSet odd = Set(FindReductionOp("linear_fwd"));
+  odd.shape = {{2, 48, 2, 1}, 3};
   odd.instances[0].operands = {std::vector<float>(96, 1.0f), std::vector<float>(96, 1.0f),
                                std::vector<float>(2, 0.0f)};
   EXPECT_THROW(QuantizeOperands(ParseBlockOperands("mxfp4"), &odd), InputError);

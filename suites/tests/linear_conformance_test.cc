@@ -19,32 +19,28 @@ using testing_support::RunOnTarget;
 
 struct Param {
   const TargetInfo* target;
-  ReductionOp op;
+  const ReductionOpInfo* op;
 };
 
 // Test names and ctest names show "AVX2 linear_fwd", not the bytes of Param.
 void PrintTo(const Param& p, std::ostream* out) {
-  *out << p.target->name << " " << *p.op.name;
+  *out << p.target->name << " " << p.op->name;
 }
 
 std::vector<Param> Params() {
   std::vector<Param> params;
   for (const TargetInfo* t : AllTargets()) {
-    for (ReductionOp op : testing_support::LinearOps()) params.push_back({t, op});
+    for (const ReductionOpInfo* op : testing_support::LinearOps()) params.push_back({t, op});
   }
   return params;
 }
 
 std::string ParamName(const ::testing::TestParamInfo<Param>& info) {
-  return info.param.target->name + "_" + std::string(GetReductionOp(info.param.op).name);
+  return info.param.target->name + "_" + std::string(info.param.op->name);
 }
 
 ReductionShape Shape(size_t batch, size_t in, size_t out) {
-  ReductionShape s;
-  s.batch = batch;
-  s.in = in;
-  s.out = out;
-  return s;
+  return LinearShape{batch, in, out}.Extents();
 }
 
 class LinearTargetTest : public ::testing::TestWithParam<Param> {
@@ -56,20 +52,20 @@ class LinearTargetTest : public ::testing::TestWithParam<Param> {
                    << "; its 16-lane model is checked in linear_targets_test";
     }
   }
-  const ReductionOpInfo& op() const { return GetReductionOp(GetParam().op); }
+  const ReductionOpInfo& op() const { return *GetParam().op; }
   const TargetInfo& target() const { return *GetParam().target; }
 };
 
 TEST_P(LinearTargetTest, ConformsAndStaysWithinBoundOnEverySuite) {
   std::vector<ReductionShape> shapes = {Shape(1, 1, 1), Shape(9, 17, 33), Shape(5, 40, 3)};
-  for (const ReductionShape& s : TrainingShapes(GetParam().op)) shapes.push_back(s);
+  for (const ReductionShape& s : TrainingShapes(*GetParam().op)) shapes.push_back(s);
   for (const std::string& suite : testing_support::SuiteNames()) {
     for (const ReductionShape& shape : shapes) {
       const ReductionInputSet inputs = GenerateReductionSuite(
-          GetParam().op, shape, suite, 7, testing_support::InstancesFor(suite));
+          *GetParam().op, shape, suite, 7, testing_support::InstancesFor(suite));
       const ReductionRun run = RunOnTarget(inputs, target());
       ExpectConformsAndBounded(inputs, run);
-      if (shape.in == 17) {  // one summary per suite
+      if (shape[1] == 17) {  // one summary per suite
         std::cout << op().name << " on " << target().name << ", " << suite << ", shape "
                   << ShapeText(*inputs.op, shape) << ":\n";
         for (const auto& r : run.cases) std::cout << CaseLine(r) << '\n';
@@ -79,10 +75,10 @@ TEST_P(LinearTargetTest, ConformsAndStaysWithinBoundOnEverySuite) {
 }
 
 TEST_P(LinearTargetTest, ExactFillGivesZeroError) {
-  const bool peer = GetParam().op == ReductionOp::kLinearFwd;
+  const bool peer = GetParam().op == &testing_support::Reduction("linear_fwd");
   for (const ReductionShape& shape :
        {Shape(1, 1, 1), Shape(8, 4, 4), Shape(8, 4, 2), Shape(31, 31, 31), Shape(3, 300, 5)}) {
-    const ReductionInputSet inputs = GenerateReductionSuite(GetParam().op, shape, "exact", 3, 2);
+    const ReductionInputSet inputs = GenerateReductionSuite(*GetParam().op, shape, "exact", 3, 2);
     const ReductionRun run = RunOnTarget(inputs, target(), peer);
     for (size_t c = 0; c < run.cases.size(); ++c) {
       const CaseResult& r = run.cases[c];
@@ -107,11 +103,11 @@ TEST_P(LinearTargetTest, TailsAndMisalignedStarts) {
   // Every odd size up to twice the widest vector (16 lanes), so every lane
   // count meets every tail length, and ragged shapes where the reduction and
   // the output extents have different tails.
-  std::vector<ReductionShape> shapes = TailShapes(GetParam().op);
+  std::vector<ReductionShape> shapes = TailShapes(*GetParam().op);
   for (size_t s = 1; s <= 31; s += 6) shapes.push_back(Shape(s % 5 + 1, 33 - s, s + 2));
   for (const ReductionShape& shape : shapes) {
     const ReductionInputSet inputs =
-        GenerateReductionSuite(GetParam().op, shape, "cancellation", 11, 1);
+        GenerateReductionSuite(*GetParam().op, shape, "cancellation", 11, 1);
     const ReductionRun run = RunOnTarget(inputs, target());
     ExpectConformsAndBounded(inputs, run);
     // The same kernels on operands and outputs that start 1, 2, 3 and 5
@@ -145,7 +141,7 @@ INSTANTIATE_TEST_SUITE_P(Sampled, LinearTargetTest, ::testing::ValuesIn(Params()
 TEST(LinearPeerTest, EigenPeerIsReportedBesideTheKernels) {
   ReductionShape shape = Shape(16, 64, 8);
   const ReductionInputSet inputs =
-      GenerateReductionSuite(ReductionOp::kLinearFwd, shape, "cancellation", 5, 2);
+      GenerateReductionSuite(testing_support::Reduction("linear_fwd"), shape, "cancellation", 5, 2);
   ReductionRunOptions options;
   options.threads = 1;
   options.all_candidate_models = false;

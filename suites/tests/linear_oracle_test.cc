@@ -17,6 +17,8 @@
 
 #include "oracles/float_text.h"
 #include "oracles/ulp_metric.h"
+#include "kernels/reductions/linear/linear_spec.h"
+#include "kernels/reductions/mse/mse_spec.h"
 #include "suites/engine/reduction_oracle.h"
 #include "suites/inputs/reduction_suites.h"
 
@@ -30,14 +32,11 @@ TEST(ReductionOracle, PlainLoopsAgreeWithEigenOverMpfrFloat) {
   // Eigen product, whatever its order, is exact too and must equal the loops.
   using Big = mp::number<mp::mpfr_float_backend<700>, mp::et_off>;
   using Matrix = Eigen::Matrix<Big, Eigen::Dynamic, Eigen::Dynamic>;
-  ReductionShape shape;
-  shape.batch = 5;
-  shape.in = 7;
-  shape.out = 3;
+  const ReductionShape shape = LinearShape{5, 7, 3}.Extents();
   for (const char* suite : {"cancellation", "adversarial"}) {
     for (uint64_t index = 0; index < 5; ++index) {
-      for (ReductionOp op : {ReductionOp::kLinearFwd, ReductionOp::kLinearBwdInput,
-                             ReductionOp::kLinearBwdWeight}) {
+      for (const char* name : {"linear_fwd", "linear_bwd_input", "linear_bwd_weight"}) {
+        const ReductionOpInfo& op = *FindReductionOp(name);
         const ReductionInstance instance = GenerateReductionInstance(op, shape, suite, 4, index);
         const auto shapes = ReductionOperandShapes(op, shape);
         auto to_matrix = [&](size_t k) {
@@ -50,13 +49,13 @@ TEST(ReductionOracle, PlainLoopsAgreeWithEigenOverMpfrFloat) {
           return m;
         };
         Matrix expected;
-        if (op == ReductionOp::kLinearFwd) {
+        if (op.name == "linear_fwd") {
           expected = to_matrix(0) * to_matrix(1).transpose();
           const Matrix b = to_matrix(2);
           for (Eigen::Index r = 0; r < expected.rows(); ++r) {
             for (Eigen::Index c = 0; c < expected.cols(); ++c) expected(r, c) += b(c, 0);
           }
-        } else if (op == ReductionOp::kLinearBwdInput) {
+        } else if (op.name == "linear_bwd_input") {
           expected = to_matrix(0) * to_matrix(1);
         } else {
           expected = to_matrix(0).transpose() * to_matrix(1);
@@ -66,7 +65,7 @@ TEST(ReductionOracle, PlainLoopsAgreeWithEigenOverMpfrFloat) {
               ReductionExact(op, GatherElementTerms(op, shape, instance, e));
           const Big& want = expected(e / expected.cols(), e % expected.cols());
           EXPECT_EQ(mpfr_cmp(exact.numerator.get(), want.backend().data()), 0)
-              << GetReductionOp(op).name << " " << suite << " instance " << index << " "
+              << op.name << " " << suite << " instance " << index << " "
               << ElementName(op, shape, e) << ": loops " << exact.numerator.ToDecimal(40)
               << ", Eigen " << want.str(40);
         }
@@ -78,19 +77,15 @@ TEST(ReductionOracle, PlainLoopsAgreeWithEigenOverMpfrFloat) {
 // Each variant's sequence over exact arithmetic (no rounding anywhere) is the
 // exact reduction, whatever its order or lane count.
 TEST(ReductionOracle, EveryScheduleOverExactArithmeticGivesTheExactValue) {
-  ReductionShape shape;
-  shape.batch = 6;
-  shape.in = 19;
-  shape.out = 5;
-  ReductionShape mse_shape;
-  mse_shape.batch = 37;
+  const ReductionShape shape = LinearShape{6, 19, 5}.Extents();
+  const ReductionShape mse_shape = {{37, 1, 1, 1}, 1};
   const ReductionSchedule schedules[] = {ReductionSchedule::kSequentialFused,
                                          ReductionSchedule::kSequentialUnfused,
                                          ReductionSchedule::kLaneParallel,
                                          ReductionSchedule::kPairwise};
   for (const auto& op : ReductionOps()) {
-    if (op.op == ReductionOp::kMseBwd) continue;  // elementwise
-    const bool mse = op.op == ReductionOp::kMseFwd;
+    if (op.reduction_extent < 0) continue;  // elementwise
+    const bool mse = op.family == "mse";
     const ReductionShape& s = mse ? mse_shape : shape;
     for (const char* suite : {"cancellation", "adversarial"}) {
       for (uint64_t index = 0; index < 5; ++index) {
@@ -100,17 +95,23 @@ TEST(ReductionOracle, EveryScheduleOverExactArithmeticGivesTheExactValue) {
           const ElementExact exact = ReductionExact(op, terms);
           for (ReductionSchedule schedule : schedules) {
             for (size_t lanes : kX86LaneCounts) {
-              ExactArith a(ReductionExactPrecision(terms.p.size() + 1));
+              const std::vector<float>& p = terms.vectors[0];
+              const float* q = terms.vectors.size() > 1 ? terms.vectors[1].data() : nullptr;
+              ExactArith a(ReductionExactPrecision(p.size() + 1));
               MpfrNumber sum(8);
-              if (op.op == ReductionOp::kLinearBwdBias) {
-                sum = RunReductionSchedule<reduction_spec::PlainTerm>(schedule, a, lanes, terms);
+              if (op.name == "linear_bwd_bias") {
+                sum = sum_of_terms::RunSchedule<sum_of_terms::PlainTerm>(schedule, a, lanes,
+                                                                         p.data(), q, p.size());
               } else if (mse) {
-                sum = RunReductionSchedule<reduction_spec::SquaredDifferenceTerm>(schedule, a,
-                                                                                  lanes, terms);
+                sum = sum_of_terms::RunSchedule<mse_spec::SquaredDifferenceTerm>(
+                    schedule, a, lanes, p.data(), q, p.size());
               } else {
-                sum = RunReductionSchedule<reduction_spec::ProductTerm>(schedule, a, lanes, terms);
+                sum = sum_of_terms::RunSchedule<sum_of_terms::ProductTerm>(schedule, a, lanes,
+                                                                           p.data(), q, p.size());
               }
-              if (terms.has_bias) sum = reduction_spec::AddBias(a, sum, a.Const(terms.bias));
+              if (op.name == "linear_fwd") {
+                sum = linear_spec::AddBias(a, sum, a.Const(terms.scalars[0]));
+              }
               EXPECT_TRUE(mpfr_equal_p(sum.get(), exact.numerator.get()))
                   << op.name << " schedule " << static_cast<int>(schedule) << " lanes " << lanes
                   << " " << ElementName(op, s, e) << ": " << sum.ToDecimal(30) << " vs "
@@ -163,10 +164,9 @@ TEST(BoundFraction, UnderflowAllowanceCoversSubnormalProducts) {
   // gamma_1 * 2^-150 and the fraction 2^24 - 1; with U = 1 * 2^-149 it is
   // (2^24 - 1) / (2^25 - 1), just below 1/2.
   ElementTerms terms;
-  terms.p = {0x1p-75f};
-  terms.q = {0x1p-75f};
-  const ElementExact exact = ReductionExact(ReductionOp::kLinearBwdInput, terms);
-  const ReductionOpInfo& op = GetReductionOp(ReductionOp::kLinearBwdInput);
+  terms.vectors = {{0x1p-75f}, {0x1p-75f}};
+  const ReductionOpInfo& op = *FindReductionOp("linear_bwd_input");
+  const ElementExact exact = ReductionExact(op, terms);
   const float y = ReductionModelOutput(op, ExpectedReductionModel(op, op.variants[1], 4, false),
                                        terms);
   EXPECT_EQ(y, 0.0f);

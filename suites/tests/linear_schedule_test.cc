@@ -1,4 +1,6 @@
-// Smoke tier: the op sequences of kernels/reduction_spec-inl.h, pinned as
+// Smoke tier: the op sequences of kernels/reductions/ (the schedules of
+// sum_of_terms-inl.h, and what linear_spec-inl.h and mse_spec-inl.h do around
+// them), pinned as
 // symbolic traces. Kernels and models are instantiated from the same
 // templates, so conformance tests cannot notice a change of order; these
 // traces do (and the goldens will). Each expectation is written out by hand
@@ -8,12 +10,14 @@
 #include <string>
 #include <vector>
 
-#include "kernels/reductions/reduction_spec.h"
+#include "kernels/reductions/linear/linear_spec.h"
+#include "kernels/reductions/mse/mse_spec.h"
+#include "kernels/reductions/sum_of_terms.h"
 
 namespace ulpgate {
 namespace {
 
-namespace spec = reduction_spec;
+namespace spec = sum_of_terms;
 
 // An arithmetic whose values are the expressions that computed them.
 struct TraceArith {
@@ -79,7 +83,7 @@ TEST(ReductionScheduleTrace, SequentialFusedAccumulatesFromPlusZero) {
   EXPECT_EQ(spec::SequentialFused<spec::ProductTerm>(a, TraceTerms{3}, 3),
             "fma(p2,q2,fma(p1,q1,fma(p0,q0,0)))");
   EXPECT_EQ(spec::SequentialFused<spec::PlainTerm>(a, TraceTerms{3}, 3), "(((0+p0)+p1)+p2)");
-  EXPECT_EQ(spec::SequentialFused<spec::SquaredDifferenceTerm>(a, TraceTerms{2}, 2),
+  EXPECT_EQ(spec::SequentialFused<mse_spec::SquaredDifferenceTerm>(a, TraceTerms{2}, 2),
             "fma((p1-q1),(p1-q1),fma((p0-q0),(p0-q0),0))");
 }
 
@@ -87,7 +91,7 @@ TEST(ReductionScheduleTrace, SequentialUnfusedRoundsEachProduct) {
   TraceArith a;
   EXPECT_EQ(spec::SequentialUnfused<spec::ProductTerm>(a, TraceTerms{3}, 3),
             "(((0+p0*q0)+p1*q1)+p2*q2)");
-  EXPECT_EQ(spec::SequentialUnfused<spec::SquaredDifferenceTerm>(a, TraceTerms{1}, 1),
+  EXPECT_EQ(spec::SequentialUnfused<mse_spec::SquaredDifferenceTerm>(a, TraceTerms{1}, 1),
             "(0+(p0-q0)*(p0-q0))");
 }
 
@@ -123,12 +127,12 @@ TEST(ReductionScheduleTrace, LaneParallelAssignsTermsModuloLanesPadsWithZeroAndH
 
 TEST(ReductionScheduleTrace, AroundTheReduction) {
   TraceArith a;
-  EXPECT_EQ(spec::AddBias(a, std::string("dot"), std::string("b")), "(dot+b)");
-  EXPECT_EQ(spec::MeanByDivision(a, std::string("s"), std::string("N")), "s/N");
-  EXPECT_EQ(spec::MeanByReciprocal(a, std::string("s"), std::string("N")), "s*1/N");
-  const std::string scale = spec::MseBwdScale(a, std::string("N"));
+  EXPECT_EQ(linear_spec::AddBias(a, std::string("dot"), std::string("b")), "(dot+b)");
+  EXPECT_EQ(mse_spec::MeanByDivision(a, std::string("s"), std::string("N")), "s/N");
+  EXPECT_EQ(mse_spec::MeanByReciprocal(a, std::string("s"), std::string("N")), "s*1/N");
+  const std::string scale = mse_spec::MseBwdScale(a, std::string("N"));
   EXPECT_EQ(scale, "2/N");
-  EXPECT_EQ(spec::MseBwdElement(a, std::string("y"), std::string("t"), scale, std::string("g")),
+  EXPECT_EQ(mse_spec::MseBwdElement(a, std::string("y"), std::string("t"), scale, std::string("g")),
             "2/N*(y-t)*g");
 }
 

@@ -19,48 +19,50 @@ namespace {
 
 using testing_support::DescribeElement;
 
-std::vector<ReductionOp> OpsWithLanes() {
-  return {ReductionOp::kLinearFwd, ReductionOp::kLinearBwdInput, ReductionOp::kLinearBwdWeight,
-          ReductionOp::kLinearBwdBias, ReductionOp::kMseFwd};
+// Every op with a lane-parallel variant.
+std::vector<const ReductionOpInfo*> OpsWithLanes() {
+  std::vector<const ReductionOpInfo*> ops;
+  for (const ReductionOpInfo& op : ReductionOps()) {
+    if (ReductionVariantIndex(op, "lane_parallel") >= 0) ops.push_back(&op);
+  }
+  return ops;
 }
 
 }  // namespace
 
-// Test names and ctest names show the op's name, not its enum's bytes.
-void PrintTo(ReductionOp op, std::ostream* out) { *out << GetReductionOp(op).name; }
+// Test names and ctest names show the op's name, not a pointer.
+void PrintTo(const ReductionOpInfo* op, std::ostream* out) { *out << op->name; }
 
 namespace {
 
-std::string OpName(const ::testing::TestParamInfo<ReductionOp>& info) {
-  return std::string(GetReductionOp(info.param).name);
+std::string OpName(const ::testing::TestParamInfo<const ReductionOpInfo*>& info) {
+  return std::string(info.param->name);
 }
 
-ReductionInputSet CancellationInputs(ReductionOp op) {
+ReductionInputSet CancellationInputs(const ReductionOpInfo* op) {
   ReductionShape shape;
   size_t instances = 2;
-  if (op == ReductionOp::kMseFwd) {
-    shape.batch = 37;  // one output per instance: take many
+  if (op->name == "mse_fwd") {
+    shape = {{37, 1, 1, 1}, 1};  // one output per instance: take many
     instances = 200;
   } else {
     // Reductions of 37 or 10 terms: every op has one longer than 16 (with 16
     // terms or fewer the 8- and 16-lane trees of a plain sum coincide), with
     // tails for 4, 8 and 16 lanes.
-    shape.batch = 37;
-    shape.in = 37;
-    shape.out = 10;
-    instances = op == ReductionOp::kLinearBwdBias ? 20 : 2;
+    shape = LinearShape{37, 37, 10}.Extents();
+    instances = op->name == "linear_bwd_bias" ? 20 : 2;
   }
-  return GenerateReductionSuite(op, shape, "cancellation", 21, instances);
+  return GenerateReductionSuite(*op, shape, "cancellation", 21, instances);
 }
 
 const ReductionVariantInfo& Variant(const ReductionOpInfo& op, std::string_view name) {
   return op.variants.at(ReductionVariantIndex(op, name));
 }
 
-class LaneWidthTest : public ::testing::TestWithParam<ReductionOp> {};
+class LaneWidthTest : public ::testing::TestWithParam<const ReductionOpInfo*> {};
 
 TEST_P(LaneWidthTest, LaneParallelDiffersBetweenWidthsExactlyAsModelsPredict) {
-  const ReductionOpInfo& op = GetReductionOp(GetParam());
+  const ReductionOpInfo& op = *GetParam();
   const ReductionInputSet inputs = CancellationInputs(GetParam());
   const ReductionVariantInfo& lane_parallel = Variant(op, "lane_parallel");
   // Every compiled target's expected lane-parallel model, runnable or not.
@@ -152,10 +154,10 @@ TEST_P(LaneWidthTest, LaneParallelDiffersBetweenWidthsExactlyAsModelsPredict) {
 
 INSTANTIATE_TEST_SUITE_P(Sampled, LaneWidthTest, ::testing::ValuesIn(OpsWithLanes()), OpName);
 
-class FusionTest : public ::testing::TestWithParam<ReductionOp> {};
+class FusionTest : public ::testing::TestWithParam<const ReductionOpInfo*> {};
 
 TEST_P(FusionTest, SequentialFmaIsFusedExactlyWhereMulAddIs) {
-  const ReductionOpInfo& op = GetReductionOp(GetParam());
+  const ReductionOpInfo& op = *GetParam();
   const ReductionInputSet inputs = CancellationInputs(GetParam());
   ReductionRunOptions options;
   options.variants = {"sequential_fma"};
@@ -179,13 +181,13 @@ TEST_P(FusionTest, SequentialFmaIsFusedExactlyWhereMulAddIs) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Sampled, FusionTest,
-                         ::testing::Values(ReductionOp::kLinearFwd, ReductionOp::kLinearBwdInput,
-                                           ReductionOp::kLinearBwdWeight, ReductionOp::kMseFwd),
+                         ::testing::Values(&testing_support::Reduction("linear_fwd"), &testing_support::Reduction("linear_bwd_input"),
+                                           &testing_support::Reduction("linear_bwd_weight"), &testing_support::Reduction("mse_fwd")),
                          OpName);
 
 TEST(TargetIndependence, UnfusedAndPairwiseGiveTheSameBitsOnEveryTarget) {
-  for (ReductionOp op_id : OpsWithLanes()) {
-    const ReductionOpInfo& op = GetReductionOp(op_id);
+  for (const ReductionOpInfo* op_id : OpsWithLanes()) {
+    const ReductionOpInfo& op = *op_id;
     const ReductionInputSet inputs = CancellationInputs(op_id);
     for (const auto& variant : op.variants) {
       const bool independent = variant.schedule == ReductionSchedule::kPairwise ||

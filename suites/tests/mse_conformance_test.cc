@@ -7,6 +7,7 @@
 
 #include <iostream>
 
+#include "kernels/reductions/mse/mse_spec.h"
 #include "suites/tests/reduction_test_support.h"
 
 namespace ulpgate {
@@ -20,31 +21,27 @@ using testing_support::RunOnTarget;
 
 struct Param {
   const TargetInfo* target;
-  ReductionOp op;
+  const ReductionOpInfo* op;
 };
 
 // Test names and ctest names show "AVX2 linear_fwd", not the bytes of Param.
 void PrintTo(const Param& p, std::ostream* out) {
-  *out << p.target->name << " " << *p.op.name;
+  *out << p.target->name << " " << p.op->name;
 }
 
 std::vector<Param> Params() {
   std::vector<Param> params;
   for (const TargetInfo* t : AllTargets()) {
-    for (ReductionOp op : {ReductionOp::kMseFwd, ReductionOp::kMseBwd}) params.push_back({t, op});
+    for (const ReductionOpInfo* op : testing_support::FamilyOps("mse")) params.push_back({t, op});
   }
   return params;
 }
 
 std::string ParamName(const ::testing::TestParamInfo<Param>& info) {
-  return info.param.target->name + "_" + std::string(GetReductionOp(info.param.op).name);
+  return info.param.target->name + "_" + std::string(info.param.op->name);
 }
 
-ReductionShape N(size_t n) {
-  ReductionShape s;
-  s.batch = n;
-  return s;
-}
+ReductionShape N(size_t n) { return {{n, 1, 1, 1}, 1}; }
 
 class MseTargetTest : public ::testing::TestWithParam<Param> {
  protected:
@@ -55,7 +52,7 @@ class MseTargetTest : public ::testing::TestWithParam<Param> {
                    << "; its 16-lane model is checked in linear_targets_test";
     }
   }
-  const ReductionOpInfo& op() const { return GetReductionOp(GetParam().op); }
+  const ReductionOpInfo& op() const { return *GetParam().op; }
   const TargetInfo& target() const { return *GetParam().target; }
 };
 
@@ -64,7 +61,7 @@ TEST_P(MseTargetTest, ConformsAndStaysWithinBoundOnEverySuite) {
     for (size_t n : {1, 2, 16, 33, 257, 1000}) {
       // Many instances: the forward op has one output per instance.
       const size_t instances = suite == "adversarial" ? 20 : 8;
-      const ReductionInputSet inputs = GenerateReductionSuite(GetParam().op, N(n), suite, 7, instances);
+      const ReductionInputSet inputs = GenerateReductionSuite(*GetParam().op, N(n), suite, 7, instances);
       const ReductionRun run = RunOnTarget(inputs, target());
       ExpectConformsAndBounded(inputs, run);
       if (n == 257) {
@@ -79,7 +76,7 @@ TEST_P(MseTargetTest, ExactFillGivesZeroErrorWhenNIsAPowerOfTwo) {
   // Integers keep every sum exact; the mean's scale 1/N (and 2/N) is exact
   // only for N a power of two, so only then is every variant exact.
   for (size_t n : {1, 2, 4, 16, 64, 256, 1024}) {
-    const ReductionInputSet inputs = GenerateReductionSuite(GetParam().op, N(n), "exact", 3, 6);
+    const ReductionInputSet inputs = GenerateReductionSuite(*GetParam().op, N(n), "exact", 3, 6);
     const ReductionRun run = RunOnTarget(inputs, target());
     for (size_t c = 0; c < run.cases.size(); ++c) {
       const CaseResult& r = run.cases[c];
@@ -92,14 +89,14 @@ TEST_P(MseTargetTest, ExactFillGivesZeroErrorWhenNIsAPowerOfTwo) {
   }
   // Otherwise the sum is still exact, so a single correctly rounded division
   // makes the divide variants of mse_fwd correctly rounded.
-  if (GetParam().op == ReductionOp::kMseFwd) {
+  if (GetParam().op == &testing_support::Reduction("mse_fwd")) {
     for (size_t n : {3, 31, 1000}) {
-      const ReductionInputSet inputs = GenerateReductionSuite(GetParam().op, N(n), "exact", 3, 6);
+      const ReductionInputSet inputs = GenerateReductionSuite(*GetParam().op, N(n), "exact", 3, 6);
       const ReductionRun run = RunOnTarget(inputs, target());
       for (size_t c = 0; c < run.cases.size(); ++c) {
         const CaseResult& r = run.cases[c];
         const auto& variant = op().variants[ReductionVariantIndex(op(), r.variant)];
-        if (variant.scaling != MeanScaling::kDivide) continue;
+        if (variant.form != kMeanByDivision) continue;
         EXPECT_EQ(r.stats.correctly_rounded(), r.n)
             << "N = " << n << ", worst:\n"
             << DescribeElement(inputs, run, c, r.stats.max_index());
@@ -109,11 +106,11 @@ TEST_P(MseTargetTest, ExactFillGivesZeroErrorWhenNIsAPowerOfTwo) {
 }
 
 TEST_P(MseTargetTest, TailsAndMisalignedStarts) {
-  std::vector<ReductionShape> shapes = TailShapes(GetParam().op);
+  std::vector<ReductionShape> shapes = TailShapes(*GetParam().op);
   shapes.push_back(N(33));
   for (const ReductionShape& shape : shapes) {
     const ReductionInputSet inputs =
-        GenerateReductionSuite(GetParam().op, shape, "cancellation", 11, 3);
+        GenerateReductionSuite(*GetParam().op, shape, "cancellation", 11, 3);
     const ReductionRun run = RunOnTarget(inputs, target());
     ExpectConformsAndBounded(inputs, run);
     for (size_t misalign : {1, 2, 3, 5}) {

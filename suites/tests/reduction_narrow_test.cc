@@ -41,17 +41,20 @@ std::string ParamName(const ::testing::TestParamInfo<Param>& info) {
   return info.param.target->name + "_" + info.param.format->name;
 }
 
-std::vector<ReductionOp> AllOps() {
-  std::vector<ReductionOp> ops;
-  for (const ReductionOpInfo& op : ReductionOps()) ops.push_back(op.op);
+std::vector<const ReductionOpInfo*> AllOps() {
+  std::vector<const ReductionOpInfo*> ops;
+  for (const ReductionOpInfo& op : ReductionOps()) ops.push_back(&op);
   return ops;
 }
 
-std::vector<ReductionShape> Shapes(ReductionOp op) {
-  if (op == ReductionOp::kMseFwd || op == ReductionOp::kMseBwd) {
-    return {{1, 1, 1}, {17, 1, 1}, {33, 1, 1}, {64, 1, 1}};
+// Shapes of the op's rank: N = 1, 17, 33, 64 for one extent, else the first
+// extents of 1x1x1, 9x17x33, 5x40x3.
+std::vector<ReductionShape> Shapes(const ReductionOpInfo* op) {
+  const size_t rank = op->extents.size();
+  if (rank == 1) {
+    return {{{1, 1, 1, 1}, 1}, {{17, 1, 1, 1}, 1}, {{33, 1, 1, 1}, 1}, {{64, 1, 1, 1}, 1}};
   }
-  return {{1, 1, 1}, {9, 17, 33}, {5, 40, 3}};
+  return {{{1, 1, 1, 1}, rank}, {{9, 17, 33, 1}, rank}, {{5, 40, 3, 1}, rank}};
 }
 
 class ReductionNarrowTest : public ::testing::TestWithParam<Param> {
@@ -65,26 +68,25 @@ class ReductionNarrowTest : public ::testing::TestWithParam<Param> {
 
 TEST_P(ReductionNarrowTest, ConformsAndStaysWithinTheWidenedBoundOnEverySuite) {
   const FloatFormat& format = *GetParam().format;
-  for (ReductionOp op : AllOps()) {
+  for (const ReductionOpInfo* op : AllOps()) {
     for (const std::string& suite : testing_support::SuiteNames()) {
       for (const ReductionShape& shape : Shapes(op)) {
-        const ReductionInputSet inputs = GenerateReductionSuite(
-            op, shape, suite, 7, testing_support::InstancesFor(suite), format);
+        const ReductionInputSet inputs = GenerateReductionSuite(*op, shape, suite, 7, testing_support::InstancesFor(suite), format);
         ASSERT_EQ(inputs.format, &format);
         for (const ReductionInstance& instance : inputs.instances) {
           for (const std::vector<float>& operand : instance.operands) {
             for (float v : operand) {
               ASSERT_TRUE(IsRepresentable(format, v))
-                  << GetReductionOp(op).name << " " << suite << ": " << HexFloat(v)
+                  << op->name << " " << suite << ": " << HexFloat(v)
                   << " is not a " << format.name << " value";
             }
           }
         }
         const ReductionRun run = RunOnTarget(inputs, *GetParam().target);
-        ASSERT_EQ(run.cases.size(), GetReductionOp(op).variants.size());
+        ASSERT_EQ(run.cases.size(), op->variants.size());
         for (const CaseResult& r : run.cases) EXPECT_EQ(r.dtype, format.name);
         ExpectConformsAndBounded(inputs, run);
-        const bool linear = op != ReductionOp::kMseFwd && op != ReductionOp::kMseBwd;
+        const bool linear = op->family == "linear";
         if (suite == "exact" && linear) {
           for (const CaseResult& r : run.cases) {
             EXPECT_EQ(r.stats.max_ulp(), 0.0) << CaseLine(r);
@@ -100,10 +102,10 @@ TEST_P(ReductionNarrowTest, ConformsAndStaysWithinTheWidenedBoundOnEverySuite) {
 // where the binary32 result is already a value of the format they agree.
 TEST_P(ReductionNarrowTest, EqualsTheBinary32KernelRoundedOnce) {
   const FloatFormat& format = *GetParam().format;
-  for (ReductionOp op : AllOps()) {
-    const ReductionOpInfo& info = GetReductionOp(op);
+  for (const ReductionOpInfo* op : AllOps()) {
+    const ReductionOpInfo& info = *op;
     for (const ReductionShape& shape : Shapes(op)) {
-      const ReductionInputSet inputs = GenerateReductionSuite(op, shape, "training", 3, 2, format);
+      const ReductionInputSet inputs = GenerateReductionSuite(*op, shape, "training", 3, 2, format);
       for (const ReductionVariantInfo& variant : info.variants) {
         for (const ReductionInstance& instance : inputs.instances) {
           const std::vector<float> wide =
@@ -116,7 +118,7 @@ TEST_P(ReductionNarrowTest, EqualsTheBinary32KernelRoundedOnce) {
             ASSERT_TRUE(SameFloat(narrow[e], expected))
                 << info.name << " " << variant.name << " in " << format.name << " on "
                 << GetParam().target->name << ", instance " << instance.index << " "
-                << ElementName(op, shape, e) << ": " << HexFloat(narrow[e])
+                << ElementName(info, shape, e) << ": " << HexFloat(narrow[e])
                 << ", binary32 kernel rounded once: " << HexFloat(expected);
           }
         }

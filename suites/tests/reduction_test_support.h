@@ -9,9 +9,11 @@
 #include <gtest/gtest.h>
 
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "kernels/reductions/linear/linear_spec.h"
 #include "kernels/reductions/reduction_spec.h"
 #include "kernels/registry.h"
 #include "oracles/float_text.h"
@@ -29,10 +31,24 @@ inline std::vector<const TargetInfo*> AllTargets() {
   return targets;
 }
 
-inline std::vector<ReductionOp> LinearOps() {
-  return {ReductionOp::kLinearFwd, ReductionOp::kLinearBwdInput, ReductionOp::kLinearBwdWeight,
-          ReductionOp::kLinearBwdBias};
+// A registered reduction by name; a test that names one fails to start
+// without it.
+inline const ReductionOpInfo& Reduction(std::string_view name) {
+  const ReductionOpInfo* op = FindReductionOp(name);
+  if (op == nullptr) throw std::logic_error("no reduction " + std::string(name));
+  return *op;
 }
+
+// The ops of a family folder (kernels/reductions/<family>/), in registry order.
+inline std::vector<const ReductionOpInfo*> FamilyOps(std::string_view family) {
+  std::vector<const ReductionOpInfo*> ops;
+  for (const ReductionOpInfo& op : ReductionOps()) {
+    if (op.family == family) ops.push_back(&op);
+  }
+  return ops;
+}
+
+inline std::vector<const ReductionOpInfo*> LinearOps() { return FamilyOps("linear"); }
 
 inline std::vector<std::string> SuiteNames() {
   std::vector<std::string> names;
@@ -43,7 +59,7 @@ inline std::vector<std::string> SuiteNames() {
 // Enough instances to meet every adversarial family (instance i uses family
 // i mod 5), two of the others.
 inline size_t InstancesFor(const std::string& suite) {
-  return suite == "adversarial" ? AdversarialFamilies(ReductionOp::kLinearFwd).size() : 2;
+  return suite == "adversarial" ? AdversarialFamilies(Reduction("linear_fwd")).size() : 2;
 }
 
 // One target, every variant, expected models only (see ReductionRunOptions).
@@ -53,7 +69,7 @@ inline ReductionRun RunOnTarget(const ReductionInputSet& inputs, const TargetInf
   options.targets = {&target};
   options.all_candidate_models = false;
   options.threads = 1;  // ctest runs tests in parallel already
-  for (const auto& v : *inputs.op.variants) options.variants.emplace_back(v.name);
+  for (const auto& v : inputs.op->variants) options.variants.emplace_back(v.name);
   if (with_peer) options.variants.emplace_back(kEigenPeerVariant);
   return RunReduction(inputs, options);
 }
