@@ -30,7 +30,9 @@ TEST(ReductionRegistry, ListsTheOpsInRegistrationOrderWithTheirOldInputStreams) 
   // were drawn from (one per op, never reused).
   const std::vector<std::pair<std::string, uint64_t>> want = {
       {"linear_fwd", 0}, {"linear_bwd_input", 1}, {"linear_bwd_weight", 2},
-      {"linear_bwd_bias", 3}, {"mse_fwd", 4}, {"mse_bwd", 5}};
+      {"linear_bwd_bias", 3}, {"mse_fwd", 4}, {"mse_bwd", 5},
+      {"rmsnorm_fwd", 101}, {"rmsnorm_bwd", 102}, {"softmax_fwd", 103}, {"softmax_bwd", 104},
+      {"log_softmax_fwd", 105}, {"log_softmax_bwd", 106}};
   ASSERT_EQ(ReductionOps().size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) {
     EXPECT_EQ(ReductionOps()[i].name, want[i].first);
