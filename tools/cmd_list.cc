@@ -371,16 +371,15 @@ void PrintList() {
     for (const auto& s : *group) suites.AddRow({s.name, std::to_string(s.default_n), s.description});
     suites.Print(std::cout, "  ");
   }
-  std::string reductions, shapes;
+  std::string shapes;
   std::vector<std::string> seen;
   for (const ReductionOpInfo& info : ReductionOps()) {
-    reductions += (reductions.empty() ? "" : ", ") + std::string(info.name);
     const std::string letters = ShapeLetters(info);
     if (std::find(seen.begin(), seen.end(), letters) != seen.end()) continue;
     seen.push_back(letters);
     shapes += (shapes.empty() ? "--shape " : " or --shape ") + letters;
   }
-  std::cout << "\nsuites (" << reductions << "; run " << shapes << ")\n";
+  std::cout << "\nsuites (every reduction; run " << shapes << ")\n";
   TextTable reduction_suites({"suite", "default instances", "inputs"});
   reduction_suites.SetLeftAligned({0, 2});
   for (const auto& s : ReductionSuites()) {
