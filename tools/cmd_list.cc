@@ -124,7 +124,8 @@ nlohmann::ordered_json ListJson() {
           {{"name", e.name}, {"letters", e.letters}, {"default", e.default_size}});
     }
     for (const ReductionOperandInfo& o : info.operand_info) {
-      r["operand_shapes"].push_back({{"name", o.name}, {"role", o.role}, {"shape", ShapeWords(info, o.shape)}});
+      r["operand_shapes"].push_back(
+          {{"name", o.name}, {"role", o.role}, {"shape", ShapeWords(info, o.shape)}});
     }
     r["output"] = {{"name", info.output.name}, {"shape", ShapeWords(info, info.output.shape)}};
     r["reduces"] = info.reduction_extent < 0

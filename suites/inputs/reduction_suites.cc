@@ -197,8 +197,9 @@ class Generator {
       return SmallInteger(rng, exact_bits_);
     }
     if (suite_ == "adversarial") {
-      return op_.adversarial_draw == AdversarialDraw::kDifferences ? AdversarialDifferences(t, k, rng)
-                                                                    : AdversarialProducts(t, k, rng);
+      return op_.adversarial_draw == AdversarialDraw::kDifferences
+                 ? AdversarialDifferences(t, k, rng)
+                 : AdversarialProducts(t, k, rng);
     }
     throw InputError("unknown suite '" + suite_ +
                      "' (well_conditioned, cancellation, training, adversarial, exact)");

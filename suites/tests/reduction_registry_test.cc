@@ -68,7 +68,8 @@ TEST(ReductionRegistry, ShapesFollowTheExtents) {
   const ReductionOpInfo& fwd = Op("linear_fwd");
   const ReductionShape s = ParseShape(fwd, "3,5,7");
   EXPECT_EQ(ShapeText(fwd, s), "3,5,7");
-  EXPECT_EQ(ReductionOperandShapes(fwd, s), (std::vector<std::vector<size_t>>{{3, 5}, {7, 5}, {7}}));
+  EXPECT_EQ(ReductionOperandShapes(fwd, s),
+            (std::vector<std::vector<size_t>>{{3, 5}, {7, 5}, {7}}));
   EXPECT_EQ(ReductionOutputShape(fwd, s), (std::vector<size_t>{3, 7}));
   EXPECT_EQ(ReductionLength(fwd, s), 5u);
   EXPECT_EQ(ElementName(fwd, s, 2 * 7 + 1), "y[2,1]");

@@ -67,7 +67,8 @@ struct LinearFwdSpec : LinearShapes {
       "y[b,o] = RN(sum_k x[b,k] w[o,k]) + b[o]: x [B,in], w [out,in], b [out]; "
       "the bias added once after the dot product";
   static constexpr std::array<ReductionOperandInfo, 3> kOperands = {{
-      {"x", "the layer's input", Extents(kBatch, kIn), OperandKind::kActivation, TermRole::kLeft, 1},
+      {"x", "the layer's input", Extents(kBatch, kIn),
+       OperandKind::kActivation, TermRole::kLeft, 1},
       {"w", "the weights", Extents(kOut, kIn), OperandKind::kWeight, TermRole::kRight, 1},
       {"b", "the bias", Extents(kOut), OperandKind::kBias, TermRole::kOutside, -1},
   }};
@@ -96,7 +97,8 @@ struct LinearBwdInputSpec : LinearShapes {
   static constexpr std::string_view kDefinition =
       "dx[b,i] = sum_o dy[b,o] w[o,i]: dy [B,out], w [out,in]";
   static constexpr std::array<ReductionOperandInfo, 2> kOperands = {{
-      {"dy", "the output's gradient", Extents(kBatch, kOut), OperandKind::kGradient, TermRole::kLeft, 1},
+      {"dy", "the output's gradient", Extents(kBatch, kOut),
+       OperandKind::kGradient, TermRole::kLeft, 1},
       {"w", "the weights", Extents(kOut, kIn), OperandKind::kWeight, TermRole::kRight, 0},
   }};
   static constexpr ReductionOutputInfo kOutput = {"dx", Extents(kBatch, kIn)};
@@ -114,8 +116,10 @@ struct LinearBwdWeightSpec : LinearShapes {
   static constexpr std::string_view kDefinition =
       "dw[o,i] = sum_b dy[b,o] x[b,i]: dy [B,out], x [B,in]";
   static constexpr std::array<ReductionOperandInfo, 2> kOperands = {{
-      {"dy", "the output's gradient", Extents(kBatch, kOut), OperandKind::kGradient, TermRole::kLeft, 0},
-      {"x", "the layer's input", Extents(kBatch, kIn), OperandKind::kActivation, TermRole::kRight, 0},
+      {"dy", "the output's gradient", Extents(kBatch, kOut),
+       OperandKind::kGradient, TermRole::kLeft, 0},
+      {"x", "the layer's input", Extents(kBatch, kIn),
+       OperandKind::kActivation, TermRole::kRight, 0},
   }};
   static constexpr ReductionOutputInfo kOutput = {"dw", Extents(kOut, kIn)};
   static constexpr int kReductionExtent = kBatch;
@@ -131,7 +135,8 @@ struct LinearBwdBiasSpec : LinearShapes {
   static constexpr std::string_view kFamily = "linear";
   static constexpr std::string_view kDefinition = "db[o] = sum_b dy[b,o]: dy [B,out]";
   static constexpr std::array<ReductionOperandInfo, 1> kOperands = {{
-      {"dy", "the output's gradient", Extents(kBatch, kOut), OperandKind::kGradient, TermRole::kLeft, 0},
+      {"dy", "the output's gradient", Extents(kBatch, kOut),
+       OperandKind::kGradient, TermRole::kLeft, 0},
   }};
   static constexpr ReductionOutputInfo kOutput = {"db", Extents(kOut)};
   static constexpr int kReductionExtent = kBatch;

@@ -10,9 +10,12 @@
 //     so they run in one-lane vectors of the target (its MulAdd, fused or not);
 //     the lane-parallel schedule uses full vectors.
 //   mse_bwd: dy_i = RN(RN(RN(2/N) * RN(y_i - t_i)) * grad_out).
-//   model: as for the linear kernels (kernels/reductions/linear/linear-inl.h): sequential_fma fused on
-//     AVX2/AVX3/AVX3_DL and unfused elsewhere, lane_parallel with the target's
-//     lane count; the others and mse_bwd one model on every target.
+//   model: as for the linear kernels (kernels/reductions/linear/linear-inl.h):
+//     sequential_fma fused on AVX2/AVX3/AVX3_DL and unfused elsewhere,
+//     lane_parallel with the target's lane count; the others and mse_bwd one
+//     model on every target.
+//   signature: each op's Kernel<kVariant>, ReductionKernel's
+//     (kernels/reductions/reduction_spec.h), extents {n}.
 //   error: within the classical bound (oracles/reduction_bound.h); measured
 //     budgets belong in golden/budgets.json.
 
