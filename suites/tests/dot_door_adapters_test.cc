@@ -3,6 +3,9 @@
 // and ulpgate-iut's built-in ones equals the product computed here in the
 // kernel's order, and every fault or refusal is a DotDoorError, never
 // outputs. ULPGATE_IUT and ULPGATE_PLUGINS are set by the build.
+#include <unistd.h>
+
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -148,6 +151,20 @@ TEST(IutDotDoor, FaultsAndRefusalsAreErrors) {
   EXPECT_THROW(MakeIutDotDoor("exit 3", "v"), DotDoorError);
   // Two targets offer the name: it must be NAME@TARGET.
   EXPECT_THROW(MakeIutDotDoor(kIut + " --builtin --reductions --targets SCALAR,SSE4", "pairwise"), DotDoorError);
+}
+
+// The BLAS IUT over the reference BLAS, whose sgemm sums each output's
+// products left to right from 0 (then the IUT adds the bias).
+TEST(IutDotDoor, ReferenceBlasThroughTheBlasIut) {
+  if (access(ULPGATE_REFERENCE_BLAS, R_OK) != 0) {
+    GTEST_SKIP() << ULPGATE_REFERENCE_BLAS << " is not installed (apt-get install libblas3)";
+  }
+  auto door = MakeIutDotDoor(std::string(ULPGATE_BLAS_IUT) + " " + ULPGATE_REFERENCE_BLAS, "sgemm");
+  EXPECT_EQ(door->Name(), std::string("iut:") + ULPGATE_BLAS_IUT + " " + ULPGATE_REFERENCE_BLAS + ":sgemm@blas");
+  const Product p = MakeProduct(5, 4, 45, 6);
+  EXPECT_EQ(Bits(Multiply(*door, p)), Bits(p.Want(Sequential)));
+  EXPECT_TRUE(door->SetThreads(2));
+  EXPECT_EQ(Bits(Multiply(*door, p)), Bits(p.Want(Sequential)));
 }
 
 }  // namespace
