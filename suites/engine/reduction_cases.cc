@@ -378,7 +378,6 @@ ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOpt
     }();
     for (const ExternalReductionKernel& k : options.external) {
       EngineCase c;
-      c.kind = CaseKind::kKernel;
       c.variant = k.variant;
       c.target = k.target;
       for (const ReductionModel& m : all) {
@@ -391,6 +390,9 @@ ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOpt
       if (!k.model.empty() && c.expected < 0) {
         throw InputError("unknown " + std::string(op.name) + " model '" + k.model + "'");
       }
+      // Models only (goldens blessed from the claims): the model it claims
+      // stands in for it; one that claims none is run.
+      c.kind = options.models_only && c.expected >= 0 ? CaseKind::kModel : CaseKind::kKernel;
       cases.push_back(c);
     }
   }
@@ -428,7 +430,8 @@ ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOpt
     produced[i].resize(cases.size());
     for (size_t c = 0; c < cases.size(); ++c) {
       const EngineCase& cs = cases[c];
-      if (c >= first_external && c < first_external + options.external.size()) {
+      if (c >= first_external && c < first_external + options.external.size() &&
+          cs.kind == CaseKind::kKernel) {
         // A fault is this case's result from its first faulting instance on;
         // the other cases are measured.
         std::optional<KernelFault>& fault = external_fault[c - first_external];
