@@ -19,7 +19,8 @@
    differs (exit 1); the faulty build's goldens (blessed from its claims) checked by running it
    report its crash and overrun as faults (exit 3).
 5. Errors, one line and exit 2: a plugin of an unknown reduction op or model; a version 2 IUT
-   that offers a reduction; a reduction plugin given to an elementwise op.
+   that offers a reduction; a reduction plugin given to an elementwise op, or to `check` of a
+   reduction (which reads its outputs from --outputs, as before).
 
 usage: plugin_reduction_test.py ULPGATE ULPGATE_IUT PLUGIN_DIR WORK [goldens]
 (with `goldens`: part 4 only, ctest plugin_reduction_goldens; without: the others)"""
@@ -231,6 +232,8 @@ def others():
     expect(out, "reductions need ulpgate-iut 3", "a version 2 IUT offering a reduction")
     out = run(["run", "--op", "sigmoid_bwd", "--n", "100", "--plugin", example], 2)
     expect(out, "gives linear_fwd kernels, not sigmoid_bwd", "a reduction plugin on an elementwise op")
+    out = run(["check", "--op", "linear_fwd", "--inputs", "x.npz", "--outputs", "y.npz", "--plugin", example], 2)
+    expect(out, "reads the outputs from --outputs", "check of a reduction with a reduction plugin")
 
 
 
