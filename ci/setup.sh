@@ -28,6 +28,8 @@ packages=(
   libhwy-dev:arm64 libfmt-dev:arm64  # its Highway and fmt, through multiarch (below)
   parallel              # GNU parallel: a sweep's shards at once (a test, docs/sweeps.md)
   chromium              # headless: renders the HTML report in a test (report_renders_in_chromium)
+  libblas3              # the reference BLAS: examples/iut/blas_iut.c's test (ctest blas_iut)
+  libopenblas0-pthread libblis4-pthread  # OpenBLAS and BLIS, measured through blas_iut (docs/iut.md)
 )
 
 missing=()

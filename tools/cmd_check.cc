@@ -442,7 +442,11 @@ void Check(CheckArgs args) {
   const FloatFormat& format = CheckFormat(args.op, args.dtype);
   if (FamilyOf(args.op) == OpFamily::kReduction) {
     if (!args.plugins.empty()) {
-      RequirePluginOp(LoadPlugins(args.plugins), args.op);  // a plugin's op is elementwise
+      RequirePluginOp(LoadPlugins(args.plugins), args.op);
+      // A reduction's check reads its outputs from --outputs; a plugin's or
+      // an IUT's reductions are measured by run.
+      throw UsageError("check --op " + args.op + " reads the outputs from --outputs; run --op " + args.op +
+                       " --plugin/--iut measures a plugin's or an IUT's " + args.op + " kernels");
     }
     if (args.outputs_spec.empty()) throw UsageError("--outputs is required");
     CheckReduction(args, format);

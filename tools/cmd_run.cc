@@ -401,10 +401,7 @@ void Run(const RunArgs& args) {
     return;
   }
   if (op->family == OpFamily::kReduction) {
-    if (!args.plugins.empty()) {
-      RequirePluginOp(LoadPlugins(args.plugins), op->name);  // a plugin's op is elementwise
-    }
-    RunReductionCommand(args);
+    RunReductionCommand(args);  // with the plugins' and IUTs' reductions of the op
     return;
   }
   if (!args.shape.empty() || args.instance >= 0) {

@@ -15,6 +15,8 @@
 #include "oracles/float_text.h"
 #include "suites/reports/dump.h"
 #include "suites/engine/eigen_peer.h"
+#include "suites/engine/kernel_names.h"
+#include "suites/engine/plugins.h"
 #include "suites/engine/op_table.h"
 #include "suites/engine/reduction_cases.h"
 #include "suites/engine/reduction_oracle.h"
@@ -77,6 +79,15 @@ void PrintHistogram(const std::vector<const CaseResult*>& cases,
 std::string ReproduceCommand(const ReductionInputSet& inputs, const CaseResult& r,
                              uint64_t instance) {
   const std::string dtype = r.dtype == "f32" ? "" : " --dtype " + r.dtype;
+  // A plugin's or an IUT's kernel: named NAME@TARGET, with the --plugin or
+  // --iut that loads it.
+  if (const LoadedPlugin* plugin = FindPlugin(r.target)) {
+    return fmt::format(
+        "ulpgate run --op {}{} --variant {}@{} {} --suite {} --seed {} --shape {} --instance {}{} --dump -",
+        r.op, dtype, r.variant, r.target, plugin->Argument(), inputs.source, inputs.seed,
+        ShapeText(inputs.op, inputs.shape), instance,
+        inputs.operands.empty() ? "" : " --operands " + inputs.operands);
+  }
   return fmt::format(
       "ulpgate run --op {}{} --variant {} --target {} --suite {} --seed {} --shape {} "
       "--instance {}{}{} --dump -",
@@ -159,6 +170,22 @@ void PrintText(const RunArgs& args, const ReductionRun& run, const ReductionInpu
     const ErrorStatistics& s = r.stats;
     const bool peer = r.kind == CaseKind::kPeer;
     const std::string model = r.conformance.model();
+    if (r.fault) {
+      // A faulted case measured nothing: its row names the fault only.
+      summary.AddRow({r.variant, target_of(r), KernelFaultName(r.fault->kind), "-", "-", "-", "-", "-",
+                      "-", "-"});
+      models.AddRow({r.variant, target_of(r), r.fault->detail, "-", "-"});
+      continue;
+    }
+    if (!peer && r.conformance.expected_model.empty()) {
+      // A plugin's or an IUT's kernel that claims no model: measured only.
+      summary.AddRow({r.variant, target_of(r), Number(s.max_ulp()), Number(s.mean_ulp()),
+                      Number(s.Percentile(99)), Number(r.bound.max_fraction()),
+                      std::to_string(r.bound.above_one()), std::to_string(r.bound.overflow_exempt()),
+                      std::to_string(s.special_mismatch()), std::to_string(s.signed_zero_mismatch())});
+      models.AddRow({r.variant, target_of(r), model.empty() ? "none" : model, "(none claimed)", "-"});
+      continue;
+    }
     summary.AddRow({r.variant, target_of(r), Number(s.max_ulp()), Number(s.mean_ulp()),
                     Number(s.Percentile(99)), Number(r.bound.max_fraction()),
                     std::to_string(r.bound.above_one()), std::to_string(r.bound.overflow_exempt()),
@@ -178,6 +205,20 @@ void PrintText(const RunArgs& args, const ReductionRun& run, const ReductionInpu
   // Bugs are said as such, whatever --quiet says.
   for (size_t c = 0; c < run.cases.size(); ++c) {
     const CaseResult& r = run.cases[c];
+    if (r.fault) {
+      const uint64_t per_instance = inputs.outputs_per_instance();
+      const size_t instance = static_cast<size_t>(r.fault->first) / per_instance;
+      std::cout << '\n';
+      PrintWrapped(std::cout,
+                   fmt::format("{}: {} {} ({}) on {}: {} on instance {}; the case was not measured",
+                               KernelFaultName(r.fault->kind), r.op, r.variant, r.dtype, r.target,
+                               r.fault->detail, inputs.instances[instance].index),
+                   2, 0);
+      std::cout << "  reproduce: "
+                << WrappedCommand(ReproduceCommand(inputs, r, inputs.instances[instance].index), 13, 6)
+                << '\n';
+      continue;
+    }
     if (r.bound.above_one() > 0) {
       std::cout << fmt::format("\n{}: {} {} output(s) of {} on {} break the classical error bound "
                                "(bound fraction > 1)\n",
@@ -197,6 +238,7 @@ void PrintText(const RunArgs& args, const ReductionRun& run, const ReductionInpu
   std::map<std::string, std::vector<size_t>> by_variant;
   std::vector<std::string> order;
   for (size_t c = 0; c < run.cases.size(); ++c) {
+    if (run.cases[c].fault) continue;  // nothing measured to draw
     if (by_variant[run.cases[c].variant].empty()) order.push_back(run.cases[c].variant);
     by_variant[run.cases[c].variant].push_back(c);
   }
@@ -289,8 +331,40 @@ void RunReductionCommand(const RunArgs& args) {
   }
 
   ReductionRunOptions options;
-  options.variants = SplitList(args.variant);
-  for (const auto& v : options.variants) {
+  // Plugins' and IUTs' kernels of the op (plugin ABI version 4, protocol
+  // version 3): named as every command names kernels (kernel_names.h).
+  const std::vector<const TargetInfo*> plugin_targets = LoadPlugins(args.plugins);
+  RequirePluginOp(plugin_targets, op.name);
+  std::vector<std::string> names;
+  if (!plugin_targets.empty()) {
+    bool builtin = true;
+    names = ResolveKernelNames(op.name, format, args.variant, plugin_targets, &builtin);
+    bool names_builtin = names.empty();
+    std::vector<std::string> builtin_names;
+    for (const std::string& name : names) {
+      const KernelName k = ParseKernelName(name);
+      if (FindPlugin(k.target) != nullptr) continue;
+      if (FindPlugin(k.variant) == nullptr && (ReductionVariantIndex(op, k.variant) >= 0 || k.variant == kEigenPeerVariant)) {
+        builtin_names.push_back(k.variant);
+        names_builtin = true;
+      }
+    }
+    options.builtin = builtin && names_builtin;
+    options.variants = builtin_names;
+    for (const TargetInfo* t : plugin_targets) {
+      const LoadedPlugin* p = PluginOf(*t);
+      for (const PluginKernel& k : p->kernels) {
+        if (k.op != op.name || k.format != &format || !k.reduce) continue;
+        if (!names.empty() && !KernelSelected(names, k.variant, p->target.name)) continue;
+        options.external.push_back({k.variant, &p->target, k.reduction_model, k.reduce});
+      }
+    }
+  } else if (args.variant == "none") {
+    throw UsageError("--variant none runs only plugins: give --plugin or --iut");
+  } else {
+    options.variants = SplitList(args.variant);
+  }
+  for (const auto& v : plugin_targets.empty() ? options.variants : std::vector<std::string>{}) {
     const bool has_peer = !PeerVariants(op.name, format.name).empty();
     const bool peer = has_peer && v == kEigenPeerVariant;
     if (!peer && ReductionVariantIndex(op, v) < 0) {
@@ -302,7 +376,8 @@ void RunReductionCommand(const RunArgs& args) {
     }
   }
   std::vector<std::string> skipped;
-  options.targets = ResolveTargets(args.target, &skipped);
+  if (options.builtin) options.targets = ResolveTargets(args.target, &skipped);
+  if (!options.builtin) options.variants.clear();
   options.emulate_unsupported = args.emulate_unsupported;
   options.threads = args.threads;
   options.keep_details = !args.dump_path.empty();
@@ -320,7 +395,13 @@ void RunReductionCommand(const RunArgs& args) {
   if (tty) std::cerr << '\r' << std::string(60, ' ') << '\r';
 
   std::vector<nlohmann::ordered_json> records;
-  for (const CaseResult& r : run.cases) records.push_back(CaseJson(r, inputs));
+  for (const CaseResult& r : run.cases) {
+    records.push_back(CaseJson(r, inputs));
+    if (r.fault) {
+      const size_t instance = static_cast<size_t>(r.fault->first) / inputs.outputs_per_instance();
+      records.back()["fault"]["replay"] = ReproduceCommand(inputs, r, inputs.instances[instance].index);
+    }
+  }
   FinishRun(
       args, records,
       [&] {

@@ -63,7 +63,7 @@ def session(name, argv, target, variant):
         return p.stdout.readline().decode().rstrip("\n")
 
     greeting = line()
-    if greeting not in ("ulpgate-iut 1", "ulpgate-iut 2"):
+    if greeting not in ("ulpgate-iut 1", "ulpgate-iut 2", "ulpgate-iut 3"):
         failures.append("%s: greeting %r" % (name, greeting))
         p.kill()
         return
@@ -130,8 +130,8 @@ def cast_session(packed):
     def line():
         return p.stdout.readline().decode().rstrip("\n")
 
-    if line() != "ulpgate-iut 2":
-        failures.append("%s: not version 2" % name)
+    if line() != "ulpgate-iut 3":
+        failures.append("%s: not version 3" % name)
     offered, said = [], []
     while True:
         l = line()

@@ -4,7 +4,8 @@
 // the IUT's stdin and stdout. Lines of text for control, raw little-endian
 // storage lanes for data:
 //
-//   IUT:  ulpgate-iut 2                      once, at start (version 1: no casts)
+//   IUT:  ulpgate-iut 3                      once, at start (version 1: no casts;
+//                                            version 2: no reductions)
 //         data shm                           optional: operands and outputs in
 //                                            shared memory (below), not on the pipes
 //         data packed4                       optional (version 2): 4-bit outputs
@@ -16,7 +17,15 @@
 //         ARITY blocks of N elements         operand k's values, in the op's order
 //   IUT:  ok N                               then N output elements
 //    or   error MESSAGE                      the kernel was not called, or broke a rule
+//   host: reduce OP DTYPE TARGET VARIANT RANK E_1 .. E_RANK ARITY N_1 .. N_ARITY M
+//         ARITY blocks, operand k of N_k elements   (version 3: a reduction op)
+//   IUT:  ok M                               then M output elements
+//    or   error MESSAGE
 //   host: quit
+//
+// A reduction call carries its shape (E: the op's extents as --shape spells
+// them, linear_fwd's batch, in, out) and every tensor's element count, so
+// that an IUT stays in step on an op it does not know.
 //
 // An element's size follows the op and the dtype (IutCallLayout): an
 // elementwise op's operands and outputs are the dtype's storage (4 bytes of
@@ -36,17 +45,26 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kernels/cast.h"
 #include "kernels/narrow_formats.h"
+#include "kernels/reduction_spec.h"
 #include "oracles/float_format.h"
 
 namespace ulpgate {
 
 // Version 2 adds the cast ops and "data packed4"; a host takes both
 // greetings, and holds a version 1 IUT to the elementwise ops.
-inline constexpr std::string_view kIutGreeting = "ulpgate-iut 2";
+// Version 3 adds the reductions ("reduce"). A host takes all three
+// greetings and holds an IUT to its version's ops.
+inline constexpr std::string_view kIutGreeting = "ulpgate-iut 3";
+inline constexpr std::string_view kIutGreetingV2 = "ulpgate-iut 2";
 inline constexpr std::string_view kIutGreetingV1 = "ulpgate-iut 1";
+// The greeting's version: 1, 2 or 3; 0 for a line that is none of them.
+inline int IutGreetingVersion(std::string_view line) {
+  return line == kIutGreeting ? 3 : line == kIutGreetingV2 ? 2 : line == kIutGreetingV1 ? 1 : 0;
+}
 // The most elements one call carries (the host splits longer batches).
 inline constexpr uint64_t kIutMaxCall = uint64_t{1} << 24;
 
@@ -166,6 +184,99 @@ inline std::optional<IutOffer> ParseIutOffer(const std::string& line) {
     offer.model.pop_back();
   }
   return offer;
+}
+
+// A reduction op (version 3): its calls are "reduce" lines, whole tensors.
+inline bool IsIutReductionOp(std::string_view op) { return FindReductionOp(op) != nullptr; }
+
+// The most extents and operands a reduce line carries.
+inline constexpr size_t kIutMaxRank = 8;
+inline constexpr size_t kIutMaxReduceOperands = 8;
+
+// One reduction call: the op's extents, each operand's element count and the
+// outputs'. Elements are the dtype's storage (IutElementBytes).
+struct IutReduceCall {
+  std::string op, dtype, target, variant;
+  std::vector<uint64_t> extents;
+  std::vector<uint64_t> operand_counts;
+  uint64_t output_count = 0;
+  // Every element the call moves; with shared memory they must fit in it.
+  uint64_t TotalElements() const {
+    uint64_t total = output_count;
+    for (const uint64_t c : operand_counts) total += c;
+    return total;
+  }
+  // Where operand k (k = ARITY: the outputs) lies in shared memory.
+  uint64_t ShmOffset(size_t k, size_t element_bytes) const {
+    uint64_t at = 0;
+    for (size_t i = 0; i < k && i < operand_counts.size(); ++i) at += operand_counts[i];
+    return at * element_bytes;
+  }
+};
+
+// The extents a reduction's kernels take (a plugin's, version 4, and an
+// IUT's): the op's shape as --shape spells it, linear ops {batch, in, out},
+// the MSE ops {N}.
+inline std::vector<uint64_t> ReductionExtents(ReductionOp op, const ReductionShape& shape) {
+  if (ReductionShapeRank(op) == 1) return {shape.batch};
+  return {shape.batch, shape.in, shape.out};
+}
+// The shape of those extents; nullopt when their count is not the op's rank
+// or one is 0.
+inline std::optional<ReductionShape> ReductionShapeOf(ReductionOp op, const std::vector<uint64_t>& extents) {
+  if (extents.size() != ReductionShapeRank(op)) return std::nullopt;
+  for (const uint64_t e : extents) {
+    if (e == 0) return std::nullopt;
+  }
+  ReductionShape shape;
+  shape.batch = extents[0];
+  if (extents.size() == 3) {
+    shape.in = extents[1];
+    shape.out = extents[2];
+  }
+  return shape;
+}
+
+inline std::string FormatIutReduceCall(const IutReduceCall& call) {
+  std::string line = "reduce " + call.op + " " + call.dtype + " " + call.target + " " + call.variant +
+                     " " + std::to_string(call.extents.size());
+  for (const uint64_t e : call.extents) line += " " + std::to_string(e);
+  line += " " + std::to_string(call.operand_counts.size());
+  for (const uint64_t c : call.operand_counts) line += " " + std::to_string(c);
+  return line + " " + std::to_string(call.output_count);
+}
+
+// A reduce line with rank and arity 1..8, a dtype of IutElementBytes and
+// every tensor within shared memory's room (kIutShmBytes); nullopt otherwise,
+// so that a stream out of step is caught before it allocates.
+inline std::optional<IutReduceCall> ParseIutReduceCall(const std::string& line) {
+  std::istringstream in(line);
+  std::string word;
+  IutReduceCall call;
+  size_t rank = 0, arity = 0;
+  if (!(in >> word) || word != "reduce") return std::nullopt;
+  if (!(in >> call.op >> call.dtype >> call.target >> call.variant >> rank)) return std::nullopt;
+  if (rank < 1 || rank > kIutMaxRank) return std::nullopt;
+  call.extents.resize(rank);
+  for (uint64_t& e : call.extents) {
+    if (!(in >> e)) return std::nullopt;
+  }
+  if (!(in >> arity) || arity < 1 || arity > kIutMaxReduceOperands) return std::nullopt;
+  call.operand_counts.resize(arity);
+  for (uint64_t& c : call.operand_counts) {
+    if (!(in >> c)) return std::nullopt;
+  }
+  if (!(in >> call.output_count)) return std::nullopt;
+  if (in >> word) return std::nullopt;
+  const size_t bytes = IutElementBytes(call.dtype);
+  if (bytes == 0) return std::nullopt;
+  for (const uint64_t c : call.operand_counts) {
+    if (c > kIutShmBytes / bytes) return std::nullopt;
+  }
+  if (call.output_count > kIutShmBytes / bytes || call.TotalElements() > kIutShmBytes / bytes) {
+    return std::nullopt;
+  }
+  return call;
 }
 
 inline std::string FormatIutCall(const IutCall& call) {

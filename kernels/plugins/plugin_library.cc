@@ -7,6 +7,7 @@
 #include "kernels/cast.h"
 #include "kernels/elementwise_ops.h"
 #include "kernels/plugins/ulpgate/plugin.h"
+#include "kernels/reduction_spec.h"
 
 namespace ulpgate {
 
@@ -51,7 +52,7 @@ PluginLibrary ReadVersion1(const ulpgate_plugin& plugin, const std::string& path
       };
     }
     e.kernels.push_back({kernel.variant, kernel.dtype, kernel.model, f32 != nullptr,
-                         u16 != nullptr, std::move(call), {}, false});
+                         u16 != nullptr, std::move(call), {}, false, false, {}});
   }
   return e;
 }
@@ -92,7 +93,7 @@ PluginLibrary ReadVersion2(const ulpgate_plugin_v2& plugin, const std::string& p
       };
     }
     e.kernels.push_back({kernel.variant, kernel.dtype, kernel.model, f32 != nullptr,
-                         u16 != nullptr, std::move(call), {}, false});
+                         u16 != nullptr, std::move(call), {}, false, false, {}});
   }
   return e;
 }
@@ -134,6 +135,40 @@ PluginLibrary ReadVersion3(const ulpgate_plugin_v3& plugin, const std::string& p
   return e;
 }
 
+// Version 4: reductions, each naming its op; shapes travel as extents.
+PluginLibrary ReadVersion4(const ulpgate_plugin_v4& plugin, const std::string& path) {
+  PluginLibrary e;
+  e.abi_version = plugin.abi_version;
+  e.name = plugin.name;
+  if (plugin.abi_version != ULPGATE_PLUGIN_V4_ABI_VERSION) return e;
+  if (plugin.reduction_count == 0 || plugin.reductions == nullptr) return e;
+  for (size_t k = 0; k < plugin.reduction_count; ++k) {
+    const ulpgate_plugin_v4_reduction& r = plugin.reductions[k];
+    const std::string variant = r.variant == nullptr ? "" : r.variant;
+    const std::string op = r.op == nullptr ? "" : r.op;
+    if (FindReductionOp(op) == nullptr) {
+      std::string known;
+      for (const ReductionOpInfo& o : ReductionOps()) known += (known.empty() ? "" : ", ") + std::string(o.name);
+      throw PluginLibraryError(fmt::format(
+          "--plugin {}: reduction {} ({}): unknown op '{}' (version 4 plugins take {})", path, k, variant, op, known));
+    }
+    const ulpgate_reduction_fn fn = r.fn;
+    PluginLibraryKernel kernel;
+    kernel.variant = r.variant;
+    kernel.dtype = r.dtype;
+    kernel.model = r.model;
+    kernel.op = op;
+    kernel.has_reduction = fn != nullptr;
+    if (fn != nullptr) {
+      kernel.reduce = [fn](const void* const* in, void* out, const size_t* extents, size_t rank) {
+        fn(in, out, extents, rank);
+      };
+    }
+    e.kernels.push_back(std::move(kernel));
+  }
+  return e;
+}
+
 }  // namespace
 
 PluginLibrary OpenPluginLibrary(const std::string& path) {
@@ -150,7 +185,14 @@ PluginLibrary OpenPluginLibrary(const std::string& path) {
   uint32_t expected_version = 0;
   const char* entry_name = nullptr;
   using EntryV3 = const ulpgate_plugin_v3* (*)();
-  if (const auto v3 = reinterpret_cast<EntryV3>(dlsym(library, "ulpgate_plugin_v3_entry"))) {
+  using EntryV4 = const ulpgate_plugin_v4* (*)();
+  if (const auto v4 = reinterpret_cast<EntryV4>(dlsym(library, "ulpgate_plugin_v4_entry"))) {
+    entry_name = "ulpgate_plugin_v4_entry";
+    expected_version = ULPGATE_PLUGIN_V4_ABI_VERSION;
+    const ulpgate_plugin_v4* p = v4();
+    if (p == nullptr) throw PluginLibraryError(fmt::format("--plugin {}: {} returned null", path, entry_name));
+    plugin = ReadVersion4(*p, path);
+  } else if (const auto v3 = reinterpret_cast<EntryV3>(dlsym(library, "ulpgate_plugin_v3_entry"))) {
     entry_name = "ulpgate_plugin_v3_entry";
     expected_version = ULPGATE_PLUGIN_V3_ABI_VERSION;
     const ulpgate_plugin_v3* p = v3();
@@ -175,13 +217,14 @@ PluginLibrary OpenPluginLibrary(const std::string& path) {
     }
   } else {
     throw PluginLibraryError(fmt::format(
-        "--plugin {}: no ulpgate_plugin_entry, ulpgate_plugin_v2_entry or ulpgate_plugin_v3_entry "
+        "--plugin {}: no ulpgate_plugin_entry, ulpgate_plugin_v2_entry, ulpgate_plugin_v3_entry or "
+        "ulpgate_plugin_v4_entry "
         "(see ulpgate/plugin.h)", path));
   }
   if (plugin.abi_version != expected_version) {
     throw PluginLibraryError(fmt::format("--plugin {}: ABI version {}, this ulpgate takes {} from {} "
-                                 "(versions 1, 2 and 3: ulpgate_plugin_entry, ulpgate_plugin_v2_entry, "
-                                 "ulpgate_plugin_v3_entry)",
+                                 "(versions 1 to 4: ulpgate_plugin_entry, ulpgate_plugin_v2_entry, "
+                                 "ulpgate_plugin_v3_entry, ulpgate_plugin_v4_entry)",
                                  path, plugin.abi_version, expected_version, entry_name));
   }
   plugin.expected_version = expected_version;

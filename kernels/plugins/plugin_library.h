@@ -21,6 +21,11 @@ namespace ulpgate {
 // for f32, bit patterns for bf16 and f16): operands[k] is the op's operand k,
 // as many as the op has. One signature for both ABI versions.
 using PluginCall = std::function<void(const void* const* operands, void* out, size_t n)>;
+// Calls a reduction (version 4) on tensors of the shape `extents` (`rank`
+// values, the op's shape as --shape spells it): operands and outputs in the
+// format's storage, whole tensors, row-major.
+using ReductionCall =
+    std::function<void(const void* const* operands, void* out, const size_t* extents, size_t rank)>;
 
 // A library that cannot be used, with a one-line message that starts
 // "--plugin PATH: ".
@@ -40,6 +45,10 @@ struct PluginLibraryKernel {
   PluginCall call;  // empty when it has neither function
   std::string op;   // its op where kernels differ in it (a cast's: "cast_f32"); else empty
   bool has_cast = false;
+  // Version 4: a reduction (op its reduction op, dtype its format, model the
+  // bit-exact model it claims or null) and its call.
+  bool has_reduction = false;
+  ReductionCall reduce;
 };
 
 struct PluginLibrary {
@@ -53,11 +62,12 @@ struct PluginLibrary {
 };
 
 // dlopen(path) (RTLD_LOCAL: two plugins may use the same symbol names) and
-// its entry point, version 3's first, then 2's. The library stays loaded. Throws
+// its entry point, version 4's first, then 3's, then 2's. The library stays loaded. Throws
 // PluginLibraryError where it cannot be loaded, has no entry point, returns
 // null, carries another ABI version than its entry point's, names no op or
 // an unknown one, or has another arity than its op; a version 3 cast whose
-// source or destination is none of kernels/cast.h's.
+// source or destination is none of kernels/cast.h's; a version 4 reduction
+// whose op is not a registered reduction op.
 PluginLibrary OpenPluginLibrary(const std::string& path);
 
 }  // namespace ulpgate

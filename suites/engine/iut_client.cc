@@ -256,13 +256,14 @@ void IutProcess::Start() {
   deadline_ = Now() + std::max(timeout_seconds_, 60.0);
   std::string line;
   const bool greeted = ReadLine(&line);
-  version_ = line == kIutGreeting ? 2 : line == kIutGreetingV1 ? 1 : 0;
+  version_ = IutGreetingVersion(line);
   if (!greeted || version_ == 0) {
     const bool timed_out = timed_out_;
     Stop(/*kill=*/true);
     throw std::runtime_error("the IUT '" + CommandText(argv_) + "' " +
                              (timed_out ? std::string("did not greet in time")
-                                        : "did not greet as " + std::string(kIutGreeting) + " or " +
+                                        : "did not greet as " + std::string(kIutGreeting) + ", " +
+                                              std::string(kIutGreetingV2) + " or " +
                                               std::string(kIutGreetingV1) + (line.empty() ? "" : " (it said '" + line + "')")));
   }
   offers_.clear();
@@ -288,7 +289,13 @@ void IutProcess::Start() {
       Stop(/*kill=*/true);
       throw std::runtime_error("the IUT '" + CommandText(argv_) + "' offered " + offer->op +
                                " after greeting as " + std::string(kIutGreetingV1) +
-                               " (casts need " + std::string(kIutGreeting) + ")");
+                               " (casts need " + std::string(kIutGreetingV2) + " or later)");
+    }
+    if (version_ < 3 && IsIutReductionOp(offer->op)) {
+      Stop(/*kill=*/true);
+      throw std::runtime_error("the IUT '" + CommandText(argv_) + "' offered " + offer->op +
+                               " after greeting as ulpgate-iut " + std::to_string(version_) +
+                               " (reductions need " + std::string(kIutGreeting) + ")");
     }
     offers_.push_back(*offer);
   }
@@ -516,6 +523,87 @@ KernelFault IutProcess::Locate(const IutCall& call, const void* const* operands,
   fault.count = static_cast<int64_t>(n);
   fault.index = static_cast<int64_t>(lo);
   return fault;
+}
+
+void IutProcess::Reduce(const IutReduceCall& call, const void* const* operands, void* out) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // A reduction's outputs depend on the whole call: a fault is the call's,
+  // never pinned on one element, so there is nothing to bisect.
+  KernelFault fault;
+  fault.index = -1;
+  fault.first = 0;
+  fault.count = static_cast<int64_t>(call.output_count);
+  if (pid_ < 0) Start();
+  const size_t bytes = IutElementBytes(call.dtype);
+  if (version_ < 3) {
+    fault.kind = KernelFaultKind::kRefused;
+    fault.detail = "the IUT greets as ulpgate-iut " + std::to_string(version_) + ": no reductions";
+    throw KernelFaultError(fault);
+  }
+  if (bytes == 0 || call.TotalElements() > kIutShmBytes / (bytes == 0 ? 1 : bytes)) {
+    fault.kind = KernelFaultKind::kRefused;
+    fault.detail = "the protocol carries no " + call.op + " call in " + call.dtype + " of " +
+                   std::to_string(call.TotalElements()) + " elements";
+    throw KernelFaultError(fault);
+  }
+  const std::string kernel = KernelKey(argv_, IutCall{call.op, call.dtype, call.target, call.variant, 0, 0});
+  const uint64_t n = std::max<uint64_t>(call.TotalElements(), 1);
+  double timeout = timeout_seconds_;
+  if (timeout <= 0) {
+    const double median = KernelCallTimes().Median(kernel);
+    timeout = median < 0 ? kDefaultKernelTimeoutSeconds
+                         : std::max(kMinAdaptiveSeconds, kCallTimeFactor * median * static_cast<double>(n));
+  }
+  const double started = Now();
+  deadline_ = started + timeout;
+  timed_out_ = false;
+  const bool shm = shm_in_use_;
+  const size_t arity = call.operand_counts.size();
+  for (size_t k = 0; shm && k < arity; ++k) {
+    std::memcpy(shm_ + call.ShmOffset(k, bytes), operands[k], call.operand_counts[k] * bytes);
+  }
+  const uint64_t out_at = call.ShmOffset(arity, bytes);
+  const uint64_t out_bytes = call.output_count * bytes;
+  if (shm) std::memset(shm_ + out_at, 0xff, out_bytes);
+  const std::string header = FormatIutReduceCall(call) + "\n";
+  bool sent = WriteAll(header.data(), header.size());
+  for (size_t k = 0; sent && !shm && k < arity; ++k) {
+    sent = WriteAll(operands[k], call.operand_counts[k] * bytes);
+  }
+  std::string line;
+  const auto lost = [&](const char* what) {
+    if (timed_out_) {
+      Stop(/*kill=*/true);
+      fault.kind = KernelFaultKind::kTimeout;
+      fault.detail = std::string(what) + " in " + Seconds(timeout);
+    } else {
+      const KernelFault died = Died();
+      fault.kind = died.kind;
+      fault.detail = died.detail;
+    }
+    throw KernelFaultError(fault);
+  };
+  if (!sent || !ReadLine(&line)) lost("no answer");
+  if (line == "ok " + std::to_string(call.output_count)) {
+    if (shm) {
+      std::memcpy(out, shm_ + out_at, out_bytes);
+    } else if (!ReadAll(out, out_bytes)) {
+      lost("its outputs did not come");
+    }
+    KernelCallTimes().Add(kernel, Now() - started, n);
+    return;
+  }
+  if (line.rfind("error ", 0) == 0) {
+    const std::string message = line.substr(6);
+    fault.kind = message.find("outside its output") != std::string::npos ? KernelFaultKind::kOutOfBounds
+                                                                         : KernelFaultKind::kRefused;
+    fault.detail = message;
+    throw KernelFaultError(fault);
+  }
+  Stop(/*kill=*/true);
+  fault.kind = KernelFaultKind::kRefused;
+  fault.detail = "an answer outside the protocol: '" + line.substr(0, 80) + "'";
+  throw KernelFaultError(fault);
 }
 
 std::vector<IutOffer> IutProcess::Offers() {

@@ -49,6 +49,13 @@ class IutProcess {
   // next call.
   void Call(const IutCall& call, const void* const* operands, void* out);
 
+  // A reduction (protocol version 3): operands[k] holds operand k's
+  // call.operand_counts[k] elements, out receives call.output_count, all in
+  // the dtype's storage. A crash, a hang, a refusal or a write outside the
+  // output throws KernelFaultError naming the call (index -1: a reduction's
+  // outputs need the whole call); the process starts afresh for the next.
+  void Reduce(const IutReduceCall& call, const void* const* operands, void* out);
+
   const std::vector<std::string>& argv() const { return argv_; }
 
   // The kernels the IUT says it offers (its "kernel" lines), starting it if
@@ -84,7 +91,7 @@ class IutProcess {
   int shm_fd_ = -1;
   char* shm_ = nullptr;
   bool shm_in_use_ = false;
-  int version_ = 0;       // the running IUT's greeting: 1 or 2
+  int version_ = 0;       // the running IUT's greeting: 1, 2 or 3
   bool packed4_ = false;  // it said kIutPacked4Line
   double timeout_seconds_;
   std::mutex mutex_;

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include "kernels/elementwise_ops.h"
+#include "kernels/reduction_spec.h"
+#include "suites/engine/op_table.h"
 #include "suites/engine/elementwise_oracle.h"
 #include "suites/engine/plugins.h"
 #include "suites/inputs/inputs.h"
@@ -14,6 +16,14 @@ namespace ulpgate {
 namespace {
 
 std::vector<std::string> BuiltinVariants(std::string_view op, const FloatFormat& format) {
+  // A reduction's variants run in every format of its op, and its peer where
+  // it has one.
+  if (const ReductionOpInfo* reduction = FindReductionOp(op)) {
+    std::vector<std::string> names;
+    for (const ReductionVariantInfo& v : reduction->variants) names.emplace_back(v.name);
+    for (const std::string& peer : PeerVariants(op, format.name)) names.push_back(peer);
+    return names;
+  }
   const ElementwiseOpInfo* info = FindElementwiseOp(op);
   if (info == nullptr || !RunsIn(*info, format)) return {};
   return VariantNames(*info, format);

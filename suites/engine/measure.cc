@@ -23,6 +23,7 @@
 #include "suites/inputs/inputs.h"
 #include "suites/engine/op_table.h"
 #include "suites/engine/plugins.h"
+#include "suites/engine/kernel_names.h"
 #include "suites/engine/reduction_cases.h"
 #include "suites/inputs/reduction_suites.h"
 #include "suites/reports/report.h"
@@ -102,6 +103,31 @@ Measurement MeasureReduction(MeasureSpec spec, const ReductionOpInfo& op,
   ReductionRunOptions options;
   options.variants = spec.variants;
   options.targets = spec.targets;
+  // A plugin's or an IUT's target: its kernels of the op and dtype, as cases
+  // of their own (ReductionRunOptions::external); only those when every
+  // target is such.
+  std::vector<const TargetInfo*> compiled;
+  for (const TargetInfo* t : spec.targets) {
+    const LoadedPlugin* plugin = PluginOf(*t);
+    if (plugin == nullptr) {
+      compiled.push_back(t);
+      continue;
+    }
+    for (const PluginKernel& k : plugin->kernels) {
+      if (k.op != op.name || k.format->name != spec.dtype || !k.reduce) continue;
+      if (!spec.variants.empty() && !KernelSelected(spec.variants, k.variant, plugin->target.name)) continue;
+      options.external.push_back({k.variant, &plugin->target, k.reduction_model, k.reduce});
+    }
+  }
+  if (compiled.size() != spec.targets.size()) {
+    options.targets = compiled;
+    options.builtin = !compiled.empty();
+    std::vector<std::string> builtin;
+    for (const std::string& v : spec.variants) {
+      if (ReductionVariantIndex(op, v) >= 0 || v == kEigenPeerVariant) builtin.push_back(v);
+    }
+    options.variants = options.builtin ? builtin : std::vector<std::string>{};
+  }
   options.models_only = spec.models_only;
   options.threads = spec.threads;
   if (progress) options.progress = progress;

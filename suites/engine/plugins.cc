@@ -45,6 +45,10 @@ class IutPool {
     Lease lease(*this);
     lease.process->Call(call, operands, out);
   }
+  void Reduce(const IutReduceCall& call, const void* const* operands, void* out) {
+    Lease lease(*this);
+    lease.process->Reduce(call, operands, out);
+  }
 
  private:
   struct Lease {
@@ -137,7 +141,56 @@ const FloatFormat& CastDestinationOf(const std::string& dtype, const std::string
   return *to;
 }
 
+// A reduction kernel's call through an IUT: the call's element counts from
+// the op's shapes, so that every IUT is told each tensor's size.
+ReductionCall IutReduction(std::shared_ptr<IutPool> iut, const ReductionOpInfo& op, IutReduceCall call) {
+  return [iut, &op, call](const void* const* in, void* out, const size_t* extents, size_t rank) {
+    IutReduceCall c = call;
+    c.extents.assign(extents, extents + rank);
+    const std::optional<ReductionShape> shape = ReductionShapeOf(op.op, c.extents);
+    if (!shape) throw std::invalid_argument("a shape of rank " + std::to_string(rank) + " for " + c.op);
+    c.operand_counts.clear();
+    for (const std::vector<size_t>& dims : ReductionOperandShapes(op.op, *shape)) {
+      uint64_t count = 1;
+      for (const size_t d : dims) count *= d;
+      c.operand_counts.push_back(count);
+    }
+    c.output_count = ReductionOutputCount(op.op, *shape);
+    iut->Reduce(c, in, out);
+  };
+}
+
+// Checks a reduction kernel's dtype and claimed model (empty: none); `where`
+// begins the error's message. Returns its format.
+const FloatFormat& CheckReduction(const ReductionOpInfo& op, const std::string& dtype,
+                                  const std::string& model, const std::string& where) {
+  const FloatFormat* format = FindFormat(dtype);
+  if (format == nullptr || IutElementBytes(dtype) == 0) {
+    throw InputError(fmt::format("{}: dtype '{}' ({} runs in {})", where, dtype, op.name, KernelFormatNames()));
+  }
+  if (!model.empty()) {
+    const std::vector<std::string> names = ReductionModelNames(op);
+    if (std::find(names.begin(), names.end(), model) == names.end()) {
+      std::string known;
+      for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
+      throw InputError(fmt::format("{}: unknown model '{}' ({}: {})", where, model, op.name, known));
+    }
+  }
+  return *format;
+}
+
 }  // namespace
+
+std::vector<std::string> ReductionModelNames(const ReductionOpInfo& op) {
+  std::vector<std::string> names;
+  for (const ReductionVariantInfo& v : op.variants) {
+    for (const ReductionModel& m : CandidateReductionModels(op, v)) {
+      const std::string name = m.Name(op);
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    }
+  }
+  return names;
+}
 
 void SetPluginProcessOptions(const PluginProcessOptions& options) { ProcessOptions() = options; }
 const PluginProcessOptions& CurrentPluginProcessOptions() { return ProcessOptions(); }
@@ -292,6 +345,26 @@ const LoadedPlugin& LoadPlugin(const std::string& path) {
       if (s == nullptr || *s == '\0') throw InputError(fmt::format("{}: no {}", where, what));
       return std::string(s);
     };
+    if (const ReductionOpInfo* reduction = FindReductionOp(kernel.op)) {
+      const std::string variant = text(kernel.variant, "variant name");
+      const std::string model = kernel.model == nullptr ? "" : kernel.model;
+      const std::string what = fmt::format("{} ({})", where, variant);
+      const FloatFormat& format = CheckReduction(*reduction, text(kernel.dtype, "dtype"), model, what);
+      if (!kernel.has_reduction) throw InputError(what + ": no function");
+      for (const PluginKernel& earlier : kernels) {
+        if (earlier.op == kernel.op && earlier.variant == variant && earlier.format == &format) {
+          throw InputError(fmt::format("{}: a second {} {} kernel of that name", what, kernel.op, format.name));
+        }
+      }
+      PluginKernel p;
+      p.op = kernel.op;
+      p.variant = variant;
+      p.format = &format;
+      p.reduce = std::move(kernel.reduce);
+      p.reduction_model = model;
+      kernels.push_back(std::move(p));
+      continue;
+    }
     if (const FloatFormat* from = IutCastSource(kernel.op)) {
       const std::string variant = text(kernel.variant, "variant name");
       const FloatFormat& to = CastDestinationOf(text(kernel.dtype, "destination"), where);
@@ -351,6 +424,15 @@ const LoadedPlugin& LoadPlugin(const std::string& path) {
     auto iut = std::make_shared<IutPool>(
         std::vector<std::string>{BundledIutPath(), "--plugin", path}, process.kernel_timeout_seconds);
     for (PluginKernel& k : kernels) {
+      if (const ReductionOpInfo* reduction = FindReductionOp(k.op)) {
+        IutReduceCall call;
+        call.op = k.op;
+        call.dtype = k.format->name;
+        call.target = name;
+        call.variant = k.variant;
+        k.reduce = IutReduction(iut, *reduction, call);
+        continue;
+      }
       IutCall call;
       call.op = k.op;
       call.dtype = k.format->name;
@@ -467,6 +549,36 @@ std::vector<const TargetInfo*> LoadIut(const std::string& command) {
           c.n = n;
           iut->Call(c, in, out);
         };
+        if (!loaded.GivesOp(o.op)) loaded.ops.push_back(o.op);
+        loaded.kernels.push_back(std::move(k));
+        continue;
+      }
+      if (const ReductionOpInfo* reduction = FindReductionOp(o.op)) {
+        // A reduction: its model the line's, else, for this build's target,
+        // the model its variant follows there, else a model named like the
+        // variant, else none.
+        std::string model = o.model;
+        const int v = ReductionVariantIndex(*reduction, o.variant);
+        if (model.empty() && compiled != nullptr && v >= 0) {
+          model = ExpectedReductionModel(*reduction, reduction->variants[static_cast<size_t>(v)],
+                                         compiled->f32_lanes, compiled->fused_muladd)
+                      .Name(*reduction);
+        }
+        const std::vector<std::string> models = ReductionModelNames(*reduction);
+        if (model.empty() && std::find(models.begin(), models.end(), o.variant) != models.end()) model = o.variant;
+        const FloatFormat& format = CheckReduction(*reduction, o.dtype, model, where);
+        if (loaded.Find(o.variant, o.dtype, o.op) != nullptr) throw InputError(where + ": offered twice");
+        PluginKernel k;
+        k.op = o.op;
+        k.variant = o.variant;
+        k.format = &format;
+        k.reduction_model = model;
+        IutReduceCall call;
+        call.op = o.op;
+        call.dtype = o.dtype;
+        call.target = iut_name;
+        call.variant = o.variant;
+        k.reduce = IutReduction(iut, *reduction, call);
         if (!loaded.GivesOp(o.op)) loaded.ops.push_back(o.op);
         loaded.kernels.push_back(std::move(k));
         continue;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/plugins/plugin_library.h"
+#include "kernels/reduction_spec.h"
 #include "kernels/registry.h"
 #include "suites/engine/iut_client.h"
 #include "oracles/cast_policy.h"
@@ -34,7 +35,16 @@ struct PluginKernel {
   // claims none.
   std::optional<CastPolicy> policy;
   PluginCall call;
+  // A reduction (op a reduction op: plugin ABI version 4, an IUT's "reduce"):
+  // its call over whole tensors, and the model it claims as the reports name
+  // it ("sequential_fused", "pairwise"); empty: it claims none.
+  ReductionCall reduce;
+  std::string reduction_model;
 };
+
+// The models a reduction's kernel may claim or be matched with: every
+// candidate model of every variant of the op, by name, in table order.
+std::vector<std::string> ReductionModelNames(const ReductionOpInfo& op);
 
 // How the kernels of the plugins loaded from now on run. Out of process: in
 // the ulpgate-iut beside this program (docs/iut.md), one process per plugin,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <stdexcept>
 #include <type_traits>
 
@@ -11,6 +12,7 @@
 #include "oracles/float_text.h"
 #include "oracles/mpfr_number.h"
 #include "suites/engine/eigen_peer.h"
+#include "kernels/iut/iut_protocol.h"
 #include "suites/engine/guarded_buffer.h"
 #include "suites/engine/kernel_fault.h"
 #include "suites/engine/op_table.h"
@@ -32,12 +34,14 @@ class ReductionProblem : public EngineProblem {
  public:
   ReductionProblem(const ReductionInputSet& inputs, const ReductionOpInfo& op,
                    std::vector<ReductionModel> models, std::vector<std::string> model_names,
-                   std::vector<std::vector<std::vector<float>>> produced)
+                   std::vector<std::vector<std::vector<float>>> produced,
+                   std::map<std::pair<size_t, size_t>, KernelFault> faults = {})
       : inputs_(inputs),
         op_(op),
         models_(std::move(models)),
         model_names_(std::move(model_names)),
         produced_(std::move(produced)),
+        faults_(std::move(faults)),
         elements_(inputs.outputs_per_instance()) {}
 
   const FloatFormat& format() const override { return *inputs_.format; }
@@ -60,6 +64,15 @@ class ReductionProblem : public EngineProblem {
   }
   const std::vector<std::string>& model_names() const override { return model_names_; }
   void Outputs(size_t c, const EngineUnit& unit, float* out) const override {
+    // A kernel that faulted on an instance gave none of its outputs: the
+    // fault is the whole call's.
+    if (const auto f = faults_.find({unit.group, c}); f != faults_.end()) {
+      KernelFault fault = f->second;
+      fault.index = -1;
+      fault.first = 0;
+      fault.count = static_cast<int64_t>(unit.count);
+      throw KernelFaultError(std::move(fault));
+    }
     const std::vector<float>& y = produced_[unit.group][c];
     const size_t e = unit.begin - unit.group * elements_;
     std::copy(y.begin() + e, y.begin() + e + unit.count, out);
@@ -88,6 +101,7 @@ class ReductionProblem : public EngineProblem {
   std::vector<ReductionModel> models_;
   std::vector<std::string> model_names_;
   std::vector<std::vector<std::vector<float>>> produced_;  // [instance][case][element]
+  std::map<std::pair<size_t, size_t>, KernelFault> faults_;  // (instance, case)
   size_t elements_;
 };
 
@@ -170,6 +184,62 @@ std::vector<float> RunReductionKernel(const ReductionOpInfo& op, std::string_vie
   return RunKernelIn<float>(op, variant, target, s, instance, misalign, format, kernel);
 }
 
+namespace {
+
+// A plugin's or an IUT's kernel on one instance: operands in the format's
+// storage in buffers `misalign` elements past a 64-byte boundary, guarded, so
+// that a write outside the output is the case's fault as it is a built-in
+// kernel's.
+std::vector<float> RunExternalReductionKernel(const ReductionOpInfo& op, const ExternalReductionKernel& k,
+                                              const ReductionShape& s, const ReductionInstance& instance,
+                                              size_t misalign, const FloatFormat& format) {
+  const size_t count = ReductionOutputCount(op.op, s);
+  std::vector<uint64_t> wide = ReductionExtents(op.op, s);
+  const std::vector<size_t> extents(wide.begin(), wide.end());
+  std::vector<float> y(count);
+  auto run = [&](auto zero) {
+    using T = decltype(zero);
+    std::vector<BasicGuardedBuffer<T>> in;
+    std::vector<const void*> operands;
+    for (const auto& operand : instance.operands) {
+      in.emplace_back(operand.size(), misalign);
+      for (size_t i = 0; i < operand.size(); ++i) {
+        if constexpr (sizeof(T) == 4) {
+          in.back().data()[i] = operand[i];
+        } else {
+          in.back().data()[i] = static_cast<T>(EncodeBits(format, operand[i]));
+        }
+      }
+    }
+    for (auto& b : in) operands.push_back(b.data());
+    BasicGuardedBuffer<T> out(count, misalign);
+    k.call(operands.data(), out.data(), extents.data(), extents.size());
+    bool intact = out.GuardsIntact();
+    for (const auto& b : in) intact = intact && b.GuardsIntact();
+    if (!intact) {
+      KernelFault f;
+      f.kind = KernelFaultKind::kOutOfBounds;
+      f.detail = "the kernel wrote outside its output or into its operands";
+      throw KernelFaultError(std::move(f));
+    }
+    for (size_t i = 0; i < count; ++i) {
+      if constexpr (sizeof(T) == 4) {
+        y[i] = out.data()[i];
+      } else {
+        y[i] = static_cast<float>(DecodeBits(format, out.data()[i]));
+      }
+    }
+  };
+  if (format.storage_bytes() == 4) {
+    run(0.0f);
+  } else {
+    run(uint16_t{0});
+  }
+  return y;
+}
+
+}  // namespace
+
 std::vector<float> RunEigenPeer(const ReductionShape& s, const ReductionInstance& instance) {
   // An op whose spec says kEigenPeer is x [B, in] W [out, in]^T + b [out].
   std::vector<float> y(s[0] * s[2]);
@@ -206,9 +276,10 @@ ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOpt
     if (v < 0) throw InputError("unknown " + std::string(op.name) + " variant '" + name + "'");
     variants.push_back(v);
   }
-  if (options.variants.empty() && options.outputs == nullptr) {
+  if (options.variants.empty() && options.outputs == nullptr && options.builtin) {
     for (size_t v = 0; v < op.variants.size(); ++v) variants.push_back(static_cast<int>(v));
   }
+  if (!options.builtin) peer = false;
   std::vector<const TargetInfo*> targets = options.targets;
   if (targets.empty()) {
     for (const TargetInfo& t : CompiledTargets()) {
@@ -261,6 +332,37 @@ ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOpt
       }
     }
   }
+  // Kernels from plugins and IUTs: held to the model each claims (none: -1),
+  // compared with every model of the op.
+  const size_t first_external = cases.size();
+  if (!options.external.empty()) {
+    const std::vector<ReductionModel> all = [&] {
+      std::vector<ReductionModel> m;
+      for (const ReductionVariantInfo& v : op.variants) {
+        for (const ReductionModel& candidate : CandidateReductionModels(op, v)) m.push_back(candidate);
+      }
+      return m;
+    }();
+    for (const ExternalReductionKernel& k : options.external) {
+      EngineCase c;
+      c.variant = k.variant;
+      c.target = k.target;
+      for (const ReductionModel& m : all) {
+        const int index = intern(m);
+        if (std::find(c.compared.begin(), c.compared.end(), index) == c.compared.end()) {
+          c.compared.push_back(index);
+        }
+        if (m.Name(op) == k.model) c.expected = index;
+      }
+      if (!k.model.empty() && c.expected < 0) {
+        throw InputError("unknown " + std::string(op.name) + " model '" + k.model + "'");
+      }
+      // Models only (goldens blessed from the claims): the model it claims
+      // stands in for it; one that claims none is run.
+      c.kind = options.models_only && c.expected >= 0 ? CaseKind::kModel : CaseKind::kKernel;
+      cases.push_back(c);
+    }
+  }
   if (peer) {
     EngineCase c;
     c.kind = CaseKind::kPeer;
@@ -289,10 +391,31 @@ ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOpt
   const size_t elements = inputs.outputs_per_instance();
   const size_t instance_count = inputs.instances.size();
   std::vector<std::vector<std::vector<float>>> produced(instance_count);  // [i][case][element]
+  std::map<std::pair<size_t, size_t>, KernelFault> faults;
+  std::vector<std::optional<KernelFault>> external_fault(options.external.size());
   for (size_t i = 0; i < instance_count; ++i) {
     produced[i].resize(cases.size());
     for (size_t c = 0; c < cases.size(); ++c) {
       const EngineCase& cs = cases[c];
+      if (c >= first_external && c < first_external + options.external.size() &&
+          cs.kind == CaseKind::kKernel) {
+        // A fault is this case's result from its first faulting instance on;
+        // the other cases are measured.
+        std::optional<KernelFault>& fault = external_fault[c - first_external];
+        if (!fault) {
+          try {
+            produced[i][c] = RunExternalReductionKernel(
+                op, options.external[c - first_external], inputs.shape, inputs.instances[i],
+                (options.misalign + inputs.instances[i].index) % kMisalignCycle, *inputs.format);
+            continue;
+          } catch (const KernelFaultError& e) {
+            fault = e.fault();
+          }
+        }
+        faults.emplace(std::make_pair(i, c), *fault);
+        produced[i][c].assign(elements, 0.0f);
+        continue;
+      }
       if (cs.kind == CaseKind::kKernel) {
         produced[i][c] = RunReductionKernel(
             op, cs.variant, *cs.target, inputs.shape, inputs.instances[i],
@@ -311,7 +434,7 @@ ReductionRun RunReduction(const ReductionInputSet& inputs, const ReductionRunOpt
   }
 
   const ReductionProblem problem(inputs, op, std::move(models), std::move(model_names),
-                                 std::move(produced));
+                                 std::move(produced), std::move(faults));
   EngineOptions engine;
   engine.threads = options.threads;
   engine.keep_outputs = true;

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/plugins/plugin_library.h"
 #include "kernels/reductions/reduction_spec.h"
 #include "kernels/registry.h"
 #include "suites/engine/engine.h"
@@ -30,6 +31,16 @@ namespace ulpgate {
 struct InstanceDetail {
   std::vector<std::string> exact;  // per element: exact hex, "/N" appended when N > 1
   std::vector<std::vector<ElementMeasure>> cases;  // [case][element]
+};
+
+// A reduction kernel from elsewhere (a plugin's, ABI version 4, or an IUT's):
+// a case of kind kernel under its own target, measured as the built-in ones
+// are, compared with every model of the op, held to the model it claims.
+struct ExternalReductionKernel {
+  std::string variant;
+  const TargetInfo* target = nullptr;
+  std::string model;   // the model it claims (ReductionModel::Name); empty: none
+  ReductionCall call;  // operands in the op's order and storage, extents as ReductionExtents
 };
 
 struct ReductionRunOptions {
@@ -53,6 +64,10 @@ struct ReductionRunOptions {
   // variant; no kernel runs.
   const std::vector<std::vector<float>>* outputs = nullptr;
   std::string outputs_label;
+  // Kernels from plugins and IUTs, cases after the built-in ones; with
+  // builtin false, the only kernels (--variant none).
+  std::vector<ExternalReductionKernel> external;
+  bool builtin = true;
 };
 
 struct ReductionRun {

@@ -35,6 +35,7 @@
 #include "kernels/expected_model.h"
 #include "kernels/narrow_formats.h"
 #include "kernels/plugins/plugin_library.h"
+#include "kernels/reduction_spec.h"
 #include "kernels/registry.h"
 #include "hwy/targets.h"
 #include "suites/engine/guarded_buffer.h"
@@ -279,6 +280,171 @@ bool ServeCast(const std::vector<Library>& libraries, const IutCall& call, bool 
   return true;
 }
 
+// A built-in reduction kernel of `op` in `dtype` on a target, called as a
+// plugin's is (operands in the op's order, whole tensors); empty when there
+// is none.
+ReductionCall BuiltinReduction(const ReductionOpInfo& op, const std::string& dtype,
+                               const std::string& variant, int64_t bits) {
+  if (dtype != "f32") {
+    const ReductionNarrowKernel k = FindReductionNarrowKernel(dtype, op.name, variant, bits);
+    if (k == nullptr) return {};
+    return [k, &op](const void* const* in, void* out, const size_t* e, size_t rank) {
+      const ReductionShape s = *ReductionShapeOf(op.op, std::vector<uint64_t>(e, e + rank));
+      k(reinterpret_cast<const uint16_t* const*>(in), static_cast<uint16_t*>(out), s.batch, s.in, s.out);
+    };
+  }
+  const auto f = [](const void* p) { return static_cast<const float*>(p); };
+  const auto shape = [&op](const size_t* e, size_t rank) {
+    return *ReductionShapeOf(op.op, std::vector<uint64_t>(e, e + rank));
+  };
+  switch (op.op) {
+    case ReductionOp::kLinearFwd:
+      if (const LinearFwdKernel k = FindLinearFwdKernel(variant, bits)) {
+        return [=](const void* const* in, void* out, const size_t* e, size_t rank) {
+          const ReductionShape s = shape(e, rank);
+          k(f(in[0]), f(in[1]), f(in[2]), static_cast<float*>(out), s.batch, s.in, s.out);
+        };
+      }
+      break;
+    case ReductionOp::kLinearBwdInput:
+      if (const LinearBwdInputKernel k = FindLinearBwdInputKernel(variant, bits)) {
+        return [=](const void* const* in, void* out, const size_t* e, size_t rank) {
+          const ReductionShape s = shape(e, rank);
+          k(f(in[0]), f(in[1]), static_cast<float*>(out), s.batch, s.in, s.out);
+        };
+      }
+      break;
+    case ReductionOp::kLinearBwdWeight:
+      if (const LinearBwdWeightKernel k = FindLinearBwdWeightKernel(variant, bits)) {
+        return [=](const void* const* in, void* out, const size_t* e, size_t rank) {
+          const ReductionShape s = shape(e, rank);
+          k(f(in[0]), f(in[1]), static_cast<float*>(out), s.batch, s.in, s.out);
+        };
+      }
+      break;
+    case ReductionOp::kLinearBwdBias:
+      if (const LinearBwdBiasKernel k = FindLinearBwdBiasKernel(variant, bits)) {
+        return [=](const void* const* in, void* out, const size_t* e, size_t rank) {
+          const ReductionShape s = shape(e, rank);
+          k(f(in[0]), static_cast<float*>(out), s.batch, s.out);
+        };
+      }
+      break;
+    case ReductionOp::kMseFwd:
+      if (const MseFwdKernel k = FindMseFwdKernel(variant, bits)) {
+        return [=](const void* const* in, void* out, const size_t* e, size_t rank) {
+          *static_cast<float*>(out) = k(f(in[0]), f(in[1]), shape(e, rank).batch);
+        };
+      }
+      break;
+    case ReductionOp::kMseBwd:
+      if (const MseBwdKernel k = FindMseBwdKernel(variant, bits)) {
+        return [=](const void* const* in, void* out, const size_t* e, size_t rank) {
+          k(f(in[0]), f(in[1]), f(in[2])[0], static_cast<float*>(out), shape(e, rank).batch);
+        };
+      }
+      break;
+  }
+  return {};
+}
+
+// A reduce request: a plugin's reduction (version 4) or a built-in one, the
+// operands read into guarded buffers, one call over the whole shape.
+// Returns false when stdin ended inside the request.
+template <class T>
+bool ServeReduce(const std::vector<Library>& libraries, const IutReduceCall& call) {
+  std::string error;
+  ReductionCall kernel;
+  const ReductionOpInfo* op = FindReductionOp(call.op);
+  const size_t arity = call.operand_counts.size();
+  bool named_plugin = false;
+  for (const Library& l : libraries) {
+    if (l.plugin.name == nullptr || call.target != l.plugin.name) continue;
+    named_plugin = true;
+    for (const PluginLibraryKernel& k : l.plugin.kernels) {
+      if (k.has_reduction && k.op == call.op && k.variant != nullptr && call.variant == k.variant &&
+          k.dtype != nullptr && call.dtype == k.dtype) {
+        kernel = k.reduce;
+      }
+    }
+  }
+  std::optional<ReductionShape> shape;
+  if (op == nullptr) {
+    error = "unknown reduction op '" + call.op + "'";
+  } else if (!(shape = ReductionShapeOf(op->op, call.extents))) {
+    error = call.op + " takes " + std::to_string(ReductionShapeRank(op->op)) + " extents, none 0";
+  } else if (arity != op->operands.size()) {
+    error = call.op + " takes " + std::to_string(op->operands.size()) + " operands, the request sent " +
+            std::to_string(arity);
+  } else {
+    const std::vector<std::vector<size_t>> shapes = ReductionOperandShapes(op->op, *shape);
+    for (size_t k = 0; k < arity && error.empty(); ++k) {
+      size_t count = 1;
+      for (const size_t d : shapes[k]) count *= d;
+      if (call.operand_counts[k] != count) {
+        error = call.op + " operand " + op->operands[k] + " holds " + std::to_string(count) +
+                " elements, the request sent " + std::to_string(call.operand_counts[k]);
+      }
+    }
+    if (error.empty() && call.output_count != ReductionOutputCount(op->op, *shape)) {
+      error = call.op + " gives " + std::to_string(ReductionOutputCount(op->op, *shape)) +
+              " outputs, the request asks for " + std::to_string(call.output_count);
+    }
+  }
+  if (error.empty() && named_plugin && !kernel) {
+    error = "plugin " + call.target + " has no " + call.op + " " + call.dtype + " kernel " + call.variant;
+  } else if (error.empty() && !named_plugin) {
+    const TargetInfo* target = FindOfferedTarget(call.target);
+    if (target == nullptr) {
+      error = "no target or plugin named '" + call.target + "'";
+    } else if (!target->supported) {
+      error = "target " + target->name + " does not run here (" + NotRunnableReason(*target) + ")";
+    } else if (!(kernel = BuiltinReduction(*op, call.dtype, call.variant, target->bits))) {
+      error = "no " + call.op + " " + call.dtype + " kernel " + call.variant + " on " + target->name;
+    }
+  }
+  // The operands are read whatever the answer, so that the stream stays in step.
+  std::vector<BasicGuardedBuffer<T>> in;
+  std::vector<const void*> pointers;
+  for (size_t k = 0; k < arity; ++k) {
+    in.emplace_back(call.operand_counts[k], 0);
+    if (shared_data != nullptr) {
+      std::memcpy(in.back().data(), shared_data + call.ShmOffset(k, sizeof(T)), call.operand_counts[k] * sizeof(T));
+    } else if (!Read(in.back().data(), call.operand_counts[k] * sizeof(T))) {
+      return false;
+    }
+  }
+  for (auto& b : in) pointers.push_back(b.data());
+  if (!error.empty()) {
+    Line("error " + error);
+    return true;
+  }
+  // The output's elements start as guard values too, so that one the kernel
+  // leaves unwritten shows.
+  BasicGuardedBuffer<T> out(call.output_count, 0);
+  const std::vector<size_t> extents(call.extents.begin(), call.extents.end());
+  kernel(pointers.data(), out.data(), extents.data(), extents.size());
+  bool intact = out.GuardsIntact();
+  for (const auto& b : in) intact = intact && b.GuardsIntact();
+  if (!intact) {
+    Line("error the kernel wrote outside its output or into its operands (" + call.op + " of shape " +
+         [&] {
+           std::string text;
+           for (const uint64_t e : call.extents) text += (text.empty() ? "" : ",") + std::to_string(e);
+           return text;
+         }() + ")");
+    return true;
+  }
+  if (shared_data != nullptr) {
+    std::memcpy(shared_data + call.ShmOffset(arity, sizeof(T)), out.data(), call.output_count * sizeof(T));
+    Line("ok " + std::to_string(call.output_count));
+  } else {
+    Line("ok " + std::to_string(call.output_count));
+    Write(out.data(), call.output_count * sizeof(T));
+  }
+  return true;
+}
+
 int Main(int argc, char** argv) {
   // A kernel's crash must end this process with its signal, which the host
   // reports: a sanitizer runtime's handlers would turn it into an exit status.
@@ -286,14 +452,18 @@ int Main(int argc, char** argv) {
   std::vector<Library> libraries;
   bool builtin = false;
   bool packed4 = false;
+  bool reductions = false;
   std::string only;  // --targets: comma-separated, or empty for all
-  const char* usage = "usage: ulpgate-iut [--builtin [--targets A,B]] [--packed4] [--plugin PATH]...";
+  const char* usage =
+      "usage: ulpgate-iut [--builtin [--targets A,B] [--reductions]] [--packed4] [--plugin PATH]...";
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--builtin") {
       builtin = true;
     } else if (arg == "--packed4") {
       packed4 = true;
+    } else if (arg == "--reductions") {
+      reductions = true;
     } else if (arg == "--targets" && i + 1 < argc) {
       only = "," + std::string(argv[++i]) + ",";
     } else if (arg == "--plugin" && i + 1 < argc) {
@@ -309,6 +479,7 @@ int Main(int argc, char** argv) {
                   "Runs kernels for ulpgate over the protocol of docs/iut.md (stdin, stdout).\n"
                   "  --builtin      offer the built-in kernels of every target this CPU runs\n"
                   "  --targets A,B  of these targets only\n"
+                  "  --reductions   offer the built-in reductions too (linear_fwd, mse_fwd, ...)\n"
                   "  --packed4      send the codes of a 4-bit format two a byte\n"
                   "  --plugin PATH  load a plugin (ulpgate/plugin.h) and offer its kernels\n",
                   usage);
@@ -358,6 +529,20 @@ int Main(int argc, char** argv) {
           }
         }
       }
+      // The reductions, each claiming the model its variant follows on this
+      // target (the host's commands of other ops take them only when asked).
+      for (const ReductionOpInfo& op : reductions ? ReductionOps() : std::vector<ReductionOpInfo>{}) {
+        std::vector<std::string> dtypes = {"f32"};
+        for (const NarrowFormat& f : kNarrowFormats) dtypes.emplace_back(f.format->name);
+        for (const std::string& dtype : dtypes) {
+          for (const ReductionVariantInfo& v : op.variants) {
+            if (!BuiltinReduction(op, dtype, std::string(v.name), target.bits)) continue;
+            Line("kernel " + OfferedName(target) + " " + std::string(op.name) + " " + dtype + " " +
+                 std::string(v.name) + " " +
+                 ExpectedReductionModel(op, v, target.f32_lanes, target.fused_muladd).Name(op));
+          }
+        }
+      }
     }
   }
   for (const Library& l : libraries) {
@@ -365,7 +550,7 @@ int Main(int argc, char** argv) {
       if (l.plugin.name == nullptr || k.variant == nullptr || k.dtype == nullptr) continue;
       const std::string op = k.op.empty() ? l.plugin.op : k.op;
       Line(std::string("kernel ") + l.plugin.name + " " + op + " " + k.dtype + " " + k.variant +
-           (k.has_cast && k.model != nullptr ? std::string(" ") + k.model : std::string()));
+           ((k.has_cast || k.has_reduction) && k.model != nullptr ? std::string(" ") + k.model : std::string()));
     }
   }
   Line("ready");
@@ -377,6 +562,20 @@ int Main(int argc, char** argv) {
       continue;
     }
     if (line == "quit") return 0;
+    if (line.rfind("reduce ", 0) == 0) {
+      const std::optional<IutReduceCall> reduce = ParseIutReduceCall(line);
+      line.clear();
+      if (!reduce) {
+        Line("error malformed request (expected: reduce OP DTYPE TARGET VARIANT RANK E... ARITY N... M)");
+        std::fflush(stdout);
+        return 2;
+      }
+      const bool read = reduce->dtype == "f32" ? ServeReduce<float>(libraries, *reduce)
+                                               : ServeReduce<uint16_t>(libraries, *reduce);
+      if (!read) return 2;
+      std::fflush(stdout);
+      continue;
+    }
     const std::optional<IutCall> call = ParseIutCall(line);
     line.clear();
     if (!call) {

@@ -29,10 +29,24 @@
  *       ULPGATE_PLUGIN_V3_ABI_VERSION, "myplugin", 1, casts};
  *   const ulpgate_plugin_v3* ulpgate_plugin_v3_entry(void) { return &plugin; }
  *
+ * Version 4 (reductions with shapes: linear_fwd, mse_fwd, ... `ulpgate list`):
+ *
+ *   static void my_linear(const void* const* operands, void* out,
+ *                         const size_t* extents, size_t rank) {
+ *     const float* x = operands[0]; const float* w = operands[1]; ...
+ *     size_t batch = extents[0], in = extents[1], out_features = extents[2];
+ *   }
+ *   static const ulpgate_plugin_v4_reduction reductions[] = {
+ *       {.op = "linear_fwd", .variant = "mine", .dtype = "f32",
+ *        .model = "sequential_unfused", .fn = my_linear}};
+ *   static const ulpgate_plugin_v4 plugin = {
+ *       ULPGATE_PLUGIN_V4_ABI_VERSION, "myplugin", 1, reductions};
+ *   const ulpgate_plugin_v4* ulpgate_plugin_v4_entry(void) { return &plugin; }
+ *
  * Version 1 (ULPGATE_PLUGIN_V1_OP only, kept so that plugins built against it load
  * unchanged): ulpgate_plugin, ulpgate_plugin_kernel and ulpgate_plugin_entry
  * below. A library exports one of the entry points; ulpgate looks for
- * version 3's first, then version 2's.
+ * version 4's first, then 3's, then 2's.
  */
 #ifndef ULPGATE_PLUGIN_H_
 #define ULPGATE_PLUGIN_H_
@@ -46,6 +60,8 @@
 #define ULPGATE_PLUGIN_V2_ABI_VERSION 2u
 /* The version ulpgate_plugin_v3 carries. */
 #define ULPGATE_PLUGIN_V3_ABI_VERSION 3u
+/* The version ulpgate_plugin_v4 carries. */
+#define ULPGATE_PLUGIN_V4_ABI_VERSION 4u
 /* The op of every version 1 kernel: version 1 came before ulpgate had other
  * ops, and its kernel signature holds two operands only. Frozen with that
  * ABI (its plugins' kernels carry this string), so written here rather than
@@ -55,6 +71,42 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ------------------------------------------------------------- version 4 */
+
+/* A reduction over tensors of any shape the op takes. operands[k] is the
+ * op's operand k (`ulpgate list` gives their order: linear_fwd's x, w, b),
+ * row-major, in the dtype's storage (float for "f32"; uint16_t bit patterns
+ * for "bf16" and "f16"); `out` receives the op's outputs, row-major, in the
+ * same storage. `extents` holds the op's shape as `--shape` spells it, `rank`
+ * values: the linear ops {batch, in, out} (x [batch, in], w [out, in],
+ * b [out], y [batch, out]), the MSE ops {N} (mse_fwd's output one element,
+ * mse_bwd's third operand grad_out one element). Called from several threads
+ * at once, with operands and outputs of any alignment. */
+typedef void (*ulpgate_reduction_fn)(const void* const* operands, void* out,
+                                     const size_t* extents, size_t rank);
+
+typedef struct ulpgate_plugin_v4_reduction {
+  const char* op;      /* a reduction op's name: "linear_fwd", "mse_fwd", ... */
+  const char* variant; /* the name reports give it */
+  const char* dtype;   /* "f32", "bf16" or "f16" */
+  /* The bit-exact model it claims: one of the op's models as reports name
+   * them ("sequential_fused", "sequential_unfused", "pairwise",
+   * "lane_parallel_x8_fused", ...: `ulpgate list`), or NULL to claim none
+   * (measured: the reports name the models it follows). */
+  const char* model;
+  ulpgate_reduction_fn fn;
+} ulpgate_plugin_v4_reduction;
+
+typedef struct ulpgate_plugin_v4 {
+  uint32_t abi_version; /* ULPGATE_PLUGIN_V4_ABI_VERSION */
+  const char* name;     /* the target its kernels are reported under */
+  size_t reduction_count;
+  const ulpgate_plugin_v4_reduction* reductions;
+} ulpgate_plugin_v4;
+
+/* A version 4 plugin exports this function. */
+const ulpgate_plugin_v4* ulpgate_plugin_v4_entry(void);
 
 /* ------------------------------------------------------------- version 3 */
 
