@@ -37,12 +37,16 @@ import time
 
 from . import _ulpgate
 
-__all__ = ["check", "sweep", "ops", "exact", "hex_value", "format_ulp", "CheckReport", "SweepReport",
+__all__ = ["check", "sweep", "ops", "reduction_ops", "reduction_suites", "reduction_inputs", "ReductionReport",
+           "DotDoorError", "exact", "hex_value", "format_ulp", "CheckReport", "SweepReport",
            "InputError", "formats", "decode", "encode", "round", "CastReport", "check_blockquant",
            "BlockQuantReport", "CAST_SWEEP_F32_SAMPLES"]
 
 __version__ = _ulpgate.__version__  # the CMake project's version, as `ulpgate --version` says it
 InputError = _ulpgate.InputError
+# A matrix product callable that raised, or returned the wrong dtype or shape, under reveal or
+# invariance (a RuntimeError carrying Python's message): never read as a result.
+DotDoorError = _ulpgate.DotDoorError
 WIDTH = 120  # the columns every line of a report and an assertion message fits
 # ULP errors and bound fractions as the CLI prints them: 4 digits rounded up,
 # so 0.5000091 reads "0.5001", never "0.5".
@@ -502,16 +506,34 @@ class CheckReport:
         return f"<table><caption>ulpgate check of {html.escape(self.op)}</caption>{rows}</table>"
 
 
-def check(outputs, inputs, op, dtype=None, models=(), label=None, threads=0, policy=None):
+def check(outputs, inputs=None, op=None, dtype=None, models=(), label=None, threads=0, policy=None,
+          shape=None, suite=None, seed=1, n=None, tensors="numpy"):
     """Measures `outputs` of `op` at `inputs` (a dict by operand name, or a sequence in the
     op's order: `ulpgate.ops()`), each output against the exact value and every model of
     the op in that dtype, plus `models` of your own ("NAME: statements"). Returns a
     CheckReport. Raises ValueError for values that are not of the dtype.
 
+    A reduction (`reduction_ops()`: linear_fwd, mse_fwd, ...) takes either its outputs with
+    `inputs` (the operands as arrays, the shape read from them, a leading dimension of
+    instances allowed) or, in place of the outputs, a callable fn(*operands) that ulpgate
+    calls on each instance of one of its suites (`suite`, `seed`, `n` instances of `shape`,
+    in `dtype`, as arrays or with tensors='torch' torch tensors of it) and whose results
+    (the op's output shape, in the dtype) it measures. Returns a ReductionReport.
+
     A cast op (cast_f32, cast_bf16, cast_f16: the source) takes the destination as `dtype`
     (taken from the outputs where they are an ml_dtypes array or a torch float8 tensor), the
     outputs as its codes and `inputs` as one array of the source (or {"x": array}); `policy`
     names the policy the outputs claim. Returns a CastReport."""
+    if op is None:
+        raise ValueError("op: the op the outputs are of (ops(), reduction_ops())")
+    if _is_reduction(op):
+        if models or policy is not None:
+            raise ValueError(f"{op}: its models are its schedules'; it takes no models= or policy=")
+        return _check_reduction(outputs, inputs, op, dtype, label, threads, shape, suite, seed, n, tensors)
+    if shape is not None or suite is not None or n is not None:
+        raise ValueError(f"shape=, suite= and n= are for the reductions; {op} takes its inputs")
+    if inputs is None:
+        raise ValueError(f"{op}: inputs= (its operands) are needed")
     if _is_cast(op):
         if models:
             raise ValueError(f"{op}: models are the cast model's policies; name one with policy=")
@@ -998,3 +1020,188 @@ class BlockQuantReport:
 
 
 from . import testing  # noqa: E402,F401  (after the functions it uses)
+
+
+# ---- Reductions ----------------------------------------------------------------------------
+
+def reduction_ops():
+    """The reductions (linear layer, MSE loss, ...), as the C++ table registers them: a list of
+    dicts with name, definition, operands (in the order a callable receives them), variants,
+    shape_rank (3: batch, in, out; 1: N) and default_shape."""
+    return _ulpgate.reduction_ops()
+
+
+def reduction_suites():
+    """The reductions' input suites: name, description, default_n (instances)."""
+    return _ulpgate.reduction_suites()
+
+
+def _is_reduction(op):
+    return any(o["name"] == op for o in reduction_ops())
+
+
+def _reduction_op(op):
+    for o in reduction_ops():
+        if o["name"] == op:
+            return o
+    raise ValueError(f"unknown reduction op '{op}' ({', '.join(o['name'] for o in reduction_ops())})")
+
+
+def _shape_text(shape):
+    """'' (the op's default), '8,16,4' from (8, 16, 4), 8 or '8,16,4'."""
+    if shape is None:
+        return ""
+    if isinstance(shape, str):
+        return shape
+    if isinstance(shape, int):
+        return str(shape)
+    return ",".join(str(int(e)) for e in shape)
+
+
+def reduction_inputs(op, dtype="f32", shape=None, suite="cancellation", seed=1, n=None, tensors="numpy"):
+    """The instances of a reduction suite, as check gives them to a callable: a list of dicts of
+    operand arrays by name (`ulpgate suite export`'s instances, in memory)."""
+    dtype = _DTYPE_NAMES.get(dtype, dtype)
+    return _ulpgate.reduction_inputs(op, dtype, _shape_text(shape), suite, int(seed), int(n or 0), tensors)
+
+
+def _float32_array(x):
+    """The values of an array or tensor as a numpy float32 array of its shape."""
+    import numpy as np
+    if _is_torch(x):
+        return x.detach().cpu().float().contiguous().numpy()
+    if _is_bf16_void(x):
+        bits = np.ascontiguousarray(x).view(np.uint16).astype(np.uint32) << 16
+        return bits.view(np.float32)
+    return np.ascontiguousarray(np.asarray(x, dtype=np.float32))
+
+
+def _check_reduction(outputs, inputs, op, dtype, label, threads, shape, suite, seed, n, tensors):
+    info = _reduction_op(op)
+    if callable(outputs) and not hasattr(outputs, "dtype"):
+        if inputs is not None:
+            raise ValueError(f"{op}: a callable is given ulpgate's inputs (suite=, shape=, n=); "
+                             "outputs of inputs of your own are checked as arrays")
+        dtype = _DTYPE_NAMES.get(dtype or "f32", dtype or "f32")
+        label = label or getattr(outputs, "__name__", "fn")
+        record = _ulpgate.check_reduction_callable(outputs, op, dtype, _shape_text(shape), suite or "cancellation",
+                                                   int(seed), int(n or 0), label, tensors, threads)
+        return ReductionReport(json.loads(record), op, dtype, label, info, suite or "cancellation", int(seed))
+    if inputs is None:
+        raise ValueError(f"{op}: the operands ({', '.join(info['operands'])}) are needed beside the outputs, "
+                         "or give a callable in place of the outputs")
+    if suite is not None or n is not None:
+        raise ValueError(f"{op}: suite= and n= are for a callable; outputs come with their inputs")
+    names = info["operands"]
+    if isinstance(inputs, dict):
+        unknown = [k for k in inputs if k not in names]
+        if unknown:
+            raise ValueError(f"{op} takes operands {', '.join(names)}; unknown {unknown}")
+        given = [(k, inputs[k]) for k in names if k in inputs]
+    else:
+        inputs = list(inputs)
+        if len(inputs) > len(names):
+            raise ValueError(f"{op} takes {len(names)} operands ({', '.join(names)}), given {len(inputs)}")
+        given = list(zip(names, inputs))
+    if dtype is None:
+        dtype = _dtype_of(outputs)
+        if dtype is None:
+            raise ValueError(f"dtype: outputs of dtype {getattr(outputs, 'dtype', type(outputs))}; "
+                             "give dtype='f32', 'bf16' or 'f16'")
+    dtype = _DTYPE_NAMES.get(dtype, dtype)
+    label = label or "outputs"
+    record = _ulpgate.check_reduction(op, dtype, [(k, _float32_array(v)) for k, v in given],
+                                      _float32_array(outputs), label, threads)
+    return ReductionReport(json.loads(record), op, dtype, label, info, None, None)
+
+
+class ReductionReport:
+    """What `check` measured of a reduction's outputs, as `ulpgate check` says it: ULP errors
+    against the exact value (max with its element and instance, mean, percentiles,
+    histogram), the bound fraction (the largest error as a fraction of the classical bound of
+    a binary32-accumulated evaluation; above 1 on `above_bound` outputs: not computed with
+    binary32 products and sums), and `matching`: every schedule's model the outputs follow
+    bit for bit (sequential, lane-parallel with 4/8/16 lanes, pairwise; fused or not)."""
+
+    def __init__(self, record, op, dtype, label, info, suite, seed):
+        self.record = record
+        self.op, self.dtype, self.label = op, dtype, label
+        self.shape = record["shape"]
+        self.instances = record["instances"]
+        self.suite, self.seed = suite, seed
+        self.n = record["n"]
+        self.max_ulp = record["max_ulp"]
+        self.mean_ulp = record["mean_ulp"]
+        self.percentiles = {float(k): v for k, v in record.get("percentiles", {}).items()}
+        self.histogram = record["histogram"]
+        self.correctly_rounded = record["correctly_rounded"]
+        self.special_mismatch = record["special_mismatch"]
+        self.signed_zero_mismatch = record["signed_zero_mismatch"]
+        self.bound_fraction = record.get("bound_fraction")
+        self.matching = list(record["conformance"]["matching"])
+        self.exceeds_bound = record["exceeds_bound"]
+        self.worst = record.get("max_input")  # {index, instance, element, name}
+        self._info = info
+
+    @property
+    def max_bound_fraction(self):
+        """The largest error as a fraction of the error bound (above 1: beyond it)."""
+        return float(self.bound_fraction["max"]) if self.bound_fraction else None
+
+    @property
+    def above_bound(self):
+        """How many outputs err beyond the bound."""
+        return self.bound_fraction["above_one"] if self.bound_fraction else 0
+
+    def to_json(self):
+        return json.dumps(self.record, indent=2)
+
+    def bound_text(self):
+        b = self.max_bound_fraction
+        name = ("the f32 error bound" if self.dtype == "f32"
+                else f"the error bound of f32 accumulation rounded to {self.dtype}")
+        if b is None:
+            return "no bound"
+        if self.above_bound:
+            return (f"{_ulp_text(b)}: EXCEEDS {name} on {self.above_bound} of {self.n} outputs (up to "
+                    f"{_ulp_text(b)} times it): not computed with binary32-accumulated products and sums")
+        return f"{_ulp_text(b)}: within {name} (the largest error is {_ulp_text(b)} of it)"
+
+    def models_text(self):
+        if self.matching:
+            return ", ".join(self.matching)
+        return "none of the schedules' models (a blocked or tiled sum, say)"
+
+    def inputs_command(self):
+        """The command that writes the same instances to an .npz (suite inputs only)."""
+        if self.suite is None:
+            return None
+        return (f"ulpgate suite export --op {self.op} --suite {self.suite} --seed {self.seed} --shape "
+                f"{self.shape} --dtype {self.dtype} --n {self.instances} --out inputs.npz")
+
+    def _rows(self):
+        p = self.percentiles
+        where = f"{self.instances} instance{'s' if self.instances != 1 else ''} of shape {self.shape}"
+        if self.suite is not None:
+            where += f", suite {self.suite} seed {self.seed}"
+        worst = ""
+        if self.worst:
+            worst = f" at {self.worst['name']} of instance {self.worst['instance']}"
+        rows = [("outputs", f"{self.n} ({self.dtype}; {where})"),
+                ("max ULP", _ulp_text(self.max_ulp) + worst),
+                ("mean / p99 ULP", f"{_ulp_text(self.mean_ulp)} / {_ulp_text(p.get(99.0, float('nan')))}"),
+                ("correctly rounded", f"{self.correctly_rounded} of {self.n}"),
+                ("special mismatches", str(self.special_mismatch)),
+                ("bound fraction", self.bound_text()),
+                ("follows bit for bit", self.models_text())]
+        if self.suite is not None:
+            rows.append(("inputs", self.inputs_command()))
+        return rows
+
+    def __repr__(self):
+        rows = self._rows()
+        width = max(len(k) for k, _ in rows)
+        lines = [f"ulpgate check of {self.op} ({self.label}):"]
+        for k, v in rows:
+            lines.append(_wrapped(v, prefix=f"  {k:<{width}}  ", indent=width + 4, command=k == "inputs"))
+        return "\n".join(lines)
