@@ -37,7 +37,7 @@ import time
 
 from . import _ulpgate
 
-__all__ = ["check", "sweep", "ops", "reduction_ops", "reduction_suites", "reduction_inputs", "ReductionReport",
+__all__ = ["check", "sweep", "ops", "invariance", "InvarianceReport", "reduction_ops", "reduction_suites", "reduction_inputs", "ReductionReport",
            "DotDoorError", "exact", "hex_value", "format_ulp", "CheckReport", "SweepReport",
            "InputError", "formats", "decode", "encode", "round", "CastReport", "check_blockquant",
            "BlockQuantReport", "CAST_SWEEP_F32_SAMPLES"]
@@ -1019,7 +1019,6 @@ class BlockQuantReport:
         return "\n".join(lines)
 
 
-from . import testing  # noqa: E402,F401  (after the functions it uses)
 
 
 # ---- Reductions ----------------------------------------------------------------------------
@@ -1205,3 +1204,113 @@ class ReductionReport:
         for k, v in rows:
             lines.append(_wrapped(v, prefix=f"  {k:<{width}}  ", indent=width + 4, command=k == "inputs"))
         return "\n".join(lines)
+
+
+# ---- Matrix products: invariance (and reveal) through a callable --------------------------
+
+def _door_args(fn, dtype, out_dtype, tensors, name):
+    """(dtype, out_dtype, tensors, name) of a matrix product callable's door: the operands'
+    format, the outputs' (by default the operands', f32 for an 8-bit one), 'numpy' or 'torch'."""
+    dtype = _DTYPE_NAMES.get(dtype, dtype)
+    if out_dtype is None:
+        out_dtype = dtype if dtype in ("f32", "bf16", "f16") else "f32"
+    out_dtype = _DTYPE_NAMES.get(out_dtype, out_dtype)
+    if tensors not in ("numpy", "torch"):
+        raise ValueError(f"tensors: 'numpy' or 'torch', not {tensors!r}")
+    name = name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or "fn"
+    return dtype, out_dtype, tensors, name
+
+
+class _TorchThreads:
+    """Restores torch's thread count after a door that set it (invariance's threads)."""
+
+    def __init__(self, tensors):
+        self.torch = _torch() if tensors == "torch" else None
+
+    def __enter__(self):
+        self.threads = self.torch.get_num_threads() if self.torch else None
+        return self
+
+    def __exit__(self, *exc):
+        if self.torch:
+            self.torch.set_num_threads(self.threads)
+
+
+def invariance(fn, dtype="f32", out_dtype=None, tensors="numpy", k=256, n=32, max_batch=512, seed=1,
+               repeats=3, threads=(1, 2, 4), time_budget=60.0, name=None, max_k=0, max_rows=0,
+               progress=None):
+    """Batch invariance and determinism of a matrix product callable fn(a, b) -> a @ b.T (a
+    [m, k], b [n, k], c [m, n]; NumPy arrays of the dtype, or torch tensors with
+    tensors='torch'), as `ulpgate invariance` measures a kernel: one probe row of A computed
+    alone and in batches of other sizes (every m to 17, then around each power of two up to
+    `max_batch`), at other positions in the batch, with its operands at other alignments,
+    with other thread counts (torch.set_num_threads, restored after; NumPy's cannot be set)
+    and `repeats` times run to run, each compared with its baseline by encoding. Returns an
+    InvarianceReport. Raises DotDoorError where fn raises or returns the wrong dtype or shape."""
+    dtype, out_dtype, tensors, name = _door_args(fn, dtype, out_dtype, tensors, name)
+    with _TorchThreads(tensors):
+        record = _ulpgate.invariance(fn, dtype, out_dtype, tensors, name, int(k), int(n), int(max_batch),
+                                     int(seed), int(repeats), [int(t) for t in threads], float(time_budget),
+                                     int(max_k), int(max_rows), progress)
+    return InvarianceReport(json.loads(record))
+
+
+class InvarianceReport:
+    """What `invariance` found: `verdict` in words ("batch-invariant", "not batch-invariant
+    (first at m=8)", "nondeterministic (run to run)", ...), `invariant`, `batch_invariant` (no
+    batch size or position changed the probe's bits), `deterministic`, the first batch size
+    whose bits differ from the probe alone (`first_changed_batch`, None if none) and the
+    largest below it (`last_invariant_batch`), and per dimension (`dimensions['batch size']`,
+    'position', 'alignment', 'threads', 'run to run') the trials with how many outputs changed
+    and by how many ULPs."""
+
+    def __init__(self, record):
+        self.record = record
+        self.door = record["door"]
+        self.verdict = record["verdict"]
+        self.invariant = record["invariant"]
+        self.deterministic = record["deterministic"]
+        self.dimensions = {d["dimension"]: d for d in record["dimensions"]}
+        self.batch_invariant = not any(self.dimensions[d]["bits_changed"] for d in ("batch size", "position")
+                                       if d in self.dimensions) and self.deterministic
+        self.first_changed_batch = record["first_changed_batch"] or None
+        self.last_invariant_batch = record["last_invariant_batch"] or None
+        self.batch_sizes = record["batch_sizes"]
+        self.calls, self.seconds = record["calls"], record["seconds"]
+
+    @property
+    def changed(self):
+        """The dimensions in which some trial changed the probe's bits."""
+        return [name for name, d in self.dimensions.items() if d["bits_changed"]]
+
+    def to_json(self):
+        return json.dumps(self.record, indent=2)
+
+    def dimension_text(self, name):
+        """One dimension's finding, as `ulpgate invariance` prints it."""
+        d = self.dimensions[name]
+        if not d["varied"]:
+            return f"not varied ({d['not_varied']})"
+        trials = d["trials"]
+        first = d["first_change"]
+        if first is None:
+            return f"same bits in all {len(trials)} trials ({d['range']}, against {d['baseline']})"
+        changes = sum(1 for t in trials if t["changed"])
+        ulp = "NaN" if first["max_ulp"] is None else f"{first['max_ulp']:g} ULP"
+        text = (f"bits change in {changes} of {len(trials)} trials ({d['range']}, against {d['baseline']}); "
+                f"first at {first['what']}: {first['changed']} of {first['compared']} outputs, max {ulp}")
+        if name == "batch size":
+            text += f"; as alone up to m={self.last_invariant_batch}"
+        return text
+
+    def __repr__(self):
+        r = self.record
+        lines = [_wrapped(f"ulpgate invariance of {self.door} ({r['operand_format']} -> {r['output_format']}, "
+                          f"k {r['k']}, n {r['n']}, seed {r['seed']}): {self.verdict} ({self.calls} calls, "
+                          f"{self.seconds:.2f} s)", indent=2)]
+        for name in self.dimensions:
+            lines.append(_wrapped(self.dimension_text(name), prefix=f"  {name}: ", indent=4))
+        return "\n".join(lines)
+
+
+from . import testing  # noqa: E402,F401  (after the functions it uses)

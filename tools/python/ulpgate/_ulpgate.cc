@@ -47,6 +47,7 @@
 #include "suites/reports/format_list.h"
 #include "suites/reports/report.h"
 #include "suites/reports/number_text.h"
+#include "suites/reveal/invariance.h"
 #include "suites/sweep/sweep.h"
 #include "tools/python/ulpgate/python_arrays.h"
 
@@ -504,6 +505,25 @@ std::string Exact(const std::string& op_name, const std::vector<float>& operands
 
 using Floats = py::array_t<float, py::array::c_style | py::array::forcecast>;
 
+// The door a matrix product callable goes through, from the Python side's
+// arguments; ValueError for an unknown dtype or kind. Built with the GIL held.
+PythonDotDoor::Options DoorOptions(const std::string& dtype, const std::string& out_dtype,
+                                   const std::string& tensors, const std::string& name, size_t max_k,
+                                   size_t max_rows) {
+  PythonDotDoor::Options options;
+  options.name = name;
+  options.operands = &AnyFormatNamed(dtype);
+  options.outputs = &AnyFormatNamed(out_dtype);
+  try {
+    options.kind = ParseArrayKind(tensors);
+  } catch (const std::invalid_argument& e) {
+    throw py::value_error(e.what());
+  }
+  options.max_k = max_k;
+  options.max_rows = max_rows;
+  return options;
+}
+
 // A matrix product callable called once through its DotDoor, as reveal and
 // invariance call it: the GIL released around Multiply, which takes it back.
 // a [m, k] and b [n, k] hold values of `dtype`; returns c [m, n].
@@ -513,11 +533,7 @@ py::array_t<float> DoorMultiply(py::object fn, const Floats& a, const Floats& b,
   if (a.ndim() != 2 || b.ndim() != 2 || a.shape(1) != b.shape(1)) {
     throw py::value_error("a [m, k] and b [n, k]: two matrices with the same k");
   }
-  PythonDotDoor::Options options;
-  options.name = name;
-  options.operands = &AnyFormatNamed(dtype);
-  options.outputs = &AnyFormatNamed(out_dtype);
-  options.kind = ParseArrayKind(tensors);
+  const PythonDotDoor::Options options = DoorOptions(dtype, out_dtype, tensors, name, 0, 0);
   for (const Floats* m : {&a, &b}) {
     for (py::ssize_t i = 0; i < m->size(); ++i) {
       if (!IsRepresentable(*options.operands, m->data()[i])) {
@@ -693,6 +709,42 @@ std::string CheckReductionArrays(const std::string& op_name, const std::string& 
   return ReductionRecord(inputs, values, label, threads);
 }
 
+// `ulpgate invariance` of a callable (suites/reveal/invariance.h): the probe
+// row alone and in batches, at other positions, alignments, thread counts and
+// run to run. The GIL is released while it runs; the door takes it for each
+// call. progress(dimension) is called as each dimension starts.
+std::string Invariance(py::object fn, const std::string& dtype, const std::string& out_dtype,
+                       const std::string& tensors, const std::string& name, size_t k, size_t n, size_t max_batch,
+                       uint64_t seed, size_t repeats, const std::vector<unsigned>& threads, double time_budget,
+                       size_t max_k, size_t max_rows, py::object progress) {
+  PythonDotDoor door(std::move(fn), DoorOptions(dtype, out_dtype, tensors, name, max_k, max_rows));
+  InvarianceOptions options;
+  options.k = k;
+  options.n = n;
+  options.max_batch = max_batch;
+  options.seed = seed;
+  options.repeats = repeats;
+  options.threads = threads;
+  options.time_budget_seconds = time_budget;
+  std::function<void(const std::string&)> told;
+  if (!progress.is_none()) {
+    told = [&progress](const std::string& dimension) {
+      py::gil_scoped_acquire gil;
+      progress(dimension);
+    };
+  }
+  InvarianceReport report;
+  {
+    py::gil_scoped_release release;
+    try {
+      report = CheckInvariance(door, options, told);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(e.what());
+    }
+  }
+  return InvarianceJson(report).dump();
+}
+
 // "0.1.0": the project's version, as `ulpgate --version` says it.
 std::string Version() {
   const std::string tool = ToolVersion();
@@ -744,6 +796,11 @@ PYBIND11_MODULE(_ulpgate, m) {
         py::arg("out_dtype"), py::arg("tensors") = "numpy", py::arg("name") = "fn",
         "Calls a matrix product callable fn(a, b) -> a @ b.T once through its DotDoor; DotDoorError "
         "where it raises or returns the wrong dtype or shape.");
+  m.def("invariance", &ulpgate::Invariance, py::arg("fn"), py::arg("dtype"), py::arg("out_dtype"),
+        py::arg("tensors"), py::arg("name"), py::arg("k"), py::arg("n"), py::arg("max_batch"), py::arg("seed"),
+        py::arg("repeats"), py::arg("threads"), py::arg("time_budget"), py::arg("max_k") = 0,
+        py::arg("max_rows") = 0, py::arg("progress") = py::none(),
+        "Batch invariance and determinism of a matrix product callable; returns invariance's JSON report.");
   m.def("reduction_ops", &ulpgate::ReductionOpsList,
         "The reduction ops: name, definition, operands, variants, shape_rank, default_shape.");
   m.def("reduction_suites", &ulpgate::ReductionSuitesList, "The reductions' input suites.");

@@ -10,11 +10,12 @@ command that explains the input step by step. Every line of a message fits 120 c
     assert_follows(x.to(torch.float8_e4m3fn), x, op="cast_f32", dtype="float8_e4m3fn",
                    policy="nearest_even.saturate")
     assert_follows_block_rule(x, scales, codes, spec="mxfp8_e4m3", rule="rceil")
+    assert_batch_invariant(lambda a, b: a @ b.T, k=256, n=32)
 """
 
-from . import _decimal_text, _ulp_text, _wrapped, check, check_blockquant, exact
+from . import _decimal_text, _ulp_text, _wrapped, check, check_blockquant, exact, invariance
 
-__all__ = ["assert_follows", "assert_follows_block_rule", "assert_follows_model", "assert_within_bound",
+__all__ = ["assert_batch_invariant", "assert_follows", "assert_follows_block_rule", "assert_follows_model", "assert_within_bound",
            "assert_within_ulp"]
 
 
@@ -144,4 +145,22 @@ def assert_follows_block_rule(x, scales, codes, spec, rule, axis="rows", tensor_
         follows = (f"They follow no model; nearest {report.nearest} ({report.blocks_matched} of "
                    f"{report.blocks} blocks), first broken: {report.why}.")
     lines = [msg or f"{spec} outputs do not follow {rule}.", _wrapped(follows, indent=2)]
+    raise AssertionError("\n".join(lines))
+
+
+def assert_batch_invariant(fn, msg=None, **options):
+    """Fails unless the matrix product callable fn(a, b) -> a @ b.T gives its probe row the same
+    bits alone, in every batch size and position tried, and run to run (`invariance`, whose
+    options it takes: dtype, tensors, k, n, max_batch, ...; alignment and thread counts are
+    reported, not required). The message says the verdict, the first batch size that changed
+    the bits and the largest that did not, and each dimension's finding."""
+    report = invariance(fn, **options)
+    if report.batch_invariant:
+        return report
+    lines = [msg or f"{report.door}: {report.verdict}."]
+    if report.first_changed_batch:
+        lines.append(f"The probe row's bits are its own alone up to m={report.last_invariant_batch}; "
+                     f"they change from m={report.first_changed_batch}.")
+    for name in report.dimensions:
+        lines.append(_wrapped(report.dimension_text(name), prefix=f"  {name}: ", indent=4))
     raise AssertionError("\n".join(lines))

@@ -1,0 +1,103 @@
+"""Matrix product callables fn(a, b) -> a @ b.T under ulpgate's invariance (and reveal): the
+C++ measurements (suites/reveal/) call the callable through its DotDoor. Each callable here
+is written so that what it must be found to be follows from its definition: a row at a time
+is batch-invariant, a switch of schedule at m = 8 changes the bits first at 8, a shuffled
+sum is nondeterministic, one that treats rows after the first otherwise changes with the
+position, and one that raises is a DotDoorError, never a result."""
+
+import os
+
+import numpy as np
+import pytest
+
+ulpgate = pytest.importorskip("ulpgate", reason="the package is not built (PYTHONPATH=build/python)")
+from ulpgate.testing import assert_batch_invariant  # noqa: E402
+
+SMALL = dict(k=64, n=8, max_batch=64)  # 23 batch sizes, 86 calls: milliseconds in NumPy
+
+
+def row_at_a_time(a, b):
+    """Each row its own product: what a row gets cannot depend on the others."""
+    return np.stack([row @ b.T for row in a])
+
+
+def sequential(a, b):
+    """float32 products summed left to right (cumsum is sequential), row by row."""
+    return np.stack([np.cumsum(row * b, axis=1, dtype=np.float32)[:, -1] for row in a])
+
+
+def float64_rounded(a, b):
+    return (a.astype(np.float64) @ b.astype(np.float64).T).astype(np.float32)
+
+
+def switches_at_8(a, b):
+    return float64_rounded(a, b) if a.shape[0] >= 8 else sequential(a, b)
+
+
+def later_rows_otherwise(a, b):
+    return np.concatenate([sequential(a[:1], b), float64_rounded(a[1:], b)])
+
+
+def test_a_row_at_a_time_is_batch_invariant():
+    r = ulpgate.invariance(row_at_a_time, **SMALL)
+    assert r.verdict == "batch-invariant" and r.invariant and r.batch_invariant and r.deterministic
+    assert r.first_changed_batch is None and r.changed == []
+    assert r.batch_sizes[:3] == [1, 2, 3] and r.batch_sizes[-1] == 64
+    assert not r.dimensions["threads"]["varied"]  # NumPy's threads cannot be set from here
+    assert_batch_invariant(row_at_a_time, **SMALL)
+
+
+def test_a_schedule_switched_by_batch_size_changes_first_at_8():
+    r = ulpgate.invariance(switches_at_8, **SMALL)
+    assert r.verdict == "not batch-invariant (first at m=8)"
+    assert r.first_changed_batch == 8 and r.last_invariant_batch == 7
+    assert not r.batch_invariant and r.deterministic and "batch size" in r.changed
+    first = r.dimensions["batch size"]["first_change"]
+    assert first["m"] == 8 and first["changed"] > 0
+    text = repr(r)
+    assert "first at m=8" in text and "as alone up to m=7" in text
+    assert all(len(line) <= ulpgate.WIDTH for line in text.splitlines())
+    with pytest.raises(AssertionError, match=r"alone up to m=7; they change from m=8"):
+        assert_batch_invariant(switches_at_8, **SMALL)
+
+
+def test_rows_after_the_first_computed_otherwise_change_with_position():
+    r = ulpgate.invariance(later_rows_otherwise, **SMALL)
+    assert r.changed == ["position"] and r.first_changed_batch is None
+    assert r.verdict.startswith("not batch-invariant (position: ")
+    assert not r.batch_invariant
+
+
+def test_a_shuffled_sum_is_nondeterministic():
+    rng = np.random.default_rng(7)
+
+    def shuffled(a, b):
+        p = rng.permutation(a.shape[1])
+        return sequential(a[:, p], b[:, p])
+    r = ulpgate.invariance(shuffled, **SMALL)
+    assert r.verdict == "nondeterministic (run to run)" and not r.deterministic and not r.batch_invariant
+
+
+def test_a_callable_that_raises_is_a_door_error():
+    with pytest.raises(ulpgate.DotDoorError, match="python:.*raised ZeroDivisionError"):
+        ulpgate.invariance(lambda a, b: 1 / 0, **SMALL)
+    with pytest.raises(ulpgate.DotDoorError, match=r"returned float64 \[1, 8\] where float32 \[1, 8\]"):
+        ulpgate.invariance(lambda a, b: a.astype(np.float64) @ b.T.astype(np.float64), **SMALL)
+
+
+def test_torch_threads_are_varied_and_restored():
+    torch = pytest.importorskip("torch")
+    before = torch.get_num_threads()
+    seen = set()
+
+    def mm(a, b):
+        seen.add(a.dtype)
+        return (a.float() @ b.float().T).to(a.dtype)
+    r = ulpgate.invariance(mm, dtype="bf16", tensors="torch", **SMALL)
+    assert seen == {torch.bfloat16} and r.dimensions["threads"]["varied"]
+    assert r.record["operand_format"] == "bf16" and r.record["output_format"] == "bf16"
+    assert torch.get_num_threads() == before
+
+
+if __name__ == "__main__":
+    raise SystemExit(pytest.main([os.path.abspath(__file__), "-q"]))
