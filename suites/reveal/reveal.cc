@@ -330,13 +330,12 @@ struct Building {
   }
 };
 
-// A set of terms that is one or more complete subtrees, all children of the
-// node of size `bound` that is `owner` (bound = k + 1 for the whole tree);
-// `outside` is a term of the owner's subtree that is not in the set (-1 for
-// the whole tree).
+// A set of terms that is one or more complete subtrees of `child_size` terms
+// each, all children of the node `owner`; `outside` is a term of the owner's
+// subtree that is not in the set (-1 for the whole tree).
 struct Task {
   std::vector<int64_t> terms;  // ascending
-  size_t bound;
+  size_t child_size;
   size_t owner;
   int64_t outside;
 };
@@ -362,7 +361,7 @@ TreeReveal RevealTree(DotDoor& door, const DotShape& call_shape, size_t row, siz
   Building building;
   std::vector<Task> tasks;
   {
-    Task all{{}, k + 1, 0, -1};
+    Task all{{}, k, 0, -1};
     for (size_t t = 0; t < k; ++t) all.terms.push_back(static_cast<int64_t>(t));
     tasks.push_back(std::move(all));
   }
@@ -393,39 +392,55 @@ TreeReveal RevealTree(DotDoor& door, const DotShape& call_shape, size_t row, siz
     std::vector<Task> next;
     for (size_t q = 0; q < requests.size(); ++q) {
       const Task& task = tasks[asking[q]];
-      std::map<size_t, std::vector<int64_t>> below;  // size -> terms joining there
+      // Where i and j meet in a node that adds its inputs exactly (a
+      // multiway node), the tinies of its other inputs survive with the
+      // outside ones: the size is that of the two inputs holding i and j,
+      // which is the meeting node's size where nodes are binary. A term in
+      // another child of the owner gives twice the child size; one in the
+      // pivot's child at most the child size.
+      const size_t child = task.child_size;
+      std::map<size_t, std::vector<int64_t>> below;  // size -> terms
       std::vector<int64_t> rest;
       for (size_t x = 0; x < requests[q].others.size(); ++x) {
-        // Rows x columns give the whole subtree's size (task.bound for a term
-        // in another child), diagonal probes the size within the scope (the
-        // set's size plus one): above the set's size either way.
         const size_t s = sizes[q][x];
-        const size_t most = plan.cartesian ? std::min(task.bound, k) : task.terms.size() + 1;
-        if (s < 2 || s > most) {
+        if (s < 2 || s > k) {
           NotATree(fmt::format("L({}, {}) = {} outside 2..{}", requests[q].pivot,
-                               requests[q].others[x], s, most));
+                               requests[q].others[x], s, k));
         }
-        if (s > task.terms.size()) {
-          rest.push_back(requests[q].others[x]);
-        } else {
-          below[s].push_back(requests[q].others[x]);
-        }
+        (s > child ? rest : below[s]).push_back(requests[q].others[x]);
       }
+      // Up the pivot's path: a node N_t's inputs are N_(t-1) and subtrees B,
+      // each of whose terms gives |N_(t-1)| + |B|; those values lie above
+      // |N_(t-1)| and at most |N_t|, so the levels come in order. A value
+      // above the current node's size starts a new level when its terms fill
+      // whole inputs of the size it implies (a chain of fused nodes), else it
+      // is a larger input of the current node.
       size_t current = building.Add(requests[q].pivot);
-      size_t current_size = 1;
+      size_t below_current = 0;  // |N_(t-1)|
+      size_t top = 1;            // |N_t| so far
+      bool started = false;
       for (auto& [s, group] : below) {
-        if (current_size + group.size() != s) {
-          NotATree(fmt::format("the node of size {} on term {}'s path holds {} terms", s,
-                               requests[q].pivot, current_size + group.size()));
+        const bool new_level = !started || (s > top && group.size() % (s - top) == 0);
+        if (new_level) {
+          const size_t node = building.Add(-1);
+          building.nodes[node].children.push_back(current);
+          current = node;
+          below_current = top;
+          started = true;
         }
-        const size_t node = building.Add(-1);
-        building.nodes[node].children.push_back(current);
-        next.push_back({std::move(group), s, node, requests[q].pivot});
-        current = node;
-        current_size = s;
+        if (s <= below_current || group.size() % (s - below_current) != 0) {
+          NotATree(fmt::format("{} terms give L({}, .) = {} over a node of {} terms",
+                               group.size(), requests[q].pivot, s, below_current));
+        }
+        top += group.size();
+        next.push_back({std::move(group), s - below_current, current, requests[q].pivot});
+      }
+      if (top != child) {
+        NotATree(fmt::format("term {}'s subtree holds {} terms, not {}", requests[q].pivot, top,
+                             child));
       }
       building.nodes[task.owner].children.push_back(current);
-      if (!rest.empty()) next.push_back({std::move(rest), task.bound, task.owner, requests[q].pivot});
+      if (!rest.empty()) next.push_back({std::move(rest), child, task.owner, requests[q].pivot});
     }
     tasks = std::move(next);
   }
