@@ -1,7 +1,10 @@
 #include "suites/reveal/builtin_door.h"
 
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
+
+#include <fmt/format.h>
 
 #include "kernels/narrow_formats.h"
 #include "kernels/reduction_spec.h"
@@ -50,6 +53,15 @@ class LinearFwdDoor : public DotDoor {
  private:
   std::vector<uint16_t> Encode(const float* values, size_t count) const {
     std::vector<uint16_t> bits(count);
+    if (&format_ == &kBFloat16) {
+      // A bf16 value's encoding is the high half of its binary32 one.
+      for (size_t i = 0; i < count; ++i) {
+        uint32_t wide;
+        std::memcpy(&wide, &values[i], sizeof wide);
+        bits[i] = static_cast<uint16_t>(wide >> 16);
+      }
+      return bits;
+    }
     for (size_t i = 0; i < count; ++i) {
       bits[i] = static_cast<uint16_t>(EncodeBits(format_, values[i]));
     }
@@ -85,6 +97,62 @@ std::unique_ptr<DotDoor> MakeLinearFwdDoor(std::string_view variant, const Targe
                                                      target.bits) != nullptr;
   if (!found) throw std::invalid_argument("target " + target.name + " is not compiled");
   return std::make_unique<LinearFwdDoor>(std::string(variant), target, format);
+}
+
+// reveal's doors: the same kernels, a bias of +0.
+namespace {
+
+class BuiltinDoor : public DotDoor {
+ public:
+  BuiltinDoor(std::string variant, std::string kernel_variant, const TargetInfo& target,
+              LinearFwdKernel kernel)
+      : variant_(std::move(variant)), kernel_variant_(std::move(kernel_variant)),
+        target_(target), kernel_(kernel) {}
+
+  std::string Name() const override {
+    return fmt::format("linear_fwd/{}@{}", variant_, target_.name);
+  }
+  const FloatFormat& OperandFormat() const override { return kBinary32; }
+  const FloatFormat& OutputFormat() const override { return kBinary32; }
+  size_t MaxK() const override { return kMaxReductionLength; }
+
+  void Multiply(const DotShape& shape, const float* a, const float* b, float* c) override {
+    if (!target_.supported) {
+      throw DotDoorError(fmt::format("{}: target {} is not runnable here ({})", Name(),
+                                     target_.name, NotRunnableReason(target_)));
+    }
+    if (shape.k > kMaxReductionLength) {
+      throw DotDoorError(fmt::format("{}: k = {} above the kernels' {}", Name(), shape.k,
+                                     kMaxReductionLength));
+    }
+    if (bias_.size() != shape.n) bias_.assign(shape.n, 0.0f);
+    kernel_(a, b, bias_.data(), c, shape.m, shape.k, shape.n);
+  }
+
+ private:
+  std::string variant_, kernel_variant_;
+  TargetInfo target_;
+  LinearFwdKernel kernel_;
+  std::vector<float> bias_;
+};
+
+}  // namespace
+
+const std::vector<std::string>& BuiltinDotVariants() {
+  static const std::vector<std::string> names{"sequential_fma", "sequential", "lane_parallel",
+                                              "pairwise"};
+  return names;
+}
+
+std::unique_ptr<DotDoor> MakeBuiltinDoor(const std::string& variant, const TargetInfo& target) {
+  // "sequential" is the registry's sequential_unfused.
+  const std::string kernel_variant = variant == "sequential" ? "sequential_unfused" : variant;
+  bool known = false;
+  for (const std::string& v : BuiltinDotVariants()) known = known || v == variant;
+  if (!known) return nullptr;
+  const LinearFwdKernel kernel = FindLinearFwdKernel(kernel_variant, target.bits);
+  if (kernel == nullptr) return nullptr;
+  return std::make_unique<BuiltinDoor>(variant, kernel_variant, target, kernel);
 }
 
 }  // namespace ulpgate

@@ -28,6 +28,13 @@ std::unique_ptr<DotDoor> MakeLinearFwdDoor(std::string_view variant, const Targe
 // The linear_fwd variants' names, in reduction_spec.h's order.
 std::vector<std::string> LinearFwdVariantNames();
 
+// reveal's names for them: sequential_fma, sequential (sequential_unfused),
+// lane_parallel, pairwise, in f32 with a bias of +0 (which changes no output
+// reveal reads). nullptr when the variant is unknown or the target not
+// compiled; the target must be runnable on this CPU to be called.
+const std::vector<std::string>& BuiltinDotVariants();
+std::unique_ptr<DotDoor> MakeBuiltinDoor(const std::string& variant, const TargetInfo& target);
+
 }  // namespace ulpgate
 
 #endif  // ULPGATE_SUITES_REVEAL_BUILTIN_DOOR_H_
