@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 ulpgate = pytest.importorskip("ulpgate", reason="the package is not built (PYTHONPATH=build/python)")
-from ulpgate.testing import assert_batch_invariant  # noqa: E402
+from ulpgate.testing import assert_batch_invariant, assert_tree  # noqa: E402
 
 SMALL = dict(k=64, n=8, max_batch=64)  # 23 batch sizes, 86 calls: milliseconds in NumPy
 
@@ -97,6 +97,92 @@ def test_torch_threads_are_varied_and_restored():
     assert seen == {torch.bfloat16} and r.dimensions["threads"]["varied"]
     assert r.record["operand_format"] == "bf16" and r.record["output_format"] == "bf16"
     assert torch.get_num_threads() == before
+
+
+# ---- reveal ----------------------------------------------------------------------------------
+
+def python_loop(a, b):
+    """A pure-Python chain: acc = RN(acc + RN(a b)), term after term, an output at a time."""
+    out = np.zeros((a.shape[0], b.shape[0]), np.float32)
+    for i in range(a.shape[0]):
+        for j in range(b.shape[0]):
+            acc = np.float32(0)
+            for t in range(a.shape[1]):
+                acc = np.float32(acc + np.float32(a[i, t] * b[j, t]))
+            out[i, j] = acc
+    return out
+
+
+def pairwise_numpy(a, b):
+    """Rounded products added in adjacent pairs level by level, an odd last one carried up."""
+    t = (a[:, None, :] * b[None, :, :]).astype(np.float32)
+    while t.shape[-1] > 1:
+        carry = t[..., -1:] if t.shape[-1] % 2 else None
+        even = t[..., : t.shape[-1] // 2 * 2]
+        t = even[..., 0::2] + even[..., 1::2]
+        if carry is not None:
+            t = np.concatenate([t, carry], axis=-1)
+    return t[..., 0]
+
+
+def two_halves(a, b):
+    """Split-K: each half a chain of rounded products, the halves added once."""
+    h = a.shape[1] // 2
+    first = np.cumsum(a[:, None, :h] * b[None, :, :h], axis=2, dtype=np.float32)[..., -1]
+    second = np.cumsum(a[:, None, h:] * b[None, :, h:], axis=2, dtype=np.float32)[..., -1]
+    return first + second
+
+
+def test_a_python_loop_is_a_chain():
+    r = assert_tree(python_loop, "sequential", k=8, m=4, n=8, check_outputs=200)
+    assert r.tree == "(((((((0+1)+2)+3)+4)+5)+6)+7)"
+    assert r.structure == [[[[[[[0, 1], 2], 3], 4], 5], 6], 7]
+    assert r.known_shape == "sequential chain, rounded products"
+    assert r.rounded_products == 8 and r.model_mismatches == 0 and r.follows_tree
+    assert r.model == "(((((((0r+1r)+2r)+3r)+4r)+5r)+6r)+7r)"
+
+
+def test_a_numpy_pairwise_cascade_is_revealed():
+    r = assert_tree(pairwise_numpy, [[[0, 1], [2, 3]], 4], check_outputs=500)  # k from the tree: 5
+    assert r.k == 5 and r.known_shape.startswith("pairwise cascade")
+    r = assert_tree(pairwise_numpy, "pairwise", k=13)
+    assert r.tree == "((((0+1)+(2+3))+((4+5)+(6+7)))+(((8+9)+(10+11))+12))"
+
+
+def test_split_k_halves_are_named():
+    r = ulpgate.reveal(two_halves, k=12)
+    assert r.tree == "((((((0+1)+2)+3)+4)+5)+(((((6+7)+8)+9)+10)+11))"
+    assert r.parts == [6, 6] and r.follows_tree
+    assert any("2 sequential parts of 6, 6 terms" in d for d in r.description)
+    with pytest.raises(AssertionError, match=r"expected: \(\(\(\(\(\(\(\(\(\(\(0\+1\)"):
+        assert_tree(two_halves, "sequential", k=12)
+
+
+def test_float64_then_rounded_is_no_tree_of_binary32_additions():
+    def float64_rounded_mm(a, b):
+        return (a.astype(np.float64) @ b.astype(np.float64).T).astype(np.float32)
+    r = ulpgate.reveal(float64_rounded_mm, k=16)
+    # The probes cancel exactly in float64 and read as some tree; the outputs of random
+    # operands are correctly rounded sums, which that tree's binary32 model does not give.
+    assert r.tree is not None and not r.follows_tree
+    assert r.model_mismatches > 0 and r.model_outputs == 1000
+    assert "no tree of binary32 additions gives them" in r.verdict
+    with pytest.raises(AssertionError, match="reveal says: the probes read as a tree, but its model differs"):
+        assert_tree(float64_rounded_mm, "sequential", k=16)
+
+
+def test_outputs_that_do_not_nest_are_a_finding():
+    r = ulpgate.reveal(lambda a, b: np.zeros((a.shape[0], b.shape[0]), np.float32), k=8)
+    assert r.tree is None and not r.follows_tree
+    assert "do not nest as a tree's subtrees" in r.not_a_tree
+    assert r.record["batch"] is False and "batched_not_a_tree" in r.record  # tried both ways
+
+
+def test_reveal_of_a_callable_that_raises_is_a_door_error():
+    with pytest.raises(ulpgate.DotDoorError, match="raised ValueError: no"):
+        ulpgate.reveal(lambda a, b: (_ for _ in ()).throw(ValueError("no")), k=8)
+    with pytest.raises(ulpgate.DotDoorError, match=r"returned float32 \[16, 8\] where float32 \[16, 64\]"):
+        ulpgate.reveal(lambda a, b: a @ b[:8].T, k=8)
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ import time
 
 from . import _ulpgate
 
-__all__ = ["check", "sweep", "ops", "invariance", "InvarianceReport", "reduction_ops", "reduction_suites", "reduction_inputs", "ReductionReport",
+__all__ = ["check", "sweep", "ops", "invariance", "InvarianceReport", "reveal", "RevealReport", "tree", "reduction_ops", "reduction_suites", "reduction_inputs", "ReductionReport",
            "DotDoorError", "exact", "hex_value", "format_ulp", "CheckReport", "SweepReport",
            "InputError", "formats", "decode", "encode", "round", "CastReport", "check_blockquant",
            "BlockQuantReport", "CAST_SWEEP_F32_SAMPLES"]
@@ -1310,6 +1310,152 @@ class InvarianceReport:
                           f"{self.seconds:.2f} s)", indent=2)]
         for name in self.dimensions:
             lines.append(_wrapped(self.dimension_text(name), prefix=f"  {name}: ", indent=4))
+        return "\n".join(lines)
+
+
+
+_TREE_KINDS = ("sequential", "sequential_fused", "pairwise", "lane_parallel", "lane_parallel_fused")
+
+
+def tree(kind, k=None, lanes=8, structure_only=True):
+    """A summation tree's text in reveal's canonical form. `kind` is one of ulpgate's own
+    schedules over k terms ('sequential', 'sequential_fused', 'pairwise', 'lane_parallel' with
+    `lanes` strided chains and a halving tree, 'lane_parallel_fused'), a tree's text
+    ('((0+1)+2)', 'fused4[0,1,2,3]', children in any order), or nested lists ([[0, 1], 2]; a
+    list of more than two is one node adding them all with one rounding). The leaves' rounding
+    marks and the nodes' arithmetic are dropped unless structure_only=False."""
+    if isinstance(kind, (list, tuple)):
+        kind = _nested_text(kind)
+    elif isinstance(kind, int):
+        kind = str(kind)
+    if kind in _TREE_KINDS:
+        if not k:
+            raise ValueError(f"tree('{kind}'): give k, the number of terms")
+        return _ulpgate.tree_text("", kind, int(k), int(lanes), structure_only)
+    return _ulpgate.tree_text(kind, "", 0, int(lanes), structure_only)
+
+
+def _nested_text(node):
+    if isinstance(node, (list, tuple)):
+        parts = [_nested_text(c) for c in node]
+        if len(parts) < 2:
+            raise ValueError(f"a node adds two or more inputs, not {node!r}")
+        return f"({parts[0]}+{parts[1]})" if len(parts) == 2 else f"fused{len(parts)}[{','.join(parts)}]"
+    return str(int(node))
+
+
+def _nested(node):
+    """A tree's JSON node as nested lists: a leaf its term, a node the list of its children."""
+    if "term" in node:
+        return node["term"]
+    return [_nested(c) for c in node["add"]]
+
+
+def reveal(fn, k, dtype="f32", out_dtype=None, tensors="numpy", m=16, n=64, row=0, col=0, batch=None,
+           fingerprint=True, check_outputs=1000, seed=1, name=None, max_k=0, max_rows=0):
+    """How a matrix product callable fn(a, b) -> a @ b.T adds up the k terms of output (row,
+    col) of calls of m x n x k, from its outputs alone, as `ulpgate reveal` finds it: the
+    summation tree (FPRev's cancellation probes), then with `fingerprint` each node's
+    arithmetic and each product's rounding (the accumulator fingerprint), then the resulting
+    model checked bit for bit against fn on `check_outputs` outputs of random operands
+    (0: not checked). batch=True has every output of a call carry a probe of its own (it takes
+    every output to add up alike); False one probe per call; None (the default) tries True
+    and, where the probes do not nest as a tree (a BLAS whose edge tiles add otherwise),
+    False. Returns a RevealReport; outputs no tree gives are a finding (`not_a_tree`, or a
+    model check that fails), never an exception. Raises DotDoorError where fn raises or
+    returns the wrong dtype or shape."""
+    dtype, out_dtype, tensors, name = _door_args(fn, dtype, out_dtype, tensors, name)
+
+    def run(batched):
+        return json.loads(_ulpgate.reveal(fn, dtype, out_dtype, tensors, name, int(m), int(n), int(k), int(row),
+                                          int(col), batched, bool(fingerprint), int(check_outputs), int(seed),
+                                          int(max_k), int(max_rows)))
+    record = run(True if batch is None else bool(batch))
+    record["batch"] = True if batch is None else bool(batch)
+    if batch is None and record["not_a_tree"]:
+        first = record
+        record = run(False)
+        record["batch"] = False
+        record["batched_not_a_tree"] = first["not_a_tree"]
+        record["calls"] += first["calls"]
+    return RevealReport(record)
+
+
+class RevealReport:
+    """What `reveal` found of one output of a matrix product callable:
+    `tree` (text, structure only: '((0+1)+2)'), `structure` (nested lists: [[0, 1], 2]),
+    `known_shape` (ulpgate's name for it: 'sequential chain, rounded products', 'pairwise
+    cascade, ...', '' for another), or `not_a_tree` (reveal's words where the probes do not
+    nest as a tree's subtrees); the fingerprint (`model`: the tree with each product's
+    rounding and each node's arithmetic, `rounded_products`, `node_classes`,
+    `promote_every`, `parts`, `description`); and the model check (`model_outputs`,
+    `model_mismatches`, `first_mismatch`). `follows_tree` is True only when the tree was
+    revealed and its model gives the callable's bits on every output checked: probes that
+    read as a tree while the outputs differ from its model (a float64 accumulator, a
+    correctly rounded sum) are no tree of binary32 additions."""
+
+    def __init__(self, record):
+        self.record = record
+        self.door = record["door"]
+        self.k = record["shape"]["k"]
+        self.not_a_tree = record["not_a_tree"]
+        t = record.get("tree")
+        self.tree = t["text"] if t else None
+        self.structure = _nested(t["json"]["root"]) if t else None
+        self.known_shape = t["known_shape"] if t else None
+        self.depth = t["depth"] if t else None
+        self.max_fan_in = t["max_fan_in"] if t else None
+        f = record.get("fingerprint") or {}
+        self.fingerprint = f
+        self.fingerprint_error = f.get("error")
+        self.model = f["model"]["text"] if "model" in f else None
+        self.rounded_products = f.get("rounded_products")
+        self.node_classes = f.get("node_classes", [])
+        self.promote_every = f.get("promote_every") or None
+        self.parts = f.get("parts", [])
+        self.description = f.get("description", [])
+        if f.get("shape"):  # the name of the model, rounded products and all
+            self.known_shape = f["shape"]
+        c = record.get("model_check")
+        self.model_outputs = c["outputs"] if c else None
+        self.model_mismatches = c["mismatches"] if c else None
+        self.first_mismatch = c["first_mismatch"] if c else None
+        self.calls = record["calls"]
+
+    @property
+    def follows_tree(self):
+        return self.tree is not None and not self.model_mismatches
+
+    @property
+    def verdict(self):
+        """What reveal says, in one sentence."""
+        if self.tree is None:
+            return f"not a tree of roundings: {self.not_a_tree}"
+        shape = f" ({self.known_shape})" if self.known_shape else ""
+        if self.model_mismatches:
+            return (f"the probes read as a tree{shape}, but its model differs from the outputs on "
+                    f"{self.model_mismatches} of {self.model_outputs} checked: no tree of binary32 additions "
+                    "gives them (a wider accumulator or a correctly rounded sum, say)")
+        checked = f", its model followed on all {self.model_outputs} outputs checked" if self.model_outputs else ""
+        return f"a summation tree{shape}{checked}"
+
+    def to_json(self):
+        return json.dumps(self.record, indent=2)
+
+    def __repr__(self):
+        r = self.record
+        s = r["shape"]
+        lines = [_wrapped(f"ulpgate reveal of {self.door} ({r['operand_format']} -> {r['output_format']}, output "
+                          f"({r['row']}, {r['col']}) of {s['m']} x {s['n']} x {s['k']}, "
+                          f"{'batched probes' if r['batch'] else 'one probe per call'}, {self.calls} calls): "
+                          f"{self.verdict}", indent=2)]
+        if self.tree is not None:
+            lines.append(_wrapped(self.model or self.tree, prefix="  model: ", indent=9))
+            lines += [_wrapped(d, prefix="  ", indent=4) for d in self.description]
+        if self.fingerprint_error:
+            lines.append(_wrapped(self.fingerprint_error, prefix="  fingerprint: ", indent=4))
+        if self.first_mismatch:
+            lines.append(_wrapped(self.first_mismatch, prefix="  first mismatch: ", indent=4))
         return "\n".join(lines)
 
 

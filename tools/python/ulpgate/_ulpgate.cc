@@ -48,6 +48,8 @@
 #include "suites/reports/report.h"
 #include "suites/reports/number_text.h"
 #include "suites/reveal/invariance.h"
+#include "suites/reveal/reveal.h"
+#include "suites/reveal/summation_tree.h"
 #include "suites/sweep/sweep.h"
 #include "tools/python/ulpgate/python_arrays.h"
 
@@ -745,6 +747,142 @@ std::string Invariance(py::object fn, const std::string& dtype, const std::strin
   return InvarianceJson(report).dump();
 }
 
+// A tree's structure alone: leaves' rounding marks and nodes' arithmetic
+// dropped, children in term order, so that trees that add alike compare equal.
+void StripArithmetic(SumNode* node) {
+  node->rounded = false;
+  node->arith = NodeArith{};
+  for (SumNode& c : node->children) StripArithmetic(&c);
+}
+
+nlohmann::ordered_json TreeRecord(const SummationTree& tree) {
+  nlohmann::ordered_json j;
+  j["text"] = tree.Text();
+  j["json"] = tree.Json();
+  j["k"] = tree.k();
+  j["internal_nodes"] = tree.InternalNodes();
+  j["depth"] = tree.Depth();
+  j["max_fan_in"] = tree.MaxFanIn();
+  j["known_shape"] = KnownShapeName(tree);
+  return j;
+}
+
+nlohmann::ordered_json CostRecord(const RevealCost& cost) {
+  return {{"calls", cost.calls}, {"probes", cost.probes}, {"seconds", cost.seconds}};
+}
+
+// `reveal` of a callable (suites/reveal/reveal.h): the summation tree of
+// output (row, col) of calls of m x n x k, then (fingerprint) each node's
+// arithmetic and each product's rounding, then (check_outputs > 0) the model
+// checked bit for bit on that many outputs of random operands. Outputs that
+// no tree of roundings gives (a correctly rounded sum, say) are no error:
+// the record says so in "not_a_tree", in reveal's words. A DotDoorError (the
+// callable raised, or returned the wrong dtype or shape) propagates.
+std::string Reveal(py::object fn, const std::string& dtype, const std::string& out_dtype, const std::string& tensors,
+                   const std::string& name, size_t m, size_t n, size_t k, size_t row, size_t col, bool batch,
+                   bool fingerprint, uint64_t check_outputs, uint64_t seed, size_t max_k, size_t max_rows) {
+  PythonDotDoor door(std::move(fn), DoorOptions(dtype, out_dtype, tensors, name, max_k, max_rows));
+  const DotShape shape{m, n, k};
+  RevealOptions options;
+  options.batch = batch;
+  nlohmann::ordered_json j;
+  j["door"] = door.Name();
+  j["operand_format"] = door.OperandFormat().name;
+  j["output_format"] = door.OutputFormat().name;
+  j["shape"] = {{"m", m}, {"n", n}, {"k", k}};
+  j["row"] = row;
+  j["col"] = col;
+  {
+    py::gil_scoped_release release;
+    std::optional<TreeReveal> revealed;
+    try {
+      revealed = RevealTree(door, shape, row, col, options);
+    } catch (const DotDoorError&) {
+      throw;
+    } catch (const std::invalid_argument& e) {
+      throw InputError(e.what());
+    } catch (const std::runtime_error& e) {
+      j["not_a_tree"] = e.what();
+    }
+    if (revealed) {
+      j["not_a_tree"] = nullptr;
+      j["tree"] = TreeRecord(revealed->tree);
+      j["probes"] = revealed->probes;
+      j["tree_cost"] = CostRecord(revealed->cost);
+      SummationTree model = revealed->tree;
+      if (fingerprint) {
+        try {
+          const AccumulatorFingerprint fp = RevealFingerprint(door, shape, row, col, revealed->tree, options);
+          model = fp.model;
+          nlohmann::ordered_json f;
+          f["model"] = TreeRecord(fp.model);
+          f["products_can_round"] = fp.products_can_round;
+          f["rounded_products"] = fp.rounded_products;
+          f["unobservable_products"] = fp.unobservable_products;
+          f["node_classes"] = nlohmann::ordered_json::array();
+          for (const NodeClass& c : fp.node_classes) {
+            f["node_classes"].push_back({{"arith", ArithText(c.arith)},
+                                         {"binary32", c.arith.IsBinary32()},
+                                         {"bits", c.arith.bits},
+                                         {"aligned", c.arith.aligned},
+                                         {"toward_zero", c.arith.rounding == NodeRounding::kTowardZero},
+                                         {"nodes", c.nodes}});
+          }
+          f["normalization_probed"] = fp.normalization_probed;
+          f["not_normalized"] = fp.not_normalized;
+          f["low_precision_blocks"] = fp.low_precision_blocks;
+          f["promote_every"] = fp.promote_every;
+          f["parts"] = fp.parts;
+          f["shape"] = fp.shape;
+          f["description"] = DescribeFingerprint(fp);
+          f["cost"] = CostRecord(fp.cost);
+          j["fingerprint"] = f;
+        } catch (const DotDoorError&) {
+          throw;
+        } catch (const std::runtime_error& e) {
+          j["fingerprint"] = {{"error", e.what()}};
+        }
+      }
+      if (check_outputs > 0) {
+        const ModelCheck c = CheckModel(door, shape, model, check_outputs, seed);
+        j["model_check"] = {{"outputs", c.outputs},         {"mismatches", c.mismatches},
+                            {"first_mismatch", c.first_mismatch}, {"calls", c.calls},
+                            {"seconds", c.seconds}};
+      }
+    }
+  }
+  j["calls"] = door.calls();
+  return j.dump();
+}
+
+// A tree's text, parsed and reduced to its structure ("((0+1)+2)" from
+// "((0r+1)+2)" or "((1+0)@t14+2)"); ValueError naming the position of an
+// error. With `builder` ("sequential", "sequential_fused", "pairwise",
+// "lane_parallel"), the tree of ulpgate's own schedule of k terms instead.
+std::string TreeText(const std::string& text, const std::string& builder, size_t k, size_t lanes,
+                     bool structure_only) {
+  SummationTree tree;
+  try {
+    if (builder.empty()) {
+      tree = ParseSummationTree(text);
+    } else if (builder == "sequential" || builder == "sequential_fused") {
+      tree = SequentialTree(k, builder == "sequential_fused");
+    } else if (builder == "pairwise") {
+      tree = PairwiseTree(k);
+    } else if (builder == "lane_parallel" || builder == "lane_parallel_fused") {
+      tree = LaneParallelTree(k, lanes, builder == "lane_parallel_fused");
+    } else {
+      throw std::invalid_argument("unknown tree '" + builder +
+                                  "' (sequential, sequential_fused, pairwise, lane_parallel, lane_parallel_fused)");
+    }
+  } catch (const std::invalid_argument& e) {
+    throw py::value_error(e.what());
+  }
+  if (structure_only) StripArithmetic(&tree.mutable_root());
+  tree.Canonicalize();
+  return tree.Text();
+}
+
 // "0.1.0": the project's version, as `ulpgate --version` says it.
 std::string Version() {
   const std::string tool = ToolVersion();
@@ -801,6 +939,14 @@ PYBIND11_MODULE(_ulpgate, m) {
         py::arg("repeats"), py::arg("threads"), py::arg("time_budget"), py::arg("max_k") = 0,
         py::arg("max_rows") = 0, py::arg("progress") = py::none(),
         "Batch invariance and determinism of a matrix product callable; returns invariance's JSON report.");
+  m.def("reveal", &ulpgate::Reveal, py::arg("fn"), py::arg("dtype"), py::arg("out_dtype"), py::arg("tensors"),
+        py::arg("name"), py::arg("m"), py::arg("n"), py::arg("k"), py::arg("row") = 0, py::arg("col") = 0,
+        py::arg("batch") = true, py::arg("fingerprint") = true, py::arg("check_outputs") = 0,
+        py::arg("seed") = 1, py::arg("max_k") = 0, py::arg("max_rows") = 0,
+        "The summation tree, accumulator fingerprint and model check of a matrix product callable; returns JSON.");
+  m.def("tree_text", &ulpgate::TreeText, py::arg("text") = "", py::arg("builder") = "", py::arg("k") = 0,
+        py::arg("lanes") = 8, py::arg("structure_only") = true,
+        "A summation tree's text, canonical (structure only by default), parsed or built.");
   m.def("reduction_ops", &ulpgate::ReductionOpsList,
         "The reduction ops: name, definition, operands, variants, shape_rank, default_shape.");
   m.def("reduction_suites", &ulpgate::ReductionSuitesList, "The reductions' input suites.");

@@ -11,11 +11,12 @@ command that explains the input step by step. Every line of a message fits 120 c
                    policy="nearest_even.saturate")
     assert_follows_block_rule(x, scales, codes, spec="mxfp8_e4m3", rule="rceil")
     assert_batch_invariant(lambda a, b: a @ b.T, k=256, n=32)
+    assert_tree(my_matmul, "pairwise", k=16)          # or "((0+1)+2)", or [[0, 1], 2]
 """
 
-from . import _decimal_text, _ulp_text, _wrapped, check, check_blockquant, exact, invariance
+from . import _decimal_text, _ulp_text, _wrapped, check, check_blockquant, exact, invariance, reveal, tree
 
-__all__ = ["assert_batch_invariant", "assert_follows", "assert_follows_block_rule", "assert_follows_model", "assert_within_bound",
+__all__ = ["assert_batch_invariant", "assert_tree", "assert_follows", "assert_follows_block_rule", "assert_follows_model", "assert_within_bound",
            "assert_within_ulp"]
 
 
@@ -163,4 +164,28 @@ def assert_batch_invariant(fn, msg=None, **options):
                      f"they change from m={report.first_changed_batch}.")
     for name in report.dimensions:
         lines.append(_wrapped(report.dimension_text(name), prefix=f"  {name}: ", indent=4))
+    raise AssertionError("\n".join(lines))
+
+
+def assert_tree(fn, expected, k=None, lanes=8, msg=None, **options):
+    """Fails unless `reveal` finds that the matrix product callable fn(a, b) -> a @ b.T adds the
+    k terms of an output in the summation tree `expected` (a schedule's name with k:
+    'sequential', 'pairwise', 'lane_parallel' with `lanes`; a tree's text '((0+1)+2)'; or nested
+    lists [[0, 1], 2]; compared by structure, children in any order) and that the tree's model
+    gives fn's bits on every output it checks (`reveal`'s options: dtype, tensors, m, n,
+    check_outputs, ...). The message says what reveal found instead."""
+    want = tree(expected, k, lanes)
+    if k is None:
+        k = len(set(int(t) for t in want.replace("(", " ").replace(")", " ").replace("+", " ").replace(
+            "[", " ").replace("]", " ").replace(",", " ").split() if t.isdigit()))
+    report = reveal(fn, k=k, **options)
+    found = tree(report.tree) if report.tree is not None else None
+    if found == want and report.follows_tree:
+        return report
+    lines = [msg or f"{report.door} does not add its {k} terms as expected."]
+    lines.append(_wrapped(want, prefix="  expected: ", indent=12))
+    lines.append(_wrapped(found or "no tree", prefix="  revealed: ", indent=12))
+    lines.append(_wrapped(report.verdict, prefix="  reveal says: ", indent=4))
+    if report.first_mismatch:
+        lines.append(_wrapped(report.first_mismatch, prefix="  first mismatch: ", indent=4))
     raise AssertionError("\n".join(lines))
