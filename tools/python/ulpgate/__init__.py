@@ -37,8 +37,9 @@ import time
 
 from . import _ulpgate
 
-__all__ = ["check", "sweep", "ops", "invariance", "InvarianceReport", "reveal", "RevealReport", "tree", "reduction_ops", "reduction_suites", "reduction_inputs", "ReductionReport",
-           "DotDoorError", "exact", "hex_value", "format_ulp", "CheckReport", "SweepReport",
+__all__ = ["check", "sweep", "ops", "invariance", "InvarianceReport", "reveal", "RevealReport", "tree",
+           "reduction_ops", "reduction_suites", "reduction_inputs", "ReductionReport", "DotDoorError", "exact",
+           "hex_value", "format_ulp", "CheckReport", "SweepReport",
            "InputError", "formats", "decode", "encode", "round", "CastReport", "check_blockquant",
            "BlockQuantReport", "CAST_SWEEP_F32_SAMPLES"]
 
@@ -1217,7 +1218,7 @@ def _door_args(fn, dtype, out_dtype, tensors, name):
     out_dtype = _DTYPE_NAMES.get(out_dtype, out_dtype)
     if tensors not in ("numpy", "torch"):
         raise ValueError(f"tensors: 'numpy' or 'torch', not {tensors!r}")
-    name = name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or "fn"
+    name = name or getattr(fn, "__name__", None) or type(fn).__name__
     return dtype, out_dtype, tensors, name
 
 
@@ -1434,8 +1435,8 @@ class RevealReport:
         shape = f" ({self.known_shape})" if self.known_shape else ""
         if self.model_mismatches:
             return (f"the probes read as a tree{shape}, but its model differs from the outputs on "
-                    f"{self.model_mismatches} of {self.model_outputs} checked: no tree of binary32 additions "
-                    "gives them (a wider accumulator or a correctly rounded sum, say)")
+                    f"{self.model_mismatches} of {self.model_outputs} checked: not that tree of binary32 additions "
+                    "on every output (a wider or exact accumulator, or tiles that add otherwise)")
         checked = f", its model followed on all {self.model_outputs} outputs checked" if self.model_outputs else ""
         return f"a summation tree{shape}{checked}"
 

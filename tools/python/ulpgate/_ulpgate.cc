@@ -617,7 +617,9 @@ ReductionInputSet ReductionSuiteInputs(const ReductionOpInfo& op, const FloatFor
     known += (known.empty() ? "" : ", ") + s.name;
     if (s.name == suite) info = &s;
   }
-  if (info == nullptr) throw py::value_error("unknown suite '" + suite + "' of " + std::string(op.name) + " (" + known + ")");
+  if (info == nullptr) {
+    throw py::value_error("unknown suite '" + suite + "' of " + std::string(op.name) + " (" + known + ")");
+  }
   const ReductionShape shape = RunShape(op.op, shape_text);
   return GenerateReductionSuite(op.op, shape, suite, seed, n == 0 ? info->default_n : n, format);
 }

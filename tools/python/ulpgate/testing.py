@@ -16,7 +16,8 @@ command that explains the input step by step. Every line of a message fits 120 c
 
 from . import _decimal_text, _ulp_text, _wrapped, check, check_blockquant, exact, invariance, reveal, tree
 
-__all__ = ["assert_batch_invariant", "assert_tree", "assert_follows", "assert_follows_block_rule", "assert_follows_model", "assert_within_bound",
+__all__ = ["assert_batch_invariant", "assert_tree",
+           "assert_follows", "assert_follows_block_rule", "assert_follows_model", "assert_within_bound",
            "assert_within_ulp"]
 
 
