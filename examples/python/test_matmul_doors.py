@@ -6,6 +6,8 @@ sum is nondeterministic, one that treats rows after the first otherwise changes 
 position, and one that raises is a DotDoorError, never a result."""
 
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -183,6 +185,22 @@ def test_reveal_of_a_callable_that_raises_is_a_door_error():
         ulpgate.reveal(lambda a, b: (_ for _ in ()).throw(ValueError("no")), k=8)
     with pytest.raises(ulpgate.DotDoorError, match=r"returned float32 \[16, 8\] where float32 \[16, 64\]"):
         ulpgate.reveal(lambda a, b: a @ b[:8].T, k=8)
+
+
+def test_float8_and_bfloat16_in_the_peers_venv():
+    """matmul_doors_peers.py in the peers' venv (ULPGATE_PEERS_PYTHON), which has ml_dtypes and
+    a PyTorch with float8; skipped, with the reason, where it is missing or runs another
+    Python than the module's."""
+    path = os.environ.get("ULPGATE_PEERS_PYTHON", "")
+    if not path or not os.path.exists(path):
+        pytest.skip(f"no peers' venv ({path or 'ULPGATE_PEERS_PYTHON unset'}): ci/setup_peers.sh makes it")
+    version = subprocess.run([path, "-c", "import sys; print(sys.version_info[:2])"], capture_output=True,
+                             text=True).stdout.strip()
+    if version != str(sys.version_info[:2]):
+        pytest.skip(f"the peers' venv runs Python {version}, the module is built for {sys.version_info[:2]}")
+    script = os.path.join(os.path.dirname(__file__), "matmul_doors_peers.py")
+    done = subprocess.run([path, script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 if __name__ == "__main__":
