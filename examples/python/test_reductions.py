@@ -5,8 +5,10 @@ or plain Python, independently of ulpgate's models: a sequential loop must be na
 sequential, a pairwise cascade pairwise, a sum in float64 correctly rounded, and a kernel
 that rounds its operands to bf16 must exceed the f32 error bound."""
 
+import json
 import math
 import os
+import subprocess
 import threading
 
 import numpy as np
@@ -140,6 +142,27 @@ def test_a_callable_that_fails_is_never_measured():
         ulpgate.check(lambda x, w, b: x, op="linear_fwd", shape=(2, 3, 2))
     with pytest.raises(ValueError, match="unknown suite"):
         ulpgate.check(sequential_unfused, op="linear_fwd", suite="nonesuch")
+
+
+def test_the_cli_measures_the_same(tmp_path):
+    """The report's inputs command writes the instances a callable was given; `ulpgate check`
+    of the callable's outputs on that file says what check said, figure for figure."""
+    cli = os.environ.get("ULPGATE", "")
+    if not cli or not os.path.exists(cli):
+        pytest.skip("ULPGATE (the CLI) is not set")
+    r = ulpgate.check(sequential_unfused, op="linear_fwd", shape=(3, 9, 4), suite="training", seed=3, n=2)
+    command = r.inputs_command().split()
+    assert command[:3] == ["ulpgate", "suite", "export"]
+    subprocess.run([cli, *command[1:-1], str(tmp_path / "in.npz")], check=True, capture_output=True)
+    d = np.load(tmp_path / "in.npz")
+    np.save(tmp_path / "out.npy", np.stack([sequential_unfused(d["x"][i], d["w"][i], d["b"][i]) for i in range(2)]))
+    subprocess.run([cli, "check", "--op", "linear_fwd", "--inputs", str(tmp_path / "in.npz"), "--outputs",
+                    str(tmp_path / "out.npy"), "--json", str(tmp_path / "r.json")], check=True, capture_output=True)
+    cli_record = json.loads((tmp_path / "r.json").read_text())["results"][0]
+    for key in ("n", "instances", "shape", "max_ulp", "mean_ulp", "correctly_rounded", "histogram", "output_digest",
+                "bound_fraction", "conformance"):
+        assert cli_record[key] == r.record[key], key
+    assert "sequential_unfused" in r.matching
 
 
 @needs_torch
