@@ -207,6 +207,10 @@ size_t InvarianceReport::LastInvariantBatch() const {
 
 namespace {
 
+// A signaling NaN with a payload no arithmetic produces (arithmetic quiets
+// NaNs), in C before each call: left there, the call wrote nothing.
+constexpr uint32_t kUnwritten = 0x7fbadbadu;
+
 // Where A, B and C start, in floats past a 64-byte boundary.
 struct Offsets {
   size_t a = 0, b = 0, c = 0;
@@ -251,7 +255,7 @@ class ProbeRunner {
     // call's bits: a NaN pattern no kernel computes.
     const float poison = [] {
       float v;
-      const uint32_t bits = 0x7fbadbadu;
+      const uint32_t bits = kUnwritten;
       std::memcpy(&v, &bits, sizeof v);
       return v;
     }();
@@ -262,6 +266,12 @@ class ProbeRunner {
     shape.k = k;
     door_.Multiply(shape, a, b, c);
     ++calls_;
+    for (size_t i = 0; i < m * n; ++i) {
+      if (FloatBits(c[i]) == kUnwritten) {
+        throw DotDoorError(fmt::format("{} left C[{}][{}] unwritten (m = {}, n = {}, k = {})",
+                                       door_.Name(), i / n, i % n, m, n, k));
+      }
+    }
     return std::vector<float>(c, c + m * n);
   }
 
