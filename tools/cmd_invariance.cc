@@ -163,10 +163,13 @@ void RunInvariance(InvarianceArgs args) {
   args.options.threads = ThreadCounts(args.threads);
   std::vector<std::unique_ptr<DotDoor>> doors = Doors(args);
   const InvarianceOptions& o = args.options;
-  std::cout << fmt::format(
-      "invariance: a probe row, k = {}, n = {}, seed {}, alone and in batches up to m = {}; "
-      "outputs compared by encoding (-0 is not +0, a NaN by its bits)\n\n",
-      o.k, o.n, o.seed, o.max_batch);
+  PrintWrapped(std::cout,
+               fmt::format("invariance: a probe row, k = {}, n = {}, seed {}, alone and in batches "
+                           "up to m = {}; outputs compared by encoding (-0 is not +0, a NaN by its "
+                           "bits)",
+                           o.k, o.n, o.seed, o.max_batch),
+               2);
+  std::cout << "\n";
   std::vector<InvarianceReport> reports;
   ProgressLine progress("invariance", "kernels");
   for (size_t i = 0; i < doors.size(); ++i) {
