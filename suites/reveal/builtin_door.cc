@@ -1,6 +1,7 @@
 #include "suites/reveal/builtin_door.h"
 
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 
 #include "kernels/narrow_formats.h"
@@ -50,6 +51,15 @@ class LinearFwdDoor : public DotDoor {
  private:
   std::vector<uint16_t> Encode(const float* values, size_t count) const {
     std::vector<uint16_t> bits(count);
+    if (&format_ == &kBFloat16) {
+      // A bf16 value's encoding is the high half of its binary32 one.
+      for (size_t i = 0; i < count; ++i) {
+        uint32_t wide;
+        std::memcpy(&wide, &values[i], sizeof wide);
+        bits[i] = static_cast<uint16_t>(wide >> 16);
+      }
+      return bits;
+    }
     for (size_t i = 0; i < count; ++i) {
       bits[i] = static_cast<uint16_t>(EncodeBits(format_, values[i]));
     }
