@@ -9,11 +9,11 @@
 #include <iostream>
 #include <memory>
 
-#include "oracles/format.h"
 #include "suites/reports/report.h"
 #include "suites/reveal/builtin_door.h"
 #include "suites/reveal/invariance.h"
-#include "suites/reveal/planted_doors.h"
+#include "suites/reveal/planted_invariance.h"
+#include "suites/reveal/planted_kernels.h"
 #include "tools/cli.h"
 #include "tools/progress.h"
 #include "tools/text_table.h"
@@ -24,7 +24,6 @@ namespace {
 struct InvarianceArgs {
   std::string kernel = "linear_fwd";
   std::string targets = "all";
-  std::string dtype = "f32";
   InvarianceOptions options;
   std::string threads = "1,2,4";
   std::string require = "none";
@@ -37,20 +36,34 @@ std::string Joined(const std::vector<std::string>& names) {
   return text;
 }
 
+// Every planted kernel's name without the prefix: invariance's own (a tree
+// that depends on the call) and reveal's (accelerator-like, one tree each).
+std::vector<std::string> PlantedNames() {
+  std::vector<std::string> names = InvariancePlantedNames();
+  for (const PlantedKernelInfo& info : PlantedKernels()) names.push_back(info.name);
+  return names;
+}
+
+std::unique_ptr<DotDoor> PlantedDoor(const std::string& name) {
+  if (std::unique_ptr<DotDoor> door = MakeInvariancePlantedDoor(name)) return door;
+  return MakePlantedDoor(name);
+}
+
 std::string KernelHelp() {
   std::string planted;
-  for (const std::string& name : PlantedDoorNames()) {
+  for (const std::string& name : PlantedNames()) {
     planted += (planted.empty() ? "" : ", ") + std::string(kPlantedPrefix) + name;
   }
   return "Matrix products, comma-separated: linear_fwd (every variant on every --targets), "
-         "linear_fwd/VARIANT (" + Joined(LinearFwdVariantNames()) + "), planted (every planted "
+         "linear_fwd/VARIANT (" + Joined(BuiltinDotVariants()) + "), planted (every planted "
          "kernel) or one of them (" + planted + ")";
 }
 
 std::vector<std::unique_ptr<DotDoor>> Doors(const InvarianceArgs& args) {
   std::vector<std::string> variants;
   std::vector<std::unique_ptr<DotDoor>> planted;
-  const std::vector<std::string> all_variants = LinearFwdVariantNames();
+  const std::vector<std::string>& all_variants = BuiltinDotVariants();
+  const std::string prefix = kPlantedPrefix;
   for (const std::string& item : SplitList(args.kernel)) {
     if (item == "linear_fwd") {
       variants.insert(variants.end(), all_variants.begin(), all_variants.end());
@@ -61,10 +74,9 @@ std::vector<std::unique_ptr<DotDoor>> Doors(const InvarianceArgs& args) {
       }
       variants.push_back(v);
     } else if (item == "planted") {
-      for (const std::string& name : PlantedDoorNames()) planted.push_back(MakePlantedDoor(name));
-    } else if (std::unique_ptr<DotDoor> door = MakePlantedDoor(item);
-               door && item.rfind(kPlantedPrefix, 0) == 0) {
-      planted.push_back(std::move(door));
+      for (const std::string& name : PlantedNames()) planted.push_back(PlantedDoor(name));
+    } else if (item.rfind(prefix, 0) == 0 && PlantedDoor(item.substr(prefix.size()))) {
+      planted.push_back(PlantedDoor(item.substr(prefix.size())));
     } else {
       throw UsageError("--kernel: unknown kernel '" + item +
                        "' (linear_fwd, linear_fwd/VARIANT, planted, planted:NAME)");
@@ -73,13 +85,9 @@ std::vector<std::unique_ptr<DotDoor>> Doors(const InvarianceArgs& args) {
   if (variants.empty() && planted.empty()) throw UsageError("--kernel: no kernel given");
   std::vector<std::unique_ptr<DotDoor>> doors;
   if (!variants.empty()) {
-    const FloatFormat* format = FindFormat(args.dtype);
-    if (format != &kBinary32 && format != &kBFloat16 && format != &kBinary16) {
-      throw UsageError("--dtype: linear_fwd has kernels in f32, bf16 and f16, not '" + args.dtype + "'");
-    }
     std::vector<std::string> skipped;
     for (const TargetInfo* t : ResolveTargets(args.targets, &skipped)) {
-      for (const std::string& v : variants) doors.push_back(MakeLinearFwdDoor(v, *t, *format));
+      for (const std::string& v : variants) doors.push_back(MakeBuiltinDoor(v, *t));
     }
     if (!skipped.empty()) std::cout << "not run: " << DescribeSkipped(skipped) << "\n";
   }
@@ -250,8 +258,6 @@ void AddInvarianceCommand(CLI::App& app) {
       "compared bit for bit (exit 1 for a verdict --require refuses)");
   cmd->add_option("--kernel", args->kernel, KernelHelp())->capture_default_str();
   cmd->add_option("--targets", args->targets, "Targets of linear_fwd, comma-separated, or all")
-      ->capture_default_str();
-  cmd->add_option("--dtype", args->dtype, "Operand and output format of linear_fwd: f32, bf16, f16")
       ->capture_default_str();
   cmd->add_option("--k", args->options.k, "The reduced dimension")
       ->capture_default_str()

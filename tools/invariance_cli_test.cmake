@@ -38,7 +38,7 @@ ulpgate_expect(1 "planted:split_by_threads +same +same +same +m=1 t=2 +same +NOT
 ulpgate_expect(0 "planted:peel_to_alignment +same +m=2 row 1 +m=1 ABC\\+1 "
   invariance --kernel planted:peel_to_alignment ${small})
 
-# ulpgate's own kernels: every variant on every runnable target, and bf16.
+# ulpgate's own kernels: every variant on every runnable target.
 # (--require invariant: exit 0 only when every kernel is.)
 ulpgate_expect(0 "linear_fwd/pairwise@SCALAR +same +same +same +- +same +batch-invariant\n"
   invariance ${small} --require invariant --json ${WORK}/linear.json)
@@ -55,15 +55,17 @@ foreach(i RANGE ${last})
     message(FATAL_ERROR "invariance of linear_fwd --json: kernel ${i} not invariant\n${report}")
   endif()
 endforeach()
-ulpgate_expect(0 "linear_fwd/lane_parallel@SCALAR bf16 +same.*2 of 2 kernels batch-invariant"
-  invariance --kernel linear_fwd/lane_parallel --targets SCALAR,best --dtype bf16 ${small} --require invariant)
+# reveal's planted kernels (FP8 and bf16 operands among them) keep one tree
+# whatever the call.
+ulpgate_expect(0 "planted:fp8_trunc14_promote128 +same +same +same +- +same +batch-invariant\n.*planted:bf16_fused4 +same.*4 of 4 kernels batch-invariant"
+  invariance --kernel planted:fp8_trunc14_promote128,planted:bf16_fused4,planted:f32_splitk3,planted:f32_splitk3_late
+  ${small} --require invariant)
 
 ulpgate_expect(2 "unknown kernel 'bogus'" invariance --kernel bogus)
 ulpgate_expect(2 "linear_fwd has no variant 'nope'" invariance --kernel linear_fwd/nope)
 ulpgate_expect(2 "--require: expected none, invariant or deterministic, got 'maybe'"
   invariance --require maybe)
-ulpgate_expect(2 "--dtype: linear_fwd has kernels in f32, bf16 and f16, not 'float8_e4m3fn'"
-  invariance --dtype float8_e4m3fn)
+ulpgate_expect(2 "unknown kernel 'planted:nope'" invariance --kernel planted:nope)
 ulpgate_expect(2 "--threads-list: expected thread counts from 1 to 1024, got '0'"
   invariance --kernel planted:sequential --threads-list 1,0)
 ulpgate_expect(2 "--k: expected the reduced dimension" invariance --k 0)

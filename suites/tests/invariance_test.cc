@@ -2,7 +2,7 @@
 // verdicts follow from their definitions (planted_doors.h), a change of a
 // zero's sign or a NaN's payload counts, a door that writes nothing is an
 // error, and ulpgate's own linear_fwd kernels are batch-invariant on every
-// target in every format they take.
+// target.
 #include "suites/reveal/invariance.h"
 
 #include <gtest/gtest.h>
@@ -12,10 +12,9 @@
 #include <limits>
 #include <memory>
 
-#include "kernels/narrow_formats.h"
 #include "oracles/format.h"
 #include "suites/reveal/builtin_door.h"
-#include "suites/reveal/planted_doors.h"
+#include "suites/reveal/planted_invariance.h"
 #include "suites/tests/test_targets.h"
 
 namespace ulpgate {
@@ -39,7 +38,7 @@ InvarianceOptions SmallOptions() {
 }
 
 InvarianceReport CheckPlanted(const std::string& name) {
-  std::unique_ptr<DotDoor> door = MakePlantedDoor(name);
+  std::unique_ptr<DotDoor> door = MakeInvariancePlantedDoor(name);
   EXPECT_NE(door, nullptr) << name;
   return CheckInvariance(*door, SmallOptions());
 }
@@ -156,7 +155,7 @@ TEST(InvarianceTest, PeelToAlignmentChangesWithWhereTheRowStarts) {
   // aligned and only moving A changes the bits.
   InvarianceOptions options = SmallOptions();
   options.k = 128;
-  std::unique_ptr<DotDoor> door = MakePlantedDoor("peel_to_alignment");
+  std::unique_ptr<DotDoor> door = MakeInvariancePlantedDoor("peel_to_alignment");
   InvarianceReport r = CheckInvariance(*door, options);
   EXPECT_EQ(r.Verdict(), InvarianceVerdict::kVariesWithLayout) << Describe(r);
   EXPECT_EQ(r.VerdictText(), "not invariant (alignment: m=1 ABC+1)");
@@ -239,20 +238,17 @@ TEST(InvarianceTest, ADoorThatLeavesOutputsUnwrittenIsAnError) {
   EXPECT_THROW(CheckInvariance(door, SmallOptions()), DotDoorError);
 }
 
-// ulpgate's own kernels pick no tree by shape: every variant, in every format
-// it takes, gives the probe the same bits in every dimension.
+// ulpgate's own kernels pick no tree by shape: every variant gives the probe
+// the same bits in every dimension.
 class LinearFwdInvarianceTest : public PerTargetTest {};
 
 TEST_P(LinearFwdInvarianceTest, EveryVariantIsBatchInvariant) {
-  std::vector<const FloatFormat*> formats = {&kBinary32};
-  for (const NarrowFormat& f : kNarrowFormats) formats.push_back(f.format);
-  for (const FloatFormat* format : formats) {
-    for (const std::string& variant : LinearFwdVariantNames()) {
-      std::unique_ptr<DotDoor> door = MakeLinearFwdDoor(variant, *GetParam(), *format);
-      const InvarianceReport r = CheckInvariance(*door, SmallOptions());
-      EXPECT_EQ(r.Verdict(), InvarianceVerdict::kInvariant) << Describe(r);
-      EXPECT_EQ(r.batch_sizes.back(), 70u);
-    }
+  for (const std::string& variant : BuiltinDotVariants()) {
+    std::unique_ptr<DotDoor> door = MakeBuiltinDoor(variant, *GetParam());
+    ASSERT_NE(door, nullptr) << variant;
+    const InvarianceReport r = CheckInvariance(*door, SmallOptions());
+    EXPECT_EQ(r.Verdict(), InvarianceVerdict::kInvariant) << Describe(r);
+    EXPECT_EQ(r.batch_sizes.back(), 70u);
   }
 }
 
@@ -263,7 +259,8 @@ TEST(InvarianceTest, LinearFwdDoorShowsTheDotProductsOwnZeros) {
   // round to nearest. The door's bias must leave both as they are (a +0 bias
   // would turn the -0 into +0).
   const TargetInfo& target = CompiledTargets().front();
-  std::unique_ptr<DotDoor> door = MakeLinearFwdDoor("pairwise", target, kBinary32);
+  std::unique_ptr<DotDoor> door = MakeBuiltinDoor("pairwise", target);
+  ASSERT_NE(door, nullptr);
   DotShape shape;
   shape.m = 2;
   shape.n = 1;
@@ -274,17 +271,15 @@ TEST(InvarianceTest, LinearFwdDoorShowsTheDotProductsOwnZeros) {
   door->Multiply(shape, a, b, c);
   EXPECT_TRUE(SameEncoding(c[0], 0.0f)) << c[0];
   EXPECT_TRUE(SameEncoding(c[1], -0.0f)) << c[1];
-  EXPECT_THROW(MakeLinearFwdDoor("no_such_variant", target, kBinary32), std::invalid_argument);
-  EXPECT_THROW(MakeLinearFwdDoor("pairwise", target, kFloat8E4M3FN), std::invalid_argument);
 }
 
 TEST(InvarianceTest, PlantedNamesRoundTrip) {
-  for (const std::string& name : PlantedDoorNames()) {
-    std::unique_ptr<DotDoor> door = MakePlantedDoor(name);
+  for (const std::string& name : InvariancePlantedNames()) {
+    std::unique_ptr<DotDoor> door = MakeInvariancePlantedDoor(name);
     ASSERT_NE(door, nullptr);
     EXPECT_EQ(door->Name(), kPlantedPrefix + name);
   }
-  EXPECT_EQ(MakePlantedDoor("no_such_kernel"), nullptr);
+  EXPECT_EQ(MakeInvariancePlantedDoor("no_such_kernel"), nullptr);
 }
 
 }  // namespace
