@@ -8,6 +8,7 @@
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "suites/reports/report.h"
 #include "suites/reveal/builtin_door.h"
@@ -28,6 +29,7 @@ struct InvarianceArgs {
   std::string threads = "1,2,4";
   std::string require = "none";
   std::string json_path;
+  bool trees = true;
 };
 
 std::string Joined(const std::vector<std::string>& names) {
@@ -140,7 +142,7 @@ std::string ShortVerdict(const InvarianceReport& r) {
   return "?";
 }
 
-void PrintDetails(const InvarianceReport& r) {
+void PrintDetails(const InvarianceReport& r, const std::optional<BatchTrees>& trees) {
   std::cout << fmt::format("\n{}: {} ({} calls, {:.2f} s)\n", r.door, r.VerdictText(), r.calls,
                            r.seconds);
   for (const InvarianceDimensionResult& d : r.dimensions) {
@@ -162,6 +164,22 @@ void PrintDetails(const InvarianceReport& r) {
     std::cout << "  ";
     PrintWrapped(std::cout, line, 4, 2);
   }
+  if (trees) {
+    std::string line = fmt::format("trees of C[0][0] (reveal, {} calls, {:.2f} s): ", trees->calls,
+                                   trees->seconds);
+    if (!trees->error.empty()) {
+      line += "not revealed: " + trees->error;
+    } else if (trees->before == trees->after) {
+      line += fmt::format("the same at m={} and m={} ({}); what changed is a node's arithmetic, "
+                          "not the order",
+                          trees->before_m, trees->after_m, ShortTreeText(trees->before));
+    } else {
+      line += fmt::format("m={}: {}; m={}: {}", trees->before_m, ShortTreeText(trees->before),
+                          trees->after_m, ShortTreeText(trees->after));
+    }
+    std::cout << "  ";
+    PrintWrapped(std::cout, line, 4, 2);
+  }
 }
 
 void RunInvariance(InvarianceArgs args) {
@@ -179,11 +197,13 @@ void RunInvariance(InvarianceArgs args) {
                2);
   std::cout << "\n";
   std::vector<InvarianceReport> reports;
+  std::vector<std::optional<BatchTrees>> trees;
   ProgressLine progress("invariance", "kernels");
   for (size_t i = 0; i < doors.size(); ++i) {
     progress(i, doors.size());
     try {
       reports.push_back(CheckInvariance(*doors[i], o));
+      trees.push_back(args.trees ? RevealBatchTrees(*doors[i], reports.back()) : std::nullopt);
     } catch (const std::invalid_argument& e) {
       throw UsageError(e.what());
     } catch (const DotDoorError& e) {
@@ -221,8 +241,9 @@ void RunInvariance(InvarianceArgs args) {
     }
   }
   PrintWrapped(std::cout, against, 11, 11);
-  for (const InvarianceReport& r : reports) {
-    if (r.Verdict() != InvarianceVerdict::kInvariant || r.budget_cut) PrintDetails(r);
+  for (size_t i = 0; i < reports.size(); ++i) {
+    const InvarianceReport& r = reports[i];
+    if (r.Verdict() != InvarianceVerdict::kInvariant || r.budget_cut) PrintDetails(r, trees[i]);
   }
   size_t invariant = 0, deterministic = 0;
   for (const InvarianceReport& r : reports) {
@@ -238,7 +259,9 @@ void RunInvariance(InvarianceArgs args) {
     j["format"] = kInvarianceFormat;
     j["tool"] = ToolVersion();
     j["kernels"] = nlohmann::ordered_json::array();
-    for (const InvarianceReport& r : reports) j["kernels"].push_back(InvarianceJson(r));
+    for (size_t i = 0; i < reports.size(); ++i) {
+      j["kernels"].push_back(InvarianceJson(reports[i], trees[i]));
+    }
     WriteJsonFile(args.json_path, j);
   }
   if ((args.require == "invariant" && invariant < reports.size()) ||
@@ -287,6 +310,9 @@ void AddInvarianceCommand(CLI::App& app) {
                   "Exit 1 unless every kernel is: invariant (no dimension changes bits), "
                   "deterministic (run to run), or none")
       ->capture_default_str();
+  cmd->add_flag("!--no-trees", args->trees,
+                "Do not reveal the probe's summation trees where the batch size changes its bits "
+                "(at the last size that keeps them and the first that changes them)");
   cmd->add_option("--json", args->json_path, "Write the report (" + std::string(kInvarianceFormat) + ") here");
   cmd->callback([args] { RunInvariance(*args); });
 }

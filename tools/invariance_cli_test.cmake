@@ -11,7 +11,7 @@ set(small --k 100 --n 19 --max-batch 70)
 # Where the text may wrap.
 set(_ "[ \n]+")
 
-ulpgate_expect(1 "planted:split_by_batch +m=8 +same +same +- +same +NOT: batch size\n.*planted:split_by_batch: not batch-invariant \\(first at m=8\\).*first${_}at${_}m=8:${_}[0-9]+${_}of${_}19${_}outputs,${_}max${_}[0-9]+${_}ULP;${_}as${_}alone${_}up${_}to${_}m=7"
+ulpgate_expect(1 "planted:split_by_batch +m=8 +same +same +- +same +NOT: batch size\n.*planted:split_by_batch: not batch-invariant \\(first at m=8\\).*first${_}at${_}m=8:${_}[0-9]+${_}of${_}19${_}outputs,${_}max${_}[0-9]+${_}ULP;${_}as${_}alone${_}up${_}to${_}m=7.*trees${_}of${_}C\\[0\\]\\[0\\].*m=7:${_}sequential${_}chain;${_}m=8:${_}2${_}parts${_}added:${_}0-49${_}\\(chain\\),${_}50-99${_}\\(chain\\)"
   invariance --kernel planted:split_by_batch ${small} --require invariant --json ${WORK}/split.json)
 file(READ "${WORK}/split.json" report)
 string(JSON format GET "${report}" format)
@@ -20,6 +20,10 @@ string(JSON last GET "${report}" kernels 0 last_invariant_batch)
 string(JSON verdict GET "${report}" kernels 0 verdict)
 string(JSON batch_changed GET "${report}" kernels 0 dimensions 0 bits_changed)
 string(JSON batch_first GET "${report}" kernels 0 dimensions 0 first_change what)
+string(JSON tree_after GET "${report}" kernels 0 trees short_after)
+if(NOT tree_after STREQUAL "2 parts added: 0-49 (chain), 50-99 (chain)")
+  message(FATAL_ERROR "invariance --json: trees.short_after '${tree_after}'")
+endif()
 if(NOT format STREQUAL "ulpgate-invariance-1" OR NOT first EQUAL 8 OR NOT last EQUAL 7
    OR NOT verdict STREQUAL "not batch-invariant (first at m=8)" OR NOT batch_changed
    OR NOT batch_first STREQUAL "m=8")

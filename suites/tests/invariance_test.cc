@@ -11,6 +11,8 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "oracles/format.h"
 #include "suites/reveal/builtin_door.h"
@@ -139,6 +141,44 @@ TEST(InvarianceTest, SplitByBatchChangesFirstAtEight) {
   EXPECT_FALSE(Changed(r, InvarianceDimension::kPosition));
   EXPECT_FALSE(Changed(r, InvarianceDimension::kAlignment));
   EXPECT_FALSE(Changed(r, InvarianceDimension::kRunToRun));
+}
+
+// Where the bits change, reveal names the trees: one chain over the 100 terms
+// below 8 rows, two chains of 50 joined from 8 on.
+TEST(InvarianceTest, SplitByBatchTreesAreOneChainThenTwoHalves) {
+  std::unique_ptr<DotDoor> door = MakeInvariancePlantedDoor("split_by_batch");
+  const InvarianceReport r = CheckInvariance(*door, SmallOptions());
+  const std::optional<BatchTrees> trees = RevealBatchTrees(*door, r);
+  ASSERT_TRUE(trees.has_value());
+  ASSERT_EQ(trees->error, "");
+  EXPECT_EQ(trees->before_m, 7u);
+  EXPECT_EQ(trees->after_m, 8u);
+  std::string chain = "0";
+  for (int t = 1; t < 50; ++t) chain = "(" + chain + "+" + std::to_string(t) + ")";
+  std::string second = "50";
+  for (int t = 51; t < 100; ++t) second = "(" + second + "+" + std::to_string(t) + ")";
+  std::string whole = chain;
+  for (int t = 50; t < 100; ++t) whole = "(" + whole + "+" + std::to_string(t) + ")";
+  EXPECT_EQ(trees->before.Text(), whole);
+  EXPECT_EQ(trees->after.Text(), "(" + chain + "+" + second + ")");
+  EXPECT_EQ(ShortTreeText(trees->before), "sequential chain");
+  EXPECT_EQ(ShortTreeText(trees->after), "2 parts added: 0-49 (chain), 50-99 (chain)");
+  // No trees where the batch size changed nothing, or where the door is
+  // nondeterministic.
+  std::unique_ptr<DotDoor> sequential = MakeInvariancePlantedDoor("sequential");
+  EXPECT_FALSE(RevealBatchTrees(*sequential, CheckInvariance(*sequential, SmallOptions())));
+  std::unique_ptr<DotDoor> racy = MakeInvariancePlantedDoor("order_by_call");
+  EXPECT_FALSE(RevealBatchTrees(*racy, CheckInvariance(*racy, SmallOptions())));
+}
+
+TEST(InvarianceTest, ShortTreeTextNamesKnownShapesElseTheParts) {
+  EXPECT_EQ(ShortTreeText(ParseSummationTree("(((0+1)+2)+3)")), "sequential chain");
+  EXPECT_EQ(ShortTreeText(ParseSummationTree("((0+1)+(2+3))")), "pairwise cascade");
+  // Lanes 0 and 1 take terms 0, 2, 4 and 1, 3, 5; then lane 0 + lane 1.
+  EXPECT_EQ(ShortTreeText(ParseSummationTree("(((0+2)+4)+((1+3)+5))")),
+            "2 strided chains + halving tree");
+  EXPECT_EQ(ShortTreeText(ParseSummationTree("((((0+1)+2)+((3+4)+5))+((6+7)+8))")),
+            "3 parts added: 0-2 (chain), 3-5 (chain), 6-8 (chain)");
 }
 
 TEST(InvarianceTest, SplitByThreadsChangesWithTheThreadCountOnly) {
