@@ -72,7 +72,7 @@ std::vector<std::unique_ptr<DotDoor>> Doors(const InvarianceArgs& args) {
     } else if (item.rfind("linear_fwd/", 0) == 0) {
       const std::string v = item.substr(11);
       if (std::find(all_variants.begin(), all_variants.end(), v) == all_variants.end()) {
-        throw UsageError("--kernel: linear_fwd has no variant '" + v + "' (" + Joined(all_variants) + ")");
+        throw UsageError("--op: linear_fwd has no variant '" + v + "' (" + Joined(all_variants) + ")");
       }
       variants.push_back(v);
     } else if (item == "planted") {
@@ -80,11 +80,11 @@ std::vector<std::unique_ptr<DotDoor>> Doors(const InvarianceArgs& args) {
     } else if (item.rfind(prefix, 0) == 0 && PlantedDoor(item.substr(prefix.size()))) {
       planted.push_back(PlantedDoor(item.substr(prefix.size())));
     } else {
-      throw UsageError("--kernel: unknown kernel '" + item +
+      throw UsageError("--op: unknown kernel '" + item +
                        "' (linear_fwd, linear_fwd/VARIANT, planted, planted:NAME)");
     }
   }
-  if (variants.empty() && planted.empty()) throw UsageError("--kernel: no kernel given");
+  if (variants.empty() && planted.empty()) throw UsageError("--op: no kernel given");
   std::vector<std::unique_ptr<DotDoor>> doors;
   if (!variants.empty()) {
     std::vector<std::string> skipped;
@@ -279,7 +279,7 @@ void AddInvarianceCommand(CLI::App& app) {
       "Batch invariance and determinism of matrix products: a probe row alone and in batches of "
       "other sizes, at other positions, alignments and thread counts, and run to run, its outputs "
       "compared bit for bit (exit 1 for a verdict --require refuses)");
-  cmd->add_option("--kernel", args->kernel, KernelHelp())->capture_default_str();
+  cmd->add_option("--op,--kernel", args->kernel, KernelHelp())->capture_default_str();
   cmd->add_option("--targets", args->targets, "Targets of linear_fwd, comma-separated, or all")
       ->capture_default_str();
   cmd->add_option("--k", args->options.k, "The reduced dimension")

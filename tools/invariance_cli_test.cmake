@@ -12,7 +12,7 @@ set(small --k 100 --n 19 --max-batch 70)
 set(_ "[ \n]+")
 
 ulpgate_expect(1 "planted:split_by_batch +m=8 +same +same +- +same +NOT: batch size\n.*planted:split_by_batch: not batch-invariant \\(first at m=8\\).*first${_}at${_}m=8:${_}[0-9]+${_}of${_}19${_}outputs,${_}max${_}[0-9]+${_}ULP;${_}as${_}alone${_}up${_}to${_}m=7.*trees${_}of${_}C\\[0\\]\\[0\\].*m=7:${_}sequential${_}chain;${_}m=8:${_}2${_}parts${_}added:${_}0-49${_}\\(chain\\),${_}50-99${_}\\(chain\\)"
-  invariance --kernel planted:split_by_batch ${small} --require invariant --json ${WORK}/split.json)
+  invariance --op planted:split_by_batch ${small} --require invariant --json ${WORK}/split.json)
 file(READ "${WORK}/split.json" report)
 string(JSON format GET "${report}" format)
 string(JSON first GET "${report}" kernels 0 first_changed_batch)
