@@ -8,12 +8,13 @@
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <optional>
 
-#include "oracles/format.h"
 #include "suites/reports/report.h"
 #include "suites/reveal/builtin_door.h"
 #include "suites/reveal/invariance.h"
-#include "suites/reveal/planted_doors.h"
+#include "suites/reveal/planted_invariance.h"
+#include "suites/reveal/planted_kernels.h"
 #include "tools/cli.h"
 #include "tools/progress.h"
 #include "tools/text_table.h"
@@ -24,11 +25,11 @@ namespace {
 struct InvarianceArgs {
   std::string kernel = "linear_fwd";
   std::string targets = "all";
-  std::string dtype = "f32";
   InvarianceOptions options;
   std::string threads = "1,2,4";
   std::string require = "none";
   std::string json_path;
+  bool trees = true;
 };
 
 std::string Joined(const std::vector<std::string>& names) {
@@ -37,49 +38,58 @@ std::string Joined(const std::vector<std::string>& names) {
   return text;
 }
 
+// Every planted kernel's name without the prefix: invariance's own (a tree
+// that depends on the call) and reveal's (accelerator-like, one tree each).
+std::vector<std::string> PlantedNames() {
+  std::vector<std::string> names = InvariancePlantedNames();
+  for (const PlantedKernelInfo& info : PlantedKernels()) names.push_back(info.name);
+  return names;
+}
+
+std::unique_ptr<DotDoor> PlantedDoor(const std::string& name) {
+  if (std::unique_ptr<DotDoor> door = MakeInvariancePlantedDoor(name)) return door;
+  return MakePlantedDoor(name);
+}
+
 std::string KernelHelp() {
   std::string planted;
-  for (const std::string& name : PlantedDoorNames()) {
+  for (const std::string& name : PlantedNames()) {
     planted += (planted.empty() ? "" : ", ") + std::string(kPlantedPrefix) + name;
   }
   return "Matrix products, comma-separated: linear_fwd (every variant on every --targets), "
-         "linear_fwd/VARIANT (" + Joined(LinearFwdVariantNames()) + "), planted (every planted "
+         "linear_fwd/VARIANT (" + Joined(BuiltinDotVariants()) + "), planted (every planted "
          "kernel) or one of them (" + planted + ")";
 }
 
 std::vector<std::unique_ptr<DotDoor>> Doors(const InvarianceArgs& args) {
   std::vector<std::string> variants;
   std::vector<std::unique_ptr<DotDoor>> planted;
-  const std::vector<std::string> all_variants = LinearFwdVariantNames();
+  const std::vector<std::string>& all_variants = BuiltinDotVariants();
+  const std::string prefix = kPlantedPrefix;
   for (const std::string& item : SplitList(args.kernel)) {
     if (item == "linear_fwd") {
       variants.insert(variants.end(), all_variants.begin(), all_variants.end());
     } else if (item.rfind("linear_fwd/", 0) == 0) {
       const std::string v = item.substr(11);
       if (std::find(all_variants.begin(), all_variants.end(), v) == all_variants.end()) {
-        throw UsageError("--kernel: linear_fwd has no variant '" + v + "' (" + Joined(all_variants) + ")");
+        throw UsageError("--op: linear_fwd has no variant '" + v + "' (" + Joined(all_variants) + ")");
       }
       variants.push_back(v);
     } else if (item == "planted") {
-      for (const std::string& name : PlantedDoorNames()) planted.push_back(MakePlantedDoor(name));
-    } else if (std::unique_ptr<DotDoor> door = MakePlantedDoor(item);
-               door && item.rfind(kPlantedPrefix, 0) == 0) {
-      planted.push_back(std::move(door));
+      for (const std::string& name : PlantedNames()) planted.push_back(PlantedDoor(name));
+    } else if (item.rfind(prefix, 0) == 0 && PlantedDoor(item.substr(prefix.size()))) {
+      planted.push_back(PlantedDoor(item.substr(prefix.size())));
     } else {
-      throw UsageError("--kernel: unknown kernel '" + item +
+      throw UsageError("--op: unknown kernel '" + item +
                        "' (linear_fwd, linear_fwd/VARIANT, planted, planted:NAME)");
     }
   }
-  if (variants.empty() && planted.empty()) throw UsageError("--kernel: no kernel given");
+  if (variants.empty() && planted.empty()) throw UsageError("--op: no kernel given");
   std::vector<std::unique_ptr<DotDoor>> doors;
   if (!variants.empty()) {
-    const FloatFormat* format = FindFormat(args.dtype);
-    if (format != &kBinary32 && format != &kBFloat16 && format != &kBinary16) {
-      throw UsageError("--dtype: linear_fwd has kernels in f32, bf16 and f16, not '" + args.dtype + "'");
-    }
     std::vector<std::string> skipped;
     for (const TargetInfo* t : ResolveTargets(args.targets, &skipped)) {
-      for (const std::string& v : variants) doors.push_back(MakeLinearFwdDoor(v, *t, *format));
+      for (const std::string& v : variants) doors.push_back(MakeBuiltinDoor(v, *t));
     }
     if (!skipped.empty()) std::cout << "not run: " << DescribeSkipped(skipped) << "\n";
   }
@@ -132,7 +142,7 @@ std::string ShortVerdict(const InvarianceReport& r) {
   return "?";
 }
 
-void PrintDetails(const InvarianceReport& r) {
+void PrintDetails(const InvarianceReport& r, const std::optional<BatchTrees>& trees) {
   std::cout << fmt::format("\n{}: {} ({} calls, {:.2f} s)\n", r.door, r.VerdictText(), r.calls,
                            r.seconds);
   for (const InvarianceDimensionResult& d : r.dimensions) {
@@ -154,6 +164,22 @@ void PrintDetails(const InvarianceReport& r) {
     std::cout << "  ";
     PrintWrapped(std::cout, line, 4, 2);
   }
+  if (trees) {
+    std::string line = fmt::format("trees of C[0][0] (reveal, {} calls, {:.2f} s): ", trees->calls,
+                                   trees->seconds);
+    if (!trees->error.empty()) {
+      line += "not revealed: " + trees->error;
+    } else if (trees->before == trees->after) {
+      line += fmt::format("the same at m={} and m={} ({}); what changed is a node's arithmetic, "
+                          "not the order",
+                          trees->before_m, trees->after_m, ShortTreeText(trees->before));
+    } else {
+      line += fmt::format("m={}: {}; m={}: {}", trees->before_m, ShortTreeText(trees->before),
+                          trees->after_m, ShortTreeText(trees->after));
+    }
+    std::cout << "  ";
+    PrintWrapped(std::cout, line, 4, 2);
+  }
 }
 
 void RunInvariance(InvarianceArgs args) {
@@ -163,16 +189,21 @@ void RunInvariance(InvarianceArgs args) {
   args.options.threads = ThreadCounts(args.threads);
   std::vector<std::unique_ptr<DotDoor>> doors = Doors(args);
   const InvarianceOptions& o = args.options;
-  std::cout << fmt::format(
-      "invariance: a probe row, k = {}, n = {}, seed {}, alone and in batches up to m = {}; "
-      "outputs compared by encoding (-0 is not +0, a NaN by its bits)\n\n",
-      o.k, o.n, o.seed, o.max_batch);
+  PrintWrapped(std::cout,
+               fmt::format("invariance: a probe row, k = {}, n = {}, seed {}, alone and in batches "
+                           "up to m = {}; outputs compared by encoding (-0 is not +0, a NaN by its "
+                           "bits)",
+                           o.k, o.n, o.seed, o.max_batch),
+               2);
+  std::cout << "\n";
   std::vector<InvarianceReport> reports;
+  std::vector<std::optional<BatchTrees>> trees;
   ProgressLine progress("invariance", "kernels");
   for (size_t i = 0; i < doors.size(); ++i) {
     progress(i, doors.size());
     try {
       reports.push_back(CheckInvariance(*doors[i], o));
+      trees.push_back(args.trees ? RevealBatchTrees(*doors[i], reports.back()) : std::nullopt);
     } catch (const std::invalid_argument& e) {
       throw UsageError(e.what());
     } catch (const DotDoorError& e) {
@@ -210,8 +241,9 @@ void RunInvariance(InvarianceArgs args) {
     }
   }
   PrintWrapped(std::cout, against, 11, 11);
-  for (const InvarianceReport& r : reports) {
-    if (r.Verdict() != InvarianceVerdict::kInvariant || r.budget_cut) PrintDetails(r);
+  for (size_t i = 0; i < reports.size(); ++i) {
+    const InvarianceReport& r = reports[i];
+    if (r.Verdict() != InvarianceVerdict::kInvariant || r.budget_cut) PrintDetails(r, trees[i]);
   }
   size_t invariant = 0, deterministic = 0;
   for (const InvarianceReport& r : reports) {
@@ -227,7 +259,9 @@ void RunInvariance(InvarianceArgs args) {
     j["format"] = kInvarianceFormat;
     j["tool"] = ToolVersion();
     j["kernels"] = nlohmann::ordered_json::array();
-    for (const InvarianceReport& r : reports) j["kernels"].push_back(InvarianceJson(r));
+    for (size_t i = 0; i < reports.size(); ++i) {
+      j["kernels"].push_back(InvarianceJson(reports[i], trees[i]));
+    }
     WriteJsonFile(args.json_path, j);
   }
   if ((args.require == "invariant" && invariant < reports.size()) ||
@@ -245,10 +279,8 @@ void AddInvarianceCommand(CLI::App& app) {
       "Batch invariance and determinism of matrix products: a probe row alone and in batches of "
       "other sizes, at other positions, alignments and thread counts, and run to run, its outputs "
       "compared bit for bit (exit 1 for a verdict --require refuses)");
-  cmd->add_option("--kernel", args->kernel, KernelHelp())->capture_default_str();
+  cmd->add_option("--op,--kernel", args->kernel, KernelHelp())->capture_default_str();
   cmd->add_option("--targets", args->targets, "Targets of linear_fwd, comma-separated, or all")
-      ->capture_default_str();
-  cmd->add_option("--dtype", args->dtype, "Operand and output format of linear_fwd: f32, bf16, f16")
       ->capture_default_str();
   cmd->add_option("--k", args->options.k, "The reduced dimension")
       ->capture_default_str()
@@ -278,6 +310,9 @@ void AddInvarianceCommand(CLI::App& app) {
                   "Exit 1 unless every kernel is: invariant (no dimension changes bits), "
                   "deterministic (run to run), or none")
       ->capture_default_str();
+  cmd->add_flag("!--no-trees", args->trees,
+                "Do not reveal the probe's summation trees where the batch size changes its bits "
+                "(at the last size that keeps them and the first that changes them)");
   cmd->add_option("--json", args->json_path, "Write the report (" + std::string(kInvarianceFormat) + ") here");
   cmd->callback([args] { RunInvariance(*args); });
 }

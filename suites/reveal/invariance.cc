@@ -12,6 +12,7 @@
 
 #include "oracles/format.h"
 #include "suites/inputs/counter_rng.h"
+#include "suites/reveal/reveal.h"
 
 namespace ulpgate {
 namespace {
@@ -207,6 +208,10 @@ size_t InvarianceReport::LastInvariantBatch() const {
 
 namespace {
 
+// A signaling NaN with a payload no arithmetic produces (arithmetic quiets
+// NaNs), in C before each call: left there, the call wrote nothing.
+constexpr uint32_t kUnwritten = 0x7fbadbadu;
+
 // Where A, B and C start, in floats past a 64-byte boundary.
 struct Offsets {
   size_t a = 0, b = 0, c = 0;
@@ -251,7 +256,7 @@ class ProbeRunner {
     // call's bits: a NaN pattern no kernel computes.
     const float poison = [] {
       float v;
-      const uint32_t bits = 0x7fbadbadu;
+      const uint32_t bits = kUnwritten;
       std::memcpy(&v, &bits, sizeof v);
       return v;
     }();
@@ -262,6 +267,12 @@ class ProbeRunner {
     shape.k = k;
     door_.Multiply(shape, a, b, c);
     ++calls_;
+    for (size_t i = 0; i < m * n; ++i) {
+      if (FloatBits(c[i]) == kUnwritten) {
+        throw DotDoorError(fmt::format("{} left C[{}][{}] unwritten (m = {}, n = {}, k = {})",
+                                       door_.Name(), i / n, i % n, m, n, k));
+      }
+    }
     return std::vector<float>(c, c + m * n);
   }
 
@@ -461,7 +472,107 @@ InvarianceReport CheckInvariance(DotDoor& door, const InvarianceOptions& options
   return report;
 }
 
-nlohmann::ordered_json InvarianceJson(const InvarianceReport& r) {
+namespace {
+
+// A chain: every internal node adds one leaf to what came before.
+bool IsChain(const SumNode& node) {
+  if (node.IsLeaf()) return true;
+  if (node.children.size() != 2) return false;
+  const SumNode& a = node.children[0];
+  const SumNode& b = node.children[1];
+  return (a.IsLeaf() && IsChain(b)) || (b.IsLeaf() && IsChain(a));
+}
+
+std::string PartText(const SumNode& node) {
+  const std::vector<int64_t> terms = Terms(node);
+  const bool contiguous = terms.back() - terms.front() + 1 == static_cast<int64_t>(terms.size());
+  const std::string range = terms.size() == 1 ? std::to_string(terms.front())
+                            : contiguous ? fmt::format("{}-{}", terms.front(), terms.back())
+                                         : fmt::format("{} terms from {}", terms.size(), terms.front());
+  if (node.IsLeaf()) return range;
+  return range + (IsChain(node) ? " (chain)" : " (tree)");
+}
+
+// The tree without its leaves' rounding: RevealTree gives the order only.
+void ClearRounding(SumNode* node) {
+  node->rounded = false;
+  for (SumNode& child : node->children) ClearRounding(&child);
+}
+
+SummationTree OrderOnly(SummationTree tree) {
+  ClearRounding(&tree.mutable_root());
+  tree.Canonicalize();
+  return tree;
+}
+
+}  // namespace
+
+std::string ShortTreeText(const SummationTree& tree) {
+  const std::string known = KnownShapeName(tree);
+  if (!known.empty()) return known;
+  const SummationTree canonical = OrderOnly(tree);
+  const size_t k = canonical.k();
+  if (IsChain(canonical.root())) return "sequential chain";
+  if (canonical == OrderOnly(PairwiseTree(k))) return "pairwise cascade";
+  for (size_t lanes : {2, 4, 8, 16, 32, 64}) {
+    if (lanes >= k) break;
+    if (canonical == OrderOnly(LaneParallelTree(k, lanes, false))) {
+      return fmt::format("{} strided chains + halving tree", lanes);
+    }
+  }
+  // A chain over parts (part0 + part1) + part2 ...: the parts in order.
+  std::vector<const SumNode*> parts;
+  const SumNode* node = &canonical.root();
+  while (!node->IsLeaf() && node->children.size() == 2 && !node->children[1].IsLeaf()) {
+    parts.push_back(&node->children[1]);
+    node = &node->children[0];
+  }
+  parts.push_back(node);
+  std::reverse(parts.begin(), parts.end());
+  if (parts.size() == 1) {
+    parts.clear();
+    for (const SumNode& child : canonical.root().children) parts.push_back(&child);
+  }
+  constexpr size_t kShown = 6;
+  std::string text = fmt::format("{} parts added:", parts.size());
+  for (size_t i = 0; i < parts.size() && i < kShown; ++i) {
+    text += (i == 0 ? " " : ", ") + PartText(*parts[i]);
+  }
+  if (parts.size() > kShown) text += ", ...";
+  return text;
+}
+
+std::optional<BatchTrees> RevealBatchTrees(DotDoor& door, const InvarianceReport& report) {
+  if (report.Verdict() == InvarianceVerdict::kNondeterministic || report.FirstChangedBatch() == 0) {
+    return std::nullopt;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  BatchTrees trees;
+  trees.before_m = report.LastInvariantBatch();
+  trees.after_m = report.FirstChangedBatch();
+  DotShape shape;
+  shape.n = report.options.n;
+  shape.k = report.options.k;
+  try {
+    shape.m = trees.before_m;
+    TreeReveal before = RevealTree(door, shape, 0, 0);
+    shape.m = trees.after_m;
+    TreeReveal after = RevealTree(door, shape, 0, 0);
+    before.tree.Canonicalize();
+    after.tree.Canonicalize();
+    trees.before = before.tree;
+    trees.after = after.tree;
+    trees.calls = before.cost.calls + after.cost.calls;
+  } catch (const std::runtime_error& e) {
+    // DotDoorError included: the door answered invariance's calls, so a
+    // fault on a probe is reported beside the verdict, not instead of it.
+    trees.error = e.what();
+  }
+  trees.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return trees;
+}
+
+nlohmann::ordered_json InvarianceJson(const InvarianceReport& r, const std::optional<BatchTrees>& trees) {
   auto ulp = [](double v) -> nlohmann::ordered_json {
     if (std::isinf(v)) return nullptr;  // a NaN met a number
     return v;
@@ -501,6 +612,23 @@ nlohmann::ordered_json InvarianceJson(const InvarianceReport& r) {
     dj["trials"] = nlohmann::ordered_json::array();
     for (const InvarianceTrial& t : d.trials) dj["trials"].push_back(trial(t));
     j["dimensions"].push_back(dj);
+  }
+  if (trees) {
+    nlohmann::ordered_json tj;
+    tj["before_m"] = trees->before_m;
+    tj["after_m"] = trees->after_m;
+    if (!trees->error.empty()) {
+      tj["error"] = trees->error;
+    } else {
+      tj["before"] = trees->before.Text();
+      tj["after"] = trees->after.Text();
+      tj["short_before"] = ShortTreeText(trees->before);
+      tj["short_after"] = ShortTreeText(trees->after);
+      tj["same"] = trees->before == trees->after;
+    }
+    tj["calls"] = trees->calls;
+    tj["seconds"] = trees->seconds;
+    j["trees"] = tj;
   }
   return j;
 }

@@ -16,11 +16,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "oracles/float_format.h"
 #include "suites/reveal/dot_door.h"
+#include "suites/reveal/summation_tree.h"
 
 namespace ulpgate {
 
@@ -123,6 +125,28 @@ struct InvarianceReport {
   size_t FirstChangedBatch() const;
 };
 
+// The summation trees of the probe's first output where the batch size
+// changes its bits: in a call of the last size whose bits are the probe
+// alone's and of the first size that changes them (`reveal`'s probes,
+// suites/reveal/reveal.h, in calls of those shapes).
+struct BatchTrees {
+  size_t before_m = 0, after_m = 0;
+  SummationTree before, after;
+  std::string error;  // why they could not be revealed; empty when they were
+  size_t calls = 0;
+  double seconds = 0;
+};
+
+// Reveals them for a report whose batch-size dimension changed bits and that
+// is deterministic (a nondeterministic door answers probes at random);
+// nullopt otherwise.
+std::optional<BatchTrees> RevealBatchTrees(DotDoor& door, const InvarianceReport& report);
+
+// A tree in a few words: the name of a known shape ("sequential chain,
+// rounded products"), else its root's parts, e.g. "2 parts added: 0-127
+// (chain), 128-255 (chain)".
+std::string ShortTreeText(const SummationTree& tree);
+
 // Runs every dimension on `door` (which it calls many times; SetThreads last,
 // so the other dimensions run at the door's own thread count). `progress`, if
 // given, is told each dimension's name as it starts. Throws DotDoorError when
@@ -133,7 +157,10 @@ InvarianceReport CheckInvariance(DotDoor& door, const InvarianceOptions& options
 
 // The report as JSON (no "format" member: a file of several doors holds a list
 // of these under kInvarianceFormat).
-nlohmann::ordered_json InvarianceJson(const InvarianceReport& report);
+// `trees`, when given, joins it as "trees": {before_m, after_m, before,
+// after (the trees' text forms), short_before, short_after} or {error}.
+nlohmann::ordered_json InvarianceJson(const InvarianceReport& report,
+                                      const std::optional<BatchTrees>& trees = std::nullopt);
 
 }  // namespace ulpgate
 

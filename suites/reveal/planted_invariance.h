@@ -1,7 +1,10 @@
-// Matrix products with a known reduction tree, planted to show what
-// `ulpgate invariance` and `ulpgate reveal` find (`--kernel planted:NAME`) and
-// to test them: each names the tree it uses for every call, so the expected
-// verdict follows from its definition, not from the code under test.
+// Matrix products whose reduction tree depends on the call (its batch size,
+// its thread count, where its operands lie, how many calls came before),
+// planted to show what `ulpgate invariance` finds (`--kernel planted:NAME`)
+// and to test it: each names the tree it uses for every call, so the expected
+// verdict follows from its definition, not from the code under test. (The
+// accelerator-like planted kernels of `reveal`, one tree whatever the call,
+// are planted_kernels.h's.)
 //
 //   sequential         one binary32 accumulator, k = 0, 1, ..., K-1, for every
 //                      shape: batch-invariant and deterministic
@@ -21,8 +24,8 @@
 //
 // Operands and outputs are binary32; the products are rounded before they are
 // added (sources are compiled with -ffp-contract=off).
-#ifndef ULPGATE_SUITES_REVEAL_PLANTED_DOORS_H_
-#define ULPGATE_SUITES_REVEAL_PLANTED_DOORS_H_
+#ifndef ULPGATE_SUITES_REVEAL_PLANTED_INVARIANCE_H_
+#define ULPGATE_SUITES_REVEAL_PLANTED_INVARIANCE_H_
 
 #include <cstddef>
 #include <memory>
@@ -39,12 +42,12 @@ inline constexpr char kPlantedPrefix[] = "planted:";
 inline constexpr size_t kPlantedSplitBatch = 8;
 
 // The planted kernels' names, without the prefix, in the order above.
-std::vector<std::string> PlantedDoorNames();
+std::vector<std::string> InvariancePlantedNames();
 
 // The planted kernel of that name (with or without "planted:"); nullptr for
 // an unknown name. Its Name() is "planted:NAME".
-std::unique_ptr<DotDoor> MakePlantedDoor(std::string_view name);
+std::unique_ptr<DotDoor> MakeInvariancePlantedDoor(std::string_view name);
 
 }  // namespace ulpgate
 
-#endif  // ULPGATE_SUITES_REVEAL_PLANTED_DOORS_H_
+#endif  // ULPGATE_SUITES_REVEAL_PLANTED_INVARIANCE_H_

@@ -1,4 +1,4 @@
-#include "suites/reveal/planted_doors.h"
+#include "suites/reveal/planted_invariance.h"
 
 #include <cstdint>
 
@@ -111,13 +111,13 @@ class PlantedDoor : public DotDoor {
 
 }  // namespace
 
-std::vector<std::string> PlantedDoorNames() {
+std::vector<std::string> InvariancePlantedNames() {
   std::vector<std::string> names;
   for (const PlantedName& p : kPlantedNames) names.emplace_back(p.name);
   return names;
 }
 
-std::unique_ptr<DotDoor> MakePlantedDoor(std::string_view name) {
+std::unique_ptr<DotDoor> MakeInvariancePlantedDoor(std::string_view name) {
   if (name.substr(0, sizeof(kPlantedPrefix) - 1) == kPlantedPrefix) {
     name.remove_prefix(sizeof(kPlantedPrefix) - 1);
   }
