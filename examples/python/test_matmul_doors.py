@@ -32,8 +32,20 @@ def float64_rounded(a, b):
     return (a.astype(np.float64) @ b.astype(np.float64).T).astype(np.float32)
 
 
+def pairwise_rows(a, b):
+    """Rounded products added in adjacent pairs level by level, an odd last one carried up."""
+    t = (a[:, None, :] * b[None, :, :]).astype(np.float32)
+    while t.shape[-1] > 1:
+        carry = t[..., -1:] if t.shape[-1] % 2 else None
+        even = t[..., : t.shape[-1] // 2 * 2]
+        t = even[..., 0::2] + even[..., 1::2]
+        if carry is not None:
+            t = np.concatenate([t, carry], axis=-1)
+    return t[..., 0]
+
+
 def switches_at_8(a, b):
-    return float64_rounded(a, b) if a.shape[0] >= 8 else sequential(a, b)
+    return pairwise_rows(a, b) if a.shape[0] >= 8 else sequential(a, b)
 
 
 def later_rows_otherwise(a, b):
@@ -43,7 +55,7 @@ def later_rows_otherwise(a, b):
 def test_a_row_at_a_time_is_batch_invariant():
     r = ulpgate.invariance(row_at_a_time, **SMALL)
     assert r.verdict == "batch-invariant" and r.invariant and r.batch_invariant and r.deterministic
-    assert r.first_changed_batch is None and r.changed == []
+    assert r.first_changed_batch is None and r.changed == [] and r.trees is None
     assert r.batch_sizes[:3] == [1, 2, 3] and r.batch_sizes[-1] == 64
     assert not r.dimensions["threads"]["varied"]  # NumPy's threads cannot be set from here
     assert_batch_invariant(row_at_a_time, **SMALL)
@@ -56,8 +68,15 @@ def test_a_schedule_switched_by_batch_size_changes_first_at_8():
     assert not r.batch_invariant and r.deterministic and "batch size" in r.changed
     first = r.dimensions["batch size"]["first_change"]
     assert first["m"] == 8 and first["changed"] > 0
+    # reveal's trees of C[0][0] on either side of the change: the two schedules written above.
+    t = r.trees
+    assert (t["before_m"], t["after_m"]) == (7, 8)
+    assert (t["short_before"], t["short_after"]) == ("sequential chain", "pairwise cascade")
+    assert ulpgate.tree(t["before"]) == ulpgate.tree("sequential", 64)
+    assert ulpgate.tree(t["after"]) == ulpgate.tree("pairwise", 64)
     text = repr(r)
     assert "first at m=8" in text and "as alone up to m=7" in text
+    assert "trees of C[0][0]: m=7: sequential chain; m=8: pairwise cascade" in text
     assert all(len(line) <= ulpgate.WIDTH for line in text.splitlines())
     with pytest.raises(AssertionError, match=r"alone up to m=7; they change from m=8"):
         assert_batch_invariant(switches_at_8, **SMALL)
@@ -115,16 +134,7 @@ def python_loop(a, b):
     return out
 
 
-def pairwise_numpy(a, b):
-    """Rounded products added in adjacent pairs level by level, an odd last one carried up."""
-    t = (a[:, None, :] * b[None, :, :]).astype(np.float32)
-    while t.shape[-1] > 1:
-        carry = t[..., -1:] if t.shape[-1] % 2 else None
-        even = t[..., : t.shape[-1] // 2 * 2]
-        t = even[..., 0::2] + even[..., 1::2]
-        if carry is not None:
-            t = np.concatenate([t, carry], axis=-1)
-    return t[..., 0]
+pairwise_numpy = pairwise_rows
 
 
 def two_halves(a, b):

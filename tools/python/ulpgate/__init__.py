@@ -1239,20 +1239,22 @@ class _TorchThreads:
 
 def invariance(fn, dtype="f32", out_dtype=None, tensors="numpy", k=256, n=32, max_batch=512, seed=1,
                repeats=3, threads=(1, 2, 4), time_budget=60.0, name=None, max_k=0, max_rows=0,
-               progress=None):
+               progress=None, trees=True):
     """Batch invariance and determinism of a matrix product callable fn(a, b) -> a @ b.T (a
     [m, k], b [n, k], c [m, n]; NumPy arrays of the dtype, or torch tensors with
     tensors='torch'), as `ulpgate invariance` measures a kernel: one probe row of A computed
     alone and in batches of other sizes (every m to 17, then around each power of two up to
     `max_batch`), at other positions in the batch, with its operands at other alignments,
     with other thread counts (torch.set_num_threads, restored after; NumPy's cannot be set)
-    and `repeats` times run to run, each compared with its baseline by encoding. Returns an
-    InvarianceReport. Raises DotDoorError where fn raises or returns the wrong dtype or shape."""
+    and `repeats` times run to run, each compared with its baseline by encoding. Where the
+    batch size changes the bits (and the callable is deterministic), with `trees` reveal's
+    summation trees of the probe's first output at the last size that keeps them and the
+    first that changes them (`report.trees`). Returns an InvarianceReport. Raises DotDoorError where fn raises or returns the wrong dtype or shape."""
     dtype, out_dtype, tensors, name = _door_args(fn, dtype, out_dtype, tensors, name)
     with _TorchThreads(tensors):
         record = _ulpgate.invariance(fn, dtype, out_dtype, tensors, name, int(k), int(n), int(max_batch),
                                      int(seed), int(repeats), [int(t) for t in threads], float(time_budget),
-                                     int(max_k), int(max_rows), progress)
+                                     int(max_k), int(max_rows), progress, bool(trees))
     return InvarianceReport(json.loads(record))
 
 
@@ -1278,6 +1280,9 @@ class InvarianceReport:
         self.last_invariant_batch = record["last_invariant_batch"] or None
         self.batch_sizes = record["batch_sizes"]
         self.calls, self.seconds = record["calls"], record["seconds"]
+        # {before_m, after_m, before, after, short_before, short_after} (or {error}); None where
+        # no batch size changed the bits.
+        self.trees = record.get("trees")
 
     @property
     def changed(self):
@@ -1311,6 +1316,12 @@ class InvarianceReport:
                           f"{self.seconds:.2f} s)", indent=2)]
         for name in self.dimensions:
             lines.append(_wrapped(self.dimension_text(name), prefix=f"  {name}: ", indent=4))
+        t = self.trees
+        if t and "error" in t:
+            lines.append(_wrapped(t["error"], prefix="  trees: not revealed: ", indent=4))
+        elif t:
+            lines.append(_wrapped(f"m={t['before_m']}: {t['short_before']}; m={t['after_m']}: {t['short_after']}",
+                                  prefix="  trees of C[0][0]: ", indent=4))
         return "\n".join(lines)
 
 

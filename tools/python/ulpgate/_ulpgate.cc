@@ -716,11 +716,14 @@ std::string CheckReductionArrays(const std::string& op_name, const std::string& 
 // `ulpgate invariance` of a callable (suites/reveal/invariance.h): the probe
 // row alone and in batches, at other positions, alignments, thread counts and
 // run to run. The GIL is released while it runs; the door takes it for each
-// call. progress(dimension) is called as each dimension starts.
+// call. progress(dimension) is called as each dimension starts. With
+// `trees`, where the batch size changes the bits, reveal's trees of the
+// probe's first output at the last size that keeps them and the first that
+// changes them.
 std::string Invariance(py::object fn, const std::string& dtype, const std::string& out_dtype,
                        const std::string& tensors, const std::string& name, size_t k, size_t n, size_t max_batch,
                        uint64_t seed, size_t repeats, const std::vector<unsigned>& threads, double time_budget,
-                       size_t max_k, size_t max_rows, py::object progress) {
+                       size_t max_k, size_t max_rows, py::object progress, bool trees) {
   PythonDotDoor door(std::move(fn), DoorOptions(dtype, out_dtype, tensors, name, max_k, max_rows));
   InvarianceOptions options;
   options.k = k;
@@ -738,6 +741,7 @@ std::string Invariance(py::object fn, const std::string& dtype, const std::strin
     };
   }
   InvarianceReport report;
+  std::optional<BatchTrees> batch_trees;
   {
     py::gil_scoped_release release;
     try {
@@ -745,8 +749,9 @@ std::string Invariance(py::object fn, const std::string& dtype, const std::strin
     } catch (const std::invalid_argument& e) {
       throw InputError(e.what());
     }
+    if (trees) batch_trees = RevealBatchTrees(door, report);
   }
-  return InvarianceJson(report).dump();
+  return InvarianceJson(report, batch_trees).dump();
 }
 
 // A tree's structure alone: leaves' rounding marks and nodes' arithmetic
@@ -939,7 +944,7 @@ PYBIND11_MODULE(_ulpgate, m) {
   m.def("invariance", &ulpgate::Invariance, py::arg("fn"), py::arg("dtype"), py::arg("out_dtype"),
         py::arg("tensors"), py::arg("name"), py::arg("k"), py::arg("n"), py::arg("max_batch"), py::arg("seed"),
         py::arg("repeats"), py::arg("threads"), py::arg("time_budget"), py::arg("max_k") = 0,
-        py::arg("max_rows") = 0, py::arg("progress") = py::none(),
+        py::arg("max_rows") = 0, py::arg("progress") = py::none(), py::arg("trees") = true,
         "Batch invariance and determinism of a matrix product callable; returns invariance's JSON report.");
   m.def("reveal", &ulpgate::Reveal, py::arg("fn"), py::arg("dtype"), py::arg("out_dtype"), py::arg("tensors"),
         py::arg("name"), py::arg("m"), py::arg("n"), py::arg("k"), py::arg("row") = 0, py::arg("col") = 0,
