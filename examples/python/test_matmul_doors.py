@@ -53,7 +53,9 @@ def later_rows_otherwise(a, b):
 
 
 def test_a_row_at_a_time_is_batch_invariant():
-    r = ulpgate.invariance(row_at_a_time, **SMALL)
+    told = []
+    r = ulpgate.invariance(row_at_a_time, progress=told.append, **SMALL)
+    assert told == list(r.dimensions) == ["batch size", "position", "alignment", "threads", "run to run"]
     assert r.verdict == "batch-invariant" and r.invariant and r.batch_invariant and r.deterministic
     assert r.first_changed_batch is None and r.changed == [] and r.trees is None
     assert r.batch_sizes[:3] == [1, 2, 3] and r.batch_sizes[-1] == 64

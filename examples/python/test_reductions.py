@@ -16,6 +16,7 @@ import pytest
 
 ulpgate = pytest.importorskip("ulpgate", reason="the package is not built (PYTHONPATH=build/python)")
 from ulpgate import _ulpgate  # noqa: E402  (the door's test entry: one Multiply call)
+from ulpgate.testing import assert_within_bound  # noqa: E402
 
 
 def _torch():
@@ -101,6 +102,9 @@ def test_operands_rounded_to_bf16_exceed_the_f32_bound():
     assert r.exceeds_bound and r.above_bound > 0 and r.max_bound_fraction > 1
     assert r.matching == []
     assert "EXCEEDS the f32 error bound" in repr(r)
+    with pytest.raises(AssertionError, match=r"(?s)EXCEEDS the f32 error bound.*Largest at y\[\d+,\d+\] of instance"):
+        assert_within_bound(bf16_operands, op="linear_fwd", shape=(2, 16, 3), suite="cancellation")
+    assert_within_bound(sequential_unfused, op="linear_fwd", shape=(2, 16, 3), suite="cancellation")
 
 
 def test_outputs_as_arrays_with_a_leading_instance_dimension():

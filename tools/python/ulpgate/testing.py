@@ -14,7 +14,7 @@ command that explains the input step by step. Every line of a message fits 120 c
     assert_tree(my_matmul, "pairwise", k=16)          # or "((0+1)+2)", or [[0, 1], 2]
 """
 
-from . import _decimal_text, _ulp_text, _wrapped, check, check_blockquant, exact, invariance, reveal, tree
+from . import ReductionReport, _decimal_text, _ulp_text, _wrapped, check, check_blockquant, exact, invariance, reveal, tree
 
 __all__ = ["assert_batch_invariant", "assert_tree",
            "assert_follows", "assert_follows_block_rule", "assert_follows_model", "assert_within_bound",
@@ -55,17 +55,29 @@ def assert_within_ulp(outputs, inputs, op, max_ulp, dtype=None, allow_special=Fa
     raise AssertionError("\n".join(lines))
 
 
-def assert_within_bound(outputs, inputs, op, max_fraction=1.0, dtype=None, msg=None):
+def assert_within_bound(outputs, inputs=None, op=None, max_fraction=1.0, dtype=None, msg=None, **options):
     """Fails unless every output's error is at most `max_fraction` of what a backward-stable
     evaluation of the op's definition may err (1: the bound itself; `ulpgate check
     --max-bound-fraction`). Many ULPs where the result cancels are within it; a kernel whose
-    formula loses more than its rounding can explain is not."""
-    report = check(outputs, inputs, op=op, dtype=dtype)
+    formula loses more than its rounding can explain is not. A reduction (op="linear_fwd",
+    ...) takes a callable in place of outputs and inputs, and check's options (shape, suite,
+    seed, n, tensors): its bound is that of binary32-accumulated products and sums."""
+    report = check(outputs, inputs, op=op, dtype=dtype, **options)
     fraction = report.max_bound_fraction
     if fraction is None:
         raise ValueError(f"{op} has no error bound to hold its outputs to")
     if fraction <= max_fraction:
         return report
+    if isinstance(report, ReductionReport):
+        where = report.bound_fraction.get("max_input") or {}
+        lines = [msg or f"{op} outputs ({report.label}) err more than {max_fraction:g} times the error bound.",
+                 _wrapped(f"Bound fraction: {report.bound_text()}.", indent=2)]
+        if where:
+            lines.append(f"Largest at {where['name']} of instance {where['instance']}.")
+        lines.append(_wrapped(f"Follows bit for bit: {report.models_text()}.", indent=2))
+        if report.inputs_command():
+            lines.append(_wrapped(report.inputs_command(), prefix="The inputs: ", indent=2, command=True))
+        raise AssertionError("\n".join(lines))
     b = report.bound_fraction
     limit = "the error bound" if max_fraction == 1 else f"{max_fraction:g} times the error bound"
     lines = [msg or f"{op} outputs err more than {limit} of a backward-stable evaluation.",
