@@ -5,6 +5,7 @@ is batch-invariant, a switch of schedule at m = 8 changes the bits first at 8, a
 sum is nondeterministic, one that treats rows after the first otherwise changes with the
 position, and one that raises is a DotDoorError, never a result."""
 
+import math
 import os
 import subprocess
 import sys
@@ -172,6 +173,26 @@ def test_split_k_halves_are_named():
     assert any("2 sequential parts of 6, 6 terms" in d for d in r.description)
     with pytest.raises(AssertionError, match=r"expected: \(\(\(\(\(\(\(\(\(\(\(0\+1\)"):
         assert_tree(two_halves, "sequential", k=12)
+
+
+def test_groups_of_four_rounded_once_are_multiway_nodes():
+    def fused4(a, b):
+        """Each group of four products summed exactly (fsum) and rounded once to float32, as a
+        tensor core's fused dot-add; the groups chained in float32."""
+        out = np.zeros((a.shape[0], b.shape[0]), np.float32)
+        for i in range(a.shape[0]):
+            for j in range(b.shape[0]):
+                acc = np.float32(0)
+                for g in range(0, a.shape[1], 4):
+                    group = math.fsum(float(a[i, t]) * float(b[j, t]) for t in range(g, g + 4))
+                    acc = np.float32(acc + np.float32(group))
+                out[i, j] = acc
+        return out
+    expected = [[[0, 1, 2, 3], [4, 5, 6, 7]], [8, 9, 10, 11]]
+    r = assert_tree(fused4, expected, m=4, n=16, check_outputs=300)
+    assert r.structure == expected and r.max_fan_in == 4
+    assert r.tree == "((fused4[0,1,2,3]+fused4[4,5,6,7])+fused4[8,9,10,11])"
+    assert r.parts == [4, 4, 4] and r.rounded_products == 0
 
 
 def test_float64_then_rounded_is_no_tree_of_binary32_additions():
