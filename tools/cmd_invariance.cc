@@ -29,7 +29,7 @@ struct InvarianceArgs {
   std::string threads = "1,2,4";
   std::string require = "none";
   std::string json_path;
-  bool trees = true;
+  bool no_trees = false;
 };
 
 std::string Joined(const std::vector<std::string>& names) {
@@ -203,7 +203,7 @@ void RunInvariance(InvarianceArgs args) {
     progress(i, doors.size());
     try {
       reports.push_back(CheckInvariance(*doors[i], o));
-      trees.push_back(args.trees ? RevealBatchTrees(*doors[i], reports.back()) : std::nullopt);
+      trees.push_back(!args.no_trees ? RevealBatchTrees(*doors[i], reports.back()) : std::nullopt);
     } catch (const std::invalid_argument& e) {
       throw UsageError(e.what());
     } catch (const DotDoorError& e) {
@@ -220,7 +220,9 @@ void RunInvariance(InvarianceArgs args) {
   }
   header.push_back("verdict");
   TextTable table(header);
-  table.SetLeftAligned({0, 1, 2, 3, 4, 5, 6});
+  std::vector<size_t> left;
+  for (size_t c = 0; c < header.size(); ++c) left.push_back(c);
+  table.SetLeftAligned(left);
   for (const InvarianceReport& r : reports) {
     std::vector<std::string> row = {r.door};
     for (const InvarianceDimensionResult& d : r.dimensions) row.push_back(Cell(d));
@@ -310,7 +312,7 @@ void AddInvarianceCommand(CLI::App& app) {
                   "Exit 1 unless every kernel is: invariant (no dimension changes bits), "
                   "deterministic (run to run), or none")
       ->capture_default_str();
-  cmd->add_flag("!--no-trees", args->trees,
+  cmd->add_flag("--no-trees", args->no_trees,
                 "Do not reveal the probe's summation trees where the batch size changes its bits "
                 "(at the last size that keeps them and the first that changes them)");
   cmd->add_option("--json", args->json_path, "Write the report (" + std::string(kInvarianceFormat) + ") here");

@@ -11,7 +11,7 @@ set(small --k 100 --n 19 --max-batch 70)
 # Where the text may wrap.
 set(_ "[ \n]+")
 
-ulpgate_expect(1 "planted:split_by_batch +m=8 +same +same +- +same +NOT: batch size\n.*planted:split_by_batch: not batch-invariant \\(first at m=8\\).*first${_}at${_}m=8:${_}[0-9]+${_}of${_}19${_}outputs,${_}max${_}[0-9]+${_}ULP;${_}as${_}alone${_}up${_}to${_}m=7.*trees${_}of${_}C\\[0\\]\\[0\\].*m=7:${_}sequential${_}chain;${_}m=8:${_}2${_}parts${_}added:${_}0-49${_}\\(chain\\),${_}50-99${_}\\(chain\\)"
+ulpgate_expect(1 "planted:split_by_batch +m=8 +same +same +same +- +same +NOT: batch size\n.*planted:split_by_batch: not batch-invariant \\(first at m=8\\).*first${_}at${_}m=8:${_}[0-9]+${_}of${_}19${_}outputs,${_}max${_}[0-9]+${_}ULP;${_}as${_}alone${_}up${_}to${_}m=7.*trees${_}of${_}C\\[0\\]\\[0\\].*m=7:${_}sequential${_}chain;${_}m=8:${_}2${_}parts${_}added:${_}0-49${_}\\(chain\\),${_}50-99${_}\\(chain\\)"
   invariance --op planted:split_by_batch ${small} --require invariant --json ${WORK}/split.json)
 file(READ "${WORK}/split.json" report)
 string(JSON format GET "${report}" format)
@@ -29,22 +29,28 @@ if(NOT format STREQUAL "ulpgate-invariance-1" OR NOT first EQUAL 8 OR NOT last E
    OR NOT batch_first STREQUAL "m=8")
   message(FATAL_ERROR "invariance --json: ${format} ${first} ${last} '${verdict}' ${batch_changed} ${batch_first}\n${report}")
 endif()
+# --no-trees: the same verdict, no trees.
+execute_process(COMMAND "${ULPGATE}" invariance --op planted:split_by_batch ${small} --no-trees
+  RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT status EQUAL 0 OR out MATCHES "trees of" OR NOT out MATCHES "first at m=8")
+  message(FATAL_ERROR "invariance --no-trees: status ${status}\n${out}${err}")
+endif()
 # Deterministic it is: --require deterministic passes it.
 ulpgate_expect(0 "1 of 1 deterministic" invariance --kernel planted:split_by_batch ${small}
   --require deterministic)
 
-ulpgate_expect(0 "planted:sequential +same +same +same +- +same +batch-invariant\n.*1 of 1 kernels batch-invariant"
+ulpgate_expect(0 "planted:sequential +same +same +same +same +- +same +batch-invariant\n.*1 of 1 kernels batch-invariant"
   invariance --kernel planted:sequential ${small} --require invariant)
 ulpgate_expect(1 "planted:order_by_call: nondeterministic \\(run to run\\).*run to run: bits change in [0-9]+ of [0-9]+ trials.*first${_}at${_}m=1${_}call${_}2:"
   invariance --kernel planted:order_by_call ${small} --require deterministic)
-ulpgate_expect(1 "planted:split_by_threads +same +same +same +m=1 t=2 +same +NOT: threads"
+ulpgate_expect(1 "planted:split_by_threads +same +same +same +same +m=1 t=2 +same +NOT: threads"
   invariance --kernel planted:split_by_threads ${small} --require invariant)
-ulpgate_expect(0 "planted:peel_to_alignment +same +m=2 row 1 +m=1 ABC\\+1 "
+ulpgate_expect(0 "planted:peel_to_alignment +same +m=2 row 1 +m=1 ABC\\+1 +m=70 ld\\+1 "
   invariance --kernel planted:peel_to_alignment ${small})
 
 # ulpgate's own kernels: every variant on every runnable target.
 # (--require invariant: exit 0 only when every kernel is.)
-ulpgate_expect(0 "linear_fwd/pairwise@SCALAR +same +same +same +- +same +batch-invariant\n"
+ulpgate_expect(0 "linear_fwd/pairwise@SCALAR +same +same +same +- +- +same +batch-invariant\n"
   invariance ${small} --require invariant --json ${WORK}/linear.json)
 file(READ "${WORK}/linear.json" report)
 string(JSON count LENGTH "${report}" kernels)
@@ -61,7 +67,7 @@ foreach(i RANGE ${last})
 endforeach()
 # reveal's planted kernels (FP8 and bf16 operands among them) keep one tree
 # whatever the call.
-ulpgate_expect(0 "planted:fp8_trunc14_promote128 +same +same +same +- +same +batch-invariant\n.*planted:bf16_fused4 +same.*4 of 4 kernels batch-invariant"
+ulpgate_expect(0 "planted:fp8_trunc14_promote128 +same +same +same +- +- +same +batch-invariant\n.*planted:bf16_fused4 +same.*4 of 4 kernels batch-invariant"
   invariance --kernel planted:fp8_trunc14_promote128,planted:bf16_fused4,planted:f32_splitk3,planted:f32_splitk3_late
   ${small} --require invariant)
 

@@ -10,6 +10,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "oracles/float_text.h"
 #include "oracles/format.h"
 #include "suites/inputs/counter_rng.h"
 #include "suites/reveal/reveal.h"
@@ -46,12 +47,6 @@ uint64_t OperandStream(InvarianceOperand operand) {
       return StreamId("invariance B");
   }
   return 0;
-}
-
-uint32_t FloatBits(float v) {
-  uint32_t bits;
-  std::memcpy(&bits, &v, sizeof bits);
-  return bits;
 }
 
 // Consecutive encodings of one sign are consecutive integers; the other sign
@@ -128,6 +123,8 @@ const char* InvarianceDimensionName(InvarianceDimension dimension) {
       return "position";
     case InvarianceDimension::kAlignment:
       return "alignment";
+    case InvarianceDimension::kRowStride:
+      return "row stride";
     case InvarianceDimension::kThreads:
       return "threads";
     case InvarianceDimension::kRunToRun:
@@ -161,7 +158,8 @@ InvarianceVerdict InvarianceReport::Verdict() const {
   if (changed(InvarianceDimension::kBatchSize) || changed(InvarianceDimension::kPosition)) {
     return InvarianceVerdict::kNotBatchInvariant;
   }
-  if (changed(InvarianceDimension::kAlignment) || changed(InvarianceDimension::kThreads)) {
+  if (changed(InvarianceDimension::kAlignment) || changed(InvarianceDimension::kRowStride) ||
+      changed(InvarianceDimension::kThreads)) {
     return InvarianceVerdict::kVariesWithLayout;
   }
   return InvarianceVerdict::kInvariant;
@@ -180,7 +178,8 @@ std::string InvarianceReport::VerdictText() const {
       }
       return "not batch-invariant (position: " + first(InvarianceDimension::kPosition)->what + ")";
     case InvarianceVerdict::kVariesWithLayout:
-      for (InvarianceDimension d : {InvarianceDimension::kAlignment, InvarianceDimension::kThreads}) {
+      for (InvarianceDimension d : {InvarianceDimension::kAlignment, InvarianceDimension::kRowStride,
+                                    InvarianceDimension::kThreads}) {
         if (const InvarianceTrial* t = first(d)) {
           return fmt::format("not invariant ({}: {})", InvarianceDimensionName(d), t->what);
         }
@@ -212,10 +211,23 @@ namespace {
 // NaNs), in C before each call: left there, the call wrote nothing.
 constexpr uint32_t kUnwritten = 0x7fbadbadu;
 
-// Where A, B and C start, in floats past a 64-byte boundary.
-struct Offsets {
+// Where A, B and C start, in floats past a 64-byte boundary, and how many
+// elements pad each row (0: dense; else the rows are k + pad, k + pad and
+// n + pad elements apart).
+struct Layout {
   size_t a = 0, b = 0, c = 0;
+  size_t pad = 0;
 };
+
+// The row paddings tried: 1 to 4 elements (misaligning every row after the
+// first), 8 and 16 (whole vectors).
+constexpr size_t kPads[] = {1, 2, 3, 4, 8, 16};
+constexpr size_t kMaxPad = 16;
+
+// A quiet NaN whose payload marks the padding of rows.
+constexpr uint32_t kPadding = 0x7fc0deadu;
+
+
 
 // Calls the door on batches holding the probe row, with operands placed at
 // chosen offsets from a 64-byte boundary.
@@ -224,9 +236,9 @@ class ProbeRunner {
   ProbeRunner(DotDoor& door, const InvarianceOptions& options, size_t max_rows)
       : door_(door), options_(options),
         format_(door.OperandFormat()),
-        a_(max_rows * options.k + kMaxOffset),
-        b_(options.n * options.k + kMaxOffset),
-        c_(max_rows * options.n + kMaxOffset) {
+        a_(max_rows * (options.k + kMaxPad) + kMaxOffset),
+        b_(options.n * (options.k + kMaxPad) + kMaxOffset),
+        c_(max_rows * (options.n + kMaxPad) + kMaxOffset) {
     for (size_t k = 0; k < options.k; ++k) {
       probe_.push_back(InvarianceValue(format_, options.seed, InvarianceOperand::kProbe, 0, k));
     }
@@ -240,44 +252,75 @@ class ProbeRunner {
     }
   }
 
-  // All m * n outputs of a batch of m rows with the probe at `row`.
-  std::vector<float> Run(size_t m, size_t row, Offsets offsets = {}) {
+  // All m * n outputs of a batch of m rows with the probe at `row`, the
+  // operands placed as `layout` says; nullopt when the layout pads rows and
+  // the door takes dense operands only.
+  std::optional<std::vector<float>> TryRun(size_t m, size_t row, const Layout& layout) {
     const size_t k = options_.k, n = options_.n;
-    float* a = a_.At(offsets.a);
+    const size_t lda = k + layout.pad, ldb = k + layout.pad, ldc = n + layout.pad;
+    // Padding holds a NaN of its own: a kernel that reads it shows it.
+    const float padding = FloatFromBits(kPadding);
+    float* a = a_.At(layout.a);
     for (size_t r = 0; r < m; ++r) {
-      for (size_t i = 0; i < k; ++i) {
-        a[r * k + i] = r == row ? probe_[i] : filler_[r * k + i];
+      for (size_t i = 0; i < lda; ++i) {
+        a[r * lda + i] = i >= k ? padding : r == row ? probe_[i] : filler_[r * k + i];
       }
     }
-    float* b = b_.At(offsets.b);
-    std::copy(b_values_.begin(), b_values_.end(), b);
-    float* c = c_.At(offsets.c);
+    float* b = b_.At(layout.b);
+    for (size_t j = 0; j < n; ++j) {
+      std::copy(b_values_.begin() + j * k, b_values_.begin() + (j + 1) * k, b + j * ldb);
+      std::fill(b + j * ldb + k, b + (j + 1) * ldb, padding);
+    }
     // A door that writes nothing must not pass for one that wrote the last
-    // call's bits: a NaN pattern no kernel computes.
-    const float poison = [] {
-      float v;
-      const uint32_t bits = kUnwritten;
-      std::memcpy(&v, &bits, sizeof v);
-      return v;
-    }();
-    std::fill(c, c + m * n, poison);
+    // call's bits: C starts as a NaN pattern no kernel computes.
+    float* c = c_.At(layout.c);
+    for (size_t r = 0; r < m; ++r) {
+      std::fill(c + r * ldc, c + r * ldc + n, FloatFromBits(kUnwritten));
+      std::fill(c + r * ldc + n, c + (r + 1) * ldc, padding);
+    }
     DotShape shape;
     shape.m = m;
     shape.n = n;
     shape.k = k;
-    door_.Multiply(shape, a, b, c);
+    if (layout.pad == 0) {
+      door_.Multiply(shape, a, b, c);
+    } else if (!door_.MultiplyStrided(shape, a, lda, b, ldb, c, ldc)) {
+      return std::nullopt;
+    }
     ++calls_;
-    for (size_t i = 0; i < m * n; ++i) {
-      if (FloatBits(c[i]) == kUnwritten) {
-        throw DotDoorError(fmt::format("{} left C[{}][{}] unwritten (m = {}, n = {}, k = {})",
-                                       door_.Name(), i / n, i % n, m, n, k));
+    std::vector<float> out(m * n);
+    for (size_t r = 0; r < m; ++r) {
+      for (size_t j = 0; j < ldc; ++j) {
+        const uint32_t bits = FloatBits(c[r * ldc + j]);
+        if (j < n && bits == kUnwritten) {
+          throw DotDoorError(fmt::format("{} left C[{}][{}] unwritten (m = {}, n = {}, k = {})",
+                                         door_.Name(), r, j, m, n, k));
+        }
+        if (j >= n && bits != kPadding) {
+          throw DotDoorError(fmt::format("{} wrote into C's row padding, row {} column {} (m = {}, "
+                                         "n = {}, k = {}, ldc = {})",
+                                         door_.Name(), r, j, m, n, k, ldc));
+        }
+        if (j < n) out[r * n + j] = c[r * ldc + j];
       }
     }
-    return std::vector<float>(c, c + m * n);
+    return out;
   }
 
-  std::vector<float> ProbeRow(size_t m, size_t row, Offsets offsets = {}) {
-    const std::vector<float> all = Run(m, row, offsets);
+  std::vector<float> Run(size_t m, size_t row, const Layout& layout = {}) {
+    std::optional<std::vector<float>> out = TryRun(m, row, layout);
+    if (!out) throw std::logic_error("a dense call refused");
+    return *std::move(out);
+  }
+
+  std::optional<std::vector<float>> TryProbeRow(size_t m, size_t row, const Layout& layout) {
+    std::optional<std::vector<float>> all = TryRun(m, row, layout);
+    if (!all) return std::nullopt;
+    return std::vector<float>(all->begin() + row * options_.n, all->begin() + (row + 1) * options_.n);
+  }
+
+  std::vector<float> ProbeRow(size_t m, size_t row, const Layout& layout = {}) {
+    const std::vector<float> all = Run(m, row, layout);
     return std::vector<float>(all.begin() + row * options_.n, all.begin() + (row + 1) * options_.n);
   }
 
@@ -405,16 +448,41 @@ InvarianceReport CheckInvariance(DotDoor& door, const InvarianceOptions& options
   for (size_t m : ends) {
     for (size_t o = 1; o <= kMaxOffset; ++o) {
       alignment.trials.push_back(Trial(fmt::format("m={} ABC+{}", m, o), m, 0, n,
-                                       compare(first_row[m], runner.ProbeRow(m, 0, {o, o, o}))));
+                                       compare(first_row[m], runner.ProbeRow(m, 0, {o, o, o, 0}))));
     }
     for (size_t o : {size_t{1}, size_t{4}, size_t{8}}) {
-      const Offsets each[] = {{o, 0, 0}, {0, o, 0}, {0, 0, o}};
+      const Layout each[] = {{o, 0, 0, 0}, {0, o, 0, 0}, {0, 0, o, 0}};
       const char* names[] = {"A", "B", "C"};
       for (size_t i = 0; i < 3; ++i) {
         alignment.trials.push_back(Trial(fmt::format("m={} {}+{}", m, names[i], o), m, 0, n,
                                          compare(first_row[m], runner.ProbeRow(m, 0, each[i]))));
       }
     }
+  }
+
+  // Row stride: rows of A, B and C padded, against the dense call. The probe
+  // is the last row, which padding moves furthest.
+  tell(InvarianceDimension::kRowStride);
+  InvarianceDimensionResult stride;
+  stride.dimension = InvarianceDimension::kRowStride;
+  stride.baseline = "dense rows, the probe last, same m";
+  for (size_t m : ends) {
+    const std::vector<float> dense = runner.ProbeRow(m, m - 1);
+    for (size_t pad : kPads) {
+      Layout layout;
+      layout.pad = pad;
+      const std::optional<std::vector<float>> row = runner.TryProbeRow(m, m - 1, layout);
+      if (!row) break;
+      stride.trials.push_back(Trial(fmt::format("m={} ld+{}", m, pad), m, m - 1, n,
+                                    compare(dense, *row)));
+    }
+  }
+  stride.varied = !stride.trials.empty();
+  if (stride.varied) {
+    stride.range = fmt::format("rows of A, B, C padded by 1, 2, 3, 4, 8, 16 elements (ld+p); m = 1{}",
+                               largest > 1 ? fmt::format(" and {}", largest) : "");
+  } else {
+    stride.not_varied = "the door takes dense operands only";
   }
 
   // Run to run: the same call repeated, every output of it compared.
@@ -466,7 +534,7 @@ InvarianceReport CheckInvariance(DotDoor& door, const InvarianceOptions& options
     }
   }
 
-  report.dimensions = {batch, position, alignment, threads, rerun};
+  report.dimensions = {batch, position, alignment, stride, threads, rerun};
   report.seconds = elapsed();
   report.calls = runner.calls();
   return report;

@@ -68,14 +68,20 @@ class PlantedDoor : public DotDoor {
   }
 
   void Multiply(const DotShape& shape, const float* a, const float* b, float* c) override {
+    MultiplyStrided(shape, a, shape.k, b, shape.k, c, shape.n);
+  }
+
+  bool MultiplyStrided(const DotShape& shape, const float* a, size_t lda, const float* b,
+                       size_t ldb, float* c, size_t ldc) override {
     const bool backward = kind_ == Planted::kOrderByCall && calls_++ % 2 == 1;
     for (size_t m = 0; m < shape.m; ++m) {
       for (size_t n = 0; n < shape.n; ++n) {
-        const float* row = a + m * shape.k;
-        const float* col = b + n * shape.k;
-        c[m * shape.n + n] = backward ? SumBackward(row, col, shape.k) : Dot(shape, row, col);
+        const float* row = a + m * lda;
+        const float* col = b + n * ldb;
+        c[m * ldc + n] = backward ? SumBackward(row, col, shape.k) : Dot(shape, row, col);
       }
     }
+    return true;
   }
 
  private:

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "oracles/float_text.h"
 #include "oracles/format.h"
 #include "suites/reveal/builtin_door.h"
 #include "suites/reveal/planted_invariance.h"
@@ -22,11 +23,7 @@
 namespace ulpgate {
 namespace {
 
-float FromBits(uint32_t bits) {
-  float v;
-  std::memcpy(&v, &bits, sizeof v);
-  return v;
-}
+float FromBits(uint32_t bits) { return FloatFromBits(bits); }
 
 // Small enough for the smoke tier; k and n not multiples of any lane count,
 // so that tails are in every call.
@@ -207,6 +204,16 @@ TEST(InvarianceTest, PeelToAlignmentChangesWithWhereTheRowStarts) {
       EXPECT_EQ(t.diff.changed, 0u) << t.what;
     }
   }
+  // Padded rows start elsewhere: the last row of the largest batch moves, the
+  // first row of one never does.
+  const InvarianceTrial* padded = r.Dimension(InvarianceDimension::kRowStride).FirstChange();
+  ASSERT_NE(padded, nullptr) << Describe(r);
+  EXPECT_EQ(padded->what, "m=70 ld+1");
+  for (const InvarianceTrial& t : r.Dimension(InvarianceDimension::kRowStride).trials) {
+    if (t.shape.m == 1) {
+      EXPECT_EQ(t.diff.changed, 0u) << t.what;
+    }
+  }
   // k = 100: rows are 400 bytes apart, so the second row of a batch starts
   // 16 bytes off a 32-byte boundary and the position changes the bits.
   r = CheckPlanted("peel_to_alignment");
@@ -262,6 +269,46 @@ TEST(InvarianceTest, ANanOfAnotherPayloadChangesTheBits) {
   NanPayloadDoor door(0);
   const InvarianceReport r = CheckInvariance(door, SmallOptions());
   EXPECT_EQ(r.VerdictText(), "not batch-invariant (first at m=33)") << Describe(r);
+}
+
+// A door that takes strides and ignores A's and B's (reads dense rows), and
+// one that writes into C's padding.
+class StrideDoor : public DotDoor {
+ public:
+  explicit StrideDoor(bool write_padding) : write_padding_(write_padding) {}
+  std::string Name() const override { return "test:stride"; }
+  const FloatFormat& OperandFormat() const override { return kBinary32; }
+  const FloatFormat& OutputFormat() const override { return kBinary32; }
+  void Multiply(const DotShape& shape, const float* a, const float* b, float* c) override {
+    inner_->Multiply(shape, a, b, c);
+  }
+  bool MultiplyStrided(const DotShape& shape, const float* a, size_t, const float* b, size_t,
+                       float* c, size_t ldc) override {
+    if (!write_padding_) {
+      std::vector<float> dense(shape.m * shape.n);
+      inner_->Multiply(shape, a, b, dense.data());
+      for (size_t i = 0; i < dense.size(); ++i) c[i / shape.n * ldc + i % shape.n] = dense[i];
+      return true;
+    }
+    inner_->MultiplyStrided(shape, a, shape.k + 1, b, shape.k + 1, c, ldc);
+    c[shape.n] = 0.0f;  // row 0's first padding element
+    return true;
+  }
+
+ private:
+  bool write_padding_;
+  std::unique_ptr<DotDoor> inner_ = MakeInvariancePlantedDoor("sequential");
+};
+
+TEST(InvarianceTest, AStrideTheDoorIgnoresChangesTheBits) {
+  StrideDoor door(false);
+  const InvarianceReport r = CheckInvariance(door, SmallOptions());
+  EXPECT_EQ(r.VerdictText(), "not invariant (row stride: m=1 ld+1)") << Describe(r);
+}
+
+TEST(InvarianceTest, ADoorThatWritesIntoRowPaddingIsAnError) {
+  StrideDoor door(true);
+  EXPECT_THROW(CheckInvariance(door, SmallOptions()), DotDoorError);
 }
 
 class SilentDoor : public SignedZeroDoor {
