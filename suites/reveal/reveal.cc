@@ -117,6 +117,91 @@ class ProbeRunner {
     return out;
   }
 
+  // Probes of two nonzero terms u, v, many to a call: row r holds its u's
+  // operand a_u, column c its v's operand b_v, and every row holds a_v at
+  // each column's v and every column b_u at each row's u, so that output
+  // (r, c) adds exactly a_u b_u and a_v b_v. That needs, within a call, no
+  // term both a u and a v, one b_u per u and one a_v per v; probes that do
+  // not fit wait for the next call.
+  std::vector<double> RunTwoTerm(const std::vector<Probe>& probes) {
+    if (!batch_) return Run(probes);
+    for (const Probe& p : probes) {
+      if (p.terms.size() != 2 || p.bg_end > p.bg_begin || p.terms[0].term == p.terms[1].term) {
+        return Run(probes);
+      }
+    }
+    const size_t m = shape_.m, n = shape_.n;
+    // The two terms are interchangeable: the one more probes share goes to
+    // the side with fewer lines (a chain's leaves all meet term 0's sum).
+    std::map<uint32_t, size_t> uses;
+    for (const Probe& p : probes) {
+      ++uses[p.terms[0].term];
+      ++uses[p.terms[1].term];
+    }
+    std::vector<Probe> oriented = probes;
+    for (Probe& p : oriented) {
+      const bool shared_first = uses[p.terms[0].term] >= uses[p.terms[1].term];
+      if (shared_first != (m <= n)) std::swap(p.terms[0], p.terms[1]);
+    }
+    return RunOriented(oriented);
+  }
+
+  std::vector<double> RunOriented(const std::vector<Probe>& probes) {
+    const size_t k = shape_.k, m = shape_.m, n = shape_.n;
+    std::vector<double> out(probes.size());
+    std::vector<size_t> pending(probes.size());
+    for (size_t x = 0; x < probes.size(); ++x) pending[x] = x;
+    while (!pending.empty()) {
+      struct Line {
+        uint32_t term;
+        double value;  // a_u of a row, b_v of a column
+      };
+      std::vector<Line> rows, cols;
+      std::map<uint32_t, double> b_of_u, a_of_v;
+      std::vector<std::pair<size_t, size_t>> where(probes.size());
+      std::vector<size_t> placed, waiting;
+      for (size_t x : pending) {
+        const ProbeTerm& u = probes[x].terms[0];
+        const ProbeTerm& v = probes[x].terms[1];
+        auto find = [](const std::vector<Line>& lines, uint32_t term, double value) {
+          for (size_t i = 0; i < lines.size(); ++i) {
+            if (lines[i].term == term && lines[i].value == value) return i;
+          }
+          return lines.size();
+        };
+        const bool fits = !a_of_v.count(u.term) && !b_of_u.count(v.term) &&
+                          (!b_of_u.count(u.term) || b_of_u[u.term] == u.b) &&
+                          (!a_of_v.count(v.term) || a_of_v[v.term] == v.a);
+        const size_t r = find(rows, u.term, u.a), c = find(cols, v.term, v.b);
+        if (!fits || (r == rows.size() && rows.size() == m) || (c == cols.size() && cols.size() == n)) {
+          waiting.push_back(x);
+          continue;
+        }
+        if (r == rows.size()) rows.push_back({u.term, u.a});
+        if (c == cols.size()) cols.push_back({v.term, v.b});
+        b_of_u[u.term] = u.b;
+        a_of_v[v.term] = v.a;
+        where[x] = {r, c};
+        placed.push_back(x);
+      }
+      std::vector<float> a(m * k, 0.0f), b(n * k, 0.0f);
+      for (size_t r = 0; r < rows.size(); ++r) {
+        for (const auto& [term, av] : a_of_v) a[r * k + term] = static_cast<float>(av);
+        a[r * k + rows[r].term] = static_cast<float>(rows[r].value);
+      }
+      for (size_t c = 0; c < cols.size(); ++c) {
+        for (const auto& [term, bu] : b_of_u) b[c * k + term] = static_cast<float>(bu);
+        b[c * k + cols[c].term] = static_cast<float>(cols[c].value);
+      }
+      std::vector<float> result(m * n);
+      Call(a, b, &result);
+      for (size_t x : placed) out[x] = result[where[x].first * n + where[x].second];
+      pending = std::move(waiting);
+    }
+    cost_->probes += probes.size();
+    return out;
+  }
+
   void Call(const std::vector<float>& a, const std::vector<float>& b, std::vector<float>* c) {
     door_.Multiply(shape_, a.data(), b.data(), c->data());
     ++cost_->calls;
@@ -238,7 +323,7 @@ std::vector<std::vector<size_t>> LcaSizes(ProbeRunner& runner, const LcaPlan& pl
         }
       }
     }
-    const std::vector<double> out = runner.Run(probes);
+    const std::vector<double> out = runner.RunTwoTerm(probes);
     std::vector<std::vector<size_t>> outside(requests.size());
     for (size_t r = 0; r < requests.size(); ++r) outside[r].assign(requests[r].others.size(), 0);
     for (size_t q = 0; q < probes.size(); ++q) {
@@ -330,13 +415,12 @@ struct Building {
   }
 };
 
-// A set of terms that is one or more complete subtrees, all children of the
-// node of size `bound` that is `owner` (bound = k + 1 for the whole tree);
-// `outside` is a term of the owner's subtree that is not in the set (-1 for
-// the whole tree).
+// A set of terms that is one or more complete subtrees of `child_size` terms
+// each, all children of the node `owner`; `outside` is a term of the owner's
+// subtree that is not in the set (-1 for the whole tree).
 struct Task {
   std::vector<int64_t> terms;  // ascending
-  size_t bound;
+  size_t child_size;
   size_t owner;
   int64_t outside;
 };
@@ -362,7 +446,7 @@ TreeReveal RevealTree(DotDoor& door, const DotShape& call_shape, size_t row, siz
   Building building;
   std::vector<Task> tasks;
   {
-    Task all{{}, k + 1, 0, -1};
+    Task all{{}, k, 0, -1};
     for (size_t t = 0; t < k; ++t) all.terms.push_back(static_cast<int64_t>(t));
     tasks.push_back(std::move(all));
   }
@@ -393,39 +477,55 @@ TreeReveal RevealTree(DotDoor& door, const DotShape& call_shape, size_t row, siz
     std::vector<Task> next;
     for (size_t q = 0; q < requests.size(); ++q) {
       const Task& task = tasks[asking[q]];
-      std::map<size_t, std::vector<int64_t>> below;  // size -> terms joining there
+      // Where i and j meet in a node that adds its inputs exactly (a
+      // multiway node), the tinies of its other inputs survive with the
+      // outside ones: the size is that of the two inputs holding i and j,
+      // which is the meeting node's size where nodes are binary. A term in
+      // another child of the owner gives twice the child size; one in the
+      // pivot's child at most the child size.
+      const size_t child = task.child_size;
+      std::map<size_t, std::vector<int64_t>> below;  // size -> terms
       std::vector<int64_t> rest;
       for (size_t x = 0; x < requests[q].others.size(); ++x) {
-        // Rows x columns give the whole subtree's size (task.bound for a term
-        // in another child), diagonal probes the size within the scope (the
-        // set's size plus one): above the set's size either way.
         const size_t s = sizes[q][x];
-        const size_t most = plan.cartesian ? std::min(task.bound, k) : task.terms.size() + 1;
-        if (s < 2 || s > most) {
+        if (s < 2 || s > k) {
           NotATree(fmt::format("L({}, {}) = {} outside 2..{}", requests[q].pivot,
-                               requests[q].others[x], s, most));
+                               requests[q].others[x], s, k));
         }
-        if (s > task.terms.size()) {
-          rest.push_back(requests[q].others[x]);
-        } else {
-          below[s].push_back(requests[q].others[x]);
-        }
+        (s > child ? rest : below[s]).push_back(requests[q].others[x]);
       }
+      // Up the pivot's path: a node N_t's inputs are N_(t-1) and subtrees B,
+      // each of whose terms gives |N_(t-1)| + |B|; those values lie above
+      // |N_(t-1)| and at most |N_t|, so the levels come in order. A value
+      // above the current node's size starts a new level when its terms fill
+      // whole inputs of the size it implies (a chain of fused nodes), else it
+      // is a larger input of the current node.
       size_t current = building.Add(requests[q].pivot);
-      size_t current_size = 1;
+      size_t below_current = 0;  // |N_(t-1)|
+      size_t top = 1;            // |N_t| so far
+      bool started = false;
       for (auto& [s, group] : below) {
-        if (current_size + group.size() != s) {
-          NotATree(fmt::format("the node of size {} on term {}'s path holds {} terms", s,
-                               requests[q].pivot, current_size + group.size()));
+        const bool new_level = !started || (s > top && group.size() % (s - top) == 0);
+        if (new_level) {
+          const size_t node = building.Add(-1);
+          building.nodes[node].children.push_back(current);
+          current = node;
+          below_current = top;
+          started = true;
         }
-        const size_t node = building.Add(-1);
-        building.nodes[node].children.push_back(current);
-        next.push_back({std::move(group), s, node, requests[q].pivot});
-        current = node;
-        current_size = s;
+        if (s <= below_current || group.size() % (s - below_current) != 0) {
+          NotATree(fmt::format("{} terms give L({}, .) = {} over a node of {} terms",
+                               group.size(), requests[q].pivot, s, below_current));
+        }
+        top += group.size();
+        next.push_back({std::move(group), s - below_current, current, requests[q].pivot});
+      }
+      if (top != child) {
+        NotATree(fmt::format("term {}'s subtree holds {} terms, not {}", requests[q].pivot, top,
+                             child));
       }
       building.nodes[task.owner].children.push_back(current);
-      if (!rest.empty()) next.push_back({std::move(rest), task.bound, task.owner, requests[q].pivot});
+      if (!rest.empty()) next.push_back({std::move(rest), child, task.owner, requests[q].pivot});
     }
     tasks = std::move(next);
   }
@@ -552,7 +652,7 @@ AccumulatorFingerprint RevealFingerprint(DotDoor& door, const DotShape& call_sha
       mids.push_back(mid);
     }
     if (probes.empty()) break;
-    const std::vector<double> out = runner.Run(probes);
+    const std::vector<double> out = runner.RunTwoTerm(probes);
     for (size_t q = 0; q < probes.size(); ++q) {
       const bool kept = out[q] == big + std::ldexp(big, -mids[q]);
       (kept ? lo : hi)[which[q]] = mids[q];
@@ -570,7 +670,7 @@ AccumulatorFingerprint RevealFingerprint(DotDoor& door, const DotShape& call_sha
       probes.push_back(TwoTermProbe(in, u, big, v, 3 * std::ldexp(big, -bits - 1)));
       probes.push_back(TwoTermProbe(in, u, big, v, -3 * std::ldexp(big, -bits - 2)));
     }
-    const std::vector<double> out = runner.Run(probes);
+    const std::vector<double> out = runner.RunTwoTerm(probes);
     for (size_t x = 0; x < nodes.size(); ++x) {
       const int bits = hi[x];
       const double q = std::ldexp(big, -bits + 1);
@@ -621,7 +721,7 @@ AccumulatorFingerprint RevealFingerprint(DotDoor& door, const DotShape& call_sha
       probes.push_back(std::move(p));
       which.push_back(x);
     }
-    const std::vector<double> out = runner.Run(probes);
+    const std::vector<double> out = runner.RunTwoTerm(probes);
     fp.normalization_probed = probes.size();
     for (size_t q = 0; q < probes.size(); ++q) {
       const SumNode* n = nodes[which[q]];
@@ -654,7 +754,7 @@ AccumulatorFingerprint RevealFingerprint(DotDoor& door, const DotShape& call_sha
       probes.push_back(std::move(p));
       which.push_back(x);
     }
-    const std::vector<double> out = runner.Run(probes);
+    const std::vector<double> out = runner.RunTwoTerm(probes);
     for (size_t q = 0; q < probes.size(); ++q) {
       SumNode& leaf = leaves[which[q]].first->children[leaves[which[q]].second];
       if (out[q] == std::ldexp(1.0, -11)) {
