@@ -80,3 +80,15 @@ ulpgate_expect(2 "--threads-list: expected thread counts from 1 to 1024, got '0'
   invariance --kernel planted:sequential --threads-list 1,0)
 ulpgate_expect(2 "--k: expected the reduced dimension" invariance --k 0)
 ulpgate_expect(0 "planted:split_by_batch" invariance --help)
+
+# What it prints for people fits 120 columns, the longest kernel names and
+# every kind of detail included.
+execute_process(COMMAND "${ULPGATE}" invariance --op planted:split_by_batch,planted:peel_to_alignment,planted:order_by_call,planted:split_by_threads,linear_fwd/sequential_fma
+  ${small} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+string(REPLACE "\n" ";" lines "${out}")
+foreach(line IN LISTS lines)
+  string(LENGTH "${line}" length)
+  if(length GREATER 120)
+    message(FATAL_ERROR "invariance: a line of ${length} columns:\n${line}")
+  endif()
+endforeach()
