@@ -414,7 +414,7 @@ InvarianceReport CheckInvariance(DotDoor& door, const InvarianceOptions& options
   position.baseline = "the probe first, same m";
   std::vector<size_t> position_sizes;
   for (size_t m : {size_t{2}, size_t{3}, size_t{8}, size_t{17}, size_t{64}, largest}) {
-    if (first_row.count(m) &&
+    if (m >= 2 && first_row.count(m) &&
         std::find(position_sizes.begin(), position_sizes.end(), m) == position_sizes.end()) {
       position_sizes.push_back(m);
     }

@@ -117,6 +117,23 @@ TEST(InvarianceTest, SequentialIsBatchInvariantInEveryDimension) {
   EXPECT_EQ(r.batch_sizes, InvarianceBatchSizes(70));
 }
 
+// A time budget spent before the second size leaves the probe alone: no
+// position to vary, every other dimension at m = 1.
+TEST(InvarianceTest, ASpentTimeBudgetStopsTheBatchSizes) {
+  InvarianceOptions options = SmallOptions();
+  options.time_budget_seconds = 1e-9;
+  std::unique_ptr<DotDoor> door = MakeInvariancePlantedDoor("split_by_batch");
+  const InvarianceReport r = CheckInvariance(*door, options);
+  EXPECT_TRUE(r.budget_cut);
+  EXPECT_EQ(r.batch_sizes, std::vector<size_t>{1});
+  EXPECT_FALSE(r.Dimension(InvarianceDimension::kPosition).varied);
+  for (const InvarianceTrial& t : r.Dimension(InvarianceDimension::kAlignment).trials) {
+    EXPECT_EQ(t.shape.m, 1u) << t.what;
+  }
+  // Never past the budget's size, so split_by_batch's change at 8 is not seen.
+  EXPECT_EQ(r.Verdict(), InvarianceVerdict::kInvariant);
+}
+
 // Sequential below 8 rows, split-K from 8 on: 8 is the first size that
 // changes bits, 7 the last whose bits are the probe's alone.
 TEST(InvarianceTest, SplitByBatchChangesFirstAtEight) {
