@@ -48,14 +48,17 @@ ulpgate_expect(1 "planted:split_by_threads +same +same +same +same +m=1 t=2 +sam
 ulpgate_expect(0 "planted:peel_to_alignment +same +m=2 row 1 +m=1 ABC\\+1 +m=70 ld\\+1 "
   invariance --kernel planted:peel_to_alignment ${small})
 
-# ulpgate's own kernels: every variant on every runnable target.
+# ulpgate's own kernels: every variant on every runnable target, at the default size
+# (k = 256, batches to 512).
 # (--require invariant: exit 0 only when every kernel is.)
 ulpgate_expect(0 "linear_fwd/pairwise@SCALAR +same +same +same +- +- +same +batch-invariant\n"
-  invariance ${small} --require invariant --json ${WORK}/linear.json)
+  invariance --require invariant --json ${WORK}/linear.json)
 file(READ "${WORK}/linear.json" report)
 string(JSON count LENGTH "${report}" kernels)
-if(count LESS 4)
-  message(FATAL_ERROR "invariance of linear_fwd --json: ${count} kernels")
+string(JSON sizes LENGTH "${report}" kernels 0 batch_sizes)
+string(JSON largest GET "${report}" kernels 0 batch_sizes 34)
+if(count LESS 4 OR NOT sizes EQUAL 35 OR NOT largest EQUAL 512)
+  message(FATAL_ERROR "invariance of linear_fwd --json: ${count} kernels, ${sizes} sizes to ${largest}")
 endif()
 math(EXPR last "${count} - 1")
 foreach(i RANGE ${last})
