@@ -57,8 +57,11 @@ std::string KernelHelp() {
     planted += (planted.empty() ? "" : ", ") + std::string(kPlantedPrefix) + name;
   }
   return "Matrix products, comma-separated: linear_fwd (every variant on every --targets), "
-         "linear_fwd/VARIANT (" + Joined(BuiltinDotVariants()) + "), planted (every planted "
-         "kernel) or one of them (" + planted + ")";
+         "linear_fwd/VARIANT (" +
+         Joined(BuiltinDotVariants()) +
+         "), planted (every planted "
+         "kernel) or one of them (" +
+         planted + ")";
 }
 
 std::vector<std::unique_ptr<DotDoor>> Doors(const InvarianceArgs& args) {
@@ -72,7 +75,8 @@ std::vector<std::unique_ptr<DotDoor>> Doors(const InvarianceArgs& args) {
     } else if (item.rfind("linear_fwd/", 0) == 0) {
       const std::string v = item.substr(11);
       if (std::find(all_variants.begin(), all_variants.end(), v) == all_variants.end()) {
-        throw UsageError("--op: linear_fwd has no variant '" + v + "' (" + Joined(all_variants) + ")");
+        throw UsageError("--op: linear_fwd has no variant '" + v + "' (" + Joined(all_variants) +
+                         ")");
       }
       variants.push_back(v);
     } else if (item == "planted") {
@@ -150,10 +154,11 @@ void PrintDetails(const InvarianceReport& r, const std::optional<BatchTrees>& tr
     if (!d.varied) {
       line += "not varied (" + d.not_varied + ")";
     } else if (const InvarianceTrial* t = d.FirstChange()) {
-      line += fmt::format("bits change in {} of {} trials ({}, against {}); first at {}: {} of {} "
-                          "outputs, max {}",
-                          d.Changes(), d.trials.size(), d.range, d.baseline, t->what,
-                          t->diff.changed, t->diff.compared, UlpText(t->diff.max_ulp));
+      line += fmt::format(
+          "bits change in {} of {} trials ({}, against {}); first at {}: {} of {} "
+          "outputs, max {}",
+          d.Changes(), d.trials.size(), d.range, d.baseline, t->what, t->diff.changed,
+          t->diff.compared, UlpText(t->diff.max_ulp));
       if (d.dimension == InvarianceDimension::kBatchSize) {
         line += fmt::format("; as alone up to m={}", r.LastInvariantBatch());
       }
@@ -170,9 +175,10 @@ void PrintDetails(const InvarianceReport& r, const std::optional<BatchTrees>& tr
     if (!trees->error.empty()) {
       line += "not revealed: " + trees->error;
     } else if (trees->before == trees->after) {
-      line += fmt::format("the same at m={} and m={} ({}); what changed is a node's arithmetic, "
-                          "not the order",
-                          trees->before_m, trees->after_m, ShortTreeText(trees->before));
+      line += fmt::format(
+          "the same at m={} and m={} ({}); what changed is a node's arithmetic, "
+          "not the order",
+          trees->before_m, trees->after_m, ShortTreeText(trees->before));
     } else {
       line += fmt::format("m={}: {}; m={}: {}", trees->before_m, ShortTreeText(trees->before),
                           trees->after_m, ShortTreeText(trees->after));
@@ -184,7 +190,8 @@ void PrintDetails(const InvarianceReport& r, const std::optional<BatchTrees>& tr
 
 void RunInvariance(InvarianceArgs args) {
   if (args.require != "none" && args.require != "invariant" && args.require != "deterministic") {
-    throw UsageError("--require: expected none, invariant or deterministic, got '" + args.require + "'");
+    throw UsageError("--require: expected none, invariant or deterministic, got '" + args.require +
+                     "'");
   }
   args.options.threads = ThreadCounts(args.threads);
   std::vector<std::unique_ptr<DotDoor>> doors = Doors(args);
@@ -254,8 +261,9 @@ void RunInvariance(InvarianceArgs args) {
   }
   double seconds = 0;
   for (const InvarianceReport& r : reports) seconds += r.seconds;
-  std::cout << fmt::format("\n{} of {} kernels batch-invariant, {} of {} deterministic ({:.1f} s)\n",
-                           invariant, reports.size(), deterministic, reports.size(), seconds);
+  std::cout << fmt::format(
+      "\n{} of {} kernels batch-invariant, {} of {} deterministic ({:.1f} s)\n", invariant,
+      reports.size(), deterministic, reports.size(), seconds);
   if (!args.json_path.empty()) {
     nlohmann::ordered_json j;
     j["format"] = kInvarianceFormat;
@@ -315,7 +323,8 @@ void AddInvarianceCommand(CLI::App& app) {
   cmd->add_flag("--no-trees", args->no_trees,
                 "Do not reveal the probe's summation trees where the batch size changes its bits "
                 "(at the last size that keeps them and the first that changes them)");
-  cmd->add_option("--json", args->json_path, "Write the report (" + std::string(kInvarianceFormat) + ") here");
+  cmd->add_option("--json", args->json_path,
+                  "Write the report (" + std::string(kInvarianceFormat) + ") here");
   cmd->callback([args] { RunInvariance(*args); });
 }
 

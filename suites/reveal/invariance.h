@@ -60,15 +60,22 @@ bool SameEncoding(float a, float b);
 double UlpDistance(const FloatFormat& format, float a, float b);
 
 struct BitsDifference {
-  size_t compared = 0;      // outputs compared
-  size_t changed = 0;       // whose encodings differ
-  size_t first_changed = 0; // index of the first (when changed > 0)
-  double max_ulp = 0;       // over the changed ones
+  size_t compared = 0;       // outputs compared
+  size_t changed = 0;        // whose encodings differ
+  size_t first_changed = 0;  // index of the first (when changed > 0)
+  double max_ulp = 0;        // over the changed ones
 };
 BitsDifference CompareOutputs(const FloatFormat& format, const float* baseline, const float* got,
                               size_t count);
 
-enum class InvarianceDimension { kBatchSize, kPosition, kAlignment, kRowStride, kThreads, kRunToRun };
+enum class InvarianceDimension {
+  kBatchSize,
+  kPosition,
+  kAlignment,
+  kRowStride,
+  kThreads,
+  kRunToRun
+};
 const char* InvarianceDimensionName(InvarianceDimension dimension);
 
 // One call of the door, compared with its dimension's baseline.
@@ -78,7 +85,7 @@ struct InvarianceTrial {
   // t=2" (2 threads), "m=1 call 3".
   std::string what;
   DotShape shape;
-  size_t row = 0;        // the probe's row in the batch
+  size_t row = 0;  // the probe's row in the batch
   BitsDifference diff;
 };
 
@@ -96,10 +103,10 @@ struct InvarianceDimensionResult {
 };
 
 enum class InvarianceVerdict {
-  kInvariant,         // no dimension changed any bits
-  kNotBatchInvariant, // batch size or position changed bits
-  kVariesWithLayout,  // only alignment, row stride or threads did
-  kNondeterministic,  // the same call gave other bits
+  kInvariant,          // no dimension changed any bits
+  kNotBatchInvariant,  // batch size or position changed bits
+  kVariesWithLayout,   // only alignment, row stride or threads did
+  kNondeterministic,   // the same call gave other bits
 };
 
 struct InvarianceReport {

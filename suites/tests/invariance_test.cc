@@ -47,7 +47,10 @@ std::string Describe(const InvarianceReport& r) {
   for (const InvarianceDimensionResult& d : r.dimensions) {
     const InvarianceTrial* t = d.FirstChange();
     text += std::string("  ") + InvarianceDimensionName(d.dimension) + ": " +
-            (!d.varied ? "not varied" : t ? "first change " + t->what : "same") + "\n";
+            (!d.varied ? "not varied"
+             : t       ? "first change " + t->what
+                       : "same") +
+            "\n";
   }
   return text;
 }
@@ -57,8 +60,8 @@ bool Changed(const InvarianceReport& r, InvarianceDimension d) {
 }
 
 TEST(InvarianceTest, BatchSizesAreEverySizeTo17ThenAroundPowersOfTwo) {
-  const std::vector<size_t> expected = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12,
-                                        13, 14, 15, 16, 17, 31, 32, 33, 48, 63, 64, 65,
+  const std::vector<size_t> expected = {1,  2,   3,   4,   5,   6,   7,   8,   9,   10,  11, 12,
+                                        13, 14,  15,  16,  17,  31,  32,  33,  48,  63,  64, 65,
                                         96, 127, 128, 129, 192, 255, 256, 257, 384, 511, 512};
   EXPECT_EQ(InvarianceBatchSizes(512), expected);
   EXPECT_EQ(InvarianceBatchSizes(5), (std::vector<size_t>{1, 2, 3, 4, 5}));
@@ -112,7 +115,8 @@ TEST(InvarianceTest, SequentialIsBatchInvariantInEveryDimension) {
   EXPECT_EQ(r.VerdictText(), "batch-invariant");
   EXPECT_EQ(r.FirstChangedBatch(), 0u);
   for (const InvarianceDimensionResult& d : r.dimensions) {
-    EXPECT_EQ(d.varied, d.dimension != InvarianceDimension::kThreads) << InvarianceDimensionName(d.dimension);
+    EXPECT_EQ(d.varied, d.dimension != InvarianceDimension::kThreads)
+        << InvarianceDimensionName(d.dimension);
   }
   EXPECT_EQ(r.batch_sizes, InvarianceBatchSizes(70));
 }
@@ -216,7 +220,8 @@ TEST(InvarianceTest, PeelToAlignmentChangesWithWhereTheRowStarts) {
   EXPECT_FALSE(Changed(r, InvarianceDimension::kPosition));
   // Only A's start matters to it: moving B or C alone changes nothing.
   for (const InvarianceTrial& t : r.Dimension(InvarianceDimension::kAlignment).trials) {
-    const bool moves_a = t.what.find(" A+") != std::string::npos || t.what.find("ABC") != std::string::npos;
+    const bool moves_a =
+        t.what.find(" A+") != std::string::npos || t.what.find("ABC") != std::string::npos;
     if (!moves_a) {
       EXPECT_EQ(t.diff.changed, 0u) << t.what;
     }
@@ -268,7 +273,8 @@ class NanPayloadDoor : public SignedZeroDoor {
  public:
   using SignedZeroDoor::SignedZeroDoor;
   void Multiply(const DotShape& shape, const float*, const float*, float* c) override {
-    for (size_t i = 0; i < shape.m * shape.n; ++i) c[i] = FromBits(shape.m >= 33 ? 0x7fc00002u : 0x7fc00001u);
+    for (size_t i = 0; i < shape.m * shape.n; ++i)
+      c[i] = FromBits(shape.m >= 33 ? 0x7fc00002u : 0x7fc00001u);
   }
 };
 
