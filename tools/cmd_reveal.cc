@@ -4,7 +4,7 @@
 // (suites/reveal/reveal.h does the work; this file prints).
 #include <fmt/format.h>
 
-#include <fstream>
+#include <chrono>
 #include <iostream>
 #include <memory>
 
@@ -97,7 +97,9 @@ void RunCheckGolden(const RevealArgs& args, bool kernel_given) {
   }
   for (auto& door : Doors(kernel, targets)) {
     RevealCost cost;
+    const auto start = std::chrono::steady_clock::now();
     const RevealGoldenCheck check = CheckRevealGolden(*door, golden, &cost);
+    cost.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::cout << fmt::format("{}: {} probes of {} re-run ({} calls, {:.3f} s): ", door->Name(),
                              check.probes, args.check_golden, cost.calls, cost.seconds);
     if (check.passed()) {

@@ -635,10 +635,48 @@ AccumulatorFingerprint RevealFingerprint(DotDoor& door, const DotShape& call_sha
   auto pair_of = [](const SumNode* n) {
     return std::make_pair(MinTerm(n->children[0]), MinTerm(n->children[1]));
   };
-  // Bits kept: the largest j with big + big 2^-j intact, by bisection, all
-  // nodes at once; kept(j) holds for every j below the node's bits and for
-  // none from there (nearest-even drops the tie 2^-bits).
+  // Bits kept: the largest j with big + big 2^-j intact; kept(j) holds for
+  // every j below the node's bits and for none from there (nearest-even drops
+  // the tie 2^-bits). Rounding and alignment, two probes a node: big + 0.75 q
+  // (q the quantum at big: nearest gives big + q, truncation big) and
+  // big - 0.75 q/2 (aligned inputs lose it whichever the rounding; one
+  // rounding of the exact sum lands on big - q/2, the binade below having
+  // quantum q/2). A first round guesses the output's precision for every
+  // node, all four probes at once; the nodes it does not fit are bisected.
   std::vector<int> lo(nodes.size(), 0), hi(nodes.size(), plan.j_max + 1);
+  std::vector<double> up(nodes.size()), down(nodes.size());
+  std::vector<bool> resolved(nodes.size(), false);
+  auto arith_probes = [&](size_t x, int bits, std::vector<Probe>* probes) {
+    const auto [u, v] = pair_of(nodes[x]);
+    probes->push_back(TwoTermProbe(in, u, big, v, 3 * std::ldexp(big, -bits - 1)));
+    probes->push_back(TwoTermProbe(in, u, big, v, -3 * std::ldexp(big, -bits - 2)));
+  };
+  {
+    const int guess = std::min(door.OutputFormat().precision, plan.j_max);
+    std::vector<Probe> probes;
+    for (size_t x = 0; x < nodes.size(); ++x) {
+      const auto [u, v] = pair_of(nodes[x]);
+      probes.push_back(TwoTermProbe(in, u, big, v, std::ldexp(big, -(guess - 1))));
+      probes.push_back(TwoTermProbe(in, u, big, v, std::ldexp(big, -guess)));
+      arith_probes(x, guess, &probes);
+    }
+    const std::vector<double> out = runner.RunTwoTerm(probes);
+    for (size_t x = 0; x < nodes.size(); ++x) {
+      const bool below = out[4 * x] == big + std::ldexp(big, -(guess - 1));
+      const bool at = out[4 * x + 1] == big + std::ldexp(big, -guess);
+      if (below && !at) {
+        lo[x] = guess - 1;
+        hi[x] = guess;
+        up[x] = out[4 * x + 2];
+        down[x] = out[4 * x + 3];
+        resolved[x] = true;
+      } else if (!below) {
+        hi[x] = guess - 1;
+      } else {
+        lo[x] = guess;
+      }
+    }
+  }
   for (;;) {
     std::vector<Probe> probes;
     std::vector<size_t> which;
@@ -658,47 +696,46 @@ AccumulatorFingerprint RevealFingerprint(DotDoor& door, const DotShape& call_sha
       (kept ? lo : hi)[which[q]] = mids[q];
     }
   }
-  // Rounding and alignment, two probes a node: big + 0.75 q (q the quantum at
-  // big: nearest gives big + q, truncation big) and big - 0.75 q/2 (aligned
-  // inputs lose it whichever the rounding; one rounding of the exact sum
-  // lands on big - q/2, the binade below having quantum q/2).
   {
     std::vector<Probe> probes;
+    std::vector<size_t> which;
     for (size_t x = 0; x < nodes.size(); ++x) {
-      const int bits = hi[x];
-      const auto [u, v] = pair_of(nodes[x]);
-      probes.push_back(TwoTermProbe(in, u, big, v, 3 * std::ldexp(big, -bits - 1)));
-      probes.push_back(TwoTermProbe(in, u, big, v, -3 * std::ldexp(big, -bits - 2)));
+      if (resolved[x]) continue;
+      arith_probes(x, hi[x], &probes);
+      which.push_back(x);
     }
     const std::vector<double> out = runner.RunTwoTerm(probes);
-    for (size_t x = 0; x < nodes.size(); ++x) {
-      const int bits = hi[x];
-      const double q = std::ldexp(big, -bits + 1);
-      NodeArith arith;
-      arith.bits = bits;
-      const double up = out[2 * x], down = out[2 * x + 1];
-      if (up == big + q) {
-        arith.rounding = NodeRounding::kNearestEven;
-      } else if (up == big) {
-        arith.rounding = NodeRounding::kTowardZero;
-      } else {
-        throw std::runtime_error(fmt::format(
-            "reveal: node over terms {} and {}: big + 0.75 ulp gave {:a}, neither rounded to "
-            "nearest nor truncated at {} bits",
-            pair_of(nodes[x]).first, pair_of(nodes[x]).second, up, bits));
-      }
-      if (down == big) {
-        arith.aligned = true;
-      } else if (down == big - q / 2) {
-        arith.aligned = false;
-      } else {
-        throw std::runtime_error(fmt::format(
-            "reveal: node over terms {} and {}: big - 0.375 ulp gave {:a}, neither aligned nor "
-            "rounded once at {} bits",
-            pair_of(nodes[x]).first, pair_of(nodes[x]).second, down, bits));
-      }
-      nodes[x]->arith = arith;
+    for (size_t q = 0; q < which.size(); ++q) {
+      up[which[q]] = out[2 * q];
+      down[which[q]] = out[2 * q + 1];
     }
+  }
+  for (size_t x = 0; x < nodes.size(); ++x) {
+    const int bits = hi[x];
+    const double q = std::ldexp(big, -bits + 1);
+    NodeArith arith;
+    arith.bits = bits;
+    if (up[x] == big + q) {
+      arith.rounding = NodeRounding::kNearestEven;
+    } else if (up[x] == big) {
+      arith.rounding = NodeRounding::kTowardZero;
+    } else {
+      throw std::runtime_error(fmt::format(
+          "reveal: node over terms {} and {}: big + 0.75 ulp gave {:a}, neither rounded to "
+          "nearest nor truncated at {} bits",
+          pair_of(nodes[x]).first, pair_of(nodes[x]).second, up[x], bits));
+    }
+    if (down[x] == big) {
+      arith.aligned = true;
+    } else if (down[x] == big - q / 2) {
+      arith.aligned = false;
+    } else {
+      throw std::runtime_error(fmt::format(
+          "reveal: node over terms {} and {}: big - 0.375 ulp gave {:a}, neither aligned nor "
+          "rounded once at {} bits",
+          pair_of(nodes[x]).first, pair_of(nodes[x]).second, down[x], bits));
+    }
+    nodes[x]->arith = arith;
   }
   // Normalization of aligned nodes whose first input is itself a sum: that
   // input made 2^-3 big by cancellation (big - 7/8 big), then a term one
