@@ -205,26 +205,24 @@ void RunInvariance(InvarianceArgs args) {
   std::cout << "\n";
   std::vector<InvarianceReport> reports;
   std::vector<std::optional<BatchTrees>> trees;
+  // A kernel that faults is reported and the others still run.
+  std::vector<std::pair<std::string, std::string>> faults;  // kernel, what happened
   ProgressLine progress("invariance", "kernels");
   for (size_t i = 0; i < doors.size(); ++i) {
     progress(i, doors.size());
     try {
-      reports.push_back(CheckInvariance(*doors[i], o));
-      trees.push_back(!args.no_trees ? RevealBatchTrees(*doors[i], reports.back()) : std::nullopt);
+      InvarianceReport report = CheckInvariance(*doors[i], o);
+      trees.push_back(!args.no_trees ? RevealBatchTrees(*doors[i], report) : std::nullopt);
+      reports.push_back(std::move(report));
     } catch (const std::invalid_argument& e) {
       throw UsageError(e.what());
     } catch (const DotDoorError& e) {
-      progress.Clear();
-      std::cerr << "ulpgate: " << doors[i]->Name() << " failed: " << e.what() << "\n";
-      ExitStatus() = kExitKernelFault;
-      return;
+      faults.emplace_back(doors[i]->Name(), e.what());
     }
   }
   progress.Clear();
   std::vector<std::string> header = {"kernel"};
-  for (const InvarianceDimensionResult& d : reports.front().dimensions) {
-    header.push_back(InvarianceDimensionName(d.dimension));
-  }
+  for (InvarianceDimension d : kInvarianceDimensions) header.push_back(InvarianceDimensionName(d));
   header.push_back("verdict");
   TextTable table(header);
   std::vector<size_t> left;
@@ -236,10 +234,15 @@ void RunInvariance(InvarianceArgs args) {
     row.push_back(ShortVerdict(r));
     table.AddRow(row);
   }
+  for (const auto& fault : faults) {
+    std::vector<std::string> row(header.size(), "");
+    row.front() = fault.first;
+    row.back() = "FAULT";
+    table.AddRow(row);
+  }
   table.Print(std::cout, "  ");
-  std::cout << "\n  against: ";
   std::string against;
-  for (size_t i = 0; i < reports.front().dimensions.size(); ++i) {
+  for (size_t i = 0; i < std::size(kInvarianceDimensions); ++i) {
     // The thread counts' baseline where some kernel could set them.
     for (const InvarianceReport& r : reports) {
       const InvarianceDimensionResult& d = r.dimensions[i];
@@ -249,10 +252,17 @@ void RunInvariance(InvarianceArgs args) {
       break;
     }
   }
-  PrintWrapped(std::cout, against, 11, 11);
+  if (!against.empty()) {
+    std::cout << "\n  against: ";
+    PrintWrapped(std::cout, against, 11, 11);
+  }
   for (size_t i = 0; i < reports.size(); ++i) {
     const InvarianceReport& r = reports[i];
     if (r.Verdict() != InvarianceVerdict::kInvariant || r.budget_cut) PrintDetails(r, trees[i]);
+  }
+  for (const auto& [door, what] : faults) {
+    std::cout << "\n";
+    PrintWrapped(std::cout, door + ": FAULT: " + what, 2);
   }
   size_t invariant = 0, deterministic = 0;
   for (const InvarianceReport& r : reports) {
@@ -262,8 +272,9 @@ void RunInvariance(InvarianceArgs args) {
   double seconds = 0;
   for (const InvarianceReport& r : reports) seconds += r.seconds;
   std::cout << fmt::format(
-      "\n{} of {} kernels batch-invariant, {} of {} deterministic ({:.1f} s)\n", invariant,
-      reports.size(), deterministic, reports.size(), seconds);
+      "\n{} of {} kernels batch-invariant, {} of {} deterministic ({:.1f} s){}\n", invariant,
+      reports.size() + faults.size(), deterministic, reports.size() + faults.size(), seconds,
+      faults.empty() ? "" : fmt::format("; {} faulted", faults.size()));
   if (!args.json_path.empty()) {
     nlohmann::ordered_json j;
     j["format"] = kInvarianceFormat;
@@ -272,12 +283,16 @@ void RunInvariance(InvarianceArgs args) {
     for (size_t i = 0; i < reports.size(); ++i) {
       j["kernels"].push_back(InvarianceJson(reports[i], trees[i]));
     }
+    for (const auto& [door, what] : faults) {
+      j["kernels"].push_back(nlohmann::ordered_json{{"door", door}, {"fault", what}});
+    }
     WriteJsonFile(args.json_path, j);
   }
   if ((args.require == "invariant" && invariant < reports.size()) ||
       (args.require == "deterministic" && deterministic < reports.size())) {
     ExitStatus() = 1;
   }
+  if (!faults.empty()) ExitStatus() = kExitKernelFault;
 }
 
 }  // namespace

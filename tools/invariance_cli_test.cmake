@@ -74,6 +74,17 @@ ulpgate_expect(0 "planted:fp8_trunc14_promote128 +same +same +same +- +- +same +
   invariance --kernel planted:fp8_trunc14_promote128,planted:bf16_fused4,planted:f32_splitk3,planted:f32_splitk3_late
   ${small} --require invariant)
 
+# A kernel that faults is reported (exit 3), the others still run and the
+# JSON report holds both.
+ulpgate_expect(3 "planted:sequential +same +same +same +same +- +same +batch-invariant\n +planted:refuses_over_64 +FAULT\n.*planted:refuses_over_64: FAULT: planted:refuses_over_64: 65 rows, over the workspace's 64.*1 faulted"
+  invariance --op planted:sequential,planted:refuses_over_64 ${small} --json ${WORK}/fault.json)
+file(READ "${WORK}/fault.json" report)
+string(JSON fault GET "${report}" kernels 1 fault)
+string(JSON verdict GET "${report}" kernels 0 verdict)
+if(NOT fault MATCHES "65 rows" OR NOT verdict STREQUAL "batch-invariant")
+  message(FATAL_ERROR "invariance --json with a fault:\n${report}")
+endif()
+
 ulpgate_expect(2 "unknown kernel 'bogus'" invariance --kernel bogus)
 ulpgate_expect(2 "linear_fwd has no variant 'nope'" invariance --kernel linear_fwd/nope)
 ulpgate_expect(2 "--require: expected none, invariant or deterministic, got 'maybe'"

@@ -584,6 +584,7 @@ InvarianceReport CheckInvariance(DotDoor& door, const InvarianceOptions& options
   InvarianceDimensionResult rerun = dimensions.RunToRun();
   tell(InvarianceDimension::kThreads);
   InvarianceDimensionResult threads = dimensions.Threads();
+  // kInvarianceDimensions' order.
   report.dimensions = {batch, position, alignment, stride, threads, rerun};
   report.seconds = elapsed();
   report.calls = dimensions.calls();

@@ -76,6 +76,11 @@ enum class InvarianceDimension {
   kThreads,
   kRunToRun
 };
+// In the order of InvarianceReport::dimensions.
+inline constexpr InvarianceDimension kInvarianceDimensions[] = {
+    InvarianceDimension::kBatchSize, InvarianceDimension::kPosition,
+    InvarianceDimension::kAlignment, InvarianceDimension::kRowStride,
+    InvarianceDimension::kThreads,   InvarianceDimension::kRunToRun};
 const char* InvarianceDimensionName(InvarianceDimension dimension);
 
 // One call of the door, compared with its dimension's baseline.

@@ -5,7 +5,14 @@
 namespace ulpgate {
 namespace {
 
-enum class Planted { kSequential, kSplitByBatch, kSplitByThreads, kPeelToAlignment, kOrderByCall };
+enum class Planted {
+  kSequential,
+  kSplitByBatch,
+  kSplitByThreads,
+  kPeelToAlignment,
+  kOrderByCall,
+  kRefusesOver64,
+};
 
 struct PlantedName {
   Planted kind;
@@ -18,7 +25,10 @@ constexpr PlantedName kPlantedNames[] = {
     {Planted::kSplitByThreads, "split_by_threads"},
     {Planted::kPeelToAlignment, "peel_to_alignment"},
     {Planted::kOrderByCall, "order_by_call"},
+    {Planted::kRefusesOver64, "refuses_over_64"},
 };
+
+constexpr size_t kWorkspaceRows = 64;
 
 // sum_{k in [begin, end)} RN(a[k] b[k]), one accumulator, in increasing k.
 float SumForward(const float* a, const float* b, size_t begin, size_t end) {
@@ -73,6 +83,10 @@ class PlantedDoor : public DotDoor {
 
   bool MultiplyStrided(const DotShape& shape, const float* a, size_t lda, const float* b,
                        size_t ldb, float* c, size_t ldc) override {
+    if (kind_ == Planted::kRefusesOver64 && shape.m > kWorkspaceRows) {
+      throw DotDoorError(Name() + ": " + std::to_string(shape.m) + " rows, over the workspace's " +
+                         std::to_string(kWorkspaceRows));
+    }
     const bool backward = kind_ == Planted::kOrderByCall && calls_++ % 2 == 1;
     for (size_t m = 0; m < shape.m; ++m) {
       for (size_t n = 0; n < shape.n; ++n) {
@@ -104,6 +118,7 @@ class PlantedDoor : public DotDoor {
         return SumPeeled(row, col, k);
       case Planted::kSequential:
       case Planted::kOrderByCall:
+      case Planted::kRefusesOver64:
         break;
     }
     return SumForward(row, col, 0, k);

@@ -23,6 +23,9 @@
 //   order_by_call      sequential forward on one call, backward on the next
 //                      (a counter in the door), as a kernel whose order
 //                      depends on a race: run to run nondeterministic
+//   refuses_over_64    sequential, but a call of more than 64 rows throws
+//                      DotDoorError (a kernel whose workspace holds 64 rows
+//                      and says so only when called): a fault, not a verdict
 //
 // Operands and outputs are binary32; the products are rounded before they are
 // added (sources are compiled with -ffp-contract=off). Every one takes row

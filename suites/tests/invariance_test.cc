@@ -343,6 +343,14 @@ class SilentDoor : public SignedZeroDoor {
   }
 };
 
+TEST(InvarianceTest, ADoorThatRefusesAShapeIsAnError) {
+  std::unique_ptr<DotDoor> door = MakeInvariancePlantedDoor("refuses_over_64");
+  EXPECT_THROW(CheckInvariance(*door, SmallOptions()), DotDoorError);
+  InvarianceOptions small = SmallOptions();
+  small.max_batch = 64;
+  EXPECT_EQ(CheckInvariance(*door, small).Verdict(), InvarianceVerdict::kInvariant);
+}
+
 TEST(InvarianceTest, ADoorThatLeavesOutputsUnwrittenIsAnError) {
   SilentDoor door(0);
   EXPECT_THROW(CheckInvariance(door, SmallOptions()), DotDoorError);
