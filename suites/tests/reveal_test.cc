@@ -67,6 +67,12 @@ TEST(SummationTree, EvaluateRoundsWhereTheTreeSays) {
   EXPECT_EQ(Evaluate(ParseSummationTree("(0+1)"), a, b, kBinary32),
             std::ldexp(1.0, -11) + std::ldexp(1.0, -24));
   EXPECT_EQ(Evaluate(ParseSummationTree("(0r+1)"), a, b, kBinary32), std::ldexp(1.0, -11));
+  // An exact product below a binary32 midpoint that a double sum rounds onto
+  // it: (1 + 2^-23) + 2^-24 (1 - 2^-46) is 1 + 3 2^-24 - 2^-70, which rounds
+  // to 1 + 2^-23; the double sum 1 + 3 2^-24 would round (ties to even) up.
+  const double f[2] = {1 + std::ldexp(1.0, -23), 1 + std::ldexp(1.0, -23)};
+  const double g[2] = {1.0, std::ldexp(1 - std::ldexp(1.0, -23), -24)};
+  EXPECT_EQ(Evaluate(ParseSummationTree("(0+1)"), f, g, kBinary32), 1 + std::ldexp(1.0, -23));
   // 14 bits after alignment, truncated: 1 + 2^-13 stays, 1 + 2^-14 does not;
   // one rounding of the exact sum to nearest would keep 2^-13 of 1.5 2^-13.
   const double c[2] = {1.0, std::ldexp(1.0, -13)};
@@ -184,6 +190,11 @@ TEST(RevealPlanted, F32SplitK3) {
     EXPECT_EQ(fp.model.Text(), ExpectedSplitK(k, false).Text());
     const ModelCheck check = CheckModel(*door, shape, fp.model, 2000, 4);
     EXPECT_EQ(check.mismatches, 0u) << check.first_mismatch;
+    // The model of a split one term later differs from the kernel, and the
+    // check says where.
+    const ModelCheck wrong = CheckModel(*door, shape, ExpectedSplitK(k, true), 2000, 4);
+    EXPECT_GT(wrong.mismatches, 0u);
+    EXPECT_NE(wrong.first_mismatch.find("output ("), std::string::npos);
   }
 }
 
