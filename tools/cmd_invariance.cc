@@ -29,7 +29,7 @@ struct InvarianceArgs {
   std::string threads = "1,2,4";
   std::string require = "none";
   std::string json_path;
-  bool trees = true;
+  bool no_trees = false;
 };
 
 std::string Joined(const std::vector<std::string>& names) {
@@ -57,8 +57,11 @@ std::string KernelHelp() {
     planted += (planted.empty() ? "" : ", ") + std::string(kPlantedPrefix) + name;
   }
   return "Matrix products, comma-separated: linear_fwd (every variant on every --targets), "
-         "linear_fwd/VARIANT (" + Joined(BuiltinDotVariants()) + "), planted (every planted "
-         "kernel) or one of them (" + planted + ")";
+         "linear_fwd/VARIANT (" +
+         Joined(BuiltinDotVariants()) +
+         "), planted (every planted "
+         "kernel) or one of them (" +
+         planted + ")";
 }
 
 std::vector<std::unique_ptr<DotDoor>> Doors(const InvarianceArgs& args) {
@@ -72,7 +75,8 @@ std::vector<std::unique_ptr<DotDoor>> Doors(const InvarianceArgs& args) {
     } else if (item.rfind("linear_fwd/", 0) == 0) {
       const std::string v = item.substr(11);
       if (std::find(all_variants.begin(), all_variants.end(), v) == all_variants.end()) {
-        throw UsageError("--op: linear_fwd has no variant '" + v + "' (" + Joined(all_variants) + ")");
+        throw UsageError("--op: linear_fwd has no variant '" + v + "' (" + Joined(all_variants) +
+                         ")");
       }
       variants.push_back(v);
     } else if (item == "planted") {
@@ -150,10 +154,11 @@ void PrintDetails(const InvarianceReport& r, const std::optional<BatchTrees>& tr
     if (!d.varied) {
       line += "not varied (" + d.not_varied + ")";
     } else if (const InvarianceTrial* t = d.FirstChange()) {
-      line += fmt::format("bits change in {} of {} trials ({}, against {}); first at {}: {} of {} "
-                          "outputs, max {}",
-                          d.Changes(), d.trials.size(), d.range, d.baseline, t->what,
-                          t->diff.changed, t->diff.compared, UlpText(t->diff.max_ulp));
+      line += fmt::format(
+          "bits change in {} of {} trials ({}, against {}); first at {}: {} of {} "
+          "outputs, max {}",
+          d.Changes(), d.trials.size(), d.range, d.baseline, t->what, t->diff.changed,
+          t->diff.compared, UlpText(t->diff.max_ulp));
       if (d.dimension == InvarianceDimension::kBatchSize) {
         line += fmt::format("; as alone up to m={}", r.LastInvariantBatch());
       }
@@ -170,9 +175,10 @@ void PrintDetails(const InvarianceReport& r, const std::optional<BatchTrees>& tr
     if (!trees->error.empty()) {
       line += "not revealed: " + trees->error;
     } else if (trees->before == trees->after) {
-      line += fmt::format("the same at m={} and m={} ({}); what changed is a node's arithmetic, "
-                          "not the order",
-                          trees->before_m, trees->after_m, ShortTreeText(trees->before));
+      line += fmt::format(
+          "the same at m={} and m={} ({}); what changed is a node's arithmetic, "
+          "not the order",
+          trees->before_m, trees->after_m, ShortTreeText(trees->before));
     } else {
       line += fmt::format("m={}: {}; m={}: {}", trees->before_m, ShortTreeText(trees->before),
                           trees->after_m, ShortTreeText(trees->after));
@@ -184,7 +190,8 @@ void PrintDetails(const InvarianceReport& r, const std::optional<BatchTrees>& tr
 
 void RunInvariance(InvarianceArgs args) {
   if (args.require != "none" && args.require != "invariant" && args.require != "deterministic") {
-    throw UsageError("--require: expected none, invariant or deterministic, got '" + args.require + "'");
+    throw UsageError("--require: expected none, invariant or deterministic, got '" + args.require +
+                     "'");
   }
   args.options.threads = ThreadCounts(args.threads);
   std::vector<std::unique_ptr<DotDoor>> doors = Doors(args);
@@ -198,39 +205,44 @@ void RunInvariance(InvarianceArgs args) {
   std::cout << "\n";
   std::vector<InvarianceReport> reports;
   std::vector<std::optional<BatchTrees>> trees;
+  // A kernel that faults is reported and the others still run.
+  std::vector<std::pair<std::string, std::string>> faults;  // kernel, what happened
   ProgressLine progress("invariance", "kernels");
   for (size_t i = 0; i < doors.size(); ++i) {
     progress(i, doors.size());
     try {
-      reports.push_back(CheckInvariance(*doors[i], o));
-      trees.push_back(args.trees ? RevealBatchTrees(*doors[i], reports.back()) : std::nullopt);
+      InvarianceReport report = CheckInvariance(*doors[i], o);
+      trees.push_back(!args.no_trees ? RevealBatchTrees(*doors[i], report) : std::nullopt);
+      reports.push_back(std::move(report));
     } catch (const std::invalid_argument& e) {
       throw UsageError(e.what());
     } catch (const DotDoorError& e) {
-      progress.Clear();
-      std::cerr << "ulpgate: " << doors[i]->Name() << " failed: " << e.what() << "\n";
-      ExitStatus() = kExitKernelFault;
-      return;
+      faults.emplace_back(doors[i]->Name(), e.what());
     }
   }
   progress.Clear();
   std::vector<std::string> header = {"kernel"};
-  for (const InvarianceDimensionResult& d : reports.front().dimensions) {
-    header.push_back(InvarianceDimensionName(d.dimension));
-  }
+  for (InvarianceDimension d : kInvarianceDimensions) header.push_back(InvarianceDimensionName(d));
   header.push_back("verdict");
   TextTable table(header);
-  table.SetLeftAligned({0, 1, 2, 3, 4, 5, 6});
+  std::vector<size_t> left;
+  for (size_t c = 0; c < header.size(); ++c) left.push_back(c);
+  table.SetLeftAligned(left);
   for (const InvarianceReport& r : reports) {
     std::vector<std::string> row = {r.door};
     for (const InvarianceDimensionResult& d : r.dimensions) row.push_back(Cell(d));
     row.push_back(ShortVerdict(r));
     table.AddRow(row);
   }
+  for (const auto& fault : faults) {
+    std::vector<std::string> row(header.size(), "");
+    row.front() = fault.first;
+    row.back() = "FAULT";
+    table.AddRow(row);
+  }
   table.Print(std::cout, "  ");
-  std::cout << "\n  against: ";
   std::string against;
-  for (size_t i = 0; i < reports.front().dimensions.size(); ++i) {
+  for (size_t i = 0; i < std::size(kInvarianceDimensions); ++i) {
     // The thread counts' baseline where some kernel could set them.
     for (const InvarianceReport& r : reports) {
       const InvarianceDimensionResult& d = r.dimensions[i];
@@ -240,10 +252,17 @@ void RunInvariance(InvarianceArgs args) {
       break;
     }
   }
-  PrintWrapped(std::cout, against, 11, 11);
+  if (!against.empty()) {
+    std::cout << "\n  against: ";
+    PrintWrapped(std::cout, against, 11, 11);
+  }
   for (size_t i = 0; i < reports.size(); ++i) {
     const InvarianceReport& r = reports[i];
     if (r.Verdict() != InvarianceVerdict::kInvariant || r.budget_cut) PrintDetails(r, trees[i]);
+  }
+  for (const auto& [door, what] : faults) {
+    std::cout << "\n";
+    PrintWrapped(std::cout, door + ": FAULT: " + what, 2);
   }
   size_t invariant = 0, deterministic = 0;
   for (const InvarianceReport& r : reports) {
@@ -252,8 +271,10 @@ void RunInvariance(InvarianceArgs args) {
   }
   double seconds = 0;
   for (const InvarianceReport& r : reports) seconds += r.seconds;
-  std::cout << fmt::format("\n{} of {} kernels batch-invariant, {} of {} deterministic ({:.1f} s)\n",
-                           invariant, reports.size(), deterministic, reports.size(), seconds);
+  std::cout << fmt::format(
+      "\n{} of {} kernels batch-invariant, {} of {} deterministic ({:.1f} s){}\n", invariant,
+      reports.size() + faults.size(), deterministic, reports.size() + faults.size(), seconds,
+      faults.empty() ? "" : fmt::format("; {} faulted", faults.size()));
   if (!args.json_path.empty()) {
     nlohmann::ordered_json j;
     j["format"] = kInvarianceFormat;
@@ -262,12 +283,16 @@ void RunInvariance(InvarianceArgs args) {
     for (size_t i = 0; i < reports.size(); ++i) {
       j["kernels"].push_back(InvarianceJson(reports[i], trees[i]));
     }
+    for (const auto& [door, what] : faults) {
+      j["kernels"].push_back(nlohmann::ordered_json{{"door", door}, {"fault", what}});
+    }
     WriteJsonFile(args.json_path, j);
   }
   if ((args.require == "invariant" && invariant < reports.size()) ||
       (args.require == "deterministic" && deterministic < reports.size())) {
     ExitStatus() = 1;
   }
+  if (!faults.empty()) ExitStatus() = kExitKernelFault;
 }
 
 }  // namespace
@@ -310,10 +335,11 @@ void AddInvarianceCommand(CLI::App& app) {
                   "Exit 1 unless every kernel is: invariant (no dimension changes bits), "
                   "deterministic (run to run), or none")
       ->capture_default_str();
-  cmd->add_flag("!--no-trees", args->trees,
+  cmd->add_flag("--no-trees", args->no_trees,
                 "Do not reveal the probe's summation trees where the batch size changes its bits "
                 "(at the last size that keeps them and the first that changes them)");
-  cmd->add_option("--json", args->json_path, "Write the report (" + std::string(kInvarianceFormat) + ") here");
+  cmd->add_option("--json", args->json_path,
+                  "Write the report (" + std::string(kInvarianceFormat) + ") here");
   cmd->callback([args] { RunInvariance(*args); });
 }
 

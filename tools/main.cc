@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   ulpgate::AddSweepCommand(app);
   ulpgate::AddMatrixCommand(app);
   ulpgate::AddStochasticCommand(app);
+  ulpgate::AddRevealCommand(app);
   ulpgate::AddDriftCommand(app);
   ulpgate::AddReportCommand(app);
   ulpgate::AddGoldenCommand(app);

@@ -10,6 +10,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "oracles/float_text.h"
 #include "oracles/format.h"
 #include "suites/inputs/counter_rng.h"
 #include "suites/reveal/reveal.h"
@@ -46,12 +47,6 @@ uint64_t OperandStream(InvarianceOperand operand) {
       return StreamId("invariance B");
   }
   return 0;
-}
-
-uint32_t FloatBits(float v) {
-  uint32_t bits;
-  std::memcpy(&bits, &v, sizeof bits);
-  return bits;
 }
 
 // Consecutive encodings of one sign are consecutive integers; the other sign
@@ -128,6 +123,8 @@ const char* InvarianceDimensionName(InvarianceDimension dimension) {
       return "position";
     case InvarianceDimension::kAlignment:
       return "alignment";
+    case InvarianceDimension::kRowStride:
+      return "row stride";
     case InvarianceDimension::kThreads:
       return "threads";
     case InvarianceDimension::kRunToRun:
@@ -144,8 +141,8 @@ const InvarianceTrial* InvarianceDimensionResult::FirstChange() const {
 }
 
 size_t InvarianceDimensionResult::Changes() const {
-  return static_cast<size_t>(std::count_if(trials.begin(), trials.end(),
-                                           [](const InvarianceTrial& t) { return t.diff.changed > 0; }));
+  return static_cast<size_t>(std::count_if(
+      trials.begin(), trials.end(), [](const InvarianceTrial& t) { return t.diff.changed > 0; }));
 }
 
 const InvarianceDimensionResult& InvarianceReport::Dimension(InvarianceDimension d) const {
@@ -161,7 +158,8 @@ InvarianceVerdict InvarianceReport::Verdict() const {
   if (changed(InvarianceDimension::kBatchSize) || changed(InvarianceDimension::kPosition)) {
     return InvarianceVerdict::kNotBatchInvariant;
   }
-  if (changed(InvarianceDimension::kAlignment) || changed(InvarianceDimension::kThreads)) {
+  if (changed(InvarianceDimension::kAlignment) || changed(InvarianceDimension::kRowStride) ||
+      changed(InvarianceDimension::kThreads)) {
     return InvarianceVerdict::kVariesWithLayout;
   }
   return InvarianceVerdict::kInvariant;
@@ -180,7 +178,9 @@ std::string InvarianceReport::VerdictText() const {
       }
       return "not batch-invariant (position: " + first(InvarianceDimension::kPosition)->what + ")";
     case InvarianceVerdict::kVariesWithLayout:
-      for (InvarianceDimension d : {InvarianceDimension::kAlignment, InvarianceDimension::kThreads}) {
+      for (InvarianceDimension d :
+           {InvarianceDimension::kAlignment, InvarianceDimension::kRowStride,
+            InvarianceDimension::kThreads}) {
         if (const InvarianceTrial* t = first(d)) {
           return fmt::format("not invariant ({}: {})", InvarianceDimensionName(d), t->what);
         }
@@ -212,21 +212,33 @@ namespace {
 // NaNs), in C before each call: left there, the call wrote nothing.
 constexpr uint32_t kUnwritten = 0x7fbadbadu;
 
-// Where A, B and C start, in floats past a 64-byte boundary.
-struct Offsets {
+// Where A, B and C start, in floats past a 64-byte boundary, and how many
+// elements pad each row (0: dense; else the rows are k + pad, k + pad and
+// n + pad elements apart).
+struct Layout {
   size_t a = 0, b = 0, c = 0;
+  size_t pad = 0;
 };
+
+// The row paddings tried: 1 to 4 elements (misaligning every row after the
+// first), 8 and 16 (whole vectors).
+constexpr size_t kPads[] = {1, 2, 3, 4, 8, 16};
+constexpr size_t kMaxPad = 16;
+
+// A quiet NaN whose payload marks the padding of rows.
+constexpr uint32_t kPadding = 0x7fc0deadu;
 
 // Calls the door on batches holding the probe row, with operands placed at
 // chosen offsets from a 64-byte boundary.
 class ProbeRunner {
  public:
   ProbeRunner(DotDoor& door, const InvarianceOptions& options, size_t max_rows)
-      : door_(door), options_(options),
+      : door_(door),
+        options_(options),
         format_(door.OperandFormat()),
-        a_(max_rows * options.k + kMaxOffset),
-        b_(options.n * options.k + kMaxOffset),
-        c_(max_rows * options.n + kMaxOffset) {
+        a_(max_rows * (options.k + kMaxPad) + kMaxOffset),
+        b_(options.n * (options.k + kMaxPad) + kMaxOffset),
+        c_(max_rows * (options.n + kMaxPad) + kMaxOffset) {
     for (size_t k = 0; k < options.k; ++k) {
       probe_.push_back(InvarianceValue(format_, options.seed, InvarianceOperand::kProbe, 0, k));
     }
@@ -240,44 +252,77 @@ class ProbeRunner {
     }
   }
 
-  // All m * n outputs of a batch of m rows with the probe at `row`.
-  std::vector<float> Run(size_t m, size_t row, Offsets offsets = {}) {
+  // All m * n outputs of a batch of m rows with the probe at `row`, the
+  // operands placed as `layout` says; nullopt when the layout pads rows and
+  // the door takes dense operands only.
+  std::optional<std::vector<float>> TryRun(size_t m, size_t row, const Layout& layout) {
     const size_t k = options_.k, n = options_.n;
-    float* a = a_.At(offsets.a);
+    const size_t lda = k + layout.pad, ldb = k + layout.pad, ldc = n + layout.pad;
+    // Padding holds a NaN of its own: a kernel that reads it shows it.
+    const float padding = FloatFromBits(kPadding);
+    float* a = a_.At(layout.a);
     for (size_t r = 0; r < m; ++r) {
-      for (size_t i = 0; i < k; ++i) {
-        a[r * k + i] = r == row ? probe_[i] : filler_[r * k + i];
+      for (size_t i = 0; i < lda; ++i) {
+        a[r * lda + i] = i >= k ? padding : r == row ? probe_[i] : filler_[r * k + i];
       }
     }
-    float* b = b_.At(offsets.b);
-    std::copy(b_values_.begin(), b_values_.end(), b);
-    float* c = c_.At(offsets.c);
+    float* b = b_.At(layout.b);
+    for (size_t j = 0; j < n; ++j) {
+      std::copy(b_values_.begin() + j * k, b_values_.begin() + (j + 1) * k, b + j * ldb);
+      std::fill(b + j * ldb + k, b + (j + 1) * ldb, padding);
+    }
     // A door that writes nothing must not pass for one that wrote the last
-    // call's bits: a NaN pattern no kernel computes.
-    const float poison = [] {
-      float v;
-      const uint32_t bits = kUnwritten;
-      std::memcpy(&v, &bits, sizeof v);
-      return v;
-    }();
-    std::fill(c, c + m * n, poison);
+    // call's bits: C starts as a NaN pattern no kernel computes.
+    float* c = c_.At(layout.c);
+    for (size_t r = 0; r < m; ++r) {
+      std::fill(c + r * ldc, c + r * ldc + n, FloatFromBits(kUnwritten));
+      std::fill(c + r * ldc + n, c + (r + 1) * ldc, padding);
+    }
     DotShape shape;
     shape.m = m;
     shape.n = n;
     shape.k = k;
-    door_.Multiply(shape, a, b, c);
+    if (layout.pad == 0) {
+      door_.Multiply(shape, a, b, c);
+    } else if (!door_.MultiplyStrided(shape, a, lda, b, ldb, c, ldc)) {
+      return std::nullopt;
+    }
     ++calls_;
-    for (size_t i = 0; i < m * n; ++i) {
-      if (FloatBits(c[i]) == kUnwritten) {
-        throw DotDoorError(fmt::format("{} left C[{}][{}] unwritten (m = {}, n = {}, k = {})",
-                                       door_.Name(), i / n, i % n, m, n, k));
+    std::vector<float> out(m * n);
+    for (size_t r = 0; r < m; ++r) {
+      for (size_t j = 0; j < ldc; ++j) {
+        const uint32_t bits = FloatBits(c[r * ldc + j]);
+        if (j < n && bits == kUnwritten) {
+          throw DotDoorError(fmt::format("{} left C[{}][{}] unwritten (m = {}, n = {}, k = {})",
+                                         door_.Name(), r, j, m, n, k));
+        }
+        if (j >= n && bits != kPadding) {
+          throw DotDoorError(
+              fmt::format("{} wrote into C's row padding, row {} column {} (m = {}, "
+                          "n = {}, k = {}, ldc = {})",
+                          door_.Name(), r, j, m, n, k, ldc));
+        }
+        if (j < n) out[r * n + j] = c[r * ldc + j];
       }
     }
-    return std::vector<float>(c, c + m * n);
+    return out;
   }
 
-  std::vector<float> ProbeRow(size_t m, size_t row, Offsets offsets = {}) {
-    const std::vector<float> all = Run(m, row, offsets);
+  std::vector<float> Run(size_t m, size_t row, const Layout& layout = {}) {
+    std::optional<std::vector<float>> out = TryRun(m, row, layout);
+    if (!out) throw std::logic_error("a dense call refused");
+    return *std::move(out);
+  }
+
+  std::optional<std::vector<float>> TryProbeRow(size_t m, size_t row, const Layout& layout) {
+    std::optional<std::vector<float>> all = TryRun(m, row, layout);
+    if (!all) return std::nullopt;
+    return std::vector<float>(all->begin() + row * options_.n,
+                              all->begin() + (row + 1) * options_.n);
+  }
+
+  std::vector<float> ProbeRow(size_t m, size_t row, const Layout& layout = {}) {
+    const std::vector<float> all = Run(m, row, layout);
     return std::vector<float>(all.begin() + row * options_.n, all.begin() + (row + 1) * options_.n);
   }
 
@@ -292,15 +337,209 @@ class ProbeRunner {
   size_t calls_ = 0;
 };
 
-InvarianceTrial Trial(std::string what, size_t m, size_t row, size_t n, BitsDifference diff) {
-  InvarianceTrial t;
-  t.what = std::move(what);
-  t.shape.m = m;
-  t.shape.n = n;
-  t.row = row;
-  t.diff = diff;
-  return t;
-}
+// The dimensions, one method each, over one runner; each returns its result.
+class Dimensions {
+ public:
+  Dimensions(DotDoor& door, const InvarianceOptions& options, size_t max_batch)
+      : door_(door), options_(options), max_batch_(max_batch), runner_(door, options, max_batch) {}
+
+  // Batch size: the probe first in batches of every size, against it alone.
+  // Fixes the sizes the other dimensions use.
+  InvarianceDimensionResult BatchSize(InvarianceReport* report,
+                                      const std::function<double()>& elapsed) {
+    InvarianceDimensionResult d = Start(InvarianceDimension::kBatchSize, "the probe alone (m=1)");
+    first_row_[1] = runner_.ProbeRow(1, 0);
+    report->batch_sizes.push_back(1);
+    for (size_t m : InvarianceBatchSizes(max_batch_)) {
+      if (m == 1) continue;
+      if (options_.time_budget_seconds > 0 && elapsed() > options_.time_budget_seconds) {
+        report->budget_cut = true;
+        break;
+      }
+      first_row_[m] = runner_.ProbeRow(m, 0);
+      report->batch_sizes.push_back(m);
+      d.trials.push_back(
+          Trial(fmt::format("m={}", m), m, 0, Compare(first_row_[1], first_row_[m])));
+    }
+    largest_ = report->batch_sizes.back();
+    // The dimensions but this one and the position try the probe alone and
+    // in the largest batch.
+    ends_ = {1};
+    if (largest_ > 1) ends_.push_back(largest_);
+    d.varied = true;
+    d.range = fmt::format("{} sizes, m = 1 to {}", report->batch_sizes.size(), largest_);
+    return d;
+  }
+
+  // Position: the probe in the middle and last, against it first in the
+  // same batch.
+  InvarianceDimensionResult Position() {
+    InvarianceDimensionResult d = Start(InvarianceDimension::kPosition, "the probe first, same m");
+    std::vector<size_t> sizes;
+    for (size_t m : {size_t{2}, size_t{3}, size_t{8}, size_t{17}, size_t{64}, largest_}) {
+      if (m >= 2 && first_row_.count(m) &&
+          std::find(sizes.begin(), sizes.end(), m) == sizes.end()) {
+        sizes.push_back(m);
+      }
+    }
+    for (size_t m : sizes) {
+      std::vector<size_t> rows = {m / 2, m - 1};
+      if (rows[0] == 0 || rows[0] == rows[1]) rows.erase(rows.begin());
+      for (size_t row : rows) {
+        d.trials.push_back(Trial(fmt::format("m={} row {}", m, row), m, row,
+                                 Compare(first_row_[m], runner_.ProbeRow(m, row))));
+      }
+    }
+    d.varied = !d.trials.empty();
+    if (d.varied) {
+      std::string text;
+      for (size_t m : sizes) text += (text.empty() ? "" : ", ") + std::to_string(m);
+      d.range = "middle and last row, m = " + text;
+    } else {
+      d.not_varied = "no batch of 2 rows or more";
+    }
+    return d;
+  }
+
+  // Alignment: every operand moved off its 64-byte boundary by 1 to 15
+  // floats together, then each alone by 1, 4 and 8.
+  InvarianceDimensionResult Alignment() {
+    InvarianceDimensionResult d =
+        Start(InvarianceDimension::kAlignment, "A, B, C 64-byte aligned, same m");
+    d.varied = true;
+    d.range = fmt::format("A, B, C together +1..{} floats (ABC+o), each alone +1, +4, +8 (A+o); {}",
+                          kMaxOffset, EndsText());
+    for (size_t m : ends_) {
+      for (size_t o = 1; o <= kMaxOffset; ++o) {
+        d.trials.push_back(Trial(fmt::format("m={} ABC+{}", m, o), m, 0,
+                                 Compare(first_row_[m], runner_.ProbeRow(m, 0, {o, o, o, 0}))));
+      }
+      for (size_t o : {size_t{1}, size_t{4}, size_t{8}}) {
+        const Layout each[] = {{o, 0, 0, 0}, {0, o, 0, 0}, {0, 0, o, 0}};
+        const char* names[] = {"A", "B", "C"};
+        for (size_t i = 0; i < 3; ++i) {
+          d.trials.push_back(Trial(fmt::format("m={} {}+{}", m, names[i], o), m, 0,
+                                   Compare(first_row_[m], runner_.ProbeRow(m, 0, each[i]))));
+        }
+      }
+    }
+    return d;
+  }
+
+  // Row stride: rows of A, B and C padded, against the dense call. The probe
+  // is the last row, which padding moves furthest.
+  InvarianceDimensionResult RowStride() {
+    InvarianceDimensionResult d =
+        Start(InvarianceDimension::kRowStride, "dense rows, the probe last, same m");
+    for (size_t m : ends_) {
+      const std::vector<float> dense = runner_.ProbeRow(m, m - 1);
+      for (size_t pad : kPads) {
+        Layout layout;
+        layout.pad = pad;
+        const std::optional<std::vector<float>> row = runner_.TryProbeRow(m, m - 1, layout);
+        if (!row) break;
+        d.trials.push_back(
+            Trial(fmt::format("m={} ld+{}", m, pad), m, m - 1, Compare(dense, *row)));
+      }
+    }
+    d.varied = !d.trials.empty();
+    if (d.varied) {
+      d.range = "rows of A, B, C padded by 1, 2, 3, 4, 8, 16 elements (ld+p); " + EndsText();
+    } else {
+      d.not_varied = "the door takes dense operands only";
+    }
+    return d;
+  }
+
+  // Run to run: the same call repeated, every output of it compared.
+  InvarianceDimensionResult RunToRun() {
+    InvarianceDimensionResult d =
+        Start(InvarianceDimension::kRunToRun, "the first of the calls, every output");
+    d.varied = true;
+    d.range = fmt::format("{} calls at {}", options_.repeats, EndsText());
+    for (size_t m : ends_) {
+      const std::vector<float> base = runner_.Run(m, 0);
+      for (size_t call = 2; call <= options_.repeats; ++call) {
+        d.trials.push_back(
+            Trial(fmt::format("m={} call {}", m, call), m, 0, Compare(base, runner_.Run(m, 0))));
+      }
+    }
+    return d;
+  }
+
+  // Threads: last, since the door keeps the count it was given.
+  InvarianceDimensionResult Threads() {
+    const std::vector<unsigned>& counts = options_.threads;
+    InvarianceDimensionResult d = Start(
+        InvarianceDimension::kThreads,
+        counts.empty()
+            ? ""
+            : fmt::format("{} thread{}, same m", counts.front(), counts.front() == 1 ? "" : "s"));
+    if (counts.size() < 2) {
+      d.not_varied = "one thread count given";
+      return d;
+    }
+    if (!door_.SetThreads(counts.front())) {
+      d.not_varied = "the door cannot set its threads";
+      return d;
+    }
+    d.varied = true;
+    std::string text;
+    for (unsigned t : counts) text += (text.empty() ? "" : ", ") + std::to_string(t);
+    d.range = fmt::format("{} threads at {}", text, EndsText());
+    std::vector<std::vector<float>> base;
+    for (size_t m : ends_) base.push_back(runner_.ProbeRow(m, 0));
+    for (size_t i = 1; i < counts.size(); ++i) {
+      if (!door_.SetThreads(counts[i])) {
+        throw DotDoorError(fmt::format("{} took {} threads, then refused {}", door_.Name(),
+                                       counts.front(), counts[i]));
+      }
+      for (size_t s = 0; s < ends_.size(); ++s) {
+        d.trials.push_back(Trial(fmt::format("m={} t={}", ends_[s], counts[i]), ends_[s], 0,
+                                 Compare(base[s], runner_.ProbeRow(ends_[s], 0))));
+      }
+    }
+    return d;
+  }
+
+  size_t calls() const { return runner_.calls(); }
+
+ private:
+  static InvarianceDimensionResult Start(InvarianceDimension dimension, std::string baseline) {
+    InvarianceDimensionResult d;
+    d.dimension = dimension;
+    d.baseline = std::move(baseline);
+    return d;
+  }
+
+  InvarianceTrial Trial(std::string what, size_t m, size_t row, BitsDifference diff) const {
+    InvarianceTrial t;
+    t.what = std::move(what);
+    t.shape.m = m;
+    t.shape.n = options_.n;
+    t.shape.k = options_.k;
+    t.row = row;
+    t.diff = diff;
+    return t;
+  }
+
+  BitsDifference Compare(const std::vector<float>& base, const std::vector<float>& got) const {
+    return CompareOutputs(door_.OutputFormat(), base.data(), got.data(),
+                          std::min(base.size(), got.size()));
+  }
+
+  std::string EndsText() const {
+    return largest_ > 1 ? fmt::format("m = 1 and {}", largest_) : "m = 1";
+  }
+
+  DotDoor& door_;
+  const InvarianceOptions& options_;
+  size_t max_batch_;
+  ProbeRunner runner_;
+  std::map<size_t, std::vector<float>> first_row_;  // m -> the probe's outputs at row 0
+  size_t largest_ = 1;
+  std::vector<size_t> ends_ = {1};
+};
 
 }  // namespace
 
@@ -311,164 +550,44 @@ InvarianceReport CheckInvariance(DotDoor& door, const InvarianceOptions& options
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   if (options.k == 0 || options.n == 0 || options.max_batch == 0 || options.repeats < 2) {
-    throw std::invalid_argument("invariance needs k, n and the largest batch >= 1, and 2 calls or more");
+    throw std::invalid_argument(
+        "invariance needs k, n and the largest batch >= 1, and 2 calls or more");
   }
   if (door.MaxK() != 0 && options.k > door.MaxK()) {
-    throw std::invalid_argument(fmt::format("{} takes k up to {}, not {}", door.Name(), door.MaxK(),
-                                            options.k));
+    throw std::invalid_argument(
+        fmt::format("{} takes k up to {}, not {}", door.Name(), door.MaxK(), options.k));
   }
   if (door.MaxRows() != 0 && options.n > door.MaxRows()) {
-    throw std::invalid_argument(fmt::format("{} takes n up to {}, not {}", door.Name(),
-                                            door.MaxRows(), options.n));
+    throw std::invalid_argument(
+        fmt::format("{} takes n up to {}, not {}", door.Name(), door.MaxRows(), options.n));
   }
   InvarianceReport report;
   report.door = door.Name();
   report.operand_format = &door.OperandFormat();
   report.output_format = &door.OutputFormat();
   report.options = options;
-  const FloatFormat& out = door.OutputFormat();
-  const size_t n = options.n;
-  size_t max_batch = options.max_batch;
-  if (door.MaxRows() != 0) max_batch = std::min(max_batch, door.MaxRows());
-  ProbeRunner runner(door, options, max_batch);
+  const size_t max_batch =
+      door.MaxRows() != 0 ? std::min(options.max_batch, door.MaxRows()) : options.max_batch;
+  Dimensions dimensions(door, options, max_batch);
   auto tell = [&progress](InvarianceDimension d) {
     if (progress) progress(InvarianceDimensionName(d));
   };
-  auto compare = [&out, n](const std::vector<float>& base, const std::vector<float>& got) {
-    return CompareOutputs(out, base.data(), got.data(), std::min(base.size(), got.size()));
-  };
-
-  // Batch size: the probe first in batches of every size, against it alone.
   tell(InvarianceDimension::kBatchSize);
-  InvarianceDimensionResult batch;
-  batch.dimension = InvarianceDimension::kBatchSize;
-  batch.varied = true;
-  batch.baseline = "the probe alone (m=1)";
-  std::map<size_t, std::vector<float>> first_row;  // m -> the probe's outputs at row 0
-  first_row[1] = runner.ProbeRow(1, 0);
-  report.batch_sizes.push_back(1);
-  for (size_t m : InvarianceBatchSizes(max_batch)) {
-    if (m == 1) continue;
-    if (options.time_budget_seconds > 0 && elapsed() > options.time_budget_seconds) {
-      report.budget_cut = true;
-      break;
-    }
-    first_row[m] = runner.ProbeRow(m, 0);
-    report.batch_sizes.push_back(m);
-    batch.trials.push_back(Trial(fmt::format("m={}", m), m, 0, n, compare(first_row[1], first_row[m])));
-  }
-  const size_t largest = report.batch_sizes.back();
-  // The dimensions other than the batch's own try the probe alone and in the
-  // largest batch.
-  std::vector<size_t> ends = {1};
-  if (largest > 1) ends.push_back(largest);
-  batch.range = fmt::format("{} sizes, m = 1 to {}", report.batch_sizes.size(), largest);
-
-  // Position: the probe in the middle and last, against it first in the same batch.
+  InvarianceDimensionResult batch = dimensions.BatchSize(&report, elapsed);
   tell(InvarianceDimension::kPosition);
-  InvarianceDimensionResult position;
-  position.dimension = InvarianceDimension::kPosition;
-  position.baseline = "the probe first, same m";
-  std::vector<size_t> position_sizes;
-  for (size_t m : {size_t{2}, size_t{3}, size_t{8}, size_t{17}, size_t{64}, largest}) {
-    if (first_row.count(m) &&
-        std::find(position_sizes.begin(), position_sizes.end(), m) == position_sizes.end()) {
-      position_sizes.push_back(m);
-    }
-  }
-  for (size_t m : position_sizes) {
-    std::vector<size_t> rows = {m / 2, m - 1};
-    if (rows[0] == 0 || rows[0] == rows[1]) rows.erase(rows.begin());
-    for (size_t row : rows) {
-      position.trials.push_back(Trial(fmt::format("m={} row {}", m, row), m, row, n,
-                                      compare(first_row[m], runner.ProbeRow(m, row))));
-    }
-  }
-  position.varied = !position.trials.empty();
-  if (position.varied) {
-    std::string sizes;
-    for (size_t m : position_sizes) sizes += (sizes.empty() ? "" : ", ") + std::to_string(m);
-    position.range = "middle and last row, m = " + sizes;
-  } else {
-    position.not_varied = "no batch of 2 rows or more";
-  }
-
-  // Alignment: every operand moved off its 64-byte boundary by 1 to 15
-  // floats together, then each alone by 1, 4 and 8.
+  InvarianceDimensionResult position = dimensions.Position();
   tell(InvarianceDimension::kAlignment);
-  InvarianceDimensionResult alignment;
-  alignment.dimension = InvarianceDimension::kAlignment;
-  alignment.varied = true;
-  alignment.baseline = "A, B, C 64-byte aligned, same m";
-  alignment.range = fmt::format("A, B, C together +1..{} floats (ABC+o), each alone +1, +4, +8 (A+o); m = 1{}",
-                                kMaxOffset, largest > 1 ? fmt::format(" and {}", largest) : "");
-  for (size_t m : ends) {
-    for (size_t o = 1; o <= kMaxOffset; ++o) {
-      alignment.trials.push_back(Trial(fmt::format("m={} ABC+{}", m, o), m, 0, n,
-                                       compare(first_row[m], runner.ProbeRow(m, 0, {o, o, o}))));
-    }
-    for (size_t o : {size_t{1}, size_t{4}, size_t{8}}) {
-      const Offsets each[] = {{o, 0, 0}, {0, o, 0}, {0, 0, o}};
-      const char* names[] = {"A", "B", "C"};
-      for (size_t i = 0; i < 3; ++i) {
-        alignment.trials.push_back(Trial(fmt::format("m={} {}+{}", m, names[i], o), m, 0, n,
-                                         compare(first_row[m], runner.ProbeRow(m, 0, each[i]))));
-      }
-    }
-  }
-
-  // Run to run: the same call repeated, every output of it compared.
+  InvarianceDimensionResult alignment = dimensions.Alignment();
+  tell(InvarianceDimension::kRowStride);
+  InvarianceDimensionResult stride = dimensions.RowStride();
   tell(InvarianceDimension::kRunToRun);
-  InvarianceDimensionResult rerun;
-  rerun.dimension = InvarianceDimension::kRunToRun;
-  rerun.varied = true;
-  rerun.baseline = "the first of the calls, every output";
-  rerun.range = fmt::format("{} calls at m = 1{}", options.repeats,
-                            largest > 1 ? fmt::format(" and {}", largest) : "");
-  for (size_t m : ends) {
-    const std::vector<float> base = runner.Run(m, 0);
-    for (size_t call = 2; call <= options.repeats; ++call) {
-      const std::vector<float> again = runner.Run(m, 0);
-      InvarianceTrial t = Trial(fmt::format("m={} call {}", m, call), m, 0, n, compare(base, again));
-      rerun.trials.push_back(t);
-    }
-  }
-
-  // Threads: last, since the door keeps the count it was given.
+  InvarianceDimensionResult rerun = dimensions.RunToRun();
   tell(InvarianceDimension::kThreads);
-  InvarianceDimensionResult threads;
-  threads.dimension = InvarianceDimension::kThreads;
-  if (options.threads.size() < 2) {
-    threads.not_varied = "one thread count given";
-  } else if (!door.SetThreads(options.threads.front())) {
-    threads.not_varied = "the door cannot set its threads";
-  } else {
-    threads.varied = true;
-    threads.baseline = fmt::format("{} thread{}, same m", options.threads.front(),
-                                   options.threads.front() == 1 ? "" : "s");
-    std::string counts;
-    for (unsigned t : options.threads) counts += (counts.empty() ? "" : ", ") + std::to_string(t);
-    threads.range = fmt::format("{} threads at m = 1{}", counts,
-                                largest > 1 ? fmt::format(" and {}", largest) : "");
-    const std::vector<size_t>& sizes = ends;
-    std::vector<std::vector<float>> base;
-    for (size_t m : sizes) base.push_back(runner.ProbeRow(m, 0));
-    for (size_t i = 1; i < options.threads.size(); ++i) {
-      const unsigned count = options.threads[i];
-      if (!door.SetThreads(count)) {
-        throw DotDoorError(fmt::format("{} took {} threads, then refused {}", door.Name(),
-                                       options.threads.front(), count));
-      }
-      for (size_t s = 0; s < sizes.size(); ++s) {
-        threads.trials.push_back(Trial(fmt::format("m={} t={}", sizes[s], count), sizes[s], 0,
-                                       n, compare(base[s], runner.ProbeRow(sizes[s], 0))));
-      }
-    }
-  }
-
-  report.dimensions = {batch, position, alignment, threads, rerun};
+  InvarianceDimensionResult threads = dimensions.Threads();
+  // kInvarianceDimensions' order.
+  report.dimensions = {batch, position, alignment, stride, threads, rerun};
   report.seconds = elapsed();
-  report.calls = runner.calls();
+  report.calls = dimensions.calls();
   return report;
 }
 
@@ -487,8 +606,9 @@ std::string PartText(const SumNode& node) {
   const std::vector<int64_t> terms = Terms(node);
   const bool contiguous = terms.back() - terms.front() + 1 == static_cast<int64_t>(terms.size());
   const std::string range = terms.size() == 1 ? std::to_string(terms.front())
-                            : contiguous ? fmt::format("{}-{}", terms.front(), terms.back())
-                                         : fmt::format("{} terms from {}", terms.size(), terms.front());
+                            : contiguous
+                                ? fmt::format("{}-{}", terms.front(), terms.back())
+                                : fmt::format("{} terms from {}", terms.size(), terms.front());
   if (node.IsLeaf()) return range;
   return range + (IsChain(node) ? " (chain)" : " (tree)");
 }
@@ -572,15 +692,19 @@ std::optional<BatchTrees> RevealBatchTrees(DotDoor& door, const InvarianceReport
   return trees;
 }
 
-nlohmann::ordered_json InvarianceJson(const InvarianceReport& r, const std::optional<BatchTrees>& trees) {
+nlohmann::ordered_json InvarianceJson(const InvarianceReport& r,
+                                      const std::optional<BatchTrees>& trees) {
   auto ulp = [](double v) -> nlohmann::ordered_json {
     if (std::isinf(v)) return nullptr;  // a NaN met a number
     return v;
   };
   auto trial = [&ulp](const InvarianceTrial& t) {
-    return nlohmann::ordered_json{{"what", t.what},     {"m", t.shape.m},
-                                  {"row", t.row},       {"compared", t.diff.compared},
-                                  {"changed", t.diff.changed}, {"max_ulp", ulp(t.diff.max_ulp)}};
+    return nlohmann::ordered_json{{"what", t.what},
+                                  {"m", t.shape.m},
+                                  {"row", t.row},
+                                  {"compared", t.diff.compared},
+                                  {"changed", t.diff.changed},
+                                  {"max_ulp", ulp(t.diff.max_ulp)}};
   };
   nlohmann::ordered_json j;
   j["door"] = r.door;

@@ -1,9 +1,9 @@
 // Batch invariance and determinism of a matrix product (`ulpgate
 // invariance`): one probe row of A, computed alone and inside batches of other
 // sizes, at other positions in the batch, with its operands at other
-// alignments, with other thread counts and run to run; each call's outputs
-// compared with a baseline that differs from it in that one dimension, by
-// encoding (-0 is not +0, a NaN is its bits).
+// alignments and row strides, with other thread counts and run to run; each
+// call's outputs compared with a baseline that differs from it in that one
+// dimension, by encoding (-0 is not +0, a NaN is its bits).
 //
 // A library that picks its kernel, its split-K or its reduction tree by shape
 // gives the same row different bits in batches of different sizes; which
@@ -60,24 +60,37 @@ bool SameEncoding(float a, float b);
 double UlpDistance(const FloatFormat& format, float a, float b);
 
 struct BitsDifference {
-  size_t compared = 0;      // outputs compared
-  size_t changed = 0;       // whose encodings differ
-  size_t first_changed = 0; // index of the first (when changed > 0)
-  double max_ulp = 0;       // over the changed ones
+  size_t compared = 0;       // outputs compared
+  size_t changed = 0;        // whose encodings differ
+  size_t first_changed = 0;  // index of the first (when changed > 0)
+  double max_ulp = 0;        // over the changed ones
 };
 BitsDifference CompareOutputs(const FloatFormat& format, const float* baseline, const float* got,
                               size_t count);
 
-enum class InvarianceDimension { kBatchSize, kPosition, kAlignment, kThreads, kRunToRun };
+enum class InvarianceDimension {
+  kBatchSize,
+  kPosition,
+  kAlignment,
+  kRowStride,
+  kThreads,
+  kRunToRun
+};
+// In the order of InvarianceReport::dimensions.
+inline constexpr InvarianceDimension kInvarianceDimensions[] = {
+    InvarianceDimension::kBatchSize, InvarianceDimension::kPosition,
+    InvarianceDimension::kAlignment, InvarianceDimension::kRowStride,
+    InvarianceDimension::kThreads,   InvarianceDimension::kRunToRun};
 const char* InvarianceDimensionName(InvarianceDimension dimension);
 
 // One call of the door, compared with its dimension's baseline.
 struct InvarianceTrial {
   // "m=8", "m=64 row 63", "m=1 ABC+3" (A, B and C 3 floats off their 64-byte
-  // boundary), "m=1 A+4", "m=512 t=2" (2 threads), "m=1 call 3".
+  // boundary), "m=1 A+4", "m=512 ld+3" (rows padded by 3 elements), "m=512
+  // t=2" (2 threads), "m=1 call 3".
   std::string what;
   DotShape shape;
-  size_t row = 0;        // the probe's row in the batch
+  size_t row = 0;  // the probe's row in the batch
   BitsDifference diff;
 };
 
@@ -95,10 +108,10 @@ struct InvarianceDimensionResult {
 };
 
 enum class InvarianceVerdict {
-  kInvariant,         // no dimension changed any bits
-  kNotBatchInvariant, // batch size or position changed bits
-  kVariesWithLayout,  // only alignment or threads did
-  kNondeterministic,  // the same call gave other bits
+  kInvariant,          // no dimension changed any bits
+  kNotBatchInvariant,  // batch size or position changed bits
+  kVariesWithLayout,   // only alignment, row stride or threads did
+  kNondeterministic,   // the same call gave other bits
 };
 
 struct InvarianceReport {

@@ -5,7 +5,14 @@
 namespace ulpgate {
 namespace {
 
-enum class Planted { kSequential, kSplitByBatch, kSplitByThreads, kPeelToAlignment, kOrderByCall };
+enum class Planted {
+  kSequential,
+  kSplitByBatch,
+  kSplitByThreads,
+  kPeelToAlignment,
+  kOrderByCall,
+  kRefusesOver64,
+};
 
 struct PlantedName {
   Planted kind;
@@ -18,7 +25,10 @@ constexpr PlantedName kPlantedNames[] = {
     {Planted::kSplitByThreads, "split_by_threads"},
     {Planted::kPeelToAlignment, "peel_to_alignment"},
     {Planted::kOrderByCall, "order_by_call"},
+    {Planted::kRefusesOver64, "refuses_over_64"},
 };
+
+constexpr size_t kWorkspaceRows = 64;
 
 // sum_{k in [begin, end)} RN(a[k] b[k]), one accumulator, in increasing k.
 float SumForward(const float* a, const float* b, size_t begin, size_t end) {
@@ -68,14 +78,24 @@ class PlantedDoor : public DotDoor {
   }
 
   void Multiply(const DotShape& shape, const float* a, const float* b, float* c) override {
+    MultiplyStrided(shape, a, shape.k, b, shape.k, c, shape.n);
+  }
+
+  bool MultiplyStrided(const DotShape& shape, const float* a, size_t lda, const float* b,
+                       size_t ldb, float* c, size_t ldc) override {
+    if (kind_ == Planted::kRefusesOver64 && shape.m > kWorkspaceRows) {
+      throw DotDoorError(Name() + ": " + std::to_string(shape.m) + " rows, over the workspace's " +
+                         std::to_string(kWorkspaceRows));
+    }
     const bool backward = kind_ == Planted::kOrderByCall && calls_++ % 2 == 1;
     for (size_t m = 0; m < shape.m; ++m) {
       for (size_t n = 0; n < shape.n; ++n) {
-        const float* row = a + m * shape.k;
-        const float* col = b + n * shape.k;
-        c[m * shape.n + n] = backward ? SumBackward(row, col, shape.k) : Dot(shape, row, col);
+        const float* row = a + m * lda;
+        const float* col = b + n * ldb;
+        c[m * ldc + n] = backward ? SumBackward(row, col, shape.k) : Dot(shape, row, col);
       }
     }
+    return true;
   }
 
  private:
@@ -98,6 +118,7 @@ class PlantedDoor : public DotDoor {
         return SumPeeled(row, col, k);
       case Planted::kSequential:
       case Planted::kOrderByCall:
+      case Planted::kRefusesOver64:
         break;
     }
     return SumForward(row, col, 0, k);

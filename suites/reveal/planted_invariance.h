@@ -17,13 +17,19 @@
 //   peel_to_alignment  as a SIMD kernel that sums A's row one element at a
 //                      time until its address is 32-byte aligned, then eight
 //                      lane accumulators, added pairwise, then the head: the
-//                      bits depend on where the row starts in memory
+//                      bits depend on where the row starts in memory (its
+//                      alignment, and with rows not a multiple of 32 bytes
+//                      long, its position and the row stride)
 //   order_by_call      sequential forward on one call, backward on the next
 //                      (a counter in the door), as a kernel whose order
 //                      depends on a race: run to run nondeterministic
+//   refuses_over_64    sequential, but a call of more than 64 rows throws
+//                      DotDoorError (a kernel whose workspace holds 64 rows
+//                      and says so only when called): a fault, not a verdict
 //
 // Operands and outputs are binary32; the products are rounded before they are
-// added (sources are compiled with -ffp-contract=off).
+// added (sources are compiled with -ffp-contract=off). Every one takes row
+// strides (MultiplyStrided).
 #ifndef ULPGATE_SUITES_REVEAL_PLANTED_INVARIANCE_H_
 #define ULPGATE_SUITES_REVEAL_PLANTED_INVARIANCE_H_
 

@@ -29,6 +29,17 @@ double AlignTruncAdd(double x, double y, int bits) {
 // that side rounds to the same binary32 value as the exact sum (binary32's
 // rounding boundaries are 2^29 doubles apart).
 float RoundSumToBinary32(const double* values, size_t n) {
+  // Most sums are exact in a double (probes add a few powers of two): an
+  // error-free chain of TwoSums shows it, and then one rounding suffices.
+  double sum = 0;
+  bool exact = true;
+  for (size_t i = 0; i < n && exact; ++i) {
+    const double hi = sum + values[i];
+    const double bp = hi - sum;
+    exact = (sum - (hi - bp)) + (values[i] - bp) == 0;
+    sum = hi;
+  }
+  if (exact) return static_cast<float>(RoundDouble(kBinary32, sum));
   std::vector<double> partials;
   for (size_t i = 0; i < n; ++i) {
     double x = values[i];

@@ -117,6 +117,91 @@ class ProbeRunner {
     return out;
   }
 
+  // Probes of two nonzero terms u, v, many to a call: row r holds its u's
+  // operand a_u, column c its v's operand b_v, and every row holds a_v at
+  // each column's v and every column b_u at each row's u, so that output
+  // (r, c) adds exactly a_u b_u and a_v b_v. That needs, within a call, no
+  // term both a u and a v, one b_u per u and one a_v per v; probes that do
+  // not fit wait for the next call.
+  std::vector<double> RunTwoTerm(const std::vector<Probe>& probes) {
+    if (!batch_) return Run(probes);
+    for (const Probe& p : probes) {
+      if (p.terms.size() != 2 || p.bg_end > p.bg_begin || p.terms[0].term == p.terms[1].term) {
+        return Run(probes);
+      }
+    }
+    const size_t m = shape_.m, n = shape_.n;
+    // The two terms are interchangeable: the one more probes share goes to
+    // the side with fewer lines (a chain's leaves all meet term 0's sum).
+    std::map<uint32_t, size_t> uses;
+    for (const Probe& p : probes) {
+      ++uses[p.terms[0].term];
+      ++uses[p.terms[1].term];
+    }
+    std::vector<Probe> oriented = probes;
+    for (Probe& p : oriented) {
+      const bool shared_first = uses[p.terms[0].term] >= uses[p.terms[1].term];
+      if (shared_first != (m <= n)) std::swap(p.terms[0], p.terms[1]);
+    }
+    return RunOriented(oriented);
+  }
+
+  std::vector<double> RunOriented(const std::vector<Probe>& probes) {
+    const size_t k = shape_.k, m = shape_.m, n = shape_.n;
+    std::vector<double> out(probes.size());
+    std::vector<size_t> pending(probes.size());
+    for (size_t x = 0; x < probes.size(); ++x) pending[x] = x;
+    while (!pending.empty()) {
+      struct Line {
+        uint32_t term;
+        double value;  // a_u of a row, b_v of a column
+      };
+      std::vector<Line> rows, cols;
+      std::map<uint32_t, double> b_of_u, a_of_v;
+      std::vector<std::pair<size_t, size_t>> where(probes.size());
+      std::vector<size_t> placed, waiting;
+      for (size_t x : pending) {
+        const ProbeTerm& u = probes[x].terms[0];
+        const ProbeTerm& v = probes[x].terms[1];
+        auto find = [](const std::vector<Line>& lines, uint32_t term, double value) {
+          for (size_t i = 0; i < lines.size(); ++i) {
+            if (lines[i].term == term && lines[i].value == value) return i;
+          }
+          return lines.size();
+        };
+        const bool fits = !a_of_v.count(u.term) && !b_of_u.count(v.term) &&
+                          (!b_of_u.count(u.term) || b_of_u[u.term] == u.b) &&
+                          (!a_of_v.count(v.term) || a_of_v[v.term] == v.a);
+        const size_t r = find(rows, u.term, u.a), c = find(cols, v.term, v.b);
+        if (!fits || (r == rows.size() && rows.size() == m) || (c == cols.size() && cols.size() == n)) {
+          waiting.push_back(x);
+          continue;
+        }
+        if (r == rows.size()) rows.push_back({u.term, u.a});
+        if (c == cols.size()) cols.push_back({v.term, v.b});
+        b_of_u[u.term] = u.b;
+        a_of_v[v.term] = v.a;
+        where[x] = {r, c};
+        placed.push_back(x);
+      }
+      std::vector<float> a(m * k, 0.0f), b(n * k, 0.0f);
+      for (size_t r = 0; r < rows.size(); ++r) {
+        for (const auto& [term, av] : a_of_v) a[r * k + term] = static_cast<float>(av);
+        a[r * k + rows[r].term] = static_cast<float>(rows[r].value);
+      }
+      for (size_t c = 0; c < cols.size(); ++c) {
+        for (const auto& [term, bu] : b_of_u) b[c * k + term] = static_cast<float>(bu);
+        b[c * k + cols[c].term] = static_cast<float>(cols[c].value);
+      }
+      std::vector<float> result(m * n);
+      Call(a, b, &result);
+      for (size_t x : placed) out[x] = result[where[x].first * n + where[x].second];
+      pending = std::move(waiting);
+    }
+    cost_->probes += probes.size();
+    return out;
+  }
+
   void Call(const std::vector<float>& a, const std::vector<float>& b, std::vector<float>* c) {
     door_.Multiply(shape_, a.data(), b.data(), c->data());
     ++cost_->calls;
@@ -238,7 +323,7 @@ std::vector<std::vector<size_t>> LcaSizes(ProbeRunner& runner, const LcaPlan& pl
         }
       }
     }
-    const std::vector<double> out = runner.Run(probes);
+    const std::vector<double> out = runner.RunTwoTerm(probes);
     std::vector<std::vector<size_t>> outside(requests.size());
     for (size_t r = 0; r < requests.size(); ++r) outside[r].assign(requests[r].others.size(), 0);
     for (size_t q = 0; q < probes.size(); ++q) {
@@ -550,10 +635,48 @@ AccumulatorFingerprint RevealFingerprint(DotDoor& door, const DotShape& call_sha
   auto pair_of = [](const SumNode* n) {
     return std::make_pair(MinTerm(n->children[0]), MinTerm(n->children[1]));
   };
-  // Bits kept: the largest j with big + big 2^-j intact, by bisection, all
-  // nodes at once; kept(j) holds for every j below the node's bits and for
-  // none from there (nearest-even drops the tie 2^-bits).
+  // Bits kept: the largest j with big + big 2^-j intact; kept(j) holds for
+  // every j below the node's bits and for none from there (nearest-even drops
+  // the tie 2^-bits). Rounding and alignment, two probes a node: big + 0.75 q
+  // (q the quantum at big: nearest gives big + q, truncation big) and
+  // big - 0.75 q/2 (aligned inputs lose it whichever the rounding; one
+  // rounding of the exact sum lands on big - q/2, the binade below having
+  // quantum q/2). A first round guesses the output's precision for every
+  // node, all four probes at once; the nodes it does not fit are bisected.
   std::vector<int> lo(nodes.size(), 0), hi(nodes.size(), plan.j_max + 1);
+  std::vector<double> up(nodes.size()), down(nodes.size());
+  std::vector<bool> resolved(nodes.size(), false);
+  auto arith_probes = [&](size_t x, int bits, std::vector<Probe>* probes) {
+    const auto [u, v] = pair_of(nodes[x]);
+    probes->push_back(TwoTermProbe(in, u, big, v, 3 * std::ldexp(big, -bits - 1)));
+    probes->push_back(TwoTermProbe(in, u, big, v, -3 * std::ldexp(big, -bits - 2)));
+  };
+  {
+    const int guess = std::min(door.OutputFormat().precision, plan.j_max);
+    std::vector<Probe> probes;
+    for (size_t x = 0; x < nodes.size(); ++x) {
+      const auto [u, v] = pair_of(nodes[x]);
+      probes.push_back(TwoTermProbe(in, u, big, v, std::ldexp(big, -(guess - 1))));
+      probes.push_back(TwoTermProbe(in, u, big, v, std::ldexp(big, -guess)));
+      arith_probes(x, guess, &probes);
+    }
+    const std::vector<double> out = runner.RunTwoTerm(probes);
+    for (size_t x = 0; x < nodes.size(); ++x) {
+      const bool below = out[4 * x] == big + std::ldexp(big, -(guess - 1));
+      const bool at = out[4 * x + 1] == big + std::ldexp(big, -guess);
+      if (below && !at) {
+        lo[x] = guess - 1;
+        hi[x] = guess;
+        up[x] = out[4 * x + 2];
+        down[x] = out[4 * x + 3];
+        resolved[x] = true;
+      } else if (!below) {
+        hi[x] = guess - 1;
+      } else {
+        lo[x] = guess;
+      }
+    }
+  }
   for (;;) {
     std::vector<Probe> probes;
     std::vector<size_t> which;
@@ -567,53 +690,52 @@ AccumulatorFingerprint RevealFingerprint(DotDoor& door, const DotShape& call_sha
       mids.push_back(mid);
     }
     if (probes.empty()) break;
-    const std::vector<double> out = runner.Run(probes);
+    const std::vector<double> out = runner.RunTwoTerm(probes);
     for (size_t q = 0; q < probes.size(); ++q) {
       const bool kept = out[q] == big + std::ldexp(big, -mids[q]);
       (kept ? lo : hi)[which[q]] = mids[q];
     }
   }
-  // Rounding and alignment, two probes a node: big + 0.75 q (q the quantum at
-  // big: nearest gives big + q, truncation big) and big - 0.75 q/2 (aligned
-  // inputs lose it whichever the rounding; one rounding of the exact sum
-  // lands on big - q/2, the binade below having quantum q/2).
   {
     std::vector<Probe> probes;
+    std::vector<size_t> which;
     for (size_t x = 0; x < nodes.size(); ++x) {
-      const int bits = hi[x];
-      const auto [u, v] = pair_of(nodes[x]);
-      probes.push_back(TwoTermProbe(in, u, big, v, 3 * std::ldexp(big, -bits - 1)));
-      probes.push_back(TwoTermProbe(in, u, big, v, -3 * std::ldexp(big, -bits - 2)));
+      if (resolved[x]) continue;
+      arith_probes(x, hi[x], &probes);
+      which.push_back(x);
     }
-    const std::vector<double> out = runner.Run(probes);
-    for (size_t x = 0; x < nodes.size(); ++x) {
-      const int bits = hi[x];
-      const double q = std::ldexp(big, -bits + 1);
-      NodeArith arith;
-      arith.bits = bits;
-      const double up = out[2 * x], down = out[2 * x + 1];
-      if (up == big + q) {
-        arith.rounding = NodeRounding::kNearestEven;
-      } else if (up == big) {
-        arith.rounding = NodeRounding::kTowardZero;
-      } else {
-        throw std::runtime_error(fmt::format(
-            "reveal: node over terms {} and {}: big + 0.75 ulp gave {:a}, neither rounded to "
-            "nearest nor truncated at {} bits",
-            pair_of(nodes[x]).first, pair_of(nodes[x]).second, up, bits));
-      }
-      if (down == big) {
-        arith.aligned = true;
-      } else if (down == big - q / 2) {
-        arith.aligned = false;
-      } else {
-        throw std::runtime_error(fmt::format(
-            "reveal: node over terms {} and {}: big - 0.375 ulp gave {:a}, neither aligned nor "
-            "rounded once at {} bits",
-            pair_of(nodes[x]).first, pair_of(nodes[x]).second, down, bits));
-      }
-      nodes[x]->arith = arith;
+    const std::vector<double> out = runner.RunTwoTerm(probes);
+    for (size_t q = 0; q < which.size(); ++q) {
+      up[which[q]] = out[2 * q];
+      down[which[q]] = out[2 * q + 1];
     }
+  }
+  for (size_t x = 0; x < nodes.size(); ++x) {
+    const int bits = hi[x];
+    const double q = std::ldexp(big, -bits + 1);
+    NodeArith arith;
+    arith.bits = bits;
+    if (up[x] == big + q) {
+      arith.rounding = NodeRounding::kNearestEven;
+    } else if (up[x] == big) {
+      arith.rounding = NodeRounding::kTowardZero;
+    } else {
+      throw std::runtime_error(fmt::format(
+          "reveal: node over terms {} and {}: big + 0.75 ulp gave {:a}, neither rounded to "
+          "nearest nor truncated at {} bits",
+          pair_of(nodes[x]).first, pair_of(nodes[x]).second, up[x], bits));
+    }
+    if (down[x] == big) {
+      arith.aligned = true;
+    } else if (down[x] == big - q / 2) {
+      arith.aligned = false;
+    } else {
+      throw std::runtime_error(fmt::format(
+          "reveal: node over terms {} and {}: big - 0.375 ulp gave {:a}, neither aligned nor "
+          "rounded once at {} bits",
+          pair_of(nodes[x]).first, pair_of(nodes[x]).second, down[x], bits));
+    }
+    nodes[x]->arith = arith;
   }
   // Normalization of aligned nodes whose first input is itself a sum: that
   // input made 2^-3 big by cancellation (big - 7/8 big), then a term one
@@ -636,7 +758,7 @@ AccumulatorFingerprint RevealFingerprint(DotDoor& door, const DotShape& call_sha
       probes.push_back(std::move(p));
       which.push_back(x);
     }
-    const std::vector<double> out = runner.Run(probes);
+    const std::vector<double> out = runner.RunTwoTerm(probes);
     fp.normalization_probed = probes.size();
     for (size_t q = 0; q < probes.size(); ++q) {
       const SumNode* n = nodes[which[q]];
@@ -669,7 +791,7 @@ AccumulatorFingerprint RevealFingerprint(DotDoor& door, const DotShape& call_sha
       probes.push_back(std::move(p));
       which.push_back(x);
     }
-    const std::vector<double> out = runner.Run(probes);
+    const std::vector<double> out = runner.RunTwoTerm(probes);
     for (size_t q = 0; q < probes.size(); ++q) {
       SumNode& leaf = leaves[which[q]].first->children[leaves[which[q]].second];
       if (out[q] == std::ldexp(1.0, -11)) {

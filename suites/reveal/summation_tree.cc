@@ -272,10 +272,15 @@ double EvaluateNode(const SumNode& node, const double* a, const double* b) {
     const double product = a[node.term] * b[node.term];  // exact (see Evaluate)
     return node.rounded ? RoundDouble(kBinary32, product) : product;
   }
+  const bool toward_zero = node.arith.rounding == NodeRounding::kTowardZero;
+  if (node.arith.IsBinary32() && node.children.size() == 2) {
+    // The common node, without the vector below.
+    return RoundSumOfTwo(kBinary32, EvaluateNode(node.children[0], a, b),
+                         EvaluateNode(node.children[1], a, b), false);
+  }
   std::vector<double> inputs;
   inputs.reserve(node.children.size());
   for (const SumNode& c : node.children) inputs.push_back(EvaluateNode(c, a, b));
-  const bool toward_zero = node.arith.rounding == NodeRounding::kTowardZero;
   if (!node.arith.aligned) {
     const FloatFormat f = AccumulatorFormat(node.arith.bits);
     if (inputs.size() == 2) return RoundSumOfTwo(f, inputs[0], inputs[1], toward_zero);

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "oracles/float_text.h"
 #include "oracles/format.h"
 #include "suites/reveal/builtin_door.h"
 #include "suites/reveal/planted_invariance.h"
@@ -22,11 +23,7 @@
 namespace ulpgate {
 namespace {
 
-float FromBits(uint32_t bits) {
-  float v;
-  std::memcpy(&v, &bits, sizeof v);
-  return v;
-}
+float FromBits(uint32_t bits) { return FloatFromBits(bits); }
 
 // Small enough for the smoke tier; k and n not multiples of any lane count,
 // so that tails are in every call.
@@ -50,7 +47,10 @@ std::string Describe(const InvarianceReport& r) {
   for (const InvarianceDimensionResult& d : r.dimensions) {
     const InvarianceTrial* t = d.FirstChange();
     text += std::string("  ") + InvarianceDimensionName(d.dimension) + ": " +
-            (!d.varied ? "not varied" : t ? "first change " + t->what : "same") + "\n";
+            (!d.varied ? "not varied"
+             : t       ? "first change " + t->what
+                       : "same") +
+            "\n";
   }
   return text;
 }
@@ -60,8 +60,8 @@ bool Changed(const InvarianceReport& r, InvarianceDimension d) {
 }
 
 TEST(InvarianceTest, BatchSizesAreEverySizeTo17ThenAroundPowersOfTwo) {
-  const std::vector<size_t> expected = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12,
-                                        13, 14, 15, 16, 17, 31, 32, 33, 48, 63, 64, 65,
+  const std::vector<size_t> expected = {1,  2,   3,   4,   5,   6,   7,   8,   9,   10,  11, 12,
+                                        13, 14,  15,  16,  17,  31,  32,  33,  48,  63,  64, 65,
                                         96, 127, 128, 129, 192, 255, 256, 257, 384, 511, 512};
   EXPECT_EQ(InvarianceBatchSizes(512), expected);
   EXPECT_EQ(InvarianceBatchSizes(5), (std::vector<size_t>{1, 2, 3, 4, 5}));
@@ -115,9 +115,27 @@ TEST(InvarianceTest, SequentialIsBatchInvariantInEveryDimension) {
   EXPECT_EQ(r.VerdictText(), "batch-invariant");
   EXPECT_EQ(r.FirstChangedBatch(), 0u);
   for (const InvarianceDimensionResult& d : r.dimensions) {
-    EXPECT_EQ(d.varied, d.dimension != InvarianceDimension::kThreads) << InvarianceDimensionName(d.dimension);
+    EXPECT_EQ(d.varied, d.dimension != InvarianceDimension::kThreads)
+        << InvarianceDimensionName(d.dimension);
   }
   EXPECT_EQ(r.batch_sizes, InvarianceBatchSizes(70));
+}
+
+// A time budget spent before the second size leaves the probe alone: no
+// position to vary, every other dimension at m = 1.
+TEST(InvarianceTest, ASpentTimeBudgetStopsTheBatchSizes) {
+  InvarianceOptions options = SmallOptions();
+  options.time_budget_seconds = 1e-9;
+  std::unique_ptr<DotDoor> door = MakeInvariancePlantedDoor("split_by_batch");
+  const InvarianceReport r = CheckInvariance(*door, options);
+  EXPECT_TRUE(r.budget_cut);
+  EXPECT_EQ(r.batch_sizes, std::vector<size_t>{1});
+  EXPECT_FALSE(r.Dimension(InvarianceDimension::kPosition).varied);
+  for (const InvarianceTrial& t : r.Dimension(InvarianceDimension::kAlignment).trials) {
+    EXPECT_EQ(t.shape.m, 1u) << t.what;
+  }
+  // Never past the budget's size, so split_by_batch's change at 8 is not seen.
+  EXPECT_EQ(r.Verdict(), InvarianceVerdict::kInvariant);
 }
 
 // Sequential below 8 rows, split-K from 8 on: 8 is the first size that
@@ -202,8 +220,19 @@ TEST(InvarianceTest, PeelToAlignmentChangesWithWhereTheRowStarts) {
   EXPECT_FALSE(Changed(r, InvarianceDimension::kPosition));
   // Only A's start matters to it: moving B or C alone changes nothing.
   for (const InvarianceTrial& t : r.Dimension(InvarianceDimension::kAlignment).trials) {
-    const bool moves_a = t.what.find(" A+") != std::string::npos || t.what.find("ABC") != std::string::npos;
+    const bool moves_a =
+        t.what.find(" A+") != std::string::npos || t.what.find("ABC") != std::string::npos;
     if (!moves_a) {
+      EXPECT_EQ(t.diff.changed, 0u) << t.what;
+    }
+  }
+  // Padded rows start elsewhere: the last row of the largest batch moves, the
+  // first row of one never does.
+  const InvarianceTrial* padded = r.Dimension(InvarianceDimension::kRowStride).FirstChange();
+  ASSERT_NE(padded, nullptr) << Describe(r);
+  EXPECT_EQ(padded->what, "m=70 ld+1");
+  for (const InvarianceTrial& t : r.Dimension(InvarianceDimension::kRowStride).trials) {
+    if (t.shape.m == 1) {
       EXPECT_EQ(t.diff.changed, 0u) << t.what;
     }
   }
@@ -244,7 +273,8 @@ class NanPayloadDoor : public SignedZeroDoor {
  public:
   using SignedZeroDoor::SignedZeroDoor;
   void Multiply(const DotShape& shape, const float*, const float*, float* c) override {
-    for (size_t i = 0; i < shape.m * shape.n; ++i) c[i] = FromBits(shape.m >= 33 ? 0x7fc00002u : 0x7fc00001u);
+    for (size_t i = 0; i < shape.m * shape.n; ++i)
+      c[i] = FromBits(shape.m >= 33 ? 0x7fc00002u : 0x7fc00001u);
   }
 };
 
@@ -264,6 +294,46 @@ TEST(InvarianceTest, ANanOfAnotherPayloadChangesTheBits) {
   EXPECT_EQ(r.VerdictText(), "not batch-invariant (first at m=33)") << Describe(r);
 }
 
+// A door that takes strides and ignores A's and B's (reads dense rows), and
+// one that writes into C's padding.
+class StrideDoor : public DotDoor {
+ public:
+  explicit StrideDoor(bool write_padding) : write_padding_(write_padding) {}
+  std::string Name() const override { return "test:stride"; }
+  const FloatFormat& OperandFormat() const override { return kBinary32; }
+  const FloatFormat& OutputFormat() const override { return kBinary32; }
+  void Multiply(const DotShape& shape, const float* a, const float* b, float* c) override {
+    inner_->Multiply(shape, a, b, c);
+  }
+  bool MultiplyStrided(const DotShape& shape, const float* a, size_t, const float* b, size_t,
+                       float* c, size_t ldc) override {
+    if (!write_padding_) {
+      std::vector<float> dense(shape.m * shape.n);
+      inner_->Multiply(shape, a, b, dense.data());
+      for (size_t i = 0; i < dense.size(); ++i) c[i / shape.n * ldc + i % shape.n] = dense[i];
+      return true;
+    }
+    inner_->MultiplyStrided(shape, a, shape.k + 1, b, shape.k + 1, c, ldc);
+    c[shape.n] = 0.0f;  // row 0's first padding element
+    return true;
+  }
+
+ private:
+  bool write_padding_;
+  std::unique_ptr<DotDoor> inner_ = MakeInvariancePlantedDoor("sequential");
+};
+
+TEST(InvarianceTest, AStrideTheDoorIgnoresChangesTheBits) {
+  StrideDoor door(false);
+  const InvarianceReport r = CheckInvariance(door, SmallOptions());
+  EXPECT_EQ(r.VerdictText(), "not invariant (row stride: m=1 ld+1)") << Describe(r);
+}
+
+TEST(InvarianceTest, ADoorThatWritesIntoRowPaddingIsAnError) {
+  StrideDoor door(true);
+  EXPECT_THROW(CheckInvariance(door, SmallOptions()), DotDoorError);
+}
+
 class SilentDoor : public SignedZeroDoor {
  public:
   using SignedZeroDoor::SignedZeroDoor;
@@ -272,6 +342,14 @@ class SilentDoor : public SignedZeroDoor {
     for (size_t i = 0; i + shape.n < shape.m * shape.n; ++i) c[i] = 1.0f;
   }
 };
+
+TEST(InvarianceTest, ADoorThatRefusesAShapeIsAnError) {
+  std::unique_ptr<DotDoor> door = MakeInvariancePlantedDoor("refuses_over_64");
+  EXPECT_THROW(CheckInvariance(*door, SmallOptions()), DotDoorError);
+  InvarianceOptions small = SmallOptions();
+  small.max_batch = 64;
+  EXPECT_EQ(CheckInvariance(*door, small).Verdict(), InvarianceVerdict::kInvariant);
+}
 
 TEST(InvarianceTest, ADoorThatLeavesOutputsUnwrittenIsAnError) {
   SilentDoor door(0);

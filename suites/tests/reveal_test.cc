@@ -10,6 +10,7 @@
 #include "suites/reveal/builtin_door.h"
 #include "suites/reveal/planted_kernels.h"
 #include "suites/reveal/reveal.h"
+#include "suites/reveal/reveal_golden.h"
 #include "suites/reveal/summation_tree.h"
 #include "suites/tests/test_targets.h"
 
@@ -66,6 +67,12 @@ TEST(SummationTree, EvaluateRoundsWhereTheTreeSays) {
   EXPECT_EQ(Evaluate(ParseSummationTree("(0+1)"), a, b, kBinary32),
             std::ldexp(1.0, -11) + std::ldexp(1.0, -24));
   EXPECT_EQ(Evaluate(ParseSummationTree("(0r+1)"), a, b, kBinary32), std::ldexp(1.0, -11));
+  // An exact product below a binary32 midpoint that a double sum rounds onto
+  // it: (1 + 2^-23) + 2^-24 (1 - 2^-46) is 1 + 3 2^-24 - 2^-70, which rounds
+  // to 1 + 2^-23; the double sum 1 + 3 2^-24 would round (ties to even) up.
+  const double f[2] = {1 + std::ldexp(1.0, -23), 1 + std::ldexp(1.0, -23)};
+  const double g[2] = {1.0, std::ldexp(1 - std::ldexp(1.0, -23), -24)};
+  EXPECT_EQ(Evaluate(ParseSummationTree("(0+1)"), f, g, kBinary32), 1 + std::ldexp(1.0, -23));
   // 14 bits after alignment, truncated: 1 + 2^-13 stays, 1 + 2^-14 does not;
   // one rounding of the exact sum to nearest would keep 2^-13 of 1.5 2^-13.
   const double c[2] = {1.0, std::ldexp(1.0, -13)};
@@ -183,6 +190,85 @@ TEST(RevealPlanted, F32SplitK3) {
     EXPECT_EQ(fp.model.Text(), ExpectedSplitK(k, false).Text());
     const ModelCheck check = CheckModel(*door, shape, fp.model, 2000, 4);
     EXPECT_EQ(check.mismatches, 0u) << check.first_mismatch;
+    // The model of a split one term later differs from the kernel, and the
+    // check says where.
+    const ModelCheck wrong = CheckModel(*door, shape, ExpectedSplitK(k, true), 2000, 4);
+    EXPECT_GT(wrong.mismatches, 0u);
+    EXPECT_NE(wrong.first_mismatch.find("output ("), std::string::npos);
+  }
+}
+
+// A golden of f32_splitk3 passes on its kernel and, when the first part grows
+// by one term, fails naming a probe of the tree that moved; a golden whose
+// model was edited fails on the model, not the kernel.
+TEST(RevealGolden, NamesTheFirstProbeWhoseOutputChanged) {
+  auto door = MakePlantedDoor("f32_splitk3");
+  const DotShape shape{4, 64, 64};
+  const AccumulatorFingerprint fp = RevealFingerprint(*door, shape, 0, 0);
+  RevealCost cost;
+  const RevealGolden written = MakeRevealGolden(*door, shape, fp.model, 64, &cost);
+  const RevealGolden golden =
+      RevealGoldenFromJson(nlohmann::ordered_json::parse(RevealGoldenJson(written, "test").dump()));
+  EXPECT_EQ(golden.model, fp.model);
+  ASSERT_EQ(golden.probes.size(), written.probes.size());
+  const RevealGoldenCheck same = CheckRevealGolden(*door, golden, &cost);
+  EXPECT_TRUE(same.passed()) << same.first_change << same.first_model_difference;
+
+  auto late = MakePlantedDoor("f32_splitk3_late");
+  const RevealGoldenCheck moved = CheckRevealGolden(*late, golden, &cost);
+  EXPECT_FALSE(moved.passed());
+  EXPECT_GT(moved.changed, 0u);
+  // Terms 0..23 are part one, 24..39 part two: moving term 24 into part one
+  // changes the probe of the node where term 24 joins, "lca 0 24" (its first
+  // input holds 0, its second 24) in the late kernel's terms.
+  EXPECT_NE(moved.first_change.find("(lca "), std::string::npos) << moved.first_change;
+
+  RevealGolden edited = golden;
+  edited.model = ExpectedSplitK(64, true);
+  const RevealGoldenCheck model_changed = CheckRevealGolden(*door, edited, &cost);
+  EXPECT_EQ(model_changed.changed, 0u);
+  EXPECT_GT(model_changed.model_differs, 0u);
+}
+
+// k = 4096, as the command's default: every builtin variant on the best
+// target and every planted kernel, with the calls it took (seconds, label
+// sampled).
+TEST(RevealLarge, K4096BuiltinsOnTheBestTarget) {
+  const size_t k = 4096;
+  const TargetInfo& best = BestTarget();
+  for (const std::string& variant : BuiltinDotVariants()) {
+    SCOPED_TRACE(variant);
+    auto door = MakeBuiltinDoor(variant, best);
+    const DotShape shape{16, 256, k};
+    const TreeReveal tree = RevealTree(*door, shape, 0, 0);
+    SummationTree expected = ExpectedBuiltin(variant, best, k);
+    expected.Canonicalize();
+    const AccumulatorFingerprint fp = RevealFingerprint(*door, shape, 0, 0, tree.tree);
+    EXPECT_EQ(fp.model, expected);
+    // O(k log k) probes, packed: a few hundred calls at most.
+    EXPECT_LT(tree.cost.calls, 400u);
+    RecordProperty(variant + "_tree_calls", std::to_string(tree.cost.calls));
+  }
+}
+
+TEST(RevealLarge, K4096Planted) {
+  const size_t k = 4096;
+  {
+    auto door = MakePlantedDoor("fp8_trunc14_promote128");
+    const AccumulatorFingerprint fp = RevealFingerprint(*door, DotShape{32, 32, k}, 0, 0);
+    EXPECT_EQ(fp.model, ExpectedFp8(k));
+    EXPECT_EQ(fp.promote_every, 128u);
+  }
+  {
+    auto door = MakePlantedDoor("f32_splitk3");
+    const AccumulatorFingerprint fp = RevealFingerprint(*door, DotShape{16, 256, k}, 0, 0);
+    EXPECT_EQ(fp.model, ExpectedSplitK(k, false));
+    EXPECT_EQ(fp.parts, (std::vector<size_t>{1536, 1024, 1536}));
+  }
+  {
+    auto door = MakePlantedDoor("bf16_fused4");
+    const AccumulatorFingerprint fp = RevealFingerprint(*door, DotShape{16, 256, k}, 0, 0);
+    EXPECT_EQ(fp.model, ExpectedFused4(k));
   }
 }
 
