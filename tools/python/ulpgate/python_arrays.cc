@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <utility>
 
 #include <fmt/format.h>
@@ -124,26 +125,61 @@ bool PythonDotDoor::SetThreads(unsigned threads) {
   return true;
 }
 
-void PythonDotDoor::Multiply(const DotShape& shape, const float* a, const float* b, float* c) {
-  py::gil_scoped_acquire gil;
-  // Every failure is caught here, with the GIL still held (reading a Python
-  // error needs it), and leaves as the door's error: reveal and invariance
-  // must stop with Python's words, never read c.
+namespace {
+
+// Rows of `cols` values `ld` apart as an array (tensor) of [rows, ld] sliced
+// to [rows, cols]: a view whose rows are ld apart, as a BLAS leading
+// dimension lays them out. The padding is NaN where the format has one, so
+// that a callable that reads it shows it.
+py::object RowsView(const float* values, size_t rows, size_t cols, size_t ld, const FloatFormat& format,
+                    ArrayKind kind) {
+  if (ld == cols) return MakePythonArray(values, {rows, cols}, format, kind);
+  std::vector<float> padded(rows * ld, format.has_nan() ? std::numeric_limits<float>::quiet_NaN() : 0.0f);
+  for (size_t r = 0; r < rows; ++r) std::copy(values + r * ld, values + r * ld + cols, padded.data() + r * ld);
+  py::object full = MakePythonArray(padded.data(), {rows, ld}, format, kind);
+  return full[py::make_tuple(py::slice(0, static_cast<py::ssize_t>(rows), 1),
+                             py::slice(0, static_cast<py::ssize_t>(cols), 1))];
+}
+
+}  // namespace
+
+std::vector<float> PythonDotDoor::Call(const DotShape& shape, const float* a, size_t lda, const float* b,
+                                       size_t ldb) {
+  // Every failure is caught here, with the GIL held (reading a Python error
+  // needs it), and leaves as the door's error: reveal and invariance must
+  // stop with Python's words, never read c.
   try {
-    py::object pa = MakePythonArray(a, {shape.m, shape.k}, *options_.operands, options_.kind);
-    py::object pb = MakePythonArray(b, {shape.n, shape.k}, *options_.operands, options_.kind);
+    py::object pa = RowsView(a, shape.m, shape.k, lda, *options_.operands, options_.kind);
+    py::object pb = RowsView(b, shape.n, shape.k, ldb, *options_.operands, options_.kind);
     py::object result = fn_(pa, pb);
     ++calls_;
-    const std::vector<float> values =
-        PythonArrayValues(result, {shape.m, shape.n}, *options_.outputs, "returned");
-    std::copy(values.begin(), values.end(), c);
+    return PythonArrayValues(result, {shape.m, shape.n}, *options_.outputs, "returned");
   } catch (py::error_already_set& e) {
     throw DotDoorError(Name() + " raised " + e.what());
   } catch (const PythonArrayError& e) {
     throw DotDoorError(Name() + ": " + e.what());
+  } catch (const DotDoorError&) {
+    throw;
   } catch (const std::exception& e) {
     throw DotDoorError(Name() + ": " + e.what());
   }
+}
+
+void PythonDotDoor::Multiply(const DotShape& shape, const float* a, const float* b, float* c) {
+  py::gil_scoped_acquire gil;
+  const std::vector<float> values = Call(shape, a, shape.k, b, shape.k);
+  std::copy(values.begin(), values.end(), c);
+}
+
+bool PythonDotDoor::MultiplyStrided(const DotShape& shape, const float* a, size_t lda, const float* b, size_t ldb,
+                                    float* c, size_t ldc) {
+  py::gil_scoped_acquire gil;
+  const std::vector<float> values = Call(shape, a, lda, b, ldb);
+  for (size_t r = 0; r < shape.m; ++r) {
+    std::copy(values.begin() + static_cast<std::ptrdiff_t>(r * shape.n),
+              values.begin() + static_cast<std::ptrdiff_t>((r + 1) * shape.n), c + r * ldc);
+  }
+  return true;
 }
 
 }  // namespace ulpgate

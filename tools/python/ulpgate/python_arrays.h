@@ -83,11 +83,20 @@ class PythonDotDoor final : public DotDoor {
   // its BLAS's, which cannot be set from here.
   bool SetThreads(unsigned threads) override;
   void Multiply(const DotShape& shape, const float* a, const float* b, float* c) override;
+  // The callable gets views of arrays (tensors) whose rows are lda and ldb
+  // elements apart, the columns past k (NaN where the format has one) never
+  // its to read; its m x n result is written with rows ldc apart.
+  bool MultiplyStrided(const DotShape& shape, const float* a, size_t lda, const float* b, size_t ldb, float* c,
+                       size_t ldc) override;
 
   // How many calls Multiply made (tests count them).
   size_t calls() const { return calls_; }
 
  private:
+  // Calls fn on a [m, k] and b [n, k] views of rows lda and ldb apart (the
+  // dense product where they are k), returning the m x n values.
+  std::vector<float> Call(const DotShape& shape, const float* a, size_t lda, const float* b, size_t ldb);
+
   pybind11::object fn_;
   Options options_;
   size_t calls_ = 0;
