@@ -26,6 +26,12 @@ policies (codes as uint8 arrays, ml_dtypes arrays or torch float8 tensors):
     r.matching                                 # ['nearest_even.saturate', ...]
     ulpgate.sweep(lambda x: x.to(torch.float8_e5m2), op="cast_bf16", dtype="float8_e5m2")
     ulpgate.check_blockquant(x, scales, codes, spec="mxfp8_e4m3").scale_rules
+Reductions are checked on a callable's outputs over ulpgate's own suites, and a matrix
+product callable fn(a, b) -> a @ b.T is revealed (its summation tree, accumulator and model)
+and checked for batch invariance:
+
+    ulpgate.check(lambda x, w, b: x @ w.T + b, op="linear_fwd", shape=(32, 32, 32)).matching
+    ulpgate.reveal(my_matmul, k=64).tree, ulpgate.invariance(my_matmul).verdict
 ulpgate.testing holds assertions for test suites. The measurements are the CLI's
 (`ulpgate check`, `ulpgate sweep`): the same engine, exact oracles and models.
 """
@@ -1018,8 +1024,6 @@ class BlockQuantReport:
                 lines.append(_wrapped(f"{rule}: {len(policies)} element policies: {', '.join(policies)}",
                                       prefix="    ", indent=6))
         return "\n".join(lines)
-
-
 
 
 # ---- Reductions ----------------------------------------------------------------------------
