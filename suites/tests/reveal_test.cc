@@ -173,6 +173,15 @@ TEST(RevealPlanted, Fp8Trunc14Promote128) {
     const DotShape shape{8, 8, k};
     const AccumulatorFingerprint fp = RevealFingerprint(*door, shape, 0, 0);
     EXPECT_EQ(fp.model.Text(), ExpectedFp8(k).Text());
+    EXPECT_FALSE(fp.products_can_round);  // E4M3 products have 8 bits at most
+    if (k > 128) {
+      EXPECT_EQ(fp.promote_every, 128u);
+      // Every 14-bit node but a block's first (whose inputs are two leaves)
+      // is probed, and realigns a cancelled partial sum as the planted adder
+      // does: a block of B terms has B - 2 of them.
+      EXPECT_EQ(fp.normalization_probed, k - 2 * ((k + 127) / 128));
+      EXPECT_EQ(fp.not_normalized, 0u);
+    }
     const ModelCheck check = CheckModel(*door, shape, fp.model, 2000, 2);
     EXPECT_EQ(check.mismatches, 0u) << check.first_mismatch;
   }
@@ -197,6 +206,9 @@ TEST(RevealPlanted, F32SplitK3) {
     const DotShape shape{8, 32, k};
     const AccumulatorFingerprint fp = RevealFingerprint(*door, shape, 0, 0);
     EXPECT_EQ(fp.model.Text(), ExpectedSplitK(k, false).Text());
+    if (k == 100) {
+      EXPECT_EQ(fp.parts, (std::vector<size_t>{37, 25, 38}));
+    }
     const ModelCheck check = CheckModel(*door, shape, fp.model, 2000, 4);
     EXPECT_EQ(check.mismatches, 0u) << check.first_mismatch;
     // The model of a split one term later differs from the kernel, and the
