@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "oracles/format.h"
+#include "suites/reveal/summation_tree.h"
 
 namespace ulpgate {
 namespace {
@@ -25,9 +26,8 @@ double AlignTruncAdd(double x, double y, int bits) {
 // One rounding to binary32 of the exact sum of a few doubles: Shewchuk's
 // partials (non-overlapping, increasing), then summed from the top until an
 // addition is inexact; the rest is smaller than that error, so the error's
-// sign is the sign of what the double sum misses, and the double next to it on
-// that side rounds to the same binary32 value as the exact sum (binary32's
-// rounding boundaries are 2^29 doubles apart).
+// sign is the sign of what the double sum misses, which decides the rounding
+// where the double sum is a binary32 rounding boundary.
 float RoundSumToBinary32(const double* values, size_t n) {
   // Most sums are exact in a double (probes add a few powers of two): an
   // error-free chain of TwoSums shows it, and then one rounding suffices.
@@ -63,8 +63,7 @@ float RoundSumToBinary32(const double* values, size_t n) {
     lo = y - (hi - x);
     if (lo != 0) break;
   }
-  if (lo != 0) hi = std::nextafter(hi, lo > 0 ? INFINITY : -INFINITY);
-  return static_cast<float>(RoundDouble(kBinary32, hi));
+  return static_cast<float>(RoundWithResidual(kBinary32, hi, lo, false));
 }
 
 class PlantedDoor : public DotDoor {

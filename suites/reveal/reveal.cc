@@ -892,8 +892,15 @@ std::vector<std::string> DescribeFingerprint(const AccumulatorFingerprint& fp) {
     lines.push_back(fmt::format("low-precision blocks: {}", fp.low_precision_blocks.size()));
   }
   if (!fp.parts.empty()) {
+    // Runs of equal sizes once each, so that 32 parts fit a line.
     std::string sizes;
-    for (size_t p : fp.parts) sizes += (sizes.empty() ? "" : ", ") + std::to_string(p);
+    for (size_t x = 0; x < fp.parts.size();) {
+      size_t run = 1;
+      while (x + run < fp.parts.size() && fp.parts[x + run] == fp.parts[x]) ++run;
+      sizes += (sizes.empty() ? "" : ", ") + std::to_string(fp.parts[x]) +
+               (run > 1 ? fmt::format(" (x{})", run) : "");
+      x += run;
+    }
     lines.push_back(fmt::format("split: {} sequential parts of {} terms", fp.parts.size(), sizes));
   }
   return lines;

@@ -236,16 +236,12 @@ FloatFormat AccumulatorFormat(int bits) {
 }
 
 // One rounding of x + y (doubles, exact): the double sum s and its error e
-// (TwoSum) give the exact value s + e with |e| <= ulp(s)/2; a format of at
-// most 24 bits has no rounding boundary strictly between s and its neighbour
-// toward e (its boundaries are 2^28 ulps of s apart or more), so rounding that
-// neighbour when e != 0 rounds the exact sum.
+// (TwoSum) give the exact value s + e with |e| <= ulp(s)/2.
 double RoundSumOfTwo(const FloatFormat& f, double x, double y, bool toward_zero) {
   const double s = x + y;
   const double bp = s - x;
   const double e = (x - (s - bp)) + (y - bp);
-  if (e == 0) return RoundDouble(f, s, toward_zero);
-  return RoundDouble(f, std::nextafter(s, e > 0 ? INFINITY : -INFINITY), toward_zero);
+  return RoundWithResidual(f, s, e, toward_zero);
 }
 
 double RoundSumOfMany(const FloatFormat& f, const std::vector<double>& values, bool toward_zero) {
@@ -332,6 +328,22 @@ SumNode PairwiseNode(size_t begin, size_t n) {
 }
 
 }  // namespace
+
+double RoundWithResidual(const FloatFormat& format, double s, double residual, bool toward_zero) {
+  const double r = RoundDouble(format, s, toward_zero);
+  if (residual == 0) return r;
+  if (toward_zero) {
+    // A boundary is a value of the format; a residual toward zero then takes
+    // the exact value below it in magnitude.
+    if (r != s || (residual > 0) == (s > 0)) return r;
+    return RoundDouble(format, std::nextafter(s, 0.0), true);
+  }
+  // A midpoint is halfway between r and the format's value 2s - r (exact:
+  // s and r are a few ulps of the format apart).
+  const double other = 2 * s - r;
+  if (r == s || RoundDouble(format, other) != other) return r;
+  return residual > 0 ? std::max(r, other) : std::min(r, other);
+}
 
 SummationTree::SummationTree(size_t k, SumNode root) : k_(k), root_(std::move(root)) {
   std::vector<int64_t> terms;

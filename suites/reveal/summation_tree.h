@@ -118,6 +118,15 @@ std::vector<int64_t> Terms(const SumNode& node);
 double Evaluate(const SummationTree& tree, const double* a, const double* b,
                 const FloatFormat& output);
 
+// One rounding (nearest-even, or toward zero) to `format` (at most 24 bits) of
+// the exact value s + residual, s a double and |residual| below an ulp of s
+// (TwoSum's error, or the rest of an expansion). Rounding s is right unless s
+// is itself a rounding boundary of the format (a midpoint, or for truncation
+// a value of the format): the exact value is within an ulp of s and the
+// format's boundaries are 2^29 doubles apart or more, so none lies strictly
+// between; at a boundary the residual's sign picks the side.
+double RoundWithResidual(const FloatFormat& format, double s, double residual, bool toward_zero);
+
 // The trees of ulpgate's own schedules (kernels/reduction_spec-inl.h), built
 // from their definitions, for the tests and for `reveal` to name what it found.
 // fused: the chain's products enter by FMA (only the first is rounded);

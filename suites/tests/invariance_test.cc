@@ -370,6 +370,23 @@ TEST_P(LinearFwdInvarianceTest, EveryVariantIsBatchInvariant) {
   }
 }
 
+// The same at a k of several cache lines' blocks and n not a multiple of any
+// lane count, batches to 300 (label sampled: seconds per target).
+TEST_P(LinearFwdInvarianceTest, EveryVariantIsBatchInvariantAtLargeK) {
+  InvarianceOptions options;
+  options.k = 2051;
+  options.n = 37;
+  options.max_batch = 300;
+  options.time_budget_seconds = 0;
+  for (const std::string& variant : BuiltinDotVariants()) {
+    std::unique_ptr<DotDoor> door = MakeBuiltinDoor(variant, *GetParam());
+    ASSERT_NE(door, nullptr) << variant;
+    const InvarianceReport r = CheckInvariance(*door, options);
+    EXPECT_EQ(r.Verdict(), InvarianceVerdict::kInvariant) << Describe(r);
+    EXPECT_EQ(r.batch_sizes.back(), 300u);
+  }
+}
+
 ULPGATE_INSTANTIATE_PER_TARGET(LinearFwdInvarianceTest);
 
 TEST(InvarianceTest, LinearFwdDoorShowsTheDotProductsOwnZeros) {

@@ -73,6 +73,15 @@ TEST(SummationTree, EvaluateRoundsWhereTheTreeSays) {
   const double f[2] = {1 + std::ldexp(1.0, -23), 1 + std::ldexp(1.0, -23)};
   const double g[2] = {1.0, std::ldexp(1 - std::ldexp(1.0, -23), -24)};
   EXPECT_EQ(Evaluate(ParseSummationTree("(0+1)"), f, g, kBinary32), 1 + std::ldexp(1.0, -23));
+  // The other side: acc + p with acc = -0x1.325622p+12 and p exact; the
+  // double sum -0x1.323fbafffffffp+12 lies just inside the midpoint
+  // -0x1.323fbbp+12 and the exact sum further inside, so the sum rounds to
+  // -0x1.323fbap+12, as a hardware FMA gives.
+  const double h[2] = {-0x1.325622p+12, -0x1.162d34p-6};
+  const double i[2] = {1.0, -0x1.49dcc8p+6};
+  EXPECT_EQ(Evaluate(ParseSummationTree("(0+1)"), h, i, kBinary32),
+            static_cast<double>(std::fma(-0x1.162d34p-6f, -0x1.49dcc8p+6f, -0x1.325622p+12f)));
+  EXPECT_EQ(Evaluate(ParseSummationTree("(0+1)"), h, i, kBinary32), -0x1.323fbap+12);
   // 14 bits after alignment, truncated: 1 + 2^-13 stays, 1 + 2^-14 does not;
   // one rounding of the exact sum to nearest would keep 2^-13 of 1.5 2^-13.
   const double c[2] = {1.0, std::ldexp(1.0, -13)};
@@ -164,6 +173,15 @@ TEST(RevealPlanted, Fp8Trunc14Promote128) {
     const DotShape shape{8, 8, k};
     const AccumulatorFingerprint fp = RevealFingerprint(*door, shape, 0, 0);
     EXPECT_EQ(fp.model.Text(), ExpectedFp8(k).Text());
+    EXPECT_FALSE(fp.products_can_round);  // E4M3 products have 8 bits at most
+    if (k > 128) {
+      EXPECT_EQ(fp.promote_every, 128u);
+      // Every 14-bit node but a block's first (whose inputs are two leaves)
+      // is probed, and realigns a cancelled partial sum as the planted adder
+      // does: a block of B terms has B - 2 of them.
+      EXPECT_EQ(fp.normalization_probed, k - 2 * ((k + 127) / 128));
+      EXPECT_EQ(fp.not_normalized, 0u);
+    }
     const ModelCheck check = CheckModel(*door, shape, fp.model, 2000, 2);
     EXPECT_EQ(check.mismatches, 0u) << check.first_mismatch;
   }
@@ -188,6 +206,9 @@ TEST(RevealPlanted, F32SplitK3) {
     const DotShape shape{8, 32, k};
     const AccumulatorFingerprint fp = RevealFingerprint(*door, shape, 0, 0);
     EXPECT_EQ(fp.model.Text(), ExpectedSplitK(k, false).Text());
+    if (k == 100) {
+      EXPECT_EQ(fp.parts, (std::vector<size_t>{37, 25, 38}));
+    }
     const ModelCheck check = CheckModel(*door, shape, fp.model, 2000, 4);
     EXPECT_EQ(check.mismatches, 0u) << check.first_mismatch;
     // The model of a split one term later differs from the kernel, and the
