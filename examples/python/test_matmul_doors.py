@@ -183,7 +183,7 @@ def test_split_k_halves_are_named():
     r = ulpgate.reveal(two_halves, k=12)
     assert r.tree == "((((((0+1)+2)+3)+4)+5)+(((((6+7)+8)+9)+10)+11))"
     assert r.parts == [6, 6] and r.follows_tree
-    assert any("2 sequential parts of 6, 6 terms" in d for d in r.description)
+    assert any(d.startswith("split: 2 sequential parts of 6") for d in r.description)
     with pytest.raises(AssertionError, match=r"expected: \(\(\(\(\(\(\(\(\(\(\(0\+1\)"):
         assert_tree(two_halves, "sequential", k=12)
 
