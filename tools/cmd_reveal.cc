@@ -184,7 +184,12 @@ void RunReveal(const RevealArgs& args, bool kernel_given) {
     }
     report.push_back(std::move(entry));
   }
-  if (!args.json_path.empty()) WriteJsonFile(args.json_path, report);
+  if (!args.json_path.empty()) {
+    nlohmann::ordered_json file;
+    file["format"] = "ulpgate-reveal-1";
+    file["kernels"] = std::move(report);
+    WriteJsonFile(args.json_path, file);
+  }
   if (!all_match) ExitStatus() = 1;
 }
 

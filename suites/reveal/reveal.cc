@@ -538,7 +538,7 @@ TreeReveal RevealTree(DotDoor& door, const DotShape& call_shape, size_t row, siz
 
 namespace {
 
-// Each internal node with its path from the root (indices into children).
+// Every internal node, parents before children.
 void CollectInternal(SumNode* node, std::vector<SumNode*>* out) {
   if (node->IsLeaf()) return;
   out->push_back(node);

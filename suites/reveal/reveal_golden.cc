@@ -40,6 +40,7 @@ void ProbeOperands(const GoldenProbe& p, size_t k, std::vector<double>* a, std::
 
 nlohmann::ordered_json RevealGoldenJson(const RevealGolden& g, const std::string& command) {
   nlohmann::ordered_json j;
+  j["format"] = "ulpgate-reveal-golden-1";
   j["what"] =
       "ulpgate reveal golden: how one kernel's dot products add up (summation tree and "
       "arithmetic, text form of suites/reveal/summation_tree.h) and probe vectors whose outputs "
@@ -67,6 +68,10 @@ nlohmann::ordered_json RevealGoldenJson(const RevealGolden& g, const std::string
 RevealGolden RevealGoldenFromJson(const nlohmann::ordered_json& j) {
   RevealGolden g;
   try {
+    if (j.at("format").get<std::string>() != "ulpgate-reveal-golden-1") {
+      throw std::invalid_argument("reveal golden: format '" + j["format"].get<std::string>() +
+                                  "', expected 'ulpgate-reveal-golden-1'");
+    }
     g.kernel = j.at("kernel").get<std::string>();
     g.shape.m = j.at("shape").at("m").get<size_t>();
     g.shape.n = j.at("shape").at("n").get<size_t>();

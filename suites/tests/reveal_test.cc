@@ -125,6 +125,23 @@ TEST_P(RevealBuiltin, RecoversEveryVariantExactly) {
 }
 ULPGATE_INSTANTIATE_PER_TARGET(RevealBuiltin);
 
+// One probe per call, at the output named, the other operands zero: the same
+// tree and model as the batched probes give, on a call shape whose output
+// (2, 4) sits in a partial group of columns.
+TEST(RevealOptions, OneProbePerCallFindsTheSameModel) {
+  const TargetInfo& best = BestTarget();
+  auto door = MakeBuiltinDoor("lane_parallel", best);
+  const DotShape shape{3, 5, 20};
+  RevealOptions single;
+  single.batch = false;
+  const TreeReveal tree = RevealTree(*door, shape, 2, 4, single);
+  EXPECT_EQ(tree.cost.calls, tree.cost.probes);
+  const AccumulatorFingerprint fp = RevealFingerprint(*door, shape, 2, 4, tree.tree, single);
+  SummationTree expected = LaneParallelTree(20, best.f32_lanes, best.fused_muladd);
+  expected.Canonicalize();
+  EXPECT_EQ(fp.model, expected);
+}
+
 // fp8_trunc14_promote128: chains of 128 in the 14-bit truncating adder,
 // joined left to right in binary32.
 SummationTree ExpectedFp8(size_t k) {
