@@ -48,7 +48,7 @@ std::vector<std::unique_ptr<DotDoor>> Doors(const std::string& kernel, const std
   std::vector<std::unique_ptr<DotDoor>> doors;
   if (kernel.rfind(kPlantedPrefix, 0) == 0) {
     auto door = MakePlantedDoor(kernel.substr(sizeof(kPlantedPrefix) - 1));
-    if (!door) throw UsageError(fmt::format("--kernel: no planted kernel '{}' ({})", kernel, KernelNames()));
+    if (!door) throw UsageError(fmt::format("--door: no planted kernel '{}' ({})", kernel, KernelNames()));
     doors.push_back(std::move(door));
     return doors;
   }
@@ -63,14 +63,14 @@ std::vector<std::unique_ptr<DotDoor>> Doors(const std::string& kernel, const std
   }
   for (const TargetInfo* t : chosen) {
     auto door = MakeBuiltinDoor(variant, *t);
-    if (!door) throw UsageError(fmt::format("--kernel: no kernel '{}' ({})", kernel, KernelNames()));
+    if (!door) throw UsageError(fmt::format("--door: no kernel '{}' ({})", kernel, KernelNames()));
     doors.push_back(std::move(door));
   }
   return doors;
 }
 
 std::string CommandLine(const RevealArgs& args, const std::string& kernel) {
-  return fmt::format("ulpgate reveal --kernel {} --k {} --m {} --n {} --row {} --col {}{} "
+  return fmt::format("ulpgate reveal --door {} --k {} --m {} --n {} --row {} --col {}{} "
                      "--golden-probes {} --write-golden FILE",
                      kernel, args.k, args.m, args.n, args.row, args.col,
                      args.no_batch ? " --no-batch" : "", args.golden_probes);
@@ -83,7 +83,7 @@ void RunCheckGolden(const RevealArgs& args, bool kernel_given) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(fmt::format("{}: {}", args.check_golden, e.what()));
   }
-  // The golden's kernel unless --kernel names another (to hold a new
+  // The golden's kernel unless --door names another (to hold a new
   // kernel to an old model).
   std::string kernel = golden.kernel;
   std::string targets = "best";
@@ -203,8 +203,11 @@ void AddRevealCommand(CLI::App& app) {
       "(cancellation probes), the accumulator's fingerprint (products rounded or exact, bits "
       "after alignment, nearest or truncation, promotion, split-K), and the model checked bit "
       "for bit against the kernel (exit 1 on a mismatch or a changed golden)");
-  auto* kernel = cmd->add_option("--kernel", args->kernel,
-                                 "The kernel: a linear_fwd variant (" + KernelNames() + ")")
+  // --kernel elsewhere names an op (an alias of --op); here the matrix product
+  // itself, so the option is --door, --kernel kept as its alias.
+  auto* kernel = cmd->add_option("--door,--kernel", args->kernel,
+                                 "The matrix product: a linear_fwd variant with a zero bias, on "
+                                 "--targets, or a planted kernel (" + KernelNames() + ")")
                      ->capture_default_str();
   cmd->add_option("--targets", args->targets,
                   "Targets of a linear_fwd variant: best, all, or names comma-separated")
@@ -237,7 +240,7 @@ void AddRevealCommand(CLI::App& app) {
                   "Write the model and its probe vectors (with the kernel's outputs) as a golden "
                   "file");
   cmd->add_option("--check-golden", args->check_golden,
-                  "Re-run a golden file's probes (on its kernel, or --kernel's) and its model; "
+                  "Re-run a golden file's probes (on its kernel, or --door's) and its model; "
                   "exit 1 naming the first probe whose output changed");
   cmd->add_option("--golden-probes", args->golden_probes, "Probes a golden file holds at most")
       ->capture_default_str()

@@ -1,6 +1,6 @@
 // Planted kernels: matrix products that add up as accelerators do, each a
 // known tree and arithmetic, for `reveal` to recover exactly (tests, and the
-// CLI's --kernel planted:NAME).
+// CLI's --door planted:NAME).
 //   fp8_trunc14_promote128  E4M3 operands, exact products, a chain in an adder
 //                           that keeps 14 bits after alignment and truncates
 //                           the rest, promoted to a binary32 sum every 128
