@@ -104,6 +104,7 @@ void AddCheckCommand(CLI::App& app);  // check, and suite export
 void AddSweepCommand(CLI::App& app);  // sweep, and merge
 void AddReportCommand(CLI::App& app);
 void AddStochasticCommand(CLI::App& app);
+void AddRevealCommand(CLI::App& app);
 
 }  // namespace ulpgate
 

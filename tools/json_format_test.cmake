@@ -10,6 +10,9 @@ set(cases
   "ulpgate-drift-2|drift!--scenario!seed!--epochs!3!--target!SCALAR!--json!${WORK}/r.json"
   "ulpgate-explain-1|explain!--kernel!tanh_bwd!--input!grad=1.5!--input!t=0.75!--json!${WORK}/r.json"
   "ulpgate-matrix-1|matrix!--n!200!--json!${WORK}/r.json"
+  "ulpgate-invariance-1|invariance!--op!planted:sequential!--k!20!--max-batch!9!--json!${WORK}/r.json"
+  "ulpgate-reveal-1|reveal!--k!20!--m!2!--n!16!--check!100!--json!${WORK}/r.json"
+  "ulpgate-reveal-golden-1|reveal!--k!20!--m!2!--n!16!--check!100!--write-golden!${WORK}/r.json"
   "ulpgate-gate-2|gate!--quiet!--op!mse_bwd!--target!SCALAR!--budgets!${GOLDEN}/budgets.json!--json!${WORK}/r.json")
 foreach(case IN LISTS cases)
   string(FIND "${case}" "|" bar)

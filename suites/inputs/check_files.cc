@@ -143,7 +143,13 @@ ReductionInputSet ReadReductionInputs(const ReductionOpInfo& op, const std::stri
     throw InputError("--inputs " + path + ": the reductions take an .npz with arrays " +
                      fmt::format("{}", fmt::join(op.operands, ", ")));
   }
-  const std::vector<NumpyArray> arrays = ReadNumpyFile(path);
+  ReductionInputSet inputs = ReductionInputsFromArrays(op, ReadNumpyFile(path), format, path);
+  inputs.source = "file:" + path;
+  return inputs;
+}
+
+ReductionInputSet ReductionInputsFromArrays(const ReductionOpInfo& op, const std::vector<NumpyArray>& arrays,
+                                            const FloatFormat& format, const std::string& path) {
   // Each operand's dimensions, as the op's extents they are.
   std::vector<std::vector<size_t>> where;
   for (const ReductionOperandInfo& operand : op.operand_info) {
@@ -188,7 +194,7 @@ ReductionInputSet ReadReductionInputs(const ReductionOpInfo& op, const std::stri
   inputs.op = &op;
   inputs.format = &format;
   inputs.shape = shape;
-  inputs.source = "file:" + path;
+  inputs.source = path;
   bool empty = instances == 0;
   for (size_t e = 0; e < shape.rank; ++e) empty = empty || shape[e] == 0;
   if (empty) {
@@ -226,12 +232,19 @@ ReductionInputSet ReadReductionInputs(const ReductionOpInfo& op, const std::stri
 std::vector<std::vector<float>> ReadReductionOutputs(const ReductionOpInfo& op,
                                                      const ReductionInputSet& inputs,
                                                      const std::string& spec, std::string* label) {
-  const FloatFormat& format = *inputs.format;
   const auto [path, name] = SplitArraySpec(spec);
   if (!IsNumpyPath(path)) throw InputError(path + ": the linear and MSE ops take .npz or .npy outputs");
   const std::vector<NumpyArray> arrays = ReadNumpyFile(path);
   const NumpyArray* chosen = &OutputArray(arrays, name, op.operands, path);
   if (label->empty()) *label = chosen->name;
+  return ReductionOutputsFromArray(op, inputs, *chosen, path);
+}
+
+std::vector<std::vector<float>> ReductionOutputsFromArray(const ReductionOpInfo& op,
+                                                          const ReductionInputSet& inputs,
+                                                          const NumpyArray& array, const std::string& path) {
+  const FloatFormat& format = *inputs.format;
+  const NumpyArray* chosen = &array;
   const std::vector<size_t> want = ReductionOutputShape(op, inputs.shape);
   size_t want_count = inputs.instances.size();
   for (size_t e : want) want_count *= e;

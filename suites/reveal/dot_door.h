@@ -54,6 +54,15 @@ class DotDoor {
   // a: shape.m * shape.k values, b: shape.n * shape.k, c: shape.m * shape.n.
   // Throws DotDoorError on a fault or refusal.
   virtual void Multiply(const DotShape& shape, const float* a, const float* b, float* c) = 0;
+
+  // The same product with rows of A, B and C lda, ldb and ldc elements apart
+  // (at least k, k and n; a BLAS leading dimension, rows padded), for
+  // invariance to vary. Returns false, computing nothing, where the door takes
+  // dense operands only (the default); throws DotDoorError as Multiply does.
+  virtual bool MultiplyStrided(const DotShape& /*shape*/, const float* /*a*/, size_t /*lda*/,
+                               const float* /*b*/, size_t /*ldb*/, float* /*c*/, size_t /*ldc*/) {
+    return false;
+  }
 };
 
 }  // namespace ulpgate

@@ -1,0 +1,147 @@
+#include "suites/reveal/reveal_golden.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <stdexcept>
+
+namespace ulpgate {
+namespace {
+
+// Values as hex floats: exact, and a changed bit shows in a diff.
+std::string Hex(double x) { return fmt::format("{:a}", x); }
+
+double FromHex(const nlohmann::ordered_json& j, const std::string& where) {
+  if (!j.is_string()) throw std::invalid_argument(where + ": expected a hex float string");
+  const std::string text = j.get<std::string>();
+  char* end = nullptr;
+  const double x = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0') {
+    throw std::invalid_argument(where + ": expected a hex float, got '" + text + "'");
+  }
+  return x;
+}
+
+// The probe's operands as the model takes them: a[t] * b[t] per term.
+void ProbeOperands(const GoldenProbe& p, size_t k, std::vector<double>* a, std::vector<double>* b) {
+  a->assign(k, 0.0);
+  b->assign(k, 0.0);
+  for (uint32_t t = p.background_begin; t < p.background_end; ++t) {
+    (*a)[t] = p.background_a;
+    (*b)[t] = p.background_b;
+  }
+  for (const ProbeTerm& term : p.terms) {
+    (*a)[term.term] = term.a;
+    (*b)[term.term] = term.b;
+  }
+}
+
+}  // namespace
+
+nlohmann::ordered_json RevealGoldenJson(const RevealGolden& g, const std::string& command) {
+  nlohmann::ordered_json j;
+  j["format"] = "ulpgate-reveal-golden-1";
+  j["what"] =
+      "ulpgate reveal golden: how one kernel's dot products add up (summation tree and "
+      "arithmetic, text form of suites/reveal/summation_tree.h) and probe vectors whose outputs "
+      "pin it down; `ulpgate reveal --check-golden FILE` re-runs them";
+  j["regenerate"] = command;
+  j["kernel"] = g.kernel;
+  j["shape"] = {{"m", g.shape.m}, {"n", g.shape.n}, {"k", g.shape.k}};
+  j["model"] = g.model.Text();
+  j["probes"] = nlohmann::ordered_json::array();
+  for (const GoldenProbe& p : g.probes) {
+    nlohmann::ordered_json probe;
+    probe["what"] = p.what;
+    probe["terms"] = nlohmann::ordered_json::array();
+    for (const ProbeTerm& t : p.terms) probe["terms"].push_back({t.term, Hex(t.a), Hex(t.b)});
+    if (p.background_end > p.background_begin) {
+      probe["background"] = {Hex(p.background_a), Hex(p.background_b), p.background_begin,
+                             p.background_end};
+    }
+    probe["output"] = Hex(p.output);
+    j["probes"].push_back(std::move(probe));
+  }
+  return j;
+}
+
+RevealGolden RevealGoldenFromJson(const nlohmann::ordered_json& j) {
+  RevealGolden g;
+  try {
+    if (j.at("format").get<std::string>() != "ulpgate-reveal-golden-1") {
+      throw std::invalid_argument("reveal golden: format '" + j["format"].get<std::string>() +
+                                  "', expected 'ulpgate-reveal-golden-1'");
+    }
+    g.kernel = j.at("kernel").get<std::string>();
+    g.shape.m = j.at("shape").at("m").get<size_t>();
+    g.shape.n = j.at("shape").at("n").get<size_t>();
+    g.shape.k = j.at("shape").at("k").get<size_t>();
+    g.model = ParseSummationTree(j.at("model").get<std::string>());
+    for (size_t x = 0; x < j.at("probes").size(); ++x) {
+      const auto& pj = j["probes"][x];
+      const std::string where = fmt::format("/probes/{}", x);
+      GoldenProbe p;
+      p.what = pj.at("what").get<std::string>();
+      for (const auto& t : pj.at("terms")) {
+        const uint32_t term = t.at(0).get<uint32_t>();
+        if (term >= g.shape.k) throw std::invalid_argument(where + ": a term beyond k");
+        p.terms.push_back({term, FromHex(t.at(1), where), FromHex(t.at(2), where)});
+      }
+      if (pj.contains("background")) {
+        const auto& bg = pj["background"];
+        p.background_a = FromHex(bg.at(0), where);
+        p.background_b = FromHex(bg.at(1), where);
+        p.background_begin = bg.at(2).get<uint32_t>();
+        p.background_end = bg.at(3).get<uint32_t>();
+        if (p.background_end > g.shape.k || p.background_begin > p.background_end) {
+          throw std::invalid_argument(where + ": background beyond k");
+        }
+      }
+      p.output = FromHex(pj.at("output"), where + "/output");
+      g.probes.push_back(std::move(p));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(std::string("reveal golden: ") + e.what());
+  }
+  if (g.model.k() != g.shape.k) throw std::invalid_argument("reveal golden: the model's k is not the shape's");
+  return g;
+}
+
+RevealGolden MakeRevealGolden(DotDoor& door, const DotShape& shape, const SummationTree& model,
+                              size_t max_probes, RevealCost* cost) {
+  RevealGolden g;
+  g.kernel = door.Name();
+  g.shape = shape;
+  g.model = model;
+  g.probes = GoldenProbes(door, model, max_probes);
+  RunGoldenProbes(door, shape, &g.probes, cost);
+  return g;
+}
+
+RevealGoldenCheck CheckRevealGolden(DotDoor& door, const RevealGolden& golden, RevealCost* cost) {
+  RevealGoldenCheck check;
+  std::vector<GoldenProbe> rerun = golden.probes;
+  RunGoldenProbes(door, golden.shape, &rerun, cost);
+  check.probes = rerun.size();
+  std::vector<double> a, b;
+  for (size_t x = 0; x < rerun.size(); ++x) {
+    const GoldenProbe& was = golden.probes[x];
+    if (rerun[x].output != was.output || std::signbit(rerun[x].output) != std::signbit(was.output)) {
+      if (check.changed++ == 0) {
+        check.first_change = fmt::format("probe {} ({}): kernel {}, golden {}", x, was.what,
+                                         Hex(rerun[x].output), Hex(was.output));
+      }
+    }
+    ProbeOperands(was, golden.shape.k, &a, &b);
+    const double model = Evaluate(golden.model, a.data(), b.data(), door.OutputFormat());
+    if (model != was.output) {
+      if (check.model_differs++ == 0) {
+        check.first_model_difference = fmt::format("probe {} ({}): model {}, golden {}", x,
+                                                   was.what, Hex(model), Hex(was.output));
+      }
+    }
+  }
+  return check;
+}
+
+}  // namespace ulpgate
