@@ -85,7 +85,7 @@ std::string ReproduceCommand(const ReductionInputSet& inputs, const CaseResult& 
     return fmt::format(
         "ulpgate run --op {}{} --variant {}@{} {} --suite {} --seed {} --shape {} --instance {}{} --dump -",
         r.op, dtype, r.variant, r.target, plugin->Argument(), inputs.source, inputs.seed,
-        ShapeText(inputs.op, inputs.shape), instance,
+        ShapeText(*inputs.op, inputs.shape), instance,
         inputs.operands.empty() ? "" : " --operands " + inputs.operands);
   }
   return fmt::format(

@@ -49,7 +49,7 @@
 
 #include "kernels/cast.h"
 #include "kernels/narrow_formats.h"
-#include "kernels/reduction_spec.h"
+#include "kernels/reductions/reduction_spec.h"
 #include "oracles/float_format.h"
 
 namespace ulpgate {
@@ -217,22 +217,21 @@ struct IutReduceCall {
 // The extents a reduction's kernels take (a plugin's, version 4, and an
 // IUT's): the op's shape as --shape spells it, linear ops {batch, in, out},
 // the MSE ops {N}.
-inline std::vector<uint64_t> ReductionExtents(ReductionOp op, const ReductionShape& shape) {
-  if (ReductionShapeRank(op) == 1) return {shape.batch};
-  return {shape.batch, shape.in, shape.out};
+inline std::vector<uint64_t> ReductionExtents(const ReductionOpInfo& op, const ReductionShape& shape) {
+  std::vector<uint64_t> extents;
+  for (size_t e = 0; e < op.extents.size(); ++e) extents.push_back(shape[e]);
+  return extents;
 }
 // The shape of those extents; nullopt when their count is not the op's rank
 // or one is 0.
-inline std::optional<ReductionShape> ReductionShapeOf(ReductionOp op, const std::vector<uint64_t>& extents) {
-  if (extents.size() != ReductionShapeRank(op)) return std::nullopt;
-  for (const uint64_t e : extents) {
-    if (e == 0) return std::nullopt;
-  }
+inline std::optional<ReductionShape> ReductionShapeOf(const ReductionOpInfo& op,
+                                                      const std::vector<uint64_t>& extents) {
+  if (extents.size() != op.extents.size()) return std::nullopt;
   ReductionShape shape;
-  shape.batch = extents[0];
-  if (extents.size() == 3) {
-    shape.in = extents[1];
-    shape.out = extents[2];
+  shape.rank = extents.size();
+  for (size_t e = 0; e < extents.size(); ++e) {
+    if (extents[e] == 0) return std::nullopt;
+    shape[e] = extents[e];
   }
   return shape;
 }

@@ -7,7 +7,7 @@
 #include "kernels/cast.h"
 #include "kernels/elementwise_ops.h"
 #include "kernels/plugins/ulpgate/plugin.h"
-#include "kernels/reduction_spec.h"
+#include "kernels/reductions/reduction_spec.h"
 
 namespace ulpgate {
 

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "kernels/elementwise_ops.h"
-#include "kernels/reduction_spec.h"
+#include "kernels/reductions/reduction_spec.h"
 #include "suites/engine/op_table.h"
 #include "suites/engine/elementwise_oracle.h"
 #include "suites/engine/plugins.h"

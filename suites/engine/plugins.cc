@@ -147,15 +147,15 @@ ReductionCall IutReduction(std::shared_ptr<IutPool> iut, const ReductionOpInfo& 
   return [iut, &op, call](const void* const* in, void* out, const size_t* extents, size_t rank) {
     IutReduceCall c = call;
     c.extents.assign(extents, extents + rank);
-    const std::optional<ReductionShape> shape = ReductionShapeOf(op.op, c.extents);
+    const std::optional<ReductionShape> shape = ReductionShapeOf(op, c.extents);
     if (!shape) throw std::invalid_argument("a shape of rank " + std::to_string(rank) + " for " + c.op);
     c.operand_counts.clear();
-    for (const std::vector<size_t>& dims : ReductionOperandShapes(op.op, *shape)) {
+    for (const std::vector<size_t>& dims : ReductionOperandShapes(op, *shape)) {
       uint64_t count = 1;
       for (const size_t d : dims) count *= d;
       c.operand_counts.push_back(count);
     }
-    c.output_count = ReductionOutputCount(op.op, *shape);
+    c.output_count = ReductionOutputCount(op, *shape);
     iut->Reduce(c, in, out);
   };
 }

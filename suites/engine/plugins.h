@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "kernels/plugins/plugin_library.h"
-#include "kernels/reduction_spec.h"
+#include "kernels/reductions/reduction_spec.h"
 #include "kernels/registry.h"
 #include "suites/engine/iut_client.h"
 #include "oracles/cast_policy.h"

@@ -193,8 +193,8 @@ namespace {
 std::vector<float> RunExternalReductionKernel(const ReductionOpInfo& op, const ExternalReductionKernel& k,
                                               const ReductionShape& s, const ReductionInstance& instance,
                                               size_t misalign, const FloatFormat& format) {
-  const size_t count = ReductionOutputCount(op.op, s);
-  std::vector<uint64_t> wide = ReductionExtents(op.op, s);
+  const size_t count = ReductionOutputCount(op, s);
+  std::vector<uint64_t> wide = ReductionExtents(op, s);
   const std::vector<size_t> extents(wide.begin(), wide.end());
   std::vector<float> y(count);
   auto run = [&](auto zero) {

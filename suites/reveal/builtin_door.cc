@@ -4,7 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "kernels/reduction_spec.h"
+#include "kernels/reductions/reduction_spec.h"
+#include "kernels/registry.h"
 
 namespace ulpgate {
 namespace {
@@ -12,7 +13,7 @@ namespace {
 class BuiltinDoor : public DotDoor {
  public:
   BuiltinDoor(std::string variant, std::string kernel_variant, const TargetInfo& target,
-              LinearFwdKernel kernel)
+              ReductionKernel kernel)
       : variant_(std::move(variant)), kernel_variant_(std::move(kernel_variant)),
         target_(target), kernel_(kernel) {}
 
@@ -33,13 +34,16 @@ class BuiltinDoor : public DotDoor {
                                      kMaxReductionLength));
     }
     if (bias_.size() != shape.n) bias_.assign(shape.n, -0.0f);
-    kernel_(a, b, bias_.data(), c, shape.m, shape.k, shape.n);
+    // linear_fwd's operands x, w, b and extents batch, in, out.
+    const void* operands[] = {a, b, bias_.data()};
+    const size_t extents[] = {shape.m, shape.k, shape.n};
+    kernel_(operands, c, extents);
   }
 
  private:
   std::string variant_, kernel_variant_;
   TargetInfo target_;
-  LinearFwdKernel kernel_;
+  ReductionKernel kernel_;
   std::vector<float> bias_;
 };
 
@@ -57,7 +61,7 @@ std::unique_ptr<DotDoor> MakeBuiltinDoor(const std::string& variant, const Targe
   bool known = false;
   for (const std::string& v : BuiltinDotVariants()) known = known || v == variant;
   if (!known) return nullptr;
-  const LinearFwdKernel kernel = FindLinearFwdKernel(kernel_variant, target.bits);
+  const ReductionKernel kernel = FindReductionKernel("linear_fwd", "f32", kernel_variant, target.bits);
   if (kernel == nullptr) return nullptr;
   return std::make_unique<BuiltinDoor>(variant, kernel_variant, target, kernel);
 }

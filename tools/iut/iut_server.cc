@@ -35,7 +35,7 @@
 #include "kernels/expected_model.h"
 #include "kernels/narrow_formats.h"
 #include "kernels/plugins/plugin_library.h"
-#include "kernels/reduction_spec.h"
+#include "kernels/reductions/reduction_spec.h"
 #include "kernels/registry.h"
 #include "hwy/targets.h"
 #include "suites/engine/guarded_buffer.h"
@@ -285,67 +285,17 @@ bool ServeCast(const std::vector<Library>& libraries, const IutCall& call, bool 
 // is none.
 ReductionCall BuiltinReduction(const ReductionOpInfo& op, const std::string& dtype,
                                const std::string& variant, int64_t bits) {
-  if (dtype != "f32") {
-    const ReductionNarrowKernel k = FindReductionNarrowKernel(dtype, op.name, variant, bits);
-    if (k == nullptr) return {};
-    return [k, &op](const void* const* in, void* out, const size_t* e, size_t rank) {
-      const ReductionShape s = *ReductionShapeOf(op.op, std::vector<uint64_t>(e, e + rank));
-      k(reinterpret_cast<const uint16_t* const*>(in), static_cast<uint16_t*>(out), s.batch, s.in, s.out);
-    };
-  }
-  const auto f = [](const void* p) { return static_cast<const float*>(p); };
-  const auto shape = [&op](const size_t* e, size_t rank) {
-    return *ReductionShapeOf(op.op, std::vector<uint64_t>(e, e + rank));
+  // The registry's kernels take the op's operands in its storage and its
+  // extents in the order --shape spells them, as a version-4 plugin's do.
+  const ReductionKernel k = FindReductionKernel(op.name, dtype, variant, bits);
+  if (k == nullptr) return {};
+  return [k, &op](const void* const* in, void* out, const size_t* e, size_t rank) {
+    if (rank != op.extents.size()) {
+      throw std::invalid_argument("a shape of rank " + std::to_string(rank) + " for " +
+                                  std::string(op.name));
+    }
+    k(in, out, e);
   };
-  switch (op.op) {
-    case ReductionOp::kLinearFwd:
-      if (const LinearFwdKernel k = FindLinearFwdKernel(variant, bits)) {
-        return [=](const void* const* in, void* out, const size_t* e, size_t rank) {
-          const ReductionShape s = shape(e, rank);
-          k(f(in[0]), f(in[1]), f(in[2]), static_cast<float*>(out), s.batch, s.in, s.out);
-        };
-      }
-      break;
-    case ReductionOp::kLinearBwdInput:
-      if (const LinearBwdInputKernel k = FindLinearBwdInputKernel(variant, bits)) {
-        return [=](const void* const* in, void* out, const size_t* e, size_t rank) {
-          const ReductionShape s = shape(e, rank);
-          k(f(in[0]), f(in[1]), static_cast<float*>(out), s.batch, s.in, s.out);
-        };
-      }
-      break;
-    case ReductionOp::kLinearBwdWeight:
-      if (const LinearBwdWeightKernel k = FindLinearBwdWeightKernel(variant, bits)) {
-        return [=](const void* const* in, void* out, const size_t* e, size_t rank) {
-          const ReductionShape s = shape(e, rank);
-          k(f(in[0]), f(in[1]), static_cast<float*>(out), s.batch, s.in, s.out);
-        };
-      }
-      break;
-    case ReductionOp::kLinearBwdBias:
-      if (const LinearBwdBiasKernel k = FindLinearBwdBiasKernel(variant, bits)) {
-        return [=](const void* const* in, void* out, const size_t* e, size_t rank) {
-          const ReductionShape s = shape(e, rank);
-          k(f(in[0]), static_cast<float*>(out), s.batch, s.out);
-        };
-      }
-      break;
-    case ReductionOp::kMseFwd:
-      if (const MseFwdKernel k = FindMseFwdKernel(variant, bits)) {
-        return [=](const void* const* in, void* out, const size_t* e, size_t rank) {
-          *static_cast<float*>(out) = k(f(in[0]), f(in[1]), shape(e, rank).batch);
-        };
-      }
-      break;
-    case ReductionOp::kMseBwd:
-      if (const MseBwdKernel k = FindMseBwdKernel(variant, bits)) {
-        return [=](const void* const* in, void* out, const size_t* e, size_t rank) {
-          k(f(in[0]), f(in[1]), f(in[2])[0], static_cast<float*>(out), shape(e, rank).batch);
-        };
-      }
-      break;
-  }
-  return {};
 }
 
 // A reduce request: a plugin's reduction (version 4) or a built-in one, the
@@ -371,13 +321,13 @@ bool ServeReduce(const std::vector<Library>& libraries, const IutReduceCall& cal
   std::optional<ReductionShape> shape;
   if (op == nullptr) {
     error = "unknown reduction op '" + call.op + "'";
-  } else if (!(shape = ReductionShapeOf(op->op, call.extents))) {
-    error = call.op + " takes " + std::to_string(ReductionShapeRank(op->op)) + " extents, none 0";
+  } else if (!(shape = ReductionShapeOf(*op, call.extents))) {
+    error = call.op + " takes " + std::to_string(op->extents.size()) + " extents, none 0";
   } else if (arity != op->operands.size()) {
     error = call.op + " takes " + std::to_string(op->operands.size()) + " operands, the request sent " +
             std::to_string(arity);
   } else {
-    const std::vector<std::vector<size_t>> shapes = ReductionOperandShapes(op->op, *shape);
+    const std::vector<std::vector<size_t>> shapes = ReductionOperandShapes(*op, *shape);
     for (size_t k = 0; k < arity && error.empty(); ++k) {
       size_t count = 1;
       for (const size_t d : shapes[k]) count *= d;
@@ -386,8 +336,8 @@ bool ServeReduce(const std::vector<Library>& libraries, const IutReduceCall& cal
                 " elements, the request sent " + std::to_string(call.operand_counts[k]);
       }
     }
-    if (error.empty() && call.output_count != ReductionOutputCount(op->op, *shape)) {
-      error = call.op + " gives " + std::to_string(ReductionOutputCount(op->op, *shape)) +
+    if (error.empty() && call.output_count != ReductionOutputCount(*op, *shape)) {
+      error = call.op + " gives " + std::to_string(ReductionOutputCount(*op, *shape)) +
               " outputs, the request asks for " + std::to_string(call.output_count);
     }
   }

@@ -587,8 +587,8 @@ py::list ReductionOpsList() {
     std::vector<std::string> variants;
     for (const ReductionVariantInfo& v : op.variants) variants.emplace_back(v.name);
     d["variants"] = variants;
-    d["shape_rank"] = ReductionShapeRank(op.op);
-    d["default_shape"] = ShapeText(op.op, RunShape(op.op, ""));
+    d["shape_rank"] = op.extents.size();
+    d["default_shape"] = ShapeText(op, RunShape(op, ""));
     ops.append(d);
   }
   return ops;
@@ -620,13 +620,13 @@ ReductionInputSet ReductionSuiteInputs(const ReductionOpInfo& op, const FloatFor
   if (info == nullptr) {
     throw py::value_error("unknown suite '" + suite + "' of " + std::string(op.name) + " (" + known + ")");
   }
-  const ReductionShape shape = RunShape(op.op, shape_text);
-  return GenerateReductionSuite(op.op, shape, suite, seed, n == 0 ? info->default_n : n, format);
+  const ReductionShape shape = RunShape(op, shape_text);
+  return GenerateReductionSuite(op, shape, suite, seed, n == 0 ? info->default_n : n, format);
 }
 
 // Instance i's operands as arrays or tensors of the format, by operand name.
 py::dict InstanceArrays(const ReductionInputSet& inputs, const ReductionOpInfo& op, size_t i, ArrayKind kind) {
-  const auto dims = ReductionOperandShapes(inputs.op, inputs.shape);
+  const auto dims = ReductionOperandShapes(*inputs.op, inputs.shape);
   py::dict d;
   for (size_t k = 0; k < op.operands.size(); ++k) {
     d[py::str(op.operands[k])] = MakePythonArray(inputs.instances[i].operands[k].data(), dims[k], *inputs.format, kind);
@@ -669,7 +669,7 @@ std::string CheckReductionCallable(py::object fn, const std::string& op_name, co
   const ReductionOpInfo& op = ReductionOpNamed(op_name);
   const ReductionInputSet inputs = ReductionSuiteInputs(op, ReductionFormatNamed(op, dtype), shape, suite, seed, n);
   const ArrayKind kind = ParseArrayKind(tensors);
-  const std::vector<size_t> out_dims = ReductionOutputShape(inputs.op, inputs.shape);
+  const std::vector<size_t> out_dims = ReductionOutputShape(*inputs.op, inputs.shape);
   std::vector<std::vector<float>> outputs;
   for (size_t i = 0; i < inputs.instances.size(); ++i) {
     const py::dict operands = InstanceArrays(inputs, op, i, kind);
