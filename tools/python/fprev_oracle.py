@@ -318,7 +318,7 @@ def random_inputs(rng, rows, k, fmt):
     return [[one() for _ in range(k)] for _ in range(rows)]
 
 
-def reproduces(kernel, tree, model, shape, rng, trials=2, positions=24):
+def reproduces(kernel, tree, model, shape, rng, trials=2, positions=24, only=None):
     """Whether `model` over `tree` gives the kernel's outputs bit for bit, on `trials`
     random calls of `shape` (m, n), at `positions` outputs of each (the first row and
     column included). Returns (True, checked) or (False, (m, n, got, want))."""
@@ -329,8 +329,8 @@ def reproduces(kernel, tree, model, shape, rng, trials=2, positions=24):
         a = random_inputs(rng, m, k, kernel.fmt_in)
         b = random_inputs(rng, n, k, kernel.fmt_in)
         c = kernel.matmul(a, b)
-        spots = {(0, 0), (m - 1, n - 1)}
-        while len(spots) < min(positions, m * n):
+        spots = {(0, 0), (m - 1, n - 1)} if only is None else {only}
+        while only is None and len(spots) < min(positions, m * n):
             spots.add((rng.randrange(m), rng.randrange(n)))
         for i, j in sorted(spots):
             want = evaluate(tree, a[i], b[j], model)
@@ -344,11 +344,13 @@ def _same(x, y):
     return (x == y and math.copysign(1, x) == math.copysign(1, y)) or (x != x and y != y)
 
 
-def fit_models(kernel, tree, shape, seed=1, trials=2, positions=24):
-    """The models that reproduce the kernel over `tree` (each tried on the same inputs)."""
+def fit_models(kernel, tree, shape, seed=1, trials=2, positions=24, only=None):
+    """The models that reproduce the kernel over `tree` (each tried on the same inputs;
+    `only`: at that output alone, for a kernel whose outputs add in different orders)."""
     fits = []
     for model in models_for(kernel.fmt_in, kernel.fmt_out):
-        ok, _ = reproduces(kernel, tree, model, shape, random.Random(seed), trials, positions)
+        ok, _ = reproduces(kernel, tree, model, shape, random.Random(seed), trials, positions,
+                           only)
         if ok:
             fits.append(model)
     return fits
@@ -385,38 +387,65 @@ def probe_values(fmt_in, fmt_out, k):
 
 
 class Prober:
-    """Cancellation probes in the rows of calls of shape (m, k) x (n, k)."""
+    """Cancellation probes in calls of shape (m, k) x (n, k). Packed, each row of a call
+    holds a probe of its own (fast, but it assumes every row adds in the same order, which
+    some kernels do not: their edge rows take another path); else each call holds one
+    probe in every row, the answer read at `at`, and the other outputs say whether they add
+    in the same order (`disagree`: the first positions that do not)."""
 
-    def __init__(self, kernel, k, shape=(1, 1)):
+    def __init__(self, kernel, k, shape=(1, 1), pack=False, at=(0, 0)):
         self.kernel, self.k, (self.m, self.n) = kernel, k, shape
+        self.pack, self.at = pack, at
         self.unit, self.big = probe_values(kernel.fmt_in, kernel.fmt_out, k)
         self.count = 0
+        self.disagree = []
+
+    def _row(self, i, j):
+        row = [self.unit] * self.k
+        row[i], row[j] = self.big, -self.big
+        return row
+
+    def _size(self, i, j, v):
+        count = v / self.unit
+        if not (count == int(count) and 0 <= count <= self.k - 2):
+            raise OracleError(f'probe ({i}, {j}) gave {v!r}: not a count of units in '
+                              '[0, k-2] (no tree adds this way, or big was not absorbing)')
+        return self.k - int(count)
 
     def lca_sizes(self, pairs):
         """|subtree(lca(i, j))| for each (i, j)."""
-        out = []
         ones_b = [[1.0] * self.k for _ in range(self.n)]
+        if not self.pack:
+            out = []
+            for i, j in pairs:
+                row = self._row(i, j)
+                c = self.kernel.matmul([row] * self.m, ones_b)  # one list, m times
+                self.count += 1
+                v = c[self.at[0]][self.at[1]]
+                out.append(self._size(i, j, v))
+                if len(self.disagree) < 8:
+                    for r, crow in enumerate(c):
+                        bad = [col for col, x in enumerate(crow) if x != v]
+                        if bad:
+                            self.disagree.append({'pair': (i, j), 'at': (r, bad[0]),
+                                                  'size': self.k - int(crow[bad[0]] / self.unit)
+                                                  if crow[bad[0]] == crow[bad[0]] else None,
+                                                  'size_at': out[-1]})
+                            break
+            return out
+        out = []
         for s in range(0, len(pairs), self.m):
             batch = pairs[s:s + self.m]
-            a = []
-            for i, j in batch:
-                row = [self.unit] * self.k
-                row[i], row[j] = self.big, -self.big
-                a.append(row)
+            a = [self._row(i, j) for i, j in batch]
             a += [[self.unit] * self.k for _ in range(self.m - len(batch))]
             c = self.kernel.matmul(a, ones_b)
             self.count += len(batch)
             for r, (i, j) in enumerate(batch):
                 vals = set(c[r])
                 if len(vals) != 1:
-                    raise OracleError(f'probe ({i}, {j}): the columns disagree: {sorted(vals)[:4]}')
-                v = vals.pop()
-                count = v / self.unit
-                if not (count == int(count) and 0 <= count <= self.k - 2):
-                    raise OracleError(f'probe ({i}, {j}) gave {v!r}: not a count of units '
-                                      'in [0, k-2] (no tree adds this way, or big was not '
-                                      'absorbing)')
-                out.append(self.k - int(count))
+                    raise OracleError(f'probe ({i}, {j}): the columns disagree: '
+                                      f'{sorted(vals)[:4]}')
+                out.append(self._size(i, j, vals.pop()))
         return out
 
 
@@ -476,9 +505,10 @@ def _split(group, lv):
     return children
 
 
-def reveal_tree(kernel, k, shape=(1, 1)):
-    """The summation tree of the kernel's outputs for K = k, probed in calls of `shape`."""
-    prober = Prober(kernel, k, shape)
+def reveal_tree(kernel, k, shape=(1, 1), pack=False, at=(0, 0)):
+    """The summation tree of the kernel's output `at` for K = k, probed in calls of `shape`
+    (Prober says how). Returns (tree, prober): prober.count probes, prober.disagree."""
+    prober = Prober(kernel, k, shape, pack, at)
     gen = _split(list(range(k)), k)
     try:
         req = gen.send(None)
@@ -489,7 +519,7 @@ def reveal_tree(kernel, k, shape=(1, 1)):
     tree = children[0] if len(children) == 1 else node(children)
     if sorted(leaves(tree)) != list(range(k)):
         raise OracleError('the probes lost leaves')
-    return tree, prober.count
+    return tree, prober
 
 
 # ---------------------------------------------------------------------------- accumulator
@@ -612,15 +642,27 @@ def batch_invariance(kernel, k, max_rows=32, n=16, seed=7, rows=None):
 
 # ---------------------------------------------------------------------------- all of it
 
-def measure(kernel, k, shape=(1, 1), seed=1, trials=2, positions=24):
-    """Tree, its name, the models that reproduce it, the accumulator's probes."""
-    tree, probes = reveal_tree(kernel, k, shape)
-    fits = fit_models(kernel, tree, shape, seed, trials, positions)
-    return {
-        'k': k, 'shape': shape, 'tree': tree, 'probes': probes,
+def measure(kernel, k, shape=(1, 1), seed=1, trials=2, positions=24, pack=False):
+    """Tree, its name, the models that reproduce it, the accumulator's probes; where the
+    outputs of one call add in different orders, the same for the first output that
+    differs from (0, 0) (`other`)."""
+    tree, prober = reveal_tree(kernel, k, shape, pack)
+    only = (0, 0) if prober.disagree else None
+    fits = fit_models(kernel, tree, shape, seed, trials if only is None else 8 * trials,
+                      positions, only)
+    out = {
+        'k': k, 'shape': shape, 'tree': tree, 'probes': prober.count,
         'describe': describe(tree), 'models': [f.name() for f in fits],
+        'positions_differ': prober.disagree[:3],
         'accumulator': accumulator(kernel, tree, shape),
     }
+    if prober.disagree:
+        at = tuple(prober.disagree[0]['at'])
+        tree2, prober2 = reveal_tree(kernel, k, shape, pack, at)
+        fits2 = fit_models(kernel, tree2, shape, seed, 8 * trials, positions, at)
+        out['other'] = {'at': at, 'describe': describe(tree2),
+                        'models': [f.name() for f in fits2]}
+    return out
 
 
 if __name__ == '__main__':

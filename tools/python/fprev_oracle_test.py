@@ -171,6 +171,12 @@ def f16_pairwise_dot(ar, br):
     return f16(s(0, len(ar)))
 
 
+def edge_rows_differ(a, b):
+    # Rows past the first 2 (a full tile) go through the lane kernel; the first 2 do not.
+    return [[(seq_dot if r < 2 else lanes16_fma_dot)(ar, br) for br in b]
+            for r, ar in enumerate(a)]
+
+
 def batch_variant(a, b):
     # Order changes with the batch: 4 rows and more go through the lane kernel.
     dot = lanes16_fma_dot if len(a) >= 4 else seq_dot
@@ -228,7 +234,11 @@ def same_tree(x, y):
 class Trees(unittest.TestCase):
     def check(self, fn, k, want, fmt_in='f32', fmt_out=None, shape=(3, 2), desc=None):
         kernel = fo.Kernel(fn, fmt_in, fmt_out)
-        got, probes = fo.reveal_tree(kernel, k, shape)
+        got, prober = fo.reveal_tree(kernel, k, shape, pack=True)
+        got2, _ = fo.reveal_tree(kernel, k, (1, 1))
+        self.assertEqual(got2, got)
+        self.assertEqual(prober.disagree, [])
+        probes = prober.count
         self.assertTrue(same_tree(got, want), f'{got} != {want}')
         if desc is not None:
             self.assertEqual(fo.describe(got), desc)
@@ -250,7 +260,7 @@ class Trees(unittest.TestCase):
                    desc='16 strided lanes + halving')
 
     def test_split_k(self):
-        self.check(matmul_by(split_k64_dot), 256, split64_tree(256),
+        self.check(matmul_by(split_k64_dot), 192, split64_tree(192),
                    desc='blocks of 64: sequential in each, blocks sequential')
 
     def test_multiway(self):
@@ -267,6 +277,17 @@ class Trees(unittest.TestCase):
         kernel = fo.Kernel(matmul_by(bf16_seq_dot), 'bf16', 'bf16')
         with self.assertRaises(fo.OracleError):
             fo.reveal_tree(kernel, 1024)
+
+    def test_rows_that_add_differently(self):
+        kernel = fo.Kernel(edge_rows_differ)
+        got, prober = fo.reveal_tree(kernel, 32, (4, 2))
+        self.assertTrue(same_tree(got, seq_tree(list(range(32)))))
+        self.assertEqual(prober.disagree[0]['at'], (2, 0))
+        got, prober = fo.reveal_tree(kernel, 32, (4, 2), at=(3, 1))
+        self.assertTrue(same_tree(got, lanes16_tree(32)))
+        # Packed, rows 2 and 3 answer for the lanes: the probes are no tree's.
+        with self.assertRaises(fo.OracleError):
+            fo.reveal_tree(kernel, 32, (4, 2), pack=True)
 
     def test_not_a_tree(self):
         # Adds the ones exactly whatever M: no term is ever lost, every probe reads k - 2.
