@@ -96,15 +96,35 @@ def representable(x, fmt):
 
 
 # ---------------------------------------------------------------------------- trees
-# A leaf is an int (the k index); a node is a tuple of two or more children, in the order
-# of their smallest leaves (the tree is unordered: addition commutes).
+# A leaf is an int (the k index); a node is a tuple of two or more children, in no
+# particular order (the tree is unordered: addition commutes; `key` compares trees).
+
+def _postorder(t, leaf_fn, node_fn):
+    """node_fn(node, its children's values) bottom up, without recursion (a sequential
+    sum of 4096 terms is a tree 4095 deep)."""
+    stack, out = [(t, False)], []
+    while stack:
+        x, done = stack.pop()
+        if isinstance(x, int):
+            out.append(leaf_fn(x))
+        elif done:
+            vals = out[len(out) - len(x):]
+            del out[len(out) - len(x):]
+            out.append(node_fn(x, vals))
+        else:
+            stack.append((x, True))
+            stack.extend((c, False) for c in reversed(x))
+    return out[0]
+
 
 def leaves(t):
-    if isinstance(t, int):
-        return [t]
-    out = []
-    for c in t:
-        out += leaves(c)
+    out, stack = [], [t]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, int):
+            out.append(x)
+        else:
+            stack.extend(reversed(x))
     return out
 
 
@@ -115,22 +135,32 @@ def _first(t):
 
 
 def node(children):
-    children = sorted(children, key=_first)
     return tuple(children)
 
 
 def canon(t):
-    if isinstance(t, int):
-        return t
-    return node([canon(c) for c in t])
+    """The tree with every node's children in the order of their smallest leaves (for
+    showing it; `key` compares trees)."""
+    return _postorder(t, lambda i: i, lambda _, vals: tuple(sorted(vals, key=_smallest)))
+
+
+def _smallest(t):
+    return min(leaves(t))
+
+
+def key(t):
+    """A fingerprint of the unordered tree (equal trees, equal keys; a hash of the sorted
+    children's keys at every node)."""
+    return _postorder(t, lambda i: hash(('leaf', i)),
+                      lambda _, vals: hash(tuple(sorted(vals))))
 
 
 def size(t):
-    return 1 if isinstance(t, int) else sum(size(c) for c in t)
+    return _postorder(t, lambda _: 1, lambda _, vals: sum(vals))
 
 
 def depth(t):
-    return 0 if isinstance(t, int) else 1 + max(depth(c) for c in t)
+    return _postorder(t, lambda _: 0, lambda _, vals: 1 + max(vals))
 
 
 def chain(parts):
@@ -189,34 +219,34 @@ def blocked(k, block, inner, outer='sequential'):
     return COMBINES[outer](parts) if len(parts) > 1 else parts[0]
 
 
-def candidates(k):
-    """(description, tree) for the usual shapes of a K loop."""
-    seen = set()
-    out = []
+def candidates(k, swap_pairs=False, blocks=None):
+    """(description, tree), one after another, for the usual shapes of a K loop;
+    swap_pairs: with each pair of k (2i, 2i + 1) taken odd first (as VDPBF16PS adds its two
+    products into a lane)."""
+    def out(desc, tree):
+        if swap_pairs:
+            tree = _relabel(tree, lambda i: i ^ 1 if (i ^ 1) < k else i)
+            desc += ', each pair of k odd first'
+        return desc, tree
 
-    def add(desc, tree):
-        c = canon(tree)
-        if c not in seen:
-            seen.add(c)
-            out.append((desc, c))
-
-    add('sequential', chain(list(range(k))))
-    add('recursive halves', recursive_halves(list(range(k))))
-    add('pairwise (adjacent pairs, level by level)', pairwise(list(range(k))))
-    blocks = [b for b in (8, 16, 32, 64, 96, 128, 192, 256, 320, 384, 512, 768, 1024, 2048,
-                          4096) if b < k]
+    yield out('sequential', chain(list(range(k))))
+    yield out('recursive halves', recursive_halves(list(range(k))))
+    yield out('pairwise (adjacent pairs, level by level)', pairwise(list(range(k))))
+    if blocks is None:
+        blocks = (8, 16, 32, 64, 96, 128, 192, 256, 320, 384, 512, 768, 1024, 2048, 4096)
+    blocks = sorted({b for b in blocks if 1 < b < k}, reverse=True)
     for block in [k] + blocks:
         for n_lanes in (1, 2, 4, 8, 16, 32, 64):
             for group in (1, 2, 4):
-                if n_lanes * group > block:
+                if n_lanes * group > block or (n_lanes == 1 and group > 1):
                     continue
                 for combine in ('halving', 'sequential', 'pairwise'):
                     if n_lanes == 1 and combine != 'halving':
                         continue
-                    inner_desc = ('sequential' if n_lanes == 1 and group == 1 else
+                    inner_desc = ('sequential' if n_lanes == 1 else
                                   f'{n_lanes} strided lanes'
                                   + (f' of {group} consecutive' if group > 1 else '')
-                                  + ('' if n_lanes == 1 else f' + {combine}'))
+                                  + f' + {combine}')
                     for outer in ('sequential', 'pairwise'):
                         if block == k and outer != 'sequential':
                             continue
@@ -224,17 +254,29 @@ def candidates(k):
                                        lanes(i, n, g, c), outer)
                         desc = (inner_desc if block == k else
                                 f'blocks of {block}: {inner_desc} in each, blocks {outer}')
-                        add(desc, tree)
-    return out
+                        yield out(desc, tree)
+
+
+def _relabel(t, f):
+    return _postorder(t, f, lambda _, vals: node(vals))
+
 
 
 def describe(tree):
     """A short name for the tree: the first usual shape it is, else its outline."""
     k = size(tree)
-    tree = canon(tree)
-    for desc, c in candidates(k):
-        if c == tree:
-            return desc
+    want = key(tree)
+    # A blocked K loop shows its block at the top: the last block beside the rest (blocks
+    # in sequence), or halves of blocks (blocks pairwise); only those sizes are tried.
+    blocks, level = set(), [tree]
+    for _ in range(12):  # down the top levels: pairwise blocks show their size there
+        level = [c for t in level if not isinstance(t, int) for c in t]
+        blocks |= {size(c) for c in level[:64]}
+    blocks = tuple(sorted(b for b in blocks if k % b == 0 and b >= 8))
+    for swap in (False, True):
+        for desc, c in candidates(k, swap, blocks):
+            if key(c) == want:
+                return desc
     root = [size(c) for c in tree] if not isinstance(tree, int) else []
     arities = sorted({len(t) for t in _nodes(tree)})
     return (f'unrecognized: depth {depth(tree)}, root splits {root[:8]}'
@@ -242,11 +284,12 @@ def describe(tree):
 
 
 def _nodes(t):
-    if isinstance(t, int):
-        return []
-    out = [t]
-    for c in t:
-        out += _nodes(c)
+    out, stack = [], [t]
+    while stack:
+        x = stack.pop()
+        if not isinstance(x, int):
+            out.append(x)
+            stack.extend(x)
     return out
 
 
@@ -279,26 +322,26 @@ def evaluate(tree, a, b, model):
     def rounded_product(k):
         return round_to(product(k), acc)
 
-    def value(t):
-        if isinstance(t, int):
-            return rounded_product(t)
+    def value(t, vals):
+        """t's value from its children's values `vals` (a leaf child's: its rounded product)."""
         if len(t) > 2:
-            return round_sum([product(c) if isinstance(c, int) and model.fused
-                              else value(c) for c in t], acc)
-        x, y = t
+            return round_sum([product(c) if isinstance(c, int) and model.fused else v
+                              for c, v in zip(t, vals)], acc)
+        (x, y), (vx, vy) = t, vals
         if not model.fused:
-            return round_to(value(x) + value(y), acc)  # two acc values: double rounding
-            # through binary64 is exact for acc of at most 24 bits (53 >= 2 * 24 + 2)
+            # Two acc values: the binary64 sum rounded again to acc is the correctly
+            # rounded sum for acc of at most 24 bits (53 >= 2 * 24 + 2).
+            return round_to(vx + vy, acc)
         if isinstance(x, int) and isinstance(y, int):
-            first, second = (x, y) if model.first == 'low' else (y, x)
+            first, second = sorted((x, y), reverse=model.first != 'low')
             return round_sum([rounded_product(first), product(second)], acc)
         if isinstance(x, int):
-            return round_sum([product(x), value(y)], acc)
+            return round_sum([product(x), vy], acc)
         if isinstance(y, int):
-            return round_sum([value(x), product(y)], acc)
-        return round_to(value(x) + value(y), acc)
+            return round_sum([vx, product(y)], acc)
+        return round_to(vx + vy, acc)
 
-    return round_to(value(tree), model.out)
+    return round_to(_postorder(tree, rounded_product, value), model.out)
 
 
 def models_for(fmt_in, fmt_out):
