@@ -223,15 +223,23 @@ def candidates(k, swap_pairs=False, blocks=None):
     """(description, tree), one after another, for the usual shapes of a K loop;
     swap_pairs: with each pair of k (2i, 2i + 1) taken odd first (as VDPBF16PS adds its two
     products into a lane)."""
+    seen = set()
+
     def out(desc, tree):
         if swap_pairs:
             tree = _relabel(tree, lambda i: i ^ 1 if (i ^ 1) < k else i)
             desc += ', each pair of k odd first'
+        fingerprint = key(tree)
+        if fingerprint in seen:
+            return None
+        seen.add(fingerprint)
         return desc, tree
 
-    yield out('sequential', chain(list(range(k))))
-    yield out('recursive halves', recursive_halves(list(range(k))))
-    yield out('pairwise (adjacent pairs, level by level)', pairwise(list(range(k))))
+    for c in (out('sequential', chain(list(range(k)))),
+              out('recursive halves', recursive_halves(list(range(k)))),
+              out('pairwise (adjacent pairs, level by level)', pairwise(list(range(k))))):
+        if c:
+            yield c
     if blocks is None:
         blocks = (8, 16, 32, 64, 96, 128, 192, 256, 320, 384, 512, 768, 1024, 2048, 4096)
     blocks = sorted({b for b in blocks if 1 < b < k}, reverse=True)
@@ -254,7 +262,9 @@ def candidates(k, swap_pairs=False, blocks=None):
                                        lanes(i, n, g, c), outer)
                         desc = (inner_desc if block == k else
                                 f'blocks of {block}: {inner_desc} in each, blocks {outer}')
-                        yield out(desc, tree)
+                        c = out(desc, tree)
+                        if c:
+                            yield c
 
 
 def _relabel(t, f):
@@ -675,9 +685,10 @@ def batch_invariance(kernel, k, max_rows=32, n=16, seed=7, rows=None):
     x = random_inputs(rng, 1, k, kernel.fmt_in)[0]
     b = random_inputs(rng, n, k, kernel.fmt_in)
     alone = kernel.matmul([x], b)[0]
-    for m in rows or range(2, max_rows + 1):
-        others = random_inputs(rng, m - 1, k, kernel.fmt_in)
-        got = kernel.matmul([x] + others, b)[0]
+    sizes = list(rows or range(2, max_rows + 1))
+    others = random_inputs(rng, max(sizes) - 1, k, kernel.fmt_in)
+    for m in sizes:
+        got = kernel.matmul([x] + others[:m - 1], b)[0]
         if any(not _same(u, v) for u, v in zip(got, alone)):
             return m
     return None

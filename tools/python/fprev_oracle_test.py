@@ -71,6 +71,14 @@ def seq_dot(ar, br):
     return acc
 
 
+def reverse_fma_dot(ar, br):
+    # From the last k down to the first, each product fused into the sum.
+    acc = f32(ar[-1] * br[-1])
+    for x, y in zip(reversed(ar[:-1]), reversed(br[:-1])):
+        acc = fma32(x, y, acc)
+    return acc
+
+
 def pairwise_dot(ar, br):
     def s(lo, hi):
         if hi - lo == 1:
@@ -312,6 +320,14 @@ class Models(unittest.TestCase):
     def test_lanes_fused(self):
         self.assertEqual(self.fits(matmul_by(lanes16_fma_dot), lanes16_tree(64)),
                          ['acc f32, products fused (exact), two products: the low k rounded first'])
+
+    def test_reverse_fused(self):
+        # The tree as the probes give it: leaf 0 joins last, beside the rest.
+        kernel = fo.Kernel(matmul_by(reverse_fma_dot))
+        tree, _ = fo.reveal_tree(kernel, 12, (2, 2))
+        self.assertTrue(same_tree(tree, seq_tree(list(range(11, -1, -1)))))
+        self.assertEqual([m.name() for m in fo.fit_models(kernel, tree, (2, 2), seed=3)],
+                         ['acc f32, products fused (exact), two products: the high k rounded first'])
 
     def test_wrong_tree_reproduces_nothing(self):
         # The self-check is not vacuous: the right kernel under a wrong order fails.
