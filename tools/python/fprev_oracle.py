@@ -363,18 +363,32 @@ def models_for(fmt_in, fmt_out):
 
 
 def random_inputs(rng, rows, k, fmt):
-    """Values of `fmt` in [-1, 1) with random low bits (and a spread of exponents), so that
-    every rounding in a sum is felt."""
+    """Values of `fmt` with every significand bit random, of either sign, over a few
+    binades (2^-4 to 2^3), so that every rounding in a sum is felt."""
+    p = FORMATS[fmt][0]
+    lo = 1 << (p - 1)
+
     def one():
-        x = rng.uniform(-1, 1) * 2.0 ** rng.randint(-3, 3)
-        return round_to(x, fmt)
+        x = math.ldexp(lo | rng.getrandbits(p - 1), rng.randint(-4, 2) - (p - 1))
+        return -x if rng.getrandbits(1) else x
     return [[one() for _ in range(k)] for _ in range(rows)]
+
+
+def _spots(rng, shape, positions, only):
+    m, n = shape
+    if only is not None:
+        return [only]
+    spots = {(0, 0), (m - 1, n - 1)}
+    while len(spots) < min(positions, m * n):
+        spots.add((rng.randrange(m), rng.randrange(n)))
+    return sorted(spots)
 
 
 def reproduces(kernel, tree, model, shape, rng, trials=2, positions=24, only=None):
     """Whether `model` over `tree` gives the kernel's outputs bit for bit, on `trials`
-    random calls of `shape` (m, n), at `positions` outputs of each (the first row and
-    column included). Returns (True, checked) or (False, (m, n, got, want))."""
+    random calls of `shape` (m, n), at `positions` outputs of each (the first and the last
+    included; `only`: that output alone). Returns (True, outputs checked) or
+    (False, (m, n, got, want))."""
     m, n = shape
     k = size(tree)
     checked = 0
@@ -382,10 +396,7 @@ def reproduces(kernel, tree, model, shape, rng, trials=2, positions=24, only=Non
         a = random_inputs(rng, m, k, kernel.fmt_in)
         b = random_inputs(rng, n, k, kernel.fmt_in)
         c = kernel.matmul(a, b)
-        spots = {(0, 0), (m - 1, n - 1)} if only is None else {only}
-        while only is None and len(spots) < min(positions, m * n):
-            spots.add((rng.randrange(m), rng.randrange(n)))
-        for i, j in sorted(spots):
+        for i, j in _spots(rng, shape, positions, only):
             want = evaluate(tree, a[i], b[j], model)
             if not _same(c[i][j], want):
                 return False, (i, j, c[i][j], want)
@@ -398,15 +409,19 @@ def _same(x, y):
 
 
 def fit_models(kernel, tree, shape, seed=1, trials=2, positions=24, only=None):
-    """The models that reproduce the kernel over `tree` (each tried on the same inputs;
-    `only`: at that output alone, for a kernel whose outputs add in different orders)."""
-    fits = []
-    for model in models_for(kernel.fmt_in, kernel.fmt_out):
-        ok, _ = reproduces(kernel, tree, model, shape, random.Random(seed), trials, positions,
-                           only)
-        if ok:
-            fits.append(model)
-    return fits
+    """The models that reproduce the kernel over `tree`, all judged on the same calls
+    (`only`: at that output alone, for a kernel whose outputs add in different orders)."""
+    rng = random.Random(seed)
+    m, n = shape
+    k = size(tree)
+    alive = models_for(kernel.fmt_in, kernel.fmt_out)
+    for _ in range(trials):
+        a = random_inputs(rng, m, k, kernel.fmt_in)
+        b = random_inputs(rng, n, k, kernel.fmt_in)
+        c = kernel.matmul(a, b)
+        for i, j in _spots(rng, shape, positions, only):
+            alive = [md for md in alive if _same(c[i][j], evaluate(tree, a[i], b[j], md))]
+    return alive
 
 
 # ---------------------------------------------------------------------------- probes
