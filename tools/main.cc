@@ -9,6 +9,7 @@
 #include "suites/reports/report.h"
 #include "tools/cli.h"
 #include "tools/cmd_blockquant.h"
+#include "tools/cmd_invariance.h"
 #include "tools/text_table.h"
 
 int main(int argc, char** argv) {
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
   ulpgate::AddGoldenCommand(app);
   ulpgate::AddGateCommand(app);
   ulpgate::AddBlockQuantCommand(app);
+  ulpgate::AddInvarianceCommand(app);
   // A mistyped command: CLI11 would say only that a subcommand is required.
   if (argc > 1 && argv[1][0] != '-') {
     std::string names;

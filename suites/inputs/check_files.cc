@@ -143,7 +143,13 @@ ReductionInputSet ReadReductionInputs(const ReductionOpInfo& op, const std::stri
     throw InputError("--inputs " + path + ": the linear and MSE ops take an .npz with arrays " +
                      fmt::format("{}", fmt::join(op.operands, ", ")));
   }
-  const std::vector<NumpyArray> arrays = ReadNumpyFile(path);
+  ReductionInputSet inputs = ReductionInputsFromArrays(op, ReadNumpyFile(path), format, path);
+  inputs.source = "file:" + path;
+  return inputs;
+}
+
+ReductionInputSet ReductionInputsFromArrays(const ReductionOpInfo& op, const std::vector<NumpyArray>& arrays,
+                                            const FloatFormat& format, const std::string& path) {
   // Each extent's place in the operands: their shapes for distinct sentinels.
   const ReductionShape sentinel{1000003, 1000033, 1000037};
   const auto where = ReductionOperandShapes(op.op, sentinel);
@@ -190,7 +196,7 @@ ReductionInputSet ReadReductionInputs(const ReductionOpInfo& op, const std::stri
   inputs.op = op.op;
   inputs.format = &format;
   inputs.shape = shape;
-  inputs.source = "file:" + path;
+  inputs.source = path;
   if (shape.batch == 0 || shape.in == 0 || shape.out == 0 || instances == 0) {
     throw InputError(path + ": an empty operand");
   }
@@ -226,12 +232,19 @@ ReductionInputSet ReadReductionInputs(const ReductionOpInfo& op, const std::stri
 std::vector<std::vector<float>> ReadReductionOutputs(const ReductionOpInfo& op,
                                                      const ReductionInputSet& inputs,
                                                      const std::string& spec, std::string* label) {
-  const FloatFormat& format = *inputs.format;
   const auto [path, name] = SplitArraySpec(spec);
   if (!IsNumpyPath(path)) throw InputError(path + ": the linear and MSE ops take .npz or .npy outputs");
   const std::vector<NumpyArray> arrays = ReadNumpyFile(path);
   const NumpyArray* chosen = &OutputArray(arrays, name, op.operands, path);
   if (label->empty()) *label = chosen->name;
+  return ReductionOutputsFromArray(op, inputs, *chosen, path);
+}
+
+std::vector<std::vector<float>> ReductionOutputsFromArray(const ReductionOpInfo& op,
+                                                          const ReductionInputSet& inputs,
+                                                          const NumpyArray& array, const std::string& path) {
+  const FloatFormat& format = *inputs.format;
+  const NumpyArray* chosen = &array;
   const std::vector<size_t> want = ReductionOutputShape(op.op, inputs.shape);
   size_t want_count = inputs.instances.size();
   for (size_t e : want) want_count *= e;

@@ -47,6 +47,14 @@ ReductionInputSet ReadReductionInputs(const ReductionOpInfo& op, const std::stri
 std::vector<std::vector<float>> ReadReductionOutputs(const ReductionOpInfo& op,
                                                      const ReductionInputSet& inputs,
                                                      const std::string& spec, std::string* label);
+// The same from arrays in memory (the Python package's): `path` names where
+// they come from in messages ("python:x: shape [3, 4] does not fit ...") and
+// is the input set's source.
+ReductionInputSet ReductionInputsFromArrays(const ReductionOpInfo& op, const std::vector<NumpyArray>& arrays,
+                                            const FloatFormat& format, const std::string& path);
+std::vector<std::vector<float>> ReductionOutputsFromArray(const ReductionOpInfo& op,
+                                                          const ReductionInputSet& inputs,
+                                                          const NumpyArray& array, const std::string& path);
 
 }  // namespace ulpgate
 

@@ -37,12 +37,17 @@ import time
 
 from . import _ulpgate
 
-__all__ = ["check", "sweep", "ops", "exact", "hex_value", "format_ulp", "CheckReport", "SweepReport",
+__all__ = ["check", "sweep", "ops", "invariance", "InvarianceReport", "reveal", "RevealReport", "tree",
+           "reduction_ops", "reduction_suites", "reduction_inputs", "ReductionReport", "DotDoorError", "exact",
+           "hex_value", "format_ulp", "CheckReport", "SweepReport",
            "InputError", "formats", "decode", "encode", "round", "CastReport", "check_blockquant",
            "BlockQuantReport", "CAST_SWEEP_F32_SAMPLES"]
 
 __version__ = _ulpgate.__version__  # the CMake project's version, as `ulpgate --version` says it
 InputError = _ulpgate.InputError
+# A matrix product callable that raised, or returned the wrong dtype or shape, under reveal or
+# invariance (a RuntimeError carrying Python's message): never read as a result.
+DotDoorError = _ulpgate.DotDoorError
 WIDTH = 120  # the columns every line of a report and an assertion message fits
 # ULP errors and bound fractions as the CLI prints them: 4 digits rounded up,
 # so 0.5000091 reads "0.5001", never "0.5".
@@ -502,16 +507,34 @@ class CheckReport:
         return f"<table><caption>ulpgate check of {html.escape(self.op)}</caption>{rows}</table>"
 
 
-def check(outputs, inputs, op, dtype=None, models=(), label=None, threads=0, policy=None):
+def check(outputs, inputs=None, op=None, dtype=None, models=(), label=None, threads=0, policy=None,
+          shape=None, suite=None, seed=1, n=None, tensors="numpy"):
     """Measures `outputs` of `op` at `inputs` (a dict by operand name, or a sequence in the
     op's order: `ulpgate.ops()`), each output against the exact value and every model of
     the op in that dtype, plus `models` of your own ("NAME: statements"). Returns a
     CheckReport. Raises ValueError for values that are not of the dtype.
 
+    A reduction (`reduction_ops()`: linear_fwd, mse_fwd, ...) takes either its outputs with
+    `inputs` (the operands as arrays, the shape read from them, a leading dimension of
+    instances allowed) or, in place of the outputs, a callable fn(*operands) that ulpgate
+    calls on each instance of one of its suites (`suite`, `seed`, `n` instances of `shape`,
+    in `dtype`, as arrays or with tensors='torch' torch tensors of it) and whose results
+    (the op's output shape, in the dtype) it measures. Returns a ReductionReport.
+
     A cast op (cast_f32, cast_bf16, cast_f16: the source) takes the destination as `dtype`
     (taken from the outputs where they are an ml_dtypes array or a torch float8 tensor), the
     outputs as its codes and `inputs` as one array of the source (or {"x": array}); `policy`
     names the policy the outputs claim. Returns a CastReport."""
+    if op is None:
+        raise ValueError("op: the op the outputs are of (ops(), reduction_ops())")
+    if _is_reduction(op):
+        if models or policy is not None:
+            raise ValueError(f"{op}: its models are its schedules'; it takes no models= or policy=")
+        return _check_reduction(outputs, inputs, op, dtype, label, threads, shape, suite, seed, n, tensors)
+    if shape is not None or suite is not None or n is not None:
+        raise ValueError(f"shape=, suite= and n= are for the reductions; {op} takes its inputs")
+    if inputs is None:
+        raise ValueError(f"{op}: inputs= (its operands) are needed")
     if _is_cast(op):
         if models:
             raise ValueError(f"{op}: models are the cast model's policies; name one with policy=")
@@ -994,6 +1017,457 @@ class BlockQuantReport:
             for rule, policies in self.scale_rules.items():
                 lines.append(_wrapped(f"{rule}: {len(policies)} element policies: {', '.join(policies)}",
                                       prefix="    ", indent=6))
+        return "\n".join(lines)
+
+
+
+
+# ---- Reductions ----------------------------------------------------------------------------
+
+def reduction_ops():
+    """The reductions (linear layer, MSE loss, ...), as the C++ table registers them: a list of
+    dicts with name, definition, operands (in the order a callable receives them), variants,
+    shape_rank (3: batch, in, out; 1: N) and default_shape."""
+    return _ulpgate.reduction_ops()
+
+
+def reduction_suites():
+    """The reductions' input suites: name, description, default_n (instances)."""
+    return _ulpgate.reduction_suites()
+
+
+def _is_reduction(op):
+    return any(o["name"] == op for o in reduction_ops())
+
+
+def _reduction_op(op):
+    for o in reduction_ops():
+        if o["name"] == op:
+            return o
+    raise ValueError(f"unknown reduction op '{op}' ({', '.join(o['name'] for o in reduction_ops())})")
+
+
+def _shape_text(shape):
+    """'' (the op's default), '8,16,4' from (8, 16, 4), 8 or '8,16,4'."""
+    if shape is None:
+        return ""
+    if isinstance(shape, str):
+        return shape
+    if isinstance(shape, int):
+        return str(shape)
+    return ",".join(str(int(e)) for e in shape)
+
+
+def reduction_inputs(op, dtype="f32", shape=None, suite="cancellation", seed=1, n=None, tensors="numpy"):
+    """The instances of a reduction suite, as check gives them to a callable: a list of dicts of
+    operand arrays by name (`ulpgate suite export`'s instances, in memory)."""
+    dtype = _DTYPE_NAMES.get(dtype, dtype)
+    return _ulpgate.reduction_inputs(op, dtype, _shape_text(shape), suite, int(seed), int(n or 0), tensors)
+
+
+def _float32_array(x):
+    """The values of an array or tensor as a numpy float32 array of its shape."""
+    import numpy as np
+    if _is_torch(x):
+        return x.detach().cpu().float().contiguous().numpy()
+    if _is_bf16_void(x):
+        bits = np.ascontiguousarray(x).view(np.uint16).astype(np.uint32) << 16
+        return bits.view(np.float32)
+    return np.ascontiguousarray(np.asarray(x, dtype=np.float32))
+
+
+def _check_reduction(outputs, inputs, op, dtype, label, threads, shape, suite, seed, n, tensors):
+    info = _reduction_op(op)
+    if callable(outputs) and not hasattr(outputs, "dtype"):
+        if inputs is not None:
+            raise ValueError(f"{op}: a callable is given ulpgate's inputs (suite=, shape=, n=); "
+                             "outputs of inputs of your own are checked as arrays")
+        dtype = _DTYPE_NAMES.get(dtype or "f32", dtype or "f32")
+        label = label or getattr(outputs, "__name__", "fn")
+        record = _ulpgate.check_reduction_callable(outputs, op, dtype, _shape_text(shape), suite or "cancellation",
+                                                   int(seed), int(n or 0), label, tensors, threads)
+        return ReductionReport(json.loads(record), op, dtype, label, info, suite or "cancellation", int(seed))
+    if inputs is None:
+        raise ValueError(f"{op}: the operands ({', '.join(info['operands'])}) are needed beside the outputs, "
+                         "or give a callable in place of the outputs")
+    if suite is not None or n is not None:
+        raise ValueError(f"{op}: suite= and n= are for a callable; outputs come with their inputs")
+    names = info["operands"]
+    if isinstance(inputs, dict):
+        unknown = [k for k in inputs if k not in names]
+        if unknown:
+            raise ValueError(f"{op} takes operands {', '.join(names)}; unknown {unknown}")
+        given = [(k, inputs[k]) for k in names if k in inputs]
+    else:
+        inputs = list(inputs)
+        if len(inputs) > len(names):
+            raise ValueError(f"{op} takes {len(names)} operands ({', '.join(names)}), given {len(inputs)}")
+        given = list(zip(names, inputs))
+    if dtype is None:
+        dtype = _dtype_of(outputs)
+        if dtype is None:
+            raise ValueError(f"dtype: outputs of dtype {getattr(outputs, 'dtype', type(outputs))}; "
+                             "give dtype='f32', 'bf16' or 'f16'")
+    dtype = _DTYPE_NAMES.get(dtype, dtype)
+    label = label or "outputs"
+    record = _ulpgate.check_reduction(op, dtype, [(k, _float32_array(v)) for k, v in given],
+                                      _float32_array(outputs), label, threads)
+    return ReductionReport(json.loads(record), op, dtype, label, info, None, None)
+
+
+class ReductionReport:
+    """What `check` measured of a reduction's outputs, as `ulpgate check` says it: ULP errors
+    against the exact value (max with its element and instance, mean, percentiles,
+    histogram), the bound fraction (the largest error as a fraction of the classical bound of
+    a binary32-accumulated evaluation; above 1 on `above_bound` outputs: not computed with
+    binary32 products and sums), and `matching`: every schedule's model the outputs follow
+    bit for bit (sequential, lane-parallel with 4/8/16 lanes, pairwise; fused or not)."""
+
+    def __init__(self, record, op, dtype, label, info, suite, seed):
+        self.record = record
+        self.op, self.dtype, self.label = op, dtype, label
+        self.shape = record["shape"]
+        self.instances = record["instances"]
+        self.suite, self.seed = suite, seed
+        self.n = record["n"]
+        self.max_ulp = record["max_ulp"]
+        self.mean_ulp = record["mean_ulp"]
+        self.percentiles = {float(k): v for k, v in record.get("percentiles", {}).items()}
+        self.histogram = record["histogram"]
+        self.correctly_rounded = record["correctly_rounded"]
+        self.special_mismatch = record["special_mismatch"]
+        self.signed_zero_mismatch = record["signed_zero_mismatch"]
+        self.bound_fraction = record.get("bound_fraction")
+        self.matching = list(record["conformance"]["matching"])
+        self.exceeds_bound = record["exceeds_bound"]
+        self.worst = record.get("max_input")  # {index, instance, element, name}
+        self._info = info
+
+    @property
+    def max_bound_fraction(self):
+        """The largest error as a fraction of the error bound (above 1: beyond it)."""
+        return float(self.bound_fraction["max"]) if self.bound_fraction else None
+
+    @property
+    def above_bound(self):
+        """How many outputs err beyond the bound."""
+        return self.bound_fraction["above_one"] if self.bound_fraction else 0
+
+    def to_json(self):
+        return json.dumps(self.record, indent=2)
+
+    def bound_text(self):
+        b = self.max_bound_fraction
+        name = ("the f32 error bound" if self.dtype == "f32"
+                else f"the error bound of f32 accumulation rounded to {self.dtype}")
+        if b is None:
+            return "no bound"
+        if self.above_bound:
+            return (f"{_ulp_text(b)}: EXCEEDS {name} on {self.above_bound} of {self.n} outputs (up to "
+                    f"{_ulp_text(b)} times it): not computed with binary32-accumulated products and sums")
+        return f"{_ulp_text(b)}: within {name} (the largest error is {_ulp_text(b)} of it)"
+
+    def models_text(self):
+        if self.matching:
+            return ", ".join(self.matching)
+        return "none of the schedules' models (a blocked or tiled sum, say)"
+
+    def inputs_command(self):
+        """The command that writes the same instances to an .npz (suite inputs only)."""
+        if self.suite is None:
+            return None
+        return (f"ulpgate suite export --op {self.op} --suite {self.suite} --seed {self.seed} --shape "
+                f"{self.shape} --dtype {self.dtype} --n {self.instances} --out inputs.npz")
+
+    def _rows(self):
+        p = self.percentiles
+        where = f"{self.instances} instance{'s' if self.instances != 1 else ''} of shape {self.shape}"
+        if self.suite is not None:
+            where += f", suite {self.suite} seed {self.seed}"
+        worst = ""
+        if self.worst:
+            worst = f" at {self.worst['name']} of instance {self.worst['instance']}"
+        rows = [("outputs", f"{self.n} ({self.dtype}; {where})"),
+                ("max ULP", _ulp_text(self.max_ulp) + worst),
+                ("mean / p99 ULP", f"{_ulp_text(self.mean_ulp)} / {_ulp_text(p.get(99.0, float('nan')))}"),
+                ("correctly rounded", f"{self.correctly_rounded} of {self.n}"),
+                ("special mismatches", str(self.special_mismatch)),
+                ("bound fraction", self.bound_text()),
+                ("follows bit for bit", self.models_text())]
+        if self.suite is not None:
+            rows.append(("inputs", self.inputs_command()))
+        return rows
+
+    def __repr__(self):
+        rows = self._rows()
+        width = max(len(k) for k, _ in rows)
+        lines = [f"ulpgate check of {self.op} ({self.label}):"]
+        for k, v in rows:
+            lines.append(_wrapped(v, prefix=f"  {k:<{width}}  ", indent=width + 4, command=k == "inputs"))
+        return "\n".join(lines)
+
+
+# ---- Matrix products: invariance (and reveal) through a callable --------------------------
+
+def _door_args(fn, dtype, out_dtype, tensors, name):
+    """(dtype, out_dtype, tensors, name) of a matrix product callable's door: the operands'
+    format, the outputs' (by default the operands', f32 for an 8-bit one), 'numpy' or 'torch'."""
+    dtype = _DTYPE_NAMES.get(dtype, dtype)
+    if out_dtype is None:
+        out_dtype = dtype if dtype in ("f32", "bf16", "f16") else "f32"
+    out_dtype = _DTYPE_NAMES.get(out_dtype, out_dtype)
+    if tensors not in ("numpy", "torch"):
+        raise ValueError(f"tensors: 'numpy' or 'torch', not {tensors!r}")
+    name = name or getattr(fn, "__name__", None) or type(fn).__name__
+    return dtype, out_dtype, tensors, name
+
+
+class _TorchThreads:
+    """Restores torch's thread count after a door that set it (invariance's threads)."""
+
+    def __init__(self, tensors):
+        self.torch = _torch() if tensors == "torch" else None
+
+    def __enter__(self):
+        self.threads = self.torch.get_num_threads() if self.torch else None
+        return self
+
+    def __exit__(self, *exc):
+        if self.torch:
+            self.torch.set_num_threads(self.threads)
+
+
+def invariance(fn, dtype="f32", out_dtype=None, tensors="numpy", k=256, n=32, max_batch=512, seed=1,
+               repeats=3, threads=(1, 2, 4), time_budget=60.0, name=None, max_k=0, max_rows=0,
+               progress=None, trees=True):
+    """Batch invariance and determinism of a matrix product callable fn(a, b) -> a @ b.T (a
+    [m, k], b [n, k], c [m, n]; NumPy arrays of the dtype, or torch tensors with
+    tensors='torch'), as `ulpgate invariance` measures a kernel: one probe row of A computed
+    alone and in batches of other sizes (every m to 17, then around each power of two up to
+    `max_batch`), at other positions in the batch, with its operands at other alignments,
+    with other thread counts (torch.set_num_threads, restored after; NumPy's cannot be set)
+    and `repeats` times run to run, each compared with its baseline by encoding. Where the
+    batch size changes the bits (and the callable is deterministic), with `trees` reveal's
+    summation trees of the probe's first output at the last size that keeps them and the
+    first that changes them (`report.trees`). Returns an InvarianceReport. Raises DotDoorError where fn raises or returns the wrong dtype or shape."""
+    dtype, out_dtype, tensors, name = _door_args(fn, dtype, out_dtype, tensors, name)
+    with _TorchThreads(tensors):
+        record = _ulpgate.invariance(fn, dtype, out_dtype, tensors, name, int(k), int(n), int(max_batch),
+                                     int(seed), int(repeats), [int(t) for t in threads], float(time_budget),
+                                     int(max_k), int(max_rows), progress, bool(trees))
+    return InvarianceReport(json.loads(record))
+
+
+class InvarianceReport:
+    """What `invariance` found: `verdict` in words ("batch-invariant", "not batch-invariant
+    (first at m=8)", "nondeterministic (run to run)", ...), `invariant`, `batch_invariant` (no
+    batch size or position changed the probe's bits), `deterministic`, the first batch size
+    whose bits differ from the probe alone (`first_changed_batch`, None if none) and the
+    largest below it (`last_invariant_batch`), and per dimension (`dimensions['batch size']`,
+    'position', 'alignment', 'threads', 'run to run') the trials with how many outputs changed
+    and by how many ULPs."""
+
+    def __init__(self, record):
+        self.record = record
+        self.door = record["door"]
+        self.verdict = record["verdict"]
+        self.invariant = record["invariant"]
+        self.deterministic = record["deterministic"]
+        self.dimensions = {d["dimension"]: d for d in record["dimensions"]}
+        self.batch_invariant = not any(self.dimensions[d]["bits_changed"] for d in ("batch size", "position")
+                                       if d in self.dimensions) and self.deterministic
+        self.first_changed_batch = record["first_changed_batch"] or None
+        self.last_invariant_batch = record["last_invariant_batch"] or None
+        self.batch_sizes = record["batch_sizes"]
+        self.calls, self.seconds = record["calls"], record["seconds"]
+        # {before_m, after_m, before, after, short_before, short_after} (or {error}); None where
+        # no batch size changed the bits.
+        self.trees = record.get("trees")
+
+    @property
+    def changed(self):
+        """The dimensions in which some trial changed the probe's bits."""
+        return [name for name, d in self.dimensions.items() if d["bits_changed"]]
+
+    def to_json(self):
+        return json.dumps(self.record, indent=2)
+
+    def dimension_text(self, name):
+        """One dimension's finding, as `ulpgate invariance` prints it."""
+        d = self.dimensions[name]
+        if not d["varied"]:
+            return f"not varied ({d['not_varied']})"
+        trials = d["trials"]
+        first = d["first_change"]
+        if first is None:
+            return f"same bits in all {len(trials)} trials ({d['range']}, against {d['baseline']})"
+        changes = sum(1 for t in trials if t["changed"])
+        ulp = "NaN" if first["max_ulp"] is None else f"{first['max_ulp']:g} ULP"
+        text = (f"bits change in {changes} of {len(trials)} trials ({d['range']}, against {d['baseline']}); "
+                f"first at {first['what']}: {first['changed']} of {first['compared']} outputs, max {ulp}")
+        if name == "batch size":
+            text += f"; as alone up to m={self.last_invariant_batch}"
+        return text
+
+    def __repr__(self):
+        r = self.record
+        lines = [_wrapped(f"ulpgate invariance of {self.door} ({r['operand_format']} -> {r['output_format']}, "
+                          f"k {r['k']}, n {r['n']}, seed {r['seed']}): {self.verdict} ({self.calls} calls, "
+                          f"{self.seconds:.2f} s)", indent=2)]
+        for name in self.dimensions:
+            lines.append(_wrapped(self.dimension_text(name), prefix=f"  {name}: ", indent=4))
+        t = self.trees
+        if t and "error" in t:
+            lines.append(_wrapped(t["error"], prefix="  trees: not revealed: ", indent=4))
+        elif t:
+            lines.append(_wrapped(f"m={t['before_m']}: {t['short_before']}; m={t['after_m']}: {t['short_after']}",
+                                  prefix="  trees of C[0][0]: ", indent=4))
+        return "\n".join(lines)
+
+
+
+_TREE_KINDS = ("sequential", "sequential_fused", "pairwise", "lane_parallel", "lane_parallel_fused")
+
+
+def tree(kind, k=None, lanes=8, structure_only=True):
+    """A summation tree's text in reveal's canonical form. `kind` is one of ulpgate's own
+    schedules over k terms ('sequential', 'sequential_fused', 'pairwise', 'lane_parallel' with
+    `lanes` strided chains and a halving tree, 'lane_parallel_fused'), a tree's text
+    ('((0+1)+2)', 'fused4[0,1,2,3]', children in any order), or nested lists ([[0, 1], 2]; a
+    list of more than two is one node adding them all with one rounding). The leaves' rounding
+    marks and the nodes' arithmetic are dropped unless structure_only=False."""
+    if isinstance(kind, (list, tuple)):
+        kind = _nested_text(kind)
+    elif isinstance(kind, int):
+        kind = str(kind)
+    if kind in _TREE_KINDS:
+        if not k:
+            raise ValueError(f"tree('{kind}'): give k, the number of terms")
+        return _ulpgate.tree_text("", kind, int(k), int(lanes), structure_only)
+    return _ulpgate.tree_text(kind, "", 0, int(lanes), structure_only)
+
+
+def _nested_text(node):
+    if isinstance(node, (list, tuple)):
+        parts = [_nested_text(c) for c in node]
+        if len(parts) < 2:
+            raise ValueError(f"a node adds two or more inputs, not {node!r}")
+        return f"({parts[0]}+{parts[1]})" if len(parts) == 2 else f"fused{len(parts)}[{','.join(parts)}]"
+    return str(int(node))
+
+
+def _nested(node):
+    """A tree's JSON node as nested lists: a leaf its term, a node the list of its children."""
+    if "term" in node:
+        return node["term"]
+    return [_nested(c) for c in node["add"]]
+
+
+def reveal(fn, k, dtype="f32", out_dtype=None, tensors="numpy", m=16, n=64, row=0, col=0, batch=None,
+           fingerprint=True, check_outputs=1000, seed=1, name=None, max_k=0, max_rows=0):
+    """How a matrix product callable fn(a, b) -> a @ b.T adds up the k terms of output (row,
+    col) of calls of m x n x k, from its outputs alone, as `ulpgate reveal` finds it: the
+    summation tree (FPRev's cancellation probes), then with `fingerprint` each node's
+    arithmetic and each product's rounding (the accumulator fingerprint), then the resulting
+    model checked bit for bit against fn on `check_outputs` outputs of random operands
+    (0: not checked). batch=True has every output of a call carry a probe of its own (it takes
+    every output to add up alike); False one probe per call; None (the default) tries True
+    and, where the probes do not nest as a tree (a BLAS whose edge tiles add otherwise),
+    False. Returns a RevealReport; outputs no tree gives are a finding (`not_a_tree`, or a
+    model check that fails), never an exception. Raises DotDoorError where fn raises or
+    returns the wrong dtype or shape."""
+    dtype, out_dtype, tensors, name = _door_args(fn, dtype, out_dtype, tensors, name)
+
+    def run(batched):
+        return json.loads(_ulpgate.reveal(fn, dtype, out_dtype, tensors, name, int(m), int(n), int(k), int(row),
+                                          int(col), batched, bool(fingerprint), int(check_outputs), int(seed),
+                                          int(max_k), int(max_rows)))
+    record = run(True if batch is None else bool(batch))
+    record["batch"] = True if batch is None else bool(batch)
+    if batch is None and record["not_a_tree"]:
+        first = record
+        record = run(False)
+        record["batch"] = False
+        record["batched_not_a_tree"] = first["not_a_tree"]
+        record["calls"] += first["calls"]
+    return RevealReport(record)
+
+
+class RevealReport:
+    """What `reveal` found of one output of a matrix product callable:
+    `tree` (text, structure only: '((0+1)+2)'), `structure` (nested lists: [[0, 1], 2]),
+    `known_shape` (ulpgate's name for it: 'sequential chain, rounded products', 'pairwise
+    cascade, ...', '' for another), or `not_a_tree` (reveal's words where the probes do not
+    nest as a tree's subtrees); the fingerprint (`model`: the tree with each product's
+    rounding and each node's arithmetic, `rounded_products`, `node_classes`,
+    `promote_every`, `parts`, `description`); and the model check (`model_outputs`,
+    `model_mismatches`, `first_mismatch`). `follows_tree` is True only when the tree was
+    revealed and its model gives the callable's bits on every output checked: probes that
+    read as a tree while the outputs differ from its model (a float64 accumulator, a
+    correctly rounded sum) are no tree of binary32 additions."""
+
+    def __init__(self, record):
+        self.record = record
+        self.door = record["door"]
+        self.k = record["shape"]["k"]
+        self.not_a_tree = record["not_a_tree"]
+        t = record.get("tree")
+        self.tree = t["text"] if t else None
+        self.structure = _nested(t["json"]["root"]) if t else None
+        self.known_shape = t["known_shape"] if t else None
+        self.depth = t["depth"] if t else None
+        self.max_fan_in = t["max_fan_in"] if t else None
+        f = record.get("fingerprint") or {}
+        self.fingerprint = f
+        self.fingerprint_error = f.get("error")
+        self.model = f["model"]["text"] if "model" in f else None
+        self.rounded_products = f.get("rounded_products")
+        self.node_classes = f.get("node_classes", [])
+        self.promote_every = f.get("promote_every") or None
+        self.parts = f.get("parts", [])
+        self.description = f.get("description", [])
+        if f.get("shape"):  # the name of the model, rounded products and all
+            self.known_shape = f["shape"]
+        c = record.get("model_check")
+        self.model_outputs = c["outputs"] if c else None
+        self.model_mismatches = c["mismatches"] if c else None
+        self.first_mismatch = c["first_mismatch"] if c else None
+        self.calls = record["calls"]
+
+    @property
+    def follows_tree(self):
+        return self.tree is not None and not self.model_mismatches
+
+    @property
+    def verdict(self):
+        """What reveal says, in one sentence."""
+        if self.tree is None:
+            return f"not a tree of roundings: {self.not_a_tree}"
+        shape = f" ({self.known_shape})" if self.known_shape else ""
+        if self.model_mismatches:
+            return (f"the probes read as a tree{shape}, but its model differs from the outputs on "
+                    f"{self.model_mismatches} of {self.model_outputs} checked: not that tree of binary32 additions "
+                    "on every output (a wider or exact accumulator, or tiles that add otherwise)")
+        checked = f", its model followed on all {self.model_outputs} outputs checked" if self.model_outputs else ""
+        return f"a summation tree{shape}{checked}"
+
+    def to_json(self):
+        return json.dumps(self.record, indent=2)
+
+    def __repr__(self):
+        r = self.record
+        s = r["shape"]
+        lines = [_wrapped(f"ulpgate reveal of {self.door} ({r['operand_format']} -> {r['output_format']}, output "
+                          f"({r['row']}, {r['col']}) of {s['m']} x {s['n']} x {s['k']}, "
+                          f"{'batched probes' if r['batch'] else 'one probe per call'}, {self.calls} calls): "
+                          f"{self.verdict}", indent=2)]
+        if self.tree is not None:
+            lines.append(_wrapped(self.model or self.tree, prefix="  model: ", indent=9))
+            lines += [_wrapped(d, prefix="  ", indent=4) for d in self.description]
+        if self.fingerprint_error:
+            lines.append(_wrapped(self.fingerprint_error, prefix="  fingerprint: ", indent=4))
+        if self.first_mismatch:
+            lines.append(_wrapped(self.first_mismatch, prefix="  first mismatch: ", indent=4))
         return "\n".join(lines)
 
 

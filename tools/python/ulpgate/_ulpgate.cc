@@ -8,7 +8,10 @@
 // as source patterns (uint32) and destination codes (uint8, one a byte), block
 // quantization as float32 values with uint8 scales and codes; both measured by
 // the cast model (suites/engine/cast_cases.h, oracles/block_scale.h) and
-// returned as dicts.
+// returned as dicts. A reduction (linear layer, MSE loss, any op of the
+// reduction table) is measured on outputs given as arrays or computed by a
+// callable from the op's suites (suites/inputs/reduction_suites.h), and a
+// matrix product callable is a DotDoor (python_arrays.h).
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -27,6 +30,7 @@
 
 #include "kernels/cast.h"
 #include "kernels/elementwise_ops.h"
+#include "kernels/narrow_formats.h"
 #include "oracles/block_scale.h"
 #include "oracles/cast_policy.h"
 #include "oracles/format.h"
@@ -35,12 +39,19 @@
 #include "suites/engine/kernel_fault.h"
 #include "suites/engine/plugins.h"
 #include "suites/inputs/cast_suites.h"
+#include "suites/inputs/check_files.h"
 #include "suites/inputs/inputs.h"
+#include "suites/inputs/numpy_files.h"
+#include "suites/inputs/reduction_suites.h"
 #include "suites/investigate/check.h"
 #include "suites/reports/format_list.h"
 #include "suites/reports/report.h"
 #include "suites/reports/number_text.h"
+#include "suites/reveal/invariance.h"
+#include "suites/reveal/reveal.h"
+#include "suites/reveal/summation_tree.h"
 #include "suites/sweep/sweep.h"
+#include "tools/python/ulpgate/python_arrays.h"
 
 namespace py = pybind11;
 
@@ -494,6 +505,391 @@ std::string Exact(const std::string& op_name, const std::vector<float>& operands
   return digits > 0 ? exact.ToDecimal(digits) : exact.ToHexExact();
 }
 
+using Floats = py::array_t<float, py::array::c_style | py::array::forcecast>;
+
+// The door a matrix product callable goes through, from the Python side's
+// arguments; ValueError for an unknown dtype or kind. Built with the GIL held.
+PythonDotDoor::Options DoorOptions(const std::string& dtype, const std::string& out_dtype,
+                                   const std::string& tensors, const std::string& name, size_t max_k,
+                                   size_t max_rows) {
+  PythonDotDoor::Options options;
+  options.name = name;
+  options.operands = &AnyFormatNamed(dtype);
+  options.outputs = &AnyFormatNamed(out_dtype);
+  try {
+    options.kind = ParseArrayKind(tensors);
+  } catch (const std::invalid_argument& e) {
+    throw py::value_error(e.what());
+  }
+  options.max_k = max_k;
+  options.max_rows = max_rows;
+  return options;
+}
+
+// A matrix product callable called once through its DotDoor, as reveal and
+// invariance call it: the GIL released around Multiply, which takes it back.
+// a [m, k] and b [n, k] hold values of `dtype`; returns c [m, n].
+py::array_t<float> DoorMultiply(py::object fn, const Floats& a, const Floats& b, const std::string& dtype,
+                                const std::string& out_dtype, const std::string& tensors,
+                                const std::string& name) {
+  if (a.ndim() != 2 || b.ndim() != 2 || a.shape(1) != b.shape(1)) {
+    throw py::value_error("a [m, k] and b [n, k]: two matrices with the same k");
+  }
+  const PythonDotDoor::Options options = DoorOptions(dtype, out_dtype, tensors, name, 0, 0);
+  for (const Floats* m : {&a, &b}) {
+    for (py::ssize_t i = 0; i < m->size(); ++i) {
+      if (!IsRepresentable(*options.operands, m->data()[i])) {
+        throw py::value_error("element " + std::to_string(i) + " is not a " + dtype + " value");
+      }
+    }
+  }
+  const DotShape shape{static_cast<size_t>(a.shape(0)), static_cast<size_t>(b.shape(0)),
+                       static_cast<size_t>(a.shape(1))};
+  PythonDotDoor door(std::move(fn), options);
+  py::array_t<float> c({static_cast<py::ssize_t>(shape.m), static_cast<py::ssize_t>(shape.n)});
+  float* out = c.mutable_data();
+  {
+    py::gil_scoped_release release;
+    door.Multiply(shape, a.data(), b.data(), out);
+  }
+  return c;
+}
+
+const ReductionOpInfo& ReductionOpNamed(const std::string& name) {
+  const ReductionOpInfo* op = FindReductionOp(name);
+  if (op == nullptr) {
+    std::string known;
+    for (const ReductionOpInfo& o : ReductionOps()) known += (known.empty() ? "" : ", ") + std::string(o.name);
+    throw py::value_error("unknown reduction op '" + name + "' (" + known + ")");
+  }
+  return *op;
+}
+
+// The formats a reduction's suites and kernels take (f32 and the 16-bit ones).
+const FloatFormat& ReductionFormatNamed(const ReductionOpInfo& op, const std::string& name) {
+  const FloatFormat* f = FindFormat(name);
+  if (f == nullptr || !(IsBinary32(*f) || NarrowFormatIndex(f->name) >= 0)) {
+    throw py::value_error("dtype '" + name + "': " + std::string(op.name) + " runs in f32, bf16, f16");
+  }
+  return *f;
+}
+
+// The reduction ops as the table gives them: name, definition, operands, the
+// variants' names, the extents of a shape (["batch", "in", "out"] or ["N"])
+// and the suites.
+py::list ReductionOpsList() {
+  py::list ops;
+  for (const ReductionOpInfo& op : ReductionOps()) {
+    py::dict d;
+    d["name"] = std::string(op.name);
+    d["definition"] = std::string(op.definition);
+    d["operands"] = op.operands;
+    std::vector<std::string> variants;
+    for (const ReductionVariantInfo& v : op.variants) variants.emplace_back(v.name);
+    d["variants"] = variants;
+    d["shape_rank"] = ReductionShapeRank(op.op);
+    d["default_shape"] = ShapeText(op.op, RunShape(op.op, ""));
+    ops.append(d);
+  }
+  return ops;
+}
+
+py::list ReductionSuitesList() {
+  py::list suites;
+  for (const SuiteInfo& s : ReductionSuites()) {
+    py::dict d;
+    d["name"] = s.name;
+    d["description"] = s.description;
+    d["default_n"] = s.default_n;
+    suites.append(d);
+  }
+  return suites;
+}
+
+// A suite's instances in a format: `ulpgate run --op OP --suite S --seed
+// SEED --shape SHAPE`'s, n of them (0: the suite's count).
+ReductionInputSet ReductionSuiteInputs(const ReductionOpInfo& op, const FloatFormat& format,
+                                       const std::string& shape_text, const std::string& suite, uint64_t seed,
+                                       uint64_t n) {
+  const SuiteInfo* info = nullptr;
+  std::string known;
+  for (const SuiteInfo& s : ReductionSuites()) {
+    known += (known.empty() ? "" : ", ") + s.name;
+    if (s.name == suite) info = &s;
+  }
+  if (info == nullptr) {
+    throw py::value_error("unknown suite '" + suite + "' of " + std::string(op.name) + " (" + known + ")");
+  }
+  const ReductionShape shape = RunShape(op.op, shape_text);
+  return GenerateReductionSuite(op.op, shape, suite, seed, n == 0 ? info->default_n : n, format);
+}
+
+// Instance i's operands as arrays or tensors of the format, by operand name.
+py::dict InstanceArrays(const ReductionInputSet& inputs, const ReductionOpInfo& op, size_t i, ArrayKind kind) {
+  const auto dims = ReductionOperandShapes(inputs.op, inputs.shape);
+  py::dict d;
+  for (size_t k = 0; k < op.operands.size(); ++k) {
+    d[py::str(op.operands[k])] = MakePythonArray(inputs.instances[i].operands[k].data(), dims[k], *inputs.format, kind);
+  }
+  return d;
+}
+
+// The instances of a suite, each a dict of operand arrays (what a callable
+// given to check receives, by name).
+py::list ReductionInputs(const std::string& op_name, const std::string& dtype, const std::string& shape,
+                         const std::string& suite, uint64_t seed, uint64_t n, const std::string& tensors) {
+  const ReductionOpInfo& op = ReductionOpNamed(op_name);
+  const ReductionInputSet inputs = ReductionSuiteInputs(op, ReductionFormatNamed(op, dtype), shape, suite, seed, n);
+  const ArrayKind kind = ParseArrayKind(tensors);
+  py::list out;
+  for (size_t i = 0; i < inputs.instances.size(); ++i) out.append(InstanceArrays(inputs, op, i, kind));
+  return out;
+}
+
+std::string ReductionRecord(const ReductionInputSet& inputs, const std::vector<std::vector<float>>& outputs,
+                            const std::string& label, unsigned threads) {
+  CaseResult r;
+  {
+    py::gil_scoped_release release;
+    r = RunReductionCheck(inputs, outputs, label, threads);
+  }
+  nlohmann::ordered_json record = ReductionCheckJson(r, inputs);
+  record["label"] = label;
+  return record.dump();
+}
+
+// A callable's outputs on a suite's instances, measured as `ulpgate check`
+// measures a reduction's: fn(*operands) once per instance, with the operands
+// in the op's order as arrays (or tensors) of the format, returning the op's
+// output shape in the format. Whatever fn raises propagates; a result of the
+// wrong type, dtype or shape is a ValueError naming the instance.
+std::string CheckReductionCallable(py::object fn, const std::string& op_name, const std::string& dtype,
+                                   const std::string& shape, const std::string& suite, uint64_t seed, uint64_t n,
+                                   const std::string& label, const std::string& tensors, unsigned threads) {
+  const ReductionOpInfo& op = ReductionOpNamed(op_name);
+  const ReductionInputSet inputs = ReductionSuiteInputs(op, ReductionFormatNamed(op, dtype), shape, suite, seed, n);
+  const ArrayKind kind = ParseArrayKind(tensors);
+  const std::vector<size_t> out_dims = ReductionOutputShape(inputs.op, inputs.shape);
+  std::vector<std::vector<float>> outputs;
+  for (size_t i = 0; i < inputs.instances.size(); ++i) {
+    const py::dict operands = InstanceArrays(inputs, op, i, kind);
+    py::list args;
+    for (const std::string& name : op.operands) args.append(operands[py::str(name)]);
+    const py::object result = fn(*args);
+    try {
+      outputs.push_back(PythonArrayValues(result, out_dims, *inputs.format,
+                                          fmt::format("{} of instance {} returned", label, i)));
+    } catch (const PythonArrayError& e) {
+      throw py::value_error(e.what());
+    }
+  }
+  return ReductionRecord(inputs, outputs, label, threads);
+}
+
+// A float32 array with its shape as the file reader takes one.
+NumpyArray ArrayOf(const std::string& name, const Floats& a) {
+  NumpyArray array;
+  array.name = name;
+  array.dtype = "<f4";
+  for (py::ssize_t d = 0; d < a.ndim(); ++d) array.shape.push_back(static_cast<size_t>(a.shape(d)));
+  const auto* bytes = reinterpret_cast<const uint8_t*>(a.data());
+  array.data.assign(bytes, bytes + a.size() * sizeof(float));
+  return array;
+}
+
+// Outputs made elsewhere at operands given as arrays (shape read from them, a
+// leading dimension of instances allowed), as `ulpgate check --inputs
+// F.npz --outputs G.npy` reads them from files.
+std::string CheckReductionArrays(const std::string& op_name, const std::string& dtype,
+                                 const std::vector<std::pair<std::string, Floats>>& operands,
+                                 const Floats& outputs, const std::string& label, unsigned threads) {
+  const ReductionOpInfo& op = ReductionOpNamed(op_name);
+  const FloatFormat& format = ReductionFormatNamed(op, dtype);
+  std::vector<NumpyArray> arrays;
+  for (const auto& [name, a] : operands) arrays.push_back(ArrayOf(name, a));
+  const ReductionInputSet inputs = ReductionInputsFromArrays(op, arrays, format, "python");
+  const std::vector<std::vector<float>> values =
+      ReductionOutputsFromArray(op, inputs, ArrayOf(label, outputs), "python");
+  return ReductionRecord(inputs, values, label, threads);
+}
+
+// `ulpgate invariance` of a callable (suites/reveal/invariance.h): the probe
+// row alone and in batches, at other positions, alignments, thread counts and
+// run to run. The GIL is released while it runs; the door takes it for each
+// call. progress(dimension) is called as each dimension starts. With
+// `trees`, where the batch size changes the bits, reveal's trees of the
+// probe's first output at the last size that keeps them and the first that
+// changes them.
+std::string Invariance(py::object fn, const std::string& dtype, const std::string& out_dtype,
+                       const std::string& tensors, const std::string& name, size_t k, size_t n, size_t max_batch,
+                       uint64_t seed, size_t repeats, const std::vector<unsigned>& threads, double time_budget,
+                       size_t max_k, size_t max_rows, py::object progress, bool trees) {
+  PythonDotDoor door(std::move(fn), DoorOptions(dtype, out_dtype, tensors, name, max_k, max_rows));
+  InvarianceOptions options;
+  options.k = k;
+  options.n = n;
+  options.max_batch = max_batch;
+  options.seed = seed;
+  options.repeats = repeats;
+  options.threads = threads;
+  options.time_budget_seconds = time_budget;
+  std::function<void(const std::string&)> told;
+  if (!progress.is_none()) {
+    told = [&progress](const std::string& dimension) {
+      py::gil_scoped_acquire gil;
+      progress(dimension);
+    };
+  }
+  InvarianceReport report;
+  std::optional<BatchTrees> batch_trees;
+  {
+    py::gil_scoped_release release;
+    try {
+      report = CheckInvariance(door, options, told);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(e.what());
+    }
+    if (trees) batch_trees = RevealBatchTrees(door, report);
+  }
+  return InvarianceJson(report, batch_trees).dump();
+}
+
+// A tree's structure alone: leaves' rounding marks and nodes' arithmetic
+// dropped, children in term order, so that trees that add alike compare equal.
+void StripArithmetic(SumNode* node) {
+  node->rounded = false;
+  node->arith = NodeArith{};
+  for (SumNode& c : node->children) StripArithmetic(&c);
+}
+
+nlohmann::ordered_json TreeRecord(const SummationTree& tree) {
+  nlohmann::ordered_json j;
+  j["text"] = tree.Text();
+  j["json"] = tree.Json();
+  j["k"] = tree.k();
+  j["internal_nodes"] = tree.InternalNodes();
+  j["depth"] = tree.Depth();
+  j["max_fan_in"] = tree.MaxFanIn();
+  j["known_shape"] = KnownShapeName(tree);
+  return j;
+}
+
+nlohmann::ordered_json CostRecord(const RevealCost& cost) {
+  return {{"calls", cost.calls}, {"probes", cost.probes}, {"seconds", cost.seconds}};
+}
+
+// `reveal` of a callable (suites/reveal/reveal.h): the summation tree of
+// output (row, col) of calls of m x n x k, then (fingerprint) each node's
+// arithmetic and each product's rounding, then (check_outputs > 0) the model
+// checked bit for bit on that many outputs of random operands. Outputs that
+// no tree of roundings gives (a correctly rounded sum, say) are no error:
+// the record says so in "not_a_tree", in reveal's words. A DotDoorError (the
+// callable raised, or returned the wrong dtype or shape) propagates.
+std::string Reveal(py::object fn, const std::string& dtype, const std::string& out_dtype, const std::string& tensors,
+                   const std::string& name, size_t m, size_t n, size_t k, size_t row, size_t col, bool batch,
+                   bool fingerprint, uint64_t check_outputs, uint64_t seed, size_t max_k, size_t max_rows) {
+  PythonDotDoor door(std::move(fn), DoorOptions(dtype, out_dtype, tensors, name, max_k, max_rows));
+  const DotShape shape{m, n, k};
+  RevealOptions options;
+  options.batch = batch;
+  nlohmann::ordered_json j;
+  j["door"] = door.Name();
+  j["operand_format"] = door.OperandFormat().name;
+  j["output_format"] = door.OutputFormat().name;
+  j["shape"] = {{"m", m}, {"n", n}, {"k", k}};
+  j["row"] = row;
+  j["col"] = col;
+  {
+    py::gil_scoped_release release;
+    std::optional<TreeReveal> revealed;
+    try {
+      revealed = RevealTree(door, shape, row, col, options);
+    } catch (const DotDoorError&) {
+      throw;
+    } catch (const std::invalid_argument& e) {
+      throw InputError(e.what());
+    } catch (const std::runtime_error& e) {
+      j["not_a_tree"] = e.what();
+    }
+    if (revealed) {
+      j["not_a_tree"] = nullptr;
+      j["tree"] = TreeRecord(revealed->tree);
+      j["probes"] = revealed->probes;
+      j["tree_cost"] = CostRecord(revealed->cost);
+      SummationTree model = revealed->tree;
+      if (fingerprint) {
+        try {
+          const AccumulatorFingerprint fp = RevealFingerprint(door, shape, row, col, revealed->tree, options);
+          model = fp.model;
+          nlohmann::ordered_json f;
+          f["model"] = TreeRecord(fp.model);
+          f["products_can_round"] = fp.products_can_round;
+          f["rounded_products"] = fp.rounded_products;
+          f["unobservable_products"] = fp.unobservable_products;
+          f["node_classes"] = nlohmann::ordered_json::array();
+          for (const NodeClass& c : fp.node_classes) {
+            f["node_classes"].push_back({{"arith", ArithText(c.arith)},
+                                         {"binary32", c.arith.IsBinary32()},
+                                         {"bits", c.arith.bits},
+                                         {"aligned", c.arith.aligned},
+                                         {"toward_zero", c.arith.rounding == NodeRounding::kTowardZero},
+                                         {"nodes", c.nodes}});
+          }
+          f["normalization_probed"] = fp.normalization_probed;
+          f["not_normalized"] = fp.not_normalized;
+          f["low_precision_blocks"] = fp.low_precision_blocks;
+          f["promote_every"] = fp.promote_every;
+          f["parts"] = fp.parts;
+          f["shape"] = fp.shape;
+          f["description"] = DescribeFingerprint(fp);
+          f["cost"] = CostRecord(fp.cost);
+          j["fingerprint"] = f;
+        } catch (const DotDoorError&) {
+          throw;
+        } catch (const std::runtime_error& e) {
+          j["fingerprint"] = {{"error", e.what()}};
+        }
+      }
+      if (check_outputs > 0) {
+        const ModelCheck c = CheckModel(door, shape, model, check_outputs, seed);
+        j["model_check"] = {{"outputs", c.outputs},         {"mismatches", c.mismatches},
+                            {"first_mismatch", c.first_mismatch}, {"calls", c.calls},
+                            {"seconds", c.seconds}};
+      }
+    }
+  }
+  j["calls"] = door.calls();
+  return j.dump();
+}
+
+// A tree's text, parsed and reduced to its structure ("((0+1)+2)" from
+// "((0r+1)+2)" or "((1+0)@t14+2)"); ValueError naming the position of an
+// error. With `builder` ("sequential", "sequential_fused", "pairwise",
+// "lane_parallel"), the tree of ulpgate's own schedule of k terms instead.
+std::string TreeText(const std::string& text, const std::string& builder, size_t k, size_t lanes,
+                     bool structure_only) {
+  SummationTree tree;
+  try {
+    if (builder.empty()) {
+      tree = ParseSummationTree(text);
+    } else if (builder == "sequential" || builder == "sequential_fused") {
+      tree = SequentialTree(k, builder == "sequential_fused");
+    } else if (builder == "pairwise") {
+      tree = PairwiseTree(k);
+    } else if (builder == "lane_parallel" || builder == "lane_parallel_fused") {
+      tree = LaneParallelTree(k, lanes, builder == "lane_parallel_fused");
+    } else {
+      throw std::invalid_argument("unknown tree '" + builder +
+                                  "' (sequential, sequential_fused, pairwise, lane_parallel, lane_parallel_fused)");
+    }
+  } catch (const std::invalid_argument& e) {
+    throw py::value_error(e.what());
+  }
+  if (structure_only) StripArithmetic(&tree.mutable_root());
+  tree.Canonicalize();
+  return tree.Text();
+}
+
 // "0.1.0": the project's version, as `ulpgate --version` says it.
 std::string Version() {
   const std::string tool = ToolVersion();
@@ -508,6 +904,7 @@ PYBIND11_MODULE(_ulpgate, m) {
   m.doc() = "ulpgate's engine for the Python package (use `import ulpgate`).";
   py::register_exception<ulpgate::InputError>(m, "InputError", PyExc_ValueError);
   py::register_exception<ulpgate::KernelFaultError>(m, "KernelFault", PyExc_RuntimeError);
+  py::register_exception<ulpgate::DotDoorError>(m, "DotDoorError", PyExc_RuntimeError);
   m.def("format_ulp", &ulpgate::FormatUlp, py::arg("value"),
         "A ULP error or bound fraction to 4 digits, rounded up: never below its value.");
   m.def("ops", &ulpgate::OpsList, "The elementwise ops: name, operands, definition.");
@@ -540,4 +937,34 @@ PYBIND11_MODULE(_ulpgate, m) {
         py::arg("begin"), py::arg("end"), py::arg("threads") = 0, py::arg("progress") = py::none(),
         "Sweeps a callable over a domain, calling progress(done, total) between blocks; returns "
         "sweep's JSON report.");
+  m.def("door_multiply", &ulpgate::DoorMultiply, py::arg("fn"), py::arg("a"), py::arg("b"), py::arg("dtype"),
+        py::arg("out_dtype"), py::arg("tensors") = "numpy", py::arg("name") = "fn",
+        "Calls a matrix product callable fn(a, b) -> a @ b.T once through its DotDoor; DotDoorError "
+        "where it raises or returns the wrong dtype or shape.");
+  m.def("invariance", &ulpgate::Invariance, py::arg("fn"), py::arg("dtype"), py::arg("out_dtype"),
+        py::arg("tensors"), py::arg("name"), py::arg("k"), py::arg("n"), py::arg("max_batch"), py::arg("seed"),
+        py::arg("repeats"), py::arg("threads"), py::arg("time_budget"), py::arg("max_k") = 0,
+        py::arg("max_rows") = 0, py::arg("progress") = py::none(), py::arg("trees") = true,
+        "Batch invariance and determinism of a matrix product callable; returns invariance's JSON report.");
+  m.def("reveal", &ulpgate::Reveal, py::arg("fn"), py::arg("dtype"), py::arg("out_dtype"), py::arg("tensors"),
+        py::arg("name"), py::arg("m"), py::arg("n"), py::arg("k"), py::arg("row") = 0, py::arg("col") = 0,
+        py::arg("batch") = true, py::arg("fingerprint") = true, py::arg("check_outputs") = 0,
+        py::arg("seed") = 1, py::arg("max_k") = 0, py::arg("max_rows") = 0,
+        "The summation tree, accumulator fingerprint and model check of a matrix product callable; returns JSON.");
+  m.def("tree_text", &ulpgate::TreeText, py::arg("text") = "", py::arg("builder") = "", py::arg("k") = 0,
+        py::arg("lanes") = 8, py::arg("structure_only") = true,
+        "A summation tree's text, canonical (structure only by default), parsed or built.");
+  m.def("reduction_ops", &ulpgate::ReductionOpsList,
+        "The reduction ops: name, definition, operands, variants, shape_rank, default_shape.");
+  m.def("reduction_suites", &ulpgate::ReductionSuitesList, "The reductions' input suites.");
+  m.def("reduction_inputs", &ulpgate::ReductionInputs, py::arg("op"), py::arg("dtype"), py::arg("shape"),
+        py::arg("suite"), py::arg("seed"), py::arg("n"), py::arg("tensors") = "numpy",
+        "A suite's instances: one dict of operand arrays each.");
+  m.def("check_reduction_callable", &ulpgate::CheckReductionCallable, py::arg("fn"), py::arg("op"),
+        py::arg("dtype"), py::arg("shape"), py::arg("suite"), py::arg("seed"), py::arg("n"), py::arg("label"),
+        py::arg("tensors") = "numpy", py::arg("threads") = 0,
+        "Calls fn on a suite's instances and measures its outputs; returns check's JSON record.");
+  m.def("check_reduction", &ulpgate::CheckReductionArrays, py::arg("op"), py::arg("dtype"), py::arg("operands"),
+        py::arg("outputs"), py::arg("label"), py::arg("threads") = 0,
+        "Measures a reduction's outputs at operands given as (name, array) pairs; returns check's JSON record.");
 }

@@ -10,11 +10,14 @@ command that explains the input step by step. Every line of a message fits 120 c
     assert_follows(x.to(torch.float8_e4m3fn), x, op="cast_f32", dtype="float8_e4m3fn",
                    policy="nearest_even.saturate")
     assert_follows_block_rule(x, scales, codes, spec="mxfp8_e4m3", rule="rceil")
+    assert_batch_invariant(lambda a, b: a @ b.T, k=256, n=32)
+    assert_tree(my_matmul, "pairwise", k=16)          # or "((0+1)+2)", or [[0, 1], 2]
 """
 
-from . import _decimal_text, _ulp_text, _wrapped, check, check_blockquant, exact
+from . import ReductionReport, _decimal_text, _ulp_text, _wrapped, check, check_blockquant, exact, invariance, reveal, tree
 
-__all__ = ["assert_follows", "assert_follows_block_rule", "assert_follows_model", "assert_within_bound",
+__all__ = ["assert_batch_invariant", "assert_tree",
+           "assert_follows", "assert_follows_block_rule", "assert_follows_model", "assert_within_bound",
            "assert_within_ulp"]
 
 
@@ -52,17 +55,29 @@ def assert_within_ulp(outputs, inputs, op, max_ulp, dtype=None, allow_special=Fa
     raise AssertionError("\n".join(lines))
 
 
-def assert_within_bound(outputs, inputs, op, max_fraction=1.0, dtype=None, msg=None):
+def assert_within_bound(outputs, inputs=None, op=None, max_fraction=1.0, dtype=None, msg=None, **options):
     """Fails unless every output's error is at most `max_fraction` of what a backward-stable
     evaluation of the op's definition may err (1: the bound itself; `ulpgate check
     --max-bound-fraction`). Many ULPs where the result cancels are within it; a kernel whose
-    formula loses more than its rounding can explain is not."""
-    report = check(outputs, inputs, op=op, dtype=dtype)
+    formula loses more than its rounding can explain is not. A reduction (op="linear_fwd",
+    ...) takes a callable in place of outputs and inputs, and check's options (shape, suite,
+    seed, n, tensors): its bound is that of binary32-accumulated products and sums."""
+    report = check(outputs, inputs, op=op, dtype=dtype, **options)
     fraction = report.max_bound_fraction
     if fraction is None:
         raise ValueError(f"{op} has no error bound to hold its outputs to")
     if fraction <= max_fraction:
         return report
+    if isinstance(report, ReductionReport):
+        where = report.bound_fraction.get("max_input") or {}
+        lines = [msg or f"{op} outputs ({report.label}) err more than {max_fraction:g} times the error bound.",
+                 _wrapped(f"Bound fraction: {report.bound_text()}.", indent=2)]
+        if where:
+            lines.append(f"Largest at {where['name']} of instance {where['instance']}.")
+        lines.append(_wrapped(f"Follows bit for bit: {report.models_text()}.", indent=2))
+        if report.inputs_command():
+            lines.append(_wrapped(report.inputs_command(), prefix="The inputs: ", indent=2, command=True))
+        raise AssertionError("\n".join(lines))
     b = report.bound_fraction
     limit = "the error bound" if max_fraction == 1 else f"{max_fraction:g} times the error bound"
     lines = [msg or f"{op} outputs err more than {limit} of a backward-stable evaluation.",
@@ -144,4 +159,46 @@ def assert_follows_block_rule(x, scales, codes, spec, rule, axis="rows", tensor_
         follows = (f"They follow no model; nearest {report.nearest} ({report.blocks_matched} of "
                    f"{report.blocks} blocks), first broken: {report.why}.")
     lines = [msg or f"{spec} outputs do not follow {rule}.", _wrapped(follows, indent=2)]
+    raise AssertionError("\n".join(lines))
+
+
+def assert_batch_invariant(fn, msg=None, **options):
+    """Fails unless the matrix product callable fn(a, b) -> a @ b.T gives its probe row the same
+    bits alone, in every batch size and position tried, and run to run (`invariance`, whose
+    options it takes: dtype, tensors, k, n, max_batch, ...; alignment and thread counts are
+    reported, not required). The message says the verdict, the first batch size that changed
+    the bits and the largest that did not, and each dimension's finding."""
+    report = invariance(fn, **options)
+    if report.batch_invariant:
+        return report
+    lines = [msg or f"{report.door}: {report.verdict}."]
+    if report.first_changed_batch:
+        lines.append(f"The probe row's bits are its own alone up to m={report.last_invariant_batch}; "
+                     f"they change from m={report.first_changed_batch}.")
+    for name in report.dimensions:
+        lines.append(_wrapped(report.dimension_text(name), prefix=f"  {name}: ", indent=4))
+    raise AssertionError("\n".join(lines))
+
+
+def assert_tree(fn, expected, k=None, lanes=8, msg=None, **options):
+    """Fails unless `reveal` finds that the matrix product callable fn(a, b) -> a @ b.T adds the
+    k terms of an output in the summation tree `expected` (a schedule's name with k:
+    'sequential', 'pairwise', 'lane_parallel' with `lanes`; a tree's text '((0+1)+2)'; or nested
+    lists [[0, 1], 2]; compared by structure, children in any order) and that the tree's model
+    gives fn's bits on every output it checks (`reveal`'s options: dtype, tensors, m, n,
+    check_outputs, ...). The message says what reveal found instead."""
+    want = tree(expected, k, lanes)
+    if k is None:
+        k = len(set(int(t) for t in want.replace("(", " ").replace(")", " ").replace("+", " ").replace(
+            "[", " ").replace("]", " ").replace(",", " ").split() if t.isdigit()))
+    report = reveal(fn, k=k, **options)
+    found = tree(report.tree) if report.tree is not None else None
+    if found == want and report.follows_tree:
+        return report
+    lines = [msg or f"{report.door} does not add its {k} terms as expected."]
+    lines.append(_wrapped(want, prefix="  expected: ", indent=12))
+    lines.append(_wrapped(found or "no tree", prefix="  revealed: ", indent=12))
+    lines.append(_wrapped(report.verdict, prefix="  reveal says: ", indent=4))
+    if report.first_mismatch:
+        lines.append(_wrapped(report.first_mismatch, prefix="  first mismatch: ", indent=4))
     raise AssertionError("\n".join(lines))
