@@ -306,6 +306,9 @@ class Trees(unittest.TestCase):
             fo.reveal_tree(fo.Kernel(exact), 8)
 
 
+FUSED = 'acc f32, products fused (exact), two products: '
+
+
 class Models(unittest.TestCase):
     rng = None
 
@@ -319,7 +322,7 @@ class Models(unittest.TestCase):
 
     def test_lanes_fused(self):
         self.assertEqual(self.fits(matmul_by(lanes16_fma_dot), lanes16_tree(64)),
-                         ['acc f32, products fused (exact), two products: the low k rounded first'])
+                         [FUSED + 'the low k rounded first'])
 
     def test_reverse_fused(self):
         # The tree as the probes give it: leaf 0 joins last, beside the rest.
@@ -327,7 +330,7 @@ class Models(unittest.TestCase):
         tree, _ = fo.reveal_tree(kernel, 12, (2, 2))
         self.assertTrue(same_tree(tree, seq_tree(list(range(11, -1, -1)))))
         self.assertEqual([m.name() for m in fo.fit_models(kernel, tree, (2, 2), seed=3)],
-                         ['acc f32, products fused (exact), two products: the high k rounded first'])
+                         [FUSED + 'the high k rounded first'])
 
     def test_wrong_tree_reproduces_nothing(self):
         # The self-check is not vacuous: the right kernel under a wrong order fails.
@@ -344,8 +347,8 @@ class Models(unittest.TestCase):
     def test_f64_accumulator(self):
         self.assertEqual(self.fits(matmul_by(f64acc_dot), seq_tree(list(range(32)))),
                          ['acc f64, products rounded, output f32',
-                          'acc f64, products fused (exact), two products: the low k rounded first, output f32',
-                          'acc f64, products fused (exact), two products: the high k rounded first, output f32'])
+                          FUSED.replace('f32', 'f64') + 'the low k rounded first, output f32',
+                          FUSED.replace('f32', 'f64') + 'the high k rounded first, output f32'])
 
     def test_bf16(self):
         self.assertIn('acc f32, products rounded, output bf16',

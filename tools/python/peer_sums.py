@@ -154,8 +154,9 @@ def path_note(peer, fmt):
     """What the library says it runs (MKL_VERBOSE, ONEDNN_VERBOSE), for the table."""
     if not peer.startswith('torch'):
         return ''
+    dtype = {'f32': 'float32', 'bf16': 'bfloat16', 'f16': 'float16'}[fmt]
     code = ('import torch\n'
-            f'a = torch.ones(64, 256, dtype=torch.{ {"f32": "float32", "bf16": "bfloat16", "f16": "float16"}[fmt] })\n'
+            f'a = torch.ones(64, 256, dtype=torch.{dtype})\n'
             + ('torch.nn.functional.linear(a, a)\n' if peer == 'torch_linear'
                else 'torch.matmul(a, a.T)\n'))
     env = dict(os.environ, MKL_VERBOSE='1', ONEDNN_VERBOSE='1')
