@@ -89,6 +89,8 @@ def main():
         env = ps.thread_env(1)
         env['PYTHONPATH'] = os.pathsep.join([args.python_dir, env.get('PYTHONPATH', '')])
         os.execve(python, [python] + sys.argv, env)
+    # The built package (with its module), not its sources beside this script.
+    sys.path.insert(0, os.path.abspath(args.python_dir))
     try:
         import ulpgate
     except ImportError as e:
