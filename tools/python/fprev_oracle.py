@@ -276,6 +276,9 @@ def describe(tree):
     """A short name for the tree: the first usual shape it is, else its outline."""
     k = size(tree)
     want = key(tree)
+    uneven = _blocks_in_sequence(tree)
+    if uneven and len({size(b) for _, b in uneven[:-1]}) > 1:
+        return _describe_blocks(uneven)
     # A blocked K loop shows its block at the top: the last block beside the rest (blocks
     # in sequence), or halves of blocks (blocks pairwise); only those sizes are tried.
     blocks, level = set(), [tree]
@@ -287,10 +290,55 @@ def describe(tree):
         for desc, c in candidates(k, swap, blocks):
             if key(c) == want:
                 return desc
+    if uneven:
+        return _describe_blocks(uneven)
     root = [size(c) for c in tree] if not isinstance(tree, int) else []
     arities = sorted({len(t) for t in _nodes(tree)})
     return (f'unrecognized: depth {depth(tree)}, root splits {root[:8]}'
             f'{"..." if len(root) > 8 else ""}, node arities {arities}')
+
+
+def _describe_blocks(blocks):
+    parts = []
+    for lo, sub in blocks:
+        d = describe(_relabel(sub, lambda i, lo=lo: i - lo))
+        if parts and parts[-1][1] == d:
+            parts[-1][0].append(size(sub))
+        else:
+            parts.append(([size(sub)], d))
+    return 'K in blocks added in sequence: ' + '; '.join(
+        f'{_sizes(sizes)}: {d}' for sizes, d in parts)
+
+
+def _sizes(sizes):
+    runs = []
+    for x in sizes:
+        if runs and runs[-1][1] == x:
+            runs[-1][0] += 1
+        else:
+            runs.append([1, x])
+    return ' + '.join(f'{n} x {x}' if n > 1 else str(x) for n, x in runs)
+
+
+def _blocks_in_sequence(tree, smallest=8):
+    """[(first k, subtree)] where the tree adds contiguous blocks of k one after another
+    (a K loop cut into blocks of uneven size, as a BLAS cuts it), each of at least
+    `smallest` terms; None where it does not."""
+    blocks, t = [], tree
+    while not isinstance(t, int) and len(t) == 2:
+        (x, y) = t
+        lx, ly = leaves(x), leaves(y)
+        if min(lx) > min(ly):
+            (x, lx), (y, ly) = (y, ly), (x, lx)
+        lo = min(ly)
+        if sorted(ly) != list(range(lo, lo + len(ly))) or max(lx) >= lo or len(ly) < smallest:
+            break
+        blocks.append((lo, y))
+        t = x
+    if not blocks or size(t) < smallest:
+        return None
+    blocks.append((0, t))
+    return blocks[::-1]
 
 
 def _nodes(t):

@@ -297,6 +297,17 @@ class Trees(unittest.TestCase):
         with self.assertRaises(fo.OracleError):
             fo.reveal_tree(kernel, 32, (4, 2), pack=True)
 
+    def test_uneven_blocks_named(self):
+        # A BLAS's K partition: 320, 320, then the last 384 halved (192, 192), each block a
+        # chain from zero, the blocks added in sequence.
+        t, lo = None, 0
+        for b in (320, 320, 192, 192):
+            block = seq_tree(list(range(lo, lo + b)))
+            t = block if t is None else (t, block)
+            lo += b
+        self.assertEqual(fo.describe(t), 'K in blocks added in sequence: 2 x 320 + 2 x 192: '
+                         'sequential')
+
     def test_not_a_tree(self):
         # Adds the ones exactly whatever M: no term is ever lost, every probe reads k - 2.
         def exact(a, b):
