@@ -274,20 +274,53 @@ def main():
     return 0
 
 
+def _short_models(models):
+    """The models that reproduce, in a few words."""
+    if not models:
+        return 'NONE'
+    words = set()
+    for m in models:
+        words.add('fused' if 'fused' in m else 'rounded')
+    acc = sorted({m.split(',')[0].replace('acc ', '') for m in models})
+    return f'{"/".join(sorted(words))} products, acc {"/".join(acc)}'
+
+
 def table(rows):
-    out = ['| peer | format | k | tree (m x n call) | products | accumulator | batch: first m '
-           'that changes row 0 | threads | reproduced by |', '|' + ' --- |' * 9]
+    """One line per (peer, format, k), threads merged where 1 and 2 agree."""
+    out = ['| peer | version | format | k | tree at C[0][0] of a 64 x 16 call | products | '
+           'accumulator | batch: first m that changes row 0 | threads | reproduced by |',
+           '|' + ' --- |' * 10]
+    groups = {}
     for r in rows:
-        if 'error' in r:
-            out.append(f'| {r["peer"]} | {r["fmt"]} | {r["k"]} | {r["error"]} | | | | | |')
-            continue
-        acc = r['accumulator']
-        fused = {True: 'fused', False: 'rounded', None: 'exact (narrow inputs)'}[acc['fused']]
-        bits = f'{acc["bits"]} bits, {acc.get("rounding", "?")}'
-        inv = r['batch_first_change']
-        out.append(f'| {r["peer"]} | {r["fmt"]} | {r["k"]} | {r["describe"]} | {fused} | '
-                   f'{bits} | {inv if inv else "none to " + str(32)} | {r["threads"]} | '
-                   f'{"; ".join(r["models"]) or "NONE"} |')
+        groups.setdefault((r['peer'], r['fmt'], r['k']), []).append(r)
+    for (peer, fmt, k), rs in groups.items():
+        def sig(r):
+            return (r.get('error'), r.get('describe'), r.get('batch_first_change'),
+                    str(r.get('other', {}).get('describe')))
+        merged = {}
+        for r in rs:
+            merged.setdefault(sig(r), []).append(r)
+        for same in merged.values():
+            r = same[0]
+            threads = ', '.join(str(x['threads']) for x in same)
+            ver = r.get('versions', {})
+            version = ver.get('torch') or (ver.get('jax') and f'jax {ver["jax"]}') or \
+                (ver.get('lib') and os.path.basename(ver['lib'])) or f'numpy {ver.get("numpy")}'
+            if 'error' in r:
+                out.append(f'| {peer} | {version} | {fmt} | {k} | {r["error"]} | | | | '
+                           f'{threads} | |')
+                continue
+            acc = r['accumulator']
+            fused = {True: 'fused', False: 'rounded', None: 'exact in f32'}[acc['fused']]
+            bits = f'{acc["bits"]} bits, {acc.get("rounding", "?")}'
+            inv = r['batch_first_change']
+            tree = r['describe']
+            if r.get('other'):
+                tree += (f' (from row {r["other"]["at"][0]} on: {r["other"]["describe"]})')
+            path = f' ({r["path"]})' if r.get('path') else ''
+            out.append(f'| {peer}{path} | {version} | {fmt} | {k} | {tree} | {fused} | {bits} | '
+                       f'{inv if inv else "none up to 32"} | {threads} | '
+                       f'{_short_models(r["models"])} |')
     return '\n'.join(out)
 
 
