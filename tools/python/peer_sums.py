@@ -220,6 +220,7 @@ def main():
     ap.add_argument('--max-rows', type=int, default=32)
     ap.add_argument('--positions', type=int, default=24)
     ap.add_argument('--all', action='store_true')
+    ap.add_argument('--only', nargs='+', help='with --all: these peers alone')
     ap.add_argument('--out')
     ap.add_argument('--table')
     args = ap.parse_args()
@@ -236,6 +237,8 @@ def main():
     if args.all:
         out = open(args.out, 'a') if args.out else sys.stdout
         for peer, (fmts, _) in PEERS.items():
+            if args.only and peer not in args.only:
+                continue
             if unavailable_reason(args.venv, peer):
                 print(f'{peer}: {unavailable_reason(args.venv, peer)}', file=sys.stderr)
                 continue
@@ -246,7 +249,8 @@ def main():
                     limit = {'bf16': 256, 'f16': 2048}.get(fmt, 1 << 30)
                     if peer == 'jax_matmul_f32out':
                         limit = 1 << 30
-                    ks = [k for k in args.k if k <= limit and (threads == 1 or k >= 256)]
+                    ks = [k for k in args.k if k <= limit
+                          and (threads == 1 or k in (256, 1024))]
                     cmd = [sys.executable, __file__, '--venv', args.venv, '--peer', peer,
                            '--fmt', fmt, '--threads', str(threads), '--shape',
                            *map(str, args.shape), '--max-rows', str(args.max_rows),
