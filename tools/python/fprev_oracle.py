@@ -128,12 +128,6 @@ def leaves(t):
     return out
 
 
-def _first(t):
-    while not isinstance(t, int):
-        t = t[0]
-    return t
-
-
 def node(children):
     return tuple(children)
 
