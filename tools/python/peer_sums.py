@@ -165,8 +165,8 @@ def path_note(peer, fmt):
         if line.startswith('MKL_VERBOSE') and 'GEMM' in line.upper():
             return 'MKL ' + line.split()[1].split('(')[0]
         if line.startswith('onednn_verbose') and ',exec,' in line:
-            parts = line.split(',')
-            return 'oneDNN ' + ','.join(parts[3:6])
+            parts = line.split(',')  # ...,exec,cpu,matmul,IMPLEMENTATION,...
+            return f'oneDNN {parts[5]} {parts[6]}'
     return 'no MKL or oneDNN call seen (ATen)'
 
 
