@@ -84,11 +84,9 @@ def main():
     if not os.path.isdir(os.path.join(args.python_dir, 'ulpgate')):
         print(f'SKIP: no ulpgate package built in {args.python_dir}')
         return SKIP
-    python = os.path.join(args.venv, 'bin', 'python')
-    if os.path.realpath(sys.prefix) != os.path.realpath(args.venv):
-        env = ps.thread_env(1)
-        env['PYTHONPATH'] = os.pathsep.join([args.python_dir, env.get('PYTHONPATH', '')])
-        os.execve(python, [python] + sys.argv, env)
+    env = ps.thread_env(1)
+    env['PYTHONPATH'] = os.pathsep.join([args.python_dir, env.get('PYTHONPATH', '')])
+    ps.reexec(args.venv, env)
     # The built package (with its module), not its sources beside this script.
     sys.path.insert(0, os.path.abspath(args.python_dir))
     try:

@@ -63,6 +63,19 @@ def unavailable_reason(venv, peer=None):
     return None
 
 
+def reexec(venv, env=None):
+    """Runs this script again with the venv's python (once: a python that is not that
+    venv's would loop), or returns when it is that python already."""
+    python = os.path.join(venv, 'bin', 'python')
+    if os.path.realpath(sys.prefix) == os.path.realpath(venv):
+        return
+    if os.environ.get('ULPGATE_PEERS_REEXEC') == venv:
+        print(f'SKIP: {python} does not run in {venv} (not a virtual environment there)')
+        sys.exit(SKIP)
+    env = dict(env or os.environ, ULPGATE_PEERS_REEXEC=venv)
+    os.execve(python, [python] + sys.argv, env)
+
+
 def thread_env(threads):
     env = dict(os.environ)
     for var in ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS', 'BLIS_NUM_THREADS'):
@@ -231,9 +244,7 @@ def main():
     if why:
         print(f'SKIP: {why}')
         return SKIP
-    python = os.path.join(args.venv, 'bin', 'python')
-    if os.path.realpath(sys.prefix) != os.path.realpath(args.venv):
-        os.execv(python, [python] + sys.argv)
+    reexec(args.venv)
     if args.all:
         out = open(args.out, 'a') if args.out else sys.stdout
         for peer, (fmts, _) in PEERS.items():

@@ -77,9 +77,7 @@ def main():
     if why:
         print(f'SKIP: {why}')
         return SKIP
-    python = os.path.join(args.venv, 'bin', 'python')
-    if os.path.realpath(sys.prefix) != os.path.realpath(args.venv):
-        os.execve(python, [python] + sys.argv, ps.thread_env(1))
+    ps.reexec(args.venv, ps.thread_env(1))
     failures, ran = [], 0
     for peer, fmt in GROUPS[args.peer]:
         why = ps.unavailable_reason(args.venv, peer)
