@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up build/peers-venv: a virtual environment of Debian's python3 with the
-# cast peers of ci/requirements-peers.txt (ml_dtypes, PyTorch, torchao, ONNX
-# Runtime), exactly those versions, from PyPI. Debian's python3 keeps its own
+# peers of ci/requirements-peers.txt (ml_dtypes, PyTorch, torchao, ONNX Runtime,
+# JAX), exactly those versions, from PyPI. Debian's python3 keeps its own
 # packages. Run again, it does nothing while the requirements are unchanged
 # (the stamp holds their hash). It never fails: without the network, a wheel
 # or the disk, it writes build/peers-venv/UNAVAILABLE with the reason and
@@ -41,6 +41,10 @@ echo "ci/setup_peers.sh: installing $req into $venv"
   unavailable "pip install -r $req failed: $(tail -n 1 "$log")"
 "$venv/bin/python" -c 'import ml_dtypes, torch, torchao, onnx, onnxruntime' >> "$log" 2>&1 ||
   unavailable "the installed peers do not import: $(tail -n 1 "$log")"
-rm -f "$venv/UNAVAILABLE"
+# JAX is one summation peer among several: if it alone does not import, the others
+# stay, and its tests skip with this reason.
+rm -f "$venv/UNAVAILABLE" "$venv/JAX_UNAVAILABLE"
+"$venv/bin/python" -c 'import jax; jax.numpy.ones(2).block_until_ready()' >> "$log" 2>&1 ||
+  printf 'jax does not import: %s\n' "$(tail -n 1 "$log")" > "$venv/JAX_UNAVAILABLE"
 printf '%s\n' "$want" > "$stamp"
 echo "ci/setup_peers.sh: $venv ready in $((SECONDS - start)) s ($(du -sm "$venv" | cut -f1) MB)"
