@@ -102,8 +102,8 @@ if "--variant fms@nowhere: no target 'nowhere' (compiled: " not in p.stderr or "
 # Errors: one line each, status 2.
 for args, says in [
         (["--iut", "true"], "did not greet"),
-        (["--iut", f"printf 'ulpgate-iut 1\\nkernel X softmax_bwd f32 v\\nready\\n'; sleep 5"],
-         "unknown op 'softmax_bwd'"),
+        (["--iut", f"printf 'ulpgate-iut 1\\nkernel X no_such_reduction f32 v\\nready\\n'; sleep 5"],
+         "unknown op 'no_such_reduction'"),
         (["--iut", f"printf 'ulpgate-iut 1\\nready\\n'; sleep 5"], "offers no kernels"),
         # Two IUTs offering one target: the second is refused, naming it.
         (["--iut", f"{ulpgate_iut} --builtin --targets SCALAR", "--iut",

@@ -87,7 +87,7 @@ static const ulpgate_plugin_v4_reduction reductions[] = {
      .fn = sequential},
 #endif
 #ifdef BROKEN_V4_OP
-    {.op = "softmax_fwd", .variant = "nope", .dtype = "f32", .model = NULL, .fn = sequential},
+    {.op = "no_such_reduction", .variant = "nope", .dtype = "f32", .model = NULL, .fn = sequential},
 #endif
 #ifdef BROKEN_V4_MODEL
     {.op = "linear_fwd", .variant = "nope", .dtype = "f32", .model = "sequential_sideways",

@@ -225,7 +225,7 @@ def others():
 
     # 5. Errors.
     out = run(common + ["--plugin", os.path.join(plugins, "libbroken_v4_op.so")], 2)
-    expect(out, "unknown op 'softmax_fwd'", "an unknown reduction op")
+    expect(out, "unknown op 'no_such_reduction'", "an unknown reduction op")
     out = run(common + ["--plugin", os.path.join(plugins, "libbroken_v4_model.so")], 2)
     expect(out, "unknown model 'sequential_sideways'", "an unknown model")
     out = run(common + ["--iut", "printf 'ulpgate-iut 2\\nkernel X linear_fwd f32 v\\nready\\n'; sleep 5"], 2)

@@ -193,11 +193,14 @@ std::vector<GateGroup> GroupGateRows(const GateReport& report) {
   for (const GateRow& row : report.rows) {
     // The casts' rows fold to one line over their sources and destinations,
     // the block quantizers' to one over their specs: dozens of formats that
-    // would otherwise take a line each.
+    // would otherwise take a line each. A reduction's fold to one line over
+    // its formats: with a dozen registered reductions, a line per op and
+    // format would no longer fit a screen.
     const OpFamily family = row.dtype.empty() ? OpFamily::kElementwise : FamilyOf(row.op);
     const std::string name = row.dtype.empty()                  ? std::string("sweeps")
                              : family == OpFamily::kCast       ? std::string("casts")
                              : family == OpFamily::kBlockQuant ? std::string("block quantizers")
+                             : family == OpFamily::kReduction  ? row.op
                              : row.dtype == "f32"              ? row.op
                                                                : row.op + " " + row.dtype;
     auto it = std::find_if(groups.begin(), groups.end(),
