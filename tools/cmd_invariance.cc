@@ -77,10 +77,12 @@ std::vector<std::unique_ptr<DotDoor>> SourceDoors(const InvarianceArgs& args) {
   std::vector<std::unique_ptr<DotDoor>> doors;
   for (const std::string& item : SplitList(args.kernel)) {
     if (item == "linear_fwd") {
-      throw UsageError("--op: name the variants of --plugin's or --iut's linear_fwd (linear_fwd/VARIANT)");
+      throw UsageError(
+          "--op: name the variants of --plugin's or --iut's linear_fwd (linear_fwd/VARIANT)");
     }
     const std::string v = item.rfind("linear_fwd/", 0) == 0 ? item.substr(11) : item;
-    doors.push_back(!args.plugin.empty() ? MakePluginDotDoor(args.plugin, v) : MakeIutDotDoor(args.iut, v));
+    doors.push_back(!args.plugin.empty() ? MakePluginDotDoor(args.plugin, v)
+                                         : MakeIutDotDoor(args.iut, v));
   }
   if (doors.empty()) throw UsageError("--op: no kernel given");
   return doors;
