@@ -12,6 +12,8 @@
 
 #include "suites/reports/report.h"
 #include "suites/reveal/builtin_door.h"
+#include "suites/reveal/iut_door.h"
+#include "suites/reveal/plugin_door.h"
 #include "suites/reveal/invariance.h"
 #include "suites/reveal/planted_invariance.h"
 #include "suites/reveal/planted_kernels.h"
@@ -25,6 +27,10 @@ namespace {
 struct InvarianceArgs {
   std::string kernel = "linear_fwd";
   std::string targets = "all";
+  // Where the kernels come from when not ulpgate's own: a plugin's library or
+  // an IUT's command line, --op then naming its linear_fwd variants.
+  std::string plugin;
+  std::string iut;
   InvarianceOptions options;
   std::string threads = "1,2,4";
   std::string require = "none";
@@ -64,7 +70,26 @@ std::string KernelHelp() {
          planted + ")";
 }
 
+// The variants --op names of --plugin's or --iut's linear_fwd
+// (linear_fwd/VARIANT or VARIANT), each a door; a library that does not load,
+// a command that does not start or an unknown variant is a DotDoorError.
+std::vector<std::unique_ptr<DotDoor>> SourceDoors(const InvarianceArgs& args) {
+  std::vector<std::unique_ptr<DotDoor>> doors;
+  for (const std::string& item : SplitList(args.kernel)) {
+    if (item == "linear_fwd") {
+      throw UsageError(
+          "--op: name the variants of --plugin's or --iut's linear_fwd (linear_fwd/VARIANT)");
+    }
+    const std::string v = item.rfind("linear_fwd/", 0) == 0 ? item.substr(11) : item;
+    doors.push_back(!args.plugin.empty() ? MakePluginDotDoor(args.plugin, v)
+                                         : MakeIutDotDoor(args.iut, v));
+  }
+  if (doors.empty()) throw UsageError("--op: no kernel given");
+  return doors;
+}
+
 std::vector<std::unique_ptr<DotDoor>> Doors(const InvarianceArgs& args) {
+  if (!args.plugin.empty() || !args.iut.empty()) return SourceDoors(args);
   std::vector<std::string> variants;
   std::vector<std::unique_ptr<DotDoor>> planted;
   const std::vector<std::string>& all_variants = BuiltinDotVariants();
@@ -307,6 +332,17 @@ void AddInvarianceCommand(CLI::App& app) {
   cmd->add_option("--op,--kernel", args->kernel, KernelHelp())->capture_default_str();
   cmd->add_option("--targets", args->targets, "Targets of linear_fwd, comma-separated, or all")
       ->capture_default_str();
+  auto* plugin = cmd->add_option("--plugin", args->plugin,
+                                 "A shared library (ulpgate/plugin.h, ABI version 4) whose linear_fwd "
+                                 "variants --op names (linear_fwd/VARIANT; run in ulpgate-iut, where a "
+                                 "crash or a hang is a fault)")
+                     ->type_name("LIB");
+  cmd->add_option("--iut", args->iut,
+                  "The command line of an implementation-under-test process (docs/iut.md; run by "
+                  "/bin/sh) whose linear_fwd variants --op names (linear_fwd/VARIANT or "
+                  "linear_fwd/VARIANT@TARGET)")
+      ->type_name("COMMAND")
+      ->excludes(plugin);
   cmd->add_option("--k", args->options.k, "The reduced dimension")
       ->capture_default_str()
       ->check(CountValidator("the reduced dimension", 1, uint64_t{1} << 20));
@@ -340,7 +376,15 @@ void AddInvarianceCommand(CLI::App& app) {
                 "(at the last size that keeps them and the first that changes them)");
   cmd->add_option("--json", args->json_path,
                   "Write the report (" + std::string(kInvarianceFormat) + ") here");
-  cmd->callback([args] { RunInvariance(*args); });
+  cmd->callback([args] {
+    try {
+      RunInvariance(*args);
+    } catch (const DotDoorError& e) {
+      // A plugin or an IUT that cannot give its kernel: one line, no report.
+      std::cerr << "ulpgate invariance: " << e.what() << "\n";
+      ExitStatus() = kExitKernelFault;
+    }
+  });
 }
 
 }  // namespace ulpgate

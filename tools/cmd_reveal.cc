@@ -11,6 +11,8 @@
 #include "suites/reports/json_file.h"
 #include "suites/reports/report.h"
 #include "suites/reveal/builtin_door.h"
+#include "suites/reveal/iut_door.h"
+#include "suites/reveal/plugin_door.h"
 #include "suites/reveal/planted_kernels.h"
 #include "suites/reveal/reveal.h"
 #include "suites/reveal/reveal_golden.h"
@@ -22,6 +24,10 @@ namespace {
 struct RevealArgs {
   std::string kernel = "sequential_fma";
   std::string targets = "best";
+  // Where the kernel comes from when not ulpgate's own: a plugin's library or
+  // an IUT's command line, --door then naming its linear_fwd variant.
+  std::string plugin;
+  std::string iut;
   uint64_t k = 4096, m = 16, n = 256, row = 0, col = 0;
   bool no_batch = false;
   uint64_t check = 100000;
@@ -42,10 +48,19 @@ std::string KernelNames() {
   return names;
 }
 
-// The doors --kernel and --targets name: a builtin variant on each target, or
-// one planted kernel.
-std::vector<std::unique_ptr<DotDoor>> Doors(const std::string& kernel, const std::string& targets) {
+// The doors --kernel and --targets name: a builtin variant on each target,
+// one planted kernel, or the variant of --plugin's or --iut's linear_fwd.
+std::vector<std::unique_ptr<DotDoor>> Doors(const RevealArgs& args, const std::string& kernel,
+                                            const std::string& targets) {
   std::vector<std::unique_ptr<DotDoor>> doors;
+  if (!args.plugin.empty() || !args.iut.empty()) {
+    const std::string variant = kernel.rfind("linear_fwd/", 0) == 0 ? kernel.substr(11) : kernel;
+    // Both throw a DotDoorError naming the library or command when it does
+    // not load or start, or offers no such variant.
+    doors.push_back(!args.plugin.empty() ? MakePluginDotDoor(args.plugin, variant)
+                                         : MakeIutDotDoor(args.iut, variant));
+    return doors;
+  }
   if (kernel.rfind(kPlantedPrefix, 0) == 0) {
     auto door = MakePlantedDoor(kernel.substr(sizeof(kPlantedPrefix) - 1));
     if (!door) throw UsageError(fmt::format("--door: no planted kernel '{}' ({})", kernel, KernelNames()));
@@ -69,10 +84,18 @@ std::vector<std::unique_ptr<DotDoor>> Doors(const std::string& kernel, const std
   return doors;
 }
 
+// The source options that bring the kernel back: a replay without them would
+// reveal ulpgate's own kernel of the same name.
+std::string SourceOptions(const RevealArgs& args) {
+  if (!args.plugin.empty()) return " --plugin " + ShellWord(args.plugin);
+  if (!args.iut.empty()) return " --iut " + ShellWord(args.iut);
+  return "";
+}
+
 std::string CommandLine(const RevealArgs& args, const std::string& kernel) {
-  return fmt::format("ulpgate reveal --door {} --k {} --m {} --n {} --row {} --col {}{} "
+  return fmt::format("ulpgate reveal{} --door {} --k {} --m {} --n {} --row {} --col {}{} "
                      "--golden-probes {} --write-golden FILE",
-                     kernel, args.k, args.m, args.n, args.row, args.col,
+                     SourceOptions(args), ShellWord(kernel), args.k, args.m, args.n, args.row, args.col,
                      args.no_batch ? " --no-batch" : "", args.golden_probes);
 }
 
@@ -90,12 +113,16 @@ void RunCheckGolden(const RevealArgs& args, bool kernel_given) {
   if (kernel_given) {
     kernel = args.kernel;
     targets = args.targets;
+  } else if (!args.plugin.empty() || !args.iut.empty()) {
+    // "plugin:PATH:VARIANT" or "iut:COMMAND:VARIANT@TARGET": the variant, on
+    // the library or command given now.
+    kernel = kernel.substr(kernel.rfind(':') + 1);
   } else if (kernel.rfind("linear_fwd/", 0) == 0) {
     const size_t at = kernel.find('@');
     targets = kernel.substr(at + 1);
     kernel = kernel.substr(0, at);
   }
-  for (auto& door : Doors(kernel, targets)) {
+  for (auto& door : Doors(args, kernel, targets)) {
     RevealCost cost;
     const auto start = std::chrono::steady_clock::now();
     const RevealGoldenCheck check = CheckRevealGolden(*door, golden, &cost);
@@ -131,7 +158,7 @@ void RunReveal(const RevealArgs& args, bool kernel_given) {
   const DotShape shape{args.m, args.n, args.k};
   RevealOptions options;
   options.batch = !args.no_batch;
-  auto doors = Doors(args.kernel, args.targets);
+  auto doors = Doors(args, args.kernel, args.targets);
   if (!args.write_golden.empty() && doors.size() != 1) {
     throw UsageError("--write-golden: one kernel on one target (--targets NAME)");
   }
@@ -212,6 +239,16 @@ void AddRevealCommand(CLI::App& app) {
   cmd->add_option("--targets", args->targets,
                   "Targets of a linear_fwd variant: best, all, or names comma-separated")
       ->capture_default_str();
+  auto* plugin = cmd->add_option("--plugin", args->plugin,
+                                 "A shared library (ulpgate/plugin.h, ABI version 4) whose linear_fwd "
+                                 "kernel --door names (run in ulpgate-iut, where a crash or a hang "
+                                 "is a fault)")
+                     ->type_name("LIB");
+  cmd->add_option("--iut", args->iut,
+                  "The command line of an implementation-under-test process (docs/iut.md; run by "
+                  "/bin/sh) whose linear_fwd kernel --door names, as VARIANT or VARIANT@TARGET")
+      ->type_name("COMMAND")
+      ->excludes(plugin);
   cmd->add_option("--k", args->k, "Terms of each dot product")
       ->capture_default_str()
       ->check(CountValidator("the terms of a dot product", 1, uint64_t{1} << 20));
