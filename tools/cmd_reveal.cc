@@ -70,9 +70,12 @@ std::vector<std::unique_ptr<DotDoor>> Doors(const std::string& kernel, const std
 }
 
 std::string CommandLine(const RevealArgs& args, const std::string& kernel) {
-  return fmt::format("ulpgate reveal --door {} --k {} --m {} --n {} --row {} --col {}{} "
+  // A builtin variant runs on the targets named: the one written from.
+  const std::string targets =
+      kernel.rfind(kPlantedPrefix, 0) == 0 ? "" : " --targets " + args.targets;
+  return fmt::format("ulpgate reveal --door {}{} --k {} --m {} --n {} --row {} --col {}{} "
                      "--golden-probes {} --write-golden FILE",
-                     kernel, args.k, args.m, args.n, args.row, args.col,
+                     kernel, targets, args.k, args.m, args.n, args.row, args.col,
                      args.no_batch ? " --no-batch" : "", args.golden_probes);
 }
 
