@@ -10,7 +10,7 @@ file(COPY "${SOURCE}/golden/SCALAR/linear_fwd.json" DESTINATION "${WORK}/dir/SCA
 file(COPY "${SOURCE}/golden/reveal" DESTINATION "${WORK}/dir")
 execute_process(COMMAND "${ULPGATE}" golden check --dir "${WORK}/dir" --target SCALAR --op linear_fwd
   RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
-string(REGEX REPLACE "\n +" " " flat "${out}")
+string(REGEX REPLACE "\n *" " " flat "${out}")
 if(NOT status EQUAL 0
    OR NOT flat MATCHES "ok      REVEAL     [^\n]*/reveal/linear_fwd-pairwise@SCALAR.json \\(linear_fwd/pairwise@SCALAR: [0-9]+ probes"
    OR out MATCHES "FAIL")
@@ -20,7 +20,7 @@ endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -E env ULPGATE_CPU_TARGETS=max:AVX2
     "${ULPGATE}" golden check --dir "${WORK}/dir" --target SCALAR --op linear_fwd
   RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
-string(REGEX REPLACE "\n +" " " flat "${out}")
+string(REGEX REPLACE "\n *" " " flat "${out}")
 if(NOT status EQUAL 0
    OR NOT flat MATCHES "NOT CHECKED REVEAL [^\n]*/reveal/linear_fwd-pairwise@AVX3.json: linear_fwd/pairwise@AVX3 \\(its kernel[ \n]+does not run here: AVX3 [^)]*ULPGATE_CPU_TARGETS"
    OR NOT flat MATCHES "ok      REVEAL     [^\n]*linear_fwd-pairwise@AVX2.json"
@@ -48,9 +48,36 @@ file(WRITE "${WORK}/moved/reveal/planted-f32_splitk3.json" "${moved}")
 set(probe "probe [0-9]+ \\(lca [0-9]+ [0-9]+\\): kernel -?0x[0-9a-f.]+p[-+][0-9]+, golden -?0x[0-9a-f.]+p[-+][0-9]+")
 execute_process(COMMAND "${ULPGATE}" golden check --dir "${WORK}/moved" --target SCALAR --op linear_fwd
   RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
-string(REGEX REPLACE "\n +" " " flat "${out}")
+string(REGEX REPLACE "\n *" " " flat "${out}")
 if(NOT status EQUAL 1
    OR NOT flat MATCHES "FAIL    REVEAL     [^\n]*/moved/reveal/planted-f32_splitk3.json \\(planted:f32_splitk3_late\\): [0-9]+ of [0-9]+ probe outputs changed; first: ${probe}"
    OR NOT out MATCHES "golden check: [0-9]+ files match, 1 differ")
   message(FATAL_ERROR "golden check of a moved split: status ${status}\n${out}\n${err}")
+endif()
+
+# The gate, on a small ledger beside the same goldens, fails its reveal row
+# naming the file and the probe.
+file(WRITE "${WORK}/moved/budgets.json" [=[{
+  "format": "ulpgate-budgets-1",
+  "about": "golden_reveal_test: a small ledger",
+  "runs": [{"op": "linear_fwd", "suites": ["exact"], "shape": "4,8,4", "n": 2}],
+  "rules": [{"id": "small.exact", "match": {"op": "linear_fwd", "suite": "exact"},
+             "limits": {"max_ulp": 0}, "why": "test"}]
+}
+]=])
+execute_process(COMMAND "${ULPGATE}" gate --quiet --budgets "${WORK}/moved/budgets.json" --target SCALAR
+  RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+string(REGEX REPLACE "\n *" " " flat "${out}")
+if(NOT status EQUAL 1
+   OR NOT flat MATCHES "FAIL reveal_goldens.probes_match"
+   OR NOT flat MATCHES "/moved/reveal/planted-f32_splitk3.json: [0-9]+ of [0-9]+ probe outputs changed; first: ${probe}")
+  message(FATAL_ERROR "gate on a moved split: status ${status}\n${out}\n${err}")
+endif()
+# The same ledger beside the shipped goldens passes.
+file(COPY "${WORK}/moved/budgets.json" DESTINATION "${WORK}/dir")
+execute_process(COMMAND "${ULPGATE}" gate --quiet --verbose --budgets "${WORK}/dir/budgets.json" --target SCALAR
+  RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+string(REGEX REPLACE "\n *" " " flat "${out}")
+if(NOT status EQUAL 0 OR NOT flat MATCHES "reveal_goldens PASS +probes_match +24 of 24")
+  message(FATAL_ERROR "gate beside the shipped reveal goldens: status ${status}\n${out}\n${err}")
 endif()
