@@ -219,8 +219,10 @@ std::vector<GateGroup> GroupGateRows(const GateReport& report) {
     // Measured over limit: how much of its budget a row uses. A limit of 0
     // (exactness, conformance) has no fraction to use, and a limit set at
     // what was measured uses all of it: neither has headroom to show. The
-    // sweeps' digests_match is a floor (every sweep matches), not a budget.
-    if (!(row.limit_number > 0) || !std::isfinite(row.measured_value) || row.limit == "digests_match") {
+    // sweeps' digests_match and the reveal goldens' probes_match are floors
+    // (every sweep, every probe matches), not budgets.
+    if (!(row.limit_number > 0) || !std::isfinite(row.measured_value) ||
+        row.limit == "digests_match" || row.limit == "probes_match") {
       continue;
     }
     if (row.measured_value == row.limit_number) {
