@@ -23,6 +23,7 @@
 #include "suites/inputs/inputs.h"
 #include "suites/engine/plugins.h"
 #include "suites/reports/report.h"
+#include "suites/reveal/reveal_golden.h"
 #include "tools/cli.h"
 #include "tools/text_table.h"
 
@@ -245,6 +246,36 @@ bool PluginsOnly(const GoldenArgs& args) { return args.target.empty() && !args.p
 
 // ---- check ----
 
+// Re-runs the probes of every reveal golden whose kernel this CPU runs;
+// counts into matched and differing, and the files not checked here.
+void CheckRevealGoldenFiles(const GoldenArgs& args, size_t& matched, size_t& differing,
+                            size_t& not_checked) {
+  Progress("re-running the probes of " + RevealGoldenDirectory(args.dir));
+  const std::vector<RevealGoldenFileCheck> files = CheckRevealGoldens(args.dir);
+  EndProgress();
+  for (const RevealGoldenFileCheck& f : files) {
+    if (!f.not_checked.empty()) {
+      PrintWrapped(std::cout,
+                   fmt::format("NOT CHECKED REVEAL {}: {} (its kernel does not run here: {})",
+                               f.path, f.kernel, f.not_checked),
+                   8);
+      ++not_checked;
+    } else if (f.check.passed()) {
+      PrintWrapped(std::cout,
+                   fmt::format("ok      REVEAL     {} ({}: {} probes, {:.3f} s)", f.path, f.kernel,
+                               f.check.probes, f.seconds),
+                   8);
+      ++matched;
+    } else {
+      PrintWrapped(std::cout,
+                   fmt::format("FAIL    REVEAL     {} ({}): {}", f.path, f.kernel,
+                               RevealGoldenFailure(f)),
+                   8);
+      ++differing;
+    }
+  }
+}
+
 struct GoldenDirectory {
   const TargetInfo* target;
   std::vector<GoldenFile> files;  // validated, in op order
@@ -264,6 +295,7 @@ void Check(const GoldenArgs& args) {
     if (!entry.is_directory()) continue;  // budgets.json, worst-case lists
     const std::string name = entry.path().filename().string();
     if (name == "external") continue;  // outputs made elsewhere (external_golden.h)
+    if (name == "reveal") continue;    // summation models and probes (reveal_golden.h)
     // The ARM targets', a golden directory of its own checked through their
     // emulated IUT (--dir golden/arm64 --iut ...; docs/iut.md).
     if (name == "arm64") continue;
@@ -361,17 +393,26 @@ void Check(const GoldenArgs& args) {
                              t->name, args.dir, BlessCommand(*t, "all")),
                  8);
   }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   auto list = [](const std::vector<std::string>& names) {
     std::string s;
     for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
     return s.empty() ? std::string("none") : s;
   };
-  if (!PluginsOnly(args)) CheckExternals(args, matched, differing);
-  std::cout << fmt::format("golden check: {} files match, {} differ, {} targets not covered "
+  size_t reveal_not_checked = 0;
+  if (!PluginsOnly(args)) {
+    CheckExternals(args, matched, differing);
+    CheckRevealGoldenFiles(args, matched, differing, reveal_not_checked);
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cout << fmt::format("golden check: {} files match, {} differ, {} targets not covered{} "
                            "({:.1f} s)\n",
-                           matched, differing, uncovered.size(), seconds);
+                           matched, differing, uncovered.size(),
+                           reveal_not_checked == 0
+                               ? std::string()
+                               : fmt::format(", {} reveal goldens not checked here",
+                                             reveal_not_checked),
+                           seconds);
   std::cout << "  ";
   PrintWrapped(std::cout, fmt::format("RAN (kernels run on this CPU): {}", list(ran)), 4, 2);
   if (!model_only.empty()) {

@@ -93,9 +93,14 @@ std::string SourceOptions(const RevealArgs& args) {
 }
 
 std::string CommandLine(const RevealArgs& args, const std::string& kernel) {
-  return fmt::format("ulpgate reveal{} --door {} --k {} --m {} --n {} --row {} --col {}{} "
+  // A builtin variant runs on the targets named: the one written from. A
+  // planted kernel, a plugin's or an IUT's take no targets.
+  const bool builtin = kernel.rfind(kPlantedPrefix, 0) != 0 && args.plugin.empty() && args.iut.empty();
+  const std::string targets = builtin ? " --targets " + args.targets : "";
+  return fmt::format("ulpgate reveal{} --door {}{} --k {} --m {} --n {} --row {} --col {}{} "
                      "--golden-probes {} --write-golden FILE",
-                     SourceOptions(args), ShellWord(kernel), args.k, args.m, args.n, args.row, args.col,
+                     SourceOptions(args), ShellWord(kernel), targets, args.k, args.m, args.n, args.row,
+                     args.col,
                      args.no_batch ? " --no-batch" : "", args.golden_probes);
 }
 

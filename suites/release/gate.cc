@@ -17,6 +17,7 @@
 #include "suites/engine/measure.h"
 #include "suites/engine/plugins.h"
 #include "suites/reports/report.h"
+#include "suites/reveal/reveal_golden.h"
 
 namespace ulpgate {
 
@@ -197,7 +198,8 @@ std::vector<GateGroup> GroupGateRows(const GateReport& report) {
     // its formats: with a dozen registered reductions, a line per op and
     // format would no longer fit a screen.
     const OpFamily family = row.dtype.empty() ? OpFamily::kElementwise : FamilyOf(row.op);
-    const std::string name = row.dtype.empty()                  ? std::string("sweeps")
+    const std::string name = row.op == kRevealGoldensRule         ? std::string(kRevealGoldensRule)
+                             : row.dtype.empty()               ? std::string("sweeps")
                              : family == OpFamily::kCast       ? std::string("casts")
                              : family == OpFamily::kBlockQuant ? std::string("block quantizers")
                              : family == OpFamily::kReduction  ? row.op
@@ -220,8 +222,10 @@ std::vector<GateGroup> GroupGateRows(const GateReport& report) {
     // Measured over limit: how much of its budget a row uses. A limit of 0
     // (exactness, conformance) has no fraction to use, and a limit set at
     // what was measured uses all of it: neither has headroom to show. The
-    // sweeps' digests_match is a floor (every sweep matches), not a budget.
-    if (!(row.limit_number > 0) || !std::isfinite(row.measured_value) || row.limit == "digests_match") {
+    // sweeps' digests_match and the reveal goldens' probes_match are floors
+    // (every sweep, every probe matches), not budgets.
+    if (!(row.limit_number > 0) || !std::isfinite(row.measured_value) ||
+        row.limit == "digests_match" || row.limit == "probes_match") {
       continue;
     }
     if (row.measured_value == row.limit_number) {
@@ -392,6 +396,53 @@ bool GateReport::failed() const { return failures() > 0 || !faults.empty(); }
 size_t GateReport::failures() const {
   return static_cast<size_t>(std::count_if(rows.begin(), rows.end(), RowFails));
 }
+
+namespace {
+
+// The reveal goldens beside the ledger (golden/reveal/*.json) re-run on the
+// kernels this CPU runs: a kernel whose summation tree changed fails the row,
+// which names the file and the first probe whose output changed.
+GateRow RevealGoldensRow(const std::string& golden_dir, const GateOptions& options) {
+  GateRow row;
+  row.rule = row.op = kRevealGoldensRule;
+  row.limit = "probes_match";
+  row.limit_value = "all";
+  row.limit_number = 1;
+  if (options.progress) options.progress("probes of the reveal goldens in " + RevealGoldenDirectory(golden_dir));
+  const std::vector<RevealGoldenFileCheck> files = CheckRevealGoldens(golden_dir);
+  size_t checked = 0, failing = 0;
+  std::string not_checked;
+  for (const RevealGoldenFileCheck& f : files) {
+    if (!f.not_checked.empty()) {
+      not_checked += (not_checked.empty() ? "" : ", ") + f.kernel;
+      continue;
+    }
+    ++checked;
+    if (f.check.passed()) continue;
+    if (failing++ == 0) {
+      row.where = f.kernel;
+      row.message = fmt::format("{}: {}", f.path, RevealGoldenFailure(f));
+      row.replay = "ulpgate reveal --check-golden " + f.path;
+    }
+  }
+  if (checked == 0) {
+    row.status = kSkipped;
+    row.measured_value = std::nan("");
+    row.message = files.empty() ? "no reveal goldens in " + RevealGoldenDirectory(golden_dir)
+                                : "no reveal golden's kernel runs on this CPU (" + not_checked + ")";
+    return row;
+  }
+  row.status = failing == 0 ? kPass : kFail;
+  row.measured = fmt::format("{} of {}", checked - failing, checked);
+  row.measured_value = static_cast<double>(checked - failing) / checked;
+  row.evaluated = "kernel";
+  if (failing > 1) row.message = fmt::format("{} of {} reveal goldens fail; the first: {}", failing, checked, row.message);
+  if (row.where.empty()) row.where = "every reveal golden whose kernel runs here";
+  if (!not_checked.empty() && failing == 0) row.message = "not checked here (their targets do not run on this CPU): " + not_checked;
+  return row;
+}
+
+}  // namespace
 
 GateReport RunGate(const GateOptions& options) {
   GateReport report;
@@ -591,6 +642,10 @@ GateReport RunGate(const GateOptions& options) {
       if (row.where.empty()) row.where = "every kernel run here";
     }
     report.rows.push_back(std::move(row));
+  }
+  // A ledger without reveal goldens beside it has no such row.
+  if (options.golden_sweeps && fs::is_directory(RevealGoldenDirectory(golden_dir))) {
+    report.rows.push_back(RevealGoldensRow(golden_dir, options));
   }
   return report;
 }

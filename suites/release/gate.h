@@ -16,6 +16,10 @@
 
 namespace ulpgate {
 
+// The gate's row of the reveal goldens beside the ledger (<dir>/reveal/),
+// its rule and op.
+inline constexpr const char* kRevealGoldensRule = "reveal_goldens";
+
 struct GateOptions {
   std::string budgets_path = "golden/budgets.json";
   // Empty: every compiled target. A target this CPU cannot run is measured

@@ -2,8 +2,18 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <memory>
 #include <stdexcept>
+
+#include "kernels/registry.h"
+#include "suites/inputs/inputs.h"
+#include "suites/reports/json_file.h"
+#include "suites/reveal/builtin_door.h"
+#include "suites/reveal/planted_kernels.h"
 
 namespace ulpgate {
 namespace {
@@ -142,6 +152,101 @@ RevealGoldenCheck CheckRevealGolden(DotDoor& door, const RevealGolden& golden, R
     }
   }
   return check;
+}
+
+namespace {
+
+// The door a golden's kernel names ("planted:NAME" or
+// "linear_fwd/VARIANT@TARGET"), or null with why in `not_runnable`.
+std::unique_ptr<DotDoor> OpenGoldenDoor(const std::string& path, const std::string& kernel,
+                                        std::string* not_runnable) {
+  constexpr char kPlanted[] = "planted:";
+  if (kernel.rfind(kPlanted, 0) == 0) {
+    auto door = MakePlantedDoor(kernel.substr(sizeof(kPlanted) - 1));
+    if (!door) throw InputError(path + ": kernel '" + kernel + "': no such planted kernel");
+    return door;
+  }
+  const size_t at = kernel.rfind('@');
+  if (kernel.rfind("linear_fwd/", 0) != 0 || at == std::string::npos) {
+    throw InputError(path + ": kernel '" + kernel +
+                     "': not a planted:NAME or linear_fwd/VARIANT@TARGET kernel");
+  }
+  const TargetInfo* target = FindTarget(kernel.substr(at + 1));
+  if (target == nullptr) {
+    throw InputError(path + ": kernel '" + kernel + "': target not compiled in this build");
+  }
+  auto door = MakeBuiltinDoor(kernel.substr(11, at - 11), *target);
+  if (!door) throw InputError(path + ": kernel '" + kernel + "': no such linear_fwd variant");
+  if (!target->supported) {
+    *not_runnable = target->name + " " + NotRunnableReason(*target);
+    return nullptr;
+  }
+  return door;
+}
+
+}  // namespace
+
+std::string RevealGoldenDirectory(const std::string& golden_dir) {
+  return (std::filesystem::path(golden_dir) / "reveal").string();
+}
+
+std::string RevealGoldenFileName(const std::string& kernel) {
+  std::string name = kernel;
+  for (char& c : name) {
+    const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '_' || c == '-' || c == '@' || c == '.';
+    if (!safe) c = '-';
+  }
+  return name + ".json";
+}
+
+std::vector<RevealGoldenFileCheck> CheckRevealGoldens(const std::string& golden_dir) {
+  namespace fs = std::filesystem;
+  const fs::path dir = RevealGoldenDirectory(golden_dir);
+  std::vector<RevealGoldenFileCheck> results;
+  if (!fs::is_directory(dir)) return results;
+  std::vector<std::string> paths;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() == ".json") paths.push_back(entry.path().string());
+  }
+  std::sort(paths.begin(), paths.end());
+  std::vector<RevealGolden> goldens;
+  std::vector<std::unique_ptr<DotDoor>> doors;
+  for (const std::string& path : paths) {
+    RevealGoldenFileCheck r;
+    r.path = path;
+    try {
+      goldens.push_back(RevealGoldenFromJson(ReadJsonFile(path)));
+    } catch (const std::invalid_argument& e) {
+      throw InputError(path + ": " + e.what());
+    }
+    r.kernel = goldens.back().kernel;
+    doors.push_back(OpenGoldenDoor(path, r.kernel, &r.not_checked));
+    results.push_back(std::move(r));
+  }
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (!doors[i]) continue;
+    RevealCost cost;
+    const auto start = std::chrono::steady_clock::now();
+    results[i].check = CheckRevealGolden(*doors[i], goldens[i], &cost);
+    results[i].seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  return results;
+}
+
+std::string RevealGoldenFailure(const RevealGoldenFileCheck& file) {
+  const RevealGoldenCheck& c = file.check;
+  std::string s;
+  if (c.changed) {
+    s = fmt::format("{} of {} probe outputs changed; first: {}", c.changed, c.probes,
+                    c.first_change);
+  }
+  if (c.model_differs) {
+    s += fmt::format("{}the golden's model disagrees with {} of its outputs; first: {}",
+                     s.empty() ? "" : "; ", c.model_differs, c.first_model_difference);
+  }
+  return s;
 }
 
 }  // namespace ulpgate

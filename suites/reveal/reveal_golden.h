@@ -40,6 +40,29 @@ struct RevealGoldenCheck {
 };
 RevealGoldenCheck CheckRevealGolden(DotDoor& door, const RevealGolden& golden, RevealCost* cost);
 
+// The reveal goldens of a golden directory live in <dir>/reveal/, one file
+// per kernel, named from the door's name made file-safe:
+// "linear_fwd/pairwise@AVX2" -> "linear_fwd-pairwise@AVX2.json".
+std::string RevealGoldenDirectory(const std::string& golden_dir);
+std::string RevealGoldenFileName(const std::string& kernel);
+
+// One reveal golden file checked on the kernel it names. A kernel of a
+// target this CPU cannot run is not checked (not a pass, not a failure):
+// `not_checked` says why.
+struct RevealGoldenFileCheck {
+  std::string path, kernel;
+  std::string not_checked;  // empty when the probes ran
+  RevealGoldenCheck check;
+  double seconds = 0;
+};
+// Every <dir>/reveal/*.json, in name order; none when the folder is absent.
+// Every file is read before any probe runs: a malformed file or an unknown
+// kernel throws InputError naming the file.
+std::vector<RevealGoldenFileCheck> CheckRevealGoldens(const std::string& golden_dir);
+// "probe 12 (lca 0 37): kernel 0x1p+4, golden 0x1.8p+4" and the counts: why
+// a file failed, one line.
+std::string RevealGoldenFailure(const RevealGoldenFileCheck& file);
+
 }  // namespace ulpgate
 
 #endif  // ULPGATE_SUITES_REVEAL_REVEAL_GOLDEN_H_
