@@ -251,7 +251,8 @@ bool PluginsOnly(const GoldenArgs& args) { return args.target.empty() && !args.p
 void CheckRevealGoldenFiles(const GoldenArgs& args, size_t& matched, size_t& differing,
                             size_t& not_checked) {
   Progress("re-running the probes of " + RevealGoldenDirectory(args.dir));
-  const std::vector<RevealGoldenFileCheck> files = CheckRevealGoldens(args.dir);
+  const std::vector<RevealGoldenFileCheck> files =
+      CheckRevealGoldens(args.dir, args.op == "all" ? std::vector<std::string>{} : SelectedOps(args.op));
   EndProgress();
   for (const RevealGoldenFileCheck& f : files) {
     if (!f.not_checked.empty()) {

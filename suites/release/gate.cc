@@ -409,7 +409,7 @@ GateRow RevealGoldensRow(const std::string& golden_dir, const GateOptions& optio
   row.limit_value = "all";
   row.limit_number = 1;
   if (options.progress) options.progress("probes of the reveal goldens in " + RevealGoldenDirectory(golden_dir));
-  const std::vector<RevealGoldenFileCheck> files = CheckRevealGoldens(golden_dir);
+  const std::vector<RevealGoldenFileCheck> files = CheckRevealGoldens(golden_dir, options.ops);
   size_t checked = 0, failing = 0;
   std::string not_checked;
   for (const RevealGoldenFileCheck& f : files) {
@@ -428,7 +428,9 @@ GateRow RevealGoldensRow(const std::string& golden_dir, const GateOptions& optio
   if (checked == 0) {
     row.status = kSkipped;
     row.measured_value = std::nan("");
-    row.message = files.empty() ? "no reveal goldens in " + RevealGoldenDirectory(golden_dir)
+    row.message = files.empty() ? (options.ops.empty() ? "no reveal goldens in "
+                                                        : "no reveal golden of the ops selected in ") +
+                                      RevealGoldenDirectory(golden_dir)
                                 : "no reveal golden's kernel runs on this CPU (" + not_checked + ")";
     return row;
   }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "kernels/reductions/reduction_spec.h"
 #include "kernels/registry.h"
 #include "suites/inputs/inputs.h"
 #include "suites/reports/json_file.h"
@@ -200,7 +201,24 @@ std::string RevealGoldenFileName(const std::string& kernel) {
   return name + ".json";
 }
 
-std::vector<RevealGoldenFileCheck> CheckRevealGoldens(const std::string& golden_dir) {
+namespace {
+
+// A built-in kernel is "op/variant@target"; a planted, plugin or IUT door's
+// kernel names no op, and its dot products are a reduction's: selected with
+// any reduction.
+bool GoldenOfOps(const std::string& kernel, const std::vector<std::string>& ops) {
+  const size_t slash = kernel.find('/');
+  if (slash != std::string::npos) {
+    return std::find(ops.begin(), ops.end(), kernel.substr(0, slash)) != ops.end();
+  }
+  return std::any_of(ops.begin(), ops.end(),
+                     [](const std::string& op) { return FindReductionOp(op) != nullptr; });
+}
+
+}  // namespace
+
+std::vector<RevealGoldenFileCheck> CheckRevealGoldens(const std::string& golden_dir,
+                                                      const std::vector<std::string>& ops) {
   namespace fs = std::filesystem;
   const fs::path dir = RevealGoldenDirectory(golden_dir);
   std::vector<RevealGoldenFileCheck> results;
@@ -221,6 +239,10 @@ std::vector<RevealGoldenFileCheck> CheckRevealGoldens(const std::string& golden_
       throw InputError(path + ": " + e.what());
     }
     r.kernel = goldens.back().kernel;
+    if (!ops.empty() && !GoldenOfOps(r.kernel, ops)) {
+      goldens.pop_back();
+      continue;
+    }
     doors.push_back(OpenGoldenDoor(path, r.kernel, &r.not_checked));
     results.push_back(std::move(r));
   }

@@ -57,8 +57,11 @@ struct RevealGoldenFileCheck {
 };
 // Every <dir>/reveal/*.json, in name order; none when the folder is absent.
 // Every file is read before any probe runs: a malformed file or an unknown
-// kernel throws InputError naming the file.
-std::vector<RevealGoldenFileCheck> CheckRevealGoldens(const std::string& golden_dir);
+// kernel throws InputError naming the file. `ops` not empty: only the files
+// whose kernel is one of those ops ("linear_fwd" of "linear_fwd/pairwise@AVX2"),
+// so that a check of one elementwise op does not pay for every summation probe.
+std::vector<RevealGoldenFileCheck> CheckRevealGoldens(const std::string& golden_dir,
+                                                      const std::vector<std::string>& ops = {});
 // "probe 12 (lca 0 37): kernel 0x1p+4, golden 0x1.8p+4" and the counts: why
 // a file failed, one line.
 std::string RevealGoldenFailure(const RevealGoldenFileCheck& file);
