@@ -96,6 +96,7 @@ void AddListCommand(CLI::App& app);
 void AddRunCommand(CLI::App& app);
 void AddExplainCommand(CLI::App& app);
 void AddDivergeCommand(CLI::App& app);
+void AddCompareCommand(CLI::App& app);
 void AddMatrixCommand(CLI::App& app);
 void AddDriftCommand(CLI::App& app);
 void AddGoldenCommand(CLI::App& app);

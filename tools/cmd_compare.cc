@@ -1,0 +1,329 @@
+// ulpgate compare: two implementations of one op on the same inputs, through
+// any door (a built-in kernel, a plugin's, an IUT's, or outputs saved
+// elsewhere): how many outputs differ, how far apart, the models each side
+// follows and the first place where they part (suites/investigate/compare.h).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+
+#include "oracles/float_text.h"
+#include "suites/engine/elementwise_oracle.h"
+#include "suites/engine/kernel_names.h"
+#include "suites/engine/op_table.h"
+#include "suites/engine/plugins.h"
+#include "suites/inputs/check_files.h"
+#include "suites/inputs/elementwise_suites.h"
+#include "suites/investigate/check_models.h"
+#include "suites/investigate/compare.h"
+#include "suites/reports/number_text.h"
+#include "suites/reports/report.h"
+#include "tools/cli.h"
+#include "tools/progress.h"
+#include "tools/run_limits.h"
+#include "tools/text_table.h"
+
+namespace ulpgate {
+namespace {
+
+struct CompareArgs {
+  std::string op = std::string(DefaultElementwiseOp().name);
+  std::string dtype;
+  std::string a, b;
+  std::string inputs_path, suite;
+  uint64_t n = 0, seed = 1;
+  std::vector<std::string> input;  // NAME=VALUE, one input
+  std::vector<std::string> model_specs;
+  std::string models_path, json_path;
+  size_t examples = 5;
+  unsigned threads = 0;
+  bool quiet = false;
+  std::vector<std::string> plugins;
+};
+
+// Whether a side names saved outputs (FILE.npz[:ARRAY], FILE.npy, a text
+// file) rather than a kernel: a name with a NumPy suffix, or a file that
+// exists.
+bool IsOutputsSpec(const std::string& spec) {
+  const std::string path = spec.substr(0, spec.find(".npz:") == std::string::npos ? spec.size()
+                                                                                    : spec.find(".npz:") + 4);
+  if (IsNumpyPath(path) || IsNpzPath(path)) return true;
+  std::error_code error;
+  return std::filesystem::is_regular_file(path, error);
+}
+
+CompareSide KernelSide(const CompareArgs& args, const ElementwiseOpInfo& op, const FloatFormat& format,
+                       const std::string& spec, const char* flag, const InputSet& inputs,
+                       const std::vector<const TargetInfo*>& plugins) {
+  NamedKernel kernel;
+  try {
+    kernel = ResolveOneKernel(op.name, format, spec, plugins, &BestTarget(), flag);
+  } catch (const InputError& e) {
+    std::string message = e.what();
+    if (message.rfind(flag, 0) != 0) message = std::string(flag) + ": " + message;
+    throw UsageError(message + " (or saved outputs, FILE.npz:ARRAY, FILE.npy or a text file)");
+  }
+  CompareSide side;
+  side.label = kernel.variant + "@" + kernel.target->name;
+  side.spec = side.label;
+  side.replayable = true;
+  StorageKernel call;
+  if (const LoadedPlugin* plugin = PluginOf(*kernel.target)) {
+    const PluginKernel* k = plugin->Find(kernel.variant, format.name, op.name);
+    if (k == nullptr) throw UsageError(std::string(flag) + ": no " + format.name + " kernel " + spec);
+    call = k->call;
+    side.door = plugin->from_iut ? "iut" : "plugin";
+  } else {
+    if (!kernel.target->supported) {
+      throw UsageError(std::string(flag) + ": target " + kernel.target->name + " is compiled but not runnable here (" +
+                       NotRunnableReason(*kernel.target) + ")");
+    }
+    const ElementwiseKernel k = FindElementwiseKernel(op.name, format.name, kernel.variant, kernel.target->bits);
+    if (k == nullptr) throw UsageError(std::string(flag) + ": no " + format.name + " kernel " + spec);
+    call = k;
+    side.door = "builtin";
+  }
+  (void)args;
+  side.outputs = KernelOutputs(format, inputs, call);
+  return side;
+}
+
+CompareSide OutputsSide(const CompareArgs& args, const ElementwiseOpInfo& op, const FloatFormat& format,
+                        const std::string& spec, const char* flag) {
+  if (args.inputs_path.empty()) {
+    throw UsageError(std::string(flag) + " " + spec + ": saved outputs need the inputs they were made from (--inputs)");
+  }
+  CompareSide side;
+  side.door = "outputs";
+  side.spec = spec;
+  side.outputs = ReadCheckOutputs(op, spec, format, &side.label);
+  side.label = spec;
+  return side;
+}
+
+InputSet CompareInputs(const CompareArgs& args, const ElementwiseOpInfo& op, const FloatFormat& format) {
+  const int given = !args.inputs_path.empty() + !args.suite.empty() + !args.input.empty();
+  if (given > 1) throw UsageError("give one of --inputs, --suite and --input");
+  if (!args.input.empty()) {
+    const std::vector<std::string> names = op.operand_names();
+    InputSet inputs;
+    inputs.operand_names = names;
+    inputs.columns.assign(names.size(), {});
+    inputs.source = "input";
+    std::vector<bool> seen(names.size(), false);
+    for (const std::string& spec : args.input) {
+      const size_t eq = spec.find('=');
+      if (eq == std::string::npos) throw UsageError("--input '" + spec + "' is not NAME=VALUE");
+      const auto it = std::find(names.begin(), names.end(), spec.substr(0, eq));
+      if (it == names.end()) {
+        std::string known;
+        for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+        throw UsageError("--input " + spec.substr(0, eq) + ": " + std::string(op.name) +
+                         " has no such operand (" + known + ")");
+      }
+      const size_t k = static_cast<size_t>(it - names.begin());
+      if (seen[k]) throw UsageError("--input " + names[k] + " given twice");
+      std::string why;
+      const auto value = ParseFloat(spec.substr(eq + 1), &why);
+      if (!value) throw UsageError("--input " + names[k] + ": " + why);
+      if (!IsRepresentable(format, *value)) {
+        throw UsageError("--input " + names[k] + ": " + HexFloat(*value) + " is not a value of " + format.name);
+      }
+      inputs.columns[k].push_back(*value);
+      seen[k] = true;
+    }
+    for (size_t k = 0; k < names.size(); ++k) {
+      if (!seen[k]) throw UsageError("missing --input " + names[k] + "=VALUE");
+    }
+    return inputs;
+  }
+  if (!args.inputs_path.empty()) {
+    InputSet inputs = ReadCheckInputs(op, args.inputs_path, format);
+    if (inputs.size() == 0) throw UsageError(args.inputs_path + ": no inputs");
+    return inputs;
+  }
+  const std::string suite = args.suite.empty() ? "domain" : args.suite;
+  std::string names;
+  for (const auto& s : ElementwiseSuites(op)) {
+    names += (names.empty() ? "" : ", ") + s.name;
+    if (s.name == suite) {
+      return GenerateElementwiseSuite(op, format, suite, args.seed, args.n ? args.n : s.default_n);
+    }
+  }
+  throw UsageError("--suite: unknown suite '" + suite + "' (" + names + ")");
+}
+
+std::string Value(const FloatFormat& format, float v) {
+  return HexFloat(v) + " (" + BitsText(format, IsBinary32(format) ? FloatBits(v) : EncodeBits(format, v)) + ")";
+}
+
+std::string Names(const std::vector<std::string>& names) {
+  std::string text;
+  for (const auto& n : names) text += (text.empty() ? "" : ", ") + n;
+  return text.empty() ? "none" : text;
+}
+
+void PrintCompare(const CompareRequest& r, const CompareResult& result, bool quiet) {
+  const FloatFormat& format = *r.format;
+  PrintWrapped(std::cout,
+               fmt::format("compare {} in {}: a = {} ({}), b = {} ({}); {} inputs ({})", r.op->name, format.name,
+                           r.a.label, r.a.door, r.b.label, r.b.door, result.n, r.inputs.source),
+               2);
+  std::cout << '\n';
+  if (result.differing == 0) {
+    std::cout << "identical: every output the same in every bit\n";
+  } else {
+    std::cout << fmt::format("differ: {} of {} outputs ({:.2f}%) in their bits; up to {} ULP apart{}{}\n",
+                             result.differing, result.n, 100.0 * result.differing / result.n,
+                             FormatUlp(result.max_apart),
+                             result.special ? fmt::format(", {} special (NaN or infinity against another value)",
+                                                          result.special)
+                                            : "",
+                             result.signed_zero ? fmt::format(", {} signed zeros", result.signed_zero) : "");
+    TextTable histogram({"ULPs apart", "outputs"});
+    for (size_t k = 0; k < result.histogram.size(); ++k) {
+      if (result.histogram[k] == 0) continue;
+      const std::string label = k == 0 ? "0 (bits only)"
+                                : k < std::size(kCompareBins) ? fmt::format("({}, {}]", kCompareBins[k - 1], kCompareBins[k])
+                                : k == std::size(kCompareBins) ? fmt::format("> {}", kCompareBins[k - 1])
+                                                               : std::string("special");
+      histogram.AddRow({label, std::to_string(result.histogram[k])});
+    }
+    histogram.SetLeftAligned({0});
+    histogram.Print(std::cout, "  ");
+  }
+  std::cout << '\n';
+  TextTable sides({"side", "max ULP error", "follows on every input", "on the differing inputs"});
+  sides.SetLeftAligned({0, 2, 3});
+  for (const auto& [name, side, sr] : {std::tuple<const char*, const CompareSide*, const CompareSideResult*>{"a", &r.a, &result.a},
+                                       {"b", &r.b, &result.b}}) {
+    sides.AddRow({std::string(name) + ": " + side->label, FormatUlp(sr->all.result.stats.max_ulp()),
+                  Names(sr->matching), result.differing ? Names(sr->matching_differing) : "-"});
+  }
+  sides.Print(std::cout, "  ");
+  std::cout << '\n';
+  std::string by = result.cause.model_a.empty() && result.cause.model_b.empty()
+                       ? ""
+                       : fmt::format(" ({} against {}, followed {})", result.cause.model_a.empty() ? "-" : result.cause.model_a,
+                                     result.cause.model_b.empty() ? "-" : result.cause.model_b,
+                                     result.cause.basis == "all inputs" ? "on every input" : "on the differing inputs");
+  PrintWrapped(std::cout, "cause: " + result.cause.cause + by + ": " + result.cause.detail, 7);
+  if (quiet || result.differing == 0) return;
+  const std::vector<std::string> names = r.inputs.operand_names;
+  auto show = [&](const CompareExample& e) {
+    std::string operands;
+    for (size_t k = 0; k < r.inputs.columns.size(); ++k) {
+      operands += fmt::format("{}{} = {}", k ? ", " : "", names[k], Value(format, r.inputs.columns[k][e.index]));
+    }
+    std::cout << "  ";
+    PrintWrapped(std::cout,
+                 fmt::format("#{}: {}: a {}, b {} ({} ULP apart)", e.index, operands, Value(format, e.a),
+                             Value(format, e.b), std::isinf(e.apart_ulp) ? "inf" : FormatUlp(e.apart_ulp)),
+                 4, 2);
+    std::cout << "    replay: " << WrappedCommand(e.replay, 12, 8) << '\n';
+  };
+  std::cout << "\nnearest differing inputs:\n";
+  for (const CompareExample& e : result.nearest) show(e);
+  if (!result.worst.empty()) {
+    std::cout << "farthest apart:\n";
+    show(result.worst.front());
+  }
+}
+
+void RunCompareCommand(CompareArgs args) {
+  if (FindOp(args.op) == nullptr || FindElementwiseOp(args.op) == nullptr) {
+    if (FindOp(args.op) != nullptr) {
+      throw UsageError("compare takes an elementwise op (" + ElementwiseOpNames() + "); " + args.op +
+                       " is not one");
+    }
+    ElementwiseOpArgument(args.op);  // the message naming every op
+  }
+  const ElementwiseOpInfo& op = *FindElementwiseOp(args.op);
+  if (args.dtype.empty()) {
+    std::string files;
+    for (const std::string* side : {&args.a, &args.b}) {
+      if (files.empty() && IsOutputsSpec(*side)) files = *side;
+    }
+    args.dtype = args.inputs_path.empty() ? "" : DtypeOfFiles(args.inputs_path, files);
+    if (args.dtype.empty()) args.dtype = "f32";
+  }
+  const FloatFormat& format = CheckFormat(args.op, args.dtype);
+  const std::vector<const TargetInfo*> plugins = LoadPlugins(args.plugins);
+  if (!plugins.empty()) RequirePluginOp(plugins, args.op);
+  CompareRequest request;
+  request.op = &op;
+  request.format = &format;
+  request.inputs = CompareInputs(args, op, format);
+  if (request.inputs.operand_names.empty()) request.inputs.operand_names = op.operand_names();
+  auto side = [&](const std::string& spec, const char* flag) {
+    return IsOutputsSpec(spec) ? OutputsSide(args, op, format, spec, flag)
+                               : KernelSide(args, op, format, spec, flag, request.inputs, plugins);
+  };
+  request.a = side(args.a, "--a");
+  request.b = side(args.b, "--b");
+  request.models = args.model_specs;
+  request.models_path = args.models_path;
+  request.examples = args.examples;
+  request.threads = args.threads;
+  for (const std::string& p : args.plugins) request.replay_arguments += " " + PluginSourceArgument(p);
+  const auto start = std::chrono::steady_clock::now();
+  const CompareResult result = RunCompare(request);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  {
+    StdoutToStderr guard(args.json_path == "-");
+    PrintCompare(request, result, args.quiet);
+    std::cout.flush();
+    std::cerr << fmt::format("compared {} outputs in {:.2f} s\n", result.n, seconds);
+  }
+  if (!args.json_path.empty()) {
+    nlohmann::ordered_json report;
+    report["format"] = kCompareReportFormat;
+    report["tool"] = ToolVersion();
+    report["result"] = CompareJson(request, result);
+    WriteJsonFile(args.json_path, report);
+  }
+  ExitStatus() = CompareExitStatus(result);
+}
+
+}  // namespace
+
+void AddCompareCommand(CLI::App& app) {
+  auto args = std::make_shared<CompareArgs>();
+  auto* cmd = app.add_subcommand(
+      "compare",
+      "Compare two implementations of one op on the same inputs: how many outputs differ, how far "
+      "apart, the models each follows and the cause (exit 0 identical, 1 different, 2 usage)");
+  cmd->add_option("--op", args->op, "Elementwise op (" + ElementwiseOpNames() + ")")->capture_default_str();
+  cmd->add_option("--dtype", args->dtype, "f32, bf16 or f16 (default: what the files say, else f32)");
+  const std::string side_help =
+      ": a kernel, VARIANT[@TARGET] (built-in; default target: the best this CPU runs) or a plugin's or "
+      "IUT's NAME (NAME@TARGET where several share it); or saved outputs, FILE.npz:ARRAY, FILE.npy or a "
+      "text file of one value per line (with --inputs)";
+  cmd->add_option("--a", args->a, "One side" + side_help)->required();
+  cmd->add_option("--b", args->b, "The other side, as --a takes it")->required();
+  cmd->add_option("--inputs", args->inputs_path,
+                  "The inputs, as check reads them: an .npz of one array per operand, an .npy [operands, n] or "
+                  "an input file");
+  cmd->add_option("--suite", args->suite, "Instead: a suite's inputs (default domain)");
+  cmd->add_option("--n", args->n, "With --suite: the number of inputs (default: the suite's)")
+      ->check(CountValidator("the number of inputs", 1, kMaxElementwiseInputs));
+  cmd->add_option("--seed", args->seed, "With --suite: its seed")
+      ->capture_default_str()
+      ->check(CountValidator("a seed", 0, kMaxSeed));
+  cmd->add_option("--input", args->input, "Instead: one input, NAME=VALUE per operand (the replay of a difference)");
+  cmd->add_option("--model", args->model_specs, "A model of your own, 'NAME: statements' (docs/models.md)");
+  cmd->add_option("--models", args->models_path, "A file of models, one 'NAME: statements' per line");
+  cmd->add_option("--examples", args->examples, "Differing inputs shown, nearest first")
+      ->capture_default_str()
+      ->check(CountValidator("the number of examples", 0, 1000));
+  cmd->add_option("--json", args->json_path, "Write the JSON report here (- for stdout; format ulpgate-compare-1)");
+  AddPluginOption(cmd, &args->plugins, ": a side names one of its kernels by its name");
+  AddThreadsOption(cmd, &args->threads);
+  cmd->add_flag("--quiet", args->quiet, "Only the counts, the models and the cause");
+  cmd->callback([args] { RunCompareCommand(*args); });
+}
+
+}  // namespace ulpgate
