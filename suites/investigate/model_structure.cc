@@ -448,24 +448,32 @@ ModelParting FirstParting(const ModelStructure& a, const ModelStructure& b) {
       return p;
     }
     if (x.rounding == y.rounding) continue;
-    const ModelNode* parent = na[k].second;
-    // A parent that is a sum through a sign: NegMulAdd's product.
-    if (parent != nullptr && parent->kind == Kind::kNeg) {
-      for (const auto& [node, up] : na) {
-        if (node == parent) {
-          parent = up;
-          break;
+    // The sum a product feeds (through a sign: NegMulAdd's product).
+    auto sum_of = [](const std::vector<std::pair<const ModelNode*, const ModelNode*>>& nodes, size_t at) {
+      const ModelNode* parent = nodes[at].second;
+      if (parent != nullptr && parent->kind == Kind::kNeg) {
+        for (const auto& [node, up] : nodes) {
+          if (node == parent) {
+            parent = up;
+            break;
+          }
         }
       }
-    }
-    const bool product_into_sum = (x.kind == Kind::kMul) && parent != nullptr && parent->kind == Kind::kAdd;
-    if (product_into_sum && (x.rounding.empty() || y.rounding.empty())) {
+      return parent != nullptr && parent->kind == Kind::kAdd ? parent : nullptr;
+    };
+    const ModelNode* sum_a = sum_of(na, k);
+    const ModelNode* sum_b = sum_of(nb, k);
+    // Fusion: the product exact on one side, rounded on the other, into a
+    // sum that rounds alike on both (else the formats differ too, and the
+    // sum's rounding is where they part first in kind).
+    if (x.kind == Kind::kMul && sum_a != nullptr && sum_b != nullptr && sum_a->rounding == sum_b->rounding &&
+        (x.rounding.empty() || y.rounding.empty())) {
       const std::string& fused = x.rounding.empty() ? a.name : b.name;
       const std::string& twice = x.rounding.empty() ? b.name : a.name;
       p.cause = "fusion";
       p.detail = fmt::format("in {}, the product {} is exact inside one fused multiply-add in {}, "
                              "rounded before the sum in {}",
-                             FormulaText(*parent), FormulaText(x), fused, twice);
+                             FormulaText(*sum_a), FormulaText(x), fused, twice);
       return p;
     }
     p.cause = "rounding format";
