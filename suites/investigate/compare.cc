@@ -117,13 +117,16 @@ CompareCause CauseFromModels(const ElementwiseOpInfo& op, const FloatFormat& for
   CompareCause cause;
   if (!a.empty() && !b.empty()) {
     int best = 99;
+    size_t best_apart = 0;
     for (const std::string& ma : a) {
       for (const std::string& mb : b) {
         const ModelStructure sa = structure(ma), sb = structure(mb);
         const ModelParting p = FirstParting(sa, sb);
         const int rank = Rank(p.cause);
-        if (rank >= best) continue;
+        // The nearest pair in structure first, then the nearest cause.
+        if (best != 99 && (p.nodes_apart > best_apart || (p.nodes_apart == best_apart && rank >= best))) continue;
         best = rank;
+        best_apart = p.nodes_apart;
         cause.model_a = ma;
         cause.model_b = mb;
         if (p.cause.empty()) {

@@ -441,7 +441,12 @@ ModelParting FirstParting(const ModelStructure& a, const ModelStructure& b) {
   for (size_t k = 0; k < na.size() && k < nb.size(); ++k) {
     const ModelNode& x = *na[k].first;
     const ModelNode& y = *nb[k].first;
-    if (x.kind == Kind::kFunction && x.fused_inside != y.fused_inside) {
+    if (x.rounding != y.rounding || x.fused_inside != y.fused_inside) ++p.nodes_apart;
+  }
+  for (size_t k = 0; k < na.size() && k < nb.size(); ++k) {
+    const ModelNode& x = *na[k].first;
+    const ModelNode& y = *nb[k].first;
+    if (x.kind == Kind::kFunction && x.fused_inside != y.fused_inside && x.rounding == y.rounding) {
       p.cause = "fusion";
       p.detail = fmt::format("the multiply-adds inside {}() are fused in {}, two roundings in {}", x.name,
                              x.fused_inside ? a.name : b.name, x.fused_inside ? b.name : a.name);

@@ -61,6 +61,9 @@ struct ModelParting {
   // step rounds to different formats or modes), or "" (the same structure).
   std::string cause;
   std::string detail;  // where, in words and formulas
+  // How many nodes differ in their roundings (same formula only): of several
+  // models a side follows, the pair nearest in structure names the cause.
+  size_t nodes_apart = 0;
 };
 ModelParting FirstParting(const ModelStructure& a, const ModelStructure& b);
 
