@@ -1,6 +1,7 @@
 #include "suites/investigate/model_structure.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cctype>
 #include <cstdlib>
 #include <map>
@@ -424,11 +425,13 @@ ModelParting FirstParting(const ModelStructure& a, const ModelStructure& b) {
   ModelParting p;
   if (a.out == nullptr || b.out == nullptr) {
     p.cause = "unknown";
+    p.nodes_apart = SIZE_MAX;
     p.detail = a.out == nullptr ? a.error : b.error;
     return p;
   }
   if (FormulaKey(*a.out) != FormulaKey(*b.out)) {
     p.cause = "formula";
+    p.nodes_apart = SIZE_MAX;
     p.detail = fmt::format("{} computes {}, {} computes {}", a.name, FormulaText(*a.out), b.name,
                            FormulaText(*b.out));
     return p;
