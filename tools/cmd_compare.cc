@@ -17,6 +17,8 @@
 #include "suites/engine/plugins.h"
 #include "suites/inputs/check_files.h"
 #include "suites/inputs/elementwise_suites.h"
+#include "suites/inputs/reduction_suites.h"
+#include "suites/engine/reduction_cases.h"
 #include "suites/investigate/check_models.h"
 #include "suites/investigate/compare.h"
 #include "suites/reports/number_text.h"
@@ -33,7 +35,7 @@ struct CompareArgs {
   std::string op = std::string(DefaultElementwiseOp().name);
   std::string dtype;
   std::string a, b;
-  std::string inputs_path, suite;
+  std::string inputs_path, suite, shape;
   uint64_t n = 0, seed = 1;
   std::vector<std::string> input;  // NAME=VALUE, one input
   std::vector<std::string> model_specs;
@@ -166,13 +168,7 @@ std::string Names(const std::vector<std::string>& names) {
   return text.empty() ? "none" : text;
 }
 
-void PrintCompare(const CompareRequest& r, const CompareResult& result, bool quiet) {
-  const FloatFormat& format = *r.format;
-  PrintWrapped(std::cout,
-               fmt::format("compare {} in {}: a = {} ({}), b = {} ({}); {} inputs ({})", r.op->name, format.name,
-                           r.a.label, r.a.door, r.b.label, r.b.door, result.n, r.inputs.source),
-               2);
-  std::cout << '\n';
+void PrintDifferences(const CompareResult& result) {
   if (result.differing == 0) {
     std::cout << "identical: every output the same in every bit\n";
   } else {
@@ -195,6 +191,25 @@ void PrintCompare(const CompareRequest& r, const CompareResult& result, bool qui
     histogram.SetLeftAligned({0});
     histogram.Print(std::cout, "  ");
   }
+}
+
+void PrintCause(const CompareResult& result) {
+  std::string by = result.cause.model_a.empty() && result.cause.model_b.empty()
+                       ? ""
+                       : fmt::format(" ({} against {}, followed {})", result.cause.model_a.empty() ? "-" : result.cause.model_a,
+                                     result.cause.model_b.empty() ? "-" : result.cause.model_b,
+                                     result.cause.basis == "all inputs" ? "on every input" : "on the differing inputs");
+  PrintWrapped(std::cout, "cause: " + result.cause.cause + by + ": " + result.cause.detail, 7);
+}
+
+void PrintCompare(const CompareRequest& r, const CompareResult& result, bool quiet) {
+  const FloatFormat& format = *r.format;
+  PrintWrapped(std::cout,
+               fmt::format("compare {} in {}: a = {} ({}), b = {} ({}); {} inputs ({})", r.op->name, format.name,
+                           r.a.label, r.a.door, r.b.label, r.b.door, result.n, r.inputs.source),
+               2);
+  std::cout << '\n';
+  PrintDifferences(result);
   std::cout << '\n';
   TextTable sides({"side", "max ULP error", "follows on every input", "on the differing inputs"});
   sides.SetLeftAligned({0, 2, 3});
@@ -205,12 +220,7 @@ void PrintCompare(const CompareRequest& r, const CompareResult& result, bool qui
   }
   sides.Print(std::cout, "  ");
   std::cout << '\n';
-  std::string by = result.cause.model_a.empty() && result.cause.model_b.empty()
-                       ? ""
-                       : fmt::format(" ({} against {}, followed {})", result.cause.model_a.empty() ? "-" : result.cause.model_a,
-                                     result.cause.model_b.empty() ? "-" : result.cause.model_b,
-                                     result.cause.basis == "all inputs" ? "on every input" : "on the differing inputs");
-  PrintWrapped(std::cout, "cause: " + result.cause.cause + by + ": " + result.cause.detail, 7);
+  PrintCause(result);
   if (quiet || result.differing == 0) return;
   const std::vector<std::string> names = r.inputs.operand_names;
   auto show = [&](const CompareExample& e) {
@@ -233,14 +243,142 @@ void PrintCompare(const CompareRequest& r, const CompareResult& result, bool qui
   }
 }
 
+// A reduction's side: its outputs on every instance, in order.
+CompareSide ReductionSide(const CompareArgs& args, const ReductionInputSet& inputs, const std::string& spec,
+                          const char* flag, const std::vector<const TargetInfo*>& plugins) {
+  const ReductionOpInfo& op = *inputs.op;
+  const FloatFormat& format = *inputs.format;
+  CompareSide side;
+  if (IsOutputsSpec(spec)) {
+    if (args.inputs_path.empty()) {
+      throw UsageError(std::string(flag) + " " + spec + ": saved outputs need the inputs they were made from (--inputs)");
+    }
+    side.door = "outputs";
+    side.spec = spec;
+    for (const auto& instance : ReadReductionOutputs(op, inputs, spec, &side.label)) {
+      side.outputs.insert(side.outputs.end(), instance.begin(), instance.end());
+    }
+    side.label = spec;
+    return side;
+  }
+  NamedKernel kernel;
+  try {
+    kernel = ResolveOneKernel(op.name, format, spec, plugins, &BestTarget(), flag);
+  } catch (const InputError& e) {
+    std::string message = e.what();
+    if (message.rfind(flag, 0) != 0) message = std::string(flag) + ": " + message;
+    throw UsageError(message + " (or saved outputs, FILE.npz:ARRAY or FILE.npy)");
+  }
+  side.label = kernel.variant + "@" + kernel.target->name;
+  side.spec = side.label;
+  side.replayable = true;
+  if (const LoadedPlugin* plugin = PluginOf(*kernel.target)) {
+    const PluginKernel* k = plugin->Find(kernel.variant, format.name, op.name);
+    if (k == nullptr || !k->reduce) throw UsageError(std::string(flag) + ": no " + format.name + " reduction " + spec);
+    side.door = plugin->from_iut ? "iut" : "plugin";
+    ReductionRunOptions options;
+    options.builtin = false;
+    options.threads = args.threads;
+    options.external.push_back({kernel.variant, kernel.target, "", k->reduce});
+    const ReductionRun run = RunReduction(inputs, options);
+    if (run.cases.empty() || run.cases.front().fault) {
+      throw UsageError(std::string(flag) + ": " + spec + " faulted");
+    }
+    for (const auto& instance : run.outputs) side.outputs.insert(side.outputs.end(), instance[0].begin(), instance[0].end());
+    return side;
+  }
+  if (!kernel.target->supported) {
+    throw UsageError(std::string(flag) + ": target " + kernel.target->name + " is compiled but not runnable here (" +
+                     NotRunnableReason(*kernel.target) + ")");
+  }
+  side.door = "builtin";
+  for (const ReductionInstance& instance : inputs.instances) {
+    const std::vector<float> y = RunReductionKernel(op, kernel.variant, *kernel.target, inputs.shape, instance, 0, format);
+    side.outputs.insert(side.outputs.end(), y.begin(), y.end());
+  }
+  return side;
+}
+
+void CompareReductions(const CompareArgs& args, const FloatFormat& format) {
+  const ReductionOpInfo& op = *FindReductionOp(args.op);
+  if (!args.input.empty() || !args.model_specs.empty() || !args.models_path.empty()) {
+    throw UsageError("--input, --model and --models are for elementwise ops; a reduction's sides are compared "
+                     "with its schedules' models");
+  }
+  if (!args.inputs_path.empty() && (!args.suite.empty() || !args.shape.empty())) {
+    throw UsageError("give --inputs or --suite/--shape, not both");
+  }
+  const std::vector<const TargetInfo*> plugins = LoadPlugins(args.plugins);
+  ReductionInputSet inputs;
+  if (!args.inputs_path.empty()) {
+    inputs = ReadReductionInputs(op, args.inputs_path, format);
+  } else {
+    const std::string suite = args.suite.empty() ? "cancellation" : args.suite;
+    if (!IsReductionSuite(suite)) {
+      std::string names;
+      for (const auto& s : ReductionSuites()) names += (names.empty() ? "" : ", ") + s.name;
+      throw UsageError("--suite: unknown suite '" + suite + "' for " + args.op + " (" + names + ")");
+    }
+    inputs = GenerateReductionSuite(op, RunShape(op, args.shape), suite, args.seed, args.n ? args.n : 1, format);
+  }
+  ReductionCompareRequest request;
+  request.inputs = &inputs;
+  request.a = ReductionSide(args, inputs, args.a, "--a", plugins);
+  request.b = ReductionSide(args, inputs, args.b, "--b", plugins);
+  request.examples = args.examples;
+  request.threads = args.threads;
+  const CompareResult result = RunReductionCompare(request);
+  {
+    StdoutToStderr guard(args.json_path == "-");
+    PrintWrapped(std::cout,
+                 fmt::format("compare {} in {}: a = {} ({}), b = {} ({}); shape {}, {} instance{}, {} outputs ({})",
+                             op.name, format.name, request.a.label, request.a.door, request.b.label, request.b.door,
+                             ShapeText(op, inputs.shape), inputs.instances.size(),
+                             inputs.instances.size() == 1 ? "" : "s", result.n, inputs.source),
+                 2);
+    std::cout << '\n';
+    PrintDifferences(result);
+    std::cout << '\n';
+    TextTable sides({"side", "max ULP error", "follows on every output"});
+    sides.SetLeftAligned({0, 2});
+    sides.AddRow({"a: " + request.a.label, FormatUlp(result.a.all.result.stats.max_ulp()), Names(result.a.matching)});
+    sides.AddRow({"b: " + request.b.label, FormatUlp(result.b.all.result.stats.max_ulp()), Names(result.b.matching)});
+    sides.Print(std::cout, "  ");
+    std::cout << '\n';
+    PrintCause(result);
+    if (!args.quiet && !result.nearest.empty()) {
+      const size_t per = inputs.outputs_per_instance();
+      std::cout << "\nnearest differing outputs:\n";
+      for (const CompareExample& e : result.nearest) {
+        std::cout << fmt::format("  instance {}, {}: a {}, b {} ({} ULP apart)\n", e.index / per,
+                                 ElementName(op, inputs.shape, e.index % per), Value(format, e.a), Value(format, e.b),
+                                 std::isinf(e.apart_ulp) ? "inf" : FormatUlp(e.apart_ulp));
+      }
+    }
+  }
+  if (!args.json_path.empty()) {
+    nlohmann::ordered_json report;
+    report["format"] = kCompareReportFormat;
+    report["tool"] = ToolVersion();
+    report["result"] = ReductionCompareJson(request, result);
+    WriteJsonFile(args.json_path, report);
+  }
+  ExitStatus() = CompareExitStatus(result);
+}
+
 void RunCompareCommand(CompareArgs args) {
-  if (FindOp(args.op) == nullptr || FindElementwiseOp(args.op) == nullptr) {
+  if (FindOp(args.op) == nullptr || (FindElementwiseOp(args.op) == nullptr && FindReductionOp(args.op) == nullptr)) {
     if (FindOp(args.op) != nullptr) {
-      throw UsageError("compare takes an elementwise op (" + ElementwiseOpNames() + "); " + args.op +
-                       " is not one");
+      throw UsageError("compare takes an elementwise op (" + ElementwiseOpNames() + ") or a reduction; " +
+                       args.op + " is neither");
     }
     ElementwiseOpArgument(args.op);  // the message naming every op
   }
+  if (FindReductionOp(args.op) != nullptr) {
+    CompareReductions(args, CheckFormat(args.op, args.dtype.empty() ? "f32" : args.dtype));
+    return;
+  }
+  if (!args.shape.empty()) throw UsageError("--shape is for the reductions");
   const ElementwiseOpInfo& op = *FindElementwiseOp(args.op);
   if (args.dtype.empty()) {
     std::string files;
@@ -307,12 +445,13 @@ void AddCompareCommand(CLI::App& app) {
   cmd->add_option("--inputs", args->inputs_path,
                   "The inputs, as check reads them: an .npz of one array per operand, an .npy [operands, n] or "
                   "an input file");
-  cmd->add_option("--suite", args->suite, "Instead: a suite's inputs (default domain)");
-  cmd->add_option("--n", args->n, "With --suite: the number of inputs (default: the suite's)")
+  cmd->add_option("--suite", args->suite, "Instead: a suite's inputs (default domain; a reduction's: cancellation)");
+  cmd->add_option("--n", args->n, "With --suite: the number of inputs (default: the suite's); a reduction's instances (default 1)")
       ->check(CountValidator("the number of inputs", 1, kMaxElementwiseInputs));
   cmd->add_option("--seed", args->seed, "With --suite: its seed")
       ->capture_default_str()
       ->check(CountValidator("a seed", 0, kMaxSeed));
+  cmd->add_option("--shape", args->shape, "A reduction's shape with --suite (linear ops: B,IN,OUT; MSE: N)");
   cmd->add_option("--input", args->input, "Instead: one input, NAME=VALUE per operand (the replay of a difference)");
   cmd->add_option("--model", args->model_specs, "A model of your own, 'NAME: statements' (docs/models.md)");
   cmd->add_option("--models", args->models_path, "A file of models, one 'NAME: statements' per line");

@@ -4,15 +4,19 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include "oracles/float_text.h"
 #include "suites/investigate/check_models.h"
+#include "kernels/reductions/reduction_spec.h"
 #include "suites/investigate/model_structure.h"
 #include "suites/reports/number_text.h"
 #include "suites/reports/replay.h"
 #include "suites/reports/report.h"
+#include "suites/inputs/reduction_problem.h"
 
 namespace ulpgate {
 
@@ -98,6 +102,57 @@ std::string Join(const std::vector<std::string>& names) {
   return text.empty() ? "none" : text;
 }
 
+// A histogram bin as the JSON names it: "<=4", ">65536", "special".
+std::string BinLabel(size_t k) {
+  return k < std::size(kCompareBins)    ? fmt::format("<={}", kCompareBins[k])
+         : k == std::size(kCompareBins) ? fmt::format(">{}", kCompareBins[k - 1])
+                                        : std::string("special");
+}
+
+// Counts, distances and the histogram of two sides' outputs into *out; every
+// differing output into *all, nearest first (then by index), as check orders a
+// model's mismatches. Returns the differing indices in order.
+std::vector<uint64_t> DiffOutputs(const FloatFormat& format, const std::vector<float>& a_outputs,
+                                  const std::vector<float>& b_outputs, CompareResult* out,
+                                  std::vector<CompareExample>* all) {
+  const size_t n = a_outputs.size();
+  out->n = n;
+  constexpr size_t kBins = std::size(kCompareBins) + 2;
+  out->histogram.assign(kBins, 0);
+  std::vector<uint64_t> differing;
+  for (uint64_t i = 0; i < n; ++i) {
+    const float a = a_outputs[i], b = b_outputs[i];
+    if (Encoding(format, a) == Encoding(format, b)) continue;
+    differing.push_back(i);
+    ++out->differing;
+    const double apart = UlpsApart(format, a, b);
+    if (a == 0 && b == 0) ++out->signed_zero;
+    if (std::isnan(a) && std::isnan(b)) ++out->nan_payload;
+    size_t bin = kBins - 1;
+    if (std::isinf(apart)) {
+      ++out->special;
+    } else {
+      bin = std::size(kCompareBins);
+      for (size_t k = 0; k < std::size(kCompareBins); ++k) {
+        if (apart <= kCompareBins[k]) {
+          bin = k;
+          break;
+        }
+      }
+      if (out->max_index < 0 || apart > out->max_apart) {
+        out->max_apart = apart;
+        out->max_index = static_cast<int64_t>(i);
+      }
+    }
+    ++out->histogram[bin];
+    all->push_back({i, a, b, apart, ""});
+  }
+  std::stable_sort(all->begin(), all->end(), [](const CompareExample& x, const CompareExample& y) {
+    return x.apart_ulp < y.apart_ulp;
+  });
+  return differing;
+}
+
 }  // namespace
 
 CompareCause CauseFromModels(const ElementwiseOpInfo& op, const FloatFormat& format, const CheckRequest& models,
@@ -180,43 +235,10 @@ CompareResult RunCompare(const CompareRequest& r) {
     }
   }
   CompareResult out;
-  out.n = n;
-  constexpr size_t kBins = std::size(kCompareBins) + 2;
-  out.histogram.assign(kBins, 0);
-  std::vector<uint64_t> differing;
   std::vector<CompareExample> all;
+  const std::vector<uint64_t> differing = DiffOutputs(*r.format, r.a.outputs, r.b.outputs, &out, &all);
   bool every_flushed = true;
-  for (uint64_t i = 0; i < n; ++i) {
-    const float a = r.a.outputs[i], b = r.b.outputs[i];
-    if (Encoding(*r.format, a) == Encoding(*r.format, b)) continue;
-    differing.push_back(i);
-    ++out.differing;
-    every_flushed = every_flushed && FlushedToZero(r, i);
-    const double apart = UlpsApart(*r.format, a, b);
-    if (a == 0 && b == 0) ++out.signed_zero;
-    size_t bin = kBins - 1;
-    if (std::isinf(apart)) {
-      ++out.special;
-    } else {
-      bin = std::size(kCompareBins);
-      for (size_t k = 0; k < std::size(kCompareBins); ++k) {
-        if (apart <= kCompareBins[k]) {
-          bin = k;
-          break;
-        }
-      }
-      if (out.max_index < 0 || apart > out.max_apart) {
-        out.max_apart = apart;
-        out.max_index = static_cast<int64_t>(i);
-      }
-    }
-    ++out.histogram[bin];
-    all.push_back({i, a, b, apart, ""});
-  }
-  // Nearest first (then by index), as check orders a model's mismatches.
-  std::stable_sort(all.begin(), all.end(), [](const CompareExample& x, const CompareExample& y) {
-    return x.apart_ulp < y.apart_ulp;
-  });
+  for (const uint64_t i : differing) every_flushed = every_flushed && FlushedToZero(r, i);
   const std::vector<std::string> names = r.inputs.operand_names.empty() ? r.op->operand_names()
                                                                         : r.inputs.operand_names;
   auto replay = [&](uint64_t i) {
@@ -261,6 +283,14 @@ CompareResult RunCompare(const CompareRequest& r) {
     cause.basis = "outputs";
     cause.detail = fmt::format("every one of the {} differences is a zero on one side where an input or the "
                                "other side's output is subnormal",
+                               out.differing);
+    return out;
+  }
+  if (out.nan_payload == out.differing) {
+    cause.cause = kCauseUnknown;
+    cause.basis = "outputs";
+    cause.detail = fmt::format("both sides give NaN wherever they differ ({} outputs): only the NaNs' payloads "
+                               "or signs differ, which no model says",
                                out.differing);
     return out;
   }
@@ -321,10 +351,7 @@ nlohmann::ordered_json CompareJson(const CompareRequest& r, const CompareResult&
   j["max_apart_ulp"] = result.max_apart;
   nlohmann::ordered_json bins = nlohmann::ordered_json::array();
   for (size_t k = 0; k < result.histogram.size(); ++k) {
-    std::string label = k < std::size(kCompareBins) ? fmt::format("<={}", kCompareBins[k])
-                        : k == std::size(kCompareBins) ? fmt::format(">{}", kCompareBins[k - 1])
-                                                       : std::string("special");
-    bins.push_back({{"bin", label}, {"count", result.histogram[k]}});
+    bins.push_back({{"bin", BinLabel(k)}, {"count", result.histogram[k]}});
   }
   j["apart_histogram"] = bins;
   j["cause"] = {{"cause", result.cause.cause},
@@ -354,6 +381,192 @@ nlohmann::ordered_json CompareJson(const CompareRequest& r, const CompareResult&
       values[name] = bits;
     }
     j["values"] = values;
+  } else {
+    j["values"] = nullptr;
+  }
+  return j;
+}
+
+namespace {
+
+// The summation order a reduction model stands for: the sequential schedules
+// (fused or not) add in index order, the lane-parallel one per lane count.
+std::string OrderOf(const ReductionModel& m) {
+  switch (m.schedule) {
+    case ReductionSchedule::kSequentialFused:
+    case ReductionSchedule::kSequentialUnfused:
+      return "sequential (index order)";
+    case ReductionSchedule::kLaneParallel:
+      return "lane-parallel over " + std::to_string(m.lanes) + " lanes, then a halving tree";
+    case ReductionSchedule::kPairwise:
+      return "pairwise (a cascade)";
+    case ReductionSchedule::kElementwise:
+      return "none (elementwise)";
+  }
+  return "?";
+}
+
+// The model of that name among every variant's candidates.
+std::optional<ReductionModel> ReductionModelNamed(const ReductionOpInfo& op, const std::string& name) {
+  for (const ReductionVariantInfo& v : op.variants) {
+    for (const ReductionModel& m : CandidateReductionModels(op, v)) {
+      if (m.Name(op) == name) return m;
+    }
+  }
+  return std::nullopt;
+}
+
+bool Fused(const ReductionModel& m) {
+  return m.schedule != ReductionSchedule::kSequentialUnfused && m.schedule != ReductionSchedule::kPairwise && m.fused;
+}
+
+}  // namespace
+
+CompareCause CauseFromReductionModels(const ReductionOpInfo& op, const std::vector<std::string>& a,
+                                      const std::vector<std::string>& b) {
+  CompareCause cause;
+  if (a.empty() || b.empty()) {
+    cause.cause = kCauseUnknown;
+    cause.detail = fmt::format("a follows {}, b follows {} of the schedules' models", Join(a), Join(b));
+    return cause;
+  }
+  int best = 99;
+  for (const std::string& na : a) {
+    for (const std::string& nb : b) {
+      const auto ma = ReductionModelNamed(op, na), mb = ReductionModelNamed(op, nb);
+      if (!ma || !mb) continue;
+      // The outer structure first: the order of the sum, then how each term
+      // joins it, then what the op does around it.
+      int rank = 3;
+      std::string c, detail;
+      if (OrderOf(*ma) != OrderOf(*mb)) {
+        rank = 2;
+        c = kCauseTree;
+        detail = fmt::format("{} adds in order {}, {} in order {}", na, OrderOf(*ma), nb, OrderOf(*mb));
+      } else if (Fused(*ma) != Fused(*mb)) {
+        rank = 0;
+        c = kCauseFusion;
+        detail = fmt::format("the same order, {}; each product is exact inside one fused multiply-add in {}, "
+                             "rounded before it is added in {}",
+                             OrderOf(*ma), Fused(*ma) ? na : nb, Fused(*ma) ? nb : na);
+      } else if (ma->form != mb->form) {
+        rank = 1;
+        c = kCauseFormula;
+        detail = fmt::format("the same order; {} and {} differ in the op's form around the sum", na, nb);
+      } else {
+        c = kCauseUnknown;
+        detail = fmt::format("{} and {} are the same schedule", na, nb);
+      }
+      if (rank >= best) continue;
+      best = rank;
+      cause.cause = c;
+      cause.detail = detail;
+      cause.model_a = na;
+      cause.model_b = nb;
+    }
+  }
+  if (best == 99) {
+    cause.cause = kCauseUnknown;
+    cause.detail = fmt::format("a follows {}, b follows {}: not models of {}'s schedules", Join(a), Join(b), op.name);
+  }
+  return cause;
+}
+
+CompareResult RunReductionCompare(const ReductionCompareRequest& r) {
+  const ReductionInputSet& inputs = *r.inputs;
+  const ReductionOpInfo& op = *inputs.op;
+  const size_t per = inputs.outputs_per_instance();
+  const size_t n = per * inputs.instances.size();
+  if (n == 0) throw InputError("compare: no outputs");
+  for (const CompareSide* side : {&r.a, &r.b}) {
+    if (side->outputs.size() != n) {
+      throw InputError(fmt::format("{}: {} outputs for {} instances of {} outputs: the shapes differ", side->label,
+                                   side->outputs.size(), inputs.instances.size(), per));
+    }
+  }
+  CompareResult out;
+  std::vector<CompareExample> all;
+  DiffOutputs(*inputs.format, r.a.outputs, r.b.outputs, &out, &all);
+  for (size_t k = 0; k < all.size() && k < r.examples; ++k) out.nearest.push_back(all[k]);
+  if (out.max_index >= 0) {
+    const uint64_t i = static_cast<uint64_t>(out.max_index);
+    out.worst.push_back({i, r.a.outputs[i], r.b.outputs[i], out.max_apart, ""});
+  }
+  for (const auto& [side, result] : {std::pair<const CompareSide*, CompareSideResult*>{&r.a, &out.a}, {&r.b, &out.b}}) {
+    std::vector<std::vector<float>> per_instance;
+    for (size_t i = 0; i < inputs.instances.size(); ++i) {
+      per_instance.emplace_back(side->outputs.begin() + static_cast<std::ptrdiff_t>(i * per),
+                                side->outputs.begin() + static_cast<std::ptrdiff_t>((i + 1) * per));
+    }
+    result->all.result = RunReductionCheck(inputs, per_instance, side->label, r.threads);
+    result->matching = result->all.result.conformance.matching;
+  }
+  if (out.differing == 0) {
+    out.cause.detail = "the outputs are the same in every bit";
+    return out;
+  }
+  out.cause = CauseFromReductionModels(op, out.a.matching, out.b.matching);
+  out.cause.basis = "all inputs";
+  return out;
+}
+
+nlohmann::ordered_json ReductionCompareJson(const ReductionCompareRequest& r, const CompareResult& result) {
+  const ReductionInputSet& inputs = *r.inputs;
+  const FloatFormat& format = *inputs.format;
+  const size_t per = inputs.outputs_per_instance();
+  auto value = [&](float v) {
+    return nlohmann::ordered_json{{"value", HexFloat(v)}, {"bits", BitsText(format, Encoding(format, v))}};
+  };
+  auto example = [&](const CompareExample& e) {
+    nlohmann::ordered_json j;
+    j["instance"] = e.index / per;
+    j["element"] = e.index % per;
+    j["a"] = value(e.a);
+    j["b"] = value(e.b);
+    j["apart_ulp"] = std::isinf(e.apart_ulp) ? nlohmann::ordered_json("inf") : nlohmann::ordered_json(e.apart_ulp);
+    return j;
+  };
+  nlohmann::ordered_json j;
+  j["op"] = inputs.op->name;
+  j["dtype"] = format.name;
+  j["inputs"] = inputs.source;
+  j["seed"] = inputs.seed;
+  j["shape"] = ShapeText(*inputs.op, inputs.shape);
+  j["instances"] = inputs.instances.size();
+  j["n"] = result.n;
+  for (const auto& [name, side, sr] :
+       {std::tuple<const char*, const CompareSide*, const CompareSideResult*>{"a", &r.a, &result.a}, {"b", &r.b, &result.b}}) {
+    j[name] = {{"label", side->label},
+               {"door", side->door},
+               {"spec", side->spec},
+               {"max_ulp_error", sr->all.result.stats.max_ulp()},
+               {"models_all_inputs", sr->matching},
+               {"models_differing_inputs", nullptr}};
+  }
+  j["differing"] = result.differing;
+  j["special"] = result.special;
+  j["signed_zero"] = result.signed_zero;
+  j["max_apart_ulp"] = result.max_apart;
+  nlohmann::ordered_json bins = nlohmann::ordered_json::array();
+  for (size_t k = 0; k < result.histogram.size(); ++k) {
+    bins.push_back({{"bin", BinLabel(k)}, {"count", result.histogram[k]}});
+  }
+  j["apart_histogram"] = bins;
+  j["cause"] = {{"cause", result.cause.cause}, {"basis", result.cause.basis}, {"model_a", result.cause.model_a},
+                {"model_b", result.cause.model_b}, {"detail", result.cause.detail}};
+  nlohmann::ordered_json nearest = nlohmann::ordered_json::array();
+  for (const CompareExample& e : result.nearest) nearest.push_back(example(e));
+  j["nearest"] = nearest;
+  nlohmann::ordered_json worst = nlohmann::ordered_json::array();
+  for (const CompareExample& e : result.worst) worst.push_back(example(e));
+  j["worst"] = worst;
+  if (result.n <= kCompareValuesLimit) {
+    j["values"] = {{"a", std::vector<uint64_t>()}, {"b", std::vector<uint64_t>()}};
+    for (const auto& [name, side] : {std::pair<const char*, const CompareSide*>{"a", &r.a}, {"b", &r.b}}) {
+      std::vector<uint64_t> bits;
+      for (const float v : side->outputs) bits.push_back(Encoding(format, v));
+      j["values"][name] = bits;
+    }
   } else {
     j["values"] = nullptr;
   }

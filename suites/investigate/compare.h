@@ -21,6 +21,7 @@
 #include "kernels/elementwise_ops.h"
 #include "oracles/format.h"
 #include "suites/inputs/inputs.h"
+#include "suites/inputs/reduction_problem.h"
 #include "suites/investigate/check.h"
 
 namespace ulpgate {
@@ -96,6 +97,7 @@ struct CompareResult {
   uint64_t differing = 0;     // outputs whose encodings differ
   uint64_t special = 0;       // of them: a NaN or infinity against something else
   uint64_t signed_zero = 0;   // of them: +0 against -0
+  uint64_t nan_payload = 0;   // of them: NaN against NaN (payload or sign)
   double max_apart = 0;       // ULPs of the format at the larger (UlpsApart), specials aside
   int64_t max_index = -1;
   // Differing outputs by ULPs apart: bins kCompareBins (upper bounds), the
@@ -121,6 +123,26 @@ CompareResult RunCompare(const CompareRequest& request);
 // The report: format, op, dtype, n, the sides, differing, the ULP histogram,
 // each side's models, the cause, the examples (docs/compare.md).
 nlohmann::ordered_json CompareJson(const CompareRequest& request, const CompareResult& result);
+
+// A reduction's two sides (the linear and MSE ops, the row reductions):
+// outputs per instance, flattened in instance order. Each side's models are
+// those `check --op` names (RunReductionCheck, every variant's candidate
+// models); the cause compares the models' schedules (ReductionModel): a
+// different summation order is "tree", the same order with MulAdd fused on
+// one side only "fusion", a different form "formula". Models over the
+// differing outputs alone are not measured (a reduction's models are checked
+// per whole output tensor).
+struct ReductionCompareRequest {
+  const ReductionInputSet* inputs = nullptr;
+  CompareSide a, b;  // outputs: every instance's, in order
+  size_t examples = 5;
+  unsigned threads = 0;
+};
+CompareResult RunReductionCompare(const ReductionCompareRequest& request);
+nlohmann::ordered_json ReductionCompareJson(const ReductionCompareRequest& request, const CompareResult& result);
+// The cause from the two sides' reduction models (names of ReductionModel).
+CompareCause CauseFromReductionModels(const ReductionOpInfo& op, const std::vector<std::string>& a,
+                                      const std::vector<std::string>& b);
 
 // The exit status of a comparison: 0 identical in every bit, 1 different.
 inline int CompareExitStatus(const CompareResult& r) { return r.differing == 0 ? 0 : 1; }
