@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <tuple>
 
 #include "oracles/float_text.h"
 #include "suites/engine/elementwise_oracle.h"
@@ -23,6 +24,7 @@
 #include "suites/investigate/compare.h"
 #include "suites/reports/number_text.h"
 #include "suites/reports/report.h"
+#include "suites/sweep/sweep_compare.h"
 #include "tools/cli.h"
 #include "tools/progress.h"
 #include "tools/run_limits.h"
@@ -44,6 +46,8 @@ struct CompareArgs {
   unsigned threads = 0;
   bool quiet = false;
   std::vector<std::string> plugins;
+  bool sweep = false;
+  std::string range, shard;
 };
 
 // Whether a side names saved outputs (FILE.npz[:ARRAY], FILE.npy, a text
@@ -57,9 +61,9 @@ bool IsOutputsSpec(const std::string& spec) {
   return std::filesystem::is_regular_file(path, error);
 }
 
-CompareSide KernelSide(const CompareArgs& args, const ElementwiseOpInfo& op, const FloatFormat& format,
-                       const std::string& spec, const char* flag, const InputSet& inputs,
-                       const std::vector<const TargetInfo*>& plugins) {
+// A kernel side, without outputs yet, and the kernel that computes them.
+CompareSide ResolveKernelSide(const ElementwiseOpInfo& op, const FloatFormat& format, const std::string& spec,
+                              const char* flag, const std::vector<const TargetInfo*>& plugins, StorageKernel* call) {
   NamedKernel kernel;
   try {
     kernel = ResolveOneKernel(op.name, format, spec, plugins, &BestTarget(), flag);
@@ -72,11 +76,10 @@ CompareSide KernelSide(const CompareArgs& args, const ElementwiseOpInfo& op, con
   side.label = kernel.variant + "@" + kernel.target->name;
   side.spec = side.label;
   side.replayable = true;
-  StorageKernel call;
   if (const LoadedPlugin* plugin = PluginOf(*kernel.target)) {
     const PluginKernel* k = plugin->Find(kernel.variant, format.name, op.name);
     if (k == nullptr) throw UsageError(std::string(flag) + ": no " + format.name + " kernel " + spec);
-    call = k->call;
+    *call = k->call;
     side.door = plugin->from_iut ? "iut" : "plugin";
   } else {
     if (!kernel.target->supported) {
@@ -85,10 +88,16 @@ CompareSide KernelSide(const CompareArgs& args, const ElementwiseOpInfo& op, con
     }
     const ElementwiseKernel k = FindElementwiseKernel(op.name, format.name, kernel.variant, kernel.target->bits);
     if (k == nullptr) throw UsageError(std::string(flag) + ": no " + format.name + " kernel " + spec);
-    call = k;
+    *call = k;
     side.door = "builtin";
   }
-  (void)args;
+  return side;
+}
+
+CompareSide KernelSide(const ElementwiseOpInfo& op, const FloatFormat& format, const std::string& spec,
+                       const char* flag, const InputSet& inputs, const std::vector<const TargetInfo*>& plugins) {
+  StorageKernel call;
+  CompareSide side = ResolveKernelSide(op, format, spec, flag, plugins, &call);
   side.outputs = KernelOutputs(format, inputs, call);
   return side;
 }
@@ -366,6 +375,146 @@ void CompareReductions(const CompareArgs& args, const FloatFormat& format) {
   ExitStatus() = CompareExitStatus(result);
 }
 
+// --sweep: every pair of the 16-bit format (or --range, --shard's part), both
+// sides kernels; the models and the cause from the first differing inputs.
+void CompareSweep(const CompareArgs& args, const ElementwiseOpInfo& op, const FloatFormat& format,
+                  const std::vector<const TargetInfo*>& plugins) {
+  if (format.storage_bytes() != 2 || op.arity() != 2) {
+    throw UsageError("--sweep: every pair of a 16-bit format (--dtype bf16 or f16) of an op of two operands");
+  }
+  if (!args.inputs_path.empty() || !args.suite.empty() || !args.input.empty()) {
+    throw UsageError("--sweep enumerates its inputs: no --inputs, --suite or --input");
+  }
+  for (const std::string* spec : {&args.a, &args.b}) {
+    if (IsOutputsSpec(*spec)) throw UsageError("--sweep: both sides must be kernels (" + *spec + " is saved outputs)");
+  }
+  CompareSweepRequest request;
+  const std::vector<std::string> names = op.operand_names();
+  request.domain = MakeSweepDomain(format, SweepDomain::Kind::kPairs, {}, {names[0], names[1]});
+  request.begin = 0;
+  request.end = request.domain.size();
+  if (!args.range.empty()) {
+    const size_t colon = args.range.find(':');
+    if (colon == std::string::npos) throw UsageError("--range: expected BEGIN:END, got '" + args.range + "'");
+    request.begin = ParseIndex(args.range.substr(0, colon), "--range BEGIN");
+    request.end = ParseIndex(args.range.substr(colon + 1), "--range END");
+    if (request.begin >= request.end || request.end > request.domain.size()) {
+      throw UsageError(fmt::format("--range {}: expected BEGIN < END <= {} (the domain's size)", args.range,
+                                   request.domain.size()));
+    }
+  }
+  if (!args.shard.empty()) {
+    const auto [k, n] = ParseShard(args.shard);
+    std::tie(request.begin, request.end) = SweepShard(request.begin, request.end, k, n);
+  }
+  CompareSide a = ResolveKernelSide(op, format, args.a, "--a", plugins, &request.a);
+  CompareSide b = ResolveKernelSide(op, format, args.b, "--b", plugins, &request.b);
+  request.threads = args.threads;
+  ProgressLine progress("compare --sweep", "inputs", args.json_path == "-");
+  request.progress = [&progress](uint64_t done, uint64_t total) { progress(done, total); };
+  const CompareSweepResult swept = RunCompareSweep(request);
+  progress.Clear();
+  // The models and the cause: compare's own, on the first differing inputs.
+  CompareRequest on_differing;
+  on_differing.op = &op;
+  on_differing.format = &format;
+  on_differing.inputs.operand_names = names;
+  on_differing.inputs.columns.assign(2, {});
+  on_differing.inputs.source = "the first differing inputs of the sweep";
+  for (const uint64_t index : swept.first) {
+    float x[2];
+    request.domain.Input(index, &x[0], &x[1]);
+    on_differing.inputs.columns[0].push_back(x[0]);
+    on_differing.inputs.columns[1].push_back(x[1]);
+  }
+  a.outputs = swept.first_a;
+  b.outputs = swept.first_b;
+  on_differing.a = a;
+  on_differing.b = b;
+  on_differing.models = args.model_specs;
+  on_differing.models_path = args.models_path;
+  on_differing.examples = args.examples;
+  on_differing.threads = args.threads;
+  for (const std::string& p : args.plugins) on_differing.replay_arguments += " " + PluginSourceArgument(p);
+  CompareResult result = swept.counts;
+  CompareResult models;  // its examples index the kept inputs
+  if (!swept.first.empty()) {
+    models = RunCompare(on_differing);
+    result.a = models.a;
+    result.b = models.b;
+    result.a.matching.clear();  // over every input of the sweep: not measured
+    result.b.matching.clear();
+    result.nearest = models.nearest;
+    for (CompareExample& e : result.nearest) e.index = swept.first[e.index];
+    result.cause = models.cause;
+    result.cause.basis = "differing inputs";
+    if (result.differing > swept.first.size()) {
+      result.cause.detail += fmt::format(" (from the first {} of the {} differing inputs)", swept.first.size(),
+                                         result.differing);
+    }
+  } else {
+    result.cause.detail = "the outputs are the same in every bit";
+  }
+  const std::string range = fmt::format("0x{:x}:0x{:x}", request.begin, request.end);
+  {
+    StdoutToStderr guard(args.json_path == "-");
+    PrintWrapped(std::cout,
+                 fmt::format("compare --sweep {} in {}: a = {} ({}), b = {} ({}); {} inputs of {} (range {})",
+                             op.name, format.name, a.label, a.door, b.label, b.door, result.n,
+                             request.domain.Description(), range),
+                 2);
+    std::cout << '\n';
+    PrintDifferences(result);
+    if (!swept.first.empty()) {
+      std::cout << '\n';
+      TextTable sides({"side", "follows on the differing inputs"});
+      sides.SetLeftAligned({0, 1});
+      sides.AddRow({"a: " + a.label, Names(result.a.matching_differing)});
+      sides.AddRow({"b: " + b.label, Names(result.b.matching_differing)});
+      sides.Print(std::cout, "  ");
+    }
+    std::cout << '\n';
+    PrintCause(result);
+    if (!args.quiet && !result.nearest.empty()) {
+      std::cout << "\nnearest differing inputs (of those kept):\n";
+      for (const CompareExample& e : result.nearest) {
+        float x[2];
+        request.domain.Input(e.index, &x[0], &x[1]);
+        std::cout << "  ";
+        PrintWrapped(std::cout,
+                     fmt::format("#{}: {} = {}, {} = {}: a {}, b {} ({} ULP apart)", e.index, names[0], Value(format, x[0]),
+                                 names[1], Value(format, x[1]), Value(format, e.a), Value(format, e.b),
+                                 std::isinf(e.apart_ulp) ? "inf" : FormatUlp(e.apart_ulp)),
+                     4, 2);
+        std::cout << "    replay: " << WrappedCommand(e.replay, 12, 8) << '\n';
+      }
+    }
+    std::cout.flush();
+    std::cerr << fmt::format("compared {} inputs in {:.2f} s\n", result.n, progress.Seconds());
+  }
+  if (!args.json_path.empty()) {
+    CompareResult shown = result;
+    shown.nearest = models.nearest;
+    shown.worst.clear();
+    nlohmann::ordered_json j = CompareJson(on_differing, shown);
+    for (auto& e : j["nearest"]) e["index"] = swept.first[e["index"].get<uint64_t>()];
+    j["inputs"] = "sweep";
+    j["seed"] = nullptr;
+    j["sweep"] = {{"domain", request.domain.Description()}, {"begin", request.begin}, {"end", request.end},
+                  {"kept", swept.first.size()},
+                  {"max_apart_index", result.max_index < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(result.max_index)}};
+    j["a"]["models_all_inputs"] = nullptr;
+    j["b"]["models_all_inputs"] = nullptr;
+    j["values"] = nullptr;
+    nlohmann::ordered_json report;
+    report["format"] = kCompareReportFormat;
+    report["tool"] = ToolVersion();
+    report["result"] = j;
+    WriteJsonFile(args.json_path, report);
+  }
+  ExitStatus() = CompareExitStatus(result);
+}
+
 void RunCompareCommand(CompareArgs args) {
   if (FindOp(args.op) == nullptr || (FindElementwiseOp(args.op) == nullptr && FindReductionOp(args.op) == nullptr)) {
     if (FindOp(args.op) != nullptr) {
@@ -379,6 +528,7 @@ void RunCompareCommand(CompareArgs args) {
     return;
   }
   if (!args.shape.empty()) throw UsageError("--shape is for the reductions");
+  if (!args.sweep && (!args.range.empty() || !args.shard.empty())) throw UsageError("--range and --shard go with --sweep");
   const ElementwiseOpInfo& op = *FindElementwiseOp(args.op);
   if (args.dtype.empty()) {
     std::string files;
@@ -391,6 +541,10 @@ void RunCompareCommand(CompareArgs args) {
   const FloatFormat& format = CheckFormat(args.op, args.dtype);
   const std::vector<const TargetInfo*> plugins = LoadPlugins(args.plugins);
   if (!plugins.empty()) RequirePluginOp(plugins, args.op);
+  if (args.sweep) {
+    CompareSweep(args, op, format, plugins);
+    return;
+  }
   CompareRequest request;
   request.op = &op;
   request.format = &format;
@@ -398,7 +552,7 @@ void RunCompareCommand(CompareArgs args) {
   if (request.inputs.operand_names.empty()) request.inputs.operand_names = op.operand_names();
   auto side = [&](const std::string& spec, const char* flag) {
     return IsOutputsSpec(spec) ? OutputsSide(args, op, format, spec, flag)
-                               : KernelSide(args, op, format, spec, flag, request.inputs, plugins);
+                               : KernelSide(op, format, spec, flag, request.inputs, plugins);
   };
   request.a = side(args.a, "--a");
   request.b = side(args.b, "--b");
@@ -453,6 +607,12 @@ void AddCompareCommand(CLI::App& app) {
       ->check(CountValidator("a seed", 0, kMaxSeed));
   cmd->add_option("--shape", args->shape, "A reduction's shape with --suite (linear ops: B,IN,OUT; MSE: N)");
   cmd->add_option("--input", args->input, "Instead: one input, NAME=VALUE per operand (the replay of a difference)");
+  cmd->add_flag("--sweep", args->sweep,
+                "Every pair of the 16-bit format (--dtype bf16 or f16: 2^32 inputs), both sides kernels; the models "
+                "and the cause from the first 65536 differing inputs");
+  cmd->add_option("--range", args->range, "With --sweep: domain indices BEGIN:END (grad's pattern << 16 | t's)");
+  cmd->add_option("--shard", args->shard,
+                  "With --sweep: K/N, only the K-th (0-based) of N parts of the range, cut at 65536-input blocks");
   cmd->add_option("--model", args->model_specs, "A model of your own, 'NAME: statements' (docs/models.md)");
   cmd->add_option("--models", args->models_path, "A file of models, one 'NAME: statements' per line");
   cmd->add_option("--examples", args->examples, "Differing inputs shown, nearest first")
