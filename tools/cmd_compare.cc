@@ -370,7 +370,7 @@ void CompareReductions(const CompareArgs& args, const FloatFormat& format) {
     report["format"] = kCompareReportFormat;
     report["tool"] = ToolVersion();
     report["result"] = ReductionCompareJson(request, result);
-    WriteJsonFile(args.json_path, report);
+    WriteRunReport(args.json_path, report);
   }
   ExitStatus() = CompareExitStatus(result);
 }
@@ -510,7 +510,7 @@ void CompareSweep(const CompareArgs& args, const ElementwiseOpInfo& op, const Fl
     report["format"] = kCompareReportFormat;
     report["tool"] = ToolVersion();
     report["result"] = j;
-    WriteJsonFile(args.json_path, report);
+    WriteRunReport(args.json_path, report);
   }
   ExitStatus() = CompareExitStatus(result);
 }
@@ -575,7 +575,7 @@ void RunCompareCommand(CompareArgs args) {
     report["format"] = kCompareReportFormat;
     report["tool"] = ToolVersion();
     report["result"] = CompareJson(request, result);
-    WriteJsonFile(args.json_path, report);
+    WriteRunReport(args.json_path, report);
   }
   ExitStatus() = CompareExitStatus(result);
 }
