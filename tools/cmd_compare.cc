@@ -336,6 +336,16 @@ void CompareReductions(const CompareArgs& args, const FloatFormat& format) {
   request.b = ReductionSide(args, inputs, args.b, "--b", plugins);
   request.examples = args.examples;
   request.threads = args.threads;
+  request.replay = fmt::format("ulpgate compare --op {}{} --a {} --b {}", op.name,
+                               format.bits == 32 ? "" : " --dtype " + std::string(format.name), ShellWord(args.a),
+                               ShellWord(args.b));
+  if (!args.inputs_path.empty()) {
+    request.replay += " --inputs " + ShellWord(args.inputs_path);
+  } else {
+    request.replay += fmt::format(" --suite {} --shape {} --seed {} --n {}", inputs.source, ShapeText(op, inputs.shape),
+                                  args.seed, inputs.instances.size());
+  }
+  for (const std::string& p : args.plugins) request.replay += " " + PluginSourceArgument(p);
   const CompareResult result = RunReductionCompare(request);
   {
     StdoutToStderr guard(args.json_path == "-");
@@ -363,6 +373,7 @@ void CompareReductions(const CompareArgs& args, const FloatFormat& format) {
                                  ElementName(op, inputs.shape, e.index % per), Value(format, e.a), Value(format, e.b),
                                  std::isinf(e.apart_ulp) ? "inf" : FormatUlp(e.apart_ulp));
       }
+      std::cout << "replay: " << WrappedCommand(request.replay, 8, 4) << '\n';
     }
   }
   if (!args.json_path.empty()) {

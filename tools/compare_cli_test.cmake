@@ -13,7 +13,7 @@ include("${CMAKE_CURRENT_LIST_DIR}/cli_expect.cmake")
 
 # ulpgate_expect with a pattern whose spaces also match where the line wraps.
 function(compare_expect expected pattern)
-  string(REPLACE " " "[ \n]+" pattern "${pattern}")
+  string(REPLACE " " "[ \\\n]+" pattern "${pattern}")
   ulpgate_expect(${expected} "${pattern}" ${ARGN})
 endfunction()
 
@@ -59,6 +59,8 @@ compare_expect(1 "cause: tree \\(sequential_unfused against pairwise"
   compare --op linear_fwd --a sequential_unfused --b pairwise --shape 8,64,8 --quiet)
 compare_expect(1 "cause: fusion \\(sequential_fused against sequential_unfused"
   compare --op linear_fwd --a sequential_fma@AVX2 --b sequential_unfused --shape 8,64,8 --quiet)
+compare_expect(1 "nearest differing outputs:.*instance 0, y\\[[0-9]+,[0-9]+\\]: a .*replay: ulpgate compare --op linear_fwd --a sequential_unfused --b pairwise --suite cancellation --shape 8,64,8 --seed 1 --n 1"
+  compare --op linear_fwd --a sequential_unfused --b pairwise --shape 8,64,8 --examples 1)
 compare_expect(0 "cause: none"
   compare --op linear_fwd --a pairwise --b pairwise@SCALAR --shape 8,64,8 --quiet)
 

@@ -487,10 +487,13 @@ CompareResult RunReductionCompare(const ReductionCompareRequest& r) {
   CompareResult out;
   std::vector<CompareExample> all;
   DiffOutputs(*inputs.format, r.a.outputs, r.b.outputs, &out, &all);
-  for (size_t k = 0; k < all.size() && k < r.examples; ++k) out.nearest.push_back(all[k]);
+  for (size_t k = 0; k < all.size() && k < r.examples; ++k) {
+    out.nearest.push_back(all[k]);
+    out.nearest.back().replay = r.replay;
+  }
   if (out.max_index >= 0) {
     const uint64_t i = static_cast<uint64_t>(out.max_index);
-    out.worst.push_back({i, r.a.outputs[i], r.b.outputs[i], out.max_apart, ""});
+    out.worst.push_back({i, r.a.outputs[i], r.b.outputs[i], out.max_apart, r.replay});
   }
   for (const auto& [side, result] : {std::pair<const CompareSide*, CompareSideResult*>{&r.a, &out.a}, {&r.b, &out.b}}) {
     std::vector<std::vector<float>> per_instance;
@@ -524,6 +527,7 @@ nlohmann::ordered_json ReductionCompareJson(const ReductionCompareRequest& r, co
     j["a"] = value(e.a);
     j["b"] = value(e.b);
     j["apart_ulp"] = std::isinf(e.apart_ulp) ? nlohmann::ordered_json("inf") : nlohmann::ordered_json(e.apart_ulp);
+    j["replay"] = e.replay;
     return j;
   };
   nlohmann::ordered_json j;

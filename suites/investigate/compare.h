@@ -137,6 +137,9 @@ struct ReductionCompareRequest {
   CompareSide a, b;  // outputs: every instance's, in order
   size_t examples = 5;
   unsigned threads = 0;
+  // The command that runs this comparison again (its inputs: the same suite,
+  // shape, seed and instances, or the same file): each difference's replay.
+  std::string replay;
 };
 CompareResult RunReductionCompare(const ReductionCompareRequest& request);
 nlohmann::ordered_json ReductionCompareJson(const ReductionCompareRequest& request, const CompareResult& result);
