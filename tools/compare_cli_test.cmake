@@ -94,6 +94,8 @@ compare_expect(1 "" compare --op tanh_bwd --dtype bf16 --a mulsub_opmath --b mul
   --json "${WORK}/bf16.json")
 compare_expect(1 "" compare --op tanh_bwd --dtype f16 --a mac_opmath --b mac_per_op --suite adversarial --n 300
   --quiet --json "${WORK}/f16.json")
+compare_expect(1 "" compare --op linear_fwd --a sequential_unfused --b pairwise --shape 8,64,8 --quiet
+  --json "${WORK}/linear.json")
 file(READ "${WORK}/f32.json" report)
 string(JSON format GET "${report}" format)
 string(JSON cause GET "${report}" result cause cause)
@@ -106,7 +108,7 @@ if(NOT python)
   set(python "${python3_found}")
 endif()
 execute_process(COMMAND "${python}" "${RECHECK}" "${WORK}/f32.json" "${WORK}/bf16.json" "${WORK}/f16.json"
-  RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  "${WORK}/linear.json" RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT status EQUAL 0)
   message(FATAL_ERROR "recheck_compare.py: exit ${status}\n${out}${err}")
 endif()
