@@ -5,10 +5,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <tuple>
 
 #include "oracles/float_text.h"
@@ -25,6 +27,10 @@
 #include "suites/reports/number_text.h"
 #include "suites/reports/report.h"
 #include "suites/sweep/sweep_compare.h"
+#include "suites/reveal/builtin_door.h"
+#include "suites/reveal/iut_door.h"
+#include "suites/reveal/plugin_door.h"
+#include "suites/reveal/reveal.h"
 #include "tools/cli.h"
 #include "tools/progress.h"
 #include "tools/run_limits.h"
@@ -47,6 +53,7 @@ struct CompareArgs {
   bool quiet = false;
   std::vector<std::string> plugins;
   bool sweep = false;
+  bool reveal = false;
   std::string range, shard;
 };
 
@@ -207,7 +214,9 @@ void PrintCause(const CompareResult& result) {
                        ? ""
                        : fmt::format(" ({} against {}, followed {})", result.cause.model_a.empty() ? "-" : result.cause.model_a,
                                      result.cause.model_b.empty() ? "-" : result.cause.model_b,
-                                     result.cause.basis == "all inputs" ? "on every input" : "on the differing inputs");
+                                     result.cause.basis == "all inputs"         ? "on every input"
+                                     : result.cause.basis == "differing inputs" ? "on the differing inputs"
+                                                                                : "by " + result.cause.basis);
   PrintWrapped(std::cout, "cause: " + result.cause.cause + by + ": " + result.cause.detail, 7);
 }
 
@@ -308,6 +317,89 @@ CompareSide ReductionSide(const CompareArgs& args, const ReductionInputSet& inpu
   return side;
 }
 
+// A linear_fwd side's DotDoor (suites/reveal/dot_door.h), or null where none
+// reaches its kernel.
+std::unique_ptr<DotDoor> DoorOf(const CompareSide& side) {
+  const KernelName name = ParseKernelName(side.spec);
+  const TargetInfo* target = FindAnyTarget(name.target);
+  if (target == nullptr) return nullptr;
+  if (const LoadedPlugin* plugin = PluginOf(*target)) {
+    if (!plugin->from_iut) return MakePluginDotDoor(plugin->path, name.variant);
+    // The IUT names its own targets; ulpgate adds "-iut" to a compiled target's.
+    std::string own = name.target;
+    if (own.size() > 4 && own.compare(own.size() - 4, 4, "-iut") == 0) own.resize(own.size() - 4);
+    return MakeIutDotDoor(plugin->path, name.variant + "@" + own);
+  }
+  // The doors name the unfused sequential schedule "sequential".
+  auto door = MakeBuiltinDoor(name.variant, *target);
+  if (door == nullptr && name.variant == "sequential_unfused") door = MakeBuiltinDoor("sequential", *target);
+  return door;
+}
+
+// Both sides' summation trees of output (0, 0), revealed from their outputs
+// (suites/reveal/reveal.h): a cause where the schedules' models name none (a
+// kernel that follows no schedule), or beside them (--reveal). Adds the
+// trees to *json.
+void RevealBoth(const ReductionInputSet& inputs, const CompareSide& a, const CompareSide& b, CompareResult* result,
+                nlohmann::ordered_json* json) {
+  std::unique_ptr<DotDoor> doors[2];
+  try {
+    doors[0] = DoorOf(a);
+    doors[1] = DoorOf(b);
+  } catch (const DotDoorError& e) {
+    (*json)["reveal"] = {{"error", e.what()}};
+    return;
+  }
+  if (!doors[0] || !doors[1]) {
+    (*json)["reveal"] = {{"error", "no matrix-product door reaches both kernels"}};
+    return;
+  }
+  // The shape {batch, in, out} as calls of m x n outputs over k terms.
+  const DotShape shape{inputs.shape[0], inputs.shape[2], inputs.shape[1]};
+  AccumulatorFingerprint fp[2];
+  try {
+    for (int s = 0; s < 2; ++s) fp[s] = RevealFingerprint(*doors[s], shape, 0, 0);
+  } catch (const std::exception& e) {
+    (*json)["reveal"] = {{"error", e.what()}};
+    return;
+  }
+  nlohmann::ordered_json reveal;
+  for (int s = 0; s < 2; ++s) {
+    reveal[s == 0 ? "a" : "b"] = {{"model", fp[s].model.Text()}, {"shape_name", fp[s].shape},
+                                  {"fingerprint", DescribeFingerprint(fp[s])}};
+  }
+  (*json)["reveal"] = reveal;
+  auto named = [](const AccumulatorFingerprint& f) { return f.shape.empty() ? std::string("a tree of its own") : f.shape; };
+  // The structure without the arithmetic of its nodes and leaves first.
+  SummationTree ta = fp[0].model, tb = fp[1].model;
+  const bool same_tree = [&] {
+    const auto structure = [](const SummationTree& t) {
+      // Terms and how they group; the marks of a leaf's or a node's
+      // arithmetic (a rounded product's r, a node's format) left out.
+      std::string out;
+      for (const char c : t.Text()) {
+        if (std::isdigit(static_cast<unsigned char>(c)) || c == '(' || c == ')' || c == '+' || c == ',') out += c;
+      }
+      return out;
+    };
+    return structure(ta) == structure(tb);
+  }();
+  if (result->cause.cause != kCauseUnknown) return;  // the models named it; the trees are evidence
+  if (!same_tree) {
+    result->cause.cause = kCauseTree;
+    result->cause.basis = "revealed trees";
+    result->cause.detail = fmt::format("output (0, 0) adds up as {} in a and as {} in b (revealed from the outputs)",
+                                       named(fp[0]), named(fp[1]));
+  } else if (ta != tb) {
+    result->cause.cause = fp[0].rounded_products != fp[1].rounded_products ? kCauseFusion : kCauseRoundingFormat;
+    result->cause.basis = "revealed trees";
+    result->cause.detail = fmt::format("the same tree ({}); {} rounded products in a, {} in b; nodes: {} against {}",
+                                       named(fp[0]), fp[0].rounded_products, fp[1].rounded_products,
+                                       fp[0].node_classes.empty() ? "-" : ArithText(fp[0].node_classes[0].arith),
+                                       fp[1].node_classes.empty() ? "-" : ArithText(fp[1].node_classes[0].arith));
+  }
+}
+
 void CompareReductions(const CompareArgs& args, const FloatFormat& format) {
   const ReductionOpInfo& op = *FindReductionOp(args.op);
   if (!args.input.empty() || !args.model_specs.empty() || !args.models_path.empty()) {
@@ -346,7 +438,12 @@ void CompareReductions(const CompareArgs& args, const FloatFormat& format) {
                                   args.seed, inputs.instances.size());
   }
   for (const std::string& p : args.plugins) request.replay += " " + PluginSourceArgument(p);
-  const CompareResult result = RunReductionCompare(request);
+  CompareResult result = RunReductionCompare(request);
+  nlohmann::ordered_json reveal;
+  if (op.name == "linear_fwd" && IsBinary32(format) && request.a.replayable && request.b.replayable &&
+      result.differing > 0 && (args.reveal || result.cause.cause == kCauseUnknown)) {
+    RevealBoth(inputs, request.a, request.b, &result, &reveal);
+  }
   {
     StdoutToStderr guard(args.json_path == "-");
     PrintWrapped(std::cout,
@@ -365,6 +462,16 @@ void CompareReductions(const CompareArgs& args, const FloatFormat& format) {
     sides.Print(std::cout, "  ");
     std::cout << '\n';
     PrintCause(result);
+    if (reveal.contains("reveal")) {
+      const auto& r = reveal["reveal"];
+      if (r.contains("error")) {
+        PrintWrapped(std::cout, "reveal: " + r["error"].get<std::string>(), 8);
+      } else {
+        for (const char* s : {"a", "b"}) {
+          PrintWrapped(std::cout, fmt::format("revealed {}: {}", s, r[s]["fingerprint"][0].get<std::string>()), 4);
+        }
+      }
+    }
     if (!args.quiet && !result.nearest.empty()) {
       const size_t per = inputs.outputs_per_instance();
       std::cout << "\nnearest differing outputs:\n";
@@ -381,6 +488,7 @@ void CompareReductions(const CompareArgs& args, const FloatFormat& format) {
     report["format"] = kCompareReportFormat;
     report["tool"] = ToolVersion();
     report["result"] = ReductionCompareJson(request, result);
+    if (!reveal.empty()) report["result"]["reveal"] = reveal["reveal"];
     WriteRunReport(args.json_path, report);
   }
   ExitStatus() = CompareExitStatus(result);
@@ -624,6 +732,9 @@ void AddCompareCommand(CLI::App& app) {
   cmd->add_option("--range", args->range, "With --sweep: domain indices BEGIN:END (grad's pattern << 16 | t's)");
   cmd->add_option("--shard", args->shard,
                   "With --sweep: K/N, only the K-th (0-based) of N parts of the range, cut at 65536-input blocks");
+  cmd->add_flag("--reveal", args->reveal,
+                "linear_fwd, both sides kernels: reveal each side's summation tree from its outputs (reveal's "
+                "probes) beside the schedules' models; without it, only where neither names a cause");
   cmd->add_option("--model", args->model_specs, "A model of your own, 'NAME: statements' (docs/models.md)");
   cmd->add_option("--models", args->models_path, "A file of models, one 'NAME: statements' per line");
   cmd->add_option("--examples", args->examples, "Differing inputs shown, nearest first")

@@ -61,6 +61,14 @@ compare_expect(1 "cause: fusion \\(sequential_fused against sequential_unfused"
   compare --op linear_fwd --a sequential_fma@AVX2 --b sequential_unfused --shape 8,64,8 --quiet)
 compare_expect(1 "nearest differing outputs:.*instance 0, y\\[[0-9]+,[0-9]+\\]: a .*replay: ulpgate compare --op linear_fwd --a sequential_unfused --b pairwise --suite cancellation --shape 8,64,8 --seed 1 --n 1"
   compare --op linear_fwd --a sequential_unfused --b pairwise --shape 8,64,8 --examples 1)
+# Each side's summation tree revealed from its outputs (reveal's probes), through a
+# plugin's door and an IUT's, beside the schedules' models.
+compare_expect(1 "cause: tree.*revealed a: tree: 64 terms, 63 nodes, depth 63.*sequential chain, rounded products.*revealed b: tree: 64 terms, 63 nodes, depth 6,.*pairwise cascade"
+  compare --op linear_fwd --plugin "${PLUGINS}/liblinear_example.so" --a sequential@linear_example --b pairwise@AVX2
+  --shape 4,64,4 --reveal --quiet)
+compare_expect(1 "revealed a: .*sequential chain, rounded products.*revealed b: .*8 strided chains \\+ halving tree, fused"
+  compare --op linear_fwd --iut "${ULPGATE_IUT} --builtin --reductions --targets SCALAR" --a lane_parallel@SCALAR-iut
+  --b lane_parallel@AVX2 --shape 4,64,4 --reveal --quiet)
 compare_expect(0 "cause: none"
   compare --op linear_fwd --a pairwise --b pairwise@SCALAR --shape 8,64,8 --quiet)
 
