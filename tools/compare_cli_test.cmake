@@ -96,6 +96,15 @@ compare_expect(2 "give one of --inputs, --suite and --input"
 compare_expect(2 "--input grad: 0x1.ff04p-135 is not a value of bf16"
   compare --op tanh_bwd --dtype bf16 --a mulsub_opmath --b mulsub_per_op --input grad=bits:0x7fc1 --input t=0.5)
 
+compare_expect(2 "--sweep: every pair of a 16-bit format"
+  compare --sweep --op tanh_bwd --a mulsub --b mac)
+compare_expect(2 "--sweep: both sides must be kernels"
+  compare --sweep --op tanh_bwd --dtype bf16 --a mulsub_opmath --b "${PEER}/tanh_bf16.npz:cpu_aten")
+compare_expect(2 "--range and --shard go with --sweep"
+  compare --op tanh_bwd --a mulsub --b mac --range 0:10)
+compare_expect(2 "--shard 2/2: K runs from 0 to N-1"
+  compare --sweep --op tanh_bwd --dtype bf16 --a mulsub_opmath --b mulsub_per_op --shard 2/2)
+
 # The JSON report, rechecked by a script that shares no code with ulpgate.
 compare_expect(1 "" compare --op tanh_bwd --a mulsub --b mulsub_fma --n 300 --quiet --json "${WORK}/f32.json")
 compare_expect(1 "" compare --op tanh_bwd --dtype bf16 --a mulsub_opmath --b mulsub_per_op --n 300 --quiet

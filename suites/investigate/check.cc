@@ -37,7 +37,7 @@ double ModelOutput(const CheckRequest& r, size_t m, uint64_t i) {
     ops[k] = x[k];
   }
   if (m < r.builtin_models.size() && r.builtin_models[m] >= 0) {
-    return ModelOutputs(*r.op, *r.format, x.data(), /*native=*/true)[r.builtin_models[m]];
+    return ModelOutput(*r.op, *r.format, static_cast<size_t>(r.builtin_models[m]), x.data(), /*native=*/true);
   }
   return r.models[m].Evaluate(ops.data());
 }
