@@ -634,7 +634,21 @@ void CompareSweep(const CompareArgs& args, const ElementwiseOpInfo& op, const Fl
   ExitStatus() = CompareExitStatus(result);
 }
 
+// Without --inputs, --suite or --input: saved outputs in an .npz that holds the
+// operands too (the layout check reads, suites/peer/) are of those inputs.
+void DefaultInputsFromOutputs(CompareArgs* args) {
+  if (!args->inputs_path.empty() || !args->suite.empty() || !args->input.empty() || args->sweep) return;
+  for (const std::string* side : {&args->a, &args->b}) {
+    const size_t at = side->find(".npz:");
+    if (at != std::string::npos && IsOutputsSpec(*side)) {
+      args->inputs_path = side->substr(0, at + 4);
+      return;
+    }
+  }
+}
+
 void RunCompareCommand(CompareArgs args) {
+  DefaultInputsFromOutputs(&args);
   if (FindOp(args.op) == nullptr || (FindElementwiseOp(args.op) == nullptr && FindReductionOp(args.op) == nullptr)) {
     if (FindOp(args.op) != nullptr) {
       throw UsageError("compare takes an elementwise op (" + ElementwiseOpNames() + ") or a reduction; " +
@@ -717,7 +731,7 @@ void AddCompareCommand(CLI::App& app) {
   cmd->add_option("--b", args->b, "The other side, as --a takes it")->required();
   cmd->add_option("--inputs", args->inputs_path,
                   "The inputs, as check reads them: an .npz of one array per operand, an .npy [operands, n] or "
-                  "an input file");
+                  "an input file (default: the .npz a side's saved outputs FILE.npz:ARRAY are in)");
   cmd->add_option("--suite", args->suite, "Instead: a suite's inputs (default domain; a reduction's: cancellation)");
   cmd->add_option("--n", args->n, "With --suite: the number of inputs (default: the suite's); a reduction's instances (default 1)")
       ->check(CountValidator("the number of inputs", 1, kMaxElementwiseInputs));

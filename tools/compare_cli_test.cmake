@@ -90,7 +90,10 @@ compare_expect(2 "short.txt: 1 outputs for 3 inputs"
 compare_expect(2 "unknown elementwise op 'nope'" compare --op nope --a mulsub --b mac)
 compare_expect(2 "--a: .*unknown variant 'mulsup'" compare --op tanh_bwd --a mulsup --b mac)
 compare_expect(2 "saved outputs need the inputs they were made from"
-  compare --op tanh_bwd --a "${PEER}/tanh_f32.npz:cpu_aten" --b mac)
+  compare --op tanh_bwd --a "${WORK}/ftz.txt" --b mac)
+# Saved outputs in an .npz that holds the operands: its inputs by default.
+compare_expect(1 "\\(file:[^)]*tanh_f32.npz\\).*cause: formula \\(mac_left_fused against mac_fused"
+  compare --op tanh_bwd --a "${PEER}/tanh_f32.npz:cuda_compiled_mac_left" --b mac --quiet)
 compare_expect(2 "give one of --inputs, --suite and --input"
   compare --op tanh_bwd --a mac --b mulsub --suite domain --input grad=1 --input t=0.5)
 compare_expect(2 "--input grad: 0x1.ff04p-135 is not a value of bf16"
