@@ -721,7 +721,9 @@ void AddCompareCommand(CLI::App& app) {
       "compare",
       "Compare two implementations of one op on the same inputs: how many outputs differ, how far "
       "apart, the models each follows and the cause (exit 0 identical, 1 different, 2 usage)");
-  cmd->add_option("--op", args->op, "Elementwise op (" + ElementwiseOpNames() + ")")->capture_default_str();
+  cmd->add_option("--op", args->op, "The op: an elementwise op (" + ElementwiseOpNames() +
+                                        ") or a reduction (linear_fwd, mse_fwd, ...: ulpgate list)")
+      ->capture_default_str();
   cmd->add_option("--dtype", args->dtype, "f32, bf16 or f16 (default: what the files say, else f32)");
   const std::string side_help =
       ": a kernel, VARIANT[@TARGET] (built-in; default target: the best this CPU runs) or a plugin's or "
