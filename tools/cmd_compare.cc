@@ -722,7 +722,7 @@ void AddCompareCommand(CLI::App& app) {
       "Compare two implementations of one op on the same inputs: how many outputs differ, how far "
       "apart, the models each follows and the cause (exit 0 identical, 1 different, 2 usage)");
   cmd->add_option("--op", args->op, "The op: an elementwise op (" + ElementwiseOpNames() +
-                                        ") or a reduction (linear_fwd, mse_fwd, ...: ulpgate list)")
+                                        ") or a reduction (ulpgate list names them)")
       ->capture_default_str();
   cmd->add_option("--dtype", args->dtype, "f32, bf16 or f16 (default: what the files say, else f32)");
   const std::string side_help =
