@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/elementwise_ops.h"
@@ -74,6 +75,11 @@ CLI::Validator SecondsValidator(const std::string& what, double min, double max)
 // A number >= 0 (a ULP limit): "expected WHAT: a number >= 0, such as 1.5, got 'abc'".
 CLI::Validator NonNegativeValidator(const std::string& what);
 
+// A whole number, decimal or 0x hex (a sweep's index); UsageError naming `what`.
+uint64_t ParseIndex(const std::string& text, const std::string& what);
+// --shard K/N: (K, N), K from 0 to N-1.
+std::pair<uint64_t, uint64_t> ParseShard(const std::string& spec);
+
 // Splits "a,b,c"; "all" or empty gives {}.
 std::vector<std::string> SplitList(const std::string& spec);
 
@@ -96,6 +102,7 @@ void AddListCommand(CLI::App& app);
 void AddRunCommand(CLI::App& app);
 void AddExplainCommand(CLI::App& app);
 void AddDivergeCommand(CLI::App& app);
+void AddCompareCommand(CLI::App& app);
 void AddMatrixCommand(CLI::App& app);
 void AddDriftCommand(CLI::App& app);
 void AddGoldenCommand(CLI::App& app);

@@ -40,6 +40,9 @@ list(APPEND extra_cases
   "u|sweep!--op!tanh_bwd!--dtype!bf16!--range!0:65536"
   "u|sweep!--op!gelu_bwd!--dtype!f32!--grad!1.3!--range!0x3f800000:0x3f810000!--plugin!${PLUGINS}/libgelu_c.so"
   "u|diverge!--op!gelu_tanh_bwd!--a!torch!--b!exact!--evals!2000"
+  "u|compare!--op!tanh_bwd!--dtype!bf16!--a!mulsub_opmath!--b!mulsub_per_op!--n!3000"
+  "u|compare!--op!tanh_bwd!--inputs!${WORK}/in_f32.npz!--a!${WORK}/in_f32.npz:t!--b!mac@SCALAR-iut!--iut!${IUT} --builtin --targets SCALAR"
+  "u|compare!--op!linear_fwd!--a!sequential_fma!--b!pairwise"
   "u|matrix!--n!300!--iut!${IUT} --builtin --targets SSE4"
   "u|matrix!--op!gelu_bwd!--n!300!--plugin!${PLUGINS}/libgelu_c.so"
   "u|explain!--op!gelu_tanh_bwd!--input!grad=1!--input!x=-3.5"
@@ -52,7 +55,7 @@ string(REPEAT "[^\n]" ${over} too_long)
 # <binary: u or m>|<args, separated by !>
 set(cases
   "u|--help" "u|list" "u|list!--cpu-targets!SSE4" "u|run!--help" "u|explain!--help"
-  "u|diverge!--help" "u|matrix!--help" "u|drift!--help" "u|golden!--help"
+  "u|diverge!--help" "u|compare!--help" "u|matrix!--help" "u|drift!--help" "u|golden!--help"
   "u|golden!check!--help" "u|golden!bless!--help" "u|gate!--help" "u|list!--help"
   "u|run!--kernel!tanh_bwd!--n!3000"
   "u|run!--kernel!tanh_bwd!--n!3000!--by!t"

@@ -58,18 +58,6 @@ struct MergeArgs {
   std::optional<double> max_ulp;
 };
 
-uint64_t ParseIndex(const std::string& text, const std::string& what) {
-  try {
-    size_t used = 0;
-    const uint64_t v = std::stoull(text, &used, 0);
-    if (used != text.size() || text.empty() || text[0] == '-') throw std::invalid_argument(text);
-    return v;
-  } catch (const std::exception&) {
-    throw UsageError(fmt::format("{}: expected a whole number (decimal or 0x hex), got '{}'", what,
-                                 text));
-  }
-}
-
 std::vector<float> ParseValues(const std::string& list, const char* flag) {
   std::vector<float> values;
   for (const std::string& item : SplitList(list)) {
@@ -225,15 +213,6 @@ bool PrintSweep(const SweepResult& r, const std::optional<double>& max_ulp) {
 }
 
 // "K/N".
-std::pair<uint64_t, uint64_t> ParseShard(const std::string& spec) {
-  const size_t slash = spec.find('/');
-  if (slash == std::string::npos) throw UsageError("--shard: expected K/N (K from 0 to N-1), got '" + spec + "'");
-  const uint64_t k = ParseIndex(spec.substr(0, slash), "--shard K");
-  const uint64_t n = ParseIndex(spec.substr(slash + 1), "--shard N");
-  if (n == 0 || k >= n) throw UsageError("--shard " + spec + ": K runs from 0 to N-1");
-  return {k, n};
-}
-
 // What MPFR computed of the sweep: the share of exact values (per input, or
 // per entry of the factor tables) and of errors it decided.
 std::string DescribeMpfrShare(const SweepResult& r) {

@@ -13,6 +13,8 @@ set(cases
   "ulpgate-invariance-1|invariance!--op!planted:sequential!--k!20!--max-batch!9!--json!${WORK}/r.json"
   "ulpgate-reveal-1|reveal!--k!20!--m!2!--n!16!--check!100!--json!${WORK}/r.json"
   "ulpgate-reveal-golden-1|reveal!--k!20!--m!2!--n!16!--check!100!--write-golden!${WORK}/r.json"
+  "ulpgate-compare-1|compare!--op!tanh_bwd!--a!mulsub@SCALAR!--b!mac@SCALAR!--n!100!--json!${WORK}/r.json"
+  "ulpgate-compare-1|compare!--op!linear_fwd!--a!pairwise@SCALAR!--b!sequential_unfused@SCALAR!--json!${WORK}/r.json"
   "ulpgate-gate-2|gate!--quiet!--op!mse_bwd!--target!SCALAR!--budgets!${GOLDEN}/budgets.json!--json!${WORK}/r.json")
 foreach(case IN LISTS cases)
   string(FIND "${case}" "|" bar)

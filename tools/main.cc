@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   ulpgate::AddCheckCommand(app);
   ulpgate::AddExplainCommand(app);
   ulpgate::AddDivergeCommand(app);
+  ulpgate::AddCompareCommand(app);
   ulpgate::AddSweepCommand(app);
   ulpgate::AddMatrixCommand(app);
   ulpgate::AddStochasticCommand(app);

@@ -37,7 +37,7 @@ double ModelOutput(const CheckRequest& r, size_t m, uint64_t i) {
     ops[k] = x[k];
   }
   if (m < r.builtin_models.size() && r.builtin_models[m] >= 0) {
-    return ModelOutputs(*r.op, *r.format, x.data(), /*native=*/true)[r.builtin_models[m]];
+    return ModelOutput(*r.op, *r.format, static_cast<size_t>(r.builtin_models[m]), x.data(), /*native=*/true);
   }
   return r.models[m].Evaluate(ops.data());
 }
@@ -259,6 +259,27 @@ CheckRequest MakeCheckRequest(const ElementwiseOpInfo& op, const FloatFormat& fo
   return request;
 }
 
+std::vector<float> KernelOutputs(const FloatFormat& format, const InputSet& inputs, const StorageKernel& kernel) {
+  const size_t n = inputs.size();
+  const size_t arity = inputs.columns.size();
+  std::vector<float> outputs(n);
+  std::vector<const void*> in(arity);
+  if (IsBinary32(format)) {
+    for (size_t k = 0; k < arity; ++k) in[k] = inputs.columns[k].data();
+    kernel(in.data(), outputs.data(), n);
+    return outputs;
+  }
+  std::vector<std::vector<uint16_t>> bits(arity, std::vector<uint16_t>(n));
+  for (size_t k = 0; k < arity; ++k) {
+    for (size_t i = 0; i < n; ++i) bits[k][i] = static_cast<uint16_t>(EncodeBits(format, inputs.columns[k][i]));
+    in[k] = bits[k].data();
+  }
+  std::vector<uint16_t> out(n);
+  kernel(in.data(), out.data(), n);
+  for (size_t i = 0; i < n; ++i) outputs[i] = static_cast<float>(DecodeBits(format, out[i]));
+  return outputs;
+}
+
 CheckRequest ReadCheckRequest(const CheckSpec& spec, const std::string& models_path) {
   const FloatFormat& format = CheckFormat(spec.op, spec.dtype);
   const ElementwiseOpInfo* op = FindElementwiseOp(spec.op);
@@ -269,26 +290,8 @@ CheckRequest ReadCheckRequest(const CheckSpec& spec, const std::string& models_p
   request.inputs = ReadCheckInputs(*op, spec.inputs, format);
   if (request.inputs.size() == 0) throw InputError(spec.inputs + ": no inputs");
   request.label = spec.label;
-  const size_t n = request.inputs.size();
   if (spec.outputs_from) {
-    const size_t arity = request.inputs.columns.size();
-    request.outputs.resize(n);
-    std::vector<const void*> in(arity);
-    if (IsBinary32(format)) {
-      for (size_t k = 0; k < arity; ++k) in[k] = request.inputs.columns[k].data();
-      spec.outputs_from(in.data(), request.outputs.data(), n);
-    } else {
-      std::vector<std::vector<uint16_t>> bits(arity, std::vector<uint16_t>(n));
-      for (size_t k = 0; k < arity; ++k) {
-        for (size_t i = 0; i < n; ++i) {
-          bits[k][i] = static_cast<uint16_t>(EncodeBits(format, request.inputs.columns[k][i]));
-        }
-        in[k] = bits[k].data();
-      }
-      std::vector<uint16_t> out(n);
-      spec.outputs_from(in.data(), out.data(), n);
-      for (size_t i = 0; i < n; ++i) request.outputs[i] = static_cast<float>(DecodeBits(format, out[i]));
-    }
+    request.outputs = KernelOutputs(format, request.inputs, spec.outputs_from);
   } else {
     request.outputs = ReadCheckOutputs(*op, spec.outputs, format, &request.label);
   }

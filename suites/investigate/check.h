@@ -89,6 +89,12 @@ struct CheckSpec {
   std::string expected_model;
   unsigned threads = 0;
 };
+// A kernel over the format's storage lanes (float for f32, the bit patterns
+// of bf16 or f16), as PluginKernel::call and the registry's kernels take them.
+using StorageKernel = std::function<void(const void* const* operands, void* out, size_t n)>;
+// Its outputs on `inputs` (values of the format), decoded to values.
+std::vector<float> KernelOutputs(const FloatFormat& format, const InputSet& inputs, const StorageKernel& kernel);
+
 // A request of outputs in memory: the op's operands (values of the format,
 // columns in the op's order) and one output per input; the built-in models,
 // then `models` ("NAME: statements"). Throws InputError when the shapes

@@ -113,6 +113,18 @@ std::string ExplainCommand(const std::vector<ReplayKernel>& kernels, const std::
   return command + " --variant " + ShellWord(variants) + sources;
 }
 
+std::string CompareInputCommand(const std::string& op, const std::string& dtype, const std::string& a,
+                                const std::string& b, const std::vector<std::string>& names,
+                                const std::vector<float>& operands, const std::string& arguments) {
+  std::string command = "ulpgate compare --op " + op;
+  if (dtype != "f32") command += " --dtype " + dtype;
+  command += " --a " + ShellWord(a) + " --b " + ShellWord(b);
+  for (size_t i = 0; i < operands.size() && i < names.size(); ++i) {
+    command += fmt::format(" --input {}={}", names[i], HexFloat(operands[i]));
+  }
+  return command + arguments;
+}
+
 std::string ReplayRunCommand(const ReplayKernel& k, const std::string& suite, uint64_t seed, uint64_t n,
                              const std::string& shape) {
   std::string command = "ulpgate run --op " + k.op + KernelArguments(k);

@@ -59,6 +59,13 @@ std::string ExplainModelsCommand(const std::string& op, const std::vector<std::s
 std::string ExplainCommand(const std::vector<ReplayKernel>& kernels,
                            const std::vector<std::string>& operand_names, const std::vector<float>& operands);
 
+// `compare` of two sides on one input (--input NAME=VALUE per operand):
+// `a` and `b` as --a and --b name them (kernels), `arguments` the
+// --plugin/--iut flags they need.
+std::string CompareInputCommand(const std::string& op, const std::string& dtype, const std::string& a,
+                                const std::string& b, const std::vector<std::string>& operand_names,
+                                const std::vector<float>& operands, const std::string& arguments);
+
 // The `run` that measures one case again: the same suite (or input file:
 // "file:PATH"), seed and count give the same inputs and call plan, so the
 // same numbers. `shape`: a reduction's (then n counts instances).

@@ -578,6 +578,80 @@ def check(outputs, inputs=None, op=None, dtype=None, models=(), label=None, thre
     return CheckReport(record, op, dtype, names, values, out)
 
 
+class CompareReport:
+    """What `compare` found of two implementations at the same inputs (the CLI's
+    `compare --json` result, docs/compare.md): how many outputs differ in their bits, how
+    far apart, the models each side follows, and the cause, one of "none", "fusion",
+    "rounding format", "formula", "function implementation", "flush to zero", "tree",
+    "unknown"."""
+
+    def __init__(self, record):
+        self.record = record
+        self.op, self.dtype, self.n = record["op"], record["dtype"], record["n"]
+        self.differing = record["differing"]
+        self.identical = self.differing == 0
+        self.max_apart_ulp = record["max_apart_ulp"]
+        self.cause = record["cause"]["cause"]
+        self.cause_detail = record["cause"]["detail"]
+        self.models_a = list(record["a"]["models_all_inputs"])
+        self.models_b = list(record["b"]["models_all_inputs"])
+        self.models_a_differing = list(record["a"]["models_differing_inputs"])
+        self.models_b_differing = list(record["b"]["models_differing_inputs"])
+        self.nearest = record["nearest"]
+
+    def __repr__(self):
+        lines = [f"ulpgate compare of {self.op} in {self.dtype}: {self.differing} of {self.n} outputs differ"
+                 + (f", up to {_ulp_text(self.max_apart_ulp)} ULP apart" if self.differing else ""),
+                 f"  a follows {', '.join(self.models_a) or 'no model'}",
+                 f"  b follows {', '.join(self.models_b) or 'no model'}",
+                 _wrapped(f"{self.cause}: {self.cause_detail}", prefix="  cause: ", indent=9)]
+        return "\n".join(lines)
+
+
+def compare(a, b, inputs, op, dtype=None, models=(), labels=("a", "b"), threads=0, framework="auto"):
+    """Compares two implementations of `op` at the same `inputs` (a dict by operand name, or
+    a sequence in the op's order). Each side is outputs (an array or tensor of the inputs'
+    length) or a callable fn(*operands) that computes them, called as `sweep` calls its
+    kernel (torch tensors of the dtype where torch is importable and framework is "auto"
+    or "torch", else numpy arrays: float32, float16, or float32 holding bf16 values).
+    Returns a CompareReport: the outputs that differ in their bits, the ULPs apart, the
+    models each side follows bit for bit (on every input and on the differing ones) and the
+    cause, as `ulpgate compare` names it (docs/compare.md)."""
+    import numpy as np
+    if _is_reduction(op) or _is_cast(op):
+        raise ValueError(f"compare in Python takes an elementwise op ({', '.join(o['name'] for o in ops())}); "
+                         f"`ulpgate compare --op {op}` takes the others")
+    names, operands = _operands(op, inputs)
+    if dtype is None:
+        for x in [*operands, a, b]:
+            if not callable(x) and _dtype_of(x):
+                dtype = _dtype_of(x)
+                break
+    dtype = _DTYPE_NAMES.get(dtype or "f32", dtype or "f32")
+    values = [_float32_values(x) for x in operands]
+    if any(len(v) != len(values[0]) for v in values):
+        raise ValueError(f"{op}: the operands' lengths differ ({', '.join(str(len(v)) for v in values)})")
+
+    def side(x):
+        if not callable(x):
+            return _float32_values(x), "outputs"
+        lanes = values if dtype == "f32" else [
+            np.ascontiguousarray(_ulpgate.encode(v, dtype), dtype=np.uint16) for v in values]
+        y = _wrap(x, dtype, framework)(*lanes)
+        if dtype == "f32":
+            return np.asarray(y, dtype=np.float32), "python"
+        return np.asarray(_ulpgate.decode(np.asarray(y, dtype=np.uint16), dtype), dtype=np.float32), "python"
+
+    out_a, door_a = side(a)
+    out_b, door_b = side(b)
+    try:
+        record = json.loads(_ulpgate.compare(op, dtype, values, out_a, out_b, list(labels), [door_a, door_b],
+                                             list(models), threads))
+    except InputError as e:
+        raise ValueError(str(e)) from None
+    return CompareReport(record)
+
+
 class SweepReport:
     """What `sweep` measured over the domain: the kernel's ULP errors, the models it
     follows on every input, its outputs' digest."""

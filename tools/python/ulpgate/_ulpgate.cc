@@ -44,6 +44,7 @@
 #include "suites/inputs/numpy_files.h"
 #include "suites/inputs/reduction_suites.h"
 #include "suites/investigate/check.h"
+#include "suites/investigate/compare.h"
 #include "suites/reports/format_list.h"
 #include "suites/reports/report.h"
 #include "suites/reports/number_text.h"
@@ -180,6 +181,46 @@ std::string Check(const std::string& op_name, const std::string& dtype,
     result = RunCheck(request);
   }
   return CheckJson(request, result).dump();
+}
+
+// Two sides' outputs at the same inputs (ulpgate.compare): the report of
+// `compare --json`'s result (suites/investigate/compare.h).
+std::string Compare(const std::string& op_name, const std::string& dtype,
+                    const std::vector<py::array_t<float, py::array::c_style | py::array::forcecast>>& operands,
+                    const py::array_t<float, py::array::c_style | py::array::forcecast>& a,
+                    const py::array_t<float, py::array::c_style | py::array::forcecast>& b,
+                    const std::vector<std::string>& labels, const std::vector<std::string>& doors,
+                    const std::vector<std::string>& models, unsigned threads) {
+  const ElementwiseOpInfo& op = OpNamed(op_name);
+  const FloatFormat& format = FormatNamed(op, dtype);
+  CompareRequest request;
+  request.op = &op;
+  request.format = &format;
+  request.inputs.operand_names = op.operand_names();
+  request.inputs.source = "python";
+  for (const auto& x : operands) request.inputs.columns.push_back(Values(x));
+  if (request.inputs.columns.size() != op.arity()) {
+    throw InputError(fmt::format("{} takes {} operands, given {}", op.name, op.arity(), request.inputs.columns.size()));
+  }
+  for (const auto& column : request.inputs.columns) {
+    if (column.size() != request.inputs.size()) throw InputError("the operands' lengths differ");
+  }
+  request.a.outputs = Values(a);
+  request.b.outputs = Values(b);
+  request.a.label = labels.size() > 0 ? labels[0] : "a";
+  request.b.label = labels.size() > 1 ? labels[1] : "b";
+  request.a.door = doors.size() > 0 ? doors[0] : "python";
+  request.b.door = doors.size() > 1 ? doors[1] : "python";
+  request.a.spec = request.a.label;
+  request.b.spec = request.b.label;
+  request.models = models;
+  request.threads = threads;
+  CompareResult result;
+  {
+    py::gil_scoped_release release;
+    result = RunCompare(request);
+  }
+  return CompareJson(request, result).dump();
 }
 
 // The callable's kernel: operands in storage lanes to numpy arrays, its
@@ -923,6 +964,9 @@ PYBIND11_MODULE(_ulpgate, m) {
   m.def("check", &ulpgate::Check, py::arg("op"), py::arg("dtype"), py::arg("operands"),
         py::arg("outputs"), py::arg("label"), py::arg("models"), py::arg("threads") = 0,
         "Measures outputs against the exact values and every model; returns check's JSON record.");
+  m.def("compare", &ulpgate::Compare, py::arg("op"), py::arg("dtype"), py::arg("operands"), py::arg("a"),
+        py::arg("b"), py::arg("labels"), py::arg("doors"), py::arg("models"), py::arg("threads"),
+        "Two sides' outputs at the same inputs: compare's JSON result.");
   m.def("check_cast", &ulpgate::CheckCast, py::arg("op"), py::arg("dtype"), py::arg("patterns"),
         py::arg("codes"), py::arg("claimed") = "", py::arg("suite") = "python", py::arg("threads") = 0,
         "Measures a cast's codes at source patterns against every policy of the cast model.");

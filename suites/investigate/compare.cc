@@ -1,0 +1,580 @@
+#include "suites/investigate/compare.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "oracles/float_text.h"
+#include "suites/investigate/check_models.h"
+#include "kernels/reductions/reduction_spec.h"
+#include "suites/investigate/model_structure.h"
+#include "suites/reports/number_text.h"
+#include "suites/reports/replay.h"
+#include "suites/reports/report.h"
+#include "suites/inputs/reduction_problem.h"
+
+namespace ulpgate {
+
+namespace {
+
+uint64_t Encoding(const FloatFormat& format, float v) {
+  // A NaN keeps its payload: two NaNs of different bits differ (docs/design.md
+  // "Numerics": encodings are compared, not values).
+  return IsBinary32(format) ? FloatBits(v) : EncodeBits(format, v);
+}
+
+bool Subnormal(const FloatFormat& format, float v) {
+  return v != 0 && std::isfinite(v) && std::fabs(static_cast<double>(v)) < std::ldexp(1.0, format.emin);
+}
+
+// Flush to zero explains input i: one side is zero where an input or the
+// other side's output is subnormal.
+bool FlushedToZero(const CompareRequest& r, uint64_t i) {
+  const float a = r.a.outputs[i], b = r.b.outputs[i];
+  if ((a == 0) == (b == 0)) return false;
+  const float other = a == 0 ? b : a;
+  if (Subnormal(*r.format, other)) return true;
+  for (const auto& column : r.inputs.columns) {
+    if (Subnormal(*r.format, column[i])) return true;
+  }
+  return false;
+}
+
+// Rank of a parting: the nearest explanation first (one step apart), then
+// the farther ones.
+int Rank(const std::string& cause) {
+  if (cause == kCauseFusion) return 0;
+  if (cause == kCauseRoundingFormat) return 1;
+  if (cause == kCauseFormula) return 2;
+  if (cause.empty()) return 3;
+  return 4;
+}
+
+CheckRequest SideRequest(const CompareRequest& r, const CompareSide& side) {
+  CheckRequest request = MakeCheckRequest(*r.op, *r.format, r.inputs, side.outputs, side.label, r.models);
+  if (!r.models_path.empty()) {
+    request.models = CheckModels(*r.op, r.models, r.models_path, *r.format, &request.user_models,
+                                 &request.builtin_models);
+  }
+  request.threads = r.threads;
+  request.examples = 0;
+  return request;
+}
+
+// The side's check on the inputs at `indices` only.
+CheckResult SubsetCheck(const CheckRequest& all, const std::vector<uint64_t>& indices) {
+  CheckRequest sub;
+  sub.op = all.op;
+  sub.format = all.format;
+  sub.label = all.label;
+  sub.models = all.models;
+  sub.user_models = all.user_models;
+  sub.builtin_models = all.builtin_models;
+  sub.threads = all.threads;
+  sub.examples = 0;
+  sub.inputs.operand_names = all.inputs.operand_names;
+  sub.inputs.source = all.inputs.source;
+  sub.inputs.seed = all.inputs.seed;
+  sub.inputs.columns.resize(all.inputs.columns.size());
+  for (const uint64_t i : indices) {
+    for (size_t k = 0; k < all.inputs.columns.size(); ++k) sub.inputs.columns[k].push_back(all.inputs.columns[k][i]);
+    sub.outputs.push_back(all.outputs[i]);
+  }
+  return RunCheck(sub);
+}
+
+std::vector<std::string> Followed(const CheckResult& r) {
+  std::vector<std::string> names;
+  for (const ModelComparison& m : r.models) {
+    if (m.mismatches == 0) names.push_back(m.name);
+  }
+  return names;
+}
+
+std::string Join(const std::vector<std::string>& names) {
+  std::string text;
+  for (const auto& n : names) text += (text.empty() ? "" : ", ") + n;
+  return text.empty() ? "none" : text;
+}
+
+// A histogram bin as the JSON names it: "<=4", ">65536", "special".
+std::string BinLabel(size_t k) {
+  return k < std::size(kCompareBins)    ? fmt::format("<={}", kCompareBins[k])
+         : k == std::size(kCompareBins) ? fmt::format(">{}", kCompareBins[k - 1])
+                                        : std::string("special");
+}
+
+// Counts, distances and the histogram of two sides' outputs into *out; every
+// differing output into *all, nearest first (then by index), as check orders a
+// model's mismatches. Returns the differing indices in order.
+std::vector<uint64_t> DiffOutputs(const FloatFormat& format, const std::vector<float>& a_outputs,
+                                  const std::vector<float>& b_outputs, CompareResult* out,
+                                  std::vector<CompareExample>* all) {
+  const size_t n = a_outputs.size();
+  out->n = n;
+  constexpr size_t kBins = std::size(kCompareBins) + 2;
+  out->histogram.assign(kBins, 0);
+  std::vector<uint64_t> differing;
+  for (uint64_t i = 0; i < n; ++i) {
+    const float a = a_outputs[i], b = b_outputs[i];
+    if (Encoding(format, a) == Encoding(format, b)) continue;
+    differing.push_back(i);
+    ++out->differing;
+    const double apart = UlpsApart(format, a, b);
+    if (a == 0 && b == 0) ++out->signed_zero;
+    if (std::isnan(a) && std::isnan(b)) ++out->nan_payload;
+    size_t bin = kBins - 1;
+    if (std::isinf(apart)) {
+      ++out->special;
+    } else {
+      bin = std::size(kCompareBins);
+      for (size_t k = 0; k < std::size(kCompareBins); ++k) {
+        if (apart <= kCompareBins[k]) {
+          bin = k;
+          break;
+        }
+      }
+      if (out->max_index < 0 || apart > out->max_apart) {
+        out->max_apart = apart;
+        out->max_index = static_cast<int64_t>(i);
+      }
+    }
+    ++out->histogram[bin];
+    all->push_back({i, a, b, apart, ""});
+  }
+  std::stable_sort(all->begin(), all->end(), [](const CompareExample& x, const CompareExample& y) {
+    return x.apart_ulp < y.apart_ulp;
+  });
+  return differing;
+}
+
+}  // namespace
+
+CompareCause CauseFromModels(const ElementwiseOpInfo& op, const FloatFormat& format, const CheckRequest& models,
+                             const std::vector<std::string>& a, const std::vector<std::string>& b,
+                             double max_apart) {
+  auto structure = [&](const std::string& name) {
+    for (size_t m = 0; m < models.models.size(); ++m) {
+      if (models.models[m].name != name) continue;
+      const int builtin = m < models.builtin_models.size() ? models.builtin_models[m] : -1;
+      return StructureOf(op, format, models.models[m], builtin);
+    }
+    ModelStructure none;
+    none.name = name;
+    none.error = "no model " + name;
+    return none;
+  };
+  CompareCause cause;
+  if (!a.empty() && !b.empty()) {
+    int best = 99;
+    size_t best_apart = 0;
+    for (const std::string& ma : a) {
+      for (const std::string& mb : b) {
+        const ModelStructure sa = structure(ma), sb = structure(mb);
+        const ModelParting p = FirstParting(sa, sb);
+        const int rank = Rank(p.cause);
+        // The nearest pair in structure first, then the nearest cause.
+        if (best != 99 && (p.nodes_apart > best_apart || (p.nodes_apart == best_apart && rank >= best))) continue;
+        best = rank;
+        best_apart = p.nodes_apart;
+        cause.model_a = ma;
+        cause.model_b = mb;
+        if (p.cause.empty()) {
+          // The same structure, different outputs: what the structure does
+          // not say, the code of a function it calls.
+          const bool calls = sa.out != nullptr && CallsFunction(*sa.out);
+          cause.cause = calls ? kCauseFunction : kCauseUnknown;
+          cause.detail = calls ? fmt::format("{} and {} have the same operations and roundings; the functions "
+                                             "they call come from different code", ma, mb)
+                               : fmt::format("{} and {} have the same operations and roundings", ma, mb);
+        } else {
+          cause.cause = p.cause;
+          cause.detail = p.detail;
+        }
+      }
+    }
+    return cause;
+  }
+  // One side or neither follows a model.
+  const std::vector<std::string>& followed = a.empty() ? b : a;
+  bool calls = false;
+  for (const std::string& m : followed) {
+    const ModelStructure s = structure(m);
+    calls = calls || (s.out != nullptr && CallsFunction(*s.out));
+  }
+  if (max_apart <= kFunctionImplementationUlps && (followed.empty() || calls)) {
+    cause.cause = kCauseFunction;
+    cause.detail = followed.empty()
+                       ? fmt::format("neither side follows a model, and they are at most {} ULP apart",
+                                     FormatUlp(max_apart))
+                       : fmt::format("{} follows {}, which calls a function; the other follows no model, at most "
+                                     "{} ULP apart",
+                                     a.empty() ? "b" : "a", Join(followed), FormatUlp(max_apart));
+    (a.empty() ? cause.model_b : cause.model_a) = followed.empty() ? "" : followed.front();
+    return cause;
+  }
+  cause.cause = kCauseUnknown;
+  cause.detail = fmt::format("a follows {}, b follows {}; up to {} ULP apart", Join(a), Join(b),
+                             std::isinf(max_apart) ? std::string("inf") : FormatUlp(max_apart));
+  return cause;
+}
+
+CompareResult RunCompare(const CompareRequest& r) {
+  if (r.op == nullptr) throw InputError("compare: no op given");
+  const size_t n = r.inputs.size();
+  if (n == 0) throw InputError("compare: no inputs");
+  for (const CompareSide* side : {&r.a, &r.b}) {
+    if (side->outputs.size() != n) {
+      throw InputError(fmt::format("{}: {} outputs for {} inputs: the shapes differ", side->label,
+                                   side->outputs.size(), n));
+    }
+  }
+  CompareResult out;
+  std::vector<CompareExample> all;
+  const std::vector<uint64_t> differing = DiffOutputs(*r.format, r.a.outputs, r.b.outputs, &out, &all);
+  bool every_flushed = true;
+  for (const uint64_t i : differing) every_flushed = every_flushed && FlushedToZero(r, i);
+  const std::vector<std::string> names = r.inputs.operand_names.empty() ? r.op->operand_names()
+                                                                        : r.inputs.operand_names;
+  auto replay = [&](uint64_t i) {
+    std::vector<float> x;
+    for (const auto& column : r.inputs.columns) x.push_back(column[i]);
+    if (r.a.replayable && r.b.replayable) {
+      return CompareInputCommand(std::string(r.op->name), r.format->name, r.a.spec, r.b.spec, names, x,
+                                 r.replay_arguments);
+    }
+    // Saved outputs cannot be computed again: the models at the input.
+    return ExplainModelsCommand(std::string(r.op->name), names, x);
+  };
+  for (size_t k = 0; k < all.size() && k < r.examples; ++k) {
+    out.nearest.push_back(all[k]);
+    out.nearest.back().replay = replay(all[k].index);
+  }
+  if (out.max_index >= 0) {
+    const uint64_t i = static_cast<uint64_t>(out.max_index);
+    out.worst.push_back({i, r.a.outputs[i], r.b.outputs[i], out.max_apart, replay(i)});
+  }
+
+  // Each side as check measures it, over every input and over the differing ones.
+  const CheckRequest request_a = SideRequest(r, r.a);
+  const CheckRequest request_b = SideRequest(r, r.b);
+  out.a.all = RunCheck(request_a);
+  out.b.all = RunCheck(request_b);
+  out.a.matching = Followed(out.a.all);
+  out.b.matching = Followed(out.b.all);
+  if (!differing.empty()) {
+    out.a.matching_differing = Followed(SubsetCheck(request_a, differing));
+    out.b.matching_differing = Followed(SubsetCheck(request_b, differing));
+  }
+
+  CompareCause& cause = out.cause;
+  if (out.differing == 0) {
+    cause.cause = kCauseNone;
+    cause.detail = "the outputs are the same in every bit";
+    return out;
+  }
+  if (every_flushed) {
+    cause.cause = kCauseFlushToZero;
+    cause.basis = "outputs";
+    cause.detail = fmt::format("every one of the {} differences is a zero on one side where an input or the "
+                               "other side's output is subnormal",
+                               out.differing);
+    return out;
+  }
+  if (out.nan_payload == out.differing) {
+    cause.cause = kCauseUnknown;
+    cause.basis = "outputs";
+    cause.detail = fmt::format("both sides give NaN wherever they differ ({} outputs): only the NaNs' payloads "
+                               "or signs differ, which no model says",
+                               out.differing);
+    return out;
+  }
+  const bool on_all = !out.a.matching.empty() && !out.b.matching.empty();
+  cause = CauseFromModels(*r.op, *r.format, request_a, on_all ? out.a.matching : out.a.matching_differing,
+                          on_all ? out.b.matching : out.b.matching_differing,
+                          out.special > 0 ? std::numeric_limits<double>::infinity() : out.max_apart);
+  cause.basis = on_all ? "all inputs" : "differing inputs";
+  return out;
+}
+
+nlohmann::ordered_json CompareJson(const CompareRequest& r, const CompareResult& result) {
+  const FloatFormat& format = *r.format;
+  auto value = [&](float v) {
+    nlohmann::ordered_json j;
+    j["value"] = HexFloat(v);
+    j["bits"] = BitsText(format, Encoding(format, v));
+    return j;
+  };
+  auto ulps = [](double u) {
+    return std::isinf(u) ? nlohmann::ordered_json("inf") : nlohmann::ordered_json(u);
+  };
+  auto example = [&](const CompareExample& e) {
+    nlohmann::ordered_json j = InputJson(r.inputs, e.index);
+    j["a"] = value(e.a);
+    j["b"] = value(e.b);
+    j["apart_ulp"] = ulps(e.apart_ulp);
+    j["replay"] = e.replay;
+    return j;
+  };
+  auto side = [&](const CompareSide& s, const CompareSideResult& sr) {
+    nlohmann::ordered_json j;
+    j["label"] = s.label;
+    j["door"] = s.door;
+    j["spec"] = s.spec;
+    const ErrorStatistics& stats = sr.all.result.stats;
+    j["max_ulp_error"] = stats.max_ulp();
+    j["models_all_inputs"] = sr.matching;
+    j["models_differing_inputs"] = sr.matching_differing;
+    nlohmann::ordered_json models = nlohmann::ordered_json::array();
+    for (const ModelComparison& m : sr.all.models) {
+      models.push_back({{"name", m.name}, {"expression", m.expression}, {"mismatches", m.mismatches}});
+    }
+    j["models"] = models;
+    return j;
+  };
+  nlohmann::ordered_json j;
+  j["op"] = r.op->name;
+  j["dtype"] = format.name;
+  j["inputs"] = r.inputs.source;
+  j["seed"] = r.inputs.seed;
+  j["n"] = result.n;
+  j["a"] = side(r.a, result.a);
+  j["b"] = side(r.b, result.b);
+  j["differing"] = result.differing;
+  j["special"] = result.special;
+  j["signed_zero"] = result.signed_zero;
+  j["max_apart_ulp"] = result.max_apart;
+  nlohmann::ordered_json bins = nlohmann::ordered_json::array();
+  for (size_t k = 0; k < result.histogram.size(); ++k) {
+    bins.push_back({{"bin", BinLabel(k)}, {"count", result.histogram[k]}});
+  }
+  j["apart_histogram"] = bins;
+  j["cause"] = {{"cause", result.cause.cause},
+                {"basis", result.cause.basis},
+                {"model_a", result.cause.model_a},
+                {"model_b", result.cause.model_b},
+                {"detail", result.cause.detail}};
+  nlohmann::ordered_json nearest = nlohmann::ordered_json::array();
+  for (const CompareExample& e : result.nearest) nearest.push_back(example(e));
+  j["nearest"] = nearest;
+  nlohmann::ordered_json worst = nlohmann::ordered_json::array();
+  for (const CompareExample& e : result.worst) worst.push_back(example(e));
+  j["worst"] = worst;
+  // Every input and both sides' outputs as encodings, for a recheck that
+  // shares no code with ulpgate (tools/python/recheck_compare.py); left out
+  // past kCompareValuesLimit outputs, where the report would outgrow its use.
+  if (result.n <= kCompareValuesLimit) {
+    nlohmann::ordered_json values;
+    for (size_t k = 0; k < r.inputs.columns.size(); ++k) {
+      std::vector<uint64_t> bits;
+      for (const float v : r.inputs.columns[k]) bits.push_back(Encoding(format, v));
+      values[r.inputs.operand_names.empty() ? r.op->operand_names()[k] : r.inputs.operand_names[k]] = bits;
+    }
+    for (const auto& [name, s] : {std::pair<const char*, const CompareSide*>{"a", &r.a}, {"b", &r.b}}) {
+      std::vector<uint64_t> bits;
+      for (const float v : s->outputs) bits.push_back(Encoding(format, v));
+      values[name] = bits;
+    }
+    j["values"] = values;
+  } else {
+    j["values"] = nullptr;
+  }
+  return j;
+}
+
+namespace {
+
+// The summation order a reduction model stands for: the sequential schedules
+// (fused or not) add in index order, the lane-parallel one per lane count.
+std::string OrderOf(const ReductionModel& m) {
+  switch (m.schedule) {
+    case ReductionSchedule::kSequentialFused:
+    case ReductionSchedule::kSequentialUnfused:
+      return "sequential (index order)";
+    case ReductionSchedule::kLaneParallel:
+      return "lane-parallel over " + std::to_string(m.lanes) + " lanes, then a halving tree";
+    case ReductionSchedule::kPairwise:
+      return "pairwise (a cascade)";
+    case ReductionSchedule::kElementwise:
+      return "none (elementwise)";
+  }
+  return "?";
+}
+
+// The model of that name among every variant's candidates.
+std::optional<ReductionModel> ReductionModelNamed(const ReductionOpInfo& op, const std::string& name) {
+  for (const ReductionVariantInfo& v : op.variants) {
+    for (const ReductionModel& m : CandidateReductionModels(op, v)) {
+      if (m.Name(op) == name) return m;
+    }
+  }
+  return std::nullopt;
+}
+
+bool Fused(const ReductionModel& m) {
+  return m.schedule != ReductionSchedule::kSequentialUnfused && m.schedule != ReductionSchedule::kPairwise && m.fused;
+}
+
+}  // namespace
+
+CompareCause CauseFromReductionModels(const ReductionOpInfo& op, const std::vector<std::string>& a,
+                                      const std::vector<std::string>& b) {
+  CompareCause cause;
+  if (a.empty() || b.empty()) {
+    cause.cause = kCauseUnknown;
+    cause.detail = fmt::format("a follows {}, b follows {} of the schedules' models", Join(a), Join(b));
+    return cause;
+  }
+  int best = 99;
+  for (const std::string& na : a) {
+    for (const std::string& nb : b) {
+      const auto ma = ReductionModelNamed(op, na), mb = ReductionModelNamed(op, nb);
+      if (!ma || !mb) continue;
+      // The outer structure first: the order of the sum, then how each term
+      // joins it, then what the op does around it.
+      int rank = 3;
+      std::string c, detail;
+      if (OrderOf(*ma) != OrderOf(*mb)) {
+        rank = 2;
+        c = kCauseTree;
+        detail = fmt::format("{} adds in order {}, {} in order {}", na, OrderOf(*ma), nb, OrderOf(*mb));
+      } else if (Fused(*ma) != Fused(*mb)) {
+        rank = 0;
+        c = kCauseFusion;
+        detail = fmt::format("the same order, {}; each product is exact inside one fused multiply-add in {}, "
+                             "rounded before it is added in {}",
+                             OrderOf(*ma), Fused(*ma) ? na : nb, Fused(*ma) ? nb : na);
+      } else if (ma->form != mb->form) {
+        rank = 1;
+        c = kCauseFormula;
+        detail = fmt::format("the same order; {} and {} differ in the op's form around the sum", na, nb);
+      } else {
+        c = kCauseUnknown;
+        detail = fmt::format("{} and {} are the same schedule", na, nb);
+      }
+      if (rank >= best) continue;
+      best = rank;
+      cause.cause = c;
+      cause.detail = detail;
+      cause.model_a = na;
+      cause.model_b = nb;
+    }
+  }
+  if (best == 99) {
+    cause.cause = kCauseUnknown;
+    cause.detail = fmt::format("a follows {}, b follows {}: not models of {}'s schedules", Join(a), Join(b), op.name);
+  }
+  return cause;
+}
+
+CompareResult RunReductionCompare(const ReductionCompareRequest& r) {
+  const ReductionInputSet& inputs = *r.inputs;
+  const ReductionOpInfo& op = *inputs.op;
+  const size_t per = inputs.outputs_per_instance();
+  const size_t n = per * inputs.instances.size();
+  if (n == 0) throw InputError("compare: no outputs");
+  for (const CompareSide* side : {&r.a, &r.b}) {
+    if (side->outputs.size() != n) {
+      throw InputError(fmt::format("{}: {} outputs for {} instances of {} outputs: the shapes differ", side->label,
+                                   side->outputs.size(), inputs.instances.size(), per));
+    }
+  }
+  CompareResult out;
+  std::vector<CompareExample> all;
+  DiffOutputs(*inputs.format, r.a.outputs, r.b.outputs, &out, &all);
+  for (size_t k = 0; k < all.size() && k < r.examples; ++k) {
+    out.nearest.push_back(all[k]);
+    out.nearest.back().replay = r.replay;
+  }
+  if (out.max_index >= 0) {
+    const uint64_t i = static_cast<uint64_t>(out.max_index);
+    out.worst.push_back({i, r.a.outputs[i], r.b.outputs[i], out.max_apart, r.replay});
+  }
+  for (const auto& [side, result] : {std::pair<const CompareSide*, CompareSideResult*>{&r.a, &out.a}, {&r.b, &out.b}}) {
+    std::vector<std::vector<float>> per_instance;
+    for (size_t i = 0; i < inputs.instances.size(); ++i) {
+      per_instance.emplace_back(side->outputs.begin() + static_cast<std::ptrdiff_t>(i * per),
+                                side->outputs.begin() + static_cast<std::ptrdiff_t>((i + 1) * per));
+    }
+    result->all.result = RunReductionCheck(inputs, per_instance, side->label, r.threads);
+    result->matching = result->all.result.conformance.matching;
+  }
+  if (out.differing == 0) {
+    out.cause.detail = "the outputs are the same in every bit";
+    return out;
+  }
+  out.cause = CauseFromReductionModels(op, out.a.matching, out.b.matching);
+  out.cause.basis = "all inputs";
+  return out;
+}
+
+nlohmann::ordered_json ReductionCompareJson(const ReductionCompareRequest& r, const CompareResult& result) {
+  const ReductionInputSet& inputs = *r.inputs;
+  const FloatFormat& format = *inputs.format;
+  const size_t per = inputs.outputs_per_instance();
+  auto value = [&](float v) {
+    return nlohmann::ordered_json{{"value", HexFloat(v)}, {"bits", BitsText(format, Encoding(format, v))}};
+  };
+  auto example = [&](const CompareExample& e) {
+    nlohmann::ordered_json j;
+    j["instance"] = e.index / per;
+    j["element"] = e.index % per;
+    j["a"] = value(e.a);
+    j["b"] = value(e.b);
+    j["apart_ulp"] = std::isinf(e.apart_ulp) ? nlohmann::ordered_json("inf") : nlohmann::ordered_json(e.apart_ulp);
+    j["replay"] = e.replay;
+    return j;
+  };
+  nlohmann::ordered_json j;
+  j["op"] = inputs.op->name;
+  j["dtype"] = format.name;
+  j["inputs"] = inputs.source;
+  j["seed"] = inputs.seed;
+  j["shape"] = ShapeText(*inputs.op, inputs.shape);
+  j["instances"] = inputs.instances.size();
+  j["n"] = result.n;
+  for (const auto& [name, side, sr] :
+       {std::tuple<const char*, const CompareSide*, const CompareSideResult*>{"a", &r.a, &result.a}, {"b", &r.b, &result.b}}) {
+    j[name] = {{"label", side->label},
+               {"door", side->door},
+               {"spec", side->spec},
+               {"max_ulp_error", sr->all.result.stats.max_ulp()},
+               {"models_all_inputs", sr->matching},
+               {"models_differing_inputs", nullptr}};
+  }
+  j["differing"] = result.differing;
+  j["special"] = result.special;
+  j["signed_zero"] = result.signed_zero;
+  j["max_apart_ulp"] = result.max_apart;
+  nlohmann::ordered_json bins = nlohmann::ordered_json::array();
+  for (size_t k = 0; k < result.histogram.size(); ++k) {
+    bins.push_back({{"bin", BinLabel(k)}, {"count", result.histogram[k]}});
+  }
+  j["apart_histogram"] = bins;
+  j["cause"] = {{"cause", result.cause.cause}, {"basis", result.cause.basis}, {"model_a", result.cause.model_a},
+                {"model_b", result.cause.model_b}, {"detail", result.cause.detail}};
+  nlohmann::ordered_json nearest = nlohmann::ordered_json::array();
+  for (const CompareExample& e : result.nearest) nearest.push_back(example(e));
+  j["nearest"] = nearest;
+  nlohmann::ordered_json worst = nlohmann::ordered_json::array();
+  for (const CompareExample& e : result.worst) worst.push_back(example(e));
+  j["worst"] = worst;
+  if (result.n <= kCompareValuesLimit) {
+    j["values"] = {{"a", std::vector<uint64_t>()}, {"b", std::vector<uint64_t>()}};
+    for (const auto& [name, side] : {std::pair<const char*, const CompareSide*>{"a", &r.a}, {"b", &r.b}}) {
+      std::vector<uint64_t> bits;
+      for (const float v : side->outputs) bits.push_back(Encoding(format, v));
+      j["values"][name] = bits;
+    }
+  } else {
+    j["values"] = nullptr;
+  }
+  return j;
+}
+
+}  // namespace ulpgate

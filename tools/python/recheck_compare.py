@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""Recheck `ulpgate compare --json` reports with exact arithmetic.
+
+Independent of the C++ harness: reads the report's inputs and both sides' outputs
+(result.values: encodings of the format, one list per operand and per side), and
+re-derives, with fractions.Fraction only:
+
+  - the number of outputs whose encodings differ, the specials among them (a NaN or an
+    infinity against another value) and the signed zeros (+0 against -0);
+  - every differing output's distance in ULPs of the format at the larger of the two
+    (|a - b| / 2^(max(floor(log2 max(|a|, |b|)), emin) - p + 1)), the largest and the
+    histogram over the report's bins;
+  - for tanh_bwd, whose models recheck_check.py writes out (binary32_exact.py: each
+    operation exact, then one rounding): that each side's outputs equal every model the
+    report says it follows, on every input and on the differing inputs, bit for bit, and
+    that no model written there and left out of those sets is followed.
+
+    python3 tools/python/recheck_compare.py REPORT.json [REPORT.json ...]
+
+A report without values (more than 2^20 outputs) is refused. Exit 0 when everything
+agrees, 1 on a disagreement, 2 on unreadable input.
+"""
+
+import argparse
+import json
+import math
+import os
+import struct
+import sys
+from fractions import Fraction
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import binary32_exact as bx  # noqa: E402
+from recheck_check import models as tanh_bwd_models, same  # noqa: E402
+
+
+def decode(fmt, bits):
+    """An encoding of fmt -> exact Value (NaN payloads aside: every NaN is NaN)."""
+    if fmt is bx.F32:
+        return bx.from_bits(bits)
+    if fmt is bx.BF16:
+        return bx.from_bits(bits << 16)
+    return bx.from_float(struct.unpack("<e", struct.pack("<H", bits))[0])
+
+
+def apart(fmt, a, b):
+    """ULPs of fmt between two values at the larger one; inf for a special against
+    another value, 0 for two NaNs or two zeros."""
+    if a.kind == "nan" or b.kind == "nan":
+        return Fraction(0) if a.kind == b.kind else math.inf
+    if a.kind == "inf" or b.kind == "inf":
+        return Fraction(0) if (a.kind == b.kind and a.neg == b.neg) else math.inf
+    if a.q == b.q:
+        return Fraction(0)
+    larger = max(abs(a.q), abs(b.q))
+    e = max(bx.floor_log2(larger), fmt.emin)
+    return abs(a.q - b.q) / Fraction(2) ** (e - fmt.p + 1)
+
+
+def bin_bound(label):
+    """The report's bin label ('<=4', '>65536', 'special') -> (kind, bound)."""
+    if label == "special":
+        return ("special", None)
+    if label.startswith("<="):
+        return ("le", Fraction(label[2:]))
+    return ("gt", Fraction(label[1:]))
+
+
+def recheck(path, report):
+    failures = []
+    r = report["result"]
+    fmt = bx.FORMATS[r["dtype"]]
+    values = r.get("values")
+    if values is None:
+        raise ValueError("%s: no values (more outputs than the report lists)" % path)
+    a_bits, b_bits = values["a"], values["b"]
+    operands = [k for k in values if k not in ("a", "b")]
+    n = r["n"]
+    if len(a_bits) != n or len(b_bits) != n or any(len(values[k]) != n for k in operands):
+        raise ValueError("%s: values of other lengths than n = %d" % (path, n))
+    a = [decode(fmt, x) for x in a_bits]
+    b = [decode(fmt, x) for x in b_bits]
+    differing = [i for i in range(n) if a_bits[i] != b_bits[i]]
+    distances = [apart(fmt, a[i], b[i]) for i in differing]
+    special = sum(1 for d in distances if d == math.inf)
+    signed_zero = sum(1 for i in differing if a[i].is_zero() and b[i].is_zero())
+    finite = [d for d in distances if d != math.inf]
+    largest = max(finite) if finite else Fraction(0)
+    bins = [bin_bound(x["bin"]) for x in r["apart_histogram"]]
+    counts = [0] * len(bins)
+    for d in distances:
+        for k, (kind, bound) in enumerate(bins):
+            if (kind == "special" and d == math.inf) or \
+               (kind == "le" and d != math.inf and d <= bound) or \
+               (kind == "gt" and d != math.inf and d > bound):
+                counts[k] += 1
+                break
+    checks = [
+        ("differing outputs", len(differing), r["differing"]),
+        ("special differences", special, r["special"]),
+        ("signed zeros", signed_zero, r["signed_zero"]),
+        ("histogram of ULPs apart", counts, [x["count"] for x in r["apart_histogram"]]),
+        ("largest distance (ULPs)", float(largest), float(r["max_apart_ulp"])),
+    ]
+    if r["op"] == "tanh_bwd":
+        table = tanh_bwd_models(fmt)
+        grad = [decode(fmt, x) for x in values[operands[0]]]
+        t = [decode(fmt, x) for x in values[operands[1]]]
+        for name, outputs in (("a", a), ("b", b)):
+            side = r[name]
+            follows_all, follows_differing = [], []
+            for model, f in table.items():
+                want = [f(grad[i], t[i]) for i in range(n)]
+                if all(same(outputs[i], want[i]) for i in range(n)):
+                    follows_all.append(model)
+                if differing and all(same(outputs[i], want[i]) for i in differing):
+                    follows_differing.append(model)
+            known = set(table)
+            checks.append(("%s: models on every input" % name, sorted(follows_all),
+                           sorted(m for m in side["models_all_inputs"] if m in known)))
+            checks.append(("%s: models on the differing inputs" % name, sorted(follows_differing),
+                           sorted(m for m in side["models_differing_inputs"] if m in known)))
+    for what, mine, theirs in checks:
+        if mine != theirs:
+            failures.append("%s: %s: recheck %s, report %s" % (path, what, mine, theirs))
+    return failures
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="recheck_compare.py", description=__doc__.splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("reports", nargs="+", help="compare --json reports")
+    args = parser.parse_args(argv)
+    failures = []
+    for path in args.reports:
+        try:
+            with open(path) as f:
+                report = json.load(f)
+            if report.get("format") != "ulpgate-compare-1":
+                raise ValueError("%s: not a compare report (format %s)" % (path, report.get("format")))
+            mine = recheck(path, report)
+        except (OSError, ValueError, KeyError) as e:
+            print("recheck_compare: %s" % e)
+            return 2
+        failures += mine
+        if not mine:
+            r = report["result"]
+            print("%s: %s in %s, %d outputs, %d differ, cause %s: rechecked" %
+                  (path, r["op"], r["dtype"], r["n"], r["differing"], r["cause"]["cause"]))
+    for f in failures:
+        print("MISMATCH " + f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
