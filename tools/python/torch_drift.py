@@ -264,6 +264,8 @@ class OpRecorder:
         y, dy = h, gprobes[len(self.layers) - 1]
         if self.mixed:
             y, dy = h.float(), gprobes[len(self.layers)]
+        # The MSE ops take their operands as vectors: the batch's outputs, row-major.
+        y, target, dy = (t.reshape(-1) for t in (y, target, dy))
         self.add("mse_fwd", len(self.layers), fmt(y), "loss", {"y": y, "target": target, "loss": loss})
         self.add("mse_bwd", len(self.layers), fmt(y), "dy", {"y": y, "target": target, "dy": dy})
 
@@ -279,7 +281,7 @@ class OpRecorder:
                 # leading dimension of calls.
                 arrays[k] = (np.concatenate([a.reshape(-1) for a in v]) if op == "tanh_bwd"
                              else np.stack(v))
-            np.savez(os.path.join(folder, name), **arrays)
+            np.savez_compressed(os.path.join(folder, name), **arrays)
             manifest.append({"op": op, "layer": layer, "dtype": entry["dtype"],
                              "file": os.path.relpath(os.path.join(folder, name), base),
                              "output": entry["output"], "calls": len(next(iter(entry["arrays"].values())))})
@@ -359,6 +361,9 @@ def main():
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:1, ...")
     p.add_argument("--epochs", type=int, default=0, help="default: the scenario's")
     p.add_argument("--compile", action="store_true", help="torch.compile the step function")
+    p.add_argument("--inductor", action="append", default=[], metavar="KEY=VALUE",
+                   help="set torch._inductor.config.KEY (an experiment on the compiled run: "
+                        "emulate_precision_casts=1 rounds every intermediate as eager does)")
     p.add_argument("--label", help="the curve's name (default: torch-DEVICE-PRECISION)")
     p.add_argument("--out", required=True, help="the curve: .json (default) or .csv")
     p.add_argument("--record-ops", type=int, default=0, metavar="N",
@@ -369,6 +374,15 @@ def main():
     if args.record_ops and args.out.endswith(".csv"):
         p.error("--record-ops names its files in the JSON curve: give --out a .json path")
     report = read_scenario(args.report)
+    if args.inductor:
+        import torch._inductor.config as inductor_config
+        for setting in args.inductor:
+            key, _, value = setting.partition("=")
+            if not hasattr(inductor_config, key):
+                p.error(f"--inductor {setting}: torch._inductor.config has no {key}")
+            old = getattr(inductor_config, key)
+            setattr(inductor_config, key, type(old)(int(value)) if isinstance(old, (bool, int))
+                    else type(old)(value))
     losses, torch, recorder = train(report, args)
     label = args.label or f"torch-{args.device}-{args.precision}" + ("-compiled" if args.compile else "")
     if args.out.endswith(".csv"):
@@ -380,6 +394,8 @@ def main():
         curve = {"label": label, "scenario": report["scenario"].get("name"),
                  "precision": args.precision, "device": args.device,
                  "compiled": args.compile, **provenance(torch)}
+        if args.inductor:
+            curve["inductor_config"] = args.inductor
         if recorder:
             stem = args.out[:-len(".json")] if args.out.endswith(".json") else args.out
             curve["ops"] = recorder.write(stem + ".ops", os.path.dirname(os.path.abspath(args.out)))
