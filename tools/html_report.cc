@@ -799,7 +799,7 @@ document.body.setAttribute('data-rendered', 'yes');
 
 bool IsReportFormat(const std::string& format) {
   return format == "ulpgate-run-1" || format == "ulpgate-matrix-1" || format == "ulpgate-drift-2" ||
-         format == "ulpgate-gate-2" || format == "ulpgate-check-1";
+         format == "ulpgate-drift-3" || format == "ulpgate-gate-2" || format == "ulpgate-check-1";
 }
 
 std::string HtmlReport(const std::vector<ReportFile>& files, const std::string& title) {
@@ -823,7 +823,8 @@ std::string HtmlReport(const std::vector<ReportFile>& files, const std::string& 
   std::stable_sort(sorted.begin(), sorted.end(),
                    [&](const ReportFile* a, const ReportFile* b) { return rank(*a) < rank(*b); });
   for (const char* format :
-       {"ulpgate-gate-2", "ulpgate-matrix-1", "ulpgate-run-1", "ulpgate-check-1", "ulpgate-drift-2"}) {
+       {"ulpgate-gate-2", "ulpgate-matrix-1", "ulpgate-run-1", "ulpgate-check-1", "ulpgate-drift-3",
+        "ulpgate-drift-2"}) {
     for (const ReportFile* fp : sorted) {
       const ReportFile& f = *fp;
       if (Str(f.json, "format") != format) continue;

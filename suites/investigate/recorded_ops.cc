@@ -56,6 +56,9 @@ RecordedOpModels MatchRecordedOp(const RecordedOp& op, unsigned threads) {
   RecordedOpModels m;
   m.op = op;
   m.outputs = record.value("n", uint64_t{0});
+  if (record.contains("bound_fraction")) {
+    m.above_bound = record["bound_fraction"].value("above_one", uint64_t{0});
+  }
   const auto& conformance = record["conformance"];
   for (const auto& name : conformance["matching"]) m.matching.push_back(name.get<std::string>());
   if (m.matching.empty() && conformance.contains("models")) {
@@ -82,6 +85,15 @@ const char* ModelCauseName(ModelCause cause) {
     case ModelCause::kTree: return "tree";
   }
   return "?";
+}
+
+std::optional<ModelCause> ParseModelCause(const std::string& name) {
+  for (ModelCause c : {ModelCause::kNone, ModelCause::kFusion, ModelCause::kRoundingFormat,
+                       ModelCause::kFormula, ModelCause::kFunctionImplementation,
+                       ModelCause::kFlushToZero, ModelCause::kTree}) {
+    if (name == ModelCauseName(c)) return c;
+  }
+  return std::nullopt;
 }
 
 namespace {
@@ -177,12 +189,12 @@ std::optional<std::vector<ModelCause>> ModelDifference(const std::string& op_nam
                                                        const FloatFormat& format,
                                                        const std::string& a, const std::string& b) {
   std::optional<ModelParts> pa, pb;
-  if (const ElementwiseOpInfo* op = FindElementwiseOp(op_name)) {
-    pa = ElementwiseParts(*op, format, a);
-    pb = ElementwiseParts(*op, format, b);
-  } else if (const ReductionOpInfo* op = FindReductionOp(op_name)) {
-    pa = ReductionParts(*op, a);
-    pb = ReductionParts(*op, b);
+  if (const ElementwiseOpInfo* elementwise = FindElementwiseOp(op_name)) {
+    pa = ElementwiseParts(*elementwise, format, a);
+    pb = ElementwiseParts(*elementwise, format, b);
+  } else if (const ReductionOpInfo* reduction = FindReductionOp(op_name)) {
+    pa = ReductionParts(*reduction, a);
+    pb = ReductionParts(*reduction, b);
   }
   if (!pa || !pb) return std::nullopt;
   std::vector<ModelCause> causes;
@@ -204,27 +216,41 @@ OpModelDifference CompareOpModels(const RecordedOpModels& a, const RecordedOpMod
   for (const std::string& m : a.matching) {
     if (std::find(b.matching.begin(), b.matching.end(), m) != b.matching.end()) {
       d.cause = ModelCause::kNone;
+      d.evidence = "models";
       d.model_a = d.model_b = m;
       return d;
     }
   }
-  auto side = [](const RecordedOpModels& r, bool* nearest) {
-    *nearest = r.matching.empty() && !r.nearest.empty();
-    return r.matching.empty() ? (r.nearest.empty() ? std::vector<std::string>{}
-                                                   : std::vector<std::string>{r.nearest})
-                              : r.matching;
-  };
-  const std::vector<std::string> models_a = side(a, &d.nearest_a);
-  const std::vector<std::string> models_b = side(b, &d.nearest_b);
   const FloatFormat* format = FindFormat(a.op.dtype);
-  if (format == nullptr || a.op.dtype != b.op.dtype) return d;
-  for (const std::string& ma : models_a) {
-    for (const std::string& mb : models_b) {
+  if (format == nullptr || a.op.dtype != b.op.dtype || a.op.op != b.op.op) return d;
+  if (a.matching.empty() != b.matching.empty()) {
+    const RecordedOpModels& none = a.matching.empty() ? a : b;
+    const RecordedOpModels& some = a.matching.empty() ? b : a;
+    std::string& none_model = a.matching.empty() ? d.model_a : d.model_b;
+    std::string& some_model = a.matching.empty() ? d.model_b : d.model_a;
+    none_model = none.nearest;
+    some_model = some.matching.front();
+    const auto same = std::find(some.matching.begin(), some.matching.end(), none.nearest);
+    if (none.above_bound > 0 && IsBinary32(*format)) {
+      d.evidence = "exceeds bound";
+    } else if (!none.nearest.empty() && same != some.matching.end()) {
+      d.evidence = "nearest model";
+      some_model = *same;
+    } else {
+      return d;
+    }
+    d.cause = ModelCause::kFusion;
+    d.causes = {ModelCause::kFusion};
+    return d;
+  }
+  for (const std::string& ma : a.matching) {
+    for (const std::string& mb : b.matching) {
       const auto causes = ModelDifference(a.op.op, *format, ma, mb);
       if (!causes) continue;
       if (!d.cause || causes->size() < d.causes.size()) {
         d.causes = *causes;
         d.cause = causes->empty() ? ModelCause::kNone : causes->front();
+        d.evidence = "models";
         d.model_a = ma;
         d.model_b = mb;
       }

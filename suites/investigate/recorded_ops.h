@@ -44,6 +44,10 @@ struct RecordedOpModels {
   // the model with the fewest mismatches, and how many.
   std::string nearest;
   uint64_t nearest_mismatches = 0;
+  // Outputs above the error bound of a backward-stable evaluation on the
+  // recorded operands: no evaluation of the op from those operands gives
+  // them, so the op read something else (an operand before its rounding).
+  uint64_t above_bound = 0;
 };
 
 // Runs check on the op's file (check's model matching: CheckRecord). Throws
@@ -64,6 +68,9 @@ enum class ModelCause {
 // "flush to zero", "tree".
 const char* ModelCauseName(ModelCause cause);
 
+// The cause a name names (ModelCauseName's words); nullopt for another word.
+std::optional<ModelCause> ParseModelCause(const std::string& name);
+
 // The causes that part two models of `op` in `format` (by their names in
 // check's reports), the deepest first: formula or tree before rounding format
 // before fusion. Empty for the same model; nullopt when a name is not one of
@@ -72,16 +79,24 @@ std::optional<std::vector<ModelCause>> ModelDifference(const std::string& op,
                                                        const FloatFormat& format,
                                                        const std::string& a, const std::string& b);
 
-// Two implementations' models of one op: `none` when they follow a model in
-// common, else the cause of the pair of models (one each side: those it
-// follows, or its nearest where it follows none) that differ in the fewest
-// places. `cause` is nullopt when no pair can be compared (a side follows no
-// model and has no nearest one).
+// Two implementations' models of one op. When both follow models: `none`
+// when they follow one in common, else the cause of the pair of models (one
+// each side) that differ in the fewest places (evidence "models"). When one
+// follows none of the op's models on the operands recorded for it and the
+// other follows one, the recorded operands are not what it computed from,
+// which is what fusing it with the op before it into one loop does (the
+// operand kept in binary32 registers, rounded only where it is stored):
+// `fusion`, when either its outputs exceed the binary32 error bound on those
+// operands (evidence "exceeds bound"; only in binary32, where no rounding to a
+// narrower format can explain it) or its nearest model is one the other
+// follows (evidence "nearest model": the same arithmetic, other operands).
+// Otherwise `cause` is nullopt: the models do not settle it (an experiment
+// may: drift --compare's curves with an "experiment").
 struct OpModelDifference {
   std::optional<ModelCause> cause;
   std::vector<ModelCause> causes;  // every place the chosen pair parts
-  std::string model_a, model_b;    // the pair compared (empty for none)
-  bool nearest_a = false, nearest_b = false;  // the side's model is its nearest, not followed
+  std::string evidence;            // "models", "exceeds bound", "nearest model", "experiment", ""
+  std::string model_a, model_b;    // the pair compared (a side's nearest where it follows none)
 };
 OpModelDifference CompareOpModels(const RecordedOpModels& a, const RecordedOpModels& b);
 

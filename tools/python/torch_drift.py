@@ -213,6 +213,11 @@ class SAM:
         self.base.zero_grad()
 
 
+# Inductor settings whose run is an experiment on the compiled one, with the cause of a
+# difference from eager (ulpgate's words) each removes: emulate_precision_casts rounds
+# every intermediate of a fused loop to its dtype, as eager's ops round their outputs.
+EXPERIMENTS = {"emulate_precision_casts": "fusion"}
+
 FORMAT_NAMES = {"torch.float32": "f32", "torch.bfloat16": "bf16", "torch.float16": "f16"}
 
 
@@ -396,6 +401,11 @@ def main():
                  "compiled": args.compile, **provenance(torch)}
         if args.inductor:
             curve["inductor_config"] = args.inductor
+            removes = {EXPERIMENTS[k.partition("=")[0]] for k in args.inductor
+                       if k.partition("=")[0] in EXPERIMENTS and k.partition("=")[2] not in ("0", "")}
+            if args.compile and len(removes) == 1:
+                curve["experiment"] = {"setting": "torch._inductor.config." + ", ".join(args.inductor),
+                                       "removes": removes.pop()}
         if recorder:
             stem = args.out[:-len(".json")] if args.out.endswith(".json") else args.out
             curve["ops"] = recorder.write(stem + ".ops", os.path.dirname(os.path.abspath(args.out)))
