@@ -475,6 +475,10 @@ void Drift(const DriftArgs& args) {
                                   : std::filesystem::path(args.compare[i]).stem().string();
     curves.push_back(ReadLossCurve(args.compare[i], label));
   }
+  // Their recorded ops against their models: check's work, done before the
+  // training too.
+  std::vector<std::vector<RecordedOpModels>> curve_ops;
+  for (const RecordedCurve& curve : curves) curve_ops.push_back(MatchCurveOps(curve, args.threads));
   std::vector<std::string> skipped;
   const std::vector<const TargetInfo*> targets = ResolveTargets(args.target, &skipped);
   std::vector<RunConfig> runs;
@@ -520,12 +524,10 @@ void Drift(const DriftArgs& args) {
   DriftResult report = d;
   report.runs.resize(runs.size());
   std::vector<CurveComparison> comparisons;
-  std::vector<std::vector<RecordedOpModels>> curve_ops;
-  for (const RecordedCurve& curve : curves) {
-    comparisons.push_back(CompareCurve(curve, report));
+  for (size_t i = 0; i < curves.size(); ++i) {
+    comparisons.push_back(CompareCurve(curves[i], report));
     PrintComparison(comparisons.back(), report);
-    curve_ops.push_back(MatchCurveOps(curve, args.threads));
-    PrintCurveOps(curve_ops.back());
+    PrintCurveOps(curve_ops[i]);
   }
   // Every two curves with recorded ops (eager and compiled, say): the ops
   // whose models differ, and why.
