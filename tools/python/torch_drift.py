@@ -11,9 +11,10 @@ first_step / second_step of SAM over SGD): loss and gradients at w,
 scale = rho / (||g||_2 + eps), w + g * scale, gradients there, back to w, the
 SGD step; the recorded loss of an epoch is the loss at w before the step.
 
-The loss and gradients of one pass are one step function,
-torch.func.grad_and_value of the network and the MSE loss, eager or (--compile)
-torch.compile'd whole: forward and backward in one graph, which Inductor fuses.
+The loss and gradients of one pass are one step function: eager, autograd's
+gradients of the network and the MSE loss (the kernels loss.backward() runs);
+with --compile, torch.func.grad of the same function through torch.compile,
+forward and backward in one graph, which Inductor fuses.
 The step also differentiates with respect to a zero "probe" added to every
 layer's output, so that the gradient flowing through each layer (what tanh
 backward and the linear layer's backward read and write) comes out of the
@@ -123,17 +124,32 @@ class Step:
             loss = F.mse_loss(h, target)
             return loss, (loss, outputs)
 
-        grad = torch.func.grad(network, argnums=(0, 1), has_aux=True)
+        def autocast():
+            return (torch.autocast(device_type=device_type, dtype=compute_dtype) if mixed
+                    else _Null())
 
-        def step(params, probes, x, target):
-            if mixed:
-                with torch.autocast(device_type=device_type, dtype=compute_dtype):
+        if compile:
+            # torch.func.grad traces into the graph torch.compile hands Inductor whole.
+            grad = torch.func.grad(network, argnums=(0, 1), has_aux=True)
+
+            def step(params, probes, x, target):
+                with autocast():
                     (gp, gprobe), (loss, outputs) = grad(params, probes, x, target)
-            else:
-                (gp, gprobe), (loss, outputs) = grad(params, probes, x, target)
-            return loss, gp, gprobe, outputs
+                return loss, gp, gprobe, outputs
 
-        self.fn = torch.compile(step) if compile else step
+            self.fn = torch.compile(step)
+        else:
+            # Eager: autograd itself, the kernels loss.backward() runs (and a PyTorch
+            # without torch.func, Debian's 1.13, runs it too).
+            def step(params, probes, x, target):
+                leaves = [t.detach().requires_grad_(True) for t in list(params) + list(probes)]
+                with torch.enable_grad(), autocast():
+                    loss, (_, outputs) = network(leaves[:len(params)], leaves[len(params):], x, target)
+                grads = torch.autograd.grad(loss, leaves)
+                return (loss.detach(), grads[:len(params)], grads[len(params):],
+                        [o.detach() for o in outputs])
+
+            self.fn = step
         self.probes = None
 
     def __call__(self, params, x, target):
@@ -353,8 +369,10 @@ def provenance(torch):
                     break
     except OSError:
         pass
-    return {"torch": torch.__version__, "python": platform.python_version(), "cpu": cpu,
-            "cpu_capability": torch.backends.cpu.get_cpu_capability()}
+    info = {"torch": torch.__version__, "python": platform.python_version(), "cpu": cpu}
+    if hasattr(torch.backends, "cpu") and hasattr(torch.backends.cpu, "get_cpu_capability"):
+        info["cpu_capability"] = torch.backends.cpu.get_cpu_capability()
+    return info
 
 
 def main():
