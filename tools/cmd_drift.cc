@@ -262,7 +262,7 @@ void PrintCurveOps(const std::vector<RecordedOpModels>& ops) {
   if (ops.empty()) return;
   std::cout << fmt::format("  its ops, as recorded over the first {} calls of its step, against their models:\n",
                            ops.front().op.calls);
-  TextTable table({"op", "layer", "dtype", "outputs", "above bound", "follows bit for bit"});
+  TextTable table({"op", "layer", "dtype", "outputs", "> bound", "follows bit for bit"});
   table.SetLeftAligned({0, 2, 5});
   for (const RecordedOpModels& m : ops) {
     table.AddRow({m.op.op, std::to_string(m.op.layer), m.op.dtype, std::to_string(m.outputs),
