@@ -287,6 +287,25 @@ struct OpPair {
 void SettleByExperiments(std::vector<OpPair>& pairs, size_t a, size_t b,
                          const std::vector<RecordedCurve>& curves,
                          const std::vector<std::vector<RecordedOpModels>>& ops) {
+  // One of the two is the experiment on the other: the setting is all that
+  // differs between them, so an op that differs differs by what it removes.
+  for (size_t e : {a, b}) {
+    const RecordedCurve& other = curves[e == a ? b : a];
+    const std::optional<ModelCause> removes = ParseModelCause(curves[e].experiment_removes);
+    if (!removes || !other.experiment_removes.empty() || other.precision.empty() ||
+        other.precision != curves[e].precision || other.device != curves[e].device ||
+        other.compiled != curves[e].compiled) {
+      continue;
+    }
+    for (OpPair& p : pairs) {
+      if (p.difference.cause) continue;
+      p.difference.cause = *removes;
+      p.difference.causes = {*removes};
+      p.difference.evidence = "experiment";
+      p.experiment = curves[e].label;
+      p.experiment_setting = curves[e].experiment_setting;
+    }
+  }
   for (OpPair& p : pairs) {
     if (p.difference.cause) continue;
     for (size_t e = 0; e < curves.size(); ++e) {
@@ -354,7 +373,15 @@ void PrintOpDifferences(const std::string& la, const std::string& lb, const std:
       why = fmt::format("{} follows {}, {} follows {}", la, d.model_a, lb, d.model_b);
     } else {
       const bool a_none = p->a->matching.empty();
-      if (d.evidence == "experiment") {
+      if (d.evidence == "experiment" && (p->experiment == la || p->experiment == lb)) {
+        why = fmt::format("{} follows {}, {} {}; {} is {} with {} alone changed", la,
+                          p->a->matching.empty() ? "no model of the op on the operands recorded for it"
+                                                 : FollowedText(*p->a),
+                          lb,
+                          p->b->matching.empty() ? "no model of the op on the operands recorded for it"
+                                                 : "follows " + FollowedText(*p->b),
+                          p->experiment, p->experiment == la ? lb : la, p->experiment_setting);
+      } else if (d.evidence == "experiment") {
         why = fmt::format("{} follows {}, {} {}; {} ({}) follows {} as {} does", la,
                           FollowedText(*p->a), lb,
                           p->b->matching.empty() ? "none of them on the operands recorded for it"

@@ -25,6 +25,10 @@ struct RecordedCurve {
   // (`setting`) that removes one cause of difference (`removes`, a word of
   // suites/investigate/recorded_ops.h's vocabulary); empty otherwise.
   std::string experiment_setting, experiment_removes;
+  // What torch_drift.py says of the run: its precision, device and whether
+  // it was compiled ("" and false where the curve does not say).
+  std::string precision, device;
+  bool compiled = false;
 };
 
 // Reads per-epoch losses: a JSON list of numbers (or an object with a "loss"
