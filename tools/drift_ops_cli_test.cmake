@@ -45,6 +45,8 @@ endfunction()
 expect_op_cause("${WORK}/f32.json" 0 "fusion|models|mulsub_fused|mulsub")
 # The pair eager, compiled; the compiled side follows no model (its nearest is named).
 expect_op_cause("${WORK}/bf16.json" 0 "fusion|experiment|mac_fused_opmath|mulsub_fused_per_op")
+# The compiled run against its experiment: the setting is all they differ by.
+expect_op_cause("${WORK}/bf16.json" 2 "fusion|experiment|mulsub_fused_per_op|mac_fused_opmath")
 
 foreach(precision f32 bf16)
   execute_process(COMMAND "${PYTHON}" "${SCRIPTS}/recheck_drift_ops.py" "${WORK}/${precision}.json"
