@@ -7,7 +7,9 @@ or bf16 by hand, and the models every output follows are compared with the repor
     recheck_drift_ops.py REPORT.json [--expect-cause LABEL_A LABEL_B OP CAUSE]
 
 REPORT is a `drift --json` report with `compare[].ops` (curves recorded with
-torch_drift.py --record-ops). For every tanh_bwd entry in f32 or bf16, the models this
+torch_drift.py --record-ops). Every binary32 mse_bwd entry's outputs are measured against
+the exact 2 (y - target) / n: those more than 4 ULP away (no evaluation from the recorded
+operands errs so much) must be among those the report counts above the op's bound. For every tanh_bwd entry in f32 or bf16, the models this
 script knows (f32: mac_fused, mac_unfused, mulsub, mulsub_fused, mac_left_fused,
 mac_left_unfused; bf16: each of them rounded once to bf16, `<m>_opmath`, and mac_per_op,
 mulsub_per_op with every operation rounded to bf16) must be followed exactly where the
@@ -27,7 +29,7 @@ from fractions import Fraction
 
 
 def read_npz(path):
-    """{name: [float]} of an .npz of 1-D float32 arrays, without NumPy."""
+    """{name: [float]} of an .npz of float32 arrays (flattened, row-major), without NumPy."""
     out = {}
     with zipfile.ZipFile(path) as z:
         for name in z.namelist():
@@ -42,7 +44,7 @@ def read_npz(path):
                 (hlen,) = struct.unpack("<I", data[8:12])
                 start = 12
             header = ast.literal_eval(data[start:start + hlen].decode("latin1"))
-            if header["descr"] != "<f4" or header["fortran_order"]:
+            if header["descr"] != "<f4" or header["fortran_order"]:  # any shape: row-major
                 raise ValueError(f"{path}:{name}: expected little-endian float32, C order")
             body = data[start + hlen:]
             count = len(body) // 4
@@ -109,6 +111,26 @@ def followed(grad, t, out, dtype):
     return names or set(), models_known
 
 
+def ulp_error(x, exact, precision=24, emin=-126):
+    """|x - exact| in ULPs of the format at exact (x, exact: Fractions)."""
+    a = abs(exact)
+    if a == 0:
+        return 0 if x == 0 else float("inf")
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    if Fraction(2) ** e > a:
+        e -= 1
+    ulp = Fraction(2) ** (max(e, emin) - precision + 1)
+    return float(abs(x - exact) / ulp)
+
+
+def mse_bwd_errors(arrays, calls):
+    """Per output of mse_bwd, its error in binary32 ULPs against the exact 2 (y - target) / n,
+    n the elements of one call."""
+    y, target, dy = arrays["y"], arrays["target"], arrays["dy"]
+    n = len(y) // calls
+    return [ulp_error(Fraction(d), 2 * (Fraction(a) - Fraction(b)) / n) for a, b, d in zip(y, target, dy)]
+
+
 def expected_cause(a, b):
     """The cause the recomputed models settle, or None where they do not."""
     if a & b:
@@ -145,6 +167,22 @@ def main():
             if names != said:
                 failures.append(f"{curve['label']}: tanh_bwd follows {sorted(names)} recomputed, "
                                 f"{sorted(said)} in the report")
+    for curve in report.get("compare", []):
+        for op in curve.get("ops", []):
+            if op["op"] != "mse_bwd" or op["dtype"] != "f32":
+                continue
+            errors = mse_bwd_errors(read_npz(op["file"]), op["calls"])
+            worst = max(errors)
+            far = sum(1 for e in errors if e > 4)
+            print(f"{curve['label']}: mse_bwd (f32, {len(errors)} outputs): largest error "
+                  f"{worst:.3g} ULP against 2 (y - target) / n; {far} more than 4 ULP away; "
+                  f"ulpgate: {op['above_bound']} above its bound")
+            # Three roundings (a difference, a product, a quotient or its reciprocal) stay
+            # within 4 ULP; ulpgate's bound is tighter, so it may flag outputs this does not,
+            # never the other way round.
+            if far > op["above_bound"]:
+                failures.append(f"{curve['label']}: mse_bwd has {far} outputs more than 4 ULP "
+                                f"from exact, ulpgate {op['above_bound']} above its bound")
     if not recomputed:
         failures.append("no recorded tanh_bwd op in the report")
     for la, lb, opname, cause in args.expect_cause:
