@@ -27,3 +27,14 @@ r = json.load(open(sys.argv[1]))
 json.dump({k: r[k] for k in ("format", "scenario", "epochs", "data", "initial_parameters")},
           open(sys.argv[1], "w"), indent=1)
 PY
+# ulpgate's runs and the exact shadow run beside the curves, and the ops drift --compare
+# names: drift_compare_P.txt.
+for precision in f32 bf16 mixed_bf16; do
+  args=(--compare "$here/eager_$precision.json" --label torch-eager
+        --compare "$here/compiled_$precision.json" --label torch-compiled)
+  if [ "$precision" != f32 ]; then
+    args+=(--compare "$here/emulated_$precision.json" --label torch-compiled-emulated)
+  fi
+  build/bin/ulpgate drift --scenario seed --dtype "$precision" "${args[@]}" \
+      > "$here/drift_compare_$precision.txt" 2>/dev/null
+done
