@@ -453,6 +453,8 @@ nlohmann::ordered_json OpDifferenceJson(const std::string& la, const std::string
       o["experiment"] = {{"curve", p.experiment}, {"setting", p.experiment_setting}};
     }
     o["models"] = {d.model_a, d.model_b};
+    // Whether each side follows its model, or it is only its nearest.
+    o["followed"] = {!p.a->matching.empty(), !p.b->matching.empty()};
     ops.push_back(o);
   }
   j["ops"] = ops;

@@ -69,6 +69,13 @@ foreach(check "f32|tanh_bwd" "bf16|tanh_bwd" "mixed_bf16|mse_bwd")
   message(STATUS "${out}")
 endforeach()
 
+# The HTML report shows the ops whose models differ, the nearest of a side that follows none.
+ulpgate_expect(0 "1 reports" report "${WORK}/bf16.json" --html "${WORK}/bf16.html")
+file(READ "${WORK}/bf16.html" html)
+if(NOT html MATCHES "ops whose models differ: torch-eager and torch-compiled</h3>.*<td>tanh_bwd</td><td class='n'>3</td><td>bf16</td><td><b>fusion</b></td><td>experiment</td><td>mac_fused_opmath</td><td>none \\(nearest mulsub_fused_per_op\\)</td>")
+  message(FATAL_ERROR "the HTML report does not show tanh_bwd's fusion")
+endif()
+
 # A curve whose recorded op names a file that is not there: one error line.
 file(WRITE "${WORK}/bad.json" "{\"loss\": [0.5, 0.4], \"ops\": [{\"op\": \"tanh_bwd\", \"layer\": 3, \"dtype\": \"f32\", \"file\": \"missing.npz\", \"output\": \"out\"}]}")
 ulpgate_expect(2 "missing.npz" drift --scenario seed --epochs 2 --compare "${WORK}/bad.json")
