@@ -24,6 +24,7 @@
 #include "suites/drift/kernels.h"
 #include "suites/engine/elementwise_cases.h"
 #include "suites/engine/elementwise_oracle.h"
+#include "suites/investigate/recorded_ops.h"
 #include "tools/cli.h"
 #include "tools/progress.h"
 #include "tools/drift_chart.h"
@@ -230,6 +231,236 @@ void PrintComparison(const CurveComparison& c, const DriftResult& d) {
   }
 }
 
+// The models an op's recorded outputs follow, in a line: the first few and a
+// count, or none with the nearest.
+std::string FollowedText(const RecordedOpModels& m) {
+  if (m.matching.empty()) {
+    return m.nearest.empty()
+               ? std::string("none of its models")
+               : fmt::format("none (nearest {}: {} of {} differ)", m.nearest, m.nearest_mismatches,
+                             m.outputs);
+  }
+  constexpr size_t kShown = 3;
+  std::vector<std::string> shown(m.matching.begin(),
+                                 m.matching.begin() + std::min(kShown, m.matching.size()));
+  return fmt::format("{}{}", fmt::join(shown, ", "),
+                     m.matching.size() > kShown ? fmt::format(" and {} more", m.matching.size() - kShown)
+                                                : std::string());
+}
+
+// A curve's recorded ops against their models (check's matching).
+std::vector<RecordedOpModels> MatchCurveOps(const RecordedCurve& curve, unsigned threads) {
+  std::vector<RecordedOpModels> out;
+  if (curve.ops.is_null()) return out;
+  for (const RecordedOp& op : ParseRecordedOps(curve.ops, curve.path)) {
+    out.push_back(MatchRecordedOp(op, threads));
+  }
+  return out;
+}
+
+void PrintCurveOps(const std::vector<RecordedOpModels>& ops) {
+  if (ops.empty()) return;
+  std::cout << fmt::format("  its ops, as recorded over the first {} calls of its step, against their models:\n",
+                           ops.front().op.calls);
+  TextTable table({"op", "layer", "dtype", "outputs", "> bound", "follows bit for bit"});
+  table.SetLeftAligned({0, 2, 5});
+  for (const RecordedOpModels& m : ops) {
+    table.AddRow({m.op.op, std::to_string(m.op.layer), m.op.dtype, std::to_string(m.outputs),
+                  std::to_string(m.above_bound), FollowedText(m)});
+  }
+  table.Print(std::cout, "    ");
+}
+
+// One op of two curves whose recorded ops are compared.
+struct OpPair {
+  const RecordedOpModels* a;
+  const RecordedOpModels* b;
+  OpModelDifference difference;
+  std::string experiment;  // the curve whose experiment settled the cause
+  std::string experiment_setting;
+};
+
+// Where the models leave an op's difference unsettled, an experiment settles
+// it: a third curve made with a setting that removes one cause, whose op
+// follows a model in common with the first curve's, shows that removing that
+// cause removes the difference.
+void SettleByExperiments(std::vector<OpPair>& pairs, size_t a, size_t b,
+                         const std::vector<RecordedCurve>& curves,
+                         const std::vector<std::vector<RecordedOpModels>>& ops) {
+  // One of the two is the experiment on the other: the setting is all that
+  // differs between them, so an op that differs differs by what it removes.
+  for (size_t e : {a, b}) {
+    const RecordedCurve& other = curves[e == a ? b : a];
+    const std::optional<ModelCause> removes = ParseModelCause(curves[e].experiment_removes);
+    if (!removes || !other.experiment_removes.empty() || other.precision.empty() ||
+        other.precision != curves[e].precision || other.device != curves[e].device ||
+        other.compiled != curves[e].compiled) {
+      continue;
+    }
+    for (OpPair& p : pairs) {
+      if (p.difference.cause) continue;
+      p.difference.cause = *removes;
+      p.difference.causes = {*removes};
+      p.difference.evidence = "experiment";
+      p.experiment = curves[e].label;
+      p.experiment_setting = curves[e].experiment_setting;
+    }
+  }
+  for (OpPair& p : pairs) {
+    if (p.difference.cause) continue;
+    for (size_t e = 0; e < curves.size(); ++e) {
+      const std::optional<ModelCause> removes = ParseModelCause(curves[e].experiment_removes);
+      if (e == a || e == b || !removes) continue;
+      for (const RecordedOpModels& m : ops[e]) {
+        if (m.op.op != p.a->op.op || m.op.layer != p.a->op.layer) continue;
+        const OpModelDifference with = CompareOpModels(*p.a, m);
+        if (!with.cause || *with.cause != ModelCause::kNone) continue;
+        p.difference.cause = *removes;
+        p.difference.causes = {*removes};
+        p.difference.evidence = "experiment";
+        p.difference.model_a = with.model_a;
+        p.experiment = curves[e].label;
+        p.experiment_setting = curves[e].experiment_setting;
+      }
+    }
+  }
+}
+
+// The ops two curves both recorded (the same op of the same layer), in the
+// first curve's order.
+std::vector<OpPair> PairOps(const std::vector<RecordedOpModels>& a,
+                            const std::vector<RecordedOpModels>& b) {
+  std::vector<OpPair> pairs;
+  for (const RecordedOpModels& x : a) {
+    for (const RecordedOpModels& y : b) {
+      if (x.op.op == y.op.op && x.op.layer == y.op.layer) {
+        pairs.push_back({&x, &y, CompareOpModels(x, y), "", ""});
+      }
+    }
+  }
+  return pairs;
+}
+
+std::string CausesText(const OpModelDifference& d) {
+  if (!d.cause) return "not settled by the models";
+  std::vector<std::string> names;
+  for (ModelCause c : d.causes) names.push_back(ModelCauseName(c));
+  return names.empty() ? std::string(ModelCauseName(*d.cause)) : fmt::format("{}", fmt::join(names, " and "));
+}
+
+void PrintOpDifferences(const std::string& la, const std::string& lb, const std::vector<OpPair>& pairs) {
+  std::vector<const OpPair*> differ;
+  for (const OpPair& p : pairs) {
+    if (!p.difference.cause || *p.difference.cause != ModelCause::kNone) differ.push_back(&p);
+  }
+  std::cout << '\n';
+  if (differ.empty()) {
+    PrintWrapped(std::cout,
+                 fmt::format("ops of {} and {}: each of the {} follows a model in common (cause none)",
+                             la, lb, pairs.size()),
+                 2);
+    return;
+  }
+  PrintWrapped(std::cout,
+               fmt::format("ops whose models differ between {} and {} ({} of {}; every other follows "
+                           "a model in common):",
+                           la, lb, differ.size(), pairs.size()),
+               2);
+  for (const OpPair* p : differ) {
+    const OpModelDifference& d = p->difference;
+    std::string why;
+    if (d.evidence == "models") {
+      why = fmt::format("{} follows {}, {} follows {}", la, d.model_a, lb, d.model_b);
+    } else {
+      const bool a_none = p->a->matching.empty();
+      if (d.evidence == "experiment" && (p->experiment == la || p->experiment == lb)) {
+        why = fmt::format("{} follows {}, {} {}; {} is {} with {} alone changed", la,
+                          p->a->matching.empty() ? "no model of the op on the operands recorded for it"
+                                                 : FollowedText(*p->a),
+                          lb,
+                          p->b->matching.empty() ? "no model of the op on the operands recorded for it"
+                                                 : "follows " + FollowedText(*p->b),
+                          p->experiment, p->experiment == la ? lb : la, p->experiment_setting);
+      } else if (d.evidence == "experiment") {
+        why = fmt::format("{} follows {}, {} {}; {} ({}) follows {} as {} does", la,
+                          FollowedText(*p->a), lb,
+                          p->b->matching.empty() ? "none of them on the operands recorded for it"
+                                                 : "follows " + FollowedText(*p->b),
+                          p->experiment, p->experiment_setting, d.model_a, la);
+      }
+      const RecordedOpModels& none = a_none ? *p->a : *p->b;
+      const RecordedOpModels& some = a_none ? *p->b : *p->a;
+      if (d.evidence != "experiment") {
+        why = fmt::format("{} follows {}; {} follows none of them on the operands recorded for it",
+                          a_none ? lb : la, FollowedText(some), a_none ? la : lb);
+      }
+      if (d.evidence == "experiment") {
+      } else if (d.evidence == "exceeds bound") {
+        why += fmt::format(" and {} of its {} outputs exceed the error bound on them: it read "
+                           "them before they were rounded (ops fused into one loop)",
+                           none.above_bound, none.outputs);
+      } else if (d.evidence == "nearest model") {
+        why += fmt::format(" (nearest {}, {} of {} outputs differ): the same arithmetic on operands "
+                           "it read before they were rounded (ops fused into one loop)",
+                           none.nearest, none.nearest_mismatches, none.outputs);
+      } else if (!none.nearest.empty()) {
+        why += fmt::format(" (nearest {}, {} of {} outputs differ)", none.nearest,
+                           none.nearest_mismatches, none.outputs);
+      }
+    }
+    std::cout << "  ";
+    PrintWrapped(std::cout,
+                 fmt::format("{} (layer {}, {}): {}: {}", p->a->op.op, p->a->op.layer, p->a->op.dtype,
+                             CausesText(d), why),
+                 4, 2);
+  }
+}
+
+nlohmann::ordered_json RecordedOpJson(const RecordedOpModels& m) {
+  nlohmann::ordered_json j;
+  j["op"] = m.op.op;
+  j["layer"] = m.op.layer;
+  j["dtype"] = m.op.dtype;
+  j["file"] = m.op.file;
+  j["calls"] = m.op.calls;
+  j["outputs"] = m.outputs;
+  j["above_bound"] = m.above_bound;
+  j["matching"] = m.matching;
+  if (m.matching.empty() && !m.nearest.empty()) {
+    j["nearest"] = m.nearest;
+    j["nearest_mismatches"] = m.nearest_mismatches;
+  }
+  return j;
+}
+
+nlohmann::ordered_json OpDifferenceJson(const std::string& la, const std::string& lb,
+                                        const std::vector<OpPair>& pairs) {
+  nlohmann::ordered_json j;
+  j["curves"] = {la, lb};
+  nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+  for (const OpPair& p : pairs) {
+    const OpModelDifference& d = p.difference;
+    nlohmann::ordered_json o;
+    o["op"] = p.a->op.op;
+    o["layer"] = p.a->op.layer;
+    o["dtype"] = p.a->op.dtype;
+    o["cause"] = d.cause ? nlohmann::ordered_json(ModelCauseName(*d.cause)) : nlohmann::ordered_json();
+    nlohmann::ordered_json causes = nlohmann::ordered_json::array();
+    for (ModelCause c : d.causes) causes.push_back(ModelCauseName(c));
+    o["causes"] = causes;
+    o["evidence"] = d.evidence;
+    if (!p.experiment.empty()) {
+      o["experiment"] = {{"curve", p.experiment}, {"setting", p.experiment_setting}};
+    }
+    o["models"] = {d.model_a, d.model_b};
+    // Whether each side follows its model, or it is only its nearest.
+    o["followed"] = {!p.a->matching.empty(), !p.b->matching.empty()};
+    ops.push_back(o);
+  }
+  j["ops"] = ops;
+  return j;
+}
+
 // Each float run's losses as "epoch,loss" rows (17 digits: every loss reads
 // back exactly), named after the run: what --compare reads back.
 void WriteCurves(const std::string& dir, const DriftResult& d) {
@@ -273,6 +504,10 @@ void Drift(const DriftArgs& args) {
                                   : std::filesystem::path(args.compare[i]).stem().string();
     curves.push_back(ReadLossCurve(args.compare[i], label));
   }
+  // Their recorded ops against their models: check's work, done before the
+  // training too.
+  std::vector<std::vector<RecordedOpModels>> curve_ops;
+  for (const RecordedCurve& curve : curves) curve_ops.push_back(MatchCurveOps(curve, args.threads));
   std::vector<std::string> skipped;
   const std::vector<const TargetInfo*> targets = ResolveTargets(args.target, &skipped);
   std::vector<RunConfig> runs;
@@ -318,9 +553,22 @@ void Drift(const DriftArgs& args) {
   DriftResult report = d;
   report.runs.resize(runs.size());
   std::vector<CurveComparison> comparisons;
-  for (const RecordedCurve& curve : curves) {
-    comparisons.push_back(CompareCurve(curve, report));
+  for (size_t i = 0; i < curves.size(); ++i) {
+    comparisons.push_back(CompareCurve(curves[i], report));
     PrintComparison(comparisons.back(), report);
+    PrintCurveOps(curve_ops[i]);
+  }
+  // Every two curves with recorded ops (eager and compiled, say): the ops
+  // whose models differ, and why.
+  nlohmann::ordered_json op_models = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < curves.size(); ++i) {
+    for (size_t k = i + 1; k < curves.size(); ++k) {
+      std::vector<OpPair> pairs = PairOps(curve_ops[i], curve_ops[k]);
+      if (pairs.empty()) continue;
+      SettleByExperiments(pairs, i, k, curves, curve_ops);
+      PrintOpDifferences(curves[i].label, curves[k].label, pairs);
+      op_models.push_back(OpDifferenceJson(curves[i].label, curves[k].label, pairs));
+    }
   }
   std::cerr << fmt::format("drift: {} epochs x ({} runs + the exact run) in {:.2f} s\n", d.epochs,
                            d.runs.size(), seconds);
@@ -328,7 +576,14 @@ void Drift(const DriftArgs& args) {
   if (args.json_path.empty() && args.svg_path.empty()) return;
   nlohmann::ordered_json j = DriftJson(report);
   for (const Attribution& a : attribution.attributions) j["attribution"].push_back(AttributionJson(a));
-  for (const CurveComparison& c : comparisons) j["compare"].push_back(CurveComparisonJson(c, report));
+  for (size_t i = 0; i < comparisons.size(); ++i) {
+    nlohmann::ordered_json c = CurveComparisonJson(comparisons[i], report);
+    if (!curve_ops[i].empty()) {
+      for (const RecordedOpModels& m : curve_ops[i]) c["ops"].push_back(RecordedOpJson(m));
+    }
+    j["compare"].push_back(c);
+  }
+  if (!op_models.empty()) j["op_models"] = op_models;
   if (!args.json_path.empty()) WriteJsonFile(args.json_path, j);
   if (!args.svg_path.empty()) WriteTextFile(args.svg_path, DriftChartSvg(j));
 }
@@ -362,7 +617,9 @@ void AddDriftCommand(CLI::App& app) {
                 "that op rounded and with only that op exact (default: the default run spec only)");
   cmd->add_option("--compare", args->compare,
                   "A loss curve recorded elsewhere (JSON list, CSV or .npy of per-epoch losses) to "
-                  "place beside the runs (repeatable)");
+                  "place beside the runs (repeatable); a JSON curve's recorded ops "
+                  "(torch_drift.py --record-ops) are matched against their models, and between "
+                  "two curves the ops whose models differ are named with the cause");
   cmd->add_option("--label", args->labels,
                   "The name of the --compare curve of the same position (default: the file's stem)");
   AddThreadsOption(cmd, &args->threads);

@@ -621,6 +621,40 @@ std::string DriftSection(const ReportFile& f, size_t index) {
           Esc(Str(c, "closest_run", "&ndash;")));
     }
   }
+  if (d.contains("op_models")) {
+    // Per two curves with recorded ops: the ops whose models differ, and why.
+    for (const Json& pair : d["op_models"]) {
+      const Json& labels = pair["curves"];
+      const std::string la = labels.size() > 0 ? labels[0].get<std::string>() : "";
+      const std::string lb = labels.size() > 1 ? labels[1].get<std::string>() : "";
+      std::string rows;
+      for (const Json& o : pair["ops"]) {
+        if (o.value("cause", Json()).is_string() && o["cause"] == "none") continue;
+        const Json& models = o.contains("models") ? o["models"] : Json::array();
+        // A side that follows no model shows its nearest as such.
+        auto side = [&](size_t k) -> std::string {
+          const std::string m = models.size() > k ? models[k].get<std::string>() : "";
+          const bool followed = o.contains("followed") && o["followed"].size() > k && o["followed"][k].get<bool>();
+          if (followed) return Esc(m);
+          return m.empty() ? std::string("none") : "none (nearest " + Esc(m) + ")";
+        };
+        rows += fmt::format(
+            "<tr><td>{}</td><td class='n'>{}</td><td>{}</td><td><b>{}</b></td><td>{}</td><td>{}</td>"
+            "<td>{}</td></tr>",
+            Esc(Str(o, "op")), o.value("layer", -1), Esc(Str(o, "dtype")),
+            o["cause"].is_string() ? Esc(o["cause"].get<std::string>()) : std::string("not settled"),
+            Esc(Str(o, "evidence", "&ndash;")),
+            side(0), side(1));
+      }
+      html += rows.empty()
+                  ? fmt::format("<p>ops of {} and {}: every recorded op follows a model in common.</p>",
+                                Esc(la), Esc(lb))
+                  : fmt::format("<h3>ops whose models differ: {} and {}</h3><table><tr><th>op</th>"
+                                "<th>layer</th><th>dtype</th><th>cause</th><th>evidence</th>"
+                                "<th>{}</th><th>{}</th></tr>{}</table>",
+                                Esc(la), Esc(lb), Esc(la), Esc(lb), rows);
+    }
+  }
   if (d.contains("attribution")) {
     size_t k = 0;
     for (const Json& a : d["attribution"]) {
@@ -799,7 +833,7 @@ document.body.setAttribute('data-rendered', 'yes');
 
 bool IsReportFormat(const std::string& format) {
   return format == "ulpgate-run-1" || format == "ulpgate-matrix-1" || format == "ulpgate-drift-2" ||
-         format == "ulpgate-gate-2" || format == "ulpgate-check-1";
+         format == "ulpgate-drift-3" || format == "ulpgate-gate-2" || format == "ulpgate-check-1";
 }
 
 std::string HtmlReport(const std::vector<ReportFile>& files, const std::string& title) {
@@ -823,7 +857,8 @@ std::string HtmlReport(const std::vector<ReportFile>& files, const std::string& 
   std::stable_sort(sorted.begin(), sorted.end(),
                    [&](const ReportFile* a, const ReportFile* b) { return rank(*a) < rank(*b); });
   for (const char* format :
-       {"ulpgate-gate-2", "ulpgate-matrix-1", "ulpgate-run-1", "ulpgate-check-1", "ulpgate-drift-2"}) {
+       {"ulpgate-gate-2", "ulpgate-matrix-1", "ulpgate-run-1", "ulpgate-check-1", "ulpgate-drift-3",
+        "ulpgate-drift-2"}) {
     for (const ReportFile* fp : sorted) {
       const ReportFile& f = *fp;
       if (Str(f.json, "format") != format) continue;

@@ -22,7 +22,7 @@ struct ReportFile {
 };
 
 // The formats the page draws: ulpgate-run-1, ulpgate-matrix-1,
-// ulpgate-drift-2, ulpgate-check-1, ulpgate-gate-2.
+// ulpgate-drift-3 (and -2, its subset), ulpgate-check-1, ulpgate-gate-2.
 bool IsReportFormat(const std::string& format);
 
 // The page. Files of other formats are left out (the caller says which).

@@ -7,7 +7,7 @@ file(MAKE_DIRECTORY "${WORK}")
 set(cases
   "ulpgate-run-1|run!--kernel!tanh_bwd!--n!100!--target!SCALAR!--json!${WORK}/r.json"
   "ulpgate-run-1|run!--kernel!mse_bwd!--n!1!--target!SCALAR!--json!${WORK}/r.json"
-  "ulpgate-drift-2|drift!--scenario!seed!--epochs!3!--target!SCALAR!--json!${WORK}/r.json"
+  "ulpgate-drift-3|drift!--scenario!seed!--epochs!3!--target!SCALAR!--json!${WORK}/r.json"
   "ulpgate-explain-1|explain!--kernel!tanh_bwd!--input!grad=1.5!--input!t=0.75!--json!${WORK}/r.json"
   "ulpgate-matrix-1|matrix!--n!200!--json!${WORK}/r.json"
   "ulpgate-invariance-1|invariance!--op!planted:sequential!--k!20!--max-batch!9!--json!${WORK}/r.json"

@@ -124,6 +124,19 @@ RecordedCurve ParseLossCurve(const std::string& text, const std::string& path,
   c.label = label;
   c.path = path;
   c.loss = EndsWith(path, ".json") ? FromJson(text, path) : FromText(text, path);
+  if (EndsWith(path, ".json")) {
+    const nlohmann::ordered_json j = ParseJsonText(text, path);
+    if (j.is_object() && j.contains("ops")) c.ops = j["ops"];
+    if (j.is_object()) {
+      if (j.contains("precision") && j["precision"].is_string()) c.precision = j["precision"];
+      if (j.contains("device") && j["device"].is_string()) c.device = j["device"];
+      if (j.contains("compiled") && j["compiled"].is_boolean()) c.compiled = j["compiled"];
+    }
+    if (j.is_object() && j.contains("experiment") && j["experiment"].is_object()) {
+      c.experiment_setting = j["experiment"].value("setting", "");
+      c.experiment_removes = j["experiment"].value("removes", "");
+    }
+  }
   if (c.loss.empty()) throw InputError(path + ": no losses");
   return c;
 }

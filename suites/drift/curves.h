@@ -17,10 +17,22 @@ struct RecordedCurve {
   std::string label;
   std::string path;
   std::vector<double> loss;  // per epoch, from epoch 0
+  // A JSON curve's "ops": what each op of the first steps computed
+  // (torch_drift.py --record-ops), as the curve lists it; null when absent.
+  // suites/investigate/recorded_ops.h reads and matches it.
+  nlohmann::ordered_json ops;
+  // A JSON curve's "experiment": a run made with a framework setting
+  // (`setting`) that removes one cause of difference (`removes`, a word of
+  // suites/investigate/recorded_ops.h's vocabulary); empty otherwise.
+  std::string experiment_setting, experiment_removes;
+  // What torch_drift.py says of the run: its precision, device and whether
+  // it was compiled ("" and false where the curve does not say).
+  std::string precision, device;
+  bool compiled = false;
 };
 
 // Reads per-epoch losses: a JSON list of numbers (or an object with a "loss"
-// list, as torch_drift.py writes), a CSV or text file (one loss per line, or
+// list, as torch_drift.py writes, and optionally its "ops"), a CSV or text file (one loss per line, or
 // "epoch,loss" rows; a header line and '#' comments are skipped), or a 1-D
 // .npy of float32 or float64. Throws InputError, one line naming the file and
 // the place, on anything else (an empty curve, a value that is not a number).

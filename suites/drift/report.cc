@@ -69,7 +69,7 @@ nlohmann::ordered_json CurveSummaryJson(const CurveSummary& s,
 
 nlohmann::ordered_json DriftJson(const DriftResult& d) {
   nlohmann::ordered_json j;
-  j["format"] = "ulpgate-drift-2";
+  j["format"] = "ulpgate-drift-3";
   j["tool"] = ToolVersion();
   j["scenario"] = ScenarioJson(d.scenario);
   j["epochs"] = d.epochs;
