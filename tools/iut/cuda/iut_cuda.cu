@@ -615,7 +615,8 @@ bool ServeCall(State& s, std::istringstream& words) {
   }
   if (cast) {
     const CastOffer* found = nullptr;
-    for (const CastOffer& c : CastOffers()) {
+    static const std::vector<CastOffer> casts = CastOffers();
+    for (const CastOffer& c : casts) {
       if (source == c.source && dtype == c.dest && variant == c.variant) found = &c;
     }
     if (found == nullptr || arity != 1) {
