@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""ctest cuda_iut: ulpgate-iut-cuda where no GPU runs it, and its host twin.
+
+1. It starts, greets (protocol version 3), offers the kernels of every
+   elementwise op, cast and cuBLAS GEMM, each tanh_bwd/sigmoid_bwd kernel with
+   its claimed model, and `ready`.
+2. Without a GPU it refuses a call with "error no CUDA device: <the runtime's
+   words>", keeps the stream in step (a second call is answered too) and ends
+   with `quit`; `ulpgate run` through it reports the case REFUSED (exit 3),
+   never measured.
+3. --host runs the same sequence templates and the CUDA headers' host
+   conversions on the CPU: every tanh_bwd and sigmoid_bwd kernel in f32, bf16
+   and f16 and every FP8 cast from f32, bf16 and f16 follows the model it
+   claims bit for bit (`run --require-conformance`), and FP6 rn does not follow
+   nearest_even.saturate (the headers give +MAXNORM for a NaN), which is why
+   it claims none.
+4. The device kernels themselves: only on a GPU (ci/device.sh). Where one is
+   present this exits 77 after 1 and 3, saying so; where none is, it exits 77
+   after the checks above too, naming what was not run.
+"""
+import argparse
+import struct
+import subprocess
+import sys
+
+
+def fail(message):
+    print("FAIL: " + message)
+    sys.exit(1)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--iut", required=True)
+    p.add_argument("--ulpgate", required=True)
+    a = p.parse_args()
+
+    # 1 and 2: the offer, and a refusal (or an answer) on the pipes.
+    request = b"call tanh_bwd f32 %s mulsub 2 2\n" + struct.pack("<4f", 1.0, 2.0, 0.5, 0.25)
+    probe = subprocess.run([a.iut], input=b"quit\n", capture_output=True, timeout=60)
+    lines = probe.stdout.decode().splitlines()
+    if probe.returncode != 0 or not lines or lines[0] != "ulpgate-iut 3" or lines[-1] != "ready":
+        fail(f"no greeting and ready (exit {probe.returncode}): {lines[:3]} ... {lines[-1:]}")
+    offers = [l.split() for l in lines if l.startswith("kernel ")]
+    target = offers[0][1]
+    claims = {(o[2], o[3], o[4]): (o[5] if len(o) > 5 else "") for o in offers}
+    for key, model in [(("tanh_bwd", "f32", "mac"), "mac_fused"),
+                       (("tanh_bwd", "bf16", "mulsub_opmath_hwy"), "mulsub_opmath_truncating"),
+                       (("sigmoid_bwd", "f16", "torch_per_op"), "torch_per_op"),
+                       (("silu_bwd", "f32", "torch"), ""),
+                       (("cast_f32", "float8_e4m3fn", "satfinite"), "nearest_even.saturate"),
+                       (("cast_bf16", "float6_e2m3fn", "rn"), ""),
+                       (("linear_fwd", "bf16", "cublas_bf16"), "")]:
+        if claims.get(key) != model:
+            fail(f"offer {key}: claims {claims.get(key)!r}, expected {model!r}")
+    ops = {o[2] for o in offers}
+    for op in ["tanh_bwd", "sigmoid_bwd", "silu_bwd", "gelu_bwd", "gelu_tanh_bwd", "cast_f32",
+               "cast_bf16", "cast_f16", "linear_fwd"]:
+        if op not in ops:
+            fail(f"no {op} kernel offered")
+    print(f"offers {len(offers)} kernels as {target}")
+    no_device = "no CUDA device" in probe.stderr.decode()
+    if no_device:
+        r = subprocess.run([a.iut], input=request.replace(b"%s", target.encode()) * 2 + b"quit\n",
+                           capture_output=True, timeout=60)
+        answers = [l for l in r.stdout.decode().splitlines() if l.startswith(("error", "ok"))]
+        if r.returncode != 0 or len(answers) != 2 or not all(
+                l.startswith("error no CUDA device: ") for l in answers):
+            fail(f"without a GPU two calls should be refused naming why (exit {r.returncode}): {answers}")
+        print("refuses: " + answers[0])
+        run = subprocess.run([a.ulpgate, "run", "--op", "tanh_bwd", "--variant", "none", "--n", "50",
+                              "--quiet", "--kernel-timeout", "10", "--iut", a.iut],
+                             capture_output=True, text=True, timeout=120)
+        if run.returncode != 3 or "REFUSED" not in run.stdout + run.stderr or \
+                "no CUDA device" not in run.stdout + run.stderr:
+            fail(f"ulpgate run through it without a GPU: exit {run.returncode}, expected 3 with "
+                 f"REFUSED and the reason:\n{run.stdout[-2000:]}{run.stderr[-2000:]}")
+        print("ulpgate run: REFUSED, exit 3")
+
+    # 3: the host twin holds the claims.
+    twin = a.iut + " --host"
+    checks = [(op, dt) for op in ["tanh_bwd", "sigmoid_bwd"] for dt in ["f32", "bf16", "f16"]]
+    checks += [(f"cast_{src}", dest) for src in ["f32", "bf16", "f16"]
+               for dest in ["float8_e4m3fn", "float8_e5m2"]]
+    for op, dtype in checks:
+        r = subprocess.run([a.ulpgate, "run", "--op", op, "--dtype", dtype, "--variant", "none",
+                            "--n", "2000", "--quiet", "--require-conformance", "--iut", twin],
+                           capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            fail(f"host twin {op} {dtype} leaves a claimed model (exit {r.returncode}):\n"
+                 f"{r.stdout[-3000:]}{r.stderr[-2000:]}")
+        print(f"host twin {op} {dtype}: every kernel follows its claim")
+    r = subprocess.run([a.ulpgate, "run", "--op", "cast_f32", "--dtype", "float6_e2m3fn", "--variant",
+                        "rn", "--n", "200", "--quiet", "--iut", twin],
+                       capture_output=True, text=True, timeout=120)
+    if "nan -> 0x1f" not in r.stdout:
+        fail("host twin cast_f32 -> float6_e2m3fn rn: expected NaN -> 0x1f (+MAXNORM) off every "
+             "policy:\n" + r.stdout[-2000:])
+    print("host twin FP6 rn: NaN -> +MAXNORM, no policy (claims none)")
+
+    print("skipped: the device kernels did not run (%s); ci/device.sh runs them on a GPU" %
+          ("no CUDA device here" if no_device else "a GPU is present: run ci/device.sh"))
+    return 77
+
+
+if __name__ == "__main__":
+    sys.exit(main())
