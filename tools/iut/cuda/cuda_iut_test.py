@@ -13,7 +13,8 @@
    and f16 and every FP8 cast from f32, bf16 and f16 follows the model it
    claims bit for bit (`run --require-conformance`), and FP6 rn does not follow
    nearest_even.saturate (the headers give +MAXNORM for a NaN), which is why
-   it claims none.
+   it claims none; golden check of golden/cuda on the twin matches, and with
+   the device IUT where no GPU runs every case is REFUSED (exit 3).
 4. The device kernels themselves: only on a GPU (ci/device.sh). Where one is
    present this exits 77 after 1 and 3, saying so; where none is, it exits 77
    after the checks above too, naming what was not run.
@@ -33,6 +34,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--iut", required=True)
     p.add_argument("--ulpgate", required=True)
+    p.add_argument("--golden", required=True, help="golden/cuda")
     a = p.parse_args()
 
     # 1 and 2: the offer, and a refusal (or an answer) on the pipes.
@@ -76,6 +78,15 @@ def main():
             fail(f"ulpgate run through it without a GPU: exit {run.returncode}, expected 3 with "
                  f"REFUSED and the reason:\n{run.stdout[-2000:]}{run.stderr[-2000:]}")
         print("ulpgate run: REFUSED, exit 3")
+        # golden/cuda's check with the device IUT where none runs: every case a
+        # refusal naming why (exit 3), never a pass.
+        g = subprocess.run([a.ulpgate, "golden", "check", "--dir", a.golden, "--iut",
+                            a.iut + " --target CUDA_SM90 --claimed-only"],
+                           capture_output=True, text=True, timeout=300)
+        if g.returncode != 3 or "REFUSED (no CUDA device" not in g.stdout or " ok " in g.stdout:
+            fail(f"golden check of {a.golden} without a GPU: exit {g.returncode}, expected 3 with "
+                 f"every case REFUSED:\n{g.stdout[-2000:]}{g.stderr[-1000:]}")
+        print(f"golden check of {a.golden} without a GPU: every case REFUSED, exit 3")
 
     # 3: the host twin holds the claims.
     twin = a.iut + " --host"
@@ -90,6 +101,13 @@ def main():
             fail(f"host twin {op} {dtype} leaves a claimed model (exit {r.returncode}):\n"
                  f"{r.stdout[-3000:]}{r.stderr[-2000:]}")
         print(f"host twin {op} {dtype}: every kernel follows its claim")
+    # golden/cuda holds what the claimed models give: the twin gives it too.
+    g = subprocess.run([a.ulpgate, "golden", "check", "--dir", a.golden, "--iut",
+                        twin + " --target CUDA_SM90 --claimed-only"],
+                       capture_output=True, text=True, timeout=300)
+    if g.returncode != 0:
+        fail(f"golden check of {a.golden} on the host twin: exit {g.returncode}\n{g.stdout[-3000:]}")
+    print(f"golden check of {a.golden} on the host twin: every file matches")
     r = subprocess.run([a.ulpgate, "run", "--op", "cast_f32", "--dtype", "float6_e2m3fn", "--variant",
                         "rn", "--n", "200", "--quiet", "--iut", twin],
                        capture_output=True, text=True, timeout=120)
