@@ -90,6 +90,19 @@ def main():
 
     # 3: the host twin holds the claims.
     twin = a.iut + " --host"
+    # A reduce request is read whole and refused there (cuBLAS runs on the device only),
+    # and the stream stays in step: the call after it is answered.
+    x = struct.pack("<4f", 1, 2, 3, 4)
+    reduce = b"reduce linear_fwd f32 CUDA_HOST_TWIN cublas_f32 3 2 2 2 3 4 4 2 4\n" + x + x + x[:8]
+    r = subprocess.run([a.iut, "--host"], input=reduce + request.replace(b"%s", b"CUDA_HOST_TWIN") + b"quit\n",
+                       capture_output=True, timeout=60)
+    tail = r.stdout.split(b"ready\n", 1)[-1]
+    if not tail.startswith(b"error cuBLAS does not run on the host") or b"\nok 2\n" not in tail:
+        fail(f"host twin: a reduce request then a call: {tail[:200]!r}")
+    out = struct.unpack("<2f", tail.split(b"ok 2\n", 1)[1][:8])
+    if out != (1.0 * (1 - 0.5 * 0.5), 2.0 * (1 - 0.25 * 0.25)):
+        fail(f"host twin tanh_bwd mulsub of (1, 0.5), (2, 0.25): {out}")
+    print("host twin: reduce refused in step, then tanh_bwd mulsub answered")
     checks = [(op, dt) for op in ["tanh_bwd", "sigmoid_bwd"] for dt in ["f32", "bf16", "f16"]]
     checks += [(f"cast_{src}", dest) for src in ["f32", "bf16", "f16"]
                for dest in ["float8_e4m3fn", "float8_e5m2"]]
