@@ -20,9 +20,14 @@
    after the checks above too, naming what was not run.
 """
 import argparse
+import os
+import random
 import struct
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+import exact_casts  # noqa: E402  (the independent cast oracle: Python integers only)
 
 
 def fail(message):
@@ -128,6 +133,47 @@ def main():
         fail("host twin cast_f32 -> float6_e2m3fn rn: expected NaN -> 0x1f (+MAXNORM) off every "
              "policy:\n" + r.stdout[-2000:])
     print("host twin FP6 rn: NaN -> +MAXNORM, no policy (claims none)")
+
+    # The same claims rechecked by exact_casts.py, which shares no code with ulpgate: the
+    # twin's codes for random bit patterns of each source (NaNs and infinities among them)
+    # follow the claimed policy, and FP6/FP4 rn follow nearest_even.saturate on every
+    # input but the NaNs.
+    rng = random.Random(7)
+    for source, bits in [("f32", 32), ("bf16", 16), ("f16", 16)]:
+        codes = [rng.getrandbits(bits) for _ in range(3000)]
+        codes += [0x7f800000, 0xff800000, 0x7fc00000, 0xffc00000] if bits == 32 else \
+            ([0x7f80, 0xff80, 0x7fc0, 0xffc0] if source == "bf16" else [0x7c00, 0xfc00, 0x7e00, 0xfe00])
+        data = struct.pack(f"<{len(codes)}{'I' if bits == 32 else 'H'}", *codes)
+        for dest, variant, policy in [("float8_e4m3fn", "satfinite", "nearest_even.saturate"),
+                                      ("float8_e4m3fn", "nosat", "nearest_even.nan"),
+                                      ("float8_e5m2", "satfinite", "nearest_even.saturate"),
+                                      ("float8_e5m2", "nosat", "nearest_even.infinity"),
+                                      ("float6_e2m3fn", "rn", None), ("float4_e2m1fn", "rn", None)]:
+            call = f"call cast_{source} {dest} CUDA_HOST_TWIN {variant} 1 {len(codes)}\n".encode()
+            r = subprocess.run([a.iut, "--host"], input=call + data + b"quit\n", capture_output=True,
+                               timeout=60)
+            answer = r.stdout.split(b"ready\n", 1)[-1]
+            head = f"ok {len(codes)}\n".encode()
+            if not answer.startswith(head):
+                fail(f"host twin cast_{source} {dest} {variant}: {answer[:100]!r}")
+            out = list(answer[len(head):len(head) + len(codes)])
+            fmt = exact_casts.FORMATS[source]
+            if policy is not None:
+                matched, lines = exact_casts.match(source, dest, codes, out, names=[policy])
+                if matched != [policy]:
+                    fail(f"exact_casts.py: cast_{source} {dest} {variant} does not follow {policy}:\n" +
+                         "\n".join(lines))
+            else:
+                keep = [i for i, c in enumerate(codes) if exact_casts.decode_source(source, c)[0] != "nan"]
+                matched, lines = exact_casts.match(source, dest, [codes[i] for i in keep], [out[i] for i in keep],
+                                                   names=["nearest_even.saturate"])
+                nans = [out[i] for i, c in enumerate(codes) if fmt.is_nan(c)]
+                maxnorm = max(c for c in range(1 << exact_casts.FORMATS[dest].bits)
+                              if c < (1 << (exact_casts.FORMATS[dest].bits - 1)))
+                if matched != ["nearest_even.saturate"] or not nans or any(n != maxnorm for n in nans):
+                    fail(f"exact_casts.py: cast_{source} {dest} rn: expected nearest_even.saturate but for "
+                         f"NaN -> +MAXNORM (0x{maxnorm:02x}); NaN gave {sorted(set(nans))}\n" + "\n".join(lines))
+    print("exact_casts.py: FP8 casts follow their claims; FP6/FP4 rn nearest_even.saturate but NaN -> +MAXNORM")
 
     print("skipped: the device kernels did not run (%s); ci/device.sh runs them on a GPU" %
           ("no CUDA device here" if no_device else "a GPU is present: run ci/device.sh"))
