@@ -131,8 +131,14 @@ build_iut() {
     [ -n "$wheel" ] && extra=(-I"$wheel/include" -L"$wheel/lib" -Xlinker -rpath="$wheel/lib"
       -l:"$(basename "$(ls "$wheel"/lib/libcublas.so.* | head -1)")")
   fi
-  nvcc -std=c++17 -O2 --fmad=false -Xcompiler -ffp-contract=off -arch=sm_90 \
-    "$ROOT/tools/iut/cuda/iut_cuda.cu" -o "$IUT" "${extra[@]}" -lcublas
+  # For the GPU present (-arch=native), else sm_90 (SASS and PTX).
+  local arch
+  for arch in native sm_90; do
+    echo "nvcc -arch=$arch ($(nvcc --version | tail -1))"
+    nvcc -std=c++17 -O2 --fmad=false -Xcompiler -ffp-contract=off -arch=$arch \
+      "$ROOT/tools/iut/cuda/iut_cuda.cu" -o "$IUT" "${extra[@]}" -lcublas && return 0
+  done
+  return 1
 }
 find_ulpgate() {
   for u in "$ROOT/build/bin/ulpgate" "$ROOT/build-device/bin/ulpgate"; do

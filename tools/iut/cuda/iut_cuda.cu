@@ -52,10 +52,16 @@
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
-#include <cuda_fp4.h>
-#include <cuda_fp6.h>
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
+// FP6, FP4 and E8M0 conversions came with CUDA 12.8: an older toolkit builds the rest.
+#if CUDART_VERSION >= 12080
+#include <cuda_fp4.h>
+#include <cuda_fp6.h>
+#define ULPGATE_CUDA_FP6_FP4 1
+#else
+#define ULPGATE_CUDA_FP6_FP4 0
+#endif
 #include <sys/mman.h>
 
 #include <cmath>
@@ -332,6 +338,7 @@ ULPGATE_HD uint8_t CastElement(int dest, int mode, S s) {
         return __nv_cvt_float_to_fp8(s, sat, k);
       }
     }
+#if ULPGATE_CUDA_FP6_FP4
     case kE2M3:
     case kE3M2: {
       const __nv_fp6_interpretation_t k = dest == kE2M3 ? __NV_E2M3 : __NV_E3M2;
@@ -362,6 +369,11 @@ ULPGATE_HD uint8_t CastElement(int dest, int mode, S s) {
         return __nv_cvt_float_to_e8m0(f, __NV_SATFINITE, r);
       }
     }
+#else
+    default:
+      (void)f;
+      return 0xff;  // not offered (CastOffers)
+#endif
   }
 }
 
@@ -451,6 +463,7 @@ std::vector<CastOffer> CastOffers() {
     v.push_back({source, "float8_e4m3fn", kE4M3, "nosat", kNoSat, "nearest_even.nan"});
     v.push_back({source, "float8_e5m2", kE5M2, "satfinite", kSatfinite, "nearest_even.saturate"});
     v.push_back({source, "float8_e5m2", kE5M2, "nosat", kNoSat, "nearest_even.infinity"});
+    if (!ULPGATE_CUDA_FP6_FP4) continue;
     for (const auto& [dest, id] : {std::pair<const char*, int>{"float6_e2m3fn", kE2M3},
                                    {"float6_e3m2fn", kE3M2}, {"float4_e2m1fn", kE2M1}}) {
       v.push_back({source, dest, id, "rn", kNearest, ""});
