@@ -47,21 +47,35 @@ fi
 if [ "$MODE" = bundle ]; then
   B=$OUT_DIR
   [ -x build/bin/ulpgate ] || { echo "ci/device.sh --bundle: build build/bin/ulpgate first" >&2; exit 2; }
-  rm -rf "$B" && mkdir -p "$B/bin" "$B/lib"
-  cp build/bin/ulpgate "$B/bin/ulpgate"
+  rm -rf "$B" && mkdir -p "$B/bin" "$B/lib" "$B/glibc"
+  cp build/bin/ulpgate "$B/bin/ulpgate.real"
   [ -d build/python/ulpgate ] && mkdir -p "$B/python" && cp -r build/python/ulpgate "$B/python/"
-  # Every shared library but the C library's own (the GPU machine's glibc loads them; it
-  # must be at least as new as this machine's: see docs/gpu.md).
+  # Every shared library it loads into lib/, but the C library's own, which go to glibc/:
+  # used only where the GPU machine's glibc is older than this one's (the wrapper below
+  # then starts ulpgate with the bundled loader).
   for f in build/bin/ulpgate build/python/ulpgate/*.so; do
     [ -e "$f" ] || continue
-    ldd "$f" | awk '/=> \// {print $3}'
+    ldd "$f" | awk '/=> \// {print $3} /ld-linux/ && !/=>/ {print $1}'
   done | sort -u | while read -r lib; do
     case "$(basename "$lib")" in
-      libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) ;;
+      libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) cp -L "$lib" "$B/glibc/" ;;
       *) cp -L "$lib" "$B/lib/" ;;
     esac
   done
-  printf 'glibc %s\nbuilt %s\n' "$(ldd --version | head -1)" "$(date -u +%F)" > "$B/BUNDLE"
+  glibc=$(getconf GNU_LIBC_VERSION | awk '{print $2}')
+  cat > "$B/bin/ulpgate" <<WRAPPER
+#!/bin/sh
+# ulpgate from ci/device.sh --bundle: its libraries from ../lib; the bundled C library
+# (../glibc) only where this machine's is older than glibc $glibc, which it was built with.
+here=\$(cd "\$(dirname "\$0")/.." && pwd)
+have=\$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print \$2}')
+if [ -n "\$have" ] && [ "\$(printf '%s\\n%s\\n' $glibc "\$have" | sort -V | head -n 1)" = $glibc ]; then
+  LD_LIBRARY_PATH="\$here/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}" exec "\$here/bin/ulpgate.real" "\$@"
+fi
+exec "\$here/glibc/"ld-linux-x86-64.so.2 --library-path "\$here/lib:\$here/glibc" "\$here/bin/ulpgate.real" "\$@"
+WRAPPER
+  chmod +x "$B/bin/ulpgate"
+  printf 'glibc %s\nbuilt %s\n' "$glibc" "$(date -u +%F)" > "$B/BUNDLE"
   du -sh "$B"
   exit 0
 fi
@@ -142,17 +156,17 @@ build_iut() {
 }
 find_ulpgate() {
   for u in "$ROOT/build/bin/ulpgate" "$ROOT/build-device/bin/ulpgate"; do
-    if [ -x "$u" ]; then
-      # A bundle's libraries (ci/device.sh --bundle) go with it.
-      LD_LIBRARY_PATH="$(dirname "$u")/../lib:${LD_LIBRARY_PATH:-}" "$u" --version > /dev/null 2>&1 &&
-        { echo "$u"; return 0; }
+    # A bundle's bin/ulpgate (ci/device.sh --bundle) is a wrapper that finds its libraries.
+    if [ -x "$u" ] && "$u" --version > /dev/null 2>&1; then
+      echo "$u"
+      return 0
     fi
   done
   return 1
 }
 build_ulpgate() {
   if U=$(find_ulpgate); then
-    echo "ulpgate: $U ($(LD_LIBRARY_PATH="$(dirname "$U")/../lib:${LD_LIBRARY_PATH:-}" "$U" --version))"
+    echo "ulpgate: $U ($("$U" --version))"
     return 0
   fi
   echo "no ulpgate that runs here (build/bin, build-device/bin); building it:"
@@ -164,7 +178,8 @@ export ROOT BIN IUT PY
 step build_iut 120 bash -c build_iut
 step build_ulpgate 300 bash -c build_ulpgate
 U=$(find_ulpgate || echo "$ROOT/build/bin/ulpgate")
-export LD_LIBRARY_PATH="$(dirname "$U")/../lib:${LD_LIBRARY_PATH:-}"
+# No LD_LIBRARY_PATH for the rest: the bundle's libstdc++ must not stand in for the one
+# PyTorch's Python loads.
 [ -d "$(dirname "$U")/../python/ulpgate" ] && export PYTHONPATH="$(dirname "$U")/../python:${PYTHONPATH:-}"
 [ -d "$ROOT/build/python/ulpgate" ] && export PYTHONPATH="$ROOT/build/python:${PYTHONPATH:-}"
 
