@@ -50,9 +50,8 @@ if [ "$MODE" = bundle ]; then
   rm -rf "$B" && mkdir -p "$B/bin" "$B/lib" "$B/glibc"
   cp build/bin/ulpgate "$B/bin/ulpgate.real"
   [ -d build/python/ulpgate ] && mkdir -p "$B/python" && cp -r build/python/ulpgate "$B/python/"
-  # Every shared library it loads into lib/, but the C library's own, which go to glibc/:
-  # used only where the GPU machine's glibc is older than this one's (the wrapper below
-  # then starts ulpgate with the bundled loader).
+  # Every shared library it loads: lib/, and the C library's own in glibc/ (the wrapper
+  # below starts ulpgate with the bundled loader).
   for f in build/bin/ulpgate build/python/ulpgate/*.so; do
     [ -e "$f" ] || continue
     ldd "$f" | awk '/=> \// {print $3} /ld-linux/ && !/=>/ {print $1}'
@@ -63,16 +62,13 @@ if [ "$MODE" = bundle ]; then
     esac
   done
   glibc=$(getconf GNU_LIBC_VERSION | awk '{print $2}')
-  cat > "$B/bin/ulpgate" <<WRAPPER
+  cat > "$B/bin/ulpgate" <<'WRAPPER'
 #!/bin/sh
-# ulpgate from ci/device.sh --bundle: its libraries from ../lib; the bundled C library
-# (../glibc) only where this machine's is older than glibc $glibc, which it was built with.
-here=\$(cd "\$(dirname "\$0")/.." && pwd)
-have=\$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print \$2}')
-if [ -n "\$have" ] && [ "\$(printf '%s\\n%s\\n' $glibc "\$have" | sort -V | head -n 1)" = $glibc ]; then
-  LD_LIBRARY_PATH="\$here/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}" exec "\$here/bin/ulpgate.real" "\$@"
-fi
-exec "\$here/glibc/"ld-linux-x86-64.so.2 --library-path "\$here/lib:\$here/glibc" "\$here/bin/ulpgate.real" "\$@"
+# ulpgate from ci/device.sh --bundle, started by the bundled loader with the bundled
+# libraries (C library included), so that it runs whatever the machine's glibc is; its
+# children (the IUTs: PyTorch's Python, the CUDA IUT) get no library path of ours.
+here=$(cd "$(dirname "$0")/.." && pwd)
+exec "$here/glibc/ld-linux-x86-64.so.2" --library-path "$here/lib:$here/glibc" "$here/bin/ulpgate.real" "$@"
 WRAPPER
   chmod +x "$B/bin/ulpgate"
   printf 'glibc %s\nbuilt %s\n' "$glibc" "$(date -u +%F)" > "$B/BUNDLE"
