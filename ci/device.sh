@@ -184,6 +184,9 @@ OPS="tanh_bwd sigmoid_bwd silu_bwd gelu_bwd gelu_tanh_bwd"
 RANGE=0:0x400000
 TORCH="$PY $ROOT/tools/python/torch_iut.py --device cuda"
 
+# Every CUDA kernel and cast against its host twin, bit for bit where it claims a model
+# (needs nothing but the IUT: the one step that runs where the bundle does not).
+step selftest_cuda 60 "$IUT" --selftest 65536
 # golden/cuda through the CUDA IUT: the kernels run, against the claimed models' goldens.
 step golden_cuda 90 "$U" golden check --dir golden/cuda --iut "$IUT --claimed-only"
 # A bf16 sweep of every op: the CUDA IUT's kernels (every variant) and PyTorch's aten ops.

@@ -112,7 +112,7 @@ def main():
     r = subprocess.run(["bash", script, "--dry-run", "--out", os.path.join(a.work, "dry")],
                        capture_output=True, text=True, timeout=120)
     plan = r.stdout
-    wanted = ["build_iut", "golden check --dir golden/cuda", "reveal_cublas_tf32", "--door cublas_bf16",
+    wanted = ["build_iut", "selftest_cuda", "--selftest 65536", "golden check --dir golden/cuda", "reveal_cublas_tf32", "--door cublas_bf16",
               "torch_iut.py\\ --device\\ cuda", "--compile", "triton_dot_reveal.py", "--door tl_dot_tf32"]
     wanted += [f"sweep_cuda_{op}" for op in OPS] + [f"sweep_torch_{op}" for op in OPS]
     wanted += [f"compiled_eager_{op}" for op in OPS]

@@ -93,6 +93,19 @@ def main():
                  f"every case REFUSED:\n{g.stdout[-2000:]}{g.stderr[-1000:]}")
         print(f"golden check of {a.golden} without a GPU: every case REFUSED, exit 3")
 
+    # --selftest (device against twin, no protocol): refused without a GPU (77, saying
+    # why); on the twin against itself every kernel and cast agrees and is listed.
+    if no_device:
+        r = subprocess.run([a.iut, "--selftest", "10"], capture_output=True, text=True, timeout=60)
+        if r.returncode != 77 or "no CUDA device" not in r.stdout:
+            fail(f"--selftest without a GPU: exit {r.returncode}, expected 77 naming why: {r.stdout}")
+    r = subprocess.run([a.iut, "--host", "--selftest", "300"], capture_output=True, text=True, timeout=60)
+    rows = [l for l in r.stdout.splitlines() if l.startswith(("ok ", "FAIL"))]
+    if r.returncode != 0 or len(rows) != len(offers) - 4 or "0 claimed kernels differ" not in r.stdout:
+        fail(f"--host --selftest: exit {r.returncode}, {len(rows)} rows for {len(offers) - 4} kernels:\n"
+             f"{r.stdout[-1500:]}")
+    print(f"--selftest: refused without a GPU; the twin against itself: {len(rows)} kernels agree")
+
     # 3: the host twin holds the claims.
     twin = a.iut + " --host"
     # A reduce request is read whole and refused there (cuBLAS runs on the device only),

@@ -822,17 +822,200 @@ bool MapSharedData(State& s) {
   return true;
 }
 
+// --selftest N: every elementwise kernel and cast on the device against the host twin
+// (the same sequences and conversions on the CPU), on N operands of random bits and N
+// drawn from the op's usual ranges. A claimed kernel must agree bit for bit (NaNs as one
+// class): both follow the claimed model, so a difference is the device's (an instruction
+// that rounds otherwise) or the twin's; an unclaimed one prints how many outputs differ
+// (libdevice's expf, erff, tanhf against the C library's). Needs no ulpgate: the first
+// thing ci/device.sh runs. Exit 0 when every claimed kernel agrees, 1 otherwise.
+uint32_t NextRandom(uint64_t& state) {
+  state = state * 6364136223846793005ull + 1442695040888963407ull;
+  return static_cast<uint32_t>(state >> 32);
+}
+
+bool SameBits(const std::string& dtype, const unsigned char* a, const unsigned char* b) {
+  if (dtype == "f32") {
+    uint32_t x, y;
+    std::memcpy(&x, a, 4);
+    std::memcpy(&y, b, 4);
+    const bool nan_x = (x & 0x7fffffffu) > 0x7f800000u, nan_y = (y & 0x7fffffffu) > 0x7f800000u;
+    return x == y || (nan_x && nan_y);
+  }
+  uint16_t x, y;
+  std::memcpy(&x, a, 2);
+  std::memcpy(&y, b, 2);
+  const uint16_t exp = dtype == "bf16" ? 0x7f80 : 0x7c00;
+  const bool nan_x = (x & 0x7fff) > exp, nan_y = (y & 0x7fff) > exp;
+  return x == y || (nan_x && nan_y);
+}
+
+int SelfTest(State& s, uint64_t n) {
+  if (!s.device_error.empty()) {
+    std::printf("selftest: %s; nothing run\n", s.device_error.c_str());
+    return 77;
+  }
+  State twin;
+  twin.host = true;
+  uint64_t state = 1;
+  int failures = 0;
+  // f32 operands: random bit patterns, then grad log-uniform in [2^-24, 2^8) and x
+  // uniform in [-10, 10] (t, s in [-1, 1] for tanh_bwd and sigmoid_bwd).
+  auto operands = [&](const std::string& dtype, const char* op) {
+    std::vector<std::vector<unsigned char>> in(2);
+    const size_t bytes = dtype == "f32" ? 4 : 2;
+    for (auto& v : in) v.resize(2 * n * bytes);
+    const bool unit = std::strcmp(op, "tanh_bwd") == 0 || std::strcmp(op, "sigmoid_bwd") == 0;
+    for (uint64_t i = 0; i < 2 * n; ++i) {
+      for (int k = 0; k < 2; ++k) {
+        uint32_t bits = NextRandom(state);
+        if (i >= n) {
+          const double u = NextRandom(state) / 4294967296.0;
+          const float f = k == 0 ? static_cast<float>(std::ldexp(1.0 + u, static_cast<int>(bits % 32) - 24))
+                                 : static_cast<float>(unit ? 2 * u - 1 : 20 * u - 10);
+          std::memcpy(&bits, &f, 4);
+        }
+        if (bytes == 4) {
+          std::memcpy(&in[k][i * 4], &bits, 4);
+        } else {
+          float f;
+          std::memcpy(&f, &bits, 4);
+          const uint16_t h = i < n ? static_cast<uint16_t>(bits >> 16)
+                             : dtype == "bf16" ? __nv_bfloat16_raw(__float2bfloat16_rn(f)).x
+                                               : __half_raw(__float2half_rn(f)).x;
+          std::memcpy(&in[k][i * 2], &h, 2);
+        }
+      }
+    }
+    return in;
+  };
+  for (const ElementwiseOffer& o : ElementwiseOffers()) {
+    const std::string dtype = o.dtype;
+    const size_t bytes = dtype == "f32" ? 4 : 2;
+    const std::vector<std::vector<unsigned char>> in = operands(dtype, o.op);
+    std::vector<unsigned char> device(2 * n * bytes), host(2 * n * bytes);
+    // --host --selftest: the twin against itself, which runs this comparison's own logic
+    // where no GPU is (ctest cuda_iut).
+    const std::string error = s.host ? std::string() : OnDevice(s, in, device, [&](const std::vector<void*>& d) {
+      if (dtype == "f32") {
+        ElementwiseKernel<float><<<Blocks(2 * n), 256>>>(o.op_id, o.seq, o.rounding, static_cast<const float*>(d[0]),
+                                                         static_cast<const float*>(d[1]), static_cast<float*>(d[2]), 2 * n);
+      } else if (dtype == "bf16") {
+        ElementwiseKernel<__nv_bfloat16><<<Blocks(2 * n), 256>>>(
+            o.op_id, o.seq, o.rounding, static_cast<const __nv_bfloat16*>(d[0]),
+            static_cast<const __nv_bfloat16*>(d[1]), static_cast<__nv_bfloat16*>(d[2]), 2 * n);
+      } else {
+        ElementwiseKernel<__half><<<Blocks(2 * n), 256>>>(o.op_id, o.seq, o.rounding, static_cast<const __half*>(d[0]),
+                                                          static_cast<const __half*>(d[1]), static_cast<__half*>(d[2]), 2 * n);
+      }
+      return std::string();
+    });
+    if (dtype == "f32") {
+      RunElementwiseHost<float>(o, in, host, 2 * n);
+    } else if (dtype == "bf16") {
+      RunElementwiseHost<__nv_bfloat16>(o, in, host, 2 * n);
+    } else {
+      RunElementwiseHost<__half>(o, in, host, 2 * n);
+    }
+    if (s.host) device = host;
+    uint64_t differ = 0, first = 2 * n;
+    for (uint64_t i = 0; error.empty() && i < 2 * n; ++i) {
+      if (!SameBits(dtype, &device[i * bytes], &host[i * bytes])) {
+        if (differ++ == 0) first = i;
+      }
+    }
+    const bool claimed = o.model[0] != '\0';
+    const bool bad = !error.empty() || (claimed && differ != 0);
+    failures += bad;
+    std::printf("%-4s %s %s %s (%s): %s\n", bad ? "FAIL" : "ok", o.op, o.dtype, o.variant,
+                claimed ? o.model : "none claimed",
+                !error.empty() ? ("CUDA: " + error).c_str()
+                : differ == 0 ? ("all " + std::to_string(2 * n) + " outputs as the host twin's").c_str()
+                              : (std::to_string(differ) + " of " + std::to_string(2 * n) +
+                                 " outputs differ from the host twin's, the first at operand pair " +
+                                 std::to_string(first))
+                                    .c_str());
+  }
+  static const std::vector<CastOffer> casts = CastOffers();
+  for (const CastOffer& c : casts) {
+    const std::string source = c.source;
+    const size_t bytes = source == "f32" ? 4 : 2;
+    std::vector<std::vector<unsigned char>> in(1, std::vector<unsigned char>(2 * n * bytes));
+    for (uint64_t i = 0; i < 2 * n; ++i) {
+      uint32_t bits = NextRandom(state);
+      if (i >= n) {  // magnitudes around the destinations' ranges: 2^-20 to 2^20
+        const float f = static_cast<float>(std::ldexp(1.0 + NextRandom(state) / 4294967296.0,
+                                                      static_cast<int>(bits % 41) - 20)) *
+                        ((bits >> 8) & 1 ? -1.0f : 1.0f);
+        std::memcpy(&bits, &f, 4);
+        if (bytes == 2) bits = source == "bf16" ? __nv_bfloat16_raw(__float2bfloat16_rn(f)).x
+                                                : __half_raw(__float2half_rn(f)).x;
+      } else if (bytes == 2) {
+        bits >>= 16;
+      }
+      std::memcpy(&in[0][i * bytes], &bits, bytes);
+    }
+    std::vector<unsigned char> device(2 * n), host(2 * n);
+    const std::string error = s.host ? std::string() : OnDevice(s, in, device, [&](const std::vector<void*>& d) {
+      auto* o = static_cast<uint8_t*>(d[1]);
+      if (source == "f32") {
+        CastKernel<float><<<Blocks(2 * n), 256>>>(c.dest_id, c.mode, static_cast<const float*>(d[0]), o, 2 * n);
+      } else if (source == "bf16") {
+        CastKernel<__nv_bfloat16_raw><<<Blocks(2 * n), 256>>>(c.dest_id, c.mode,
+                                                              static_cast<const __nv_bfloat16_raw*>(d[0]), o, 2 * n);
+      } else {
+        CastKernel<__half_raw><<<Blocks(2 * n), 256>>>(c.dest_id, c.mode, static_cast<const __half_raw*>(d[0]), o,
+                                                       2 * n);
+      }
+      return std::string();
+    });
+    for (uint64_t i = 0; i < 2 * n; ++i) {
+      if (source == "f32") {
+        float f;
+        std::memcpy(&f, &in[0][i * 4], 4);
+        host[i] = CastElement<float>(c.dest_id, c.mode, f);
+      } else if (source == "bf16") {
+        __nv_bfloat16_raw r;
+        std::memcpy(&r.x, &in[0][i * 2], 2);
+        host[i] = CastElement<__nv_bfloat16_raw>(c.dest_id, c.mode, r);
+      } else {
+        __half_raw r;
+        std::memcpy(&r.x, &in[0][i * 2], 2);
+        host[i] = CastElement<__half_raw>(c.dest_id, c.mode, r);
+      }
+    }
+    if (s.host) device = host;
+    uint64_t differ = 0;
+    for (uint64_t i = 0; error.empty() && i < 2 * n; ++i) differ += device[i] != host[i];
+    const bool claimed = c.policy[0] != '\0';
+    const bool bad = !error.empty() || (claimed && differ != 0);
+    failures += bad;
+    std::printf("%-4s cast_%s %s %s (%s): %s\n", bad ? "FAIL" : "ok", c.source, c.dest, c.variant,
+                claimed ? c.policy : "none claimed",
+                !error.empty() ? ("CUDA: " + error).c_str()
+                               : (std::to_string(differ) + " of " + std::to_string(2 * n) +
+                                  " codes differ from the host twin's (the headers' software path)")
+                                     .c_str());
+  }
+  std::printf("selftest on %s: %d claimed kernels differ from the host twin\n", s.target.c_str(), failures);
+  return failures == 0 ? 0 : 1;
+}
+
 int Main(int argc, char** argv) {
   State s;
   bool claimed_only = false;
   int device = 0;
-  const char* usage = "usage: ulpgate-iut-cuda [--target NAME] [--claimed-only] [--host] [--device N]";
+  uint64_t selftest = 0;
+  const char* usage =
+      "usage: ulpgate-iut-cuda [--target NAME] [--claimed-only] [--host] [--device N] [--selftest N]";
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--target" && i + 1 < argc) {
       s.target = argv[++i];
     } else if (arg == "--device" && i + 1 < argc) {
       device = std::atoi(argv[++i]);
+    } else if (arg == "--selftest" && i + 1 < argc) {
+      selftest = std::strtoull(argv[++i], nullptr, 10);
     } else if (arg == "--claimed-only") {
       claimed_only = true;
     } else if (arg == "--host") {
@@ -844,7 +1027,9 @@ int Main(int argc, char** argv) {
                   "  --claimed-only  offer only the kernels that claim a model (goldens)\n"
                   "  --host          run the sequences and the headers' conversions on the CPU\n"
                   "                  (target CUDA_HOST_TWIN; no GPU needed, no cuBLAS)\n"
-                  "  --device N      the CUDA device (default 0)\n",
+                  "  --device N      the CUDA device (default 0)\n"
+                  "  --selftest N    no protocol: every kernel on the device against the host twin\n"
+                  "                  on 2N operands; exit 0 when every claimed kernel agrees\n",
                   usage);
       return 0;
     } else {
@@ -878,6 +1063,7 @@ int Main(int argc, char** argv) {
                    prop.major, prop.minor, s.target.c_str());
     }
   }
+  if (selftest > 0) return SelfTest(s, selftest);
   Line("ulpgate-iut 3");
   if (MapSharedData(s)) Line("data shm");
   for (const ElementwiseOffer& e : ElementwiseOffers()) {
