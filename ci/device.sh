@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One run of ulpgate's GPU checks on a machine with an NVIDIA GPU (docs/gpu.md), in at most
-# --budget seconds (default 570): every step under `timeout`, a failed or timed-out step
+# --budget seconds (default 540): every step under `timeout`, a failed or timed-out step
 # recorded and the next one run, one table at the end, every report in one folder the
 # repository can keep (suites/peer/device-<gpu>-<date>/: README.md with the table,
 # info.json with versions, GPU, driver and every command, one report per step).
@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 
 OUT_DIR=""
-BUDGET=570
+BUDGET=540
 MODE=run
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -206,7 +206,7 @@ done
 # in bf16 (the models each follows, side by side).
 for op in $OPS; do
   step "compiled_eager_$op" 90 "$U" run --op "$op" --dtype bf16 --variant none --n 4000 --threads 2 \
-    --kernel-timeout 120 --iut "$TORCH --ops $op" --iut "$TORCH --ops $op --compile" \
+    --kernel-timeout 120 --iut "$TORCH --ops $op --dtypes bf16" --iut "$TORCH --ops $op --dtypes bf16 --compile" \
     --json "$OUT_DIR/compiled_eager_$op.json"
 done
 # Triton's tl.dot: through the Python door where ulpgate's module imports, and through the
