@@ -146,7 +146,8 @@ build_iut() {
   for arch in native sm_90; do
     echo "nvcc -arch=$arch ($(nvcc --version | tail -1))"
     nvcc -std=c++17 -O2 --fmad=false -Xcompiler -ffp-contract=off -arch=$arch \
-      "$ROOT/tools/iut/cuda/iut_cuda.cu" -o "$IUT" "${extra[@]}" -lcublas && return 0
+      "$ROOT/tools/iut/cuda/iut_cuda.cu" -o "$IUT" "${extra[@]}" -lcublas &&
+      { echo "built $IUT for -arch=$arch"; return 0; }
   done
   return 1
 }
@@ -231,7 +232,7 @@ def sh(*cmd):
         return f"unavailable: {e}"
 info = {"date_utc": sh("date", "-u", "+%FT%TZ"), "host": platform.node(), "python": sys.version.split()[0],
         "gpu": sh("nvidia-smi", "--query-gpu=name,driver_version,compute_cap,memory.total", "--format=csv,noheader"),
-        "nvcc": sh("nvcc", "--version").splitlines()[-1:] , "ulpgate": sh(u, "--version"),
+        "nvcc": (sh("nvcc", "--version").splitlines() or [""])[-1], "ulpgate": sh(u, "--version"),
         "git": sh("git", "rev-parse", "HEAD"), "budget_s": int(budget), "cuda_iut": iut}
 for mod in ("torch", "triton", "jax", "numpy"):
     try:
