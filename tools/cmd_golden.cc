@@ -297,9 +297,11 @@ void Check(const GoldenArgs& args) {
     const std::string name = entry.path().filename().string();
     if (name == "external") continue;  // outputs made elsewhere (external_golden.h)
     if (name == "reveal") continue;    // summation models and probes (reveal_golden.h)
-    // The ARM targets', a golden directory of its own checked through their
-    // emulated IUT (--dir golden/arm64 --iut ...; docs/iut.md).
-    if (name == "arm64") continue;
+    // The ARM targets' and the CUDA targets', golden directories of their
+    // own checked through their IUTs (--dir golden/arm64 --iut ... under
+    // qemu, docs/iut.md; --dir golden/cuda --iut ulpgate-iut-cuda on a GPU,
+    // docs/gpu.md).
+    if (name == "arm64" || name == "cuda") continue;
     if (FindAnyTarget(name) == nullptr) {
       // A plugin's goldens say so: reading one names the plugin to give.
       for (const ElementwiseOpInfo& op : ElementwiseOps()) {
@@ -308,7 +310,7 @@ void Check(const GoldenArgs& args) {
       }
       throw InputError(entry.path().string() + ": not a golden directory (the name of a compiled "
                        "target, e.g. " + CompiledTargets().front().name + ", of a plugin given "
-                       "with --plugin or an IUT's target given with --iut, external, or arm64)");
+                       "with --plugin or an IUT's target given with --iut, external, arm64 or cuda)");
     }
   }
   for (const TargetInfo* t : targets) {

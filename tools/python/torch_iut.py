@@ -18,6 +18,11 @@ gelu_backward(grad, x, approximate='none' or 'tanh')). They claim no model: ulpg
 reports the models each follows bit for bit. `--claim MODEL` makes each claim one
 (a model of every op and dtype offered: use it with --ops and --dtypes).
 
+`--compile` answers with torch.compile of the same aten op instead (dynamic shapes, so
+that one compilation serves every call length; compiled while it starts, before `ready`),
+as target torch-cuda-compiled or torch-CAPABILITY-compiled: beside the eager IUT in one
+`ulpgate run` it shows where Inductor's code and the eager kernel part (ci/device.sh).
+
 One thread (torch.set_num_threads(1)): ATen's vectorized loops leave the last elements
 of each thread's range to the scalar lambda, so the split would decide which elements
 take which path; ulpgate starts one IUT process per thread of its own instead.
@@ -67,6 +72,16 @@ class Server:
             self.target = "torch-cuda"
         else:
             self.target = "torch-" + cpu_capability(torch)
+        if args.compile and not args.target:
+            self.target += "-compiled"
+        self.functions = {}
+        for op in OPS:
+            if args.compile:
+                # Bound now: each op compiled on its own.
+                self.functions[op] = torch.compile(
+                    lambda g, x, op=op: OPS[op](self.aten, g, x), dynamic=True)
+            else:
+                self.functions[op] = lambda g, x, op=op: OPS[op](self.aten, g, x)
         self.storage = {"f32": np.float32, "bf16": np.int16, "f16": np.float16}
         self.tensor_dtype = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
         self.bytes = {"f32": 4, "bf16": 2, "f16": 2}
@@ -87,10 +102,12 @@ class Server:
     def works(self, op, dtype):
         """Whether this PyTorch computes the op in the dtype on this device."""
         try:
-            values = self.torch.tensor([0.5, 0.25], dtype=self.tensor_dtype[dtype], device=self.device)
-            OPS[op](self.aten, values, values)
+            for n in (2, 3):  # two lengths: a compiled function's dynamic shape is made now
+                values = self.torch.linspace(0.25, 0.5, n, dtype=self.tensor_dtype[dtype],
+                                             device=self.device)
+                self.functions[op](values, values)
             return True
-        except (RuntimeError, NotImplementedError):
+        except Exception:  # noqa: BLE001 (any failure, Inductor's too, means "not offered")
             return False
 
     def tensor(self, array, dtype):
@@ -147,7 +164,7 @@ class Server:
                 out.flush()
                 continue
             with self.torch.no_grad():
-                result = OPS[op](self.aten, *(self.tensor(a, dtype) for a in operands))
+                result = self.functions[op](*(self.tensor(a, dtype) for a in operands))
             y = self.outputs(result, dtype)
             if self.shared is not None:
                 np.frombuffer(self.shared, y.dtype, n, arity * n * size)[:] = y
@@ -165,6 +182,8 @@ def main(argv=None):
     parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     parser.add_argument("--target", help="the target's name (default: torch-CAPABILITY)")
     parser.add_argument("--claim", help="the model every kernel claims (default: none)")
+    parser.add_argument("--compile", action="store_true",
+                        help="torch.compile of each op (target torch-...-compiled)")
     args = parser.parse_args(argv)
     args.ops = [o for o in args.ops.split(",") if o]
     args.dtypes = [d for d in args.dtypes.split(",") if d]
