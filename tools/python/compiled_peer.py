@@ -47,10 +47,10 @@ OPERAND = {"tanh_bwd": "t", "sigmoid_bwd": "s", "silu_bwd": "x", "gelu_bwd": "x"
 # Reductions: archive name -> (shape, the ops whose inputs `suite export` writes into it,
 # training suite, the same seed; their operands' names do not collide).
 REDUCTIONS = {
-    "linear": ("64,256,64", ("linear_fwd", "linear_bwd_input")),
-    "rmsnorm": ("32,128", ("rmsnorm_bwd",)),
-    "softmax": ("32,128", ("softmax_fwd", "softmax_bwd")),
-    "log_softmax": ("32,128", ("log_softmax_fwd", "log_softmax_bwd")),
+    "linear": ("16,128,16", ("linear_fwd", "linear_bwd_input")),
+    "rmsnorm": ("8,128", ("rmsnorm_bwd",)),
+    "softmax": ("8,128", ("softmax_fwd", "softmax_bwd")),
+    "log_softmax": ("8,128", ("log_softmax_fwd", "log_softmax_bwd")),
 }
 # For each reduction archive: (ulpgate op, array stem). The arrays are eager_<stem> and
 # compiled_<stem>.
@@ -346,6 +346,12 @@ def check(args):
                 row = summarize(json.load(f))
             row.update({"op": op, "dtype": dtype, "path": path,
                         "archive": os.path.basename(archive)})
+            if path.startswith("compiled_"):
+                import numpy as np
+                with np.load(archive) as z:
+                    eager = "eager_" + path[len("compiled_"):]
+                    if eager in z.files:
+                        row["differ_from_eager"] = differing(z[eager], z[path])
             rows.append(row)
             print("%-16s %-5s %-22s %-40s max ULP %s, bound %s" % (
                 op, dtype, path, ", ".join(row["models"]) or "none", row["max_ulp"],
@@ -354,6 +360,44 @@ def check(args):
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
             f.write("\n")
+    return 0
+
+
+# ----------------------------------------------------------------------------- codes
+
+def codes(args):
+    """The C++ kernels Inductor writes for every compiled elementwise path (and the
+    reductions' forward), into one text file: what the causes in docs/peers.md read."""
+    import re
+    import numpy as np
+    import torch
+    from torch._inductor.utils import run_and_get_code
+    torch.set_num_threads(1)
+    tdt = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+    kernel = re.compile(r"(cpp_fused\w*) = async_compile\.cpp_pybinding\([^\n]*r\'\'\'\n(.*?)\'\'\'\)",
+                        re.S)
+    wanted = parse_only(args.only)
+    lines = ["# C++ kernels Inductor (torch %s) wrote for compiled_peer.py's compiled paths," %
+             torch.__version__,
+             "# one thread, this CPU's vector ISA; regenerate with",
+             "# compiled_peer.py codes --dir DIR --out FILE", ""]
+    for dtype in DTYPES:
+        for op in ELEMENTWISE:
+            if wanted is not None and (op, dtype) not in wanted:
+                continue
+            with np.load(os.path.join(args.dir, "%s_%s.npz" % (op, dtype))) as z:
+                g = torch.from_numpy(z["grad"]).to(tdt[dtype])
+                v = torch.from_numpy(z[OPERAND[op]]).to(tdt[dtype])
+            for formula, f in elementwise_paths(torch, op).items():
+                torch._dynamo.reset()
+                _, sources = run_and_get_code(torch.compile(f), g, v)
+                lines.append("=" * 8 + " %s %s compiled_%s" % (op, dtype, formula))
+                for source in sources:
+                    for name, body in kernel.findall(source):
+                        lines.append(body.strip("\n"))
+                lines.append("")
+    with open(args.out, "w") as f:
+        f.write("\n".join(lines))
     return 0
 
 
@@ -390,7 +434,10 @@ def settings(args):
     import tempfile
     base = pairs(args.dir)
     todo = {}
+    keep = parse_only(args.only)
     for archive, rows in base.items():
+        if keep is not None and tuple(archive[:-4].rsplit("_", 1)) not in keep:
+            continue
         for eager, compiled, n in rows:
             print("%-22s %-18s %5d of %d differ" % (
                 archive, compiled, n, np.load(os.path.join(args.dir, archive))[eager].size))
@@ -447,14 +494,22 @@ def main(argv=None):
     c.add_argument("--ulpgate", default="build/bin/ulpgate")
     c.add_argument("--dir", required=True)
     c.add_argument("--json")
+    k = sub.add_parser("codes")
+    k.add_argument("--dir", required=True)
+    k.add_argument("--out", required=True)
+    k.add_argument("--only")
     t = sub.add_parser("settings")
     t.add_argument("--ulpgate", default="build/bin/ulpgate")
     t.add_argument("--dir", required=True)
     t.add_argument("--settings", help="a comma-separated subset of SETTINGS")
+    t.add_argument("--only", help="op:dtype,... the archives to rerun (default: every one "
+                   "whose compiled paths differ from eager)")
     t.add_argument("--json")
     args = parser.parse_args(argv)
     if args.command == "settings":
         return settings(args)
+    if args.command == "codes":
+        return codes(args)
     if args.command == "generate":
         try:
             import numpy  # noqa: F401
