@@ -74,6 +74,12 @@ FORMULA_TEXT = {
                                   "0.5 x (1 - th^2) k (1 + 3 c x^2))",
 }
 
+# Models of the ops' forms that no built-in model has, given to `check` with --model:
+# torch._decomp's sigmoid_backward, grad * (s * (1 - s)), which Inductor compiles.
+USER_MODELS = {
+    "sigmoid_bwd": ("sigmoid_decomposed: a = 1 - s; b = s*a; out = grad*b",),
+}
+
 # Inductor's settings that could bring eager's bits back, each run in a fresh process.
 # Attribute paths of torch._inductor.config; a setting the installed version lacks is
 # reported as absent, not run.
@@ -305,9 +311,11 @@ def check_commands(ulpgate, directory):
             with np.load(archive) as z:
                 names = [k for k in z.files if k.startswith(("eager_", "compiled_"))]
             for path in names:
-                out.append((archive, op, dtype, path, [
-                    ulpgate, "check", "--op", op, "--dtype", dtype, "--inputs", archive,
-                    "--outputs", "%s:%s" % (archive, path)]))
+                argv = [ulpgate, "check", "--op", op, "--dtype", dtype, "--inputs", archive,
+                        "--outputs", "%s:%s" % (archive, path)]
+                for model in USER_MODELS.get(op, ()):
+                    argv += ["--model", model]
+                out.append((archive, op, dtype, path, argv))
         for name, paths in REDUCTION_PATHS.items():
             archive = os.path.join(directory, "%s_%s.npz" % (name, dtype))
             if not os.path.exists(archive):

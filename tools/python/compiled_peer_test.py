@@ -26,6 +26,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from compiled_peer import USER_MODELS  # noqa: E402  (standard library at import)
 from peer_models import load_npz  # noqa: E402
 
 SKIP = 77
@@ -52,6 +53,8 @@ def check_archive(ulpgate, folder, archive, rows, work, recheck):
         report = os.path.join(work, "%s_%s.json" % (archive, row["path"]))
         argv = [ulpgate, "check", "--op", row["op"], "--dtype", row["dtype"], "--inputs", path,
                 "--outputs", "%s:%s" % (path, row["path"]), "--quiet", "--json", report]
+        for model in USER_MODELS.get(row["op"], ()):
+            argv += ["--model", model]
         done = subprocess.run(argv, capture_output=True, text=True)
         if done.returncode not in (0, 1) or not os.path.exists(report):
             failures.append("%s failed (%d): %s" % (" ".join(argv), done.returncode, done.stderr))
