@@ -19,10 +19,13 @@ nothing. Exit 77 (a ctest skip) with the reason when the venv, torch or mpmath i
 
 import argparse
 import json
+import math
 import os
+import struct
 import shutil
 import subprocess
 import sys
+from fractions import Fraction
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -81,6 +84,80 @@ def check_archive(ulpgate, folder, archive, rows, work, recheck):
     return failures
 
 
+def rn32(x):
+    """x rounded to binary32, nearest even. An operation on binary32 operands done in
+    binary64 and then rounded to binary32 is correctly rounded for +, -, *, / and sqrt
+    (53 >= 2*24 + 2: the double rounding is innocuous), so rn32(a op b) is binary32's."""
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def lane_sum(terms, lanes=16):
+    """One binary32 accumulator per lane over k = j, j + lanes, ..., from +0, then
+    lane[j] += lane[j + w] for w = lanes/2, ..., 1: a lane-parallel sum joined by halving."""
+    acc = [0.0] * lanes
+    for k, t in enumerate(terms):
+        acc[k % lanes] = rn32(acc[k % lanes] + t)
+    w = lanes // 2
+    while w >= 1:
+        for j in range(w):
+            acc[j] = rn32(acc[j] + acc[j + w])
+        w //= 2
+    return acc[0]
+
+
+def rmsnorm_lane16(arrays, backward, fused):
+    """RMSNorm in binary32 as 16 lanes of products rounded before they are added, the mean
+    square's 1/sqrt as two roundings (sqrt, then 1/s), written here apart from ulpgate's
+    models: y = RN(RN(x r) g); dx = RN(-k x + RN(RN(g dy) r)) (fused or not), with
+    k = RN(RN(RN(r r) r) c) and c the same lane sum's mean of RN(RN(g dy) x)."""
+    g = arrays["g"]
+    n = len(g)
+    x, dy = arrays["x"], arrays.get("dy")
+    eps = rn32(1e-6)
+    out = []
+    for row in range(len(x) // n):
+        xs = x[row * n:(row + 1) * n]
+        mean = rn32(lane_sum([rn32(v * v) for v in xs]) / n)
+        s = rn32(math.sqrt(rn32(mean + eps)))
+        r = rn32(1.0 / s)
+        if not backward:
+            out += [rn32(rn32(v * r) * gj) for v, gj in zip(xs, g)]
+            continue
+        dys = dy[row * n:(row + 1) * n]
+        gdy = [rn32(gj * d) for gj, d in zip(g, dys)]
+        c = rn32(lane_sum([rn32(p * v) for p, v in zip(gdy, xs)]) / n)
+        k = rn32(rn32(rn32(r * r) * r) * c)
+        for p, v in zip(gdy, xs):
+            q = rn32(p * r)
+            if fused:  # -k*x + q exactly, then one rounding (exact in fractions)
+                out.append(rn32(float(Fraction(-k) * Fraction(v) + Fraction(q))))
+            else:
+                out.append(rn32(q - rn32(k * v)))
+    return out
+
+
+def recheck_row_model(folder, archive, rows):
+    """The f32 RMSNorm paths that check says follow the 16-lane model, recomputed here
+    (rmsnorm_lane16) and compared bit for bit; returns failures."""
+    failures = []
+    arrays = load_npz(os.path.join(folder, archive + ".npz"))
+    for row in rows:
+        if "lane_parallel_x16_unfused_lane_parallel_rsqrt" not in row["models"]:
+            continue
+        backward = row["op"] == "rmsnorm_bwd"
+        got = arrays[row["path"]]
+        fits = [fused for fused in ((True, False) if backward else (False,))
+                if bits(rmsnorm_lane16(arrays, backward, fused)) == bits(got)]
+        if fits:
+            print("%-18s %-18s the 16-lane model written here gives every output%s" % (
+                archive, row["path"], "" if not backward else
+                " (dx's last step %s)" % ("fused" if fits[0] else "rounded twice")))
+        else:
+            failures.append("%s %s: check names the 16-lane model, the recheck's 16-lane "
+                            "RMSNorm differs" % (archive, row["path"]))
+    return failures
+
+
 def run_recheck(folder, archive, reports):
     """recheck_check.py on the reports it can recheck: the elementwise ops (histogram and
     counts; tanh_bwd's models too) and the linear layer (histogram, bound fraction)."""
@@ -98,6 +175,8 @@ def run_recheck(folder, archive, reports):
         argv = [sys.executable, script, path, reports[0][0]["dtype"]] + [r for _, r in reports]
     elif op.startswith("linear_") and reports[0][0]["dtype"] == "f32":
         argv = [sys.executable, script, "--reductions", path] + [r for _, r in reports]
+    elif op.startswith("rmsnorm_") and reports[0][0]["dtype"] == "f32":
+        return recheck_row_model(folder, archive, [row for row, _ in reports])
     else:
         print("recheck of %s: recheck_check.py has no exact definition of %s in %s" % (
             archive, op, reports[0][0]["dtype"]))
