@@ -409,6 +409,30 @@ def codes(args):
     return 0
 
 
+# ----------------------------------------------------------------------------- reveal
+
+def reveal(args):
+    """The summation tree of one row's sum of products, eager (ATen's sum reduction) and
+    compiled (Inductor's reduction loop), from outputs alone: ulpgate.reveal (FPRev's
+    probes through the Python door) on `(a[:, None, :] * b[None, :, :]).sum(-1)`, the
+    reduction RMSNorm, softmax and the bias gradient make along a row."""
+    sys.path.insert(0, args.python_dir)
+    import torch
+    import ulpgate
+    torch.set_num_threads(1)
+
+    def rowsum(a, b):
+        return (a[:, None, :] * b[None, :, :]).sum(-1)
+    for name, fn in (("eager", rowsum), ("compiled", torch.compile(rowsum))):
+        for k in (int(k) for k in args.k.split(",")):
+            r = ulpgate.reveal(fn, k=k, tensors="torch")
+            print("%s k=%d: %s; model followed on every checked output: %s (%d mismatches)" % (
+                name, k, r.known_shape or "not one of ulpgate's named shapes", r.follows_tree,
+                r.model_mismatches))
+            print("  " + r.tree[:400] + ("..." if len(r.tree) > 400 else ""), flush=True)
+    return 0
+
+
 # ----------------------------------------------------------------------------- settings
 
 def differing(a, b):
@@ -506,6 +530,10 @@ def main(argv=None):
     k.add_argument("--dir", required=True)
     k.add_argument("--out", required=True)
     k.add_argument("--only")
+    r = sub.add_parser("reveal")
+    r.add_argument("--python-dir", default="build/python",
+                   help="where the ulpgate Python package is built")
+    r.add_argument("--k", default="64,128")
     t = sub.add_parser("settings")
     t.add_argument("--ulpgate", default="build/bin/ulpgate")
     t.add_argument("--dir", required=True)
@@ -518,6 +546,8 @@ def main(argv=None):
         return settings(args)
     if args.command == "codes":
         return codes(args)
+    if args.command == "reveal":
+        return reveal(args)
     if args.command == "generate":
         try:
             import numpy  # noqa: F401
