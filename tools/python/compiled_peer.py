@@ -9,17 +9,21 @@ one .npz with the inputs and one float32 array per path, the layout `ulpgate che
 (and suites/peer/), then `check` names the models each path follows bit for bit.
 
     compiled_peer.py generate --ulpgate build/bin/ulpgate --out DIR [--n 4096] [--seed 1]
-        [--only tanh_bwd:f32,softmax_fwd:bf16] [--setting NAME]
+        [--only tanh_bwd:f32,softmax:bf16] [--setting NAME --inputs DIR]
     compiled_peer.py check --ulpgate build/bin/ulpgate --dir DIR [--json table.json]
     compiled_peer.py settings --ulpgate build/bin/ulpgate --dir DIR [--json settings.json]
+        [--settings A,B] [--only op:dtype,...]
+    compiled_peer.py codes --dir DIR --out codes.txt
+    compiled_peer.py reveal --python-dir build/python [--k 64,128]
 
-`generate` runs in the pinned peers' venv (torch 2.x, numpy); `check` needs numpy only.
+`generate`, `settings`, `codes` and `reveal` run in the pinned peers' venv (torch 2.x,
+numpy; `reveal` the ulpgate Python package too); `check` needs numpy only.
 `settings` reruns the compiled paths of every (op, dtype) whose compiled bits differ
 from eager's under each of Inductor's numerics settings (SETTINGS below), one fresh
 process each (Inductor reads some of them when it first compiles), and says which gives
 eager's bits back.
 
-Paths of an elementwise op (arrays of its .npz; FORMULAS names each formula):
+Paths of an elementwise op (arrays of its .npz; FORMULA_TEXT says each formula):
   eager_aten         torch.ops.aten.<op>_backward(grad, operand) (gelu: approximate)
   compiled_aten      the same call under torch.compile
   eager_<formula>    the user's formula, one ATen op per operator
