@@ -20,7 +20,9 @@ packages=(
   python3-numpy         # tools/python/elementwise_exact.py: the float32 models, step by step
   python3-mpmath        # tools/python/elementwise_exact.py: exact values of the elementwise ops
   python3-torch         # PyTorch 1.13 CPU: the elementwise peer (run with /usr/bin/python3)
-  pybind11-dev python3-dev  # the Python package (import ulpgate)
+  pybind11-dev python3-dev  # the Python package (import ulpgate); python3-dev's Python.h
+                        # and build-essential's g++ are also what torch.compile's Inductor
+                        # compiles its CPU kernels with (tools/python/compiled_peer.py)
   python3-pytest        # examples/python: PyTorch's ops tested with ulpgate.testing
   qemu-user             # qemu-x86_64 -cpu MODEL: ulpgate on emulated smaller CPUs (a test);
                         # qemu-aarch64: the ARM IUT (ctest label arm)
