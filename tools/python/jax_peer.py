@@ -120,12 +120,16 @@ SETTINGS = [
     "--xla_backend_optimization_level=0",
     "--xla_cpu_enable_fast_math=false",
     "--xla_cpu_enable_fast_math=true",
-    "--xla_cpu_enable_fast_math=true --xla_cpu_fast_math_honor_functions=false",
+    "--xla_cpu_enable_fast_math=true --xla_cpu_fast_math_honor_functions=false"
+    " --xla_cpu_fast_math_honor_division=false",
     "--xla_cpu_use_thunk_runtime=false",
     "--xla_allow_excess_precision=false",
     "--xla_cpu_max_isa=AVX",
-    "--xla_backend_optimization_level=0 --xla_allow_excess_precision=false",
     "--xla_cpu_max_isa=AVX --xla_allow_excess_precision=false",
+    "--xla_cpu_use_fusion_emitters=false",
+    "--xla_cpu_enable_platform_dependent_math=false",
+    "--xla_cpu_ftz=false",
+    "--xla_cpu_use_xnnpack=false",
 ]
 
 
@@ -181,7 +185,9 @@ def evaluate(op, fmt, inputs, engines):
             args = shaped(op, {k: v.astype(dt) for k, v in inputs.items()}, dims)
             with np.errstate(all="ignore"):
                 y = f(np, numpy_functions(fmt), *args)
-            assert y.dtype == dt, (op, fmt, y.dtype)
+            # NumPy's matmul of ml_dtypes' bfloat16 answers in float32 (ml_dtypes
+            # accumulates in float32): the product is rounded to the format once, here.
+            y = np.asarray(y).astype(dt)
             out[path_name("numpy", formula)] = np.asarray(y).astype(np.float32).reshape(-1)
         if "eager" in engines or "jit" in engines:
             import jax
@@ -204,14 +210,76 @@ def evaluate(op, fmt, inputs, engines):
 
 
 def compute(args):
-    """The venv side: reads the inputs archive, writes the paths' arrays."""
+    """The venv side: reads the inputs archive (or, with --op all, every OP_FMT.npz of
+    the folder --inputs), writes the paths' arrays (keys OP:FMT:PATH for a folder)."""
     import numpy as np
     import npz_values
-    inputs = npz_values.load_float32(args.inputs)
     engines = args.engines.split(",")
-    paths = evaluate(args.op, args.fmt, inputs, engines)
-    np.savez(args.result, **paths)
+    if args.op != "all":
+        inputs = npz_values.load_float32(args.inputs)
+        np.savez(args.result, **evaluate(args.op, args.fmt, inputs, engines))
+        return 0
+    out = {}
+    for name in sorted(os.listdir(args.inputs)):
+        stem, ext = os.path.splitext(name)
+        op, _, fmt = stem.rpartition("_")
+        if ext != ".npz" or op not in OPS or fmt not in FORMATS:
+            continue
+        arrays = npz_values.load_float32(os.path.join(args.inputs, name))
+        inputs = {k: arrays[k] for k in OPS[op][1]}
+        for path, y in evaluate(op, fmt, inputs, engines).items():
+            out[f"{op}:{fmt}:{path}"] = y
+    np.savez(args.result, **out)
     return 0
+
+
+def settings(args):
+    """Each XLA setting in a process of its own, on every archive of --out: how many of
+    each jit path's outputs differ from NumPy's, from eager JAX's and from the default
+    jit's. Written to settings.json."""
+    import numpy as np
+    saved = {}
+    for name in sorted(os.listdir(args.out)):
+        stem, ext = os.path.splitext(name)
+        op, _, fmt = stem.rpartition("_")
+        if ext == ".npz" and op in OPS and fmt in FORMATS:
+            saved[(op, fmt)] = dict(np.load(os.path.join(args.out, name)))
+    table = {}
+    for setting in ["default"] + SETTINGS:
+        result = os.path.join(args.out, ".setting.npz")
+        try:
+            run_child(args.venv, ["--compute", "--op", "all", "--inputs", args.out, "--result",
+                                  result, "--engines", "jit"], "" if setting == "default" else setting)
+        except RuntimeError as e:
+            table[setting] = {"error": str(e).splitlines()[0] + " " + str(e)[-400:]}
+            print(f"{setting}: fails: {str(e)[-400:]}", flush=True)
+            continue
+        got = dict(np.load(result))
+        os.remove(result)
+        row = {}
+        for key, y in got.items():
+            op, fmt, path = key.split(":")
+            arrays = saved[(op, fmt)]
+            formula = path.partition("_")[2] or "natural"
+            row[key] = {"numpy": differ(y, arrays[path_name("numpy", formula)]),
+                        "eager": differ(y, arrays[path_name("eager", formula)]),
+                        "jit": differ(y, arrays[path])}
+        table[setting] = row
+        gives = sorted(k for k, v in row.items() if v["numpy"] == 0 and
+                       saved_differs(saved, k))
+        print(f"{setting}: NumPy's bits back on {gives or 'none of the differing paths'}",
+              flush=True)
+    with open(os.path.join(args.out, "settings.json"), "w") as f:
+        json.dump(table, f, indent=1, sort_keys=True)
+    return 0
+
+
+def saved_differs(saved, key):
+    """Whether the default jit path of OP:FMT:PATH differs from NumPy's."""
+    op, fmt, path = key.split(":")
+    formula = path.partition("_")[2] or "natural"
+    arrays = saved[(op, fmt)]
+    return differ(arrays[path], arrays[path_name("numpy", formula)]) > 0
 
 
 def versions():
@@ -337,7 +405,7 @@ def drive(args):
     ops = args.ops or list(OPS)
     formats = args.formats or list(FORMATS)
     summary = {"versions": json.loads(run_child(args.venv, ["--versions"])), "paths": {},
-               "settings": {}, "n": args.n}
+               "n": args.n}
     for op in ops:
         for fmt in formats:
             archive = os.path.join(args.out, archive_name(op, fmt))
@@ -364,30 +432,9 @@ def drive(args):
                 print(f"{op:16s} {fmt:5s} {path:16s} {', '.join(info['models']) or 'none':40s} "
                       f"max ULP {info['max_ulp']}, bound fraction {info['bound_fraction']}, "
                       f"{info['differs_from_numpy']} differ from NumPy", flush=True)
-            if args.settings:
-                for setting in SETTINGS:
-                    out = os.path.join(args.out, f".{op}_{fmt}_setting.npz")
-                    try:
-                        run_child(args.venv, ["--compute", "--op", op, "--fmt", fmt, "--inputs",
-                                              archive, "--result", out, "--engines", "jit"],
-                                  setting)
-                    except RuntimeError as e:
-                        summary["settings"][f"{op}:{fmt}:{setting}"] = {"error": str(e)[-300:]}
-                        print(f"  {setting}: {str(e).splitlines()[0]}")
-                        continue
-                    got = dict(np.load(out))
-                    os.remove(out)
-                    row = {}
-                    for path, y in got.items():
-                        formula = path.partition("_")[2] or "natural"
-                        row[path] = {"differs_from_numpy": differ(y, paths[path_name("numpy", formula)]),
-                                     "differs_from_jit": differ(y, paths[path]),
-                                     "differs_from_eager": differ(y, paths[path_name("eager", formula)])}
-                    summary["settings"][f"{op}:{fmt}:{setting}"] = row
-                    print(f"  {setting}: {row}", flush=True)
     with open(os.path.join(args.out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1, sort_keys=True)
-    return 0
+    return settings(args) if args.settings else 0
 
 
 def main():
@@ -399,6 +446,8 @@ def main():
     ap.add_argument("--ops", nargs="*", choices=sorted(OPS))
     ap.add_argument("--formats", nargs="*", choices=FORMATS)
     ap.add_argument("--settings", action="store_true", help="also try XLA's settings")
+    ap.add_argument("--settings-only", action="store_true",
+                    help="only XLA's settings, on the archives already in --out")
     ap.add_argument("--issues", action="store_true")
     # The venv side (run by the driver).
     ap.add_argument("--compute", action="store_true", help=argparse.SUPPRESS)
@@ -429,6 +478,8 @@ def main():
         for setting in ("", "--xla_backend_optimization_level=0"):
             print(setting or "default", run_child(args.venv, ["--issues-child"], setting).strip())
         return 0
+    if args.settings_only:
+        return settings(args)
     if not args.ulpgate or not args.out:
         ap.error("--ulpgate and --out are needed")
     return drive(args)
