@@ -475,8 +475,16 @@ def main():
         env = dict(os.environ, ULPGATE_PEERS_REEXEC=args.venv)
         os.execve(python, [python] + sys.argv, env)
     if args.issues:
-        for setting in ("", "--xla_backend_optimization_level=0"):
-            print(setting or "default", run_child(args.venv, ["--issues-child"], setting).strip())
+        found = {}
+        for setting in ("", "--xla_backend_optimization_level=0", "--xla_cpu_max_isa=AVX",
+                        "--xla_cpu_use_fusion_emitters=false", "--xla_allow_excess_precision=false"):
+            found[setting or "default"] = json.loads(run_child(args.venv, ["--issues-child"],
+                                                               setting).strip())
+            print(setting or "default", json.dumps(found[setting or "default"]))
+        if args.out:
+            os.makedirs(args.out, exist_ok=True)
+            with open(os.path.join(args.out, "issues.json"), "w") as f:
+                json.dump(found, f, indent=1, sort_keys=True)
         return 0
     if args.settings_only:
         return settings(args)

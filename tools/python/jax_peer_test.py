@@ -8,7 +8,8 @@
 `saved` (no JAX needed): `ulpgate check` over every path kept in the suite folder must name
 exactly the models the table says, and the independent recheck (recheck_check.py: exact
 rationals and mpmath, no ulpgate code) must agree with each elementwise report, the
-models of tanh_bwd included, and with the f32 linear report's bound fraction.
+models of tanh_bwd included, and with the f32 linear report's bound fraction; and the
+number of outputs whose bits differ from NumPy's must be the table's (read here).
 
 `regen` (the peers' venv with JAX): jax_peer.py computes the paths again here, from
 ulpgate's own inputs, and the same models must come out; on a CPU without FMA (where
@@ -27,41 +28,108 @@ sys.path.insert(0, HERE)
 
 SKIP = 77
 
-# (op, format, path) -> the models `check` names, as docs/peers.md's table has them.
-# "" = none. Kept in step with the table by hand: a change here is a change of fact.
-TANH = {
-    "f32": {"numpy_mac_left": "mac_left_unfused", "eager_mac_left": "mac_left_unfused",
-            "jit_mac_left": "mac_left_fused", "numpy_mulsub": "mulsub", "eager_mulsub": "mulsub",
-            "jit_mulsub": "mulsub_fused"},
-    "bf16": {"numpy_mac_left": "mac_left_unfused_per_op", "eager_mac_left": "mac_left_unfused_per_op",
-             "jit_mac_left": "mac_left_unfused_per_op", "numpy_mulsub": "mulsub_per_op",
-             "eager_mulsub": "mulsub_per_op", "jit_mulsub": "mulsub_per_op"},
-    "f16": {"numpy_mac_left": "mac_left_unfused_per_op", "eager_mac_left": "mac_left_unfused_per_op",
-            "jit_mac_left": "mac_left_fused_per_op", "numpy_mulsub": "mulsub_per_op",
-            "eager_mulsub": "mulsub_per_op", "jit_mulsub": "mulsub_fused_per_op"},
-}
+# (op, format, path) -> (the models `check` names, comma-separated, "" for none; how many
+# of the 4096 outputs differ in their bits from NumPy's path of the same formula), as
+# docs/peers.md's table has them. Kept in step with the table by hand: a change here is a
+# change of fact. jax_peer.py's summary.json (suites/peer/jax-0.10.2-cpu) holds the rest.
+TABLE_TEXT = """
+gelu_bwd|bf16|eager|torch_per_op_fma, torch_per_op_nofma|0
+gelu_bwd|bf16|jit|torch_per_op_fma, torch_per_op_nofma|0
+gelu_bwd|bf16|numpy|torch_per_op_fma, torch_per_op_nofma|0
+gelu_bwd|f16|eager|torch_per_op_fma, torch_per_op_nofma|0
+gelu_bwd|f16|jit|torch_per_op_fma, torch_per_op_nofma|0
+gelu_bwd|f16|numpy|torch_per_op_fma, torch_per_op_nofma|0
+gelu_bwd|f32|eager||1296
+gelu_bwd|f32|jit||1355
+gelu_bwd|f32|numpy||0
+gelu_tanh_bwd|bf16|eager||0
+gelu_tanh_bwd|bf16|jit||0
+gelu_tanh_bwd|bf16|numpy||0
+gelu_tanh_bwd|f16|eager||0
+gelu_tanh_bwd|f16|jit||301
+gelu_tanh_bwd|f16|numpy||0
+gelu_tanh_bwd|f32|eager||1260
+gelu_tanh_bwd|f32|jit||1601
+gelu_tanh_bwd|f32|numpy||0
+linear_fwd|bf16|eager||1071
+linear_fwd|bf16|jit||1071
+linear_fwd|bf16|numpy|lane_parallel_x1_fused, lane_parallel_x1_unfused, sequential_fused, sequential_unfused|0
+linear_fwd|f16|eager||0
+linear_fwd|f16|jit||0
+linear_fwd|f16|numpy||0
+linear_fwd|f32|eager|lane_parallel_x1_fused, sequential_fused|0
+linear_fwd|f32|jit|lane_parallel_x1_fused, sequential_fused|0
+linear_fwd|f32|numpy|lane_parallel_x1_fused, sequential_fused|0
+log_softmax_fwd|bf16|eager||2917
+log_softmax_fwd|bf16|jit||2917
+log_softmax_fwd|bf16|numpy||0
+log_softmax_fwd|f16|eager||0
+log_softmax_fwd|f16|jit||0
+log_softmax_fwd|f16|numpy||0
+log_softmax_fwd|f32|eager||248
+log_softmax_fwd|f32|jit||248
+log_softmax_fwd|f32|numpy||0
+rmsnorm_fwd|bf16|eager||4020
+rmsnorm_fwd|bf16|jit||4020
+rmsnorm_fwd|bf16|numpy||0
+rmsnorm_fwd|f16|eager||1115
+rmsnorm_fwd|f16|jit||1532
+rmsnorm_fwd|f16|numpy||0
+rmsnorm_fwd|f32|eager||757
+rmsnorm_fwd|f32|jit||1502
+rmsnorm_fwd|f32|numpy||0
+sigmoid_bwd|bf16|eager|mul3_per_op|0
+sigmoid_bwd|bf16|jit|mul3_per_op|0
+sigmoid_bwd|bf16|numpy|mul3_per_op|0
+sigmoid_bwd|f16|eager|mul3_per_op|0
+sigmoid_bwd|f16|jit|mul3_per_op|0
+sigmoid_bwd|f16|numpy|mul3_per_op|0
+sigmoid_bwd|f32|eager|mul3|0
+sigmoid_bwd|f32|jit|mul3|0
+sigmoid_bwd|f32|numpy|mul3|0
+silu_bwd|bf16|eager|torch_per_op_fma, torch_per_op_nofma|0
+silu_bwd|bf16|jit|torch_per_op_fma, torch_per_op_nofma|0
+silu_bwd|bf16|numpy|torch_per_op_fma, torch_per_op_nofma|0
+silu_bwd|f16|eager|torch_per_op_fma, torch_per_op_nofma|0
+silu_bwd|f16|jit||144
+silu_bwd|f16|numpy|torch_per_op_fma, torch_per_op_nofma|0
+silu_bwd|f32|eager||619
+silu_bwd|f32|jit||829
+silu_bwd|f32|numpy||0
+softmax_fwd|bf16|eager||3834
+softmax_fwd|bf16|jit||3834
+softmax_fwd|bf16|numpy||0
+softmax_fwd|f16|eager||823
+softmax_fwd|f16|jit||823
+softmax_fwd|f16|numpy||0
+softmax_fwd|f32|eager||2092
+softmax_fwd|f32|jit||2097
+softmax_fwd|f32|numpy||0
+tanh_bwd|bf16|eager_mac_left|mac_left_unfused_per_op|0
+tanh_bwd|bf16|eager_mulsub|mulsub_per_op|0
+tanh_bwd|bf16|jit_mac_left|mac_left_unfused_per_op|0
+tanh_bwd|bf16|jit_mulsub|mulsub_per_op|0
+tanh_bwd|bf16|numpy_mac_left|mac_left_unfused_per_op|0
+tanh_bwd|bf16|numpy_mulsub|mulsub_per_op|0
+tanh_bwd|f16|eager_mac_left|mac_left_unfused_per_op|0
+tanh_bwd|f16|eager_mulsub|mulsub_per_op|0
+tanh_bwd|f16|jit_mac_left|mac_left_fused_per_op|955
+tanh_bwd|f16|jit_mulsub|mulsub_fused_per_op|1007
+tanh_bwd|f16|numpy_mac_left|mac_left_unfused_per_op|0
+tanh_bwd|f16|numpy_mulsub|mulsub_per_op|0
+tanh_bwd|f32|eager_mac_left|mac_left_unfused|0
+tanh_bwd|f32|eager_mulsub|mulsub|0
+tanh_bwd|f32|jit_mac_left|mac_left_fused|1000
+tanh_bwd|f32|jit_mulsub|mulsub_fused|1079
+tanh_bwd|f32|numpy_mac_left|mac_left_unfused|0
+tanh_bwd|f32|numpy_mulsub|mulsub|0
+"""
 EXPECTED = {}
-for _fmt, _paths in TANH.items():
-    for _path, _models in _paths.items():
-        EXPECTED[("tanh_bwd", _fmt, _path)] = _models
-for _fmt in ("f32", "bf16", "f16"):
-    for _engine in ("numpy", "eager", "jit"):
-        EXPECTED[("sigmoid_bwd", _fmt, _engine)] = "mul3" if _fmt == "f32" else "mul3_per_op"
+for _line in TABLE_TEXT.strip().splitlines():
+    _op, _fmt, _path, _models, _count = _line.split("|")
+    EXPECTED[(_op, _fmt, _path)] = (_models, int(_count))
 # Where the table's rows need a fused-multiply-add unit (XLA contracts only there).
-NEEDS_FMA = {k for k, v in EXPECTED.items() if "fused" in v and "unfused" not in v}
-
-
-def load_extra(suite):
-    """The rows of the ops whose models are the measurement's (expected.json beside the
-    archives: the same table, for the ops past tanh_bwd and sigmoid_bwd)."""
-    path = os.path.join(suite, "expected.json")
-    out = {}
-    if os.path.exists(path):
-        with open(path) as f:
-            for key, models in json.load(f).items():
-                op, fmt, p = key.split(":")
-                out[(op, fmt, p)] = models
-    return out
+NEEDS_FMA = {k for k, (v, _) in EXPECTED.items() if "fused" in v.replace("unfused", "")}
 
 
 def check(ulpgate, op, fmt, archive, path, report):
@@ -76,19 +144,30 @@ def check(ulpgate, op, fmt, archive, path, report):
 
 
 def saved(args):
-    expected = dict(EXPECTED)
-    expected.update(load_extra(args.suite))
+    from peer_models import load_npz, same
     os.makedirs(args.work, exist_ok=True)
     failures = []
     reports = {}
-    for (op, fmt, path), want in sorted(expected.items()):
+    arrays = {}
+    for (op, fmt, path), (want, want_count) in sorted(EXPECTED.items()):
+        if op not in args.ops:
+            continue
         archive = os.path.join(args.suite, f"{op}_{fmt}.npz")
+        if archive not in arrays:
+            arrays[archive] = load_npz(archive)
         report = os.path.join(args.work, f"{op}_{fmt}_{path}.json")
         got = check(args.ulpgate, op, fmt, archive, path, report)
-        status = "ok" if got == want else "FAILS"
-        print(f"{op:16s} {fmt:5s} {path:16s} {got or 'none'} {status}")
+        # Bits against NumPy's path of the same formula, read here without ulpgate.
+        formula = path.partition("_")[2]
+        numpy_path = "numpy_" + formula if formula else "numpy"
+        count = sum(not same(a, b) for a, b in zip(arrays[archive][path], arrays[archive][numpy_path]))
+        status = "ok" if (got, count) == (want, want_count) else "FAILS"
+        print(f"{op:16s} {fmt:5s} {path:16s} {got or 'none'}; {count} differ from NumPy {status}")
         if got != want:
             failures.append(f"{op} {fmt} {path}: check names [{got}], the table [{want}]")
+        if count != want_count:
+            failures.append(f"{op} {fmt} {path}: {count} outputs differ from NumPy's, the table "
+                            f"says {want_count}")
         reports.setdefault((op, fmt, archive), []).append(report)
     # The independent recheck, one archive at a time: every elementwise report, and the
     # f32 linear report (the recheck's reductions are f32's).
@@ -124,9 +203,7 @@ def regen(args):
     if why:
         print(f"SKIP: {why}")
         return SKIP
-    expected = dict(EXPECTED)
-    if args.suite:
-        expected.update(load_extra(args.suite))
+    expected = {k: v[0] for k, v in EXPECTED.items()}
     ops = sorted({op for op, _, _ in expected if op in args.ops})
     r = subprocess.run([sys.executable, os.path.join(HERE, "jax_peer.py"), "--venv", args.venv,
                         "--ulpgate", args.ulpgate, "--out", args.work, "--n", "4096",
