@@ -11,12 +11,14 @@ settings that might give NumPy's bits back are tried, each in a process of its o
 
     jax_peer.py --venv build/peers-venv --ulpgate build/bin/ulpgate --out DIR [--n 4096]
     jax_peer.py ... --settings            # also every XLA setting (a process each)
-    jax_peer.py --venv build/peers-venv --issues   # openxla/xla #22116 and #41579 here
+    jax_peer.py --venv build/peers-venv --out DIR --settings-only   # on DIR's archives
+    jax_peer.py --venv build/peers-venv --issues [--out DIR]  # openxla/xla #22116, #41579
 
 DIR receives one archive per op and format (`OP_FMT.npz`: the inputs as float32 arrays
 holding the format's values, the layout of suites/peer/, and one array per path), each
-path's `check --json` report, and `summary.json` (models, ULP and bound fractions per
-path; the settings' results). Inputs are ulpgate's own: `ulpgate suite export --op OP
+path's `check --json` report, `summary.json` (models, ULP and bound fractions per path,
+outputs unlike NumPy's), `settings.json` (per setting and jit path, outputs unlike
+NumPy's, eager JAX's and the default jit's) and `issues.json`. Inputs are ulpgate's own: `ulpgate suite export --op OP
 --suite domain --seed 1` (elementwise, N inputs) and `--suite training` (reductions, the
 shapes below), so any of them replays with `ulpgate explain`.
 
