@@ -197,9 +197,11 @@ HWY_INLINE void MaxAndSum(const float* x, size_t n, float& max, float& sum) {
     const OneLane d;
     const auto a = MakeArith(d);
     const KernelRow<OneLane> row{d, x, nullptr, nullptr, nullptr, n, kNegInf, 0.0f};
-    const auto both = softmax_spec::OnlineMaxSum(a, row, n);
-    max = hn::GetLane(both.max);
-    sum = hn::GetLane(both.sum);
+    auto row_max = hn::Zero(d);
+    auto row_sum = row_max;
+    softmax_spec::OnlineMaxSum(a, row, n, row_max, row_sum);
+    max = hn::GetLane(row_max);
+    sum = hn::GetLane(row_sum);
   } else {
     const FullLanes d;
     const auto la = MakeArith(d);

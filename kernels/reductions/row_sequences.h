@@ -181,7 +181,11 @@ std::vector<float> RmsNorm(bool backward, RowStat stat, const A& a, size_t lanes
 template <class A>
 softmax_spec::MaxAndSum<float> MaxAndSum(RowStat stat, const A& a, size_t lanes,
                                          const RowOperands& in, size_t n) {
-  if (stat == RowStat::kOnline) return softmax_spec::OnlineMaxSum(a, ModelRow{in, n, kNegInf, 0.0f}, n);
+  if (stat == RowStat::kOnline) {
+    softmax_spec::MaxAndSum<float> both;
+    softmax_spec::OnlineMaxSum(a, ModelRow{in, n, kNegInf, 0.0f}, n, both.max, both.sum);
+    return both;
+  }
   const RowLaneArith<A> la(a, lanes);
   const float max = softmax_spec::RowMax(la, a, ModelRow{in, n, kNegInf, 0.0f}, n);
   const ModelRow row{in, n, kNegInf, max};

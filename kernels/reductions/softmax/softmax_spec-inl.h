@@ -69,8 +69,11 @@ struct MaxAndSum {
 // (masked logits) would otherwise rescale by Exp(-inf - -inf) = Exp(NaN),
 // which Highway 1.0.3 makes 0 on the SIMD targets and NaN on SCALAR. m_n is
 // the row's maximum, as RowMax gives it, for every row with a finite element.
+// M and S come back through references: SVE's vectors are sizeless and cannot
+// be members of a struct.
 template <class A, class R>
-MaxAndSum<typename A::Value> OnlineMaxSum(A& a, const R& row, size_t n) {
+void OnlineMaxSum(A& a, const R& row, size_t n, typename A::Value& max,
+                  typename A::Value& sum) {
   using V = typename A::Value;
   const V x0 = row.X(a, 0);
   V m = a.Add(a.Max(a.Const(std::numeric_limits<float>::lowest()), x0), a.Zero());
@@ -81,7 +84,8 @@ MaxAndSum<typename A::Value> OnlineMaxSum(A& a, const R& row, size_t n) {
     s = a.MulAdd(s, a.Exp(a.Sub(m, next)), a.Exp(a.Sub(x, next)));
     m = next;
   }
-  return {m, s};
+  max = m;
+  sum = s;
 }
 
 // 1 / S for the reciprocal finish.
