@@ -24,6 +24,8 @@ ElementwiseOpInfo InfoOf(size_t index) {
   op.models.assign(Spec::kModels.begin(), Spec::kModels.end());
   const auto& model_sequences = ModelSequencesOf<Spec>::kRows;
   op.model_sequences.assign(model_sequences.begin(), model_sequences.end());
+  const auto& constants = ConstantsOf<Spec>::kRows;
+  op.constants.assign(constants.begin(), constants.end());
   op.narrow_variants.assign(Spec::kNarrowVariants.begin(), Spec::kNarrowVariants.end());
   op.landmarks.assign(Spec::kLandmarks.begin(), Spec::kLandmarks.end());
   op.exact_definition = Spec::kExactDefinition;

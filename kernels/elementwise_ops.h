@@ -21,6 +21,7 @@ struct ElementwiseOpInfo {
   std::vector<ElementwiseVariantInfo> variants;   // f32
   std::vector<ElementwiseModelInfo> models;       // f32
   std::vector<ModelSequenceInfo> model_sequences;  // sequences no kernel runs
+  std::vector<NamedConstant> constants;            // that the sequences' texts name
   std::vector<NarrowVariantInfo> narrow_variants;  // bf16, f16
   std::vector<double> landmarks;                   // of the last operand
   bool exact_definition = true;

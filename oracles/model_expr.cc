@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -162,7 +163,14 @@ class Parser {
   }
 
   static bool IsFunction(const std::string& name) {
-    return name == "fma" || name == "neg" || RoundingFormat(name) != nullptr;
+    return name == "fma" || name == "neg" || name == "sqrt" || FreeFunction(name) ||
+           RoundingFormat(name) != nullptr;
+  }
+  static std::optional<ModelFunction> FreeFunction(const std::string& name) {
+    for (ModelFunction f : {ModelFunction::kExp, ModelFunction::kErf, ModelFunction::kTanh, ModelFunction::kLog}) {
+      if (name == ModelFunctionName(f)) return f;
+    }
+    return std::nullopt;
   }
   // The registered formats of at most 32 bits, which are the working
   // formats and the rounding functions: "f32, bf16, f16, float8_e4m3fn, ...".
@@ -198,8 +206,15 @@ class Parser {
   }
   int Term() {
     int left = Unary();
-    while (Accept('*')) left = Arith(Op::kMul, left, Unary());
-    return left;
+    while (true) {
+      if (Accept('*')) {
+        left = Arith(Op::kMul, left, Unary());
+      } else if (Accept('/')) {
+        left = Arith(Op::kDiv, left, Unary());
+      } else {
+        return left;
+      }
+    }
   }
   // Counts one level of the parser's recursion while it lives.
   struct Nested {
@@ -294,6 +309,24 @@ class Parser {
       i.a = args[0];
       return Emit(i);
     }
+    if (name == "sqrt") {
+      arity(1);
+      return Arith(Op::kSqrt, args[0], -1);
+    }
+    if (const auto f = FreeFunction(name)) {
+      arity(1);
+      if (p_.function_calls == kMaxModelFunctionCalls) {
+        Fail(start, fmt::format("more than {} calls of exp, erf, tanh or log: each call's value is searched, and "
+                                "the search grows {}-fold per call",
+                                kMaxModelFunctionCalls, 2 * kModelFunctionUlps + 1));
+      }
+      Instr i{Op::kFunction};
+      i.a = args[0];
+      i.format = p_.working;
+      i.function = *f;
+      i.call = p_.function_calls++;
+      return Emit(i);
+    }
     bool toward_zero = false;
     if (const FloatFormat* f = RoundingFormat(name, &toward_zero)) {
       arity(1);
@@ -302,7 +335,7 @@ class Parser {
       i.format = f;
       return Emit(i);
     }
-    Fail(start, "unknown function '" + name + "' (fma, neg, or a format to round to, NAME or NAME_rz: " +
+    Fail(start, "unknown function '" + name + "' (fma, neg, sqrt, exp, erf, tanh, log, or a format to round to, NAME or NAME_rz: " +
                     RoundingFormatNames() + ")");
   }
 
@@ -317,12 +350,96 @@ class Parser {
 
 }  // namespace
 
+const char* ModelFunctionName(ModelFunction f) {
+  switch (f) {
+    case ModelFunction::kExp: return "exp";
+    case ModelFunction::kErf: return "erf";
+    case ModelFunction::kTanh: return "tanh";
+    case ModelFunction::kLog: return "log";
+  }
+  return "?";
+}
+
+namespace {
+
+// The binary32 `ulps` binary32 values from the one nearest f(x) (glibc's
+// binary64 functions are within an ULP of binary64, so that is the nearest
+// but where f(x) is within 2^-29 ULP of a binary32 midpoint: a free
+// function's value is searched around it, which covers the difference).
+double FunctionNear(ModelFunction f, double x, int ulps) {
+  double y = 0;
+  switch (f) {
+    case ModelFunction::kExp: y = std::exp(x); break;
+    case ModelFunction::kErf: y = std::erf(x); break;
+    case ModelFunction::kTanh: y = std::tanh(x); break;
+    case ModelFunction::kLog: y = std::log(x); break;
+  }
+  float v = static_cast<float>(RoundDouble(kBinary32, y));
+  for (; ulps > 0 && std::isfinite(v); --ulps) v = std::nextafter(v, std::numeric_limits<float>::infinity());
+  for (; ulps < 0 && std::isfinite(v); ++ulps) v = std::nextafter(v, -std::numeric_limits<float>::infinity());
+  return v;
+}
+
+bool SameResult(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  return a == b && std::signbit(a) == std::signbit(b);
+}
+
+// Calls `visit(offsets)` for every choice of the calls' offsets in
+// [-kModelFunctionUlps, kModelFunctionUlps], nearest first per call, until
+// it returns true.
+template <class F>
+bool ForEachOffsets(int calls, F&& visit) {
+  int offsets[kMaxModelFunctionCalls] = {};
+  int digits[kMaxModelFunctionCalls] = {};
+  const int radix = 2 * kModelFunctionUlps + 1;
+  // Digit d stands for the offset 0, 1, -1, 2, -2, ...
+  auto offset = [](int d) { return d % 2 == 1 ? (d + 1) / 2 : -(d / 2); };
+  while (true) {
+    for (int k = 0; k < calls; ++k) offsets[k] = offset(digits[k]);
+    if (visit(static_cast<const int*>(offsets))) return true;
+    int k = 0;
+    while (k < calls && ++digits[k] == radix) digits[k++] = 0;
+    if (k == calls) return false;
+  }
+}
+
+}  // namespace
+
 double ModelProgram::Evaluate(const double* operands) const {
+  static constexpr int kNearest[kMaxModelFunctionCalls] = {};
+  return EvaluateWith(operands, kNearest, nullptr);
+}
+
+double ModelProgram::EvaluateToward(const double* operands, double target) const {
+  const double nearest = Evaluate(operands);
+  if (function_calls == 0 || SameResult(nearest, target)) return nearest;
+  const bool found = ForEachOffsets(function_calls, [&](const int* offsets) {
+    return SameResult(EvaluateWith(operands, offsets, nullptr), target);
+  });
+  return found ? target : nearest;
+}
+
+std::vector<std::vector<ModelProgram::FunctionValue>> ModelProgram::FunctionValuesToward(
+    const double* operands, double target, size_t limit) const {
+  std::vector<std::vector<FunctionValue>> found;
+  if (limit == 0) return found;
+  ForEachOffsets(function_calls, [&](const int* offsets) {
+    std::vector<FunctionValue> values(static_cast<size_t>(function_calls));
+    if (SameResult(EvaluateWith(operands, offsets, values.data()), target)) found.push_back(std::move(values));
+    return found.size() >= limit;
+  });
+  return found;
+}
+
+double ModelProgram::EvaluateWith(const double* operands, const int* offsets, FunctionValue* values) const {
   // Every value is one of a format of at most 24 significant bits (operands,
   // constants and results are rounded to f32, bf16 or f16), so a product is
   // exact in a double (at most 48 bits, exponents far inside its range), and
   // a sum or a fused a*b + c is a double s plus its exact error (TwoSum);
-  // RoundPair rounds that pair as the exact value. Results of 16 registers
+  // RoundPair rounds that pair as the exact value. A quotient and a square
+  // root are rounded to 53 bits and then to at most 24: 53 >= 2*24 + 2 makes
+  // that double rounding innocuous (Figueroa, 1995). Results of 16 registers
   // or fewer stay on the stack.
   double small[16];
   std::vector<double> large;
@@ -353,6 +470,19 @@ double ModelProgram::Evaluate(const double* operands) const {
       case Op::kMul:
         r[k] = RoundDouble(*i.format, r[i.a] * r[i.b]);
         continue;
+      case Op::kDiv:
+        r[k] = RoundDouble(*i.format, r[i.a] / r[i.b]);
+        continue;
+      case Op::kSqrt:
+        r[k] = RoundDouble(*i.format, std::sqrt(r[i.a]));
+        continue;
+      case Op::kFunction: {
+        const double near = FunctionNear(i.function, r[i.a], offsets[i.call]);
+        const double v = RoundDouble(*i.format, near);
+        if (values != nullptr) values[i.call] = {i.function, r[i.a], near, v, offsets[i.call]};
+        r[k] = v;
+        continue;
+      }
       case Op::kAdd:
         sum = TwoSum(r[i.a], r[i.b]);
         break;

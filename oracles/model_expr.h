@@ -14,6 +14,12 @@
 // value must be one of the working format), the op's operands (grad, t) and
 // names assigned before. The model's result is `out`, rounded once more to
 // the storage format (the identity when it is already one of its values).
+// a / b and sqrt(a) round once, as + - * do. exp, erf, tanh and log are the
+// model's free functions: no implementation of them is the model's, so a
+// call stands for any binary32 value within kModelFunctionUlps of the
+// function's value at its argument, rounded to the working format; a kernel
+// follows such a model where some choice of those values gives its output
+// (EvaluateToward), and Evaluate takes the binary32 nearest the function.
 //
 // Evaluation is exact, without MPFR: operands are values of at most 24
 // significant bits, so products are exact in a double, sums and fused sums
@@ -25,6 +31,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "oracles/format.h"
@@ -35,6 +42,18 @@ namespace ulpgate {
 // have: the parser recurses once per level, and a model of thousands of
 // levels (a machine-written one) must be an error, not a stack overflow.
 inline constexpr int kMaxModelNesting = 200;
+
+// How far (binary32 ULPs) a free function's value may lie from the
+// function's: glibc's, SLEEF's u10, Highway's and PyTorch's vectorized exp,
+// erf and tanh are within 1 to 2 ULPs; XLA's within 4.
+inline constexpr int kModelFunctionUlps = 4;
+// The most function calls a model may make: each multiplies the values a
+// kernel's output is searched over by 2 kModelFunctionUlps + 1.
+inline constexpr int kMaxModelFunctionCalls = 3;
+
+// The free functions of the model language.
+enum class ModelFunction { kExp, kErf, kTanh, kLog };
+const char* ModelFunctionName(ModelFunction f);
 
 // A malformed model: the message names the model and the column (1-based)
 // of the error in the text the user gave: "model 'm', column 12: expected ')'".
@@ -51,13 +70,24 @@ class ModelSyntaxError : public std::invalid_argument {
 // A parsed model: straight-line code over registers, register i holding
 // instruction i's result.
 struct ModelProgram {
-  enum class Op { kOperand, kConst, kAdd, kSub, kMul, kFma, kNeg, kRound, kRoundTowardZero };
+  enum class Op { kOperand, kConst, kAdd, kSub, kMul, kFma, kNeg, kRound, kRoundTowardZero, kDiv, kSqrt,
+                  kFunction };
   struct Instr {
     Op op;
     int a = -1, b = -1, c = -1;           // the registers read
     double value = 0;                     // kConst: the constant
     int operand = -1;                     // kOperand: its index
     const FloatFormat* format = nullptr;  // the format an operation rounds to
+    ModelFunction function = ModelFunction::kExp;  // kFunction
+    int call = -1;                                  // kFunction: its place among the calls
+  };
+  // One free function's value where a model was evaluated.
+  struct FunctionValue {
+    ModelFunction function;
+    double argument = 0;
+    double binary32 = 0;  // the binary32 value chosen
+    double value = 0;     // it rounded to the working format
+    int ulps = 0;         // binary32 ULPs from the binary32 nearest the function's value
   };
 
   std::string name;
@@ -67,10 +97,27 @@ struct ModelProgram {
   std::vector<Instr> code;
   int out = -1;  // the register of `out`, before the rounding to storage
 
+  int function_calls = 0;  // kFunction instructions
+
   // The model's output for one tuple of operands (values of the storage
-  // format, in the order of the operand names it was parsed with).
+  // format, in the order of the operand names it was parsed with); each free
+  // function the binary32 nearest its value.
   double Evaluate(const double* operands) const;
+  // `target` where some values of the free functions (each within
+  // kModelFunctionUlps) give it, else Evaluate's: a model without functions
+  // is Evaluate. The same value: NaN for NaN, the sign of a zero kept.
+  double EvaluateToward(const double* operands, double target) const;
+  // Every choice of the free functions' values that gives `target` (at most
+  // `limit`), in call order; empty where none does.
+  std::vector<std::vector<FunctionValue>> FunctionValuesToward(const double* operands, double target,
+                                                               size_t limit) const;
+
+ private:
+  // With call k's value `offsets[k]` binary32 ULPs from the nearest; the
+  // calls' values into `values` when it is not null.
+  double EvaluateWith(const double* operands, const int* offsets, FunctionValue* values) const;
 };
+
 
 // Parses `text` (statements, no name) as model `name` over `operands` for
 // outputs stored in `storage`. Throws ModelSyntaxError; columns count from

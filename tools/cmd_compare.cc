@@ -216,7 +216,11 @@ void PrintCause(const CompareResult& result) {
                                      result.cause.model_b.empty() ? "-" : result.cause.model_b,
                                      result.cause.basis == "all inputs"         ? "on every input"
                                      : result.cause.basis == "differing inputs" ? "on the differing inputs"
-                                                                                : "by " + result.cause.basis);
+                                     : result.cause.basis == "all inputs, functions free"
+                                         ? "on every input, their functions free"
+                                     : result.cause.basis == "differing inputs, functions free"
+                                         ? "on the differing inputs, their functions free"
+                                         : "by " + result.cause.basis);
   PrintWrapped(std::cout, "cause: " + result.cause.cause + by + ": " + result.cause.detail, 7);
 }
 
@@ -237,6 +241,13 @@ void PrintCompare(const CompareRequest& r, const CompareResult& result, bool qui
                   Names(sr->matching), result.differing ? Names(sr->matching_differing) : "-"});
   }
   sides.Print(std::cout, "  ");
+  if (!result.a.matching_free.empty() || !result.b.matching_free.empty()) {
+    std::cout << "  ";
+    PrintWrapped(std::cout,
+                 fmt::format("with their functions free (exp, erf, tanh within {} ULP): a follows {}; b follows {}",
+                             kModelFunctionUlps, Names(result.a.matching_free), Names(result.b.matching_free)),
+                 4, 2);
+  }
   std::cout << '\n';
   PrintCause(result);
   if (quiet || result.differing == 0) return;

@@ -73,6 +73,13 @@ struct ModelSequenceInfo {
   std::string_view op_sequence;
 };
 
+// A constant an op_sequence text names (kAlpha): its value, so that the text
+// reads as a model of the model language (FreeFunctionModels).
+struct NamedConstant {
+  std::string_view name;
+  double value;
+};
+
 // The variants in the 16-bit formats (bf16, f16): operands and output in the
 // format, the arithmetic of one of the binary32 sequences.
 enum class NarrowRounding {
@@ -181,6 +188,16 @@ struct ModelSequencesOf {
 template <class Spec>
 struct ModelSequencesOf<Spec, std::void_t<decltype(Spec::kModelSequences)>> {
   static constexpr const auto& kRows = Spec::kModelSequences;
+};
+
+// Spec::kConstants, or none.
+template <class Spec, class = void>
+struct ConstantsOf {
+  static constexpr std::array<NamedConstant, 0> kRows{};
+};
+template <class Spec>
+struct ConstantsOf<Spec, std::void_t<decltype(Spec::kConstants)>> {
+  static constexpr const auto& kRows = Spec::kConstants;
 };
 
 // The sequences of an op, as its templates' At<k> numbers them: the rows of

@@ -3,6 +3,7 @@
 #include "kernels/expected_model.h"
 
 #include <algorithm>
+#include <cctype>
 #include <array>
 #include <cmath>
 #include <memory>
@@ -11,6 +12,8 @@
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
+
+#include <fmt/format.h>
 
 #include "kernels/narrow_formats.h"
 #include "oracles/float_text.h"
@@ -883,6 +886,131 @@ std::vector<ModelProgram> ModelPrograms(const ElementwiseOpInfo& op, const Float
       programs.push_back(ParseModel(std::string(m.name) + "_opmath_truncating",
                                     "working f32; " + expression, operands, format));
     }
+  }
+  return programs;
+}
+
+namespace {
+
+// An op_sequence text (kernels/ops/<op>/<op>_spec.h) in the model language:
+// named constants as hexadecimal values of the working format (as a kernel
+// holds them), MulAdd(a, b, c) as fma(a, b, c) where `fused`, else a*b + c,
+// and NegMulAdd(a, b, c) as fma(-a, b, c) or c - a*b. Throws
+// std::invalid_argument for unbalanced parentheses.
+class SequenceText {
+ public:
+  SequenceText(std::string_view text, bool fused, const FloatFormat& working,
+               const std::vector<NamedConstant>& constants)
+      : text_(text), fused_(fused), working_(working), constants_(constants) {}
+
+  std::string Translate() {
+    std::string out = Until(false);
+    if (pos_ != text_.size()) throw std::invalid_argument("unbalanced ')' in " + std::string(text_));
+    return out;
+  }
+
+ private:
+  // The text up to the end, or (inside a call) up to the ',' or ')' that ends
+  // one argument, not consumed.
+  std::string Until(bool argument) {
+    std::string out;
+    int depth = 0;
+    while (pos_ < text_.size()) {
+      const char c = text_[pos_];
+      if (argument && depth == 0 && (c == ',' || c == ')')) return out;
+      if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+        const size_t start = pos_;
+        while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) ++pos_;
+        out += Name(text_.substr(start, pos_ - start));
+        continue;
+      }
+      // A number's digits and exponent (1e-3, 0x1p-2) pass as they are.
+      if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') {
+        const size_t start = pos_;
+        while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '.' ||
+                                       ((text_[pos_] == '-' || text_[pos_] == '+') &&
+                                        (text_[pos_ - 1] == 'e' || text_[pos_ - 1] == 'p')))) {
+          ++pos_;
+        }
+        out += text_.substr(start, pos_ - start);
+        continue;
+      }
+      if (c == '(') ++depth;
+      if (c == ')') {
+        if (depth == 0) throw std::invalid_argument("unbalanced ')' in " + std::string(text_));
+        --depth;
+      }
+      out += c;
+      ++pos_;
+    }
+    if (depth != 0 || argument) throw std::invalid_argument("unbalanced '(' in " + std::string(text_));
+    return out;
+  }
+  std::string Name(std::string_view name) {
+    for (const NamedConstant& k : constants_) {
+      if (k.name == name) return fmt::format("{:a}", RoundDouble(working_, k.value));
+    }
+    if ((name != "MulAdd" && name != "NegMulAdd") || pos_ >= text_.size() || text_[pos_] != '(') {
+      return std::string(name);
+    }
+    ++pos_;
+    std::vector<std::string> args;
+    while (true) {
+      args.push_back(Until(true));
+      if (text_[pos_++] == ')') break;
+    }
+    if (args.size() != 3) throw std::invalid_argument(std::string(name) + " takes 3 arguments");
+    const std::string& a = args[0];
+    const std::string& b = args[1];
+    const std::string& c = args[2];
+    if (name == "MulAdd") {
+      return fused_ ? "fma(" + a + ", " + b + ", " + c + ")" : "((" + a + ")*(" + b + ") + (" + c + "))";
+    }
+    return fused_ ? "fma(-(" + a + "), " + b + ", " + c + ")" : "((" + c + ") - (" + a + ")*(" + b + "))";
+  }
+
+  std::string_view text_;
+  bool fused_;
+  const FloatFormat& working_;
+  const std::vector<NamedConstant>& constants_;
+  size_t pos_ = 0;
+};
+
+bool CallsFreeFunction(std::string_view text) {
+  for (const ModelFunction f : {ModelFunction::kExp, ModelFunction::kErf, ModelFunction::kTanh, ModelFunction::kLog}) {
+    const std::string call = std::string(ModelFunctionName(f)) + "(";
+    for (size_t at = text.find(call); at != std::string_view::npos; at = text.find(call, at + 1)) {
+      // Not the tail of a longer name (a constant kexp, a variable texp).
+      if (at == 0 || !(std::isalnum(static_cast<unsigned char>(text[at - 1])) || text[at - 1] == '_')) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<ModelProgram> FreeFunctionModels(const ElementwiseOpInfo& op, const FloatFormat& format) {
+  const std::vector<std::string> operands = op.operand_names();
+  std::vector<std::pair<std::string_view, std::string_view>> sequences;
+  for (const auto& v : op.variants) sequences.emplace_back(v.name, v.op_sequence);
+  for (const auto& m : op.model_sequences) sequences.emplace_back(m.name, m.op_sequence);
+  std::vector<ModelProgram> programs;
+  auto add = [&](const std::string& name, const FloatFormat& working, std::string_view text, bool fused) {
+    std::string body = SequenceText(text, fused, working, op.constants).Translate();
+    if (!IsBinary32(working) || !IsBinary32(format)) body = std::string("working ") + working.name + "; " + body;
+    programs.push_back(ParseModel(name, body, operands, format));
+  };
+  for (const auto& [name, text] : sequences) {
+    if (!CallsFreeFunction(text)) continue;
+    const std::string base(name);
+    std::vector<std::pair<std::string, bool>> forms = {{base, false}};
+    if (text.find("MulAdd(") != std::string_view::npos) forms = {{base + "_fma", true}, {base + "_nofma", false}};
+    if (IsBinary32(format)) {
+      for (const auto& [form, fused] : forms) add(form + ".free", kBinary32, text, fused);
+      continue;
+    }
+    for (const auto& [form, fused] : forms) add(form + "_opmath.free", kBinary32, text, fused);
+    add(base + "_per_op.free", format, text, false);
   }
   return programs;
 }

@@ -236,6 +236,19 @@ std::string ExpectedModel(const ElementwiseOpInfo& op, const FloatFormat& format
 // one of ModelNames, the two are the same model (a test).
 std::vector<ModelProgram> ModelPrograms(const ElementwiseOpInfo& op, const FloatFormat& format);
 
+// The op's sequences that call exp, erf or tanh, as programs of the model
+// language with those functions free (oracles/model_expr.h: any binary32
+// within kModelFunctionUlps of the function), read from their op_sequence
+// texts with the spec's named constants: what a kernel that computes a
+// sequence's arithmetic with other implementations of its functions
+// follows (`compare` names "function implementation" from them). In f32,
+// <sequence>.free, or <sequence>_fma.free and _nofma.free where it has
+// multiply-adds; in a 16-bit format <sequence>[_fma|_nofma]_opmath.free
+// (working f32, one rounding) and <sequence>_per_op.free (every step
+// rounded to the format, a multiply-add twice). Each built-in model of such
+// a sequence follows its free form (a test).
+std::vector<ModelProgram> FreeFunctionModels(const ElementwiseOpInfo& op, const FloatFormat& format);
+
 // The classical bound of a backward-stable evaluation for one input, in the
 // reductions' terms (oracles/reduction_bound.h): A the term magnitude, m the
 // op's bound roundings, U an underflow allowance of m half-ulps of the

@@ -27,8 +27,9 @@ bool SameValue(float a, float b) {
   return FloatBits(a) == FloatBits(b);
 }
 
-// Model m's output at input i: its program, or the op's built-in model that
-// the model language cannot write.
+// Model m's output at input i: its program (where it calls a free function,
+// the output given when some values of the functions give it), or the op's
+// built-in model that the model language cannot write.
 double ModelOutput(const CheckRequest& r, size_t m, uint64_t i) {
   std::array<float, kMaxElementwiseArity> x{};
   std::array<double, kMaxElementwiseArity> ops{};
@@ -39,6 +40,7 @@ double ModelOutput(const CheckRequest& r, size_t m, uint64_t i) {
   if (m < r.builtin_models.size() && r.builtin_models[m] >= 0) {
     return ModelOutput(*r.op, *r.format, static_cast<size_t>(r.builtin_models[m]), x.data(), /*native=*/true);
   }
+  if (i < r.outputs.size()) return r.models[m].EvaluateToward(ops.data(), r.outputs[i]);
   return r.models[m].Evaluate(ops.data());
 }
 

@@ -11,6 +11,7 @@
 
 #include "oracles/float_text.h"
 #include "suites/investigate/check_models.h"
+#include "suites/engine/elementwise_oracle.h"
 #include "kernels/reductions/reduction_spec.h"
 #include "suites/investigate/model_structure.h"
 #include "suites/reports/number_text.h"
@@ -151,6 +152,65 @@ std::vector<uint64_t> DiffOutputs(const FloatFormat& format, const std::vector<f
     return x.apart_ulp < y.apart_ulp;
   });
   return differing;
+}
+
+// The program of a model a cause names: among the check's models, or the
+// op's free-function forms.
+const ModelProgram* ProgramNamed(const std::string& name, const std::vector<ModelProgram>& models,
+                                 const std::vector<ModelProgram>& free) {
+  for (const auto* list : {&models, &free}) {
+    for (const ModelProgram& m : *list) {
+      if (m.name == name && !m.text.empty()) return &m;
+    }
+  }
+  return nullptr;
+}
+
+// Where both models of a structural cause call free functions: the
+// differing inputs at which no choice of the functions' values serves both
+// sides (a function of the same argument given one binary32 value), which
+// the structure alone does not explain. The first such input into *example.
+uint64_t NeedDifferentFunctions(const CompareRequest& r, const ModelProgram& pa, const ModelProgram& pb,
+                                const std::vector<uint64_t>& differing, std::string* example, uint64_t* compared) {
+  constexpr size_t kChoices = 81;
+  uint64_t count = 0;
+  *compared = 0;
+  for (const uint64_t i : differing) {
+    std::vector<double> ops;
+    for (const auto& column : r.inputs.columns) ops.push_back(column[i]);
+    const auto va = pa.FunctionValuesToward(ops.data(), r.a.outputs[i], kChoices);
+    const auto vb = pb.FunctionValuesToward(ops.data(), r.b.outputs[i], kChoices);
+    if (va.empty() || vb.empty()) continue;  // not followed here: no evidence either way
+    // Whether the two forms call a function at the same argument here.
+    bool common = false;
+    for (const auto& f : va.front()) {
+      for (const auto& g : vb.front()) common = common || (f.function == g.function && f.argument == g.argument);
+    }
+    if (!common) continue;
+    ++*compared;
+    bool shared = false;
+    for (size_t x = 0; x < va.size() && !shared; ++x) {
+      for (size_t y = 0; y < vb.size() && !shared; ++y) {
+        bool agree = true;
+        for (const auto& f : va[x]) {
+          for (const auto& g : vb[y]) {
+            if (f.function == g.function && f.argument == g.argument && f.binary32 != g.binary32) agree = false;
+          }
+        }
+        shared = agree;
+      }
+    }
+    if (shared) continue;
+    if (count++ == 0 && example != nullptr) {
+      const auto& f = va.front().front();
+      std::string operands;
+      for (size_t k = 0; k < ops.size(); ++k) operands += fmt::format("{}{}", k ? ", " : "", HexFloat(static_cast<float>(ops[k])));
+      *example = fmt::format("at input #{} ({}), {} needs {}({}) = {} and {} other values", i, operands, pa.name,
+                             ModelFunctionName(f.function), HexFloat(static_cast<float>(f.argument)),
+                             HexFloat(static_cast<float>(f.binary32)), pb.name);
+    }
+  }
+  return count;
 }
 
 }  // namespace
@@ -295,10 +355,69 @@ CompareResult RunCompare(const CompareRequest& r) {
     return out;
   }
   const bool on_all = !out.a.matching.empty() && !out.b.matching.empty();
+  const double max_apart = out.special > 0 ? std::numeric_limits<double>::infinity() : out.max_apart;
   cause = CauseFromModels(*r.op, *r.format, request_a, on_all ? out.a.matching : out.a.matching_differing,
-                          on_all ? out.b.matching : out.b.matching_differing,
-                          out.special > 0 ? std::numeric_limits<double>::infinity() : out.max_apart);
+                          on_all ? out.b.matching : out.b.matching_differing, max_apart);
   cause.basis = on_all ? "all inputs" : "differing inputs";
+  // Neither side's models say it: the op's sequences again, with their
+  // functions free. A side that follows one computes its arithmetic with
+  // some exp, erf or tanh; the first place two such forms part is the
+  // cause, and where both follow the same form, their functions' values.
+  // The user's models that call functions join them (one side may follow
+  // one of those, the other a sequence of the op's).
+  std::vector<ModelProgram> free = FreeFunctionModels(*r.op, *r.format);
+  if (!free.empty()) {
+    for (const ModelProgram& m : request_a.models) {
+      if (m.function_calls > 0) free.push_back(m);
+    }
+  }
+  if (cause.cause == kCauseUnknown && !free.empty()) {
+    auto freed = [&](CheckRequest q) {
+      q.models = free;
+      q.builtin_models.assign(free.size(), -1);
+      q.user_models.assign(free.size(), false);
+      return q;
+    };
+    const CheckRequest free_a = freed(request_a), free_b = freed(request_b);
+    out.a.matching_free = Followed(RunCheck(free_a));
+    out.b.matching_free = Followed(RunCheck(free_b));
+    const bool free_on_all = !out.a.matching_free.empty() && !out.b.matching_free.empty();
+    if (!free_on_all) {
+      out.a.matching_free = Followed(SubsetCheck(free_a, differing));
+      out.b.matching_free = Followed(SubsetCheck(free_b, differing));
+    }
+    if (!out.a.matching_free.empty() && !out.b.matching_free.empty()) {
+      cause = CauseFromModels(*r.op, *r.format, free_a, out.a.matching_free, out.b.matching_free, max_apart);
+      cause.basis = free_on_all ? "all inputs, functions free" : "differing inputs, functions free";
+    } else {
+      cause.detail += fmt::format("; with their functions free (within {} ULP), a follows {}, b follows {}",
+                                  kModelFunctionUlps, Join(out.a.matching_free), Join(out.b.matching_free));
+    }
+  }
+  // A structural cause between two forms that call free functions: does it
+  // explain every difference with the same functions on both sides?
+  if (cause.cause == kCauseFusion || cause.cause == kCauseRoundingFormat || cause.cause == kCauseFormula) {
+    const ModelProgram* pa = ProgramNamed(cause.model_a, request_a.models, free);
+    const ModelProgram* pb = ProgramNamed(cause.model_b, request_a.models, free);
+    if (pa != nullptr && pb != nullptr && pa->function_calls > 0 && pb->function_calls > 0) {
+      std::string example;
+      uint64_t compared = 0;
+      const uint64_t apart = NeedDifferentFunctions(r, *pa, *pb, differing, &example, &compared);
+      if (apart > 0) {
+        cause.cause += std::string(kCauseJoin) + kCauseFunction;
+        cause.detail += fmt::format("; and on {} of the {} differing inputs no one value of each function serves "
+                                    "both sides ({})",
+                                    apart, differing.size(), example);
+      } else if (compared > 0) {
+        cause.detail += fmt::format("; the same function values serve both sides on the {} differing inputs where "
+                                    "both call a function at the same argument",
+                                    compared);
+      } else {
+        cause.detail += "; the two forms call their functions at different arguments, so whether their "
+                        "implementations also differ is not told";
+      }
+    }
+  }
   return out;
 }
 
@@ -330,6 +449,7 @@ nlohmann::ordered_json CompareJson(const CompareRequest& r, const CompareResult&
     j["max_ulp_error"] = stats.max_ulp();
     j["models_all_inputs"] = sr.matching;
     j["models_differing_inputs"] = sr.matching_differing;
+    j["models_functions_free"] = sr.matching_free;
     nlohmann::ordered_json models = nlohmann::ordered_json::array();
     for (const ModelComparison& m : sr.all.models) {
       models.push_back({{"name", m.name}, {"expression", m.expression}, {"mismatches", m.mismatches}});

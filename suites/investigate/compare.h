@@ -38,6 +38,8 @@ inline constexpr const char* kCauseFunction = "function implementation";
 inline constexpr const char* kCauseFlushToZero = "flush to zero";
 inline constexpr const char* kCauseTree = "tree";
 inline constexpr const char* kCauseUnknown = "unknown";
+// Two causes at once ("fusion + function implementation") are joined so.
+inline constexpr const char* kCauseJoin = " + ";
 
 // Two sides at most this many ULPs apart, following no model, differ by
 // "function implementation": a transcendental from other code moves a result
@@ -81,6 +83,10 @@ struct CompareSideResult {
   CheckResult all;                          // check's measurement of the side
   std::vector<std::string> matching;        // models followed on every input
   std::vector<std::string> matching_differing;  // on the inputs where the sides differ
+  // Where those leave the cause unknown: the op's sequences with their
+  // functions free (FreeFunctionModels) that the side follows, on every
+  // input, else on the differing inputs.
+  std::vector<std::string> matching_free;
 };
 
 struct CompareCause {

@@ -175,6 +175,84 @@ TEST(ElementwiseOps, ModelProgramsAreTheTemplatesModels) {
   }
 }
 
+// The op's sequences with their functions free (FreeFunctionModels) hold
+// the built-in models of those sequences: Highway's exp, erf and tanh are
+// within an ULP or two of the functions, so every built-in model's output
+// is one of its free form's (which a slip in a sequence's op_sequence text,
+// or in its reading, breaks); and a free form does not hold what another
+// form computes (the search is not so wide that any output fits).
+TEST(ElementwiseOps, FreeFunctionModelsHoldTheTemplatesModels) {
+  size_t ops_with_functions = 0;
+  for (const ElementwiseOpInfo& op : ElementwiseOps()) {
+    for (const FloatFormat* format : Formats()) {
+      if (!RunsIn(op, *format)) continue;
+      const std::vector<ModelProgram> free = FreeFunctionModels(op, *format);
+      if (op.name == "tanh_bwd" || op.name == "sigmoid_bwd") {
+        EXPECT_TRUE(free.empty()) << op.name << ": no functions to free";
+        continue;
+      }
+      ASSERT_FALSE(free.empty()) << op.name << " " << format->name;
+      ops_with_functions += IsBinary32(*format);
+      auto find = [&](const std::string& name) -> const ModelProgram* {
+        for (const ModelProgram& p : free) {
+          if (p.name == name) return &p;
+        }
+        return nullptr;
+      };
+      // The free form of each built-in model: its sequence, fused or not.
+      auto form = [&](const ElementwiseModelInfo& m, const std::string& suffix) -> const ModelProgram* {
+        const std::string base(m.sequence_of);
+        if (const ModelProgram* p = find(base + suffix)) return p;
+        return find(base + (m.fused ? "_fma" : "_nofma") + suffix);
+      };
+      const std::vector<std::string> names = ModelNames(op, *format);
+      std::vector<std::pair<size_t, const ModelProgram*>> pairs;
+      if (IsBinary32(*format)) {
+        for (size_t m = 0; m < op.models.size(); ++m) pairs.emplace_back(m, form(op.models[m], ".free"));
+      } else {
+        const auto& infos = NarrowModelInfos(op, *format);
+        for (size_t m = 0; m < infos.size(); ++m) {
+          if (infos[m].kind == NarrowModelInfo::kOpmath) {
+            pairs.emplace_back(m, form(op.models[infos[m].f32_model], "_opmath.free"));
+          } else if (infos[m].kind == NarrowModelInfo::kPerOp) {
+            const std::string variant(op.narrow_variants[infos[m].sequence].sequence);
+            pairs.emplace_back(m, find(variant + "_per_op.free"));
+          }
+        }
+      }
+      ASSERT_FALSE(pairs.empty()) << op.name << " " << format->name;
+      const InputSet inputs = GenerateElementwiseSuite(op, *format, "adversarial", 5, 1500);
+      for (const auto& [m, program] : pairs) {
+        ASSERT_NE(program, nullptr) << op.name << " " << format->name << " " << names[m] << ": no free form";
+        uint64_t outside = 0, other_outside = 0;
+        for (size_t i = 0; i < inputs.size(); ++i) {
+          std::vector<float> x(op.arity());
+          std::vector<double> wide(op.arity());
+          for (size_t k = 0; k < op.arity(); ++k) wide[k] = x[k] = inputs.columns[k][i];
+          const double model = ModelOutput(op, *format, m, x.data());
+          const double toward = program->EvaluateToward(wide.data(), model);
+          outside += !(SameFloat(static_cast<float>(toward), static_cast<float>(model)) ||
+                       (std::isnan(model) && std::isnan(toward)));
+          // The other forms of the format, for the second claim.
+          for (const ModelProgram& other : free) {
+            if (&other == program || other.text == program->text) continue;
+            const double o = other.EvaluateToward(wide.data(), model);
+            other_outside += !(SameFloat(static_cast<float>(o), static_cast<float>(model)) ||
+                               (std::isnan(model) && std::isnan(o)));
+          }
+        }
+        EXPECT_EQ(outside, 0u) << op.name << " " << format->name << " " << names[m] << " outside "
+                               << program->name << " (" << program->text << ")";
+        if (free.size() > 1) {
+          EXPECT_GT(other_outside, 0u) << op.name << " " << format->name << " " << names[m]
+                                       << ": every free form holds it";
+        }
+      }
+    }
+  }
+  EXPECT_EQ(ops_with_functions, 3u);  // silu_bwd, gelu_bwd, gelu_tanh_bwd
+}
+
 // Staged models (the sweep's tier for ops other than tanh_bwd): the chain
 // staged at the trailing operands, applied to the first, is ModelOutput bit
 // for bit (NaN canonical), on every op, format and model; and the ops whose

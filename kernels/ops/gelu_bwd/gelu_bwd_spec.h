@@ -33,6 +33,8 @@ struct GeluBwdSpec {
   // kAlpha = RN(1/sqrt(2)), kBeta = RN(2/sqrt(pi) * 1/sqrt(2) * 1/2) = RN(1/sqrt(2 pi)).
   static constexpr float kAlpha = 0x1.6a09e6p-1f;
   static constexpr float kBeta = 0x1.988454p-2f;
+  // The constants as the op_sequence texts below name them.
+  static constexpr std::array<NamedConstant, 2> kConstants = {{{"kAlpha", kAlpha}, {"kBeta", kBeta}}};
 
   static constexpr std::array<ElementwiseVariantInfo, 2> kVariants = {{
       // PyTorch's CPU kernel: cdf = 0.5 (1 + erf(x kAlpha)),

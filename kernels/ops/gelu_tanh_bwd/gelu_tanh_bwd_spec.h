@@ -31,6 +31,8 @@ struct GeluTanhBwdSpec {
   // kBeta = RN(sqrt(2) * 2/sqrt(pi) / 2) = RN(sqrt(2/pi)), kKappa = RN(0.044715).
   static constexpr float kBeta = 0x1.988454p-1f;
   static constexpr float kKappa = 0x1.6e4e26p-5f;
+  // The constants as the op_sequence texts below name them.
+  static constexpr std::array<NamedConstant, 2> kConstants = {{{"kBeta", kBeta}, {"kKappa", kKappa}}};
 
   static constexpr std::array<ElementwiseVariantInfo, 2> kVariants = {{
       // PyTorch's CPU kernel, operation by operation (the vectorized path).
