@@ -166,7 +166,7 @@ TEST(ModelExpr, ErrorsNameTheColumn) {
   EXPECT_EQ(ErrorOf("m: r = t*t; out = fma(r, grad)"),
             "model 'm', column 19: fma() takes 3 arguments, got 2");
   EXPECT_EQ(ErrorOf("m: out = bf17(t)"),
-            "model 'm', column 10: unknown function 'bf17' (fma, neg, or a format to round to, NAME or "
+            "model 'm', column 10: unknown function 'bf17' (fma, neg, sqrt, exp, erf, tanh, log, or a format to round to, NAME or "
             "NAME_rz: f32, bf16, f16, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, "
             "float6_e2m3fn, float6_e3m2fn, float4_e2m1fn, float8_e8m0fnu)");
   EXPECT_EQ(ErrorOf("m: working f32; out = t*0.1"),
@@ -259,6 +259,83 @@ TEST(ModelExpr, BuiltinExpressionsAreTheTemplateModels) {
       }
     }
   }
+}
+
+// a / b and sqrt(a) round once, as MPFR's correctly rounded ones do.
+TEST(ModelExpr, DivisionAndSquareRootRoundOnce) {
+  const std::vector<std::string> operands = {"grad", "t"};
+  const ModelProgram div = ParseModel("d", "out = grad/t", operands, kBinary32);
+  const ModelProgram root = ParseModel("r", "out = sqrt(grad)", operands, kBinary32);
+  const ModelProgram narrow = ParseModel("n", "working bf16; out = grad/t", operands, kBinary32);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> pick(0.001f, 1000.0f);
+  for (int k = 0; k < 20000; ++k) {
+    const float a = pick(rng), b = pick(rng);
+    const double ops[2] = {a, b};
+    MpfrNumber q(24), r(24), n(8);
+    mpfr_div_d(q.get(), MpfrNumber(24, a).get(), b, MPFR_RNDN);
+    mpfr_sqrt(r.get(), MpfrNumber(24, a).get(), MPFR_RNDN);
+    mpfr_div_d(n.get(), MpfrNumber(24, RoundDouble(kBFloat16, a)).get(), RoundDouble(kBFloat16, b), MPFR_RNDN);
+    ASSERT_EQ(div.Evaluate(ops), mpfr_get_d(q.get(), MPFR_RNDN)) << std::hexfloat << a << " / " << b;
+    ASSERT_EQ(root.Evaluate(ops), mpfr_get_d(r.get(), MPFR_RNDN)) << std::hexfloat << a;
+    const double bf[2] = {RoundDouble(kBFloat16, a), RoundDouble(kBFloat16, b)};
+    ASSERT_EQ(narrow.Evaluate(bf), mpfr_get_d(n.get(), MPFR_RNDN)) << std::hexfloat << bf[0] << " / " << bf[1];
+  }
+}
+
+// A free function stands for every binary32 within kModelFunctionUlps of the
+// function: an output made with exp's value 3 ULPs off is followed, one made
+// 5 ULPs off is not, and the values found are the ones that made it.
+TEST(ModelExpr, FreeFunctionsAreSearchedWithinTheirUlps) {
+  const std::vector<std::string> operands = {"grad", "x"};
+  const ModelProgram m = ParseModel("m", "e = exp(-x); out = grad*e", operands, kBinary32);
+  EXPECT_EQ(m.function_calls, 1);
+  auto off = [](float v, int ulps) {
+    for (; ulps > 0; --ulps) v = std::nextafter(v, INFINITY);
+    for (; ulps < 0; ++ulps) v = std::nextafter(v, -INFINITY);
+    return v;
+  };
+  const float grad = 1.0f;
+  for (const float x : {0.75f, -3.5f, 10.25f, 0x1p-20f}) {
+    const double ops[2] = {grad, x};
+    const float nearest = static_cast<float>(std::exp(-static_cast<double>(x)));
+    EXPECT_EQ(m.Evaluate(ops), nearest);
+    for (const int ulps : {-4, -3, 1, 3, 4}) {
+      const double target = off(nearest, ulps);
+      EXPECT_EQ(m.EvaluateToward(ops, target), target) << x << " " << ulps;
+      const auto values = m.FunctionValuesToward(ops, target, 10);
+      ASSERT_EQ(values.size(), 1u);
+      EXPECT_EQ(values[0][0].ulps, ulps);
+      EXPECT_EQ(values[0][0].argument, -x);
+      EXPECT_EQ(values[0][0].value, target);
+    }
+    for (const int ulps : {-6, 5, 100}) {
+      const double target = off(nearest, ulps);
+      EXPECT_EQ(m.EvaluateToward(ops, target), nearest) << x << " " << ulps;
+      EXPECT_TRUE(m.FunctionValuesToward(ops, target, 10).empty());
+    }
+  }
+  // In a narrower working format the binary32 value is rounded to it.
+  const ModelProgram per_op = ParseModel("p", "working bf16; out = tanh(x)", operands, kBFloat16);
+  const double ops[2] = {1, 0.5};
+  EXPECT_EQ(per_op.Evaluate(ops), RoundDouble(kBFloat16, std::tanh(0.5)));
+  // A model of no functions is Evaluate whatever the target.
+  const ModelProgram plain = ParseModel("q", "out = grad*x", operands, kBinary32);
+  EXPECT_EQ(plain.EvaluateToward(ops, 7.0), 0.5);
+}
+
+TEST(ModelExpr, FunctionCallsAreLimited) {
+  const std::vector<std::string> operands = {"grad", "x"};
+  EXPECT_NO_THROW(ParseModel("m", "out = exp(x) + erf(x) + tanh(x)", operands, kBinary32));
+  try {
+    ParseModel("m", "out = exp(x) + erf(x) + tanh(x) + log(x)", operands, kBinary32);
+    ADD_FAILURE() << "four calls accepted";
+  } catch (const ModelSyntaxError& e) {
+    EXPECT_NE(std::string(e.what()).find("more than 3 calls"), std::string::npos) << e.what();
+    EXPECT_EQ(e.column(), 35u);  // the fourth call, log
+  }
+  EXPECT_THROW(ParseModel("m", "exp = x; out = exp", operands, kBinary32), ModelSyntaxError);
+  EXPECT_THROW(ParseModel("m", "out = sqrt(x, x)", operands, kBinary32), ModelSyntaxError);
 }
 
 }  // namespace

@@ -9,10 +9,13 @@ states) and the cause `compare` must name for it from the models alone; every re
 then rechecked by tools/python/recheck_compare.py (fractions only, no code shared with
 ulpgate): the differing count, the ULP distances and, for tanh_bwd, the models.
 
-The table's differences that `compare` leaves `unknown` (a side follows no model and the
-models cannot say where the two part: the transcendental functions, the reductions whose
-eager order ulpgate has no schedule for) are listed in UNKNOWN and must stay honest: an
-`unknown` with the evidence, never a guessed cause. Needs no PyTorch or JAX.
+Where neither side follows a built-in model because their exp, erf or tanh are not
+Highway's, compare tries the op's sequences (and the formula given as a model) with their
+functions free (any binary32 within 4 ULPs): those rows name the cause from that. The
+table's differences that `compare` still leaves `unknown` (ATen's vectorized erf, whose
+error is absolute and far beyond 4 ULPs of small values; the reductions whose eager order
+ulpgate has no schedule for) are listed in UNKNOWN and must stay honest: an `unknown` with
+the evidence, never a guessed cause. Needs no PyTorch or JAX.
 
     python3 tools/python/compare_peer_causes_test.py --ulpgate build/bin/ulpgate --work DIR
 """
@@ -30,6 +33,20 @@ JAX = "suites/peer/jax-0.10.2-cpu"
 
 # Inductor writes sigmoid_backward as grad * (s * (1 - s)) (its decomposition, codes.txt).
 SIGMOID_DECOMPOSED = "sigmoid_decomposed: a = 1 - s; b = s*a; out = grad*b"
+
+# The user formulas of compiled_peer.py as PyTorch runs them eagerly in 16 bits: each
+# operator one ATen op, computed in binary32 and rounded to the format (torch.sigmoid one op;
+# a Python float operand is a binary32 constant). -0.5*x*x is written (x*x)*-0.5, the same
+# value (a product by -0.5 is exact), as the op's own sequences write it.
+def silu_formula_per_op(r):
+    return (f"silu_formula_per_op: s = {r}(1/(1 + exp(-x))); p = {r}(grad*s); q = {r}(1 - s); "
+            f"w = {r}(1 + {r}(x*q)); out = {r}(p*w)")
+
+
+def gelu_formula_per_op(r):
+    return (f"gelu_formula_per_op: a = {r}(x*0x1.6a09e6p-1); cdf = {r}(0.5*{r}(1 + {r}(erf(a)))); "
+            f"m = {r}({r}(x*x)*-0.5); pdf = {r}({r}(exp(m))*0x1.988454p-2); out = {r}(grad*{r}(cdf + {r}(x*pdf)))")
+
 
 # (folder, archive, op, dtype, side a, side b, cause, extra arguments)
 ROWS = [
@@ -52,6 +69,19 @@ ROWS = [
     (JAX, "tanh_bwd_f16", "tanh_bwd", "f16", "numpy_mulsub", "jit_mulsub", "fusion", []),
     (JAX, "tanh_bwd_bf16", "tanh_bwd", "bf16", "numpy_mulsub", "jit_mulsub", "none", []),
     (JAX, "sigmoid_bwd_f32", "sigmoid_bwd", "f32", "numpy", "jit", "none", []),
+    # Neither side follows a built-in model (their exp, erf, tanh are not Highway's): the
+    # op's sequences with their functions free name the cause.
+    (TORCH, "silu_bwd_f32", "silu_bwd", "f32", "eager_aten", "compiled_aten", "fusion", []),
+    (JAX, "silu_bwd_f32", "silu_bwd", "f32", "numpy", "jit", "fusion + function implementation", []),
+    (JAX, "gelu_bwd_f32", "gelu_bwd", "f32", "numpy", "jit", "fusion + function implementation", []),
+    (TORCH, "silu_bwd_bf16", "silu_bwd", "bf16", "eager_formula", "compiled_formula", "rounding format",
+     ["--model", silu_formula_per_op("bf16")]),
+    (TORCH, "silu_bwd_f16", "silu_bwd", "f16", "eager_formula", "compiled_formula", "rounding format",
+     ["--model", silu_formula_per_op("f16")]),
+    (TORCH, "gelu_bwd_bf16", "gelu_bwd", "bf16", "eager_formula", "compiled_formula", "rounding format",
+     ["--model", gelu_formula_per_op("bf16")]),
+    (TORCH, "gelu_bwd_f16", "gelu_bwd", "f16", "eager_formula", "compiled_formula", "rounding format",
+     ["--model", gelu_formula_per_op("f16")]),
 ]
 
 # The table's causes that need evidence beyond the models (settings tried, a tree
