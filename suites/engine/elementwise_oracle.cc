@@ -960,6 +960,10 @@ class SequenceText {
       if (text_[pos_++] == ')') break;
     }
     if (args.size() != 3) throw std::invalid_argument(std::string(name) + " takes 3 arguments");
+    for (std::string& arg : args) {
+      arg.erase(0, arg.find_first_not_of(' '));
+      arg.erase(arg.find_last_not_of(' ') + 1);
+    }
     const std::string& a = args[0];
     const std::string& b = args[1];
     const std::string& c = args[2];

@@ -170,10 +170,11 @@ const ModelProgram* ProgramNamed(const std::string& name, const std::vector<Mode
 // differing inputs at which no choice of the functions' values serves both
 // sides (a function of the same argument given one binary32 value), which
 // the structure alone does not explain. The first such input into *example.
-uint64_t NeedDifferentFunctions(const CompareRequest& r, const ModelProgram& pa, const ModelProgram& pb,
-                                const std::vector<uint64_t>& differing, std::string* example, uint64_t* compared) {
+std::vector<uint64_t> NeedDifferentFunctions(const CompareRequest& r, const ModelProgram& pa,
+                                             const ModelProgram& pb, const std::vector<uint64_t>& differing,
+                                             std::string* example, uint64_t* compared) {
   constexpr size_t kChoices = 81;
-  uint64_t count = 0;
+  std::vector<uint64_t> apart;
   *compared = 0;
   for (const uint64_t i : differing) {
     std::vector<double> ops;
@@ -201,7 +202,8 @@ uint64_t NeedDifferentFunctions(const CompareRequest& r, const ModelProgram& pa,
       }
     }
     if (shared) continue;
-    if (count++ == 0 && example != nullptr) {
+    apart.push_back(i);
+    if (apart.size() == 1 && example != nullptr) {
       const auto& f = va.front().front();
       std::string operands;
       for (size_t k = 0; k < ops.size(); ++k) operands += fmt::format("{}{}", k ? ", " : "", HexFloat(static_cast<float>(ops[k])));
@@ -210,7 +212,7 @@ uint64_t NeedDifferentFunctions(const CompareRequest& r, const ModelProgram& pa,
                              HexFloat(static_cast<float>(f.binary32)), pb.name);
     }
   }
-  return count;
+  return apart;
 }
 
 }  // namespace
@@ -396,13 +398,17 @@ CompareResult RunCompare(const CompareRequest& r) {
   }
   // A structural cause between two forms that call free functions: does it
   // explain every difference with the same functions on both sides?
+  const ModelProgram* pa = ProgramNamed(cause.model_a, request_a.models, free);
+  const ModelProgram* pb = ProgramNamed(cause.model_b, request_a.models, free);
+  if (pa != nullptr) cause.expression_a = pa->text;
+  if (pb != nullptr) cause.expression_b = pb->text;
   if (cause.cause == kCauseFusion || cause.cause == kCauseRoundingFormat || cause.cause == kCauseFormula) {
-    const ModelProgram* pa = ProgramNamed(cause.model_a, request_a.models, free);
-    const ModelProgram* pb = ProgramNamed(cause.model_b, request_a.models, free);
     if (pa != nullptr && pb != nullptr && pa->function_calls > 0 && pb->function_calls > 0) {
       std::string example;
       uint64_t compared = 0;
-      const uint64_t apart = NeedDifferentFunctions(r, *pa, *pb, differing, &example, &compared);
+      cause.functions_apart = NeedDifferentFunctions(r, *pa, *pb, differing, &example, &compared);
+      cause.functions_compared = compared;
+      const uint64_t apart = cause.functions_apart.size();
       if (apart > 0) {
         cause.cause += std::string(kCauseJoin) + kCauseFunction;
         cause.detail += fmt::format("; and on {} of the {} differing inputs no one value of each function serves "
@@ -479,6 +485,14 @@ nlohmann::ordered_json CompareJson(const CompareRequest& r, const CompareResult&
                 {"model_a", result.cause.model_a},
                 {"model_b", result.cause.model_b},
                 {"detail", result.cause.detail}};
+  // The models' statements and what the functions' values showed, for a
+  // recheck apart (tools/python/recheck_compare.py).
+  auto expression = [](const std::string& e) { return e.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(e); };
+  j["cause"]["expression_a"] = expression(result.cause.expression_a);
+  j["cause"]["expression_b"] = expression(result.cause.expression_b);
+  j["cause"]["function_ulps"] = kModelFunctionUlps;
+  j["cause"]["functions_compared"] = result.cause.functions_compared;
+  j["cause"]["functions_apart_inputs"] = result.cause.functions_apart;
   nlohmann::ordered_json nearest = nlohmann::ordered_json::array();
   for (const CompareExample& e : result.nearest) nearest.push_back(example(e));
   j["nearest"] = nearest;

@@ -96,6 +96,16 @@ struct CompareCause {
   // compared), "outputs" (flush to zero, from the values), "" for none.
   std::string basis;
   std::string model_a, model_b;  // the pair of models whose parting names it
+  // Their statements, where they are programs of the model language (a
+  // user's, or the op's sequences with their functions free); empty else.
+  std::string expression_a, expression_b;
+  // Where both call free functions and a structural cause names them: the
+  // differing inputs at which no one value of each function (at an argument
+  // both sides share) serves both, which makes the cause "... + function
+  // implementation"; `functions_compared`: the differing inputs at which the
+  // two call a function at the same argument.
+  std::vector<uint64_t> functions_apart;
+  uint64_t functions_compared = 0;
 };
 
 struct CompareResult {

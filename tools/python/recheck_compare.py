@@ -13,7 +13,15 @@ re-derives, with fractions.Fraction only:
   - for tanh_bwd, whose models recheck_check.py writes out (binary32_exact.py: each
     operation exact, then one rounding): that each side's outputs equal every model the
     report says it follows, on every input and on the differing inputs, bit for bit, and
-    that no model written there and left out of those sets is followed.
+    that no model written there and left out of those sets is followed;
+  - where the cause rests on two models of the model language (the report's
+    cause.expression_a and _b: a user's, or the op's sequences with exp, erf and tanh
+    free), that side a's outputs are model a's and b's model b's (model_language.py: exact
+    rationals, the functions by mpmath, each free within cause.function_ulps binary32 ULPs)
+    on every differing input and on up to 256 others (on the differing ones only where the
+    cause's basis is the differing inputs); and where both call functions, which differing
+    inputs no one value of each function (at an argument both share) serves: the report's
+    functions_apart_inputs, and its functions_compared.
 
     python3 tools/python/recheck_compare.py REPORT.json [REPORT.json ...]
 
@@ -32,6 +40,9 @@ from fractions import Fraction
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import binary32_exact as bx  # noqa: E402
 from recheck_check import models as tanh_bwd_models, same  # noqa: E402
+import model_language  # noqa: E402
+
+STRUCTURAL = ("fusion", "rounding format", "formula")
 
 
 def decode(fmt, bits):
@@ -120,10 +131,66 @@ def recheck(path, report):
                            sorted(m for m in side["models_all_inputs"] if m in known)))
             checks.append(("%s: models on the differing inputs" % name, sorted(follows_differing),
                            sorted(m for m in side["models_differing_inputs"] if m in known)))
+    cause = r["cause"]
+    if cause.get("expression_a") and cause.get("expression_b"):
+        checks += recheck_cause_models(fmt, r, values, operands, a, b, differing)
     for what, mine, theirs in checks:
         if mine != theirs:
             failures.append("%s: %s: recheck %s, report %s" % (path, what, mine, theirs))
     return failures
+
+
+def recheck_cause_models(fmt, r, values, operands, a, b, differing):
+    """The checks of the models the cause names (see the module's docstring)."""
+    cause = r["cause"]
+    ulps = cause["function_ulps"]
+    pa = model_language.parse(cause["expression_a"], operands)
+    pb = model_language.parse(cause["expression_b"], operands)
+    n = r["n"]
+    inputs = [[decode(fmt, x) for x in values[k]] for k in operands]
+    others = [i for i in range(n) if a[i] is not None and i not in set(differing)]
+    sample = differing + (others[:: max(1, len(others) // 256)][:256]
+                          if cause["basis"].startswith("all inputs") else [])
+    out = []
+    choices = {}
+    for name, program, outputs in (("a", pa, a), ("b", pb, b)):
+        missed = []
+        for i in sample:
+            ops = {k: inputs[j][i] for j, k in enumerate(operands)}
+            found = program.choices(ops, outputs[i], fmt, ulps)
+            if i in differing:
+                choices[(name, i)] = found
+            if not found:
+                missed.append(i)
+        out.append(("side %s follows %s (%d inputs rechecked): inputs it does not" %
+                    (name, cause["model_" + name], len(sample)), missed[:10], []))
+    if any(w in cause["cause"] for w in STRUCTURAL) and pa.calls > 0 and pb.calls > 0:
+        apart, compared = [], 0
+        for i in differing:
+            va, vb = choices[("a", i)], choices[("b", i)]
+            if not va or not vb:
+                continue
+            if not any(f == g and x.kind == y.kind and x.q == y.q and x.neg == y.neg
+                       for f, x, _ in va[0] for g, y, _ in vb[0]):
+                continue
+            compared += 1
+
+            def agree(ca, cb):
+                return all(not (f == g and same_value(x, y)) or same_value(u, v)
+                           for f, x, u in ca for g, y, v in cb)
+            if not any(agree(ca, cb) for ca in va for cb in vb):
+                apart.append(i)
+        out.append(("differing inputs no one value of each function serves", apart,
+                    cause["functions_apart_inputs"]))
+        out.append(("differing inputs where both call a function at the same argument", compared,
+                    cause["functions_compared"]))
+        named = cause["cause"].endswith("+ function implementation")
+        out.append(("'+ function implementation' in the cause", bool(apart), named))
+    return out
+
+
+def same_value(x, y):
+    return x.kind == y.kind and x.q == y.q and x.neg == y.neg
 
 
 def main(argv=None):
