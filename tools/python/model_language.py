@@ -146,8 +146,11 @@ def _nearest(function, argument):
         y = FUNCTIONS[function](mpmath.mpf(q.numerator) / q.denominator)
         if not mpmath.isfinite(y):
             return bx.from_float(float(y))
-        man, exp = mpmath.mpf(y).man_exp
+        # _mpf_ is (sign, mantissa, exponent, bits): man_exp drops the sign.
+        sign, man, exp, _ = mpmath.mpf(y)._mpf_
         exact = Fraction(int(man)) * (Fraction(2) ** exp if exp >= 0 else Fraction(1, 2 ** -exp))
+        if sign:
+            exact = -exact
     return bx.round_to(bx.Value.num(exact), bx.F32)
 
 
