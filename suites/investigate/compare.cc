@@ -12,6 +12,7 @@
 #include "oracles/float_text.h"
 #include "suites/investigate/check_models.h"
 #include "kernels/reductions/reduction_spec.h"
+#include "suites/engine/reductions/row_statistics.h"
 #include "suites/investigate/model_structure.h"
 #include "suites/reports/number_text.h"
 #include "suites/reports/replay.h"
@@ -472,6 +473,158 @@ CompareCause CauseFromReductionModels(const ReductionOpInfo& op, const std::vect
   return cause;
 }
 
+namespace {
+
+// The rows whose values of the statistics reproducing a and b share none:
+// their sums differ. A row whose values were capped on either side is left
+// out (its sets are not whole).
+std::vector<size_t> RowsApart(const RowFit& a, const RowFit& b) {
+  std::vector<size_t> rows;
+  for (size_t r = 0; r < a.hits.size(); ++r) {
+    if (a.capped[r] || b.capped[r]) continue;
+    bool shared = false;
+    for (const auto& ha : a.hits[r]) {
+      shared = std::find(b.hits[r].begin(), b.hits[r].end(), ha) != b.hits[r].end();
+      if (shared) break;
+    }
+    if (!shared) rows.push_back(r);
+  }
+  return rows;
+}
+
+// The nearest values of a row's two sets: their distance in ULPs (the larger
+// of the statistics'), and the pair.
+std::tuple<int64_t, std::array<int64_t, 2>, std::array<int64_t, 2>> Nearest(const RowFit& a, const RowFit& b,
+                                                                             size_t row) {
+  std::tuple<int64_t, std::array<int64_t, 2>, std::array<int64_t, 2>> best{
+      std::numeric_limits<int64_t>::max(), {}, {}};
+  for (const auto& ha : a.hits[row]) {
+    for (const auto& hb : b.hits[row]) {
+      const int64_t d = std::max(std::llabs(ha[0] - hb[0]), std::llabs(ha[1] - hb[1]));
+      if (d < std::get<0>(best)) best = {d, ha, hb};
+    }
+  }
+  return best;
+}
+
+std::string StatisticText(const RowStatisticSearch& search, const std::array<int64_t, 2>& v) {
+  std::string text = HexFloat(FloatFromOrdered(v[0]));
+  if (search.statistics == 2) text += ", " + HexFloat(FloatFromOrdered(v[1]));
+  return text;
+}
+
+std::string FittingText(const RowStatisticSearch& s) {
+  std::vector<std::string> names;
+  for (const RowFit& f : s.fits) {
+    if (f.fits) names.push_back(f.epilogue.name);
+  }
+  return Join(names);
+}
+
+}  // namespace
+
+CompareCause CauseFromRowStatistics(const RowOpInfo& op, const RowStatisticSearch& a, const RowStatisticSearch& b) {
+  std::string statistics;
+  for (const auto& name : op.statistics) statistics += (statistics.empty() ? "" : " and ") + std::string(name);
+  int64_t window = 0;
+  double bound = 0;
+  for (size_t r = 0; r < a.window.size(); ++r) {
+    for (size_t k = 0; k < a.statistics; ++k) {
+      window = std::max(window, a.window[r][k]);
+      bound = std::max(bound, a.bound_ulp[r][k]);
+    }
+  }
+  const std::string searched = fmt::format(
+      "{} set free per row over the binary32 values within {} ULPs of the sequential sum's (the bound of a "
+      "binary32 sum of {} terms, 2 gamma_n sum |t|, is at most {:.1f} ULPs here{})",
+      statistics, window, a.n, bound, bound + 2 > static_cast<double>(window) ? ", cut at the search's limit" : "");
+  CompareCause cause;
+  cause.basis = "row statistics set free";
+  for (const auto& [side, s] : {std::pair<const char*, const RowStatisticSearch*>{"a", &a}, {"b", &b}}) {
+    bool any = false;
+    int64_t first = -1;
+    for (const RowFit& f : s->fits) {
+      any = any || f.fits;
+      first = std::max(first, f.unfit_row);
+    }
+    if (!any) {
+      cause.cause = kCauseUnknown;
+      cause.detail = fmt::format("with {}, no epilogue of {} ({}) reproduces {}'s outputs bit for bit (row {} is "
+                                 "the last any reaches): {} computes its elements otherwise, or with a function "
+                                 "(exp, log) of its own",
+                                 searched, op.name, Join([&] {
+                                   std::vector<std::string> names;
+                                   for (const RowFit& f : s->fits) names.push_back(f.epilogue.name);
+                                   return names;
+                                 }()),
+                                 side, first, side);
+      return cause;
+    }
+  }
+  // The pair that needs the fewest causes: the same epilogue where both
+  // follow it, so that what differs is the statistics alone.
+  size_t best = std::numeric_limits<size_t>::max();
+  for (const RowFit& fa : a.fits) {
+    if (!fa.fits) continue;
+    for (const RowFit& fb : b.fits) {
+      if (!fb.fits) continue;
+      const std::vector<size_t> apart = RowsApart(fa, fb);
+      std::vector<std::string> causes;
+      std::string epilogue;
+      if (!apart.empty()) causes.push_back(kCauseTree);
+      if (fa.epilogue.form != fb.epilogue.form) {
+        // A declared form names its own cause; two finishes part on the formula.
+        const std::string word = fa.epilogue.step != RowEpilogueStep::kVariant ? fa.epilogue.cause
+                                 : fb.epilogue.step != RowEpilogueStep::kVariant ? fb.epilogue.cause
+                                                                                 : std::string(kCauseFormula);
+        causes.push_back(word);
+        epilogue = fmt::format("a's outputs follow the epilogue {} ({}) and not {}'s, b's {} ({}) and not {}'s",
+                               fa.epilogue.form, fa.epilogue.sequence, fb.epilogue.form, fb.epilogue.form,
+                               fb.epilogue.sequence, fa.epilogue.form);
+      } else if (fa.epilogue.fused != fb.epilogue.fused) {
+        causes.push_back(kCauseFusion);
+        epilogue = fmt::format("both follow the epilogue {}, a's with MulAdd {}, b's {}", fa.epilogue.form,
+                               fa.epilogue.fused ? "fused" : "unfused", fb.epilogue.fused ? "fused" : "unfused");
+      } else {
+        epilogue = fmt::format("both sides' outputs follow the one epilogue {} ({})", fa.epilogue.name,
+                               fa.epilogue.sequence);
+      }
+      if (causes.empty() || causes.size() >= best) continue;
+      best = causes.size();
+      std::string rows;
+      if (!apart.empty()) {
+        int64_t farthest = 0;
+        std::string example;
+        for (const size_t r : apart) {
+          const auto [d, va, vb] = Nearest(fa, fb, r);
+          if (example.empty() || d > farthest) {
+            farthest = std::max(farthest, d);
+            example = fmt::format("row {}: a's {} against b's {}, {} ULP{} apart", r, StatisticText(a, va),
+                                  StatisticText(b, vb), d, d == 1 ? "" : "s");
+          }
+        }
+        rows = fmt::format("; {} of {} rows need values of {} that no value serves on both sides (the sums "
+                           "differ), at most {} ULP{} apart, within the bound ({})",
+                           apart.size(), a.rows, statistics, farthest, farthest == 1 ? "" : "s", example);
+      } else {
+        rows = fmt::format("; every row's statistics can be the same on both sides");
+      }
+      cause.cause = causes[0];
+      for (size_t k = 1; k < causes.size(); ++k) cause.cause += " + " + causes[k];
+      cause.model_a = fa.epilogue.name;
+      cause.model_b = fb.epilogue.name;
+      cause.detail = fmt::format("with {}, {} bit for bit on every row{} (a fits {}; b fits {})", searched, epilogue,
+                                 rows, FittingText(a), FittingText(b));
+    }
+  }
+  if (best == std::numeric_limits<size_t>::max()) {
+    cause.cause = kCauseUnknown;
+    cause.detail = fmt::format("with {}, a fits {} and b fits {}, and no pair of them parts where the outputs do",
+                               searched, FittingText(a), FittingText(b));
+  }
+  return cause;
+}
+
 CompareResult RunReductionCompare(const ReductionCompareRequest& r) {
   const ReductionInputSet& inputs = *r.inputs;
   const ReductionOpInfo& op = *inputs.op;
@@ -510,6 +663,14 @@ CompareResult RunReductionCompare(const ReductionCompareRequest& r) {
   }
   out.cause = CauseFromReductionModels(op, out.a.matching, out.b.matching);
   out.cause.basis = "all inputs";
+  // Where the schedules' models cannot say, a row reduction's outputs can:
+  // which epilogues reproduce each side with its row statistics set free.
+  if (out.cause.cause == kCauseUnknown && FindRowOp(op.name) != nullptr) {
+    const std::string models = out.cause.detail;
+    out.cause = CauseFromRowStatistics(*FindRowOp(op.name), SearchRowStatistics(inputs, r.a.outputs),
+                                       SearchRowStatistics(inputs, r.b.outputs));
+    out.cause.detail = models + "; " + out.cause.detail;
+  }
   return out;
 }
 

@@ -19,8 +19,10 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/elementwise_ops.h"
+#include "kernels/reductions/row_ops.h"
 #include "oracles/format.h"
 #include "suites/inputs/inputs.h"
+#include "suites/engine/reductions/row_statistics.h"
 #include "suites/inputs/reduction_problem.h"
 #include "suites/investigate/check.h"
 
@@ -146,6 +148,13 @@ nlohmann::ordered_json ReductionCompareJson(const ReductionCompareRequest& reque
 // The cause from the two sides' reduction models (names of ReductionModel).
 CompareCause CauseFromReductionModels(const ReductionOpInfo& op, const std::vector<std::string>& a,
                                       const std::vector<std::string>& b);
+// A row reduction's cause from its outputs where the models cannot say
+// (suites/engine/reductions/row_statistics.h): both sides reproduced by one
+// epilogue with statistics that differ on some rows, "tree"; only by
+// different epilogues, the cause those epilogues part on ("formula",
+// "fusion"), with " + " after "tree" where the statistics differ too;
+// "unknown" where a side follows no epilogue, with what was searched.
+CompareCause CauseFromRowStatistics(const RowOpInfo& op, const RowStatisticSearch& a, const RowStatisticSearch& b);
 
 // The exit status of a comparison: 0 identical in every bit, 1 different.
 inline int CompareExitStatus(const CompareResult& r) { return r.differing == 0 ? 0 : 1; }

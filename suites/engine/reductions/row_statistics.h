@@ -1,0 +1,88 @@
+// A row reduction's outputs with the row statistics set free: which
+// epilogues (the variants' finishes, the forms other implementations write,
+// RowEpilogueForm) reproduce a side's outputs bit for bit when the values the
+// row's reduction gives its elements (RowStatistics: the mean of squares, the
+// sum of exponentials, sum dy y ...) may be any binary32 values near the
+// exact ones, and which values do, row by row.
+//
+// This is what `compare` rests a reduction's cause on where a side follows
+// none of ulpgate's schedules (suites/investigate/compare.h): two sides that
+// one epilogue reproduces, each with its own statistics, compute the same
+// elements from differently summed rows ("tree"); sides that only different
+// epilogues reproduce part where those epilogues do ("formula", "fusion").
+//
+// The search: per row, every binary32 value within the error bound of a
+// binary32 sum of the row's n terms (2 gamma_n sum |t_k|, on each side of the
+// sequential model's value: each side's sum lies within gamma_(n-1) sum |t_k|
+// of the exact one), in ULPs of that value, capped at kRowStatisticWindow
+// (1-D) or kRowStatisticWindow2 (two statistics, the RMSNorm backward pass);
+// a row's elements in order, the first mismatch ending a candidate.
+#ifndef ULPGATE_SUITES_ENGINE_REDUCTIONS_ROW_STATISTICS_H_
+#define ULPGATE_SUITES_ENGINE_REDUCTIONS_ROW_STATISTICS_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/reductions/row_ops.h"
+#include "kernels/reductions/row_sequences.h"
+#include "suites/inputs/reduction_problem.h"
+
+namespace ulpgate {
+
+// The most ULPs searched on each side of a statistic, one statistic or two.
+inline constexpr int64_t kRowStatisticWindow = int64_t{1} << 12;
+inline constexpr int64_t kRowStatisticWindow2 = int64_t{1} << 9;
+// The most values kept per row of a fit (past it the row is `capped`).
+inline constexpr size_t kRowStatisticHits = 4096;
+
+// An epilogue a side may follow: a finish of the op's variants or another
+// declared form (RowOpInfo::other_epilogues), with MulAdd (and Highway's Exp
+// and Log) fused or not.
+struct RowEpilogueCandidate {
+  std::string name;      // "rsqrt_unfused", "product_difference_fused"
+  RowFinish finish = RowFinish::kPlain;
+  RowEpilogueStep step = RowEpilogueStep::kVariant;
+  bool fused = false;
+  std::string form;      // "rsqrt", "product_difference": the name without fusion
+  std::string cause;     // the cause word of a declared form; "formula" for a finish
+  std::string sequence;  // in words
+};
+std::vector<RowEpilogueCandidate> RowEpilogueCandidates(const RowOpInfo& op);
+
+// A statistic value as an integer that counts binary32 values in order, so
+// that two values' difference is their distance in ULPs (+0 and -0 are one).
+int64_t OrderedFloat(float v);
+float FloatFromOrdered(int64_t k);
+
+struct RowFit {
+  RowEpilogueCandidate epilogue;
+  bool fits = false;        // every row reproduced
+  int64_t unfit_row = -1;   // the first row no value reproduces
+  // Per row: the statistics' values (OrderedFloat of value[0], value[1])
+  // that reproduce it, in the order searched; `capped` when there were more
+  // than kRowStatisticHits.
+  std::vector<std::vector<std::array<int64_t, 2>>> hits;
+  std::vector<bool> capped;
+};
+
+struct RowStatisticSearch {
+  size_t rows = 0;        // over every instance
+  size_t n = 0;           // the row length
+  size_t statistics = 1;  // values per row
+  std::vector<RowStatistics> centers;            // per row: the sequential model's
+  std::vector<std::array<int64_t, 2>> window;    // per row and statistic: ULPs searched each way
+  std::vector<std::array<double, 2>> bound_ulp;  // the bound in ULPs of the center
+  std::vector<RowFit> fits;                      // one per candidate, RowEpilogueCandidates' order
+};
+
+// Searches `outputs` (every instance's, in order, values of inputs.format)
+// over every candidate epilogue. Throws std::invalid_argument when the op is
+// not a row op.
+RowStatisticSearch SearchRowStatistics(const ReductionInputSet& inputs, const std::vector<float>& outputs);
+
+}  // namespace ulpgate
+
+#endif  // ULPGATE_SUITES_ENGINE_REDUCTIONS_ROW_STATISTICS_H_

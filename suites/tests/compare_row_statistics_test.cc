@@ -1,0 +1,153 @@
+// `compare` on a row reduction whose sides follow none of the schedules'
+// models (suites/investigate/compare.h, RunReductionCompare): the cause from
+// the outputs with the row statistics set free
+// (suites/engine/reductions/row_statistics.h). Planted sides: one epilogue
+// with row sums moved by tens of ULPs on some rows (no schedule's sum is that
+// far) must give "tree"; the same sums through RMSNorm's other finish (x/s
+// against x RN(1/s)) "formula"; softmax's backward multiplied out and
+// contracted, as Inductor compiles it, "formula"; outputs moved by noise
+// "unknown", with what was searched.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/reductions/reduction_spec.h"
+#include "kernels/reductions/row_ops.h"
+#include "kernels/reductions/row_sequences.h"
+#include "oracles/ieee_emulation.h"
+#include "suites/engine/reductions/row_models.h"
+#include "suites/engine/reductions/row_statistics.h"
+#include "suites/investigate/compare.h"
+
+namespace ulpgate {
+namespace {
+
+constexpr size_t kRows = 4;
+constexpr size_t kN = 37;  // odd: no lane count divides it
+
+// One instance of `op` [kRows, kN] with operands drawn from a fixed seed:
+// x and dy normal, g near 1, y a softmax-like row of positive values.
+ReductionInputSet Inputs(const char* op_name) {
+  ReductionInputSet in;
+  in.op = FindReductionOp(op_name);
+  EXPECT_NE(in.op, nullptr) << op_name;
+  in.format = &kBinary32;
+  in.shape.rank = 2;
+  in.shape[0] = kRows;
+  in.shape[1] = kN;
+  in.source = "planted";
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_real_distribution<float> unit(0.5f, 1.5f);
+  ReductionInstance instance;
+  for (const std::string& name : in.op->operands) {
+    const bool weight = name == "g";
+    std::vector<float> t(weight ? kN : kRows * kN);
+    for (float& v : t) v = name == "g" ? unit(rng) : name == "y" ? unit(rng) / kN : normal(rng);
+    instance.operands.push_back(t);
+  }
+  in.instances.push_back(instance);
+  return in;
+}
+
+// Every row's outputs by `finish`/`step` from the sequential sums moved by
+// shift[r] ULPs (each statistic), MulAdd fused or not.
+std::vector<float> Planted(const ReductionInputSet& in, RowFinish finish, RowEpilogueStep step, bool fused,
+                           const std::vector<int64_t>& shift) {
+  const RowOpInfo& op = *FindRowOp(in.op->name);
+  const NativeBinary32Arith unfused(false), arith(fused);
+  std::vector<const float*> tensors;
+  for (const auto& t : in.instances[0].operands) tensors.push_back(t.data());
+  std::vector<float> out;
+  for (size_t r = 0; r < kRows; ++r) {
+    const RowOperands row = RowOperandsOf(op, tensors, r, kN);
+    RowStatistics s = RowStatisticsOf(unfused, op, op.variants.front(), 1, row, kN);
+    for (size_t k = 0; k < op.statistics.size(); ++k) {
+      s.value[k] = FloatFromOrdered(OrderedFloat(s.value[k]) + shift[r]);
+    }
+    RowEpilogue(arith, op, finish, step, row, kN, kDefaultRmsNormEps, s, [&](size_t, float y) {
+      out.push_back(y);
+      return true;
+    });
+  }
+  return out;
+}
+
+CompareResult Compare(const ReductionInputSet& in, const std::vector<float>& a, const std::vector<float>& b) {
+  ReductionCompareRequest request;
+  request.inputs = &in;
+  request.a = {"a", "outputs", a, "a", false};
+  request.b = {"b", "outputs", b, "b", false};
+  return RunReductionCompare(request);
+}
+
+TEST(compare_row_statistics, TreeWhereOneEpilogueTakesDifferentRowSums) {
+  const ReductionInputSet in = Inputs("rmsnorm_fwd");
+  const std::vector<int64_t> none = {20, 20, 20, 20}, moved = {20, 35, 20, 5};
+  const auto a = Planted(in, RowFinish::kRsqrt, RowEpilogueStep::kVariant, false, moved);
+  const auto b = Planted(in, RowFinish::kRsqrt, RowEpilogueStep::kVariant, false, none);
+  const CompareResult r = Compare(in, a, b);
+  ASSERT_GT(r.differing, 0u);
+  EXPECT_TRUE(r.a.matching.empty()) << "a planted off every schedule";
+  EXPECT_EQ(r.cause.cause, kCauseTree) << r.cause.detail;
+  EXPECT_EQ(r.cause.basis, "row statistics set free");
+  EXPECT_NE(r.cause.detail.find("2 of 4 rows"), std::string::npos) << r.cause.detail;
+}
+
+TEST(compare_row_statistics, FormulaWhereTheSameSumsFinishOtherwise) {
+  const ReductionInputSet in = Inputs("rmsnorm_fwd");
+  const std::vector<int64_t> shift = {20, -20, 30, 5};
+  // x / RN(sqrt v) against x RN(1/RN(sqrt v)): XLA's division by a broadcast value.
+  const auto a = Planted(in, RowFinish::kSqrtDivide, RowEpilogueStep::kVariant, false, shift);
+  const auto b = Planted(in, RowFinish::kRsqrt, RowEpilogueStep::kVariant, false, shift);
+  const CompareResult r = Compare(in, a, b);
+  ASSERT_GT(r.differing, 0u);
+  EXPECT_EQ(r.cause.cause, kCauseFormula) << r.cause.detail;
+  EXPECT_EQ(r.cause.model_a.rfind("sqrt_divide", 0), 0u) << r.cause.model_a;
+  EXPECT_EQ(r.cause.model_b.rfind("rsqrt", 0), 0u) << r.cause.model_b;
+}
+
+TEST(compare_row_statistics, TreeAndFormulaTogether) {
+  const ReductionInputSet in = Inputs("rmsnorm_fwd");
+  const auto a = Planted(in, RowFinish::kSqrtDivide, RowEpilogueStep::kVariant, false, {20, 35, 20, 20});
+  const auto b = Planted(in, RowFinish::kRsqrt, RowEpilogueStep::kVariant, false, {20, 20, 20, 20});
+  const CompareResult r = Compare(in, a, b);
+  EXPECT_EQ(r.cause.cause, std::string(kCauseTree) + " + " + kCauseFormula) << r.cause.detail;
+}
+
+TEST(compare_row_statistics, FormulaWhereSoftmaxBackwardIsMultipliedOut) {
+  const ReductionInputSet in = Inputs("softmax_bwd");
+  const std::vector<int64_t> shift = {7, 7, -7, 7};
+  const auto a = Planted(in, RowFinish::kPlain, RowEpilogueStep::kVariant, false, shift);
+  const auto b = Planted(in, RowFinish::kPlain, RowEpilogueStep::kProductDifference, true, shift);
+  const CompareResult r = Compare(in, a, b);
+  ASSERT_GT(r.differing, 0u);
+  EXPECT_EQ(r.cause.cause, kCauseFormula) << r.cause.detail;
+  EXPECT_EQ(r.cause.model_b, "product_difference_fused");
+}
+
+TEST(compare_row_statistics, UnknownWhereNoiseFollowsNoEpilogue) {
+  const ReductionInputSet in = Inputs("rmsnorm_fwd");
+  const std::vector<int64_t> shift = {20, 20, 20, 20};
+  const auto b = Planted(in, RowFinish::kRsqrt, RowEpilogueStep::kVariant, false, shift);
+  std::vector<float> a = b;
+  std::mt19937 rng(3);
+  for (size_t i = 0; i < a.size(); i += 3) a[i] = FloatFromOrdered(OrderedFloat(a[i]) + 1 + rng() % 3);
+  const CompareResult r = Compare(in, a, b);
+  ASSERT_GT(r.differing, 0u);
+  EXPECT_EQ(r.cause.cause, kCauseUnknown) << r.cause.detail;
+  EXPECT_NE(r.cause.detail.find("no epilogue of rmsnorm_fwd"), std::string::npos) << r.cause.detail;
+}
+
+TEST(compare_row_statistics, OrderedFloatCountsUlps) {
+  EXPECT_EQ(OrderedFloat(1.0f) - OrderedFloat(0x1.fffffep-1f), 1);
+  EXPECT_EQ(OrderedFloat(0x1p-149f) - OrderedFloat(-0x1p-149f), 2);
+  EXPECT_EQ(FloatFromOrdered(OrderedFloat(-3.5f)), -3.5f);
+}
+
+}  // namespace
+}  // namespace ulpgate
