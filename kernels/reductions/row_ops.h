@@ -93,6 +93,13 @@ struct RowOpInfo {
   std::vector<std::string_view> statistics;
   // Epilogues beside the variants' finishes (RowEpilogueForm).
   std::vector<RowEpilogueForm> other_epilogues;
+  // The functions the statistic's terms go through that the epilogue does
+  // not compute again per element ("exp and log": log-softmax's elements
+  // take log(sum exp) whole), so that a statistic set free absorbs their
+  // implementations too: two sides whose statistics differ may differ in
+  // those functions rather than in their sums. Empty where the epilogue
+  // recomputes every term's function (softmax's Exp) or there is none.
+  std::string_view unpinned_functions;
 };
 
 // The six ops, in the order above.

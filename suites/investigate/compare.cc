@@ -603,16 +603,30 @@ CompareCause CauseFromRowStatistics(const RowOpInfo& op, const RowStatisticSearc
                                   StatisticText(b, vb), d, d == 1 ? "" : "s");
           }
         }
-        rows = fmt::format("; {} of {} rows need values of {} that no value serves on both sides (the sums "
-                           "differ), at most {} ULP{} apart, within the bound ({})",
+        rows = fmt::format("; {} of {} rows need values of {} that no value serves on both sides, at most {} ULP{} apart, within the bound ({})",
                            apart.size(), a.rows, statistics, farthest, farthest == 1 ? "" : "s", example);
       } else {
         rows = fmt::format("; every row's statistics can be the same on both sides");
       }
       cause.cause = causes[0];
       for (size_t k = 1; k < causes.size(); ++k) cause.cause += " + " + causes[k];
+      if (!apart.empty() && !op.unpinned_functions.empty()) {
+        // The statistic set free stands for the functions of its terms too:
+        // its values part where the sums or those functions do.
+        cause.cause = kCauseUnknown;
+        rows += fmt::format(": the statistic goes through {} whole, which the elements do not compute again, so a "
+                            "tree and those functions' implementations are not told apart",
+                            op.unpinned_functions);
+      }
       cause.model_a = fa.epilogue.name;
       cause.model_b = fb.epilogue.name;
+      cause.rows.clear();
+      for (size_t r = 0; r < fa.hits.size(); ++r) {
+        const auto [d, va, vb] = Nearest(fa, fb, r);
+        cause.rows.push_back({r, {FloatFromOrdered(va[0]), FloatFromOrdered(va[1])},
+                              {FloatFromOrdered(vb[0]), FloatFromOrdered(vb[1])},
+                              std::find(apart.begin(), apart.end(), r) != apart.end()});
+      }
       cause.detail = fmt::format("with {}, {} bit for bit on every row{} (a fits {}; b fits {})", searched, epilogue,
                                  rows, FittingText(a), FittingText(b));
     }
@@ -719,6 +733,22 @@ nlohmann::ordered_json ReductionCompareJson(const ReductionCompareRequest& r, co
   j["apart_histogram"] = bins;
   j["cause"] = {{"cause", result.cause.cause}, {"basis", result.cause.basis}, {"model_a", result.cause.model_a},
                 {"model_b", result.cause.model_b}, {"detail", result.cause.detail}};
+  if (!result.cause.rows.empty()) {
+    // The statistics' values per row, as hex floats with their bits.
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    const FloatFormat& f32 = kBinary32;
+    const RowOpInfo* row_op = FindRowOp(inputs.op->name);
+    const size_t count = row_op == nullptr ? 1 : row_op->statistics.size();
+    for (const CompareCause::RowValues& v : result.cause.rows) {
+      nlohmann::ordered_json a = nlohmann::ordered_json::array(), b = nlohmann::ordered_json::array();
+      for (size_t k = 0; k < count; ++k) {
+        a.push_back({{"value", HexFloat(v.a[k])}, {"bits", BitsText(f32, Encoding(f32, v.a[k]))}});
+        b.push_back({{"value", HexFloat(v.b[k])}, {"bits", BitsText(f32, Encoding(f32, v.b[k]))}});
+      }
+      rows.push_back({{"row", v.row}, {"a", a}, {"b", b}, {"apart", v.apart}});
+    }
+    j["cause"]["row_statistics"] = rows;
+  }
   nlohmann::ordered_json nearest = nlohmann::ordered_json::array();
   for (const CompareExample& e : result.nearest) nearest.push_back(example(e));
   j["nearest"] = nearest;

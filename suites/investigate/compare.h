@@ -12,6 +12,7 @@
 #ifndef ULPGATE_SUITES_INVESTIGATE_COMPARE_H_
 #define ULPGATE_SUITES_INVESTIGATE_COMPARE_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -92,6 +93,16 @@ struct CompareCause {
   // compared), "outputs" (flush to zero, from the values), "" for none.
   std::string basis;
   std::string model_a, model_b;  // the pair of models whose parting names it
+  // A row reduction's cause from its row statistics (basis "row statistics
+  // set free"): per row, the nearest values of the statistics with which
+  // model_a's epilogue gives a's outputs and model_b's b's, and whether no
+  // value serves both (the report's evidence, for a recheck).
+  struct RowValues {
+    size_t row = 0;
+    std::array<float, 2> a{}, b{};
+    bool apart = false;
+  };
+  std::vector<RowValues> rows;
 };
 
 struct CompareResult {

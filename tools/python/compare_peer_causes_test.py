@@ -10,9 +10,12 @@ then rechecked by tools/python/recheck_compare.py (fractions only, no code share
 ulpgate): the differing count, the ULP distances and, for tanh_bwd, the models.
 
 The table's differences that `compare` leaves `unknown` (a side follows no model and the
-models cannot say where the two part: the transcendental functions, the reductions whose
-eager order ulpgate has no schedule for) are listed in UNKNOWN and must stay honest: an
-`unknown` with the evidence, never a guessed cause. Needs no PyTorch or JAX.
+models cannot say where the two part: the transcendental functions, the reductions that
+no epilogue reproduces with their row statistics set free) are listed in UNKNOWN and must
+stay honest: an `unknown` with the evidence, never a guessed cause. A row reduction named
+from its row statistics is rechecked by tools/python/recheck_row_statistics.py too (its
+epilogues written again in exact rationals). Needs no PyTorch or JAX (numpy for the
+row statistics' recheck).
 
     python3 tools/python/compare_peer_causes_test.py --ulpgate build/bin/ulpgate --work DIR
 """
@@ -52,6 +55,12 @@ ROWS = [
     (JAX, "tanh_bwd_f16", "tanh_bwd", "f16", "numpy_mulsub", "jit_mulsub", "fusion", []),
     (JAX, "tanh_bwd_bf16", "tanh_bwd", "bf16", "numpy_mulsub", "jit_mulsub", "none", []),
     (JAX, "sigmoid_bwd_f32", "sigmoid_bwd", "f32", "numpy", "jit", "none", []),
+    # Row reductions named from their outputs with the row statistics set free (eager
+    # follows none of ulpgate's schedules): RMSNorm's one epilogue with other row sums,
+    # softmax backward's epilogue multiplied out by Inductor with the same row sums.
+    (TORCH, "rmsnorm_f32", "rmsnorm_fwd", "f32", "eager_fwd", "compiled_fwd", "tree", []),
+    (TORCH, "rmsnorm_f32", "rmsnorm_bwd", "f32", "eager_dx", "compiled_dx", "tree", []),
+    (TORCH, "softmax_f32", "softmax_bwd", "f32", "eager_bwd", "compiled_bwd", "formula", []),
 ]
 
 # The table's causes that need evidence beyond the models (settings tried, a tree
@@ -59,7 +68,13 @@ ROWS = [
 # follows, rather than name a cause it cannot show.
 UNKNOWN = [
     (TORCH, "gelu_bwd_f32", "gelu_bwd", "f32", "eager_aten", "compiled_aten"),
-    (TORCH, "rmsnorm_f32", "rmsnorm_fwd", "f32", "eager_fwd", "compiled_fwd"),
+    # Row reductions whose outputs no epilogue reproduces with the statistics set free
+    # (another exp: softmax_fwd, log_softmax_bwd), a plain sum (linear_bwd_bias), and
+    # a log-sum-exp whose difference a tree and exp or log give alike.
+    (TORCH, "softmax_f32", "softmax_fwd", "f32", "eager_fwd", "compiled_fwd"),
+    (TORCH, "log_softmax_f32", "log_softmax_bwd", "f32", "eager_bwd", "compiled_bwd"),
+    (TORCH, "linear_f32", "linear_bwd_bias", "f32", "eager_db", "compiled_db"),
+    (JAX, "log_softmax_fwd_f32", "log_softmax_fwd", "f32", "numpy", "jit"),
 ]
 
 
@@ -110,6 +125,16 @@ def main():
     print(proc.stdout[-2000:], end="")
     if proc.returncode != 0:
         failures.append(f"recheck_compare.py: status {proc.returncode}\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+    # The row reductions' evidence (the statistics' values per row) written apart again.
+    row_reports = [r for r in reports if json.load(open(r))["result"]["cause"].get("basis")
+                   == "row statistics set free"]
+    if row_reports:
+        proc = subprocess.run([sys.executable, os.path.join(HERE, "recheck_row_statistics.py")] + row_reports,
+                              capture_output=True, text=True)
+        print(proc.stdout[-2000:], end="")
+        if proc.returncode != 0:
+            failures.append(f"recheck_row_statistics.py: status {proc.returncode}\n{proc.stdout[-2000:]}"
+                            f"{proc.stderr[-2000:]}")
     if failures:
         print("\n".join(failures))
         return 1

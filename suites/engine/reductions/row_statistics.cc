@@ -25,9 +25,12 @@ std::string FinishName(RowFinish f) {
   return "?";
 }
 
-std::string FinishSequence(RowFinish f) {
+std::string FinishSequence(const RowOpInfo& op, RowFinish f) {
   switch (f) {
-    case RowFinish::kPlain: return "the variants' epilogue";
+    case RowFinish::kPlain:
+      return op.op == RowOp::kSoftmaxBwd      ? "dx = RN(y RN(dy - D))"
+             : op.op == RowOp::kLogSoftmaxBwd ? "dx = RN(dy - RN(Exp(y) G))"
+                                              : "y = RN(RN(x - M) - Log(S))";
     case RowFinish::kRsqrt: return "v = RN(mean + eps), r = RN(1/RN(sqrt v)), then products by r";
     case RowFinish::kSqrtDivide: return "v = RN(mean + eps), s = RN(sqrt v), each element divided by s";
     case RowFinish::kDivide: return "y = RN(Exp(RN(x - M)) / S)";
@@ -85,7 +88,7 @@ std::vector<RowEpilogueCandidate> RowEpilogueCandidates(const RowOpInfo& op) {
     c.finish = v.finish;
     c.form = FinishName(v.finish);
     c.cause = "formula";
-    c.sequence = FinishSequence(v.finish);
+    c.sequence = FinishSequence(op, v.finish);
     add(c);
   }
   for (const RowEpilogueForm& f : op.other_epilogues) {
