@@ -549,15 +549,16 @@ CompareCause CauseFromRowStatistics(const RowOpInfo& op, const RowStatisticSearc
     }
     if (!any) {
       cause.cause = kCauseUnknown;
-      cause.detail = fmt::format("with {}, no epilogue of {} ({}) reproduces {}'s outputs bit for bit (row {} is "
-                                 "the last any reaches): {} computes its elements otherwise, or with a function "
-                                 "(exp, log) of its own",
+      const RowStatisticSearch& other = s == &a ? b : a;
+      cause.detail = fmt::format("with {}, no epilogue of {} ({}) reproduces {}'s outputs bit for bit (none gets "
+                                 "past row {}): {} computes its elements otherwise, or with a function (exp, log) "
+                                 "of its own; {} fits {}",
                                  searched, op.name, Join([&] {
                                    std::vector<std::string> names;
                                    for (const RowFit& f : s->fits) names.push_back(f.epilogue.name);
                                    return names;
                                  }()),
-                                 side, first, side);
+                                 side, first, side, s == &a ? "b" : "a", FittingText(other));
       return cause;
     }
   }
