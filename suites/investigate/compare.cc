@@ -570,9 +570,25 @@ CompareCause CauseFromRowStatistics(const RowOpInfo& op, const RowStatisticSearc
     for (const RowFit& fb : b.fits) {
       if (!fb.fits) continue;
       const std::vector<size_t> apart = RowsApart(fa, fb);
+      // The rows' values apart by more than a binary32 sum of the row's terms
+      // can err (2 gamma_n sum |t|): not an order of binary32 additions, a
+      // narrower accumulator on at least one side.
+      bool beyond = false;
+      int64_t farthest = 0;
+      std::string example;
+      for (const size_t r : apart) {
+        const auto [d, va, vb] = Nearest(fa, fb, r);
+        const double bound_r = std::max(a.bound_ulp[r][0], a.bound_ulp[r][1]);
+        beyond = beyond || static_cast<double>(d) > bound_r + 2;
+        if (example.empty() || d > farthest) {
+          farthest = std::max(farthest, d);
+          example = fmt::format("row {}: a's {} against b's {}, {} ULP{} apart, the bound {:.1f}", r,
+                                StatisticText(a, va), StatisticText(b, vb), d, d == 1 ? "" : "s", bound_r);
+        }
+      }
       std::vector<std::string> causes;
       std::string epilogue;
-      if (!apart.empty()) causes.push_back(kCauseTree);
+      if (!apart.empty()) causes.push_back(beyond ? kCauseRoundingFormat : kCauseTree);
       if (fa.epilogue.form != fb.epilogue.form) {
         // A declared form names its own cause; two finishes part on the formula.
         const std::string word = fa.epilogue.step != RowEpilogueStep::kVariant ? fa.epilogue.cause
@@ -580,7 +596,7 @@ CompareCause CauseFromRowStatistics(const RowOpInfo& op, const RowStatisticSearc
                                                                                  : std::string(kCauseFormula);
         causes.push_back(word);
         epilogue = fmt::format("a's outputs follow the epilogue {} ({}) and not {}'s, b's {} ({}) and not {}'s",
-                               fa.epilogue.form, fa.epilogue.sequence, fb.epilogue.form, fb.epilogue.form,
+                               fa.epilogue.name, fa.epilogue.sequence, fb.epilogue.form, fb.epilogue.name,
                                fb.epilogue.sequence, fa.epilogue.form);
       } else if (fa.epilogue.fused != fb.epilogue.fused) {
         causes.push_back(kCauseFusion);
@@ -590,22 +606,23 @@ CompareCause CauseFromRowStatistics(const RowOpInfo& op, const RowStatisticSearc
         epilogue = fmt::format("both sides' outputs follow the one epilogue {} ({})", fa.epilogue.name,
                                fa.epilogue.sequence);
       }
+      if (fa.epilogue.per_op != fb.epilogue.per_op) {
+        if (std::find(causes.begin(), causes.end(), kCauseRoundingFormat) == causes.end()) {
+          causes.push_back(kCauseRoundingFormat);
+        }
+        epilogue += fmt::format("; {} rounds every operation to the format, {} only its result",
+                                fa.epilogue.per_op ? "a" : "b", fa.epilogue.per_op ? "b" : "a");
+      }
       if (causes.empty() || causes.size() >= best) continue;
       best = causes.size();
       std::string rows;
       if (!apart.empty()) {
-        int64_t farthest = 0;
-        std::string example;
-        for (const size_t r : apart) {
-          const auto [d, va, vb] = Nearest(fa, fb, r);
-          if (example.empty() || d > farthest) {
-            farthest = std::max(farthest, d);
-            example = fmt::format("row {}: a's {} against b's {}, {} ULP{} apart", r, StatisticText(a, va),
-                                  StatisticText(b, vb), d, d == 1 ? "" : "s");
-          }
-        }
-        rows = fmt::format("; {} of {} rows need values of {} that no value serves on both sides, at most {} ULP{} apart, within the bound ({})",
-                           apart.size(), a.rows, statistics, farthest, farthest == 1 ? "" : "s", example);
+        rows = fmt::format("; {} of {} rows need values of {} that no value serves on both sides, at most {} ULP{} "
+                           "apart ({}){}",
+                           apart.size(), a.rows, statistics, farthest, farthest == 1 ? "" : "s", example,
+                           beyond ? ": farther than a binary32 sum can err, so at least one side sums in a "
+                                    "narrower format"
+                                  : ", within the bound of a binary32 sum");
       } else {
         rows = fmt::format("; every row's statistics can be the same on both sides");
       }

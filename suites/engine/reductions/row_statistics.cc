@@ -56,6 +56,34 @@ double UlpAt(float v) {
 // 0, 1, -1, 2, -2, ...: the k-th offset searched, nearest the center first.
 int64_t Offset(int64_t k) { return k % 2 == 1 ? (k + 1) / 2 : -(k / 2); }
 
+float RoundTo(const FloatFormat& format, float v) {
+  return static_cast<float>(RoundToFormat(format, static_cast<double>(v)));
+}
+
+// NativeBinary32Arith with every result rounded again to a 16-bit format:
+// what NumPy's float16 and ml_dtypes' bfloat16 compute (each operation in
+// binary32, then rounded to the format).
+class PerOpArith {
+ public:
+  using Value = float;
+  PerOpArith(const NativeBinary32Arith& base, const FloatFormat& format) : b_(base), f_(format) {}
+  bool fused() const { return b_.fused(); }
+  float Const(float c) const { return c; }
+  float Zero() const { return 0.0f; }
+  float Add(float a, float b) const { return RoundTo(f_, b_.Add(a, b)); }
+  float Sub(float a, float b) const { return RoundTo(f_, b_.Sub(a, b)); }
+  float Mul(float a, float b) const { return RoundTo(f_, b_.Mul(a, b)); }
+  float Div(float a, float b) const { return RoundTo(f_, b_.Div(a, b)); }
+  float Sqrt(float a) const { return RoundTo(f_, b_.Sqrt(a)); }
+  float MulAdd(float a, float b, float c) const {
+    return fused() ? RoundTo(f_, b_.MulAdd(a, b, c)) : Add(Mul(a, b), c);
+  }
+
+ private:
+  const NativeBinary32Arith& b_;
+  const FloatFormat& f_;
+};
+
 }  // namespace
 
 int64_t OrderedFloat(float v) {
@@ -113,7 +141,22 @@ RowStatisticSearch SearchRowStatistics(const ReductionInputSet& inputs, const st
   search.statistics = op->statistics.size();
   search.rows = rows_per * inputs.instances.size();
   if (outputs.size() != search.rows * n) throw std::invalid_argument("row statistics: outputs' count");
-  for (const RowEpilogueCandidate& c : RowEpilogueCandidates(*op)) {
+  std::vector<RowEpilogueCandidate> candidates = RowEpilogueCandidates(*op);
+  if (!IsBinary32(format)) {
+    const size_t count = candidates.size();
+    for (size_t k = 0; k < count; ++k) {
+      RowEpilogueCandidate c = candidates[k];
+      c.per_op = true;
+      c.name += "_per_op";
+      candidates.push_back(c);
+    }
+  }
+  // A 16-bit format's values are binary32 values whose last 24 - p
+  // significand bits are zero (f16's normal range; its subnormals are left
+  // out): the next one is 2^(24 - p) binary32 values on.
+  const int64_t format_step = int64_t{1} << (24 - format.precision);
+  const double format_min_normal = std::ldexp(1.0, format.emin);
+  for (const RowEpilogueCandidate& c : candidates) {
     RowFit fit;
     fit.epilogue = c;
     fit.fits = true;
@@ -151,15 +194,24 @@ RowStatisticSearch SearchRowStatistics(const ReductionInputSet& inputs, const st
         const RowEpilogueCandidate& c = fit.epilogue;
         auto& hits = fit.hits[row];
         RowStatistics s = center;
-        const int64_t o0 = OrderedFloat(center.value[0]), o1 = OrderedFloat(center.value[1]);
-        const int64_t count1 = search.statistics == 2 ? 2 * window[1] + 1 : 1;
-        for (int64_t k0 = 0; k0 < 2 * window[0] + 1; ++k0) {
-          s.value[0] = FloatFromOrdered(o0 + Offset(k0));
-          if (!std::isfinite(s.value[0])) continue;
+        // Per op: the statistic a value of the format, up to the limit of
+        // the format's values each way (its own bound, 2 gamma_n with the
+        // format's u, is no use past n u = 1).
+        const int64_t step = c.per_op ? format_step : 1;
+        const std::array<int64_t, 2> reach = c.per_op ? std::array<int64_t, 2>{cap, cap} : window;
+        auto start = [&](float v) { return OrderedFloat(c.per_op ? RoundTo(format, v) : v); };
+        auto searchable = [&](float v) {
+          return std::isfinite(v) && (!c.per_op || v == 0 || std::fabs(static_cast<double>(v)) >= format_min_normal);
+        };
+        const int64_t o0 = start(center.value[0]), o1 = start(center.value[1]);
+        const int64_t count1 = search.statistics == 2 ? 2 * reach[1] + 1 : 1;
+        for (int64_t k0 = 0; k0 < 2 * reach[0] + 1; ++k0) {
+          s.value[0] = FloatFromOrdered(o0 + step * Offset(k0));
+          if (!searchable(s.value[0])) continue;
           for (int64_t k1 = 0; k1 < count1; ++k1) {
             if (search.statistics == 2) {
-              s.value[1] = FloatFromOrdered(o1 + Offset(k1));
-              if (!std::isfinite(s.value[1])) continue;
+              s.value[1] = FloatFromOrdered(o1 + step * Offset(k1));
+              if (!searchable(s.value[1])) continue;
             }
             bool same = true;
             auto sink = [&](size_t i, float y) {
@@ -167,10 +219,11 @@ RowStatisticSearch SearchRowStatistics(const ReductionInputSet& inputs, const st
               same = Bits(got) == Bits(expect[i]);
               return same;
             };
-            if (c.fused) {
-              RowEpilogue(fused, *op, c.finish, c.step, in, n, kDefaultRmsNormEps, s, sink);
+            const NativeBinary32Arith& base = c.fused ? fused : unfused;
+            if (c.per_op) {
+              RowEpilogue(PerOpArith(base, format), *op, c.finish, c.step, in, n, kDefaultRmsNormEps, s, sink);
             } else {
-              RowEpilogue(unfused, *op, c.finish, c.step, in, n, kDefaultRmsNormEps, s, sink);
+              RowEpilogue(base, *op, c.finish, c.step, in, n, kDefaultRmsNormEps, s, sink);
             }
             if (!same) continue;
             if (hits.size() < kRowStatisticHits) {

@@ -42,10 +42,15 @@ inline constexpr size_t kRowStatisticHits = 4096;
 // declared form (RowOpInfo::other_epilogues), with MulAdd (and Highway's Exp
 // and Log) fused or not.
 struct RowEpilogueCandidate {
-  std::string name;      // "rsqrt_unfused", "product_difference_fused"
+  std::string name;      // "rsqrt_unfused", "product_difference_fused", "sqrt_divide_unfused_per_op"
   RowFinish finish = RowFinish::kPlain;
   RowEpilogueStep step = RowEpilogueStep::kVariant;
   bool fused = false;
+  // Every +, -, *, / and sqrt rounded to the side's 16-bit format (its
+  // binary32 result rounded again, as NumPy's float16 and ml_dtypes' bfloat16
+  // compute), the statistic a value of the format: "_per_op" in the name.
+  // Only for bf16 and f16 outputs; Highway's Exp and Log are not rounded.
+  bool per_op = false;
   std::string form;      // "rsqrt", "product_difference": the name without fusion
   std::string cause;     // the cause word of a declared form; "formula" for a finish
   std::string sequence;  // in words
@@ -79,7 +84,8 @@ struct RowStatisticSearch {
 };
 
 // Searches `outputs` (every instance's, in order, values of inputs.format)
-// over every candidate epilogue. Throws std::invalid_argument when the op is
+// over every candidate epilogue (for a 16-bit format, each also per_op: its
+// statistic searched over the format's values, up to the same limits). Throws std::invalid_argument when the op is
 // not a row op.
 RowStatisticSearch SearchRowStatistics(const ReductionInputSet& inputs, const std::vector<float>& outputs);
 
