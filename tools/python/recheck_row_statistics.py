@@ -7,14 +7,16 @@ backward's sum of dy y ...) with which an epilogue reproduces each side bit for 
 (suites/engine/reductions/row_statistics.h). The report lists, per row, the values it found
 for each side (result.cause.row_statistics) and names the epilogues (model_a, model_b).
 This script shares no code with ulpgate: it writes the epilogues again from their
-definitions (docs/compare.md), in exact rationals rounded once per operation
-(binary32_exact.py; square roots through integer square roots), reads the inputs from the
-report's .npz, and checks
+definitions (docs/compare.md), in exact rationals rounded once per operation to binary32
+and, for a `_per_op` epilogue, again to the 16-bit format (binary32_exact.py; square roots
+through integer square roots), each output rounded to the report's format, reads the
+inputs from the report's .npz, and checks
 
   - that with a's values model_a's epilogue gives every output of a's row, and b's with
     b's, bit for bit, on every row;
-  - for each row the report calls apart (its statistic differs between the sides: "tree"),
-    with one statistic: that no value within WINDOW ULPs of either side's reproduces both
+  - for each row the report calls apart (its statistic differs between the sides: "tree",
+    or a narrower accumulator), with one statistic: that no value within WINDOW ULPs of
+    either side's (values of the format for an epilogue rounded per op) reproduces both
     sides' rows (each value tried on both); with two: that a's values do not give b's row
     nor b's values a's;
   - for each row not apart, that b's values give a's row too (one value serves both).
@@ -67,8 +69,25 @@ def f32(x):
     return bx.from_float(x)
 
 
+FMT = bx.F32      # the outputs' format (the report's dtype)
+PER_OP = False    # whether every operation rounds to it too
+
+
 def R(v):
-    return bx.round_binary32(v)
+    """One operation's rounding: to binary32, then, per op, again to the format (as NumPy's
+    float16 and ml_dtypes' bfloat16 compute)."""
+    r = bx.round_binary32(v)
+    return bx.round_to(r, FMT) if PER_OP else r
+
+
+def out_bits(v):
+    """The output's encoding in the format: the binary32 result rounded to it."""
+    r = bx.round_to(bx.round_binary32(v), FMT)
+    if FMT is bx.F32:
+        return bx.bits(r)
+    if FMT is bx.BF16:
+        return bx.bits(r) >> 16
+    return struct.unpack("<H", struct.pack("<e", bx.to_float(r)))[0]
 
 
 def sqrt(v):
@@ -84,6 +103,11 @@ def sqrt(v):
 
 def muladd(a, b, c, fused):
     return R(bx.fma(a, b, c)) if fused else R(bx.add(R(bx.mul(a, b)), c))
+
+
+def configure(fmt, per_op):
+    global FMT, PER_OP
+    FMT, PER_OP = fmt, per_op
 
 
 def epilogue(op, form, fused, s, row):
@@ -125,17 +149,22 @@ def epilogue(op, form, fused, s, row):
     raise ValueError(f"no epilogue written here for {op}")
 
 
-def reproduces(op, form, fused, s, row, expect):
+def reproduces(op, epilogue_name, s, row, expect, fmt):
+    form, fused, per_op = split(epilogue_name)
+    configure(fmt, per_op)
     for got, want in zip(epilogue(op, form, fused, s, row), expect):
-        if bx.bits(got) != want:
+        if out_bits(got) != want:
             return False
     return True
 
 
 def split(name):
-    """'rsqrt_unfused' -> ('rsqrt', False)."""
+    """'rsqrt_unfused' -> ('rsqrt', False, False); 'sqrt_divide_fused_per_op' -> (.., True, True)."""
+    per_op = name.endswith("_per_op")
+    if per_op:
+        name = name[:-len("_per_op")]
     form, _, fusion = name.rpartition("_")
-    return form, fusion == "fused"
+    return form, fusion == "fused", per_op
 
 
 def neighbour(v, d):
@@ -164,7 +193,8 @@ def check(report_path):
     tensors = {k: arrays[k] for k in names}
     outputs = {side: [int(b, 16) if isinstance(b, str) else int(b) for b in result["values"][side]]
                for side in ("a", "b")}
-    forms = {"a": split(cause["model_a"]), "b": split(cause["model_b"])}
+    fmt = bx.FORMATS[result["dtype"]]
+    names_of = {"a": cause["model_a"], "b": cause["model_b"]}
     failures, checked = [], 0
     for entry in cause["row_statistics"]:
         r = entry["row"]
@@ -173,27 +203,28 @@ def check(report_path):
         values = {side: [bx.parse(v["value"]) for v in entry[side]] for side in ("a", "b")}
         expect = {side: outputs[side][r * n:(r + 1) * n] for side in ("a", "b")}
         for side in ("a", "b"):
-            form, fused = forms[side]
-            if not reproduces(op, form, fused, values[side], row, expect[side]):
-                failures.append(f"{report_path}: row {r}: {cause['model_' + side]} with {side}'s "
+            if not reproduces(op, names_of[side], values[side], row, expect[side], fmt):
+                failures.append(f"{report_path}: row {r}: {names_of[side]} with {side}'s "
                                 f"values does not give {side}'s outputs")
         checked += 1
-        (fa, ua), (fb, ub) = forms["a"], forms["b"]
+        ea, eb = names_of["a"], names_of["b"]
         if entry["apart"]:
+            # Per op, the statistic is a value of the format: step over its values.
+            step = 1 << (24 - fmt.p) if split(ea)[2] or split(eb)[2] else 1
             if len(values["a"]) == 1:
                 for centre in (values["a"][0], values["b"][0]):
                     for d in range(-WINDOW, WINDOW + 1):
-                        s = [neighbour(centre, d)]
-                        if (reproduces(op, fa, ua, s, row, expect["a"])
-                                and reproduces(op, fb, ub, s, row, expect["b"])):
+                        s = [neighbour(centre, d * step)]
+                        if (reproduces(op, ea, s, row, expect["a"], fmt)
+                                and reproduces(op, eb, s, row, expect["b"], fmt)):
                             failures.append(f"{report_path}: row {r} called apart, but "
                                             f"{bx.to_float(s[0]).hex()} gives both sides")
                             break
-            elif (reproduces(op, fb, ub, values["a"], row, expect["b"])
-                  or reproduces(op, fa, ua, values["b"], row, expect["a"])):
+            elif (reproduces(op, eb, values["a"], row, expect["b"], fmt)
+                  or reproduces(op, ea, values["b"], row, expect["a"], fmt)):
                 failures.append(f"{report_path}: row {r} called apart, but one side's values give "
                                 f"the other's row")
-        elif not reproduces(op, fa, ua, values["b"], row, expect["a"]):
+        elif not reproduces(op, ea, values["b"], row, expect["a"], fmt):
             failures.append(f"{report_path}: row {r} not apart, but b's values do not give a's row")
     return failures, checked
 
