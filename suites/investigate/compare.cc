@@ -538,6 +538,12 @@ CompareCause CauseFromRowStatistics(const RowOpInfo& op, const RowStatisticSearc
       "{} set free per row over the binary32 values within {} ULPs of the sequential sum's (the bound of a "
       "binary32 sum of {} terms, 2 gamma_n sum |t|, is at most {:.1f} ULPs here{})",
       statistics, window, a.n, bound, bound + 2 > static_cast<double>(window) ? ", cut at the search's limit" : "");
+  const std::string per_op =
+      a.format_window > 0
+          ? fmt::format(", and for the epilogues rounded per op to {} over up to {} of its values each way", a.format,
+                        a.format_window)
+          : "";
+  const std::string searched_all = searched + per_op;
   CompareCause cause;
   cause.basis = "row statistics set free";
   for (const auto& [side, s] : {std::pair<const char*, const RowStatisticSearch*>{"a", &a}, {"b", &b}}) {
@@ -553,7 +559,7 @@ CompareCause CauseFromRowStatistics(const RowOpInfo& op, const RowStatisticSearc
       cause.detail = fmt::format("with {}, no epilogue of {} ({}) reproduces {}'s outputs bit for bit (none gets "
                                  "past row {}): {} computes its elements otherwise, or with a function (exp, log) "
                                  "of its own; {} fits {}",
-                                 searched, op.name, Join([&] {
+                                 searched_all, op.name, Join([&] {
                                    std::vector<std::string> names;
                                    for (const RowFit& f : s->fits) names.push_back(f.epilogue.name);
                                    return names;
@@ -645,14 +651,14 @@ CompareCause CauseFromRowStatistics(const RowOpInfo& op, const RowStatisticSearc
                               {FloatFromOrdered(vb[0]), FloatFromOrdered(vb[1])},
                               std::find(apart.begin(), apart.end(), r) != apart.end()});
       }
-      cause.detail = fmt::format("with {}, {} bit for bit on every row{} (a fits {}; b fits {})", searched, epilogue,
+      cause.detail = fmt::format("with {}, {} bit for bit on every row{} (a fits {}; b fits {})", searched_all, epilogue,
                                  rows, FittingText(a), FittingText(b));
     }
   }
   if (best == std::numeric_limits<size_t>::max()) {
     cause.cause = kCauseUnknown;
     cause.detail = fmt::format("with {}, a fits {} and b fits {}, and no pair of them parts where the outputs do",
-                               searched, FittingText(a), FittingText(b));
+                               searched_all, FittingText(a), FittingText(b));
   }
   return cause;
 }

@@ -169,6 +169,10 @@ RowStatisticSearch SearchRowStatistics(const ReductionInputSet& inputs, const st
   const double u = std::ldexp(1.0, -24);
   const double gamma = static_cast<double>(n) * u / (1 - static_cast<double>(n) * u);
   const int64_t cap = search.statistics == 1 ? kRowStatisticWindow : kRowStatisticWindow2;
+  if (!IsBinary32(format)) {
+    search.format = format.name;
+    search.format_window = cap;
+  }
   size_t row = 0;
   for (const ReductionInstance& instance : inputs.instances) {
     std::vector<const float*> tensors;

@@ -81,6 +81,10 @@ struct RowStatisticSearch {
   std::vector<std::array<int64_t, 2>> window;    // per row and statistic: ULPs searched each way
   std::vector<std::array<double, 2>> bound_ulp;  // the bound in ULPs of the center
   std::vector<RowFit> fits;                      // one per candidate, RowEpilogueCandidates' order
+  // The 16-bit format's name and how many of its values the per-op
+  // epilogues searched each way; empty and 0 in binary32.
+  std::string format;
+  int64_t format_window = 0;
 };
 
 // Searches `outputs` (every instance's, in order, values of inputs.format)
