@@ -571,6 +571,9 @@ CompareCause CauseFromRowStatistics(const RowOpInfo& op, const RowStatisticSearc
   // The pair that needs the fewest causes: the same epilogue where both
   // follow it, so that what differs is the statistics alone.
   size_t best = std::numeric_limits<size_t>::max();
+  // Other pairs that explain the outputs with as few causes but other words:
+  // then the outputs do not tell the causes apart.
+  std::vector<std::string> rivals;
   for (const RowFit& fa : a.fits) {
     if (!fa.fits) continue;
     for (const RowFit& fb : b.fits) {
@@ -619,7 +622,16 @@ CompareCause CauseFromRowStatistics(const RowOpInfo& op, const RowStatisticSearc
         epilogue += fmt::format("; {} rounds every operation to the format, {} only its result",
                                 fa.epilogue.per_op ? "a" : "b", fa.epilogue.per_op ? "b" : "a");
       }
-      if (causes.empty() || causes.size() >= best) continue;
+      if (causes.empty() || causes.size() > best) continue;
+      std::string words = causes[0];
+      for (size_t k = 1; k < causes.size(); ++k) words += " + " + causes[k];
+      if (causes.size() == best) {
+        if (words != cause.cause && cause.cause != kCauseUnknown) {
+          rivals.push_back(fmt::format("{} ({} against {})", words, fa.epilogue.name, fb.epilogue.name));
+        }
+        continue;
+      }
+      rivals.clear();
       best = causes.size();
       std::string rows;
       if (!apart.empty()) {
@@ -632,8 +644,7 @@ CompareCause CauseFromRowStatistics(const RowOpInfo& op, const RowStatisticSearc
       } else {
         rows = fmt::format("; every row's statistics can be the same on both sides");
       }
-      cause.cause = causes[0];
-      for (size_t k = 1; k < causes.size(); ++k) cause.cause += " + " + causes[k];
+      cause.cause = words;
       if (!apart.empty() && !op.unpinned_functions.empty()) {
         // The statistic set free stands for the functions of its terms too:
         // its values part where the sums or those functions do.
@@ -659,6 +670,10 @@ CompareCause CauseFromRowStatistics(const RowOpInfo& op, const RowStatisticSearc
     cause.cause = kCauseUnknown;
     cause.detail = fmt::format("with {}, a fits {} and b fits {}, and no pair of them parts where the outputs do",
                                searched_all, FittingText(a), FittingText(b));
+  } else if (!rivals.empty()) {
+    cause.detail += fmt::format("; but as well {}: the outputs do not tell {} from {}", Join(rivals), cause.cause,
+                                Join(rivals));
+    cause.cause = kCauseUnknown;
   }
   return cause;
 }
