@@ -100,6 +100,10 @@ struct RowOpInfo {
   // those functions rather than in their sums. Empty where the epilogue
   // recomputes every term's function (softmax's Exp) or there is none.
   std::string_view unpinned_functions;
+  // The function each element calls on its own operands, which another
+  // implementation may compute otherwise ("exp(y)": log-softmax backward);
+  // empty where none is wired (RowEpilogue's function_values).
+  std::string_view element_function;
 };
 
 // The six ops, in the order above.

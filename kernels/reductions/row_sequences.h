@@ -297,9 +297,13 @@ std::array<double, 2> RowStatisticMagnitudes(const B& base, const RowOpInfo& op,
 // another implementation's epilogue, `step`), every operation of `base`.
 // sink(i, y_i) takes the outputs in order and returns false to stop early (a
 // search that has seen a mismatch).
+// `function_values`, where given, are the values of the function each element
+// calls on its operands alone (RowOpInfo::element_function: log-softmax
+// backward's Exp(y_i)), in place of Highway's: another implementation's.
 template <class B, class Sink>
 void RowEpilogue(const B& base, const RowOpInfo& op, RowFinish finish, RowEpilogueStep step,
-                 const RowOperands& in, size_t n, float eps, const RowStatistics& s, Sink&& sink) {
+                 const RowOperands& in, size_t n, float eps, const RowStatistics& s, Sink&& sink,
+                 const float* function_values = nullptr) {
   const row_models_detail::RowFunctionArith<B> a(base);
   switch (op.op) {
     case RowOp::kRmsNormFwd:
@@ -358,9 +362,10 @@ void RowEpilogue(const B& base, const RowOpInfo& op, RowFinish finish, RowEpilog
       for (size_t i = 0; i < n; ++i) {
         // The contracted step rounds once whatever the target's MulAdd:
         // exact product and sum, then one rounding (std::fma).
-        const float dx = step == RowEpilogueStep::kContracted
-                             ? std::fma(-a.Exp(in.y[i]), s.value[0], in.dy[i])
-                             : softmax_spec::LogSoftmaxBackwardElement(a, in.dy[i], in.y[i], s.value[0]);
+        const float e = function_values != nullptr ? function_values[i] : a.Exp(in.y[i]);
+        // LogSoftmaxBackwardElement's sequence with the exponential given.
+        const float dx = step == RowEpilogueStep::kContracted ? std::fma(-e, s.value[0], in.dy[i])
+                                                              : a.Sub(in.dy[i], a.Mul(e, s.value[0]));
         if (!sink(i, dx)) return;
       }
       return;

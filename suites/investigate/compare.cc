@@ -678,6 +678,68 @@ CompareCause CauseFromRowStatistics(const RowOpInfo& op, const RowStatisticSearc
   return cause;
 }
 
+CompareCause CauseFromSharedFunctionValues(const RowOpInfo& op, const SharedFunctionSearch& search) {
+  CompareCause cause;
+  cause.basis = "row statistics set free";
+  const std::string searched = fmt::format(
+      "with {} set free per row on each side (within {} ULPs of the sequential sum's) and {} set free per element, "
+      "one value shared by both sides within {} ULPs of Highway's",
+      op.statistics.front(), search.window, search.function, kRowFunctionWindow);
+  size_t best = std::numeric_limits<size_t>::max();
+  std::vector<std::string> rivals;
+  for (const SharedFunctionPair& p : search.pairs) {
+    std::vector<std::string> causes;
+    size_t apart = 0;
+    int64_t farthest = 0;
+    for (size_t r = 0; r < p.apart.size(); ++r) {
+      if (!p.apart[r]) continue;
+      ++apart;
+      farthest = std::max<int64_t>(farthest, std::llabs(p.statistic[r][0] - p.statistic[r][1]));
+    }
+    if (apart > 0) causes.push_back(kCauseTree);
+    if (p.a.form != p.b.form) {
+      causes.push_back(p.a.step != RowEpilogueStep::kVariant   ? p.a.cause
+                       : p.b.step != RowEpilogueStep::kVariant ? p.b.cause
+                                                               : std::string(kCauseFormula));
+    } else if (p.a.fused != p.b.fused) {
+      causes.push_back(kCauseFusion);
+    }
+    if (causes.empty() || causes.size() > best) continue;
+    std::string words = causes[0];
+    for (size_t k = 1; k < causes.size(); ++k) words += " + " + causes[k];
+    if (causes.size() == best) {
+      if (words != cause.cause) rivals.push_back(fmt::format("{} ({} against {})", words, p.a.name, p.b.name));
+      continue;
+    }
+    rivals.clear();
+    best = causes.size();
+    cause.cause = words;
+    cause.model_a = p.a.name;
+    cause.model_b = p.b.name;
+    cause.rows.clear();
+    for (size_t r = 0; r < p.apart.size(); ++r) {
+      cause.rows.push_back({r, {FloatFromOrdered(p.statistic[r][0]), 0}, {FloatFromOrdered(p.statistic[r][1]), 0},
+                            p.apart[r]});
+    }
+    cause.detail = fmt::format(
+        "{}: a's elements follow {} ({}) and b's {} ({}) bit for bit on every row, with the same {} on both "
+        "sides; {}",
+        searched, p.a.name, p.a.sequence, p.b.name, p.b.sequence, search.function,
+        apart == 0 ? std::string("one row statistic serves both sides on every row")
+                   : fmt::format("{} of {} rows need statistics that no one value serves, at most {} ULPs apart",
+                                 apart, search.rows, farthest));
+  }
+  if (best == std::numeric_limits<size_t>::max()) {
+    cause.cause = kCauseUnknown;
+    cause.detail = fmt::format("{}, no pair of epilogues gives both sides' outputs", searched);
+  } else if (!rivals.empty()) {
+    cause.detail += fmt::format("; but as well {}: the outputs do not tell {} from {}", Join(rivals), cause.cause,
+                                Join(rivals));
+    cause.cause = kCauseUnknown;
+  }
+  return cause;
+}
+
 CompareResult RunReductionCompare(const ReductionCompareRequest& r) {
   const ReductionInputSet& inputs = *r.inputs;
   const ReductionOpInfo& op = *inputs.op;
@@ -722,6 +784,15 @@ CompareResult RunReductionCompare(const ReductionCompareRequest& r) {
     const std::string models = out.cause.detail;
     out.cause = CauseFromRowStatistics(*FindRowOp(op.name), SearchRowStatistics(inputs, r.a.outputs),
                                        SearchRowStatistics(inputs, r.b.outputs));
+    // A side that follows no epilogue may call its own function per
+    // element: set those values free too, shared by both sides.
+    const RowOpInfo& row_op = *FindRowOp(op.name);
+    if (out.cause.cause == kCauseUnknown && !row_op.element_function.empty()) {
+      const CompareCause shared =
+          CauseFromSharedFunctionValues(row_op, SearchSharedFunctionValues(inputs, r.a.outputs, r.b.outputs));
+      if (shared.cause != kCauseUnknown) out.cause = shared;
+      else out.cause.detail += "; " + shared.detail;
+    }
     out.cause.detail = models + "; " + out.cause.detail;
   }
   return out;

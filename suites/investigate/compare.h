@@ -166,6 +166,10 @@ CompareCause CauseFromReductionModels(const ReductionOpInfo& op, const std::vect
 // "fusion"), with " + " after "tree" where the statistics differ too;
 // "unknown" where a side follows no epilogue, with what was searched.
 CompareCause CauseFromRowStatistics(const RowOpInfo& op, const RowStatisticSearch& a, const RowStatisticSearch& b);
+// Where a side follows no epilogue and the op's elements call a function of
+// their own (RowOpInfo::element_function): the cause from the pairs of
+// epilogues that give both sides with that function's values shared.
+CompareCause CauseFromSharedFunctionValues(const RowOpInfo& op, const SharedFunctionSearch& search);
 
 // The exit status of a comparison: 0 identical in every bit, 1 different.
 inline int CompareExitStatus(const CompareResult& r) { return r.differing == 0 ? 0 : 1; }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 #include "oracles/format.h"
@@ -242,6 +243,140 @@ RowStatisticSearch SearchRowStatistics(const ReductionInputSet& inputs, const st
           fit.unfit_row = static_cast<int64_t>(row);
         }
       }
+    }
+  }
+  return search;
+}
+
+SharedFunctionSearch SearchSharedFunctionValues(const ReductionInputSet& inputs, const std::vector<float>& a_out,
+                                                const std::vector<float>& b_out) {
+  SharedFunctionSearch search;
+  const RowOpInfo* op = FindRowOp(inputs.op->name);
+  if (op == nullptr || op->element_function.empty() || op->statistics.size() != 1) return search;
+  search.function = op->element_function;
+  const size_t rows_per = inputs.shape[0], n = inputs.shape[1];
+  const FloatFormat& format = *inputs.format;
+  search.rows = rows_per * inputs.instances.size();
+  search.window = kRowStatisticWindow;
+  const std::vector<RowEpilogueCandidate> candidates = RowEpilogueCandidates(*op);
+  const NativeBinary32Arith unfused(false), fused(true);
+  const row_models_detail::RowFunctionArith<NativeBinary32Arith> highway(unfused);
+  // One element's output by candidate c with statistic g and function value e.
+  auto element = [&](const RowEpilogueCandidate& c, const RowOperands& in, size_t i, float g, float e) {
+    RowOperands one;
+    one.x = in.x != nullptr ? in.x + i : nullptr;
+    one.dy = in.dy != nullptr ? in.dy + i : nullptr;
+    one.y = in.y != nullptr ? in.y + i : nullptr;
+    one.g = in.g != nullptr ? in.g + i : nullptr;
+    RowStatistics s;
+    s.value[0] = g;
+    float out = 0;
+    auto sink = [&](size_t, float y) {
+      out = IsBinary32(format) ? y : RoundTo(format, y);
+      return true;
+    };
+    RowEpilogue(c.fused ? fused : unfused, *op, c.finish, c.step, one, 1, kDefaultRmsNormEps, s, sink, &e);
+    return Bits(out);
+  };
+  // Per row, candidate and side: the statistics with which every element has
+  // some function value giving the side's output.
+  std::vector<std::vector<std::array<std::vector<int64_t>, 2>>> hits(
+      search.rows, std::vector<std::array<std::vector<int64_t>, 2>>(candidates.size()));
+  std::vector<std::vector<std::vector<float>>> values(search.rows);  // per row, element: the values tried
+  std::vector<RowOperands> operands;
+  size_t row = 0;
+  for (const ReductionInstance& instance : inputs.instances) {
+    std::vector<const float*> tensors;
+    for (const auto& t : instance.operands) tensors.push_back(t.data());
+    for (size_t r = 0; r < rows_per; ++r, ++row) {
+      const RowOperands in = RowOperandsOf(*op, tensors, r, n);
+      operands.push_back(in);
+      values[row].resize(n);
+      for (size_t i = 0; i < n; ++i) {
+        const int64_t centre = OrderedFloat(highway.Exp(in.y[i]));
+        for (int64_t k = 0; k < 2 * kRowFunctionWindow + 1; ++k) {
+          const float e = FloatFromOrdered(centre + Offset(k));
+          if (std::isfinite(e)) values[row][i].push_back(e);
+        }
+      }
+      const RowStatistics center = RowStatisticsOf(unfused, *op, op->variants.front(), 1, in, n);
+      const int64_t o = OrderedFloat(center.value[0]);
+      for (size_t c = 0; c < candidates.size(); ++c) {
+        for (int side = 0; side < 2; ++side) {
+          const float* expect = (side == 0 ? a_out : b_out).data() + row * n;
+          for (int64_t k = 0; k < 2 * search.window + 1; ++k) {
+            const float g = FloatFromOrdered(o + Offset(k));
+            if (!std::isfinite(g)) continue;
+            bool all = true;
+            for (size_t i = 0; i < n && all; ++i) {
+              bool any = false;
+              for (const float e : values[row][i]) {
+                if (element(candidates[c], in, i, g, e) == Bits(expect[i])) {
+                  any = true;
+                  break;
+                }
+              }
+              all = any;
+            }
+            if (all && hits[row][c][side].size() < kRowStatisticHits) hits[row][c][side].push_back(OrderedFloat(g));
+          }
+        }
+      }
+    }
+  }
+  for (size_t ca = 0; ca < candidates.size(); ++ca) {
+    for (size_t cb = 0; cb < candidates.size(); ++cb) {
+      SharedFunctionPair pair;
+      pair.a = candidates[ca];
+      pair.b = candidates[cb];
+      bool every = true;
+      for (size_t r = 0; r < search.rows && every; ++r) {
+        const RowOperands& in = operands[r];
+        auto serves = [&](int64_t ga, int64_t gb) {
+          for (size_t i = 0; i < n; ++i) {
+            bool any = false;
+            for (const float e : values[r][i]) {
+              if (element(pair.a, in, i, FloatFromOrdered(ga), e) == Bits(a_out[r * n + i]) &&
+                  element(pair.b, in, i, FloatFromOrdered(gb), e) == Bits(b_out[r * n + i])) {
+                any = true;
+                break;
+              }
+            }
+            if (!any) return false;
+          }
+          return true;
+        };
+        // One statistic serving both first; else the nearest pair that serves.
+        std::optional<std::array<int64_t, 2>> found;
+        bool apart = true;
+        for (const int64_t ga : hits[r][ca][0]) {
+          const auto& hb = hits[r][cb][1];
+          if (std::find(hb.begin(), hb.end(), ga) != hb.end() && serves(ga, ga)) {
+            found = std::array<int64_t, 2>{ga, ga};
+            apart = false;
+            break;
+          }
+        }
+        if (!found) {
+          // The nearest pairs first, kRowFunctionPairs of them at most.
+          std::vector<std::array<int64_t, 3>> tries;
+          for (const int64_t ga : hits[r][ca][0]) {
+            for (const int64_t gb : hits[r][cb][1]) tries.push_back({ga > gb ? ga - gb : gb - ga, ga, gb});
+          }
+          const size_t count = std::min(tries.size(), kRowFunctionPairs);
+          std::partial_sort(tries.begin(), tries.begin() + static_cast<std::ptrdiff_t>(count), tries.end());
+          for (size_t t = 0; t < count && !found; ++t) {
+            if (serves(tries[t][1], tries[t][2])) found = std::array<int64_t, 2>{tries[t][1], tries[t][2]};
+          }
+        }
+        if (!found) {
+          every = false;
+          break;
+        }
+        pair.statistic.push_back(*found);
+        pair.apart.push_back(apart);
+      }
+      if (every) search.pairs.push_back(pair);
     }
   }
   return search;

@@ -93,6 +93,37 @@ struct RowStatisticSearch {
 // not a row op.
 RowStatisticSearch SearchRowStatistics(const ReductionInputSet& inputs, const std::vector<float>& outputs);
 
+// Where a side fits no epilogue because its elements call a function of
+// their own (RowOpInfo::element_function), both sides together: per row, a
+// statistic per side and, per element, one function value shared by both
+// sides (within kRowFunctionWindow ULPs of Highway's), with which a's
+// epilogue gives a's element and b's b's. Sharing the values says the two
+// call one implementation; what is left is where their epilogues or sums
+// part.
+inline constexpr int64_t kRowFunctionWindow = 4;
+// The most pairs of statistics tried for a row no one value serves, nearest
+// first: past them the row counts as not served.
+inline constexpr size_t kRowFunctionPairs = 256;
+
+struct SharedFunctionPair {
+  RowEpilogueCandidate a, b;
+  // Per row: the statistic of each side (OrderedFloat), the values nearest
+  // each other that serve, and whether no one value serves both (apart).
+  std::vector<std::array<int64_t, 2>> statistic;  // {a's, b's}
+  std::vector<bool> apart;
+};
+
+struct SharedFunctionSearch {
+  std::string function;  // "exp(y)"
+  size_t rows = 0;
+  int64_t window = 0;    // ULPs searched each way for a statistic
+  std::vector<SharedFunctionPair> pairs;  // those that serve every row
+};
+
+// Empty `function` when the op wires none. One statistic only.
+SharedFunctionSearch SearchSharedFunctionValues(const ReductionInputSet& inputs, const std::vector<float>& a,
+                                                const std::vector<float>& b);
+
 }  // namespace ulpgate
 
 #endif  // ULPGATE_SUITES_ENGINE_REDUCTIONS_ROW_STATISTICS_H_
