@@ -7,7 +7,9 @@
 // against x RN(1/s)) "formula"; softmax's backward multiplied out and
 // contracted, as Inductor compiles it, "formula"; outputs moved by noise
 // "unknown", with what was searched; log-softmax's log-sum moved "unknown"
-// (its statistic absorbs exp and log).
+// (its statistic absorbs exp and log); log-softmax's backward with an exp of
+// its own on both sides, contracted on one, "fusion" (the exp's values set
+// free, shared).
 
 #include <gtest/gtest.h>
 
@@ -154,6 +156,40 @@ TEST(compare_row_statistics, UnknownWhereTheStatisticAbsorbsFunctions) {
   ASSERT_GT(r.differing, 0u);
   EXPECT_EQ(r.cause.cause, kCauseUnknown) << r.cause.detail;
   EXPECT_NE(r.cause.detail.find("not told apart"), std::string::npos) << r.cause.detail;
+}
+
+TEST(compare_row_statistics, FusionWhereBothCallAnotherExp) {
+  // Both sides call one exp that is not Highway's (every third value a ULP
+  // off), with one row sum; a contracts dy - e G, b rounds the product.
+  const ReductionInputSet in = Inputs("log_softmax_bwd");
+  const RowOpInfo& op = *FindRowOp("log_softmax_bwd");
+  const NativeBinary32Arith unfused(false);
+  const row_models_detail::RowFunctionArith<NativeBinary32Arith> highway(unfused);
+  std::vector<const float*> tensors;
+  for (const auto& t : in.instances[0].operands) tensors.push_back(t.data());
+  std::vector<float> a, b;
+  for (size_t r = 0; r < kRows; ++r) {
+    const RowOperands row = RowOperandsOf(op, tensors, r, kN);
+    std::vector<float> e(kN);
+    for (size_t i = 0; i < kN; ++i) {
+      e[i] = FloatFromOrdered(OrderedFloat(highway.Exp(row.y[i])) + (i % 3 == 0 ? 1 : 0));
+    }
+    const RowStatistics s = RowStatisticsOf(unfused, op, op.variants.front(), 1, row, kN);
+    for (const auto& [step, out] : {std::pair<RowEpilogueStep, std::vector<float>*>{RowEpilogueStep::kContracted, &a},
+                                    {RowEpilogueStep::kVariant, &b}}) {
+      RowEpilogue(unfused, op, RowFinish::kPlain, step, row, kN, kDefaultRmsNormEps, s,
+                  [&, out = out](size_t, float y) {
+                    out->push_back(y);
+                    return true;
+                  },
+                  e.data());
+    }
+  }
+  const CompareResult r = Compare(in, a, b);
+  ASSERT_GT(r.differing, 0u);
+  EXPECT_EQ(r.cause.cause, kCauseFusion) << r.cause.detail;
+  EXPECT_EQ(r.cause.model_a.rfind("contracted", 0), 0u) << r.cause.model_a;
+  EXPECT_NE(r.cause.detail.find("same exp(y) on both sides"), std::string::npos) << r.cause.detail;
 }
 
 TEST(compare_row_statistics, OrderedFloatCountsUlps) {

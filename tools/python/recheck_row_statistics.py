@@ -19,7 +19,10 @@ inputs from the report's .npz, and checks
     either side's (values of the format for an epilogue rounded per op) reproduces both
     sides' rows (each value tried on both); with two: that a's values do not give b's row
     nor b's values a's;
-  - for each row not apart, that b's values give a's row too (one value serves both).
+  - for each row not apart, that b's values give a's row too (one value serves both);
+  - for log_softmax_bwd, whose exp(y) compare sets free per element: that every element has
+    one binary32 value within FUNCTION_WINDOW ULPs of exp(y) with which a's epilogue and
+    a's sum give a's output and b's b's (the two sides share one exp).
 
     python3 tools/python/recheck_row_statistics.py REPORT.json [REPORT.json ...]
 
@@ -43,6 +46,7 @@ import binary32_exact as bx  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EPS = float.fromhex("0x1.0c6f7ap-20")  # eps = 1e-6 as binary32 (kDefaultRmsNormEps)
 WINDOW = 600
+FUNCTION_WINDOW = 6  # compare's 4 ULPs around Highway's exp, and Highway's own error
 
 
 def load_npz(path):
@@ -146,7 +150,36 @@ def epilogue(op, form, fused, s, row):
             else:
                 raise ValueError(form)
         return
+    if op == "log_softmax_bwd":
+        # The exponentials come in row["e"]: the values shared by both sides.
+        dy, e = row["dy"], row["e"]
+        for i in range(len(dy)):
+            if form == "plain":
+                yield R(bx.sub(dy[i], R(bx.mul(e[i], s[0]))))
+            elif form == "contracted":
+                yield R(bx.fma(bx.neg(e[i]), s[0], dy[i]))
+            else:
+                raise ValueError(form)
+        return
     raise ValueError(f"no epilogue written here for {op}")
+
+
+def shared_exponentials(op, ea, eb, ga, gb, row, expect, fmt):
+    """log_softmax_bwd: for every element, some binary32 e within FUNCTION_WINDOW ULPs of
+    exp(y) (math.exp rounded to binary32) with which ea gives a's output and eb b's."""
+    for i in range(len(row["dy"])):
+        centre = bx.round_binary32(bx.Value.num(Fraction(math.exp(bx.to_float(row["y"][i])))))
+        one = {"dy": [row["dy"][i]], "y": [row["y"][i]]}
+        ok = False
+        for d in range(-FUNCTION_WINDOW, FUNCTION_WINDOW + 1):
+            one["e"] = [neighbour(centre, d)]
+            if (reproduces(op, ea, [ga], one, [expect["a"][i]], fmt)
+                    and reproduces(op, eb, [gb], one, [expect["b"][i]], fmt)):
+                ok = True
+                break
+        if not ok:
+            return i
+    return None
 
 
 def reproduces(op, epilogue_name, s, row, expect, fmt):
@@ -189,7 +222,7 @@ def check(report_path):
     rows_n, n = (int(t) for t in result["shape"].split(","))
     op = result["op"]
     names = {"rmsnorm_fwd": ["x", "g"], "rmsnorm_bwd": ["dy", "x", "g"],
-             "softmax_bwd": ["dy", "y"]}[op]
+             "softmax_bwd": ["dy", "y"], "log_softmax_bwd": ["dy", "y"]}[op]
     tensors = {k: arrays[k] for k in names}
     outputs = {side: [int(b, 16) if isinstance(b, str) else int(b) for b in result["values"][side]]
                for side in ("a", "b")}
@@ -202,6 +235,17 @@ def check(report_path):
                for k, t in tensors.items()}
         values = {side: [bx.parse(v["value"]) for v in entry[side]] for side in ("a", "b")}
         expect = {side: outputs[side][r * n:(r + 1) * n] for side in ("a", "b")}
+        if op == "log_softmax_bwd":
+            # The exponentials set free, shared: each element needs one value for both.
+            ga, gb = values["a"][0], values["b"][0]
+            bad = shared_exponentials(op, names_of["a"], names_of["b"], ga, gb, row, expect, fmt)
+            if bad is not None:
+                failures.append(f"{report_path}: row {r} element {bad}: no exponential near exp(y) "
+                                f"gives both sides with the report's sums")
+            if not entry["apart"] and bx.bits(ga) != bx.bits(gb):
+                failures.append(f"{report_path}: row {r} not apart, but its sums differ")
+            checked += 1
+            continue
         for side in ("a", "b"):
             if not reproduces(op, names_of[side], values[side], row, expect[side], fmt):
                 failures.append(f"{report_path}: row {r}: {names_of[side]} with {side}'s "
