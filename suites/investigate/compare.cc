@@ -723,7 +723,8 @@ CompareCause CauseFromSharedFunctionValues(const RowOpInfo& op, const SharedFunc
     }
     cause.detail = fmt::format(
         "{}: a's elements follow {} ({}) and b's {} ({}) bit for bit on every row, with the same {} on both "
-        "sides; {}",
+        "sides (the two call one implementation of it: values of their own on each side would explain any "
+        "outputs this near); {}",
         searched, p.a.name, p.a.sequence, p.b.name, p.b.sequence, search.function,
         apart == 0 ? std::string("one row statistic serves both sides on every row")
                    : fmt::format("{} of {} rows need statistics that no one value serves, at most {} ULPs apart",

@@ -9,7 +9,7 @@
 // "unknown", with what was searched; log-softmax's log-sum moved "unknown"
 // (its statistic absorbs exp and log); log-softmax's backward with an exp of
 // its own on both sides, contracted on one, "fusion" (the exp's values set
-// free, shared).
+// free, shared), and with two exps of their own "unknown".
 
 #include <gtest/gtest.h>
 
@@ -190,6 +190,43 @@ TEST(compare_row_statistics, FusionWhereBothCallAnotherExp) {
   EXPECT_EQ(r.cause.cause, kCauseFusion) << r.cause.detail;
   EXPECT_EQ(r.cause.model_a.rfind("contracted", 0), 0u) << r.cause.model_a;
   EXPECT_NE(r.cause.detail.find("same exp(y) on both sides"), std::string::npos) << r.cause.detail;
+}
+
+TEST(compare_row_statistics, UnknownWhereTheSidesCallDifferentExps) {
+  // The control of the shared exponentials: two exps of their own, one
+  // epilogue and one sum. No shared value explains both, so no cause.
+  const ReductionInputSet in = Inputs("log_softmax_bwd");
+  const RowOpInfo& op = *FindRowOp("log_softmax_bwd");
+  const NativeBinary32Arith unfused(false);
+  const row_models_detail::RowFunctionArith<NativeBinary32Arith> highway(unfused);
+  std::vector<const float*> tensors;
+  for (const auto& t : in.instances[0].operands) tensors.push_back(t.data());
+  std::vector<float> a, b;
+  for (size_t r = 0; r < kRows; ++r) {
+    const RowOperands row = RowOperandsOf(op, tensors, r, kN);
+    std::vector<float> ea(kN), eb(kN);
+    for (size_t i = 0; i < kN; ++i) {
+      ea[i] = FloatFromOrdered(OrderedFloat(highway.Exp(row.y[i])) + (i % 3 == 0 ? 1 : 0));
+      eb[i] = FloatFromOrdered(OrderedFloat(highway.Exp(row.y[i])) + (i % 2 == 0 ? -1 : 0));
+    }
+    const RowStatistics s = RowStatisticsOf(unfused, op, op.variants.front(), 1, row, kN);
+    RowEpilogue(unfused, op, RowFinish::kPlain, RowEpilogueStep::kVariant, row, kN, kDefaultRmsNormEps, s,
+                [&](size_t, float y) {
+                  a.push_back(y);
+                  return true;
+                },
+                ea.data());
+    RowEpilogue(unfused, op, RowFinish::kPlain, RowEpilogueStep::kVariant, row, kN, kDefaultRmsNormEps, s,
+                [&](size_t, float y) {
+                  b.push_back(y);
+                  return true;
+                },
+                eb.data());
+  }
+  const CompareResult r = Compare(in, a, b);
+  ASSERT_GT(r.differing, 0u);
+  EXPECT_EQ(r.cause.cause, kCauseUnknown) << r.cause.detail;
+  EXPECT_NE(r.cause.detail.find("no pair of epilogues gives both sides"), std::string::npos) << r.cause.detail;
 }
 
 TEST(compare_row_statistics, OrderedFloatCountsUlps) {
