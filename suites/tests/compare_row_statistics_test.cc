@@ -101,6 +101,19 @@ TEST(compare_row_statistics, TreeWhereOneEpilogueTakesDifferentRowSums) {
   EXPECT_NE(r.cause.detail.find("2 of 4 rows"), std::string::npos) << r.cause.detail;
 }
 
+TEST(compare_row_statistics, TreeWithTwoStatisticsPerRow) {
+  // RMSNorm's backward: its mean of squares and its mean of RN(g dy) x, both
+  // moved on rows 1 and 3.
+  const ReductionInputSet in = Inputs("rmsnorm_bwd");
+  const auto a = Planted(in, RowFinish::kRsqrt, RowEpilogueStep::kVariant, true, {12, 25, 12, 0});
+  const auto b = Planted(in, RowFinish::kRsqrt, RowEpilogueStep::kVariant, true, {12, 12, 12, 12});
+  const CompareResult r = Compare(in, a, b);
+  ASSERT_GT(r.differing, 0u);
+  EXPECT_EQ(r.cause.cause, kCauseTree) << r.cause.detail;
+  EXPECT_EQ(r.cause.model_a, "rsqrt_fused");
+  EXPECT_NE(r.cause.detail.find("2 of 4 rows"), std::string::npos) << r.cause.detail;
+}
+
 TEST(compare_row_statistics, FormulaWhereTheSameSumsFinishOtherwise) {
   const ReductionInputSet in = Inputs("rmsnorm_fwd");
   const std::vector<int64_t> shift = {20, -20, 30, 5};
