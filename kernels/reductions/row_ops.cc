@@ -8,8 +8,8 @@
 namespace ulpgate {
 namespace {
 
-template <size_t kCount>
-std::vector<RowVariant> Rows(const std::array<RowVariant, kCount>& table) {
+template <class T, size_t kCount>
+std::vector<T> Rows(const std::array<T, kCount>& table) {
   return {table.begin(), table.end()};
 }
 
@@ -18,18 +18,22 @@ std::vector<RowVariant> Rows(const std::array<RowVariant, kCount>& table) {
 const std::vector<RowOpInfo>& RowOps() {
   static const std::vector<RowOpInfo> ops = {
       {RowOp::kRmsNormFwd, "rmsnorm_fwd", "y_i = g_i x_i / sqrt(mean_j(x_j^2) + eps)", {"x", "g"},
-       Rows(RmsNormSpec::kVariants), true},
+       Rows(RmsNormSpec::kVariants), true, {"the mean of x^2"}, {}, "", ""},
       {RowOp::kRmsNormBwd, "rmsnorm_bwd",
        "dx_i = r g_i dy_i - r^3 x_i mean_j(g_j dy_j x_j), r = 1/sqrt(mean_j(x_j^2) + eps)",
-       {"dy", "x", "g"}, Rows(RmsNormSpec::kVariants), true},
+       {"dy", "x", "g"}, Rows(RmsNormSpec::kVariants), true,
+       {"the mean of x^2", "the mean of RN(g dy) x"}, {}, "", ""},
       {RowOp::kSoftmaxFwd, "softmax_fwd", "y_i = exp(x_i - max) / sum_j exp(x_j - max)", {"x"},
-       Rows(SoftmaxSpec::kForwardVariants), false},
+       Rows(SoftmaxSpec::kForwardVariants), false, {"the sum of exponentials"}, {}, "", ""},
       {RowOp::kSoftmaxBwd, "softmax_bwd", "dx_i = y_i (dy_i - sum_j dy_j y_j)", {"dy", "y"},
-       Rows(SoftmaxSpec::kBackwardVariants), false},
+       Rows(SoftmaxSpec::kBackwardVariants), false, {"the sum of dy y"},
+       Rows(SoftmaxSpec::kBackwardEpilogues), "", ""},
       {RowOp::kLogSoftmaxFwd, "log_softmax_fwd", "y_i = x_i - max - log(sum_j exp(x_j - max))",
-       {"x"}, Rows(SoftmaxSpec::kLogForwardVariants), false},
+       {"x"}, Rows(SoftmaxSpec::kLogForwardVariants), false, {"the sum of exponentials"}, {},
+       "exp and log", ""},
       {RowOp::kLogSoftmaxBwd, "log_softmax_bwd", "dx_i = dy_i - exp(y_i) sum_j dy_j",
-       {"dy", "y"}, Rows(SoftmaxSpec::kBackwardVariants), false},
+       {"dy", "y"}, Rows(SoftmaxSpec::kBackwardVariants), false, {"the sum of dy"},
+       Rows(SoftmaxSpec::kLogBackwardEpilogues), "", "exp(y)"},
   };
   return ops;
 }

@@ -60,6 +60,26 @@ struct RowVariant {
   RowFinish finish;
 };
 
+// How the last step of an element is written, beside the variant's finish:
+// what another implementation of the same op may do with the same row
+// statistics. `compare` asks which of these reproduces a side's outputs with
+// the row's statistics set free (suites/engine/reductions/row_statistics.h).
+enum class RowEpilogueStep {
+  kVariant,            // the variant's own sequence (row_sequences.h)
+  kProductDifference,  // softmax backward: dx = MulAdd(-y, D, RN(dy y))
+  kContracted,         // log-softmax backward: dx = MulAdd(-Exp(y), G, dy), always fused
+};
+
+// An epilogue another implementation is known to write, declared by the
+// family's spec: its name, the cause word when it is what two sides part on
+// ("formula", "fusion"), and its sequence in words.
+struct RowEpilogueForm {
+  std::string_view name;
+  RowEpilogueStep step;
+  std::string_view cause;
+  std::string_view sequence;
+};
+
 struct RowOpInfo {
   RowOp op;
   std::string_view name;        // the CLI's name, e.g. "rmsnorm_fwd"
@@ -68,6 +88,22 @@ struct RowOpInfo {
   std::vector<std::string_view> operands;
   std::vector<RowVariant> variants;
   bool takes_eps;  // RMSNorm's eps
+  // What the row's reduction gives the elements (RowStatistics::value), in
+  // words: one or two per op.
+  std::vector<std::string_view> statistics;
+  // Epilogues beside the variants' finishes (RowEpilogueForm).
+  std::vector<RowEpilogueForm> other_epilogues;
+  // The functions the statistic's terms go through that the epilogue does
+  // not compute again per element ("exp and log": log-softmax's elements
+  // take log(sum exp) whole), so that a statistic set free absorbs their
+  // implementations too: two sides whose statistics differ may differ in
+  // those functions rather than in their sums. Empty where the epilogue
+  // recomputes every term's function (softmax's Exp) or there is none.
+  std::string_view unpinned_functions;
+  // The function each element calls on its own operands, which another
+  // implementation may compute otherwise ("exp(y)": log-softmax backward);
+  // empty where none is wired (RowEpilogue's function_values).
+  std::string_view element_function;
 };
 
 // The six ops, in the order above.

@@ -11,6 +11,8 @@
 #ifndef ULPGATE_KERNELS_REDUCTIONS_ROW_SEQUENCES_H_
 #define ULPGATE_KERNELS_REDUCTIONS_ROW_SEQUENCES_H_
 
+#include <array>
+#include <cmath>
 #include <cstddef>
 #include <limits>
 #include <stdexcept>
@@ -207,65 +209,186 @@ float RowSum(RowStat stat, const A& a, size_t lanes, const RowOperands& in, size
 
 }  // namespace row_models_detail
 
+// What a row's outputs depend on beyond its operands: the values its
+// reduction gives every element (RowOpInfo::statistics names them: the mean
+// of squares, the sum of exponentials ...), and softmax's row maximum, which
+// no order of evaluation changes (RowMax).
+struct RowStatistics {
+  float max = 0;
+  std::array<float, 2> value{};
+};
+
+// The statistics of one row of `op` as `variant` reduces them, its
+// lane-parallel statistic over `lanes` lanes, every operation of `base`.
+template <class B>
+RowStatistics RowStatisticsOf(const B& base, const RowOpInfo& op, const RowVariant& variant,
+                              size_t lanes, const RowOperands& in, size_t n) {
+  const row_models_detail::RowFunctionArith<B> a(base);
+  using namespace row_models_detail;
+  RowStatistics s;
+  switch (op.op) {
+    case RowOp::kRmsNormFwd:
+    case RowOp::kRmsNormBwd: {
+      const ModelRow row{in, n, 0.0f, 0.0f};
+      s.value[0] = RowMean<rmsnorm_spec::SquareTerm>(variant.stat, a, lanes, row, n);
+      if (op.op == RowOp::kRmsNormBwd) {
+        s.value[1] = RowMean<rmsnorm_spec::WeightedGradTerm>(variant.stat, a, lanes, row, n);
+      }
+      return s;
+    }
+    case RowOp::kSoftmaxFwd:
+    case RowOp::kLogSoftmaxFwd: {
+      const auto both = MaxAndSum(variant.stat, a, lanes, in, n);
+      s.max = both.max;
+      s.value[0] = both.sum;
+      return s;
+    }
+    case RowOp::kSoftmaxBwd:
+      s.value[0] = RowSum<softmax_spec::GradOutputTerm>(variant.stat, a, lanes, in, n);
+      return s;
+    case RowOp::kLogSoftmaxBwd:
+      s.value[0] = RowSum<softmax_spec::GradTerm>(variant.stat, a, lanes, in, n);
+      return s;
+  }
+  throw std::logic_error("RowStatisticsOf: unknown op");
+}
+
+// The sum of the magnitudes of the terms each statistic reduces (for a mean,
+// divided by n), in binary64: what the error bound of a binary32 sum of them
+// is proportional to. Each term rounded on its own by `base`.
+template <class B>
+std::array<double, 2> RowStatisticMagnitudes(const B& base, const RowOpInfo& op,
+                                             const RowOperands& in, size_t n) {
+  const row_models_detail::RowFunctionArith<B> a(base);
+  using namespace row_models_detail;
+  std::array<double, 2> m{};
+  auto add = [&](auto term, const ModelRow& row, size_t k, double scale) {
+    double total = 0;
+    for (size_t i = 0; i < n; ++i) total += std::fabs(static_cast<double>(term.Rounded(a, row, i)));
+    m[k] = total * scale;
+  };
+  const double mean = 1.0 / static_cast<double>(n);
+  switch (op.op) {
+    case RowOp::kRmsNormFwd:
+    case RowOp::kRmsNormBwd: {
+      const ModelRow row{in, n, 0.0f, 0.0f};
+      add(rmsnorm_spec::SquareTerm{}, row, 0, mean);
+      if (op.op == RowOp::kRmsNormBwd) add(rmsnorm_spec::WeightedGradTerm{}, row, 1, mean);
+      return m;
+    }
+    case RowOp::kSoftmaxFwd:
+    case RowOp::kLogSoftmaxFwd: {
+      const RowLaneArith<decltype(a)> la(a, 1);
+      const float max = softmax_spec::RowMax(la, a, ModelRow{in, n, kNegInf, 0.0f}, n);
+      add(softmax_spec::ExpTerm{}, ModelRow{in, n, kNegInf, max}, 0, 1.0);
+      return m;
+    }
+    case RowOp::kSoftmaxBwd:
+      add(softmax_spec::GradOutputTerm{}, ModelRow{in, n, 0.0f, 0.0f}, 0, 1.0);
+      return m;
+    case RowOp::kLogSoftmaxBwd:
+      add(softmax_spec::GradTerm{}, ModelRow{in, n, 0.0f, 0.0f}, 0, 1.0);
+      return m;
+  }
+  throw std::logic_error("RowStatisticMagnitudes: unknown op");
+}
+
+// The elements of one row from its statistics: the variant's finish (or
+// another implementation's epilogue, `step`), every operation of `base`.
+// sink(i, y_i) takes the outputs in order and returns false to stop early (a
+// search that has seen a mismatch).
+// `function_values`, where given, are the values of the function each element
+// calls on its operands alone (RowOpInfo::element_function: log-softmax
+// backward's Exp(y_i)), in place of Highway's: another implementation's.
+template <class B, class Sink>
+void RowEpilogue(const B& base, const RowOpInfo& op, RowFinish finish, RowEpilogueStep step,
+                 const RowOperands& in, size_t n, float eps, const RowStatistics& s, Sink&& sink,
+                 const float* function_values = nullptr) {
+  const row_models_detail::RowFunctionArith<B> a(base);
+  switch (op.op) {
+    case RowOp::kRmsNormFwd:
+    case RowOp::kRmsNormBwd: {
+      const bool rsqrt = finish == RowFinish::kRsqrt;
+      const float scale = rsqrt ? rmsnorm_spec::RowScale<RowFinish::kRsqrt>(a, s.value[0], eps)
+                                : rmsnorm_spec::RowScale<RowFinish::kSqrtDivide>(a, s.value[0], eps);
+      if (op.op == RowOp::kRmsNormFwd) {
+        for (size_t i = 0; i < n; ++i) {
+          const float y = rsqrt ? rmsnorm_spec::ForwardElement<RowFinish::kRsqrt>(a, in.x[i], in.g[i], scale)
+                                : rmsnorm_spec::ForwardElement<RowFinish::kSqrtDivide>(a, in.x[i], in.g[i], scale);
+          if (!sink(i, y)) return;
+        }
+        return;
+      }
+      const float neg_k = rsqrt ? rmsnorm_spec::BackwardNegCoefficient<RowFinish::kRsqrt>(a, scale, s.value[1])
+                                : rmsnorm_spec::BackwardNegCoefficient<RowFinish::kSqrtDivide>(a, scale, s.value[1]);
+      for (size_t i = 0; i < n; ++i) {
+        const float dx =
+            rsqrt ? rmsnorm_spec::BackwardElement<RowFinish::kRsqrt>(a, in.dy[i], in.x[i], in.g[i], scale, neg_k)
+                  : rmsnorm_spec::BackwardElement<RowFinish::kSqrtDivide>(a, in.dy[i], in.x[i], in.g[i], scale,
+                                                                          neg_k);
+        if (!sink(i, dx)) return;
+      }
+      return;
+    }
+    case RowOp::kSoftmaxFwd: {
+      if (finish == RowFinish::kReciprocal) {
+        const float inverse = softmax_spec::Reciprocal(a, s.value[0]);
+        for (size_t i = 0; i < n; ++i) {
+          if (!sink(i, softmax_spec::SoftmaxElement<RowFinish::kReciprocal>(a, in.x[i], s.max, inverse))) return;
+        }
+      } else {
+        for (size_t i = 0; i < n; ++i) {
+          if (!sink(i, softmax_spec::SoftmaxElement<RowFinish::kDivide>(a, in.x[i], s.max, s.value[0]))) return;
+        }
+      }
+      return;
+    }
+    case RowOp::kLogSoftmaxFwd: {
+      const float log_sum = a.Log(s.value[0]);
+      for (size_t i = 0; i < n; ++i) {
+        if (!sink(i, softmax_spec::LogSoftmaxElement(a, in.x[i], s.max, log_sum))) return;
+      }
+      return;
+    }
+    case RowOp::kSoftmaxBwd:
+      for (size_t i = 0; i < n; ++i) {
+        const float dx = step == RowEpilogueStep::kProductDifference
+                             ? a.MulAdd(a.Mul(a.Const(-1.0f), in.y[i]), s.value[0], a.Mul(in.dy[i], in.y[i]))
+                             : softmax_spec::SoftmaxBackwardElement(a, in.dy[i], in.y[i], s.value[0]);
+        if (!sink(i, dx)) return;
+      }
+      return;
+    case RowOp::kLogSoftmaxBwd:
+      for (size_t i = 0; i < n; ++i) {
+        // The contracted step rounds once whatever the target's MulAdd:
+        // exact product and sum, then one rounding (std::fma).
+        const float e = function_values != nullptr ? function_values[i] : a.Exp(in.y[i]);
+        // LogSoftmaxBackwardElement's sequence with the exponential given.
+        const float dx = step == RowEpilogueStep::kContracted ? std::fma(-e, s.value[0], in.dy[i])
+                                                              : a.Sub(in.dy[i], a.Mul(e, s.value[0]));
+        if (!sink(i, dx)) return;
+      }
+      return;
+  }
+  throw std::logic_error("RowEpilogue: unknown op");
+}
+
 // The n binary32 outputs of one row of `op` by `variant`, its lane-parallel
 // statistic over `lanes` lanes, every operation of `base` (a binary32
-// arithmetic with fused()). Throws std::invalid_argument for n = 0 or
-// n > kMaxRowLength.
+// arithmetic with fused()): its statistics, then its epilogue. Throws
+// std::invalid_argument for n = 0 or n > kMaxRowLength.
 template <class B>
 std::vector<float> RowSequenceOutputs(const B& base, const RowOpInfo& op,
                                       const RowVariant& variant, size_t lanes,
                                       const RowOperands& in, size_t n, float eps) {
   if (n == 0 || n > kMaxRowLength) throw std::invalid_argument("row length out of range");
-  const row_models_detail::RowFunctionArith<B> a(base);
-  using namespace row_models_detail;
+  const RowStatistics s = RowStatisticsOf(base, op, variant, lanes, in, n);
   std::vector<float> out(n);
-  switch (op.op) {
-    case RowOp::kRmsNormFwd:
-    case RowOp::kRmsNormBwd: {
-      const bool backward = op.op == RowOp::kRmsNormBwd;
-      return variant.finish == RowFinish::kRsqrt
-                 ? RmsNorm<RowFinish::kRsqrt>(backward, variant.stat, a, lanes, in, n, eps)
-                 : RmsNorm<RowFinish::kSqrtDivide>(backward, variant.stat, a, lanes, in, n, eps);
-    }
-    case RowOp::kSoftmaxFwd: {
-      const auto both = MaxAndSum(variant.stat, a, lanes, in, n);
-      if (variant.finish == RowFinish::kReciprocal) {
-        const float inverse = softmax_spec::Reciprocal(a, both.sum);
-        for (size_t i = 0; i < n; ++i) {
-          out[i] = softmax_spec::SoftmaxElement<RowFinish::kReciprocal>(a, in.x[i], both.max,
-                                                                         inverse);
-        }
-      } else {
-        for (size_t i = 0; i < n; ++i) {
-          out[i] = softmax_spec::SoftmaxElement<RowFinish::kDivide>(a, in.x[i], both.max, both.sum);
-        }
-      }
-      return out;
-    }
-    case RowOp::kLogSoftmaxFwd: {
-      const auto both = MaxAndSum(variant.stat, a, lanes, in, n);
-      const float log_sum = a.Log(both.sum);
-      for (size_t i = 0; i < n; ++i) {
-        out[i] = softmax_spec::LogSoftmaxElement(a, in.x[i], both.max, log_sum);
-      }
-      return out;
-    }
-    case RowOp::kSoftmaxBwd: {
-      const float dot = RowSum<softmax_spec::GradOutputTerm>(variant.stat, a, lanes, in, n);
-      for (size_t i = 0; i < n; ++i) {
-        out[i] = softmax_spec::SoftmaxBackwardElement(a, in.dy[i], in.y[i], dot);
-      }
-      return out;
-    }
-    case RowOp::kLogSoftmaxBwd: {
-      const float sum = RowSum<softmax_spec::GradTerm>(variant.stat, a, lanes, in, n);
-      for (size_t i = 0; i < n; ++i) {
-        out[i] = softmax_spec::LogSoftmaxBackwardElement(a, in.dy[i], in.y[i], sum);
-      }
-      return out;
-    }
-  }
-  throw std::logic_error("RowSequenceOutputs: unknown op");
+  RowEpilogue(base, op, variant.finish, RowEpilogueStep::kVariant, in, n, eps, s, [&](size_t i, float y) {
+    out[i] = y;
+    return true;
+  });
+  return out;
 }
 
 }  // namespace ulpgate

@@ -13,6 +13,7 @@
 #include "suites/investigate/check_models.h"
 #include "suites/engine/elementwise_oracle.h"
 #include "kernels/reductions/reduction_spec.h"
+#include "suites/engine/reductions/row_statistics.h"
 #include "suites/investigate/model_structure.h"
 #include "suites/reports/number_text.h"
 #include "suites/reports/replay.h"
@@ -606,6 +607,274 @@ CompareCause CauseFromReductionModels(const ReductionOpInfo& op, const std::vect
   return cause;
 }
 
+namespace {
+
+// The rows whose values of the statistics reproducing a and b share none:
+// their sums differ. A row whose values were capped on either side is left
+// out (its sets are not whole).
+std::vector<size_t> RowsApart(const RowFit& a, const RowFit& b) {
+  std::vector<size_t> rows;
+  for (size_t r = 0; r < a.hits.size(); ++r) {
+    if (a.capped[r] || b.capped[r]) continue;
+    bool shared = false;
+    for (const auto& ha : a.hits[r]) {
+      shared = std::find(b.hits[r].begin(), b.hits[r].end(), ha) != b.hits[r].end();
+      if (shared) break;
+    }
+    if (!shared) rows.push_back(r);
+  }
+  return rows;
+}
+
+// The nearest values of a row's two sets: their distance in ULPs (the larger
+// of the statistics'), and the pair.
+std::tuple<int64_t, std::array<int64_t, 2>, std::array<int64_t, 2>> Nearest(const RowFit& a, const RowFit& b,
+                                                                             size_t row) {
+  std::tuple<int64_t, std::array<int64_t, 2>, std::array<int64_t, 2>> best{
+      std::numeric_limits<int64_t>::max(), {}, {}};
+  for (const auto& ha : a.hits[row]) {
+    for (const auto& hb : b.hits[row]) {
+      const int64_t d = std::max(std::llabs(ha[0] - hb[0]), std::llabs(ha[1] - hb[1]));
+      if (d < std::get<0>(best)) best = {d, ha, hb};
+    }
+  }
+  return best;
+}
+
+std::string StatisticText(const RowStatisticSearch& search, const std::array<int64_t, 2>& v) {
+  std::string text = HexFloat(FloatFromOrdered(v[0]));
+  if (search.statistics == 2) text += ", " + HexFloat(FloatFromOrdered(v[1]));
+  return text;
+}
+
+std::string FittingText(const RowStatisticSearch& s) {
+  std::vector<std::string> names;
+  for (const RowFit& f : s.fits) {
+    if (f.fits) names.push_back(f.epilogue.name);
+  }
+  return Join(names);
+}
+
+}  // namespace
+
+CompareCause CauseFromRowStatistics(const RowOpInfo& op, const RowStatisticSearch& a, const RowStatisticSearch& b) {
+  std::string statistics;
+  for (const auto& name : op.statistics) statistics += (statistics.empty() ? "" : " and ") + std::string(name);
+  int64_t window = 0;
+  double bound = 0;
+  for (size_t r = 0; r < a.window.size(); ++r) {
+    for (size_t k = 0; k < a.statistics; ++k) {
+      window = std::max(window, a.window[r][k]);
+      bound = std::max(bound, a.bound_ulp[r][k]);
+    }
+  }
+  const std::string searched = fmt::format(
+      "{} set free per row over the binary32 values within {} ULPs of the sequential sum's (the bound of a "
+      "binary32 sum of {} terms, 2 gamma_n sum |t|, is at most {:.1f} ULPs here{})",
+      statistics, window, a.n, bound, bound + 2 > static_cast<double>(window) ? ", cut at the search's limit" : "");
+  const std::string per_op =
+      a.format_window > 0
+          ? fmt::format(", and for the epilogues rounded per op to {} over up to {} of its values each way", a.format,
+                        a.format_window)
+          : "";
+  const std::string searched_all = searched + per_op;
+  CompareCause cause;
+  cause.basis = "row statistics set free";
+  for (const auto& [side, s] : {std::pair<const char*, const RowStatisticSearch*>{"a", &a}, {"b", &b}}) {
+    bool any = false;
+    int64_t first = -1;
+    for (const RowFit& f : s->fits) {
+      any = any || f.fits;
+      first = std::max(first, f.unfit_row);
+    }
+    if (!any) {
+      cause.cause = kCauseUnknown;
+      const RowStatisticSearch& other = s == &a ? b : a;
+      cause.detail = fmt::format("with {}, no epilogue of {} ({}) reproduces {}'s outputs bit for bit (none gets "
+                                 "past row {}): {} computes its elements otherwise, or with a function (exp, log) "
+                                 "of its own; {} fits {}",
+                                 searched_all, op.name, Join([&] {
+                                   std::vector<std::string> names;
+                                   for (const RowFit& f : s->fits) names.push_back(f.epilogue.name);
+                                   return names;
+                                 }()),
+                                 side, first, side, s == &a ? "b" : "a", FittingText(other));
+      return cause;
+    }
+  }
+  // The pair that needs the fewest causes: the same epilogue where both
+  // follow it, so that what differs is the statistics alone.
+  size_t best = std::numeric_limits<size_t>::max();
+  // Other pairs that explain the outputs with as few causes but other words:
+  // then the outputs do not tell the causes apart.
+  std::vector<std::string> rivals;
+  for (const RowFit& fa : a.fits) {
+    if (!fa.fits) continue;
+    for (const RowFit& fb : b.fits) {
+      if (!fb.fits) continue;
+      const std::vector<size_t> apart = RowsApart(fa, fb);
+      // The rows' values apart by more than a binary32 sum of the row's terms
+      // can err (2 gamma_n sum |t|): not an order of binary32 additions, a
+      // narrower accumulator on at least one side.
+      bool beyond = false;
+      int64_t farthest = 0;
+      std::string example;
+      for (const size_t r : apart) {
+        const auto [d, va, vb] = Nearest(fa, fb, r);
+        const double bound_r = std::max(a.bound_ulp[r][0], a.bound_ulp[r][1]);
+        beyond = beyond || static_cast<double>(d) > bound_r + 2;
+        if (example.empty() || d > farthest) {
+          farthest = std::max(farthest, d);
+          example = fmt::format("row {}: a's {} against b's {}, {} ULP{} apart, the bound {:.1f}", r,
+                                StatisticText(a, va), StatisticText(b, vb), d, d == 1 ? "" : "s", bound_r);
+        }
+      }
+      std::vector<std::string> causes;
+      std::string epilogue;
+      if (!apart.empty()) causes.push_back(beyond ? kCauseRoundingFormat : kCauseTree);
+      if (fa.epilogue.form != fb.epilogue.form) {
+        // A declared form names its own cause; two finishes part on the formula.
+        const std::string word = fa.epilogue.step != RowEpilogueStep::kVariant ? fa.epilogue.cause
+                                 : fb.epilogue.step != RowEpilogueStep::kVariant ? fb.epilogue.cause
+                                                                                 : std::string(kCauseFormula);
+        causes.push_back(word);
+        epilogue = fmt::format("a's outputs follow the epilogue {} ({}) and not {}'s, b's {} ({}) and not {}'s",
+                               fa.epilogue.name, fa.epilogue.sequence, fb.epilogue.form, fb.epilogue.name,
+                               fb.epilogue.sequence, fa.epilogue.form);
+      } else if (fa.epilogue.fused != fb.epilogue.fused) {
+        causes.push_back(kCauseFusion);
+        epilogue = fmt::format("both follow the epilogue {}, a's with MulAdd {}, b's {}", fa.epilogue.form,
+                               fa.epilogue.fused ? "fused" : "unfused", fb.epilogue.fused ? "fused" : "unfused");
+      } else {
+        epilogue = fmt::format("both sides' outputs follow the one epilogue {} ({})", fa.epilogue.name,
+                               fa.epilogue.sequence);
+      }
+      if (fa.epilogue.per_op != fb.epilogue.per_op) {
+        if (std::find(causes.begin(), causes.end(), kCauseRoundingFormat) == causes.end()) {
+          causes.push_back(kCauseRoundingFormat);
+        }
+        epilogue += fmt::format("; {} rounds every operation to the format, {} only its result",
+                                fa.epilogue.per_op ? "a" : "b", fa.epilogue.per_op ? "b" : "a");
+      }
+      if (causes.empty() || causes.size() > best) continue;
+      std::string words = causes[0];
+      for (size_t k = 1; k < causes.size(); ++k) words += " + " + causes[k];
+      if (causes.size() == best) {
+        if (words != cause.cause && cause.cause != kCauseUnknown) {
+          rivals.push_back(fmt::format("{} ({} against {})", words, fa.epilogue.name, fb.epilogue.name));
+        }
+        continue;
+      }
+      rivals.clear();
+      best = causes.size();
+      std::string rows;
+      if (!apart.empty()) {
+        rows = fmt::format("; {} of {} rows need values of {} that no value serves on both sides, at most {} ULP{} "
+                           "apart ({}){}",
+                           apart.size(), a.rows, statistics, farthest, farthest == 1 ? "" : "s", example,
+                           beyond ? ": farther than a binary32 sum can err, so at least one side sums in a "
+                                    "narrower format"
+                                  : ", within the bound of a binary32 sum");
+      } else {
+        rows = fmt::format("; every row's statistics can be the same on both sides");
+      }
+      cause.cause = words;
+      if (!apart.empty() && !op.unpinned_functions.empty()) {
+        // The statistic set free stands for the functions of its terms too:
+        // its values part where the sums or those functions do.
+        cause.cause = kCauseUnknown;
+        rows += fmt::format(": the statistic goes through {} whole, which the elements do not compute again, so a "
+                            "tree and those functions' implementations are not told apart",
+                            op.unpinned_functions);
+      }
+      cause.model_a = fa.epilogue.name;
+      cause.model_b = fb.epilogue.name;
+      cause.rows.clear();
+      for (size_t r = 0; r < fa.hits.size(); ++r) {
+        const auto [d, va, vb] = Nearest(fa, fb, r);
+        cause.rows.push_back({r, {FloatFromOrdered(va[0]), FloatFromOrdered(va[1])},
+                              {FloatFromOrdered(vb[0]), FloatFromOrdered(vb[1])},
+                              std::find(apart.begin(), apart.end(), r) != apart.end()});
+      }
+      cause.detail = fmt::format("with {}, {} bit for bit on every row{} (a fits {}; b fits {})", searched_all, epilogue,
+                                 rows, FittingText(a), FittingText(b));
+    }
+  }
+  if (best == std::numeric_limits<size_t>::max()) {
+    cause.cause = kCauseUnknown;
+    cause.detail = fmt::format("with {}, a fits {} and b fits {}, and no pair of them parts where the outputs do",
+                               searched_all, FittingText(a), FittingText(b));
+  } else if (!rivals.empty()) {
+    cause.detail += fmt::format("; but as well {}: the outputs do not tell {} from {}", Join(rivals), cause.cause,
+                                Join(rivals));
+    cause.cause = kCauseUnknown;
+  }
+  return cause;
+}
+
+CompareCause CauseFromSharedFunctionValues(const RowOpInfo& op, const SharedFunctionSearch& search) {
+  CompareCause cause;
+  cause.basis = "row statistics set free";
+  const std::string searched = fmt::format(
+      "with {} set free per row on each side (within {} ULPs of the sequential sum's) and {} set free per element, "
+      "one value shared by both sides within {} ULPs of Highway's",
+      op.statistics.front(), search.window, search.function, kRowFunctionWindow);
+  size_t best = std::numeric_limits<size_t>::max();
+  std::vector<std::string> rivals;
+  for (const SharedFunctionPair& p : search.pairs) {
+    std::vector<std::string> causes;
+    size_t apart = 0;
+    int64_t farthest = 0;
+    for (size_t r = 0; r < p.apart.size(); ++r) {
+      if (!p.apart[r]) continue;
+      ++apart;
+      farthest = std::max<int64_t>(farthest, std::llabs(p.statistic[r][0] - p.statistic[r][1]));
+    }
+    if (apart > 0) causes.push_back(kCauseTree);
+    if (p.a.form != p.b.form) {
+      causes.push_back(p.a.step != RowEpilogueStep::kVariant   ? p.a.cause
+                       : p.b.step != RowEpilogueStep::kVariant ? p.b.cause
+                                                               : std::string(kCauseFormula));
+    } else if (p.a.fused != p.b.fused) {
+      causes.push_back(kCauseFusion);
+    }
+    if (causes.empty() || causes.size() > best) continue;
+    std::string words = causes[0];
+    for (size_t k = 1; k < causes.size(); ++k) words += " + " + causes[k];
+    if (causes.size() == best) {
+      if (words != cause.cause) rivals.push_back(fmt::format("{} ({} against {})", words, p.a.name, p.b.name));
+      continue;
+    }
+    rivals.clear();
+    best = causes.size();
+    cause.cause = words;
+    cause.model_a = p.a.name;
+    cause.model_b = p.b.name;
+    cause.rows.clear();
+    for (size_t r = 0; r < p.apart.size(); ++r) {
+      cause.rows.push_back({r, {FloatFromOrdered(p.statistic[r][0]), 0}, {FloatFromOrdered(p.statistic[r][1]), 0},
+                            p.apart[r]});
+    }
+    cause.detail = fmt::format(
+        "{}: a's elements follow {} ({}) and b's {} ({}) bit for bit on every row, with the same {} on both "
+        "sides (the two call one implementation of it: values of their own on each side would explain any "
+        "outputs this near); {}",
+        searched, p.a.name, p.a.sequence, p.b.name, p.b.sequence, search.function,
+        apart == 0 ? std::string("one row statistic serves both sides on every row")
+                   : fmt::format("{} of {} rows need statistics that no one value serves, at most {} ULPs apart",
+                                 apart, search.rows, farthest));
+  }
+  if (best == std::numeric_limits<size_t>::max()) {
+    cause.cause = kCauseUnknown;
+    cause.detail = fmt::format("{}, no pair of epilogues gives both sides' outputs", searched);
+  } else if (!rivals.empty()) {
+    cause.detail += fmt::format("; but as well {}: the outputs do not tell {} from {}", Join(rivals), cause.cause,
+                                Join(rivals));
+    cause.cause = kCauseUnknown;
+  }
+  return cause;
+}
+
 CompareResult RunReductionCompare(const ReductionCompareRequest& r) {
   const ReductionInputSet& inputs = *r.inputs;
   const ReductionOpInfo& op = *inputs.op;
@@ -644,6 +913,23 @@ CompareResult RunReductionCompare(const ReductionCompareRequest& r) {
   }
   out.cause = CauseFromReductionModels(op, out.a.matching, out.b.matching);
   out.cause.basis = "all inputs";
+  // Where the schedules' models cannot say, a row reduction's outputs can:
+  // which epilogues reproduce each side with its row statistics set free.
+  if (out.cause.cause == kCauseUnknown && FindRowOp(op.name) != nullptr) {
+    const std::string models = out.cause.detail;
+    out.cause = CauseFromRowStatistics(*FindRowOp(op.name), SearchRowStatistics(inputs, r.a.outputs),
+                                       SearchRowStatistics(inputs, r.b.outputs));
+    // A side that follows no epilogue may call its own function per
+    // element: set those values free too, shared by both sides.
+    const RowOpInfo& row_op = *FindRowOp(op.name);
+    if (out.cause.cause == kCauseUnknown && !row_op.element_function.empty()) {
+      const CompareCause shared =
+          CauseFromSharedFunctionValues(row_op, SearchSharedFunctionValues(inputs, r.a.outputs, r.b.outputs));
+      if (shared.cause != kCauseUnknown) out.cause = shared;
+      else out.cause.detail += "; " + shared.detail;
+    }
+    out.cause.detail = models + "; " + out.cause.detail;
+  }
   return out;
 }
 
@@ -692,6 +978,22 @@ nlohmann::ordered_json ReductionCompareJson(const ReductionCompareRequest& r, co
   j["apart_histogram"] = bins;
   j["cause"] = {{"cause", result.cause.cause}, {"basis", result.cause.basis}, {"model_a", result.cause.model_a},
                 {"model_b", result.cause.model_b}, {"detail", result.cause.detail}};
+  if (!result.cause.rows.empty()) {
+    // The statistics' values per row, as hex floats with their bits.
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    const FloatFormat& f32 = kBinary32;
+    const RowOpInfo* row_op = FindRowOp(inputs.op->name);
+    const size_t count = row_op == nullptr ? 1 : row_op->statistics.size();
+    for (const CompareCause::RowValues& v : result.cause.rows) {
+      nlohmann::ordered_json a = nlohmann::ordered_json::array(), b = nlohmann::ordered_json::array();
+      for (size_t k = 0; k < count; ++k) {
+        a.push_back({{"value", HexFloat(v.a[k])}, {"bits", BitsText(f32, Encoding(f32, v.a[k]))}});
+        b.push_back({{"value", HexFloat(v.b[k])}, {"bits", BitsText(f32, Encoding(f32, v.b[k]))}});
+      }
+      rows.push_back({{"row", v.row}, {"a", a}, {"b", b}, {"apart", v.apart}});
+    }
+    j["cause"]["row_statistics"] = rows;
+  }
   nlohmann::ordered_json nearest = nlohmann::ordered_json::array();
   for (const CompareExample& e : result.nearest) nearest.push_back(example(e));
   j["nearest"] = nearest;

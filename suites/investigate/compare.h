@@ -12,6 +12,7 @@
 #ifndef ULPGATE_SUITES_INVESTIGATE_COMPARE_H_
 #define ULPGATE_SUITES_INVESTIGATE_COMPARE_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -19,8 +20,10 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/elementwise_ops.h"
+#include "kernels/reductions/row_ops.h"
 #include "oracles/format.h"
 #include "suites/inputs/inputs.h"
+#include "suites/engine/reductions/row_statistics.h"
 #include "suites/inputs/reduction_problem.h"
 #include "suites/investigate/check.h"
 
@@ -106,6 +109,16 @@ struct CompareCause {
   // two call a function at the same argument.
   std::vector<uint64_t> functions_apart;
   uint64_t functions_compared = 0;
+  // A row reduction's cause from its row statistics (basis "row statistics
+  // set free"): per row, the nearest values of the statistics with which
+  // model_a's epilogue gives a's outputs and model_b's b's, and whether no
+  // value serves both (the report's evidence, for a recheck).
+  struct RowValues {
+    size_t row = 0;
+    std::array<float, 2> a{}, b{};
+    bool apart = false;
+  };
+  std::vector<RowValues> rows;
 };
 
 struct CompareResult {
@@ -162,6 +175,17 @@ nlohmann::ordered_json ReductionCompareJson(const ReductionCompareRequest& reque
 // The cause from the two sides' reduction models (names of ReductionModel).
 CompareCause CauseFromReductionModels(const ReductionOpInfo& op, const std::vector<std::string>& a,
                                       const std::vector<std::string>& b);
+// A row reduction's cause from its outputs where the models cannot say
+// (suites/engine/reductions/row_statistics.h): both sides reproduced by one
+// epilogue with statistics that differ on some rows, "tree"; only by
+// different epilogues, the cause those epilogues part on ("formula",
+// "fusion"), with " + " after "tree" where the statistics differ too;
+// "unknown" where a side follows no epilogue, with what was searched.
+CompareCause CauseFromRowStatistics(const RowOpInfo& op, const RowStatisticSearch& a, const RowStatisticSearch& b);
+// Where a side follows no epilogue and the op's elements call a function of
+// their own (RowOpInfo::element_function): the cause from the pairs of
+// epilogues that give both sides with that function's values shared.
+CompareCause CauseFromSharedFunctionValues(const RowOpInfo& op, const SharedFunctionSearch& search);
 
 // The exit status of a comparison: 0 identical in every bit, 1 different.
 inline int CompareExitStatus(const CompareResult& r) { return r.differing == 0 ? 0 : 1; }

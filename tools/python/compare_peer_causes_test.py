@@ -11,11 +11,14 @@ ulpgate): the differing count, the ULP distances and, for tanh_bwd, the models.
 
 Where neither side follows a built-in model because their exp, erf or tanh are not
 Highway's, compare tries the op's sequences (and the formula given as a model) with their
-functions free (any binary32 within 4 ULPs): those rows name the cause from that. The
-table's differences that `compare` still leaves `unknown` (ATen's vectorized erf, whose
-error is absolute and far beyond 4 ULPs of small values; the reductions whose eager order
-ulpgate has no schedule for) are listed in UNKNOWN and must stay honest: an `unknown` with
-the evidence, never a guessed cause. Needs no PyTorch or JAX.
+functions free (any binary32 within 4 ULPs); where a row reduction's eager order is none of
+ulpgate's schedules, it sets the rows' statistics free. The table's differences that
+`compare` still leaves `unknown` (ATen's vectorized erf, whose error is absolute and far
+beyond 4 ULPs of small values; the reductions that no epilogue reproduces with their row
+statistics set free) are listed in UNKNOWN and must stay honest: an `unknown` with the
+evidence, never a guessed cause. A row reduction named from its row statistics is rechecked
+by tools/python/recheck_row_statistics.py too (its epilogues written again in exact
+rationals). Needs no PyTorch or JAX (numpy for the row statistics' recheck).
 
     python3 tools/python/compare_peer_causes_test.py --ulpgate build/bin/ulpgate --work DIR
 """
@@ -82,6 +85,19 @@ ROWS = [
      ["--model", gelu_formula_per_op("bf16")]),
     (TORCH, "gelu_bwd_f16", "gelu_bwd", "f16", "eager_formula", "compiled_formula", "rounding format",
      ["--model", gelu_formula_per_op("f16")]),
+    # Row reductions named from their outputs with the row statistics set free (eager
+    # follows none of ulpgate's schedules): RMSNorm's one epilogue with other row sums,
+    # softmax backward's epilogue multiplied out by Inductor with the same row sums.
+    # recheck_row_statistics.py writes the epilogues apart and rechecks each.
+    (TORCH, "rmsnorm_f32", "rmsnorm_fwd", "f32", "eager_fwd", "compiled_fwd", "tree", []),
+    (TORCH, "rmsnorm_f32", "rmsnorm_bwd", "f32", "eager_dx", "compiled_dx", "tree", []),
+    (TORCH, "softmax_f32", "softmax_bwd", "f32", "eager_bwd", "compiled_bwd", "formula", []),
+    # Both round every operation to bf16; NumPy's mean accumulates in bf16 too, its row
+    # values farther from jit's than a binary32 sum can err.
+    (JAX, "rmsnorm_fwd_bf16", "rmsnorm_fwd", "bf16", "numpy", "jit", "rounding format", []),
+    # Both sides call ATen's exp (not Highway's): with exp(y) set free per element, one
+    # value shared by both, eager contracts dy - exp(y) G and compiled does not.
+    (TORCH, "log_softmax_f32", "log_softmax_bwd", "f32", "eager_bwd", "compiled_bwd", "fusion", []),
 ]
 
 # The table's causes that need evidence beyond the models (settings tried, a tree
@@ -89,7 +105,12 @@ ROWS = [
 # follows, rather than name a cause it cannot show.
 UNKNOWN = [
     (TORCH, "gelu_bwd_f32", "gelu_bwd", "f32", "eager_aten", "compiled_aten"),
-    (TORCH, "rmsnorm_f32", "rmsnorm_fwd", "f32", "eager_fwd", "compiled_fwd"),
+    # Row reductions whose outputs no epilogue reproduces with the statistics set free
+    # (another exp: softmax_fwd), a plain sum (linear_bwd_bias), and a log-sum-exp whose
+    # difference a tree and exp or log give alike.
+    (TORCH, "softmax_f32", "softmax_fwd", "f32", "eager_fwd", "compiled_fwd"),
+    (TORCH, "linear_f32", "linear_bwd_bias", "f32", "eager_db", "compiled_db"),
+    (JAX, "log_softmax_fwd_f32", "log_softmax_fwd", "f32", "numpy", "jit"),
 ]
 
 
@@ -140,6 +161,16 @@ def main():
     print(proc.stdout[-2000:], end="")
     if proc.returncode != 0:
         failures.append(f"recheck_compare.py: status {proc.returncode}\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+    # The row reductions' evidence (the statistics' values per row) written apart again.
+    row_reports = [r for r in reports if json.load(open(r))["result"]["cause"].get("basis")
+                   == "row statistics set free"]
+    if row_reports:
+        proc = subprocess.run([sys.executable, os.path.join(HERE, "recheck_row_statistics.py")] + row_reports,
+                              capture_output=True, text=True)
+        print(proc.stdout[-2000:], end="")
+        if proc.returncode != 0:
+            failures.append(f"recheck_row_statistics.py: status {proc.returncode}\n{proc.stdout[-2000:]}"
+                            f"{proc.stderr[-2000:]}")
     if failures:
         print("\n".join(failures))
         return 1

@@ -36,6 +36,18 @@ struct SoftmaxSpec {
       {"sequential", RowStat::kSequential, RowFinish::kPlain},
       {"lane_parallel", RowStat::kLaneParallel, RowFinish::kPlain},
   }};
+  // The backward epilogues other implementations write with the same row
+  // sum: torch._decomp's _softmax_backward_data (what Inductor compiles)
+  // multiplies out y (dy - D) as dy y - y D, the second product joined by
+  // the arithmetic's MulAdd; a compiler that contracts log-softmax's last
+  // step rounds dy - Exp(y) G once.
+  static constexpr std::array<RowEpilogueForm, 1> kBackwardEpilogues = {{
+      {"product_difference", RowEpilogueStep::kProductDifference, "formula",
+       "dx = MulAdd(-y, D, RN(dy y))"},
+  }};
+  static constexpr std::array<RowEpilogueForm, 1> kLogBackwardEpilogues = {{
+      {"contracted", RowEpilogueStep::kContracted, "fusion", "dx = MulAdd(-Exp(y), G, dy), fused"},
+  }};
 };
 
 namespace softmax_spec {
