@@ -1014,7 +1014,11 @@ std::vector<ModelProgram> FreeFunctionModels(const ElementwiseOpInfo& op, const 
       continue;
     }
     for (const auto& [form, fused] : forms) add(form + "_opmath.free", kBinary32, text, fused);
+    // Per op, a multiply-add as two operations (an eager framework's ops) or
+    // one rounded to the format (a compiler that contracts each step's f32
+    // code before rounding it: XLA's f16).
     add(base + "_per_op.free", format, text, false);
+    if (forms.size() == 2) add(base + "_fma_per_op.free", format, text, true);
   }
   return programs;
 }

@@ -244,8 +244,9 @@ std::vector<ModelProgram> ModelPrograms(const ElementwiseOpInfo& op, const Float
 // follows (`compare` names "function implementation" from them). In f32,
 // <sequence>.free, or <sequence>_fma.free and _nofma.free where it has
 // multiply-adds; in a 16-bit format <sequence>[_fma|_nofma]_opmath.free
-// (working f32, one rounding) and <sequence>_per_op.free (every step
-// rounded to the format, a multiply-add twice). Each built-in model of such
+// (working f32, one rounding), <sequence>_per_op.free (every step
+// rounded to the format, a multiply-add twice) and, where it has
+// multiply-adds, <sequence>_fma_per_op.free (each one rounding). Each built-in model of such
 // a sequence follows its free form (a test).
 std::vector<ModelProgram> FreeFunctionModels(const ElementwiseOpInfo& op, const FloatFormat& format);
 

@@ -77,6 +77,8 @@ ROWS = [
     (TORCH, "silu_bwd_f32", "silu_bwd", "f32", "eager_aten", "compiled_aten", "fusion", []),
     (JAX, "silu_bwd_f32", "silu_bwd", "f32", "numpy", "jit", "fusion + function implementation", []),
     (JAX, "gelu_bwd_f32", "gelu_bwd", "f32", "numpy", "jit", "fusion + function implementation", []),
+    # jit's f16: each step's f32 code contracted, then rounded to f16.
+    (JAX, "silu_bwd_f16", "silu_bwd", "f16", "numpy", "jit", "fusion", []),
     (TORCH, "silu_bwd_bf16", "silu_bwd", "bf16", "eager_formula", "compiled_formula", "rounding format",
      ["--model", silu_formula_per_op("bf16")]),
     (TORCH, "silu_bwd_f16", "silu_bwd", "f16", "eager_formula", "compiled_formula", "rounding format",

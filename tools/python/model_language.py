@@ -105,11 +105,17 @@ def same(a, b):
 
 
 def divide(a, b):
-    if a.kind != "num" or b.kind != "num":
-        return bx.from_float(bx.to_float(a) / bx.to_float(b)) if b.kind == "num" and b.q != 0 else bx.NAN
-    if b.q == 0:
-        return bx.NAN if a.q == 0 else bx.inf(a.neg != b.neg)
-    return bx.Value.num(a.q / b.q, neg_zero=(a.neg != b.neg))
+    """a / b exactly, with IEEE 754's special values and signs."""
+    if a.kind == "nan" or b.kind == "nan":
+        return bx.NAN
+    neg = a.neg != b.neg
+    if b.kind == "num" and b.q == 0:
+        return bx.NAN if a.kind == "num" and a.q == 0 else bx.inf(neg)
+    if a.kind == "inf":
+        return bx.NAN if b.kind == "inf" else bx.inf(neg)
+    if b.kind == "inf":
+        return bx.Value.num(0, neg_zero=neg)
+    return bx.Value.num(a.q / b.q, neg_zero=neg)
 
 
 def square_root(a):

@@ -1,0 +1,97 @@
+// `compare` where neither side follows a built-in model because its exp is
+// not Highway's (suites/investigate/compare.h, RunCompare's second look: the
+// op's sequences with their functions free). Planted silu_bwd sides in f32,
+// each the op's sequence with an exp of its own (the binary32 nearest exp,
+// one ULP up or down from it, or eight up): the same sequence with two exps
+// must give "function implementation"; the fused and the unfused sequence
+// with one exp "fusion"; with two exps "fusion + function implementation";
+// an exp eight ULPs off (beyond the four a free function may be) "unknown",
+// saying what was tried.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kernels/elementwise_ops.h"
+#include "suites/inputs/elementwise_suites.h"
+#include "suites/investigate/compare.h"
+
+namespace ulpgate {
+namespace {
+
+// exp(v)'s nearest binary32 moved by `ulps`.
+float ExpOff(float v, int ulps) {
+  float e = static_cast<float>(std::exp(static_cast<double>(v)));
+  for (; ulps > 0; --ulps) e = std::nextafter(e, std::numeric_limits<float>::infinity());
+  for (; ulps < 0; ++ulps) e = std::nextafter(e, -std::numeric_limits<float>::infinity());
+  return e;
+}
+
+// silu_bwd's sequences in binary32 (the build contracts nothing): torch's
+// 1 + x*(1 - sig) rounded twice, muladd's in one fused multiply-add.
+float Silu(float grad, float x, int exp_ulps, bool fused) {
+  const float e = ExpOff(-x, exp_ulps);
+  const float sig = 1.0f / (1.0f + e);
+  const float p = grad * sig;
+  const float w = fused ? std::fma(x, 1.0f - sig, 1.0f) : 1.0f + x * (1.0f - sig);
+  return p * w;
+}
+
+CompareResult Compare(int ulps_a, bool fused_a, int ulps_b, bool fused_b) {
+  const ElementwiseOpInfo& op = *FindElementwiseOp("silu_bwd");
+  CompareRequest r;
+  r.op = &op;
+  r.format = &kBinary32;
+  r.inputs = GenerateElementwiseSuite(op, kBinary32, "domain", 3, 3000);
+  r.threads = 1;
+  for (auto [side, ulps, fused] : {std::tuple<CompareSide*, int, bool>{&r.a, ulps_a, fused_a}, {&r.b, ulps_b, fused_b}}) {
+    side->label = side == &r.a ? "a" : "b";
+    side->door = "outputs";
+    for (size_t i = 0; i < r.inputs.size(); ++i) {
+      side->outputs.push_back(Silu(r.inputs.columns[0][i], r.inputs.columns[1][i], ulps, fused));
+    }
+  }
+  return RunCompare(r);
+}
+
+TEST(CompareFunctions, TheSameSequenceWithTwoExpsIsFunctionImplementation) {
+  const CompareResult result = Compare(1, false, -1, false);
+  ASSERT_GT(result.differing, 0u);
+  EXPECT_EQ(result.cause.cause, kCauseFunction) << result.cause.detail;
+  EXPECT_EQ(result.cause.model_a, "torch.free");
+  EXPECT_EQ(result.cause.model_b, "torch.free");
+  EXPECT_EQ(result.cause.basis, "all inputs, functions free");
+  EXPECT_TRUE(result.a.matching.empty()) << "Highway's exp is not one ULP above the nearest everywhere";
+}
+
+TEST(CompareFunctions, FusedAgainstUnfusedWithOneExpIsFusion) {
+  const CompareResult result = Compare(1, true, 1, false);
+  ASSERT_GT(result.differing, 0u);
+  EXPECT_EQ(result.cause.cause, kCauseFusion) << result.cause.detail;
+  EXPECT_EQ(result.cause.model_a, "muladd_fma.free");
+  EXPECT_EQ(result.cause.model_b, "torch.free");
+  EXPECT_TRUE(result.cause.functions_apart.empty());
+  EXPECT_GT(result.cause.functions_compared, 0u);
+}
+
+TEST(CompareFunctions, FusedAgainstUnfusedWithTwoExpsIsBoth) {
+  const CompareResult result = Compare(1, true, -1, false);
+  EXPECT_EQ(result.cause.cause, std::string(kCauseFusion) + kCauseJoin + kCauseFunction) << result.cause.detail;
+  EXPECT_FALSE(result.cause.functions_apart.empty());
+  EXPECT_NE(result.cause.expression_a.find("fma("), std::string::npos) << result.cause.expression_a;
+}
+
+TEST(CompareFunctions, AnExpBeyondFourUlpsStaysUnknown) {
+  const CompareResult result = Compare(8, false, 0, false);
+  ASSERT_GT(result.differing, 0u);
+  EXPECT_EQ(result.cause.cause, kCauseUnknown) << result.cause.detail;
+  EXPECT_NE(result.cause.detail.find("with their functions free"), std::string::npos) << result.cause.detail;
+  EXPECT_TRUE(result.a.matching_free.empty());
+  EXPECT_FALSE(result.b.matching_free.empty());
+}
+
+}  // namespace
+}  // namespace ulpgate
