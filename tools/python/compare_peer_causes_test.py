@@ -51,6 +51,13 @@ def gelu_formula_per_op(r):
             f"m = {r}({r}(x*x)*-0.5); pdf = {r}({r}(exp(m))*0x1.988454p-2); out = {r}(grad*{r}(cdf + {r}(x*pdf)))")
 
 
+# The gelu_tanh formula as PyTorch writes it in f32 (compiled_peer.py): c*x*x*x from the
+# left, 3*c a binary32 constant rounded from Python's double product, k twice. Eager and
+# Inductor both follow it, tanh free; their outputs differ only by their tanh.
+GELU_TANH_FORMULA = ("torchformula: a = 0x1.6e4e26p-5*x*x*x; u = 0x1.988454p-1*(x + a); t = tanh(u); "
+                     "d = 1 + 0x1.12ba9ep-3*x*x; out = grad*(0.5*(1 + t) + 0.5*x*(1 - t*t)*0x1.988454p-1*d)")
+
+
 # (folder, archive, op, dtype, side a, side b, cause, extra arguments)
 ROWS = [
     (TORCH, "tanh_bwd_f32", "tanh_bwd", "f32", "eager_aten", "compiled_aten", "fusion", []),
@@ -77,6 +84,8 @@ ROWS = [
     (TORCH, "silu_bwd_f32", "silu_bwd", "f32", "eager_aten", "compiled_aten", "fusion", []),
     (JAX, "silu_bwd_f32", "silu_bwd", "f32", "numpy", "jit", "fusion + function implementation", []),
     (JAX, "gelu_bwd_f32", "gelu_bwd", "f32", "numpy", "jit", "fusion + function implementation", []),
+    (TORCH, "gelu_tanh_bwd_f32", "gelu_tanh_bwd", "f32", "eager_formula", "compiled_formula",
+     "function implementation", ["--model", GELU_TANH_FORMULA]),
     # jit's f16: each step's f32 code contracted, then rounded to f16.
     (JAX, "silu_bwd_f16", "silu_bwd", "f16", "numpy", "jit", "fusion", []),
     (TORCH, "silu_bwd_bf16", "silu_bwd", "bf16", "eager_formula", "compiled_formula", "rounding format",
