@@ -980,17 +980,6 @@ class SequenceText {
   size_t pos_ = 0;
 };
 
-bool CallsFreeFunction(std::string_view text) {
-  for (const ModelFunction f : {ModelFunction::kExp, ModelFunction::kErf, ModelFunction::kTanh, ModelFunction::kLog}) {
-    const std::string call = std::string(ModelFunctionName(f)) + "(";
-    for (size_t at = text.find(call); at != std::string_view::npos; at = text.find(call, at + 1)) {
-      // Not the tail of a longer name (a constant kexp, a variable texp).
-      if (at == 0 || !(std::isalnum(static_cast<unsigned char>(text[at - 1])) || text[at - 1] == '_')) return true;
-    }
-  }
-  return false;
-}
-
 }  // namespace
 
 std::vector<ModelProgram> FreeFunctionModels(const ElementwiseOpInfo& op, const FloatFormat& format) {
@@ -999,13 +988,17 @@ std::vector<ModelProgram> FreeFunctionModels(const ElementwiseOpInfo& op, const 
   for (const auto& v : op.variants) sequences.emplace_back(v.name, v.op_sequence);
   for (const auto& m : op.model_sequences) sequences.emplace_back(m.name, m.op_sequence);
   std::vector<ModelProgram> programs;
-  auto add = [&](const std::string& name, const FloatFormat& working, std::string_view text, bool fused) {
+  auto parse = [&](const std::string& name, const FloatFormat& working, std::string_view text, bool fused) {
     std::string body = SequenceText(text, fused, working, op.constants).Translate();
     if (!IsBinary32(working) || !IsBinary32(format)) body = std::string("working ") + working.name + "; " + body;
-    programs.push_back(ParseModel(name, body, operands, format));
+    return ParseModel(name, body, operands, format);
+  };
+  auto add = [&](const std::string& name, const FloatFormat& working, std::string_view text, bool fused) {
+    programs.push_back(parse(name, working, text, fused));
   };
   for (const auto& [name, text] : sequences) {
-    if (!CallsFreeFunction(text)) continue;
+    // A sequence without functions has its models already, bit for bit.
+    if (parse(std::string(name), kBinary32, text, false).function_calls == 0) continue;
     const std::string base(name);
     std::vector<std::pair<std::string, bool>> forms = {{base, false}};
     if (text.find("MulAdd(") != std::string_view::npos) forms = {{base + "_fma", true}, {base + "_nofma", false}};

@@ -5,7 +5,7 @@ each standing for any binary32 within `ulps` ULPs of the function's value, round
 working format. Used by recheck_compare.py to recheck the models a comparison's cause rests
 on.
 
-    program = parse("e = exp(-x); out = grad*e", ["grad", "x"])
+    program = parse("e = exp(-x); out = grad*e")
     choices = program.choices([grad, x], output, storage=bx.F32, ulps=4)
 """
 
@@ -183,8 +183,9 @@ def step_bits(bits, step):
     return bx.from_bits(new)
 
 
-def parse(text, operands):
-    """A program from statements (no name), over `operands`."""
+def parse(text):
+    """A program from statements (no name); the operands' names are looked up when it is
+    evaluated."""
     tokens = []
     for number, name, other in TOKEN.findall(text):
         if number:
@@ -263,5 +264,4 @@ def parse(text, operands):
             statements.append((name, expression()))
         if peek()[0] != "end":
             take("op", ";")
-    del operands  # names are looked up when evaluated
     return Program(working[0], statements, calls[0])

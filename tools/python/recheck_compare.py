@@ -148,8 +148,8 @@ def recheck_cause_models(fmt, r, values, operands, a, b, differing):
     """The checks of the models the cause names (see the module's docstring)."""
     cause = r["cause"]
     ulps = cause["function_ulps"]
-    pa = model_language.parse(cause["expression_a"], operands)
-    pb = model_language.parse(cause["expression_b"], operands)
+    pa = model_language.parse(cause["expression_a"])
+    pb = model_language.parse(cause["expression_b"])
     n = r["n"]
     inputs = [[decode(fmt, x) for x in values[k]] for k in operands]
     # Evenly spaced samples: every claim is rechecked exactly on them, the search over
