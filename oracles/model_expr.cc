@@ -1,8 +1,11 @@
 #include "oracles/model_expr.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <optional>
@@ -159,12 +162,29 @@ class Parser {
     if (FindFormat(name) != nullptr || IsFunction(name)) {
       Fail(start, "'" + name + "' is a function: it cannot be assigned");
     }
+    rhs_start_ = (SkipSpace(), pos_);
     names_[name] = Expression();
+  }
+  // The keyword `word` (not the start of a longer name), consumed.
+  bool AcceptWord(std::string_view word) {
+    SkipSpace();
+    if (text_.substr(pos_, word.size()) != word) return false;
+    const size_t end = pos_ + word.size();
+    if (end < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[end])) || text_[end] == '_')) return false;
+    pos_ = end;
+    return true;
   }
 
   static bool IsFunction(const std::string& name) {
-    return name == "fma" || name == "neg" || name == "sqrt" || FreeFunction(name) ||
+    return name == "fma" || name == "neg" || name == "sqrt" || ExactFunction(name) || FreeFunction(name) ||
            RoundingFormat(name) != nullptr;
+  }
+  // The exact functions, with their arity.
+  static int ExactFunction(const std::string& name) {
+    if (name == "abs") return 1;
+    if (name == "copysign" || name == "min" || name == "max") return 2;
+    if (name == "if_less") return 4;
+    return 0;
   }
   static std::optional<ModelFunction> FreeFunction(const std::string& name) {
     for (ModelFunction f : {ModelFunction::kExp, ModelFunction::kErf, ModelFunction::kTanh, ModelFunction::kLog}) {
@@ -313,8 +333,35 @@ class Parser {
       arity(1);
       return Arith(Op::kSqrt, args[0], -1);
     }
+    if (const int n = ExactFunction(name)) {
+      arity(static_cast<size_t>(n));
+      Instr i{name == "abs"        ? Op::kAbs
+              : name == "copysign" ? Op::kCopysign
+              : name == "min"      ? Op::kMin
+              : name == "max"      ? Op::kMax
+                                   : Op::kIfLess};
+      i.a = args[0];
+      if (n > 1) i.b = args[1];
+      if (n > 2) i.c = args[2], i.d = args[3];
+      return Emit(i);
+    }
     if (const auto f = FreeFunction(name)) {
       arity(1);
+      if (AcceptWord("as")) {
+        // An implementation written out: the value is the expression's, and
+        // the call is the function's only for the model's structure (what
+        // `compare` parts on), so no value of it is searched.
+        if (start != rhs_start_) {
+          Fail(start, fmt::format("'{}(...) as' begins a statement of its own: NAME = {}(ARG) as EXPRESSION", name,
+                                  name));
+        }
+        Instr i{Op::kImplemented};
+        i.a = args[0];
+        i.b = Expression();
+        i.function = *f;
+        i.call = p_.implemented_calls++;
+        return Emit(i);
+      }
       if (p_.function_calls == kMaxModelFunctionCalls) {
         Fail(start, fmt::format("more than {} calls of exp, erf, tanh or log: each call's value is searched, and "
                                 "the search grows {}-fold per call",
@@ -335,7 +382,7 @@ class Parser {
       i.format = f;
       return Emit(i);
     }
-    Fail(start, "unknown function '" + name + "' (fma, neg, sqrt, exp, erf, tanh, log, or a format to round to, NAME or NAME_rz: " +
+    Fail(start, "unknown function '" + name + "' (fma, neg, sqrt, abs, copysign, min, max, if_less, exp, erf, tanh, log, or a format to round to, NAME or NAME_rz: " +
                     RoundingFormatNames() + ")");
   }
 
@@ -343,6 +390,7 @@ class Parser {
   std::string_view text_;
   const std::vector<std::string>& operands_;
   size_t offset_;
+  size_t rhs_start_ = 0;  // where the statement's expression begins
   size_t pos_ = 0;
   int depth_ = 0;  // Nested levels now open
   std::map<std::string, int> names_;
@@ -362,6 +410,15 @@ const char* ModelFunctionName(ModelFunction f) {
 
 namespace {
 
+// min or max of two values: NaN where either is one, and of two zeros the
+// negative one for min and the positive one for max, as IEEE 754-2019's
+// minimum and maximum (a kernel's clamp of a zero keeps its sign either way).
+double MinMax(bool max, double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
+  if (a == b) return (std::signbit(a) != max) ? a : b;
+  return (a < b) != max ? a : b;
+}
+
 // The binary32 `ulps` binary32 values from the one nearest f(x) (glibc's
 // binary64 functions are within an ULP of binary64, so that is the nearest
 // but where f(x) is within 2^-29 ULP of a binary32 midpoint: a free
@@ -378,6 +435,21 @@ double FunctionNear(ModelFunction f, double x, int ulps) {
   for (; ulps > 0 && std::isfinite(v); --ulps) v = std::nextafter(v, std::numeric_limits<float>::infinity());
   for (; ulps < 0 && std::isfinite(v); ++ulps) v = std::nextafter(v, -std::numeric_limits<float>::infinity());
   return v;
+}
+
+// How many binary32 values `v` lies from the one nearest f(x) (signed;
+// saturated far away and for a NaN).
+int UlpsFromNearest(ModelFunction f, double x, double v) {
+  const float nearest = static_cast<float>(FunctionNear(f, x, 0));
+  const float value = static_cast<float>(v);
+  if (std::isnan(value) || std::isnan(nearest)) return std::numeric_limits<int>::max();
+  auto ordered = [](float y) {
+    int32_t bits = 0;
+    std::memcpy(&bits, &y, sizeof bits);
+    return bits < 0 ? -static_cast<int64_t>(bits & 0x7fffffff) : static_cast<int64_t>(bits);
+  };
+  const int64_t d = ordered(value) - ordered(nearest);
+  return static_cast<int>(std::clamp<int64_t>(d, std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
 }
 
 bool SameResult(double a, double b) {
@@ -425,7 +497,7 @@ std::vector<std::vector<ModelProgram::FunctionValue>> ModelProgram::FunctionValu
   std::vector<std::vector<FunctionValue>> found;
   if (limit == 0) return found;
   ForEachOffsets(function_calls, [&](const int* offsets) {
-    std::vector<FunctionValue> values(static_cast<size_t>(function_calls));
+    std::vector<FunctionValue> values(static_cast<size_t>(function_calls + implemented_calls));
     if (SameResult(EvaluateWith(operands, offsets, values.data()), target)) found.push_back(std::move(values));
     return found.size() >= limit;
   });
@@ -475,6 +547,26 @@ double ModelProgram::EvaluateWith(const double* operands, const int* offsets, Fu
         continue;
       case Op::kSqrt:
         r[k] = RoundDouble(*i.format, std::sqrt(r[i.a]));
+        continue;
+      case Op::kAbs:
+        r[k] = std::fabs(r[i.a]);
+        continue;
+      case Op::kCopysign:
+        r[k] = std::copysign(r[i.a], r[i.b]);
+        continue;
+      case Op::kMin:
+      case Op::kMax:
+        r[k] = MinMax(i.op == Op::kMax, r[i.a], r[i.b]);
+        continue;
+      case Op::kIfLess:
+        r[k] = r[i.a] < r[i.b] ? r[i.c] : r[i.d];
+        continue;
+      case Op::kImplemented:
+        r[k] = r[i.b];
+        if (values != nullptr) {
+          values[function_calls + i.call] = {i.function, r[i.a], r[i.b], r[i.b],
+                                             UlpsFromNearest(i.function, r[i.a], r[i.b])};
+        }
         continue;
       case Op::kFunction: {
         const double near = FunctionNear(i.function, r[i.a], offsets[i.call]);

@@ -14,12 +14,18 @@
 // value must be one of the working format), the op's operands (grad, t) and
 // names assigned before. The model's result is `out`, rounded once more to
 // the storage format (the identity when it is already one of its values).
-// a / b and sqrt(a) round once, as + - * do. exp, erf, tanh and log are the
+// a / b and sqrt(a) round once, as + - * do. abs(a), copysign(a, b), min(a, b),
+// max(a, b) and if_less(a, b, c, d) (c where a < b, else d) are exact: what
+// a kernel's clamps, sign handling and branches do without rounding. exp,
+// erf, tanh and log are the
 // model's free functions: no implementation of them is the model's, so a
 // call stands for any binary32 value within kModelFunctionUlps of the
 // function's value at its argument, rounded to the working format; a kernel
 // follows such a model where some choice of those values gives its output
 // (EvaluateToward), and Evaluate takes the binary32 nearest the function.
+// `NAME = f(ARG) as EXPRESSION` (a statement of its own) writes out a
+// kernel's implementation of f: the value is the expression's, the model's
+// structure (what `compare` parts on) the call's, and no value is searched.
 //
 // Evaluation is exact, without MPFR: operands are values of at most 24
 // significant bits, so products are exact in a double, sums and fused sums
@@ -71,15 +77,16 @@ class ModelSyntaxError : public std::invalid_argument {
 // instruction i's result.
 struct ModelProgram {
   enum class Op { kOperand, kConst, kAdd, kSub, kMul, kFma, kNeg, kRound, kRoundTowardZero, kDiv, kSqrt,
-                  kFunction };
+                  kFunction, kAbs, kCopysign, kMin, kMax, kIfLess, kImplemented };
   struct Instr {
     Op op;
-    int a = -1, b = -1, c = -1;           // the registers read
+    int a = -1, b = -1, c = -1, d = -1;   // the registers read
     double value = 0;                     // kConst: the constant
     int operand = -1;                     // kOperand: its index
     const FloatFormat* format = nullptr;  // the format an operation rounds to
     ModelFunction function = ModelFunction::kExp;  // kFunction
-    int call = -1;                                  // kFunction: its place among the calls
+    int call = -1;  // kFunction: its place among the calls; kImplemented: among those
+                    // (a: the argument's register, b: the implementation's)
   };
   // One free function's value where a model was evaluated.
   struct FunctionValue {
@@ -97,7 +104,8 @@ struct ModelProgram {
   std::vector<Instr> code;
   int out = -1;  // the register of `out`, before the rounding to storage
 
-  int function_calls = 0;  // kFunction instructions
+  int function_calls = 0;     // kFunction instructions
+  int implemented_calls = 0;  // kImplemented ones: `f(ARG) as EXPRESSION`
 
   // The model's output for one tuple of operands (values of the storage
   // format, in the order of the operand names it was parsed with); each free
@@ -108,7 +116,9 @@ struct ModelProgram {
   // is Evaluate. The same value: NaN for NaN, the sign of a zero kept.
   double EvaluateToward(const double* operands, double target) const;
   // Every choice of the free functions' values that gives `target` (at most
-  // `limit`), in call order; empty where none does.
+  // `limit`), in call order, each followed by the implemented calls' values
+  // (fixed by their expressions; `ulps` from the binary32 nearest the
+  // function); empty where none does.
   std::vector<std::vector<FunctionValue>> FunctionValuesToward(const double* operands, double target,
                                                                size_t limit) const;
 

@@ -404,7 +404,8 @@ CompareResult RunCompare(const CompareRequest& r) {
   if (pa != nullptr) cause.expression_a = pa->text;
   if (pb != nullptr) cause.expression_b = pb->text;
   if (cause.cause == kCauseFusion || cause.cause == kCauseRoundingFormat || cause.cause == kCauseFormula) {
-    if (pa != nullptr && pb != nullptr && pa->function_calls > 0 && pb->function_calls > 0) {
+    if (pa != nullptr && pb != nullptr && pa->function_calls + pa->implemented_calls > 0 &&
+        pb->function_calls + pb->implemented_calls > 0) {
       std::string example;
       uint64_t compared = 0;
       cause.functions_apart = NeedDifferentFunctions(r, *pa, *pb, differing, &example, &compared);

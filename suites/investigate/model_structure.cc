@@ -89,6 +89,12 @@ std::string FormulaKey(const ModelNode& n) {
   return key + ")";
 }
 
+// The model language's exact functions (a clamp, a sign, a branch): no
+// rounding, and no implementation of their own to set free.
+bool IsExactFunction(const std::string& name) {
+  return name == "abs" || name == "copysign" || name == "min" || name == "max" || name == "if_less";
+}
+
 // The canonical node: signs out of products and quotients, -(-x) = x, a
 // negated constant folded, the operands of + and * ordered.
 NodePtr Canonical(Kind kind, std::vector<NodePtr> args, std::vector<std::string> rounding,
@@ -257,7 +263,17 @@ class Reader {
         } while (Accept(','));
         Expect(')');
       }
-      return Call(name, std::move(args));
+      NodePtr call = Call(name, std::move(args));
+      // `f(a) as EXPRESSION`: the function's implementation written out.
+      // The structure is the call's; the expression only gives its value.
+      Skip();
+      if (call->kind == Kind::kFunction && !IsExactFunction(name) && text_.substr(pos_, 2) == "as" &&
+          (pos_ + 2 == text_.size() || !(std::isalnum(static_cast<unsigned char>(text_[pos_ + 2])) ||
+                                         text_[pos_ + 2] == '_'))) {
+        pos_ += 2;
+        Expression();
+      }
+      return call;
     }
     if (const auto it = names_.find(name); it != names_.end()) return it->second;
     if (std::find(operands_.begin(), operands_.end(), name) != operands_.end()) {
@@ -294,6 +310,7 @@ class Reader {
         return Rounded(args[0], name);
       }
     }
+    if (IsExactFunction(name)) return Make(Kind::kFunction, std::move(args), {}, name);
     return Canonical(Kind::kFunction, std::move(args), Working(), name, rounding_.fused_functions);
   }
 
@@ -374,7 +391,7 @@ std::string Infix(const ModelNode& n, bool inside) {
 }
 
 bool Calls(const ModelNode& n) {
-  if (n.kind == Kind::kFunction) return true;
+  if (n.kind == Kind::kFunction && !IsExactFunction(n.name)) return true;
   return std::any_of(n.args.begin(), n.args.end(), [](const NodePtr& a) { return Calls(*a); });
 }
 

@@ -93,5 +93,50 @@ TEST(CompareFunctions, AnExpBeyondFourUlpsStaysUnknown) {
   EXPECT_FALSE(result.b.matching_free.empty());
 }
 
+// A side whose exp is a formula of its own (1 + v + v*v*0.5, far from exp)
+// follows no form with its functions free; written out as `exp(v) as ...`
+// in a model, it is the same formula as the other side's with exp free, so
+// the two differ by their exp's implementation, and an `as` call's value
+// counts among the function values compared. Written out as plain
+// arithmetic instead, the formulas part.
+TEST(CompareFunctions, AnImplementationWrittenOutIsAFunctionOfTheModel) {
+  const ElementwiseOpInfo& op = *FindElementwiseOp("silu_bwd");
+  CompareRequest r;
+  r.op = &op;
+  r.format = &kBinary32;
+  r.inputs = GenerateElementwiseSuite(op, kBinary32, "domain", 3, 2000);
+  r.threads = 1;
+  r.a.label = "a";
+  r.b.label = "b";
+  r.a.door = r.b.door = "outputs";
+  for (size_t i = 0; i < r.inputs.size(); ++i) {
+    const float grad = r.inputs.columns[0][i], x = r.inputs.columns[1][i];
+    const float v = -x;
+    const float e = (1.0f + v) + (v * v) * 0.5f;
+    const float sig = 1.0f / (1.0f + e);
+    r.a.outputs.push_back((grad * sig) * (1.0f + x * (1.0f - sig)));
+    r.b.outputs.push_back(Silu(grad, x, 0, false));
+  }
+  const std::string rest = "sig = 1/(1 + e); p = grad*sig; w = 1 + x*(1 - sig); out = p*w";
+  r.models = {"taylor: v = -x; e = exp(v) as 1 + v + v*v*0.5; " + rest, "library: v = -x; e = exp(v); " + rest};
+  CompareResult result = RunCompare(r);
+  ASSERT_GT(result.differing, 0u);
+  EXPECT_EQ(result.cause.cause, kCauseFunction) << result.cause.detail;
+  EXPECT_EQ(result.cause.model_a, "taylor");
+  EXPECT_EQ(result.cause.model_b, "library");
+  // Plain arithmetic is another formula.
+  r.models[0] = "taylor: v = -x; e = 1 + v + v*v*0.5; " + rest;
+  result = RunCompare(r);
+  EXPECT_EQ(result.cause.cause, kCauseFormula) << result.cause.detail;
+  // With a fused side against it, the written-out exp's values are compared with the free
+  // one's at the same argument: far apart, so both causes.
+  for (size_t i = 0; i < r.inputs.size(); ++i) r.b.outputs[i] = Silu(r.inputs.columns[0][i], r.inputs.columns[1][i], 0, true);
+  r.models = {"taylor: v = -x; e = exp(v) as 1 + v + v*v*0.5; " + rest,
+              "library: v = -x; e = exp(v); sig = 1/(1 + e); p = grad*sig; w = fma(x, 1 - sig, 1); out = p*w"};
+  result = RunCompare(r);
+  EXPECT_EQ(result.cause.cause, std::string(kCauseFusion) + kCauseJoin + kCauseFunction) << result.cause.detail;
+  EXPECT_FALSE(result.cause.functions_apart.empty());
+}
+
 }  // namespace
 }  // namespace ulpgate

@@ -166,7 +166,8 @@ TEST(ModelExpr, ErrorsNameTheColumn) {
   EXPECT_EQ(ErrorOf("m: r = t*t; out = fma(r, grad)"),
             "model 'm', column 19: fma() takes 3 arguments, got 2");
   EXPECT_EQ(ErrorOf("m: out = bf17(t)"),
-            "model 'm', column 10: unknown function 'bf17' (fma, neg, sqrt, exp, erf, tanh, log, or a format to round to, NAME or "
+            "model 'm', column 10: unknown function 'bf17' (fma, neg, sqrt, abs, copysign, min, max, if_less, "
+            "exp, erf, tanh, log, or a format to round to, NAME or "
             "NAME_rz: f32, bf16, f16, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, "
             "float6_e2m3fn, float6_e3m2fn, float4_e2m1fn, float8_e8m0fnu)");
   EXPECT_EQ(ErrorOf("m: working f32; out = t*0.1"),
@@ -322,6 +323,82 @@ TEST(ModelExpr, FreeFunctionsAreSearchedWithinTheirUlps) {
   // A model of no functions is Evaluate whatever the target.
   const ModelProgram plain = ParseModel("q", "out = grad*x", operands, kBinary32);
   EXPECT_EQ(plain.EvaluateToward(ops, 7.0), 0.5);
+}
+
+// abs, copysign, min, max and if_less are exact: a kernel's sign handling,
+// clamps and branches. Each against the C library's answer (min and max as
+// IEEE 754-2019's minimum and maximum on zeros and NaN), and an erf written
+// inline by its branch on the sign of its argument.
+TEST(ModelExpr, ExactFunctions) {
+  const std::vector<std::string> operands = {"grad", "x"};
+  auto eval = [&](const char* text, double grad, double x) {
+    const double ops[2] = {grad, x};
+    return ParseModel("m", text, operands, kBinary32).Evaluate(ops);
+  };
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> values = {0.0, -0.0, 1.5, -1.5, 0x1p-149, -0x1p-149, 3.0, INFINITY, -INFINITY, nan};
+  for (const double a : values) {
+    for (const double b : values) {
+      const auto same = [](double x, double y) {
+        return (std::isnan(x) && std::isnan(y)) || (x == y && std::signbit(x) == std::signbit(y));
+      };
+      EXPECT_TRUE(same(eval("out = abs(grad)", a, b), std::fabs(a))) << a;
+      EXPECT_TRUE(same(eval("out = copysign(grad, x)", a, b), std::copysign(a, b))) << a << " " << b;
+      double lo = std::isnan(a) || std::isnan(b) ? nan : a < b ? a : b < a ? b : std::signbit(a) ? a : b;
+      double hi = std::isnan(a) || std::isnan(b) ? nan : a > b ? a : b > a ? b : std::signbit(a) ? b : a;
+      EXPECT_TRUE(same(eval("out = min(grad, x)", a, b), lo)) << a << " " << b;
+      EXPECT_TRUE(same(eval("out = max(grad, x)", a, b), hi)) << a << " " << b;
+      EXPECT_TRUE(same(eval("out = if_less(grad, x, 1, 2)", a, b), a < b ? 1.0 : 2.0)) << a << " " << b;
+    }
+  }
+  // No rounding: abs and a clamp keep every value of the format.
+  EXPECT_EQ(eval("out = max(min(grad, 9), -9)", 0x1.fffffep+2, 0), 0x1.fffffep+2);
+  EXPECT_EQ(eval("out = max(min(grad, 9), -9)", -12, 0), -9);
+  // x < 0 ? -g(-x) : g(x) with g(v) = v*v + 1, as a sign branch writes it.
+  const char* odd = "g = abs(x)*abs(x) + 1; out = if_less(x, 0, -g, g)";
+  EXPECT_EQ(eval(odd, 0, -2), -5.0);
+  EXPECT_EQ(eval(odd, 0, 2), 5.0);
+  EXPECT_EQ(eval("out = copysign(abs(x)*abs(x) + 1, x)", 0, -2), -5.0);
+  // They are no free functions: no search, no limit.
+  const ModelProgram m =
+      ParseModel("m", "out = exp(abs(x)) + erf(min(x, grad)) + tanh(max(x, 1)) + copysign(x, grad)", operands,
+                 kBinary32);
+  EXPECT_EQ(m.function_calls, 3);
+  EXPECT_THROW(ParseModel("m", "out = if_less(x, grad, 1)", operands, kBinary32), ModelSyntaxError);
+  EXPECT_THROW(ParseModel("m", "abs = x; out = abs", operands, kBinary32), ModelSyntaxError);
+}
+
+// `f(ARG) as EXPRESSION`: the value is the expression's, no value searched,
+// and the call is listed with it among the function values.
+TEST(ModelExpr, ImplementedFunctions) {
+  const std::vector<std::string> operands = {"grad", "x"};
+  const ModelProgram m = ParseModel("m", "e = exp(x) as 1 + x + x*x*0.5; out = grad*e", operands, kBinary32);
+  EXPECT_EQ(m.function_calls, 0);
+  EXPECT_EQ(m.implemented_calls, 1);
+  const double ops[2] = {2, 0.25};
+  const double e = 1 + 0.25 + 0.03125;
+  EXPECT_EQ(m.Evaluate(ops), 2 * e);
+  const auto values = m.FunctionValuesToward(ops, 2 * e, 10);
+  ASSERT_EQ(values.size(), 1u);
+  ASSERT_EQ(values[0].size(), 1u);
+  EXPECT_EQ(values[0][0].function, ModelFunction::kExp);
+  EXPECT_EQ(values[0][0].argument, 0.25);
+  EXPECT_EQ(values[0][0].value, e);
+  // 1.28125 against exp(0.25) = 1.2840254...: that many binary32 values below it.
+  const float nearest = static_cast<float>(std::exp(0.25));
+  const float below = static_cast<float>(e);
+  uint32_t bits_nearest = 0, bits_below = 0;
+  std::memcpy(&bits_nearest, &nearest, 4);
+  std::memcpy(&bits_below, &below, 4);
+  EXPECT_EQ(values[0][0].ulps, -static_cast<int>(bits_nearest - bits_below));
+  EXPECT_TRUE(m.FunctionValuesToward(ops, 2 * e + 1, 10).empty());
+  // Free calls inside the implementation are searched; the implemented one is listed last.
+  const ModelProgram inner = ParseModel("i", "t = tanh(x) as exp(x) - 1; out = t", operands, kBinary32);
+  EXPECT_EQ(inner.function_calls, 1);
+  EXPECT_EQ(inner.FunctionValuesToward(ops, RoundDouble(kBinary32, std::exp(0.25)) - 1, 10).front().size(), 2u);
+  // Only at the start of a statement.
+  EXPECT_THROW(ParseModel("m", "out = 1 + exp(x) as x", operands, kBinary32), ModelSyntaxError);
+  EXPECT_THROW(ParseModel("m", "out = (exp(x) as x)", operands, kBinary32), ModelSyntaxError);
 }
 
 TEST(ModelExpr, FunctionCallsAreLimited) {

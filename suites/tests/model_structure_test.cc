@@ -92,6 +92,22 @@ TEST(ModelStructure, ModelsOfFunctionsFromTheirSequences) {
   ASSERT_NE(gelu.out, nullptr) << gelu.error;
   EXPECT_TRUE(CallsFunction(*gelu.out));
   EXPECT_FALSE(CallsFunction(*Named("tanh_bwd", kBinary32, "mulsub").out));
+  // abs, copysign, min, max and if_less are exact: no function to set free,
+  // and their arguments part as any formula's do.
+  const ModelStructure clamp = Yours("tanh_bwd", kBinary32, "c: out = grad*copysign(1 - min(abs(t), 1)*t, t)");
+  ASSERT_NE(clamp.out, nullptr) << clamp.error;
+  EXPECT_FALSE(CallsFunction(*clamp.out));
+  EXPECT_EQ(Cause(clamp, Yours("tanh_bwd", kBinary32, "d: out = grad*copysign(1 - min(abs(t), 1)*t, grad)")),
+            "formula");
+  // An implementation written out (`f(ARG) as ...`) is the call of f for the
+  // structure: the same formula as the free call; written plainly, another.
+  const ModelStructure written = Yours("silu_bwd", kBinary32, "w: e = exp(-x) as 1 - x; out = grad/(1 + e)");
+  ASSERT_NE(written.out, nullptr) << written.error;
+  EXPECT_TRUE(CallsFunction(*written.out));
+  EXPECT_EQ(Cause(written, Yours("silu_bwd", kBinary32, "f: e = exp(-x); out = grad/(1 + e)")), "");
+  EXPECT_EQ(Cause(Yours("silu_bwd", kBinary32, "p: e = 1 - x; out = grad/(1 + e)"),
+                  Yours("silu_bwd", kBinary32, "f: e = exp(-x); out = grad/(1 + e)")),
+            "formula");
 }
 
 }  // namespace

@@ -58,6 +58,80 @@ GELU_TANH_FORMULA = ("torchformula: a = 0x1.6e4e26p-5*x*x*x; u = 0x1.988454p-1*(
                      "d = 1 + 0x1.12ba9ep-3*x*x; out = grad*(0.5*(1 + t) + 0.5*x*(1 - t*t)*0x1.988454p-1*d)")
 
 
+# ATen's gelu_backward(approximate="tanh") kernel in f32 as GCC compiled it (-mfma, contraction
+# on): `kKappa * x_cube + x` and `kThree * kKappa * x_sq + 1` fused, 3*kKappa a binary32
+# product (0x1.12ba9cp-3), `1 - t*t` fused, and the last sum as fma(0.5, 1 + t, right).
+GELU_TANH_EAGER_ATEN = ("aten_kernel: u = 0x1.988454p-1*fma(0x1.6e4e26p-5, x*x*x, x); t = tanh(u); l = 0.5*x; "
+                        "d = 0x1.988454p-1*fma(0x1.12ba9cp-3, x*x, 1); out = grad*fma(0.5, 1 + t, (l*fma(-t, t, 1))*d)")
+# Inductor's decomposition of the same (codes.txt), contraction off: 0.134145 a binary32 constant.
+GELU_TANH_INDUCTOR_ATEN = ("inductor_decomposition: x2 = x*x; a = x2*x*0x1.6e4e26p-5; u = (x + a)*0x1.988454p-1; "
+                           "t = tanh(u); h = (t + 1)*0.5; d = (x2*0x1.12ba9ep-3 + 1)*0x1.988454p-1; "
+                           "out = grad*(h + x*0.5*(1 - t*t)*d)")
+
+
+# The gelu_tanh formula as PyTorch runs it eagerly in 16 bits, one ATen op per operator from the
+# left (`c * x * x * x`; 3*c a Python double, a binary32 constant), and Inductor's code of it
+# (codes.txt: computed in binary32, rounded once).
+def gelu_tanh_formula_per_op(r):
+    return (f"gelu_tanh_formula_per_op: a = {r}({r}({r}(x*0x1.6e4e26p-5)*x)*x); u = {r}({r}(x + a)*0x1.988454p-1); "
+            f"t = {r}(tanh(u)); h = {r}(0.5*{r}(1 + t)); p = {r}({r}({r}(0.5*x)*{r}(1 - {r}(t*t)))*0x1.988454p-1); "
+            f"d = {r}(1 + {r}({r}(x*0x1.12ba9ep-3)*x)); out = {r}(grad*{r}(h + {r}(p*d)))")
+
+
+GELU_TANH_INDUCTOR_FORMULA = ("inductor_formula: a = x*0x1.6e4e26p-5*x*x; u = (x + a)*0x1.988454p-1; t = tanh(u); "
+                              "h = (t + 1)*0.5; p = x*0.5*(1 - t*t)*0x1.988454p-1; d = x*0x1.12ba9ep-3*x + 1; "
+                              "out = grad*(h + p*d)")
+
+# ATen's Vectorized<float>::erf (Inductor's vector code calls it), Abramowitz and Stegun 7.1.26
+# with fused multiply-adds, written out for erf(a) with exp(-(a*a)) already in `q`: `erf(a) as`
+# makes it the model's erf for compare's structure, its value the expression's.
+def erf_abramowitz_stegun(a, q, name):
+    return (f"w_{name} = 1/fma(0x1.4f740ap-2, abs({a}), 1); "
+            f"r_{name} = fma(fma(fma(fma(0x1.0fb844p+0, w_{name}, -0x1.7401c6p+0), w_{name}, 0x1.6be1c6p+0), "
+            f"w_{name}, -0x1.23531cp-2), w_{name}, 0x1.04f20cp-2); "
+            f"{name} = erf({a}) as copysign(fma(-({q}*w_{name}), r_{name}, 1), {a})")
+
+
+# Inductor's gelu_backward (codes.txt): (erf + 1)*0.5 + x*pdf, rounded in binary32 (and once to
+# the format in 16 bits); the formula path writes -0.5*x*x from the left.
+def gelu_inductor(square):
+    return (f"a = x*0x1.6a09e6p-1; q = exp(-(a*a)); {erf_abramowitz_stegun('a', 'q', 'e')}; cdf = (e + 1)*0.5; "
+            f"pdf = exp({square})*0x1.988454p-2; out = grad*(cdf + x*pdf)")
+
+
+# Eager aten.gelu_backward on this CPU is oneDNN's eltwise_gelu_erf backward (ONEDNN_VERBOSE
+# names it; the mkldnn flag off gives ATen's own kernel instead): T = R/sqrt(pi) exp(-R^2),
+# erf by the same Abramowitz and Stegun form, and fma(erf, 0.5, T + 0.5), whose T + 0.5 rounds
+# before 0.5 erf cancels it.
+GELU_ONEDNN = ("R = x*0x1.6a09e6p-1; Q = exp(-(R*R)); T = R*0x1.20dd74p-1*Q; "
+               f"{erf_abramowitz_stegun('R', 'Q', 'e')}; out = grad*fma(e, 0.5, T + 0.5)")
+GELU_EAGER_FORMULA = ("eager_formula: cdf = 0.5*(1 + erf(x*0x1.6a09e6p-1)); pdf = exp(-0.5*x*x)*0x1.988454p-2; "
+                      "out = grad*(cdf + x*pdf)")
+
+# XLA's tanh as jax.jit 0.10.2 compiles it on the CPU (its LLVM IR and object code): a clamp to
+# +-0x1.ffec88p+2, a rational function of the clamped value's square with fused multiply-adds,
+# the argument itself below 0x1.a36e2ep-12 and +-1 from 20; jit contracts the formula's
+# products too (u, 1 - t*t, 1 + C3 x^2, the last sum).
+XLA_TANH = ("c = min(max(z, -0x1.ffec88p+2), 0x1.ffec88p+2); w = c*c; p1 = fma(w, -0x1.3e4b8p-52, 0x1.c266fcp-43); "
+            "p2 = fma(w, p1, -0x1.7a6ffep-34); p3 = fma(w, p2, 0x1.b80082p-25); p4 = fma(w, p3, 0x1.f28694p-17); "
+            "p5 = fma(w, p4, 0x1.4e1bdap-11); p6 = fma(w, p5, 0x1.40b3b8p-8); q1 = fma(w, 0x1.41a7bp-20, 0x1.f12bacp-14); "
+            "q2 = fma(w, q1, 0x1.29540ap-9); q3 = fma(w, q2, 0x1.40b3bap-8); r = c*p6/q3; "
+            "t = tanh(z) as if_less(abs(z), 0x1.a36e2ep-12, z, if_less(abs(z), 20, r, copysign(1, z)))")
+GELU_TANH_JIT_F32 = ("jit: a = x*0x1.6e4e26p-5*x; u = fma(a, x, x); z = u*0x1.988454p-1; " + XLA_TANH +
+                     "; omt = fma(-t, t, 1); m = x*0.5*omt; e = fma(x, x*0x1.12ba9ep-3, 1); n = m*(e*0x1.988454p-1); "
+                     "out = grad*fma(0.5, t + 1, n)")
+# jit's f16: each operation in native f16 (AVX512-FP16), contracted as in f32, the constants
+# f16 values; tanh in binary32, rounded (free here: XLA's tanh of every f16 argument lies
+# within the search).
+GELU_TANH_JIT_F16 = ("jit: working f16; a = x*0x1.6e4p-5*x; u = fma(a, x, x); t = tanh(u*0x1.988p-1); "
+                     "omt = fma(-t, t, 1); m = x*0.5*omt; e = fma(x, x*0x1.12cp-3, 1); n = m*(e*0x1.988p-1); "
+                     "out = grad*fma(0.5, t + 1, n)")
+# NumPy's: jax_peer.py's formula, one ufunc per operator (f16 values in f16).
+GELU_TANH_NUMPY_F32 = ("numpy: t = tanh(0x1.988454p-1*(x + 0x1.6e4e26p-5*x*x*x)); d = 0x1.988454p-1*(1 + 0x1.12ba9ep-3*x*x); "
+                       "out = grad*(0.5*(1 + t) + 0.5*x*(1 - t*t)*d)")
+GELU_TANH_NUMPY_F16 = ("numpy: working f16; t = tanh(0x1.988p-1*(x + 0x1.6e4p-5*x*x*x)); d = 0x1.988p-1*(1 + 0x1.12cp-3*x*x); "
+                       "out = grad*(0.5*(1 + t) + 0.5*x*(1 - t*t)*d)")
+
 # (folder, archive, op, dtype, side a, side b, cause, extra arguments)
 ROWS = [
     (TORCH, "tanh_bwd_f32", "tanh_bwd", "f32", "eager_aten", "compiled_aten", "fusion", []),
@@ -86,6 +160,32 @@ ROWS = [
     (JAX, "gelu_bwd_f32", "gelu_bwd", "f32", "numpy", "jit", "fusion + function implementation", []),
     (TORCH, "gelu_tanh_bwd_f32", "gelu_tanh_bwd", "f32", "eager_formula", "compiled_formula",
      "function implementation", ["--model", GELU_TANH_FORMULA]),
+    # ATen's kernel and Inductor's decomposition, each given as a model (tanh free): they part
+    # first at 3*kappa (ATen's binary32 product against Inductor's constant 0.134145), then at
+    # GCC's contractions; one tanh value serves both wherever both call it at one argument.
+    (TORCH, "gelu_tanh_bwd_f32", "gelu_tanh_bwd", "f32", "eager_aten", "compiled_aten", "formula",
+     ["--model", GELU_TANH_EAGER_ATEN, "--model", GELU_TANH_INDUCTOR_ATEN]),
+    (TORCH, "gelu_tanh_bwd_bf16", "gelu_tanh_bwd", "bf16", "eager_formula", "compiled_formula", "rounding format",
+     ["--model", gelu_tanh_formula_per_op("bf16"), "--model", GELU_TANH_INDUCTOR_FORMULA]),
+    (TORCH, "gelu_tanh_bwd_f16", "gelu_tanh_bwd", "f16", "eager_formula", "compiled_formula", "rounding format",
+     ["--model", gelu_tanh_formula_per_op("f16"), "--model", GELU_TANH_INDUCTOR_FORMULA]),
+    # gelu_backward: eager is oneDNN's kernel, compiled Inductor's decomposition; both write erf
+    # as ATen's and oneDNN's Abramowitz-Stegun form (exp free). In 16 bits both compute in
+    # binary32 and round once; the formula path differs only by its erf (torch.erf against the
+    # written-out form) and its exps.
+    (TORCH, "gelu_bwd_f32", "gelu_bwd", "f32", "eager_aten", "compiled_aten", "formula + function implementation",
+     ["--model", "onednn: " + GELU_ONEDNN, "--model", "inductor: " + gelu_inductor("x*x*-0.5")]),
+    (TORCH, "gelu_bwd_bf16", "gelu_bwd", "bf16", "eager_aten", "compiled_aten", "formula",
+     ["--model", "onednn: working f32; " + GELU_ONEDNN, "--model", "inductor: working f32; " + gelu_inductor("x*x*-0.5")]),
+    (TORCH, "gelu_bwd_f16", "gelu_bwd", "f16", "eager_aten", "compiled_aten", "formula",
+     ["--model", "onednn: working f32; " + GELU_ONEDNN, "--model", "inductor: working f32; " + gelu_inductor("x*x*-0.5")]),
+    (TORCH, "gelu_bwd_f32", "gelu_bwd", "f32", "eager_formula", "compiled_formula", "function implementation",
+     ["--model", GELU_EAGER_FORMULA, "--model", "inductor_formula: " + gelu_inductor("x*-0.5*x")]),
+    # JAX's gelu_tanh: jit contracts and calls XLA's tanh (written out in f32), NumPy neither.
+    (JAX, "gelu_tanh_bwd_f32", "gelu_tanh_bwd", "f32", "numpy", "jit", "fusion + function implementation",
+     ["--model", GELU_TANH_NUMPY_F32, "--model", GELU_TANH_JIT_F32]),
+    (JAX, "gelu_tanh_bwd_f16", "gelu_tanh_bwd", "f16", "numpy", "jit", "fusion",
+     ["--model", GELU_TANH_NUMPY_F16, "--model", GELU_TANH_JIT_F16]),
     # jit's f16: each step's f32 code contracted, then rounded to f16.
     (JAX, "silu_bwd_f16", "silu_bwd", "f16", "numpy", "jit", "fusion", []),
     (TORCH, "silu_bwd_bf16", "silu_bwd", "bf16", "eager_formula", "compiled_formula", "rounding format",
@@ -115,7 +215,6 @@ ROWS = [
 # revealed, a function's code): compare must say `unknown` there, with what each side
 # follows, rather than name a cause it cannot show.
 UNKNOWN = [
-    (TORCH, "gelu_bwd_f32", "gelu_bwd", "f32", "eager_aten", "compiled_aten"),
     # Row reductions whose outputs no epilogue reproduces with the statistics set free
     # (another exp: softmax_fwd), a plain sum (linear_bwd_bias), and a log-sum-exp whose
     # difference a tree and exp or log give alike.

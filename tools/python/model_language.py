@@ -35,26 +35,33 @@ class NeedValue(Exception):
 class Program:
     """Straight-line statements as trees: ('num', Fraction), ('var', name), (op, args...)."""
 
-    def __init__(self, working, statements, calls):
+    def __init__(self, working, statements, calls, implemented=0):
         self.working, self.statements, self.calls = working, statements, calls
+        self.implemented = implemented  # `f(ARG) as EXPRESSION` calls
 
     def evaluate(self, operands, storage, values):
         """The output with the calls' binary32 values `values` (in call order), and the
         calls made, as (function, argument, value); NeedValue past the last value."""
         env = dict(operands)
-        used = []
+        used, fixed = [], []
         for name, tree in self.statements:
-            env[name] = self._eval(tree, env, values, used)
-        return bx.round_to(env["out"], storage), used
+            env[name] = self._eval(tree, env, values, used, fixed)
+        return bx.round_to(env["out"], storage), used + fixed
 
-    def _eval(self, t, env, values, used):
+    def _eval(self, t, env, values, used, fixed):
         kind = t[0]
         w = self.working
         if kind == "num":
             return bx.Value.num(t[1])
         if kind == "var":
             return env[t[1]]
-        args = [self._eval(a, env, values, used) for a in t[1:]]
+        if kind == "as":
+            # An implemented call: the expression's value, listed after the free calls.
+            argument = self._eval(t[2], env, values, used, fixed)
+            v = self._eval(t[3], env, values, used, fixed)
+            fixed.append((t[1], argument, v))
+            return v
+        args = [self._eval(a, env, values, used, fixed) for a in t[1:]]
         if kind == "neg":
             return bx.neg(args[0])
         if kind == "+":
@@ -69,6 +76,8 @@ class Program:
             return bx.round_to(divide(*args), w)
         if kind == "sqrt":
             return bx.round_to(square_root(args[0]), w)
+        if kind in EXACT:
+            return EXACT[kind](*args)
         if kind in FUNCTIONS:
             # A free function: the binary32 chosen, rounded to the working format.
             if len(used) == len(values):
@@ -96,6 +105,43 @@ class Program:
                 found.append(used)
         walk([])
         return found
+
+
+def _key(v):
+    """v as an ordered number (infinities at the ends); v is not NaN."""
+    if v.kind == "inf":
+        return Fraction(-1 if v.neg else 1) * 10 ** 400
+    return v.q
+
+
+def _less(a, b):
+    return a.kind != "nan" and b.kind != "nan" and _key(a) < _key(b)
+
+
+def _magnitude(a, negative):
+    if a.kind == "nan":
+        return a
+    if a.kind == "inf":
+        return bx.inf(negative)
+    return bx.Value.num(-abs(a.q) if negative else abs(a.q), neg_zero=negative)
+
+
+def _min_max(largest, a, b):
+    if a.kind == "nan" or b.kind == "nan":
+        return bx.NAN
+    if not _less(a, b) and not _less(b, a):  # equal: of two zeros, min -0 and max +0
+        return a if a.neg != largest else b
+    return a if _less(a, b) != largest else b
+
+
+# The exact functions: a kernel's clamps, sign handling and branches, no rounding.
+EXACT = {
+    "abs": lambda a: _magnitude(a, False),
+    "copysign": lambda a, b: _magnitude(a, b.neg),
+    "min": lambda a, b: _min_max(False, a, b),
+    "max": lambda a, b: _min_max(True, a, b),
+    "if_less": lambda a, b, c, d: c if _less(a, b) else d,
+}
 
 
 def same(a, b):
@@ -198,6 +244,7 @@ def parse(text):
     pos = [0]
     working = [bx.F32]
     calls = [0]
+    implemented = [0]
 
     def peek():
         return tokens[pos[0]] if pos[0] < len(tokens) else ("end", None)
@@ -249,6 +296,12 @@ def parse(text):
             take("op", ")")
             if name == "neg":
                 return ("neg", args[0])
+            if name in FUNCTIONS and peek() == ("name", "as"):
+                # An implementation written out: its value is the expression's, and the
+                # call is listed with it (no value searched).
+                take()
+                implemented[0] += 1
+                return ("as", name, args[0], expression())
             if name in FUNCTIONS:
                 calls[0] += 1
             return (name,) + tuple(args)
@@ -264,4 +317,4 @@ def parse(text):
             statements.append((name, expression()))
         if peek()[0] != "end":
             take("op", ";")
-    return Program(working[0], statements, calls[0])
+    return Program(working[0], statements, calls[0], implemented[0])

@@ -174,7 +174,7 @@ def recheck_cause_models(fmt, r, values, operands, a, b, differing):
                 missed.append(i)
         out.append(("side %s follows %s (%d inputs rechecked): inputs it does not" %
                     (name, cause["model_" + name], len(sample)), missed[:10], []))
-    if any(w in cause["cause"] for w in STRUCTURAL) and pa.calls > 0 and pb.calls > 0:
+    if any(w in cause["cause"] for w in STRUCTURAL) and pa.calls + pa.implemented > 0 and pb.calls + pb.implemented > 0:
         apart, compared = [], 0
         for i in differing:
             va, vb = choices[("a", i)], choices[("b", i)]
