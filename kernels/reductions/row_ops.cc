@@ -24,7 +24,7 @@ const std::vector<RowOpInfo>& RowOps() {
        {"dy", "x", "g"}, Rows(RmsNormSpec::kVariants), true,
        {"the mean of x^2", "the mean of RN(g dy) x"}, {}, "", ""},
       {RowOp::kSoftmaxFwd, "softmax_fwd", "y_i = exp(x_i - max) / sum_j exp(x_j - max)", {"x"},
-       Rows(SoftmaxSpec::kForwardVariants), false, {"the sum of exponentials"}, {}, "", ""},
+       Rows(SoftmaxSpec::kForwardVariants), false, {"the sum of exponentials"}, {}, "", "exp(x - max)"},
       {RowOp::kSoftmaxBwd, "softmax_bwd", "dx_i = y_i (dy_i - sum_j dy_j y_j)", {"dy", "y"},
        Rows(SoftmaxSpec::kBackwardVariants), false, {"the sum of dy y"},
        Rows(SoftmaxSpec::kBackwardEpilogues), "", ""},

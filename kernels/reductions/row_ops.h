@@ -101,7 +101,8 @@ struct RowOpInfo {
   // recomputes every term's function (softmax's Exp) or there is none.
   std::string_view unpinned_functions;
   // The function each element calls on its own operands, which another
-  // implementation may compute otherwise ("exp(y)": log-softmax backward);
+  // implementation may compute otherwise ("exp(y)": log-softmax backward;
+  // "exp(x - max)": softmax, of RN(x - max));
   // empty where none is wired (RowEpilogue's function_values).
   std::string_view element_function;
 };

@@ -334,11 +334,18 @@ void RowEpilogue(const B& base, const RowOpInfo& op, RowFinish finish, RowEpilog
       if (finish == RowFinish::kReciprocal) {
         const float inverse = softmax_spec::Reciprocal(a, s.value[0]);
         for (size_t i = 0; i < n; ++i) {
-          if (!sink(i, softmax_spec::SoftmaxElement<RowFinish::kReciprocal>(a, in.x[i], s.max, inverse))) return;
+          // SoftmaxElement's sequence with the exponential given.
+          const float y = function_values != nullptr
+                              ? a.Mul(function_values[i], inverse)
+                              : softmax_spec::SoftmaxElement<RowFinish::kReciprocal>(a, in.x[i], s.max, inverse);
+          if (!sink(i, y)) return;
         }
       } else {
         for (size_t i = 0; i < n; ++i) {
-          if (!sink(i, softmax_spec::SoftmaxElement<RowFinish::kDivide>(a, in.x[i], s.max, s.value[0]))) return;
+          const float y = function_values != nullptr
+                              ? a.Div(function_values[i], s.value[0])
+                              : softmax_spec::SoftmaxElement<RowFinish::kDivide>(a, in.x[i], s.max, s.value[0]);
+          if (!sink(i, y)) return;
         }
       }
       return;

@@ -205,6 +205,42 @@ TEST(compare_row_statistics, FusionWhereBothCallAnotherExp) {
   EXPECT_NE(r.cause.detail.find("same exp(y) on both sides"), std::string::npos) << r.cause.detail;
 }
 
+TEST(compare_row_statistics, SoftmaxFormulaWhereBothCallAnotherExp) {
+  // Softmax's sides share one exp of RN(x - max) that is not Highway's
+  // (every third value a ULP off) and one row sum; a multiplies by RN(1/S),
+  // b divides by S (PyTorch's eager kernel against Inductor's).
+  const ReductionInputSet in = Inputs("softmax_fwd");
+  const RowOpInfo& op = *FindRowOp("softmax_fwd");
+  const NativeBinary32Arith unfused(false);
+  const row_models_detail::RowFunctionArith<NativeBinary32Arith> highway(unfused);
+  std::vector<const float*> tensors;
+  for (const auto& t : in.instances[0].operands) tensors.push_back(t.data());
+  std::vector<float> a, b;
+  for (size_t r = 0; r < kRows; ++r) {
+    const RowOperands row = RowOperandsOf(op, tensors, r, kN);
+    const RowStatistics s = RowStatisticsOf(unfused, op, op.variants.front(), 1, row, kN);
+    std::vector<float> e(kN);
+    for (size_t i = 0; i < kN; ++i) {
+      e[i] = FloatFromOrdered(OrderedFloat(highway.Exp(unfused.Sub(row.x[i], s.max))) + (i % 3 == 0 ? 1 : 0));
+    }
+    for (const auto& [finish, out] : {std::pair<RowFinish, std::vector<float>*>{RowFinish::kReciprocal, &a},
+                                      {RowFinish::kDivide, &b}}) {
+      RowEpilogue(unfused, op, finish, RowEpilogueStep::kVariant, row, kN, kDefaultRmsNormEps, s,
+                  [&, out = out](size_t, float y) {
+                    out->push_back(y);
+                    return true;
+                  },
+                  e.data());
+    }
+  }
+  const CompareResult r = Compare(in, a, b);
+  ASSERT_GT(r.differing, 0u);
+  EXPECT_EQ(r.cause.cause, kCauseFormula) << r.cause.detail;
+  EXPECT_EQ(r.cause.model_a.rfind("reciprocal", 0), 0u) << r.cause.model_a;
+  EXPECT_EQ(r.cause.model_b.rfind("divide", 0), 0u) << r.cause.model_b;
+  EXPECT_NE(r.cause.detail.find("same exp(x - max) on both sides"), std::string::npos) << r.cause.detail;
+}
+
 TEST(compare_row_statistics, UnknownWhereTheSidesCallDifferentExps) {
   // The control of the shared exponentials: two exps of their own, one
   // epilogue and one sum. No shared value explains both, so no cause.

@@ -20,9 +20,10 @@ inputs from the report's .npz, and checks
     sides' rows (each value tried on both); with two: that a's values do not give b's row
     nor b's values a's;
   - for each row not apart, that b's values give a's row too (one value serves both);
-  - for log_softmax_bwd, whose exp(y) compare sets free per element: that every element has
-    one binary32 value within FUNCTION_WINDOW ULPs of exp(y) with which a's epilogue and
-    a's sum give a's output and b's b's (the two sides share one exp).
+  - for log_softmax_bwd and softmax_fwd, whose exp(y) and exp(RN(x - max)) compare sets
+    free per element: that every element has one binary32 value within FUNCTION_WINDOW
+    ULPs of that exponential with which a's epilogue and a's sum give a's output and b's
+    b's (the two sides share one exp).
 
     python3 tools/python/recheck_row_statistics.py REPORT.json [REPORT.json ...]
 
@@ -150,6 +151,17 @@ def epilogue(op, form, fused, s, row):
             else:
                 raise ValueError(form)
         return
+    if op == "softmax_fwd" and "e" in row:
+        # The exponentials of RN(x - max) come in row["e"], shared by both sides.
+        e = row["e"]
+        for i in range(len(e)):
+            if form == "divide":
+                yield R(bx.Value.num(e[i].q / s[0].q))
+            elif form == "reciprocal":
+                yield R(bx.mul(e[i], R(bx.Value.num(Fraction(1) / s[0].q))))
+            else:
+                raise ValueError(form)
+        return
     if op == "log_softmax_bwd":
         # The exponentials come in row["e"]: the values shared by both sides.
         dy, e = row["dy"], row["e"]
@@ -165,11 +177,15 @@ def epilogue(op, form, fused, s, row):
 
 
 def shared_exponentials(op, ea, eb, ga, gb, row, expect, fmt):
-    """log_softmax_bwd: for every element, some binary32 e within FUNCTION_WINDOW ULPs of
-    exp(y) (math.exp rounded to binary32) with which ea gives a's output and eb b's."""
-    for i in range(len(row["dy"])):
-        centre = bx.round_binary32(bx.Value.num(Fraction(math.exp(bx.to_float(row["y"][i])))))
-        one = {"dy": [row["dy"][i]], "y": [row["y"][i]]}
+    """For every element, some binary32 e within FUNCTION_WINDOW ULPs of the element's
+    exponential (math.exp rounded to binary32: of y for log_softmax_bwd, of RN(x - max)
+    for softmax_fwd) with which ea gives a's output and eb b's."""
+    softmax = op == "softmax_fwd"
+    top = max(row["x"], key=lambda v: v.q) if softmax else None
+    for i in range(len(row["x"] if softmax else row["dy"])):
+        argument = R(bx.sub(row["x"][i], top)) if softmax else row["y"][i]
+        centre = bx.round_binary32(bx.Value.num(Fraction(math.exp(bx.to_float(argument)))))
+        one = {"x": [row["x"][i]]} if softmax else {"dy": [row["dy"][i]], "y": [row["y"][i]]}
         ok = False
         for d in range(-FUNCTION_WINDOW, FUNCTION_WINDOW + 1):
             one["e"] = [neighbour(centre, d)]
@@ -222,7 +238,7 @@ def check(report_path):
     rows_n, n = (int(t) for t in result["shape"].split(","))
     op = result["op"]
     names = {"rmsnorm_fwd": ["x", "g"], "rmsnorm_bwd": ["dy", "x", "g"],
-             "softmax_bwd": ["dy", "y"], "log_softmax_bwd": ["dy", "y"]}[op]
+             "softmax_bwd": ["dy", "y"], "log_softmax_bwd": ["dy", "y"], "softmax_fwd": ["x"]}[op]
     tensors = {k: arrays[k] for k in names}
     outputs = {side: [int(b, 16) if isinstance(b, str) else int(b) for b in result["values"][side]]
                for side in ("a", "b")}
@@ -235,12 +251,12 @@ def check(report_path):
                for k, t in tensors.items()}
         values = {side: [bx.parse(v["value"]) for v in entry[side]] for side in ("a", "b")}
         expect = {side: outputs[side][r * n:(r + 1) * n] for side in ("a", "b")}
-        if op == "log_softmax_bwd":
+        if op in ("log_softmax_bwd", "softmax_fwd"):
             # The exponentials set free, shared: each element needs one value for both.
             ga, gb = values["a"][0], values["b"][0]
             bad = shared_exponentials(op, names_of["a"], names_of["b"], ga, gb, row, expect, fmt)
             if bad is not None:
-                failures.append(f"{report_path}: row {r} element {bad}: no exponential near exp(y) "
+                failures.append(f"{report_path}: row {r} element {bad}: no exponential near its exp "
                                 f"gives both sides with the report's sums")
             if not entry["apart"] and bx.bits(ga) != bx.bits(gb):
                 failures.append(f"{report_path}: row {r} not apart, but its sums differ")

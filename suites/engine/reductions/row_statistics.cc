@@ -292,14 +292,17 @@ SharedFunctionSearch SearchSharedFunctionValues(const ReductionInputSet& inputs,
       const RowOperands in = RowOperandsOf(*op, tensors, r, n);
       operands.push_back(in);
       values[row].resize(n);
+      const RowStatistics center = RowStatisticsOf(unfused, *op, op->variants.front(), 1, in, n);
       for (size_t i = 0; i < n; ++i) {
-        const int64_t centre = OrderedFloat(highway.Exp(in.y[i]));
+        // Highway's value of the element's function: exp(y_i) (log-softmax
+        // backward) or exp(RN(x_i - max)) (softmax).
+        const float argument = op->op == RowOp::kSoftmaxFwd ? unfused.Sub(in.x[i], center.max) : in.y[i];
+        const int64_t centre = OrderedFloat(highway.Exp(argument));
         for (int64_t k = 0; k < 2 * kRowFunctionWindow + 1; ++k) {
           const float e = FloatFromOrdered(centre + Offset(k));
           if (std::isfinite(e)) values[row][i].push_back(e);
         }
       }
-      const RowStatistics center = RowStatisticsOf(unfused, *op, op->variants.front(), 1, in, n);
       const int64_t o = OrderedFloat(center.value[0]);
       for (size_t c = 0; c < candidates.size(); ++c) {
         for (int side = 0; side < 2; ++side) {
