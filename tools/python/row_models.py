@@ -10,30 +10,20 @@ import numpy as np
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
 f32=np.float32
-def fma32(a,b,c):
-    # exact fma in float32: a*b exact in float64 (24+24 bits), a*b+c rounded to double may double-round;
-    # use exact rationals via float128-free approach: split using np.longdouble? use fractions for safety
+def fma32(a, b, c):
+    """RN_binary32(a*b + c) with one rounding: the product is exact in binary64, the sum is
+    exact there unless TwoSum reports an error, and then it is rounded from exact rationals."""
     from fractions import Fraction
-    a=np.asarray(a,f32); b=np.asarray(b,f32); c=np.asarray(c,f32)
-    a,b,c=np.broadcast_arrays(a,b,c)
-    p=a.astype(np.float64)*b.astype(np.float64)  # exact
-    s=p+c.astype(np.float64)
-    # s is RN64(p+c); double rounding possible. correct: compute error of the double sum (TwoSum)
-    bb=s-p; err=(p-(s-bb))+(c.astype(np.float64)-bb)
-    r=s.astype(f32)
-    # fix double rounding: if s is exactly a midpoint of float32 and err!=0, nudge
-    rd=r.astype(np.float64)
-    # midpoint check: s - nearest f32 equals half ulp
-    out=r.copy()
-    mid = (err!=0)
-    if mid.any():
-        idx=np.nonzero(mid)[0] if out.ndim==1 else np.argwhere(mid)
-        flat_a=a.ravel(); flat_b=b.ravel(); flat_c=c.ravel(); fo=out.ravel()
-        for i in np.nonzero(mid.ravel())[0]:
-            ex=Fraction(float(flat_a[i]))*Fraction(float(flat_b[i]))+Fraction(float(flat_c[i]))
-            fo[i]=rn32(ex)
-        out=fo.reshape(out.shape)
-    return out
+    a = np.asarray(a, f32); b = np.asarray(b, f32); c = np.asarray(c, f32)
+    a, b, c = np.broadcast_arrays(a, b, c)
+    p = a.astype(np.float64) * b.astype(np.float64)
+    s = p + c.astype(np.float64)
+    bb = s - p; err = (p - (s - bb)) + (c.astype(np.float64) - bb)
+    out = s.astype(f32).ravel()
+    fa, fb, fc = a.ravel(), b.ravel(), c.ravel()
+    for i in np.nonzero((err != 0).ravel())[0]:
+        out[i] = rn32(Fraction(float(fa[i])) * Fraction(float(fb[i])) + Fraction(float(fc[i])))
+    return out.reshape(s.shape)
 def rn32(fr):
     from fractions import Fraction
     # round Fraction to nearest float32 (ties even)
@@ -45,6 +35,17 @@ def rn32(fr):
     best=min(c,key=lambda v:(abs(Fraction(float(v))-fr), int(np.array(v).view(np.uint32))&1))
     return best
 def bits(a): return np.asarray(a,np.float32).view(np.uint32)
+def aten_reduced_sum(e):
+    """ATen's map_reduce_all for bf16/f16 rows (functional_bfloat16.h) and Inductor's
+    VectorizedN<float,2> reduction: 32-element blocks, acc0 holds elements 0-15 of each
+    block and acc1 16-31, each accumulated in turn; then acc0 + acc1, then the tree."""
+    B = e.reshape(e.shape[:-1] + (-1, 32))
+    a0 = B[..., 0, :16].copy(); a1 = B[..., 0, 16:].copy()
+    for b in range(1, B.shape[-2]):
+        a0 = (a0 + B[..., b, :16]).astype(f32); a1 = (a1 + B[..., b, 16:]).astype(f32)
+    return tree16((a0 + a1).astype(f32))
+
+
 def tree16(acc):
     # acc: (...,16) lanes; AVX512 VecReduceAllSIMD: i^8, i^4, i^2, i^1 ; lane 0 result
     v=acc.astype(f32)
@@ -116,8 +117,27 @@ def xla_rsqrt(v):
         t=(v*y).astype(f32); h=(y*f32(-0.5)).astype(f32)
         t=fma32(y,t,f32(-1)); return fma32(h,t,y)
     y=step(step(y0))
-    special=~((v>0)&np.isfinite(v)&(v>=np.finfo(f32).tiny))  # zero, negative, inf, subnormal -> y0
+    # llvm.is.fpclass(v, 732): +-inf, +-subnormal, +0 and negative normals keep y0
+    tiny=np.finfo(f32).tiny
+    special=np.isinf(v)|((v!=0)&(np.abs(v)<tiny))|((v==0)&~np.signbit(v))|((v<0)&(np.abs(v)>=tiny))
     return np.where(special,y0,y)
+
+
+def numpy_expf_avx512f(x):
+    x=np.asarray(x,f32)
+    log2e=f32(1.442695040888963407359924681001892137); magic=f32(12582912.0)
+    c1=f32(-6.93145752e-1); c2=f32(-1.42860677e-6)
+    P=[f32(v) for v in (9.999999999980870924916e-01,7.257664613233124478488e-01,2.473615434895520810817e-01,5.114512081637298353406e-02,6.757896990527504603057e-03,5.082762527590693718096e-04)]
+    Q=[f32(v) for v in (1.0,-2.742335390411667452936e-01,2.159509375685829852307e-02)]
+    q=((x*log2e).astype(f32)+magic).astype(f32); q=(q-magic).astype(f32)
+    r=fma32(q,c1,x); r=fma32(q,c2,r); r=fma32(q,f32(0),r)
+    num=fma32(P[5],r,P[4])
+    for c in (P[3],P[2],P[1],P[0]): num=fma32(num,r,c)
+    den=fma32(fma32(Q[2],r,Q[1]),r,Q[0])
+    poly=(num/den).astype(f32)
+    out=np.ldexp(poly.astype(np.float64),q.astype(np.int64)).astype(f32)  # scalef, exact for normal results
+    out=np.where(x>=f32(88.72283935546875),f32(np.inf),out); out=np.where(x<=f32(-103.97208404541015625),f32(0),out)
+    return out
 
 
 def numpy_pairwise(a):
@@ -157,20 +177,20 @@ def check_all():
     for fmt, T in (('bf16', ml_dtypes.bfloat16), ('f16', np.float16)):
         d = _load('suites/peer/torch-2.15-cpu-compiled/log_softmax_%s.npz' % fmt)
         x = d['x'].reshape(8, 128); r = lambda a: np.asarray(a, f32).astype(T).astype(f32)
-        z = (x - x.max(-1, keepdims=True)).astype(f32); s = tree16(lanes_seq(sleef_expf_u10(z)))
+        z = (x - x.max(-1, keepdims=True)).astype(f32); s = aten_reduced_sum(sleef_expf_u10(z))
         res.append(('B %s eager fmt(z - fmt(log fmt(s)))' % fmt, (bits(r(z - r(logf(r(s)))[:, None])) != bits(d['eager_fwd'].reshape(8, 128))).sum()))
         res.append(('B %s compiled fmt(z - log s)' % fmt, (bits(r(z - logf(s)[:, None])) != bits(d['compiled_fwd'].reshape(8, 128))).sum()))
     # C. JAX
     P = 'suites/peer/jax-0.10.2-cpu/'
     d = _load(P + 'softmax_fwd_f32.npz'); x = d['x'].reshape(16, 256)
     z = (x - x.max(-1, keepdims=True)).astype(f32)
-    e = np.exp(z); s = np.array([f32(f32(0) + numpy_pairwise(q)) for q in e])[:, None]
+    e = numpy_expf_avx512f(z); s = np.array([f32(f32(0) + numpy_pairwise(q)) for q in e])[:, None]
     res.append(('C softmax numpy', (bits((e / s).astype(f32)) != bits(d['numpy'].reshape(16, 256))).sum()))
     e = ynn_expf(z); s = ynn_sum256(e)[:, None]
     res.append(('C softmax jit', (bits((e * (f32(1) / s).astype(f32)).astype(f32)) != bits(d['jit'].reshape(16, 256))).sum()))
     d = _load(P + 'log_softmax_fwd_f32.npz'); x = d['x'].reshape(16, 256)
     z = (x - x.max(-1, keepdims=True)).astype(f32)
-    s = np.array([f32(f32(0) + numpy_pairwise(q)) for q in np.exp(z)])
+    s = np.array([f32(f32(0) + numpy_pairwise(q)) for q in numpy_expf_avx512f(z)])
     res.append(('C log_softmax numpy', (bits((z - np.log(s)[:, None]).astype(f32)) != bits(d['numpy'].reshape(16, 256))).sum()))
     s = ynn_sum256(ynn_expf(z))
     res.append(('C log_softmax jit (log = RN(log))', (bits((z - logf(s)[:, None]).astype(f32)) != bits(d['jit'].reshape(16, 256))).sum()))
