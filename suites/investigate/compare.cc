@@ -719,14 +719,19 @@ CompareCause CauseFromRowStatistics(const RowOpInfo& op, const RowStatisticSearc
       bool beyond = false;
       int64_t farthest = 0;
       std::string example;
+      // A per-op side's value is its binary32 sum rounded to the format:
+      // that sum lies within half the format's step of it, so two values
+      // apart by d have sums at least d - (those halves) apart.
+      const int64_t rounding = (fa.epilogue.per_op ? a.format_step / 2 : 0) + (fb.epilogue.per_op ? b.format_step / 2 : 0);
       for (const size_t r : apart) {
         const auto [d, va, vb] = Nearest(fa, fb, r);
         const double bound_r = std::max(a.bound_ulp[r][0], a.bound_ulp[r][1]);
-        beyond = beyond || static_cast<double>(d) > bound_r + 2;
+        beyond = beyond || static_cast<double>(d - rounding) > bound_r + 2;
         if (example.empty() || d > farthest) {
           farthest = std::max(farthest, d);
-          example = fmt::format("row {}: a's {} against b's {}, {} ULP{} apart, the bound {:.1f}", r,
-                                StatisticText(a, va), StatisticText(b, vb), d, d == 1 ? "" : "s", bound_r);
+          example = fmt::format("row {}: a's {} against b's {}, {} ULP{} apart, the bound {:.1f}{}", r,
+                                StatisticText(a, va), StatisticText(b, vb), d, d == 1 ? "" : "s", bound_r,
+                                rounding > 0 ? fmt::format(" and {} for the rounding to {}", rounding, a.format) : "");
         }
       }
       std::vector<std::string> causes;

@@ -9,10 +9,16 @@
 // "unknown", with what was searched; log-softmax's log-sum moved "unknown"
 // (its statistic absorbs exp and log); log-softmax's backward with an exp of
 // its own on both sides, contracted on one, "fusion" (the exp's values set
-// free, shared), and with two exps of their own "unknown".
+// free, shared), and with two exps of their own "unknown". In 16 bits, every
+// operation and the exp rounded to the format (NumPy's, ml_dtypes', XLA's):
+// softmax divided against multiplied by RN16(1/S) "formula"; sums many bf16
+// values apart "rounding format", one value apart (two binary32 sums rounded
+// to neighbours) "tree"; RMSNorm's x / RN16(sqrt v) against x RN16(rsqrt v)
+// "formula".
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -21,6 +27,8 @@
 #include "kernels/reductions/reduction_spec.h"
 #include "kernels/reductions/row_ops.h"
 #include "kernels/reductions/row_sequences.h"
+#include "oracles/format.h"
+#include "oracles/highway_math.h"
 #include "oracles/ieee_emulation.h"
 #include "suites/engine/reductions/row_models.h"
 #include "suites/engine/reductions/row_statistics.h"
@@ -240,6 +248,119 @@ TEST(compare_row_statistics, UnknownWhereTheSidesCallDifferentExps) {
   ASSERT_GT(r.differing, 0u);
   EXPECT_EQ(r.cause.cause, kCauseUnknown) << r.cause.detail;
   EXPECT_NE(r.cause.detail.find("no pair of epilogues gives both sides"), std::string::npos) << r.cause.detail;
+}
+
+// Softmax in a 16-bit format as NumPy's float16 and ml_dtypes' bfloat16
+// compute it and XLA's 16-bit code (every operation in binary32, its result
+// rounded to the format, exp included: e_i = RN16(Exp(RN16(x_i - M)))), each
+// row's sum of the e_i in binary32 rounded once to the format and moved by
+// steps[r] of the format's values, then each e_i divided by the sum or
+// multiplied by RN16(1/S). Written out here, not through RowEpilogue, so
+// that the search's per-op arithmetic is held to it.
+ReductionInputSet Inputs16(const FloatFormat& format) {
+  ReductionInputSet in = Inputs("softmax_fwd");
+  in.format = &format;
+  for (float& v : in.instances[0].operands[0]) v = static_cast<float>(RoundToFormat(format, 2.0 * v));
+  return in;
+}
+
+std::vector<float> PlantedSoftmax16(const ReductionInputSet& in, bool reciprocal, const std::vector<int>& steps) {
+  const FloatFormat& f = *in.format;
+  auto round = [&](float v) { return static_cast<float>(RoundToFormat(f, static_cast<double>(v))); };
+  const std::vector<float>& x = in.instances[0].operands[0];
+  std::vector<float> out;
+  for (size_t r = 0; r < kRows; ++r) {
+    const float* row = x.data() + r * kN;
+    float max = row[0];
+    for (size_t i = 1; i < kN; ++i) max = row[i] > max ? row[i] : max;
+    std::vector<float> e(kN);
+    float sum = 0;
+    for (size_t i = 0; i < kN; ++i) {
+      e[i] = round(ExpOfSequences(round(row[i] - max), false));
+      sum += e[i];
+    }
+    // A 16-bit value's neighbours: 2^(24 - p) binary32 values on.
+    const float s = FloatFromOrdered(OrderedFloat(round(sum)) + steps[r] * (int64_t{1} << (24 - f.precision)));
+    const float inverse = round(1.0f / s);
+    for (size_t i = 0; i < kN; ++i) out.push_back(round(reciprocal ? e[i] * inverse : e[i] / s));
+  }
+  return out;
+}
+
+TEST(compare_row_statistics, FormulaWhereSixteenBitSoftmaxMultipliesByTheReciprocal) {
+  // JAX's f16 softmax: NumPy divides, XLA multiplies by the rounded
+  // reciprocal; exp and the sums agree.
+  const ReductionInputSet in = Inputs16(kBinary16);
+  const auto a = PlantedSoftmax16(in, false, {0, 0, 0, 0});
+  const auto b = PlantedSoftmax16(in, true, {0, 0, 0, 0});
+  const CompareResult r = Compare(in, a, b);
+  ASSERT_GT(r.differing, 0u);
+  EXPECT_EQ(r.cause.cause, kCauseFormula) << r.cause.detail;
+  EXPECT_EQ(r.cause.model_a, "divide_unfused_per_op") << r.cause.detail;
+  EXPECT_EQ(r.cause.model_b, "reciprocal_unfused_per_op") << r.cause.detail;
+  EXPECT_NE(r.cause.detail.find("every row's statistics can be the same"), std::string::npos) << r.cause.detail;
+}
+
+TEST(compare_row_statistics, RoundingFormatWhereSixteenBitSumsPartFarThanOneRounding) {
+  // NumPy's bf16 sum rounds every addition: rows' sums many bf16 values
+  // from a binary32 sum's rounding.
+  const ReductionInputSet in = Inputs16(kBFloat16);
+  const auto a = PlantedSoftmax16(in, false, {0, 6, 0, -5});
+  const auto b = PlantedSoftmax16(in, false, {0, 0, 0, 0});
+  const CompareResult r = Compare(in, a, b);
+  ASSERT_GT(r.differing, 0u);
+  EXPECT_EQ(r.cause.cause, kCauseRoundingFormat) << r.cause.detail;
+  EXPECT_EQ(r.cause.model_a, "divide_unfused_per_op") << r.cause.detail;
+}
+
+TEST(compare_row_statistics, TreeWhereSixteenBitSumsPartByOneRounding) {
+  // Two binary32 sums a few ULPs apart can round to neighbouring bf16
+  // values: one value apart is no evidence of a narrower accumulator.
+  const ReductionInputSet in = Inputs16(kBFloat16);
+  const auto a = PlantedSoftmax16(in, false, {0, 1, 0, -1});
+  const auto b = PlantedSoftmax16(in, false, {0, 0, 0, 0});
+  const CompareResult r = Compare(in, a, b);
+  ASSERT_GT(r.differing, 0u);
+  EXPECT_EQ(r.cause.cause, kCauseTree) << r.cause.detail;
+}
+
+TEST(compare_row_statistics, FormulaWhereSixteenBitRmsNormTakesRsqrtAsOneOperation) {
+  // JAX's f16 RMSNorm: NumPy's x / RN16(sqrt v) against XLA's x * RN16(rsqrt v),
+  // the reciprocal square root computed in binary32 and rounded once; one
+  // mean, every operation rounded to f16. Written out here.
+  ReductionInputSet in = Inputs("rmsnorm_fwd");
+  in.format = &kBinary16;
+  for (auto& t : in.instances[0].operands) {
+    for (float& v : t) v = static_cast<float>(RoundToFormat(kBinary16, v));
+  }
+  auto round = [](float v) { return static_cast<float>(RoundToFormat(kBinary16, static_cast<double>(v))); };
+  const std::vector<float>& x = in.instances[0].operands[0];
+  const std::vector<float>& g = in.instances[0].operands[1];
+  std::vector<float> a, b;
+  for (size_t r = 0; r < kRows; ++r) {
+    float sum = 0;
+    for (size_t i = 0; i < kN; ++i) sum += round(x[r * kN + i] * x[r * kN + i]);
+    const float v = round(round(round(sum) / static_cast<float>(kN)) + kDefaultRmsNormEps);
+    const float root = round(std::sqrt(v)), inverse = round(1.0f / std::sqrt(v));
+    for (size_t i = 0; i < kN; ++i) {
+      a.push_back(round(round(x[r * kN + i] / root) * g[i]));
+      b.push_back(round(round(x[r * kN + i] * inverse) * g[i]));
+    }
+  }
+  const CompareResult r = Compare(in, a, b);
+  ASSERT_GT(r.differing, 0u);
+  EXPECT_EQ(r.cause.cause, kCauseFormula) << r.cause.detail;
+  EXPECT_EQ(r.cause.model_a, "sqrt_divide_unfused_per_op") << r.cause.detail;
+  EXPECT_EQ(r.cause.model_b, "rsqrt_function_unfused_per_op") << r.cause.detail;
+}
+
+TEST(compare_row_statistics, RsqrtFunctionIsSearchedPerOpAlone) {
+  // In binary32 it is the rsqrt finish: not a candidate of its own there.
+  const RowOpInfo& op = *FindRowOp("rmsnorm_fwd");
+  for (const RowEpilogueCandidate& c : RowEpilogueCandidates(op)) EXPECT_NE(c.form, "rsqrt_function");
+  size_t found = 0;
+  for (const RowEpilogueCandidate& c : RowEpilogueCandidates(op, true)) found += c.form == "rsqrt_function";
+  EXPECT_EQ(found, 2u);
 }
 
 TEST(compare_row_statistics, OrderedFloatCountsUlps) {

@@ -106,6 +106,14 @@ ROWS = [
     # Both round every operation to bf16; NumPy's mean accumulates in bf16 too, its row
     # values farther from jit's than a binary32 sum can err.
     (JAX, "rmsnorm_fwd_bf16", "rmsnorm_fwd", "bf16", "numpy", "jit", "rounding format", []),
+    # Softmax in 16 bits, every operation (exp too) rounded to the format: in f16 the same
+    # exponentials and row sums (both sum in binary32 and round once), NumPy dividing and
+    # XLA multiplying by RN(1/s); in bf16 one division, NumPy's sums rounded per addition.
+    (JAX, "softmax_fwd_f16", "softmax_fwd", "f16", "numpy", "jit", "formula", []),
+    (JAX, "softmax_fwd_bf16", "softmax_fwd", "bf16", "numpy", "jit", "rounding format", []),
+    # RMSNorm in f16, one mean: NumPy's x / RN16(sqrt v) against XLA's x * RN16(rsqrt v),
+    # the reciprocal square root one operation rounded once.
+    (JAX, "rmsnorm_fwd_f16", "rmsnorm_fwd", "f16", "numpy", "jit", "formula", []),
     # Both sides call ATen's exp (not Highway's): with exp(y) set free per element, one
     # value shared by both, eager contracts dy - exp(y) G and compiled does not.
     (TORCH, "log_softmax_f32", "log_softmax_bwd", "f32", "eager_bwd", "compiled_bwd", "fusion", []),

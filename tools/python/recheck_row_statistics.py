@@ -20,6 +20,13 @@ inputs from the report's .npz, and checks
     sides' rows (each value tried on both); with two: that a's values do not give b's row
     nor b's values a's;
   - for each row not apart, that b's values give a's row too (one value serves both);
+  - RMSNorm's `rsqrt_function` (per op: r = rsqrt(v) one operation, 1/sqrt(v) in
+    binary32 rounded once to the format, where `rsqrt` rounds the root and the reciprocal
+    each), as `rsqrt` otherwise;
+  - for softmax_fwd, whose epilogue computes each element's exponential again: every
+    element's Exp(RN(x - M)) is any binary32 within FUNCTION_WINDOW ULPs of exp (rounded to
+    the format for an epilogue rounded per op), so that the recheck holds the division (e / S
+    or e RN(1/S)) and the sum, not Highway's exp;
   - for log_softmax_bwd, whose exp(y) compare sets free per element: that every element has
     one binary32 value within FUNCTION_WINDOW ULPs of exp(y) with which a's epilogue and
     a's sum give a's output and b's b's (the two sides share one exp).
@@ -94,7 +101,7 @@ def out_bits(v):
     return struct.unpack("<H", struct.pack("<e", bx.to_float(r)))[0]
 
 
-def sqrt(v):
+def sqrt32(v):
     """Correctly rounded binary32 square root of a non-negative binary32 value."""
     q = v.q
     if q == 0:
@@ -102,7 +109,12 @@ def sqrt(v):
     k = 120  # sqrt(q) to 2^-120 relative: a binary32 square root is never a midpoint
     scaled = q * Fraction(2) ** (2 * k)
     root = math.isqrt(scaled.numerator // scaled.denominator)
-    return R(bx.Value.num(Fraction(root, 2 ** k) + Fraction(1, 2 ** (k + 1))))
+    return bx.round_binary32(bx.Value.num(Fraction(root, 2 ** k) + Fraction(1, 2 ** (k + 1))))
+
+
+def sqrt(v):
+    """One operation: the square root, rounded as every operation is (R)."""
+    return R(sqrt32(v))
 
 
 def muladd(a, b, c, fused):
@@ -123,8 +135,13 @@ def epilogue(op, form, fused, s, row):
             scale = R(bx.Value.num(Fraction(1) / root.q))
         elif form == "sqrt_divide":
             scale = root
+        elif form == "rsqrt_function":
+            # rsqrt(v) one operation: 1/sqrt(v) in binary32 (the root and the quotient each
+            # rounded to binary32 only), then R: per op, one rounding to the format.
+            scale = R(bx.Value.num(Fraction(1) / sqrt32(v).q))
         else:
             raise ValueError(form)
+        form = "rsqrt" if form == "rsqrt_function" else form
         x, g = row["x"], row["g"]
         if op == "rmsnorm_fwd":
             for i in range(len(x)):
@@ -149,6 +166,24 @@ def epilogue(op, form, fused, s, row):
                 yield muladd(bx.neg(y[i]), s[0], R(bx.mul(dy[i], y[i])), fused)
             else:
                 raise ValueError(form)
+        return
+    if op == "softmax_fwd":
+        # y = e / S or e RN(1/S), e = Exp(RN(x - M)): row["e"] holds, per element, the
+        # values its exponential may take (exponentials_of); an element is given when one
+        # of them gives it. Yields None where none does.
+        inverse = R(bx.Value.num(Fraction(1) / s[0].q)) if form == "reciprocal" else None
+        for i, choices in enumerate(row["e"]):
+            wanted, got = row["want"][i], None
+            for e in choices:
+                y = R(bx.mul(e, inverse)) if form == "reciprocal" else R(bx.Value.num(e.q / s[0].q))
+                if form not in ("divide", "reciprocal"):
+                    raise ValueError(form)
+                if got is None:
+                    got = y
+                if out_bits(y) == wanted:
+                    got = y
+                    break
+            yield got
         return
     if op == "log_softmax_bwd":
         # The exponentials come in row["e"]: the values shared by both sides.
@@ -182,11 +217,40 @@ def shared_exponentials(op, ea, eb, ga, gb, row, expect, fmt):
     return None
 
 
+EXPONENTIALS = {}
+
+
+def exponentials_of(x, per_op):
+    """softmax_fwd: per element of the row x, the values Exp(RN(x_i - M)) may take: every
+    binary32 within FUNCTION_WINDOW ULPs of exp (math.exp of the rounded difference, itself
+    rounded to binary32), rounded again to the format per op (NumPy's float16 and
+    ml_dtypes' bfloat16 exp: binary32, then the format). Per op that is one value but
+    where exp lies near a rounding boundary of the format."""
+    top = max(x, key=lambda v: v.q)
+    out = []
+    for v in x:
+        z = R(bx.sub(v, top))
+        centre = bx.round_binary32(bx.Value.num(Fraction(math.exp(bx.to_float(z)))))
+        values = {}
+        for d in range(-FUNCTION_WINDOW, FUNCTION_WINDOW + 1):
+            e = neighbour(centre, d)
+            e = bx.round_to(e, FMT) if PER_OP else e
+            values[bx.bits(e)] = e
+        out.append(list(values.values()))
+    return out
+
+
 def reproduces(op, epilogue_name, s, row, expect, fmt):
     form, fused, per_op = split(epilogue_name)
     configure(fmt, per_op)
+    if op == "softmax_fwd":
+        # The exponentials depend on the row and the rounding alone: computed once.
+        key = (tuple(bx.bits(v) for v in row["x"]), per_op, FMT.name)
+        if key not in EXPONENTIALS:
+            EXPONENTIALS[key] = exponentials_of(row["x"], per_op)
+        row = dict(row, e=EXPONENTIALS[key], want=expect)
     for got, want in zip(epilogue(op, form, fused, s, row), expect):
-        if out_bits(got) != want:
+        if got is None or out_bits(got) != want:
             return False
     return True
 
@@ -222,7 +286,7 @@ def check(report_path):
     rows_n, n = (int(t) for t in result["shape"].split(","))
     op = result["op"]
     names = {"rmsnorm_fwd": ["x", "g"], "rmsnorm_bwd": ["dy", "x", "g"],
-             "softmax_bwd": ["dy", "y"], "log_softmax_bwd": ["dy", "y"]}[op]
+             "softmax_bwd": ["dy", "y"], "log_softmax_bwd": ["dy", "y"], "softmax_fwd": ["x"]}[op]
     tensors = {k: arrays[k] for k in names}
     outputs = {side: [int(b, 16) if isinstance(b, str) else int(b) for b in result["values"][side]]
                for side in ("a", "b")}
