@@ -14,7 +14,9 @@
 // softmax divided against multiplied by RN16(1/S) "formula"; sums many bf16
 // values apart "rounding format", one value apart (two binary32 sums rounded
 // to neighbours) "tree"; RMSNorm's x / RN16(sqrt v) against x RN16(rsqrt v)
-// "formula".
+// "formula"; log-softmax's bf16 sums eight values apart "rounding format"
+// (farther than exps and logs within 4 ULPs could move them), three apart
+// "unknown".
 
 #include <gtest/gtest.h>
 
@@ -361,6 +363,121 @@ TEST(compare_row_statistics, RsqrtFunctionIsSearchedPerOpAlone) {
   size_t found = 0;
   for (const RowEpilogueCandidate& c : RowEpilogueCandidates(op, true)) found += c.form == "rsqrt_function";
   EXPECT_EQ(found, 2u);
+}
+
+// Log-softmax in bf16, every operation, exp and log rounded to the format:
+// y_i = RN16(z_i - RN16(Log(S))), z_i = RN16(x_i - M), S the binary32 sum of
+// RN16(Exp(z_k)) rounded once and moved by steps[r] values of the format.
+std::vector<float> PlantedLogSoftmax16(const ReductionInputSet& in, const std::vector<int>& steps) {
+  const FloatFormat& f = *in.format;
+  auto round = [&](float v) { return static_cast<float>(RoundToFormat(f, static_cast<double>(v))); };
+  const std::vector<float>& x = in.instances[0].operands[0];
+  std::vector<float> out;
+  for (size_t r = 0; r < kRows; ++r) {
+    const float* row = x.data() + r * kN;
+    float max = row[0];
+    for (size_t i = 1; i < kN; ++i) max = row[i] > max ? row[i] : max;
+    float sum = 0;
+    for (size_t i = 0; i < kN; ++i) sum += round(ExpOfSequences(round(row[i] - max), false));
+    const float s = FloatFromOrdered(OrderedFloat(round(sum)) + steps[r] * (int64_t{1} << (24 - f.precision)));
+    const float log_sum = round(HighwayLog(s, false));
+    for (size_t i = 0; i < kN; ++i) out.push_back(round(round(row[i] - max) - log_sum));
+  }
+  return out;
+}
+
+ReductionInputSet LogSoftmaxInputs16() {
+  ReductionInputSet in = Inputs("log_softmax_fwd");
+  in.format = &kBFloat16;
+  for (float& v : in.instances[0].operands[0]) v = static_cast<float>(RoundToFormat(kBFloat16, 2.0 * v));
+  return in;
+}
+
+TEST(compare_row_statistics, RoundingFormatWhereBf16LogSumsPartFartherThanTheirFunctionsCan) {
+  // JAX's bf16 log-softmax: NumPy's sum rounds every addition. The
+  // statistic absorbs exp and log, but exps and logs within 4 ULPs, rounded
+  // to bf16, move it by a value of the format or so, not by eight.
+  const ReductionInputSet in = LogSoftmaxInputs16();
+  const auto a = PlantedLogSoftmax16(in, {0, 8, 0, -8});
+  const auto b = PlantedLogSoftmax16(in, {0, 0, 0, 0});
+  const CompareResult r = Compare(in, a, b);
+  ASSERT_GT(r.differing, 0u);
+  EXPECT_EQ(r.cause.cause, kCauseRoundingFormat) << r.cause.detail;
+  EXPECT_EQ(r.cause.model_a, "plain_unfused_per_op") << r.cause.detail;
+}
+
+TEST(compare_row_statistics, UnknownWhereBf16LogSumsPartAsTheirFunctionsCould) {
+  // A few values of the format apart: another log could give that.
+  const ReductionInputSet in = LogSoftmaxInputs16();
+  const auto a = PlantedLogSoftmax16(in, {0, 3, 0, -3});
+  const auto b = PlantedLogSoftmax16(in, {0, 0, 0, 0});
+  const CompareResult r = Compare(in, a, b);
+  ASSERT_GT(r.differing, 0u);
+  EXPECT_EQ(r.cause.cause, kCauseUnknown) << r.cause.detail;
+  EXPECT_NE(r.cause.detail.find("not told apart"), std::string::npos) << r.cause.detail;
+}
+
+// A plain sum (linear_bwd_bias: db[o] = sum_b dy[b, o]) whose sides follow
+// no schedule: the binary32 orders of the terms that give each side. Eager
+// ATen's 4 strided accumulators added in turn against a sequential loop;
+// the control, a binary64 accumulator rounded once, is not told from an order.
+ReductionInputSet BiasInputs() {
+  ReductionInputSet in;
+  in.op = FindReductionOp("linear_bwd_bias");
+  in.format = &kBinary32;
+  in.shape.rank = 3;
+  in.shape[0] = 16;  // B: the terms of each sum
+  in.shape[1] = 4;
+  in.shape[2] = 12;  // OUT: the sums
+  in.source = "planted";
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  ReductionInstance instance;
+  std::vector<float> dy(16 * 12);
+  for (float& v : dy) v = normal(rng) * (rng() % 4 == 0 ? 1024.0f : 1.0f);
+  instance.operands.push_back(dy);
+  in.instances.push_back(instance);
+  return in;
+}
+
+// Each column's sum, written out here: `lanes` accumulators (term b into
+// b mod lanes) added in turn, or binary64 rounded once.
+std::vector<float> ColumnSums(const ReductionInputSet& in, size_t lanes, bool binary64) {
+  const std::vector<float>& dy = in.instances[0].operands[0];
+  std::vector<float> out;
+  for (size_t o = 0; o < 12; ++o) {
+    double wide = 0;
+    std::vector<float> acc(lanes, 0.0f);
+    for (size_t b = 0; b < 16; ++b) {
+      acc[b % lanes] += dy[b * 12 + o];
+      wide += dy[b * 12 + o];
+    }
+    float sum = acc[0];
+    for (size_t j = 1; j < lanes; ++j) sum += acc[j];
+    out.push_back(binary64 ? static_cast<float>(wide) : sum);
+  }
+  return out;
+}
+
+TEST(compare_sum_orders, TreeWhereEachSideIsAnOrderOfBinary32Additions) {
+  const ReductionInputSet in = BiasInputs();
+  const auto a = ColumnSums(in, 4, false), b = ColumnSums(in, 1, false);
+  const CompareResult r = Compare(in, a, b);
+  ASSERT_GT(r.differing, 0u);
+  EXPECT_TRUE(r.a.matching.empty()) << "a planted off every schedule";
+  EXPECT_EQ(r.cause.cause, kCauseTree) << r.cause.detail;
+  EXPECT_EQ(r.cause.basis, "summation orders");
+  EXPECT_EQ(r.cause.model_a, "accumulators_4_in_turn") << r.cause.detail;
+  EXPECT_EQ(r.cause.model_b, "sequential") << r.cause.detail;
+}
+
+TEST(compare_sum_orders, UnknownWhereASideIsTheBinary64SumRoundedOnce) {
+  const ReductionInputSet in = BiasInputs();
+  const auto a = ColumnSums(in, 1, true), b = ColumnSums(in, 1, false);
+  const CompareResult r = Compare(in, a, b);
+  ASSERT_GT(r.differing, 0u);
+  EXPECT_EQ(r.cause.cause, kCauseUnknown) << r.cause.detail;
+  EXPECT_NE(r.cause.detail.find("binary64_rounded_once"), std::string::npos) << r.cause.detail;
 }
 
 TEST(compare_row_statistics, OrderedFloatCountsUlps) {

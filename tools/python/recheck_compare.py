@@ -43,6 +43,7 @@ import binary32_exact as bx  # noqa: E402
 from recheck_check import models as tanh_bwd_models, same  # noqa: E402
 import model_language  # noqa: E402
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 STRUCTURAL = ("fusion", "rounding format", "formula")
 # How many differing inputs (and others) the cause's models are rechecked on.
 DIFFERING_SAMPLE = 256
@@ -138,6 +139,8 @@ def recheck(path, report):
     cause = r["cause"]
     if cause.get("expression_a") and cause.get("expression_b"):
         checks += recheck_cause_models(fmt, r, values, operands, a, b, differing)
+    if cause.get("basis") == "summation orders":
+        checks += recheck_sum_orders(r, a, b)
     for what, mine, theirs in checks:
         if mine != theirs:
             failures.append("%s: %s: recheck %s, report %s" % (path, what, mine, theirs))
@@ -199,6 +202,63 @@ def recheck_cause_models(fmt, r, values, operands, a, b, differing):
             out.append(("differing inputs where both call a function at the same argument", compared,
                         cause["functions_compared"]))
     return out
+
+
+def sum_in_order(order, terms):
+    """A binary32 sum of terms (exact Values) in a named order (compare.h's SumOrderNames),
+    each addition exact and then rounded to binary32; binary64_rounded_once: the sum in
+    Python floats (binary64), in turn, rounded once to binary32."""
+    if order == "binary64_rounded_once":
+        total = 0.0
+        for t in terms:
+            total += bx.to_float(t)
+        return bx.round_binary32(bx.Value.num(Fraction(total)))
+    lanes, halving = 1, False
+    if order != "sequential":
+        prefix, _, rest = order.partition("accumulators_")
+        count, _, join = rest.partition("_")
+        lanes, halving = int(count), join == "halving"
+    acc = [bx.from_float(0.0)] * lanes
+    for k, t in enumerate(terms):
+        acc[k % lanes] = bx.round_binary32(bx.add(acc[k % lanes], t))
+    if halving:
+        width = lanes // 2
+        while width >= 1:
+            for j in range(width):
+                acc[j] = bx.round_binary32(bx.add(acc[j], acc[j + width]))
+            width //= 2
+        return acc[0]
+    total = acc[0]
+    for j in range(1, lanes):
+        total = bx.round_binary32(bx.add(total, acc[j]))
+    return total
+
+
+def recheck_sum_orders(r, a, b):
+    """linear_bwd_bias, cause "tree" from summation orders: every output of a is the sum of
+    its column of dy in model_a's order and every one of b's in model_b's, neither side's
+    outputs are all the binary64 sum rounded once, and model_a's order does not give b."""
+    from recheck_row_statistics import load_npz  # the .npz reader, standard library only
+    if r["op"] != "linear_bwd_bias" or r["dtype"] != "f32":
+        return [("summation orders: op", r["op"], "linear_bwd_bias in f32")]
+    source = r["inputs"]
+    path = source[len("file:"):] if source.startswith("file:") else source
+    if not os.path.isabs(path):
+        path = os.path.join(os.path.dirname(os.path.dirname(HERE)), path)
+    dy = load_npz(path)["dy"]
+    outs = len(a)
+    batch = len(dy) // outs
+    columns = [[bx.from_float(dy[k * outs + o]) for k in range(batch)] for o in range(outs)]
+    cause = r["cause"]
+    def gives(order, side):
+        return all(same(sum_in_order(order, columns[o]), side[o]) for o in range(outs))
+    return [
+        ("a's outputs in order %s" % cause["model_a"], gives(cause["model_a"], a), True),
+        ("b's outputs in order %s" % cause["model_b"], gives(cause["model_b"], b), True),
+        ("%s gives b's outputs too" % cause["model_a"], gives(cause["model_a"], b), False),
+        ("a's outputs the binary64 sum rounded once", gives("binary64_rounded_once", a), False),
+        ("b's outputs the binary64 sum rounded once", gives("binary64_rounded_once", b), False),
+    ]
 
 
 def same_value(x, y):

@@ -20,6 +20,11 @@ inputs from the report's .npz, and checks
     sides' rows (each value tried on both); with two: that a's values do not give b's row
     nor b's values a's;
   - for each row not apart, that b's values give a's row too (one value serves both);
+  - where the cause is "rounding format" from one epilogue rounded per op on both sides,
+    that some row's two values lie farther apart than two binary32 sums of its terms can
+    (2 gamma_n sum |t|), less half the format's step per side (each rounded to the format)
+    and, for log_softmax_fwd, a step per side for the log and the most exps within
+    FUNCTION_WINDOW ULPs, rounded to the format, move the sum;
   - RMSNorm's `rsqrt_function` (per op: r = rsqrt(v) one operation, 1/sqrt(v) in
     binary32 rounded once to the format, where `rsqrt` rounds the root and the reciprocal
     each), as `rsqrt` otherwise;
@@ -27,6 +32,8 @@ inputs from the report's .npz, and checks
     element's Exp(RN(x - M)) is any binary32 within FUNCTION_WINDOW ULPs of exp (rounded to
     the format for an epilogue rounded per op), so that the recheck holds the division (e / S
     or e RN(1/S)) and the sum, not Highway's exp;
+  - for log_softmax_fwd: Log(S) any binary32 within FUNCTION_WINDOW ULPs of log (rounded to
+    the format per op), one value serving the whole row;
   - for log_softmax_bwd, whose exp(y) compare sets free per element: that every element has
     one binary32 value within FUNCTION_WINDOW ULPs of exp(y) with which a's epilogue and
     a's sum give a's output and b's b's (the two sides share one exp).
@@ -185,6 +192,15 @@ def epilogue(op, form, fused, s, row):
                     break
             yield got
         return
+    if op == "log_softmax_fwd":
+        # y = RN(RN(x - M) - L), L = Log(S) given in row["log"] (one value for the row).
+        if form != "plain":
+            raise ValueError(form)
+        x = row["x"]
+        top = max(x, key=lambda v: v.q)
+        for i in range(len(x)):
+            yield R(bx.sub(R(bx.sub(x[i], top)), row["log"]))
+        return
     if op == "log_softmax_bwd":
         # The exponentials come in row["e"]: the values shared by both sides.
         dy, e = row["dy"], row["e"]
@@ -243,6 +259,20 @@ def exponentials_of(x, per_op):
 def reproduces(op, epilogue_name, s, row, expect, fmt):
     form, fused, per_op = split(epilogue_name)
     configure(fmt, per_op)
+    if op == "log_softmax_fwd":
+        # Log(S): any binary32 within FUNCTION_WINDOW ULPs of log (math.log rounded to
+        # binary32), rounded again to the format per op; one of them must give the row.
+        centre = bx.round_binary32(bx.Value.num(Fraction(math.log(bx.to_float(s[0])))))
+        logs = {}
+        for d in range(-FUNCTION_WINDOW, FUNCTION_WINDOW + 1):
+            v = neighbour(centre, d)
+            v = bx.round_to(v, FMT) if PER_OP else v
+            logs[bx.bits(v)] = v
+        for v in logs.values():
+            if all(out_bits(got) == want
+                   for got, want in zip(epilogue(op, form, fused, s, dict(row, log=v)), expect)):
+                return True
+        return False
     if op == "softmax_fwd":
         # The exponentials depend on the row and the rounding alone: computed once.
         key = (tuple(bx.bits(v) for v in row["x"]), per_op, FMT.name)
@@ -272,6 +302,44 @@ def neighbour(v, d):
     return bx.from_bits(b)
 
 
+def ordered(v):
+    b = struct.unpack("<I", struct.pack("<f", bx.to_float(v)))[0]
+    return -(b & 0x7FFFFFFF) if b >> 31 else b & 0x7FFFFFFF
+
+
+def beyond_a_binary32_sum(op, row, va, vb, fmt, n):
+    """Whether two per-op values of a row's statistic lie farther apart than two binary32 sums
+    of its terms rounded to the format can: the distance, in binary32 values, less half the
+    format's step per side, against 2 gamma_n sum |t| in ULPs of the first value (+2, as
+    compare takes it); for log_softmax_fwd less, per side, one step more (a log within
+    FUNCTION_WINDOW ULPs) and the most exps within FUNCTION_WINDOW ULPs, rounded to the
+    format, move the sum."""
+    step = 1 << (24 - fmt.p)
+    u = Fraction(1, 2 ** 24)
+    gamma = n * u / (1 - n * u)
+    if op in ("rmsnorm_fwd", "rmsnorm_bwd"):
+        total = sum(abs(v.q) ** 2 for v in row["x"]) / n
+        slack = 0
+    else:
+        configure(fmt, True)
+        top = max(row["x"], key=lambda v: v.q)
+        total, moved = Fraction(0), Fraction(0)
+        for v in row["x"]:
+            z = R(bx.sub(v, top))
+            centre = bx.round_binary32(bx.Value.num(Fraction(math.exp(bx.to_float(z)))))
+            here = bx.round_to(centre, fmt).q
+            total += abs(here)
+            moved += max(abs(bx.round_to(neighbour(centre, d), fmt).q - here)
+                         for d in range(-FUNCTION_WINDOW, FUNCTION_WINDOW + 1))
+        slack = 0
+        if op == "log_softmax_fwd":
+            ulp = abs(bx.to_float(neighbour(va, 1)) - bx.to_float(va))
+            slack = 2 * (step + math.ceil(moved / Fraction(ulp)))
+    ulp = Fraction(abs(bx.to_float(neighbour(va, 1)) - bx.to_float(va)))
+    bound = 2 * gamma * total / ulp
+    return abs(ordered(va) - ordered(vb)) - step - slack > bound + 2
+
+
 def check(report_path):
     with open(report_path) as f:
         result = json.load(f)["result"]
@@ -286,13 +354,19 @@ def check(report_path):
     rows_n, n = (int(t) for t in result["shape"].split(","))
     op = result["op"]
     names = {"rmsnorm_fwd": ["x", "g"], "rmsnorm_bwd": ["dy", "x", "g"],
-             "softmax_bwd": ["dy", "y"], "log_softmax_bwd": ["dy", "y"], "softmax_fwd": ["x"]}[op]
+             "softmax_bwd": ["dy", "y"], "log_softmax_bwd": ["dy", "y"], "softmax_fwd": ["x"],
+             "log_softmax_fwd": ["x"]}[op]
     tensors = {k: arrays[k] for k in names}
     outputs = {side: [int(b, 16) if isinstance(b, str) else int(b) for b in result["values"][side]]
                for side in ("a", "b")}
     fmt = bx.FORMATS[result["dtype"]]
     names_of = {"a": cause["model_a"], "b": cause["model_b"]}
     failures, checked = [], 0
+    # "rounding format" from one per-op form on both sides rests on a row whose values part
+    # farther than binary32 sums can: find one.
+    ea0, eb0 = split(names_of["a"]), split(names_of["b"])
+    narrower = cause["cause"] == "rounding format" and ea0[0] == eb0[0] and ea0[2] and eb0[2]
+    beyond_rows = 0
     for entry in cause["row_statistics"]:
         r = entry["row"]
         row = {k: [f32(v) for v in (t if k == "g" else t[r * n:(r + 1) * n])]
@@ -316,6 +390,8 @@ def check(report_path):
                                 f"values does not give {side}'s outputs")
         checked += 1
         ea, eb = names_of["a"], names_of["b"]
+        if narrower and entry["apart"] and beyond_a_binary32_sum(op, row, values["a"][0], values["b"][0], fmt, n):
+            beyond_rows += 1
         if entry["apart"]:
             # Per op, the statistic is a value of the format: step over its values.
             step = 1 << (24 - fmt.p) if split(ea)[2] or split(eb)[2] else 1
@@ -334,6 +410,11 @@ def check(report_path):
                                 f"the other's row")
         elif not reproduces(op, ea, values["b"], row, expect["a"], fmt):
             failures.append(f"{report_path}: row {r} not apart, but b's values do not give a's row")
+    if narrower and beyond_rows == 0:
+        failures.append(f"{report_path}: rounding format, but no row's values part farther than two "
+                        f"binary32 sums rounded to {result['dtype']} can")
+    elif narrower:
+        print(f"{report_path}: {beyond_rows} rows' values part farther than binary32 sums can")
     return failures, checked
 
 

@@ -199,6 +199,21 @@ RowStatisticSearch SearchRowStatistics(const ReductionInputSet& inputs, const st
       search.centers.push_back(center);
       search.window.push_back(window);
       search.bound_ulp.push_back(bound);
+      if (!op->unpinned_functions.empty() && !IsBinary32(format) && op->op == RowOp::kLogSoftmaxFwd) {
+        double moved = 0;
+        for (size_t k = 0; k < n; ++k) {
+          const float z = RoundTo(format, in.x[k] - center.max);
+          const float e = ExpOfSequences(z, false);
+          const double rounded = RoundTo(format, e);
+          double most = 0;
+          for (int64_t j = -kRowFunctionWindow; j <= kRowFunctionWindow; ++j) {
+            const float v = FloatFromOrdered(OrderedFloat(e) + j);
+            if (std::isfinite(v)) most = std::max(most, std::fabs(static_cast<double>(RoundTo(format, v)) - rounded));
+          }
+          moved += most;
+        }
+        search.function_slack.push_back(static_cast<int64_t>(std::ceil(moved / UlpAt(center.value[0]))) + format_step);
+      }
       for (RowFit& fit : search.fits) {
         if (!fit.fits) continue;
         const RowEpilogueCandidate& c = fit.epilogue;

@@ -94,6 +94,17 @@ struct RowStatisticSearch {
   // The distance between neighbouring values of the 16-bit format, in
   // binary32 values (OrderedFloat), 2^(24 - p); 1 in binary32.
   int64_t format_step = 1;
+  // Per row, where the statistic goes through functions the elements do not
+  // compute again (RowOpInfo::unpinned_functions: log-softmax forward's exp
+  // and log) and the format is 16-bit: how far, in binary32 values at the
+  // statistic, a per-op side's value may lie from the one found here because
+  // its exp and log are not Highway's but within kRowFunctionWindow ULPs of
+  // them: the terms' exps rounded to the format (the most the rounded values
+  // of exps that near can move the row's sum, one term at a time), and one
+  // value of the format for the log (a log that near moves the edge of the
+  // statistics one log value serves by far less than the format's step).
+  // Empty otherwise.
+  std::vector<int64_t> function_slack;
 };
 
 // Searches `outputs` (every instance's, in order, values of inputs.format)
