@@ -13,6 +13,8 @@
 #include "oracles/float_text.h"
 #include "suites/investigate/check_models.h"
 #include "suites/engine/elementwise_oracle.h"
+#include "suites/engine/reduction_oracle.h"
+#include "oracles/format.h"
 #include "kernels/reductions/reduction_spec.h"
 #include "suites/engine/reductions/row_statistics.h"
 #include "suites/investigate/model_structure.h"
@@ -983,6 +985,54 @@ CompareCause CauseFromSumOrders(const ReductionInputSet& inputs, const std::vect
   return cause;
 }
 
+CompareCause CauseFromBiasRounding(const ReductionInputSet& inputs, const std::vector<std::string>& a_models,
+                                   const std::vector<std::string>& b_models, const std::vector<float>& a,
+                                   const std::vector<float>& b) {
+  CompareCause cause;
+  cause.cause = kCauseUnknown;
+  const ReductionOpInfo& op = *inputs.op;
+  const FloatFormat& format = *inputs.format;
+  if (IsBinary32(format) || a_models.empty() == b_models.empty() || inputs.instances.empty()) return cause;
+  const bool a_follows = !a_models.empty();
+  const std::vector<std::string>& models = a_follows ? a_models : b_models;
+  const std::vector<float>& other = a_follows ? b : a;
+  const size_t per = inputs.outputs_per_instance();
+  if (GatherElementTerms(op, inputs.shape, inputs.instances.front(), 0).scalars.size() != 1) return cause;
+  auto round = [&](float v) { return static_cast<float>(RoundToFormat(format, static_cast<double>(v))); };
+  for (const std::string& name : models) {
+    const auto model = ReductionModelNamed(op, name);
+    if (!model) continue;
+    bool all = true;
+    for (size_t i = 0; i < inputs.instances.size() && all; ++i) {
+      for (size_t e = 0; e < per && all; ++e) {
+        ElementTerms terms = GatherElementTerms(op, inputs.shape, inputs.instances[i], e);
+        const float bias = terms.scalars[0];
+        terms.scalars[0] = 0.0f;
+        // The model's sum alone, rounded to the format; then the bias, in
+        // binary32, and the format's rounding again.
+        const float product = round(ReductionModelOutput(op, *model, terms));
+        const float y = round(product + bias);
+        all = std::memcmp(&y, &other[i * per + e], sizeof y) == 0;
+      }
+    }
+    if (!all) continue;
+    cause.cause = kCauseRoundingFormat;
+    cause.basis = "bias after the product's rounding";
+    cause.model_a = a_follows ? name : name + "+rounded_product";
+    cause.model_b = a_follows ? name + "+rounded_product" : name;
+    cause.detail = fmt::format(
+        "{}'s outputs follow {} (its sum and the bias rounded once to {}); every one of {}'s is "
+        "RN_{}(RN_{}(D) + bias), D the sum of {} without the bias: the same product, rounded to {} before the bias "
+        "is added",
+        a_follows ? "a" : "b", name, format.name, a_follows ? "b" : "a", format.name, format.name, name, format.name);
+    return cause;
+  }
+  cause.detail = fmt::format("no model of {} followed by one side gives the other's outputs with its product "
+                             "rounded to {} before the bias",
+                             op.name, format.name);
+  return cause;
+}
+
 CompareResult RunReductionCompare(const ReductionCompareRequest& r) {
   const ReductionInputSet& inputs = *r.inputs;
   const ReductionOpInfo& op = *inputs.op;
@@ -1021,6 +1071,16 @@ CompareResult RunReductionCompare(const ReductionCompareRequest& r) {
   }
   out.cause = CauseFromReductionModels(op, out.a.matching, out.b.matching);
   out.cause.basis = "all inputs";
+  // A product and its bias in 16 bits: one side may round the product to
+  // the format before the bias.
+  if (out.cause.cause == kCauseUnknown && FindRowOp(op.name) == nullptr) {
+    const CompareCause bias = CauseFromBiasRounding(inputs, out.a.matching, out.b.matching, r.a.outputs, r.b.outputs);
+    if (bias.cause != kCauseUnknown) {
+      const std::string models = out.cause.detail;
+      out.cause = bias;
+      out.cause.detail = models + "; " + bias.detail;
+    }
+  }
   // A plain sum whose sides follow no schedule: the orders of its terms
   // that give each side.
   if (out.cause.cause == kCauseUnknown && op.exact_fill == ExactFill::kPlainSum) {

@@ -202,6 +202,17 @@ CompareCause CauseFromSumOrders(const ReductionInputSet& inputs, const std::vect
 std::vector<std::string> SumOrderNames(size_t terms);
 float SumInOrder(const std::string& order, const std::vector<float>& terms);
 
+// A product and its bias in a 16-bit format (an op whose terms carry one
+// scalar added after the sum: linear_fwd) where one side follows schedules'
+// models and the other none: whether every output of the other is
+// RN16(RN16(D) + bias), D the binary32 sum a model of the first gives (that
+// model with the bias zero), the product rounded to the format before the
+// bias where the model rounds once after it. Then "rounding format", basis
+// "bias after the product's rounding"; else "unknown".
+CompareCause CauseFromBiasRounding(const ReductionInputSet& inputs, const std::vector<std::string>& a_models,
+                                   const std::vector<std::string>& b_models, const std::vector<float>& a,
+                                   const std::vector<float>& b);
+
 // The exit status of a comparison: 0 identical in every bit, 1 different.
 inline int CompareExitStatus(const CompareResult& r) { return r.differing == 0 ? 0 : 1; }
 

@@ -480,6 +480,48 @@ TEST(compare_sum_orders, UnknownWhereASideIsTheBinary64SumRoundedOnce) {
   EXPECT_NE(r.cause.detail.find("binary64_rounded_once"), std::string::npos) << r.cause.detail;
 }
 
+// A product and its bias in bf16 (linear_fwd): NumPy's matmul answers in
+// binary32 and the bias joins before the one rounding; XLA rounds the
+// product to bf16, then the sum. Written out here: the sequential sum of
+// rounded products.
+TEST(compare_bias_rounding, RoundingFormatWhereTheProductIsRoundedBeforeTheBias) {
+  ReductionInputSet in;
+  in.op = FindReductionOp("linear_fwd");
+  in.format = &kBFloat16;
+  in.shape.rank = 3;
+  in.shape[0] = 4;   // B
+  in.shape[1] = 16;  // IN
+  in.shape[2] = 6;   // OUT
+  in.source = "planted";
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  auto bf16 = [](float v) { return static_cast<float>(RoundToFormat(kBFloat16, static_cast<double>(v))); };
+  ReductionInstance instance;
+  for (const size_t count : {size_t{4 * 16}, size_t{6 * 16}, size_t{6}}) {
+    std::vector<float> t(count);
+    for (float& v : t) v = bf16(normal(rng) * 4.0f);
+    instance.operands.push_back(t);
+  }
+  in.instances.push_back(instance);
+  const auto& x = in.instances[0].operands[0];
+  const auto& w = in.instances[0].operands[1];
+  const auto& bias = in.instances[0].operands[2];
+  std::vector<float> a, b;
+  for (size_t i = 0; i < 4; ++i) {
+    for (size_t o = 0; o < 6; ++o) {
+      float dot = 0;
+      for (size_t k = 0; k < 16; ++k) dot += x[i * 16 + k] * w[o * 16 + k];
+      a.push_back(bf16(dot + bias[o]));
+      b.push_back(bf16(bf16(dot) + bias[o]));
+    }
+  }
+  const CompareResult r = Compare(in, a, b);
+  ASSERT_GT(r.differing, 0u);
+  EXPECT_EQ(r.cause.cause, kCauseRoundingFormat) << r.cause.detail;
+  EXPECT_EQ(r.cause.basis, "bias after the product's rounding") << r.cause.detail;
+  EXPECT_EQ(r.cause.model_b, r.cause.model_a + "+rounded_product") << r.cause.detail;
+}
+
 TEST(compare_row_statistics, OrderedFloatCountsUlps) {
   EXPECT_EQ(OrderedFloat(1.0f) - OrderedFloat(0x1.fffffep-1f), 1);
   EXPECT_EQ(OrderedFloat(0x1p-149f) - OrderedFloat(-0x1p-149f), 2);

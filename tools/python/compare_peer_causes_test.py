@@ -117,6 +117,9 @@ ROWS = [
     # log_softmax in bf16: its statistic takes exp and log whole, but the rows' sums part
     # farther than exps and logs within 4 ULPs, rounded to bf16, could move them.
     (JAX, "log_softmax_fwd_bf16", "log_softmax_fwd", "bf16", "numpy", "jit", "rounding format", []),
+    # x @ w.T + b in bf16: NumPy's matmul answers in binary32 and the bias joins before the
+    # one rounding; every jit output is RN(RN(dot) + b).
+    (JAX, "linear_fwd_bf16", "linear_fwd", "bf16", "numpy", "jit", "rounding format", []),
     # Both sides call ATen's exp (not Highway's): with exp(y) set free per element, one
     # value shared by both, eager contracts dy - exp(y) G and compiled does not.
     (TORCH, "log_softmax_f32", "log_softmax_bwd", "f32", "eager_bwd", "compiled_bwd", "fusion", []),

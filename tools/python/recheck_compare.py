@@ -141,6 +141,8 @@ def recheck(path, report):
         checks += recheck_cause_models(fmt, r, values, operands, a, b, differing)
     if cause.get("basis") == "summation orders":
         checks += recheck_sum_orders(r, a, b)
+    if cause.get("basis") == "bias after the product's rounding":
+        checks += recheck_bias_rounding(r, fmt, a, b, differing)
     for what, mine, theirs in checks:
         if mine != theirs:
             failures.append("%s: %s: recheck %s, report %s" % (path, what, mine, theirs))
@@ -259,6 +261,47 @@ def recheck_sum_orders(r, a, b):
         ("a's outputs the binary64 sum rounded once", gives("binary64_rounded_once", a), False),
         ("b's outputs the binary64 sum rounded once", gives("binary64_rounded_once", b), False),
     ]
+
+
+def recheck_bias_rounding(r, fmt, a, b, differing):
+    """linear_fwd in 16 bits, cause "rounding format" with basis "bias after the product's
+    rounding": on up to DIFFERING_SAMPLE differing outputs and OTHERS_SAMPLE others, evenly
+    spaced, with D the sequential binary32 sum of the products (each rounded to binary32
+    before it is added, or exact inside a fused multiply-add: the model's name), the side
+    that follows the model is RN16(RN32(D + bias)) and the other RN16(RN32(RN16(D) + bias))."""
+    from recheck_row_statistics import load_npz  # the .npz reader, standard library only
+    cause = r["cause"]
+    plain = cause["model_a"] if not cause["model_a"].endswith("+rounded_product") else cause["model_b"]
+    if r["op"] != "linear_fwd" or not plain.startswith(("sequential_", "lane_parallel_x1_")):
+        return [("bias rounding: op and model", (r["op"], plain), "linear_fwd, a sequential model")]
+    fused = plain.endswith("_fused")
+    source = r["inputs"]
+    path = source[len("file:"):] if source.startswith("file:") else source
+    if not os.path.isabs(path):
+        path = os.path.join(os.path.dirname(os.path.dirname(HERE)), path)
+    arrays = load_npz(path)
+    batch, inner, outs = (int(v) for v in r["shape"].split(","))
+    x, w, bias = arrays["x"], arrays["w"], arrays["b"]
+    def spaced(indices, most):
+        return indices[:: max(1, -(-len(indices) // most))][:most]
+    in_differing = set(differing)
+    others = [i for i in range(len(a)) if i not in in_differing]
+    chosen = spaced(differing, DIFFERING_SAMPLE) + spaced(others, OTHERS_SAMPLE)
+    once_side, rounded_side = (a, b) if plain == cause["model_a"] else (b, a)
+    bad_once = bad_rounded = 0
+    for i in chosen:
+        row, o = divmod(i, outs)
+        acc = bx.from_float(0.0)
+        for k in range(inner):
+            p = bx.mul(bx.from_float(x[row * inner + k]), bx.from_float(w[o * inner + k]))
+            acc = bx.round_binary32(bx.add(acc, p if fused else bx.round_binary32(p)))
+        beta = bx.from_float(bias[o])
+        once = bx.round_to(bx.round_binary32(bx.add(acc, beta)), fmt)
+        rounded = bx.round_to(bx.round_binary32(bx.add(bx.round_to(acc, fmt), beta)), fmt)
+        bad_once += not same(once, once_side[i])
+        bad_rounded += not same(rounded, rounded_side[i])
+    return [("outputs of %d checked unlike %s's sum and bias rounded once" % (len(chosen), plain), bad_once, 0),
+            ("outputs of %d checked unlike RN16(RN16(D) + bias)" % len(chosen), bad_rounded, 0)]
 
 
 def same_value(x, y):
