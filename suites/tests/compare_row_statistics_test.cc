@@ -16,7 +16,10 @@
 // to neighbours) "tree"; RMSNorm's x / RN16(sqrt v) against x RN16(rsqrt v)
 // "formula"; log-softmax's bf16 sums eight values apart "rounding format"
 // (farther than exps and logs within 4 ULPs could move them), three apart
-// "unknown".
+// "unknown". Beside the row reductions, two other looks at saved outputs: a
+// plain sum (linear_bwd_bias) by the binary32 orders of its terms, "tree",
+// and "unknown" where a side is the binary64 sum rounded once; a bf16
+// product whose bias joins after its rounding, "rounding format".
 
 #include <gtest/gtest.h>
 
