@@ -18,7 +18,7 @@ std::vector<T> Rows(const std::array<T, kCount>& table) {
 const std::vector<RowOpInfo>& RowOps() {
   static const std::vector<RowOpInfo> ops = {
       {RowOp::kRmsNormFwd, "rmsnorm_fwd", "y_i = g_i x_i / sqrt(mean_j(x_j^2) + eps)", {"x", "g"},
-       Rows(RmsNormSpec::kVariants), true, {"the mean of x^2"}, {}, "", ""},
+       Rows(RmsNormSpec::kVariants), true, {"the mean of x^2"}, Rows(RmsNormSpec::kForwardEpilogues), "", ""},
       {RowOp::kRmsNormBwd, "rmsnorm_bwd",
        "dx_i = r g_i dy_i - r^3 x_i mean_j(g_j dy_j x_j), r = 1/sqrt(mean_j(x_j^2) + eps)",
        {"dy", "x", "g"}, Rows(RmsNormSpec::kVariants), true,

@@ -68,6 +68,10 @@ enum class RowEpilogueStep {
   kVariant,            // the variant's own sequence (row_sequences.h)
   kProductDifference,  // softmax backward: dx = MulAdd(-y, D, RN(dy y))
   kContracted,         // log-softmax backward: dx = MulAdd(-Exp(y), G, dy), always fused
+  // RMSNorm: r = rsqrt(v) as one function (RN(1/RN(sqrt v)) in binary32,
+  // rounded once to a 16-bit format), then products by r: XLA's x / sqrt(v)
+  // rewritten as x * rsqrt(v). In binary32 it is the kRsqrt finish.
+  kRsqrtFunction,
 };
 
 // An epilogue another implementation is known to write, declared by the
@@ -78,6 +82,9 @@ struct RowEpilogueForm {
   RowEpilogueStep step;
   std::string_view cause;
   std::string_view sequence;
+  // Whether it differs from a finish only where every operation is rounded
+  // to a 16-bit format (searched only as `_per_op` there).
+  bool per_op_only;
 };
 
 struct RowOpInfo {

@@ -56,11 +56,26 @@ class RowFunctionArith {
   float Div(float a, float b) const { return b_.Div(a, b); }
   float Sqrt(float a) const { return b_.Sqrt(a); }
   float MulAdd(float a, float b, float c) const { return b_.MulAdd(a, b, c); }
-  float Exp(float a) const { return ExpOfSequences(a, fused()); }
-  float Log(float a) const { return HighwayLog(a, fused()); }
+  float Exp(float a) const { return FunctionResult(b_, ExpOfSequences(a, fused()), 0); }
+  float Log(float a) const { return FunctionResult(b_, HighwayLog(a, fused()), 0); }
+  // 1/sqrt(v) as one function: binary32's correctly rounded square root and
+  // quotient (the harness contracts nothing), then the format's rounding.
+  float Rsqrt(float v) const { return FunctionResult(b_, 1.0f / std::sqrt(v), 0); }
   float Max(float m, float x) const { return x > m ? x : m; }
 
  private:
+  // An arithmetic that rounds every result to a narrower format (NumPy's
+  // float16, ml_dtypes' bfloat16, XLA's per-op 16-bit code: a function
+  // computed in binary32 and its result rounded to the format, as every +
+  // and * is) declares RoundFunction; the others keep the binary32 value.
+  template <class A>
+  static auto FunctionResult(const A& b, float v, int) -> decltype(b.RoundFunction(v)) {
+    return b.RoundFunction(v);
+  }
+  template <class A>
+  static float FunctionResult(const A&, float v, long) {
+    return v;
+  }
   const B& b_;
 };
 
@@ -308,9 +323,10 @@ void RowEpilogue(const B& base, const RowOpInfo& op, RowFinish finish, RowEpilog
   switch (op.op) {
     case RowOp::kRmsNormFwd:
     case RowOp::kRmsNormBwd: {
-      const bool rsqrt = finish == RowFinish::kRsqrt;
-      const float scale = rsqrt ? rmsnorm_spec::RowScale<RowFinish::kRsqrt>(a, s.value[0], eps)
-                                : rmsnorm_spec::RowScale<RowFinish::kSqrtDivide>(a, s.value[0], eps);
+      const bool rsqrt = finish == RowFinish::kRsqrt || step == RowEpilogueStep::kRsqrtFunction;
+      const float scale = step == RowEpilogueStep::kRsqrtFunction ? a.Rsqrt(a.Add(s.value[0], eps))
+                          : rsqrt ? rmsnorm_spec::RowScale<RowFinish::kRsqrt>(a, s.value[0], eps)
+                                  : rmsnorm_spec::RowScale<RowFinish::kSqrtDivide>(a, s.value[0], eps);
       if (op.op == RowOp::kRmsNormFwd) {
         for (size_t i = 0; i < n; ++i) {
           const float y = rsqrt ? rmsnorm_spec::ForwardElement<RowFinish::kRsqrt>(a, in.x[i], in.g[i], scale)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <tuple>
@@ -12,6 +13,8 @@
 #include "oracles/float_text.h"
 #include "suites/investigate/check_models.h"
 #include "suites/engine/elementwise_oracle.h"
+#include "suites/engine/reduction_oracle.h"
+#include "oracles/format.h"
 #include "kernels/reductions/reduction_spec.h"
 #include "suites/engine/reductions/row_statistics.h"
 #include "suites/investigate/model_structure.h"
@@ -718,16 +721,30 @@ CompareCause CauseFromRowStatistics(const RowOpInfo& op, const RowStatisticSearc
       // can err (2 gamma_n sum |t|): not an order of binary32 additions, a
       // narrower accumulator on at least one side.
       bool beyond = false;
+      // Beyond even where the statistic absorbs functions: both sides per op
+      // and past each side's function_slack too.
+      bool beyond_functions = false;
       int64_t farthest = 0;
+      size_t example_row = 0;
       std::string example;
+      // A per-op side's value is its binary32 sum rounded to the format:
+      // that sum lies within half the format's step of it, so two values
+      // apart by d have sums at least d - (those halves) apart.
+      const int64_t rounding = (fa.epilogue.per_op ? a.format_step / 2 : 0) + (fb.epilogue.per_op ? b.format_step / 2 : 0);
       for (const size_t r : apart) {
         const auto [d, va, vb] = Nearest(fa, fb, r);
         const double bound_r = std::max(a.bound_ulp[r][0], a.bound_ulp[r][1]);
-        beyond = beyond || static_cast<double>(d) > bound_r + 2;
+        beyond = beyond || static_cast<double>(d - rounding) > bound_r + 2;
+        if (fa.epilogue.per_op && fb.epilogue.per_op && !a.function_slack.empty() && !b.function_slack.empty()) {
+          beyond_functions = beyond_functions || static_cast<double>(d - rounding - a.function_slack[r] -
+                                                                     b.function_slack[r]) > bound_r + 2;
+        }
         if (example.empty() || d > farthest) {
           farthest = std::max(farthest, d);
-          example = fmt::format("row {}: a's {} against b's {}, {} ULP{} apart, the bound {:.1f}", r,
-                                StatisticText(a, va), StatisticText(b, vb), d, d == 1 ? "" : "s", bound_r);
+          example_row = r;
+          example = fmt::format("row {}: a's {} against b's {}, {} ULP{} apart, the bound {:.1f}{}", r,
+                                StatisticText(a, va), StatisticText(b, vb), d, d == 1 ? "" : "s", bound_r,
+                                rounding > 0 ? fmt::format(" and {} for the rounding to {}", rounding, a.format) : "");
         }
       }
       std::vector<std::string> causes;
@@ -780,7 +797,15 @@ CompareCause CauseFromRowStatistics(const RowOpInfo& op, const RowStatisticSearc
         rows = fmt::format("; every row's statistics can be the same on both sides");
       }
       cause.cause = words;
-      if (!apart.empty() && !op.unpinned_functions.empty()) {
+      if (!apart.empty() && !op.unpinned_functions.empty() && beyond_functions) {
+        // Farther apart than exps and logs within kRowFunctionWindow ULPs of
+        // Highway's, rounded to the format, could move two binary32 sums.
+        rows += fmt::format(" (the statistic goes through {} whole, but exps and logs within {} ULPs of Highway's, "
+                            "their results rounded to {}, move a row's values by far less: at most {} and {} "
+                            "binary32 values on row {})",
+                            op.unpinned_functions, kRowFunctionWindow, a.format, a.function_slack[example_row],
+                            b.function_slack[example_row], example_row);
+      } else if (!apart.empty() && !op.unpinned_functions.empty()) {
         // The statistic set free stands for the functions of its terms too:
         // its values part where the sums or those functions do.
         cause.cause = kCauseUnknown;
@@ -876,6 +901,139 @@ CompareCause CauseFromSharedFunctionValues(const RowOpInfo& op, const SharedFunc
   return cause;
 }
 
+std::vector<std::string> SumOrderNames(size_t terms) {
+  std::vector<std::string> names = {"sequential"};
+  for (size_t lanes = 2; lanes <= terms; lanes *= 2) {
+    names.push_back(fmt::format("accumulators_{}_in_turn", lanes));
+    names.push_back(fmt::format("accumulators_{}_halving", lanes));
+  }
+  names.push_back("binary64_rounded_once");
+  return names;
+}
+
+float SumInOrder(const std::string& order, const std::vector<float>& terms) {
+  if (order == "binary64_rounded_once") {
+    double sum = 0;
+    for (const float t : terms) sum += t;
+    return static_cast<float>(sum);
+  }
+  size_t lanes = 1;
+  bool halving = false;
+  if (order != "sequential") {
+    lanes = std::stoul(order.substr(std::string("accumulators_").size()));
+    halving = order.size() > 8 && order.compare(order.size() - 8, 8, "_halving") == 0;
+  }
+  std::vector<float> acc(lanes, 0.0f);
+  for (size_t k = 0; k < terms.size(); ++k) acc[k % lanes] += terms[k];
+  if (halving) {
+    for (size_t width = lanes / 2; width >= 1; width /= 2) {
+      for (size_t j = 0; j < width; ++j) acc[j] += acc[j + width];
+    }
+    return acc[0];
+  }
+  float sum = acc[0];
+  for (size_t j = 1; j < lanes; ++j) sum += acc[j];
+  return sum;
+}
+
+CompareCause CauseFromSumOrders(const ReductionInputSet& inputs, const std::vector<float>& a,
+                                const std::vector<float>& b) {
+  CompareCause cause;
+  cause.cause = kCauseUnknown;
+  const ReductionOpInfo& op = *inputs.op;
+  if (op.exact_fill != ExactFill::kPlainSum || !IsBinary32(*inputs.format)) return cause;
+  const size_t per = inputs.outputs_per_instance();
+  std::vector<std::vector<float>> terms;
+  for (const ReductionInstance& instance : inputs.instances) {
+    for (size_t e = 0; e < per; ++e) terms.push_back(GatherElementTerms(op, inputs.shape, instance, e).vectors.at(0));
+  }
+  if (terms.empty() || terms.size() != a.size() || terms.size() != b.size()) return cause;
+  const std::vector<std::string> names = SumOrderNames(terms.front().size());
+  std::vector<std::string> fit_a, fit_b;
+  for (const std::string& name : names) {
+    bool all_a = true, all_b = true;
+    for (size_t i = 0; i < terms.size() && (all_a || all_b); ++i) {
+      const float s = SumInOrder(name, terms[i]);
+      all_a = all_a && std::memcmp(&s, &a[i], sizeof s) == 0;
+      all_b = all_b && std::memcmp(&s, &b[i], sizeof s) == 0;
+    }
+    if (all_a) fit_a.push_back(name);
+    if (all_b) fit_b.push_back(name);
+  }
+  auto wide = [](const std::vector<std::string>& fit) {
+    return std::find(fit.begin(), fit.end(), "binary64_rounded_once") != fit.end();
+  };
+  const std::string tried = fmt::format("binary32 orders of each output's {} terms tried ({}: {})", terms.front().size(),
+                                        names.size(), Join(names));
+  if (fit_a.empty() || fit_b.empty()) {
+    cause.detail = fmt::format("of the {}, a's outputs follow {}, b's {}", tried, Join(fit_a), Join(fit_b));
+    return cause;
+  }
+  if (wide(fit_a) || wide(fit_b)) {
+    cause.detail = fmt::format("of the {}, a's outputs follow {}, b's {}: a side that the binary64 sum rounded once "
+                               "gives as well is not told from a wider accumulator",
+                               tried, Join(fit_a), Join(fit_b));
+    return cause;
+  }
+  cause.cause = kCauseTree;
+  cause.basis = "summation orders";
+  cause.model_a = fit_a.front();
+  cause.model_b = fit_b.front();
+  cause.detail = fmt::format("of the {}, every one of a's {} outputs is the binary32 sum of its terms in order {}, and "
+                             "every one of b's in order {}; neither side is the binary64 sum rounded once: both add "
+                             "in binary32, in different orders",
+                             tried, a.size(), Join(fit_a), Join(fit_b));
+  return cause;
+}
+
+CompareCause CauseFromBiasRounding(const ReductionInputSet& inputs, const std::vector<std::string>& a_models,
+                                   const std::vector<std::string>& b_models, const std::vector<float>& a,
+                                   const std::vector<float>& b) {
+  CompareCause cause;
+  cause.cause = kCauseUnknown;
+  const ReductionOpInfo& op = *inputs.op;
+  const FloatFormat& format = *inputs.format;
+  if (IsBinary32(format) || a_models.empty() == b_models.empty() || inputs.instances.empty()) return cause;
+  const bool a_follows = !a_models.empty();
+  const std::vector<std::string>& models = a_follows ? a_models : b_models;
+  const std::vector<float>& other = a_follows ? b : a;
+  const size_t per = inputs.outputs_per_instance();
+  if (GatherElementTerms(op, inputs.shape, inputs.instances.front(), 0).scalars.size() != 1) return cause;
+  auto round = [&](float v) { return static_cast<float>(RoundToFormat(format, static_cast<double>(v))); };
+  for (const std::string& name : models) {
+    const auto model = ReductionModelNamed(op, name);
+    if (!model) continue;
+    bool all = true;
+    for (size_t i = 0; i < inputs.instances.size() && all; ++i) {
+      for (size_t e = 0; e < per && all; ++e) {
+        ElementTerms terms = GatherElementTerms(op, inputs.shape, inputs.instances[i], e);
+        const float bias = terms.scalars[0];
+        terms.scalars[0] = 0.0f;
+        // The model's sum alone, rounded to the format; then the bias, in
+        // binary32, and the format's rounding again.
+        const float product = round(ReductionModelOutput(op, *model, terms));
+        const float y = round(product + bias);
+        all = std::memcmp(&y, &other[i * per + e], sizeof y) == 0;
+      }
+    }
+    if (!all) continue;
+    cause.cause = kCauseRoundingFormat;
+    cause.basis = "bias after the product's rounding";
+    cause.model_a = a_follows ? name : name + "+rounded_product";
+    cause.model_b = a_follows ? name + "+rounded_product" : name;
+    cause.detail = fmt::format(
+        "{}'s outputs follow {} (its sum and the bias rounded once to {}); every one of {}'s is "
+        "RN_{}(RN_{}(D) + bias), D the sum of {} without the bias: the same product, rounded to {} before the bias "
+        "is added",
+        a_follows ? "a" : "b", name, format.name, a_follows ? "b" : "a", format.name, format.name, name, format.name);
+    return cause;
+  }
+  cause.detail = fmt::format("no model of {} followed by one side gives the other's outputs with its product "
+                             "rounded to {} before the bias",
+                             op.name, format.name);
+  return cause;
+}
+
 CompareResult RunReductionCompare(const ReductionCompareRequest& r) {
   const ReductionInputSet& inputs = *r.inputs;
   const ReductionOpInfo& op = *inputs.op;
@@ -914,6 +1072,28 @@ CompareResult RunReductionCompare(const ReductionCompareRequest& r) {
   }
   out.cause = CauseFromReductionModels(op, out.a.matching, out.b.matching);
   out.cause.basis = "all inputs";
+  // A product and its bias in 16 bits: one side may round the product to
+  // the format before the bias.
+  if (out.cause.cause == kCauseUnknown && FindRowOp(op.name) == nullptr) {
+    const CompareCause bias = CauseFromBiasRounding(inputs, out.a.matching, out.b.matching, r.a.outputs, r.b.outputs);
+    if (bias.cause != kCauseUnknown) {
+      const std::string models = out.cause.detail;
+      out.cause = bias;
+      out.cause.detail = models + "; " + bias.detail;
+    }
+  }
+  // A plain sum whose sides follow no schedule: the orders of its terms
+  // that give each side.
+  if (out.cause.cause == kCauseUnknown && op.exact_fill == ExactFill::kPlainSum) {
+    const CompareCause orders = CauseFromSumOrders(inputs, r.a.outputs, r.b.outputs);
+    if (orders.cause != kCauseUnknown) {
+      const std::string models = out.cause.detail;
+      out.cause = orders;
+      out.cause.detail = models + "; " + orders.detail;
+    } else if (!orders.detail.empty()) {
+      out.cause.detail += "; " + orders.detail;
+    }
+  }
   // Where the schedules' models cannot say, a row reduction's outputs can:
   // which epilogues reproduce each side with its row statistics set free.
   if (out.cause.cause == kCauseUnknown && FindRowOp(op.name) != nullptr) {

@@ -187,6 +187,32 @@ CompareCause CauseFromRowStatistics(const RowOpInfo& op, const RowStatisticSearc
 // epilogues that give both sides with that function's values shared.
 CompareCause CauseFromSharedFunctionValues(const RowOpInfo& op, const SharedFunctionSearch& search);
 
+// A plain sum's two sides (its outputs the sums of the terms themselves:
+// linear_bwd_bias) where neither the schedules' models nor a revealed tree
+// name a cause: which binary32 orders of the terms (SumOrderNames) give every
+// output of each side. Each side given by an order and neither by the
+// binary64 sum rounded once (a wider accumulator, which the outputs would not
+// tell from an order): "tree", basis "summation orders"; else "unknown".
+CompareCause CauseFromSumOrders(const ReductionInputSet& inputs, const std::vector<float>& a,
+                                const std::vector<float>& b);
+// The orders tried: "sequential"; for L = 2, 4, ... up to the terms' count,
+// L accumulators (accumulator j takes terms j, j+L, ... in turn) joined in
+// turn, "accumulators_L_in_turn", or by a halving tree (j with j + L/2),
+// "accumulators_L_halving"; then "binary64_rounded_once".
+std::vector<std::string> SumOrderNames(size_t terms);
+float SumInOrder(const std::string& order, const std::vector<float>& terms);
+
+// A product and its bias in a 16-bit format (an op whose terms carry one
+// scalar added after the sum: linear_fwd) where one side follows schedules'
+// models and the other none: whether every output of the other is
+// RN16(RN16(D) + bias), D the binary32 sum a model of the first gives (that
+// model with the bias zero), the product rounded to the format before the
+// bias where the model rounds once after it. Then "rounding format", basis
+// "bias after the product's rounding"; else "unknown".
+CompareCause CauseFromBiasRounding(const ReductionInputSet& inputs, const std::vector<std::string>& a_models,
+                                   const std::vector<std::string>& b_models, const std::vector<float>& a,
+                                   const std::vector<float>& b);
+
 // The exit status of a comparison: 0 identical in every bit, 1 different.
 inline int CompareExitStatus(const CompareResult& r) { return r.differing == 0 ? 0 : 1; }
 

@@ -43,6 +43,7 @@ import binary32_exact as bx  # noqa: E402
 from recheck_check import models as tanh_bwd_models, same  # noqa: E402
 import model_language  # noqa: E402
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 STRUCTURAL = ("fusion", "rounding format", "formula")
 # How many differing inputs (and others) the cause's models are rechecked on.
 DIFFERING_SAMPLE = 256
@@ -138,6 +139,10 @@ def recheck(path, report):
     cause = r["cause"]
     if cause.get("expression_a") and cause.get("expression_b"):
         checks += recheck_cause_models(fmt, r, values, operands, a, b, differing)
+    if cause.get("basis") == "summation orders":
+        checks += recheck_sum_orders(r, a, b)
+    if cause.get("basis") == "bias after the product's rounding":
+        checks += recheck_bias_rounding(r, fmt, a, b, differing)
     for what, mine, theirs in checks:
         if mine != theirs:
             failures.append("%s: %s: recheck %s, report %s" % (path, what, mine, theirs))
@@ -199,6 +204,104 @@ def recheck_cause_models(fmt, r, values, operands, a, b, differing):
             out.append(("differing inputs where both call a function at the same argument", compared,
                         cause["functions_compared"]))
     return out
+
+
+def sum_in_order(order, terms):
+    """A binary32 sum of terms (exact Values) in a named order (compare.h's SumOrderNames),
+    each addition exact and then rounded to binary32; binary64_rounded_once: the sum in
+    Python floats (binary64), in turn, rounded once to binary32."""
+    if order == "binary64_rounded_once":
+        total = 0.0
+        for t in terms:
+            total += bx.to_float(t)
+        return bx.round_binary32(bx.Value.num(Fraction(total)))
+    lanes, halving = 1, False
+    if order != "sequential":
+        prefix, _, rest = order.partition("accumulators_")
+        count, _, join = rest.partition("_")
+        lanes, halving = int(count), join == "halving"
+    acc = [bx.from_float(0.0)] * lanes
+    for k, t in enumerate(terms):
+        acc[k % lanes] = bx.round_binary32(bx.add(acc[k % lanes], t))
+    if halving:
+        width = lanes // 2
+        while width >= 1:
+            for j in range(width):
+                acc[j] = bx.round_binary32(bx.add(acc[j], acc[j + width]))
+            width //= 2
+        return acc[0]
+    total = acc[0]
+    for j in range(1, lanes):
+        total = bx.round_binary32(bx.add(total, acc[j]))
+    return total
+
+
+def recheck_sum_orders(r, a, b):
+    """linear_bwd_bias, cause "tree" from summation orders: every output of a is the sum of
+    its column of dy in model_a's order and every one of b's in model_b's, neither side's
+    outputs are all the binary64 sum rounded once, and model_a's order does not give b."""
+    from recheck_row_statistics import load_npz  # the .npz reader, standard library only
+    if r["op"] != "linear_bwd_bias" or r["dtype"] != "f32":
+        return [("summation orders: op", r["op"], "linear_bwd_bias in f32")]
+    source = r["inputs"]
+    path = source[len("file:"):] if source.startswith("file:") else source
+    if not os.path.isabs(path):
+        path = os.path.join(os.path.dirname(os.path.dirname(HERE)), path)
+    dy = load_npz(path)["dy"]
+    outs = len(a)
+    batch = len(dy) // outs
+    columns = [[bx.from_float(dy[k * outs + o]) for k in range(batch)] for o in range(outs)]
+    cause = r["cause"]
+    def gives(order, side):
+        return all(same(sum_in_order(order, columns[o]), side[o]) for o in range(outs))
+    return [
+        ("a's outputs in order %s" % cause["model_a"], gives(cause["model_a"], a), True),
+        ("b's outputs in order %s" % cause["model_b"], gives(cause["model_b"], b), True),
+        ("%s gives b's outputs too" % cause["model_a"], gives(cause["model_a"], b), False),
+        ("a's outputs the binary64 sum rounded once", gives("binary64_rounded_once", a), False),
+        ("b's outputs the binary64 sum rounded once", gives("binary64_rounded_once", b), False),
+    ]
+
+
+def recheck_bias_rounding(r, fmt, a, b, differing):
+    """linear_fwd in 16 bits, cause "rounding format" with basis "bias after the product's
+    rounding": on up to DIFFERING_SAMPLE differing outputs and OTHERS_SAMPLE others, evenly
+    spaced, with D the sequential binary32 sum of the products (each rounded to binary32
+    before it is added, or exact inside a fused multiply-add: the model's name), the side
+    that follows the model is RN16(RN32(D + bias)) and the other RN16(RN32(RN16(D) + bias))."""
+    from recheck_row_statistics import load_npz  # the .npz reader, standard library only
+    cause = r["cause"]
+    plain = cause["model_a"] if not cause["model_a"].endswith("+rounded_product") else cause["model_b"]
+    if r["op"] != "linear_fwd" or not plain.startswith(("sequential_", "lane_parallel_x1_")):
+        return [("bias rounding: op and model", (r["op"], plain), "linear_fwd, a sequential model")]
+    fused = plain.endswith("_fused")
+    source = r["inputs"]
+    path = source[len("file:"):] if source.startswith("file:") else source
+    if not os.path.isabs(path):
+        path = os.path.join(os.path.dirname(os.path.dirname(HERE)), path)
+    arrays = load_npz(path)
+    batch, inner, outs = (int(v) for v in r["shape"].split(","))
+    x, w, bias = arrays["x"], arrays["w"], arrays["b"]
+    def spaced(indices, most):
+        return indices[:: max(1, -(-len(indices) // most))][:most]
+    in_differing = set(differing)
+    others = [i for i in range(len(a)) if i not in in_differing]
+    chosen = spaced(differing, DIFFERING_SAMPLE) + spaced(others, OTHERS_SAMPLE)
+    once_side, rounded_side = (a, b) if plain == cause["model_a"] else (b, a)
+    bad_once = bad_rounded = 0
+    for i in chosen:
+        row, o = divmod(i, outs)
+        acc = bx.from_float(0.0)
+        for k in range(inner):
+            p = bx.mul(bx.from_float(x[row * inner + k]), bx.from_float(w[o * inner + k]))
+            acc = bx.round_binary32(bx.add(acc, p if fused else bx.round_binary32(p)))
+        beta = bx.from_float(bias[o])
+        once = bx.round_to(bx.round_binary32(bx.add(acc, beta)), fmt)
+        rounded = bx.round_to(bx.round_binary32(bx.add(bx.round_to(acc, fmt), beta)), fmt)
+        bad_once += not same(once, once_side[i])
+        bad_rounded += not same(rounded, rounded_side[i])
+    return [("outputs of %d checked unlike %s's sum and bias rounded once" % (len(chosen), plain), bad_once, 0),
+            ("outputs of %d checked unlike RN16(RN16(D) + bias)" % len(chosen), bad_rounded, 0)]
 
 
 def same_value(x, y):

@@ -20,10 +20,25 @@ inputs from the report's .npz, and checks
     sides' rows (each value tried on both); with two: that a's values do not give b's row
     nor b's values a's;
   - for each row not apart, that b's values give a's row too (one value serves both);
-  - for log_softmax_bwd and softmax_fwd, whose exp(y) and exp(RN(x - max)) compare sets
-    free per element: that every element has one binary32 value within FUNCTION_WINDOW
-    ULPs of that exponential with which a's epilogue and a's sum give a's output and b's
-    b's (the two sides share one exp).
+  - where the cause is "rounding format" from one epilogue rounded per op on both sides,
+    that some row's two values lie farther apart than two binary32 sums of its terms can
+    (2 gamma_n sum |t|), less half the format's step per side (each rounded to the format)
+    and, for log_softmax_fwd, a step per side for the log and the most exps within
+    FUNCTION_WINDOW ULPs, rounded to the format, move the sum;
+  - RMSNorm's `rsqrt_function` (per op: r = rsqrt(v) one operation, 1/sqrt(v) in
+    binary32 rounded once to the format, where `rsqrt` rounds the root and the reciprocal
+    each), as `rsqrt` otherwise;
+  - for softmax_fwd, whose epilogue computes each element's exponential again: every
+    element's Exp(RN(x - M)) is any binary32 within FUNCTION_WINDOW ULPs of exp (rounded to
+    the format for an epilogue rounded per op), so that the recheck holds the division (e / S
+    or e RN(1/S)) and the sum, not Highway's exp;
+  - for log_softmax_fwd: Log(S) any binary32 within FUNCTION_WINDOW ULPs of log (rounded to
+    the format per op), one value serving the whole row;
+  - for log_softmax_bwd, whose exp(y) compare sets free per element, and softmax_fwd where
+    compare shares its exp(RN(x - max)) between the sides (its detail says "one value
+    shared by both sides"): that every element has one binary32 value within
+    FUNCTION_WINDOW ULPs of that exponential with which a's epilogue and a's sum give a's
+    output and b's b's (the two sides share one exp).
 
     python3 tools/python/recheck_row_statistics.py REPORT.json [REPORT.json ...]
 
@@ -95,7 +110,7 @@ def out_bits(v):
     return struct.unpack("<H", struct.pack("<e", bx.to_float(r)))[0]
 
 
-def sqrt(v):
+def sqrt32(v):
     """Correctly rounded binary32 square root of a non-negative binary32 value."""
     q = v.q
     if q == 0:
@@ -103,7 +118,12 @@ def sqrt(v):
     k = 120  # sqrt(q) to 2^-120 relative: a binary32 square root is never a midpoint
     scaled = q * Fraction(2) ** (2 * k)
     root = math.isqrt(scaled.numerator // scaled.denominator)
-    return R(bx.Value.num(Fraction(root, 2 ** k) + Fraction(1, 2 ** (k + 1))))
+    return bx.round_binary32(bx.Value.num(Fraction(root, 2 ** k) + Fraction(1, 2 ** (k + 1))))
+
+
+def sqrt(v):
+    """One operation: the square root, rounded as every operation is (R)."""
+    return R(sqrt32(v))
 
 
 def muladd(a, b, c, fused):
@@ -124,8 +144,13 @@ def epilogue(op, form, fused, s, row):
             scale = R(bx.Value.num(Fraction(1) / root.q))
         elif form == "sqrt_divide":
             scale = root
+        elif form == "rsqrt_function":
+            # rsqrt(v) one operation: 1/sqrt(v) in binary32 (the root and the quotient each
+            # rounded to binary32 only), then R: per op, one rounding to the format.
+            scale = R(bx.Value.num(Fraction(1) / sqrt32(v).q))
         else:
             raise ValueError(form)
+        form = "rsqrt" if form == "rsqrt_function" else form
         x, g = row["x"], row["g"]
         if op == "rmsnorm_fwd":
             for i in range(len(x)):
@@ -151,16 +176,32 @@ def epilogue(op, form, fused, s, row):
             else:
                 raise ValueError(form)
         return
-    if op == "softmax_fwd" and "e" in row:
-        # The exponentials of RN(x - max) come in row["e"], shared by both sides.
-        e = row["e"]
-        for i in range(len(e)):
-            if form == "divide":
-                yield R(bx.Value.num(e[i].q / s[0].q))
-            elif form == "reciprocal":
-                yield R(bx.mul(e[i], R(bx.Value.num(Fraction(1) / s[0].q))))
-            else:
-                raise ValueError(form)
+    if op == "softmax_fwd":
+        # y = e / S or e RN(1/S), e = Exp(RN(x - M)): row["e"] holds, per element, the
+        # values its exponential may take (exponentials_of); an element is given when one
+        # of them gives it. Yields None where none does.
+        inverse = R(bx.Value.num(Fraction(1) / s[0].q)) if form == "reciprocal" else None
+        for i, choices in enumerate(row["e"]):
+            wanted, got = row["want"][i], None
+            for e in choices:
+                y = R(bx.mul(e, inverse)) if form == "reciprocal" else R(bx.Value.num(e.q / s[0].q))
+                if form not in ("divide", "reciprocal"):
+                    raise ValueError(form)
+                if got is None:
+                    got = y
+                if out_bits(y) == wanted:
+                    got = y
+                    break
+            yield got
+        return
+    if op == "log_softmax_fwd":
+        # y = RN(RN(x - M) - L), L = Log(S) given in row["log"] (one value for the row).
+        if form != "plain":
+            raise ValueError(form)
+        x = row["x"]
+        top = max(x, key=lambda v: v.q)
+        for i in range(len(x)):
+            yield R(bx.sub(R(bx.sub(x[i], top)), row["log"]))
         return
     if op == "log_softmax_bwd":
         # The exponentials come in row["e"]: the values shared by both sides.
@@ -188,7 +229,8 @@ def shared_exponentials(op, ea, eb, ga, gb, row, expect, fmt):
         one = {"x": [row["x"][i]]} if softmax else {"dy": [row["dy"][i]], "y": [row["y"][i]]}
         ok = False
         for d in range(-FUNCTION_WINDOW, FUNCTION_WINDOW + 1):
-            one["e"] = [neighbour(centre, d)]
+            # softmax_fwd's epilogue takes per element a list of the values to try.
+            one["e"] = [[neighbour(centre, d)]] if softmax else [neighbour(centre, d)]
             if (reproduces(op, ea, [ga], one, [expect["a"][i]], fmt)
                     and reproduces(op, eb, [gb], one, [expect["b"][i]], fmt)):
                 ok = True
@@ -198,11 +240,56 @@ def shared_exponentials(op, ea, eb, ga, gb, row, expect, fmt):
     return None
 
 
+EXPONENTIALS = {}
+
+
+def exponentials_of(x, per_op):
+    """softmax_fwd: per element of the row x, the values Exp(RN(x_i - M)) may take: every
+    binary32 within FUNCTION_WINDOW ULPs of exp (math.exp of the rounded difference, itself
+    rounded to binary32), rounded again to the format per op (NumPy's float16 and
+    ml_dtypes' bfloat16 exp: binary32, then the format). Per op that is one value but
+    where exp lies near a rounding boundary of the format."""
+    top = max(x, key=lambda v: v.q)
+    out = []
+    for v in x:
+        z = R(bx.sub(v, top))
+        centre = bx.round_binary32(bx.Value.num(Fraction(math.exp(bx.to_float(z)))))
+        values = {}
+        for d in range(-FUNCTION_WINDOW, FUNCTION_WINDOW + 1):
+            e = neighbour(centre, d)
+            e = bx.round_to(e, FMT) if PER_OP else e
+            values[bx.bits(e)] = e
+        out.append(list(values.values()))
+    return out
+
+
 def reproduces(op, epilogue_name, s, row, expect, fmt):
     form, fused, per_op = split(epilogue_name)
     configure(fmt, per_op)
+    if op == "log_softmax_fwd":
+        # Log(S): any binary32 within FUNCTION_WINDOW ULPs of log (math.log rounded to
+        # binary32), rounded again to the format per op; one of them must give the row.
+        centre = bx.round_binary32(bx.Value.num(Fraction(math.log(bx.to_float(s[0])))))
+        logs = {}
+        for d in range(-FUNCTION_WINDOW, FUNCTION_WINDOW + 1):
+            v = neighbour(centre, d)
+            v = bx.round_to(v, FMT) if PER_OP else v
+            logs[bx.bits(v)] = v
+        for v in logs.values():
+            if all(out_bits(got) == want
+                   for got, want in zip(epilogue(op, form, fused, s, dict(row, log=v)), expect)):
+                return True
+        return False
+    if op == "softmax_fwd" and "e" not in row:
+        # The exponentials depend on the row and the rounding alone: computed once.
+        key = (tuple(bx.bits(v) for v in row["x"]), per_op, FMT.name)
+        if key not in EXPONENTIALS:
+            EXPONENTIALS[key] = exponentials_of(row["x"], per_op)
+        row = dict(row, e=EXPONENTIALS[key], want=expect)
+    elif op == "softmax_fwd":
+        row = dict(row, want=expect)  # the shared values given
     for got, want in zip(epilogue(op, form, fused, s, row), expect):
-        if out_bits(got) != want:
+        if got is None or out_bits(got) != want:
             return False
     return True
 
@@ -224,6 +311,44 @@ def neighbour(v, d):
     return bx.from_bits(b)
 
 
+def ordered(v):
+    b = struct.unpack("<I", struct.pack("<f", bx.to_float(v)))[0]
+    return -(b & 0x7FFFFFFF) if b >> 31 else b & 0x7FFFFFFF
+
+
+def beyond_a_binary32_sum(op, row, va, vb, fmt, n):
+    """Whether two per-op values of a row's statistic lie farther apart than two binary32 sums
+    of its terms rounded to the format can: the distance, in binary32 values, less half the
+    format's step per side, against 2 gamma_n sum |t| in ULPs of the first value (+2, as
+    compare takes it); for log_softmax_fwd less, per side, one step more (a log within
+    FUNCTION_WINDOW ULPs) and the most exps within FUNCTION_WINDOW ULPs, rounded to the
+    format, move the sum."""
+    step = 1 << (24 - fmt.p)
+    u = Fraction(1, 2 ** 24)
+    gamma = n * u / (1 - n * u)
+    if op in ("rmsnorm_fwd", "rmsnorm_bwd"):
+        total = sum(abs(v.q) ** 2 for v in row["x"]) / n
+        slack = 0
+    else:
+        configure(fmt, True)
+        top = max(row["x"], key=lambda v: v.q)
+        total, moved = Fraction(0), Fraction(0)
+        for v in row["x"]:
+            z = R(bx.sub(v, top))
+            centre = bx.round_binary32(bx.Value.num(Fraction(math.exp(bx.to_float(z)))))
+            here = bx.round_to(centre, fmt).q
+            total += abs(here)
+            moved += max(abs(bx.round_to(neighbour(centre, d), fmt).q - here)
+                         for d in range(-FUNCTION_WINDOW, FUNCTION_WINDOW + 1))
+        slack = 0
+        if op == "log_softmax_fwd":
+            ulp = abs(bx.to_float(neighbour(va, 1)) - bx.to_float(va))
+            slack = 2 * (step + math.ceil(moved / Fraction(ulp)))
+    ulp = Fraction(abs(bx.to_float(neighbour(va, 1)) - bx.to_float(va)))
+    bound = 2 * gamma * total / ulp
+    return abs(ordered(va) - ordered(vb)) - step - slack > bound + 2
+
+
 def check(report_path):
     with open(report_path) as f:
         result = json.load(f)["result"]
@@ -238,20 +363,27 @@ def check(report_path):
     rows_n, n = (int(t) for t in result["shape"].split(","))
     op = result["op"]
     names = {"rmsnorm_fwd": ["x", "g"], "rmsnorm_bwd": ["dy", "x", "g"],
-             "softmax_bwd": ["dy", "y"], "log_softmax_bwd": ["dy", "y"], "softmax_fwd": ["x"]}[op]
+             "softmax_bwd": ["dy", "y"], "log_softmax_bwd": ["dy", "y"], "softmax_fwd": ["x"],
+             "log_softmax_fwd": ["x"]}[op]
     tensors = {k: arrays[k] for k in names}
     outputs = {side: [int(b, 16) if isinstance(b, str) else int(b) for b in result["values"][side]]
                for side in ("a", "b")}
     fmt = bx.FORMATS[result["dtype"]]
     names_of = {"a": cause["model_a"], "b": cause["model_b"]}
+    shared = "one value shared by both sides" in (cause.get("detail") or "")
     failures, checked = [], 0
+    # "rounding format" from one per-op form on both sides rests on a row whose values part
+    # farther than binary32 sums can: find one.
+    ea0, eb0 = split(names_of["a"]), split(names_of["b"])
+    narrower = cause["cause"] == "rounding format" and ea0[0] == eb0[0] and ea0[2] and eb0[2]
+    beyond_rows = 0
     for entry in cause["row_statistics"]:
         r = entry["row"]
         row = {k: [f32(v) for v in (t if k == "g" else t[r * n:(r + 1) * n])]
                for k, t in tensors.items()}
         values = {side: [bx.parse(v["value"]) for v in entry[side]] for side in ("a", "b")}
         expect = {side: outputs[side][r * n:(r + 1) * n] for side in ("a", "b")}
-        if op in ("log_softmax_bwd", "softmax_fwd"):
+        if op == "log_softmax_bwd" or (op == "softmax_fwd" and shared):
             # The exponentials set free, shared: each element needs one value for both.
             ga, gb = values["a"][0], values["b"][0]
             bad = shared_exponentials(op, names_of["a"], names_of["b"], ga, gb, row, expect, fmt)
@@ -268,6 +400,8 @@ def check(report_path):
                                 f"values does not give {side}'s outputs")
         checked += 1
         ea, eb = names_of["a"], names_of["b"]
+        if narrower and entry["apart"] and beyond_a_binary32_sum(op, row, values["a"][0], values["b"][0], fmt, n):
+            beyond_rows += 1
         if entry["apart"]:
             # Per op, the statistic is a value of the format: step over its values.
             step = 1 << (24 - fmt.p) if split(ea)[2] or split(eb)[2] else 1
@@ -286,6 +420,11 @@ def check(report_path):
                                 f"the other's row")
         elif not reproduces(op, ea, values["b"], row, expect["a"], fmt):
             failures.append(f"{report_path}: row {r} not apart, but b's values do not give a's row")
+    if narrower and beyond_rows == 0:
+        failures.append(f"{report_path}: rounding format, but no row's values part farther than two "
+                        f"binary32 sums rounded to {result['dtype']} can")
+    elif narrower:
+        print(f"{report_path}: {beyond_rows} rows' values part farther than binary32 sums can")
     return failures, checked
 
 

@@ -26,6 +26,15 @@ struct RmsNormSpec {
       {"welford_rsqrt", RowStat::kWelford, RowFinish::kRsqrt},
       {"welford_div", RowStat::kWelford, RowFinish::kSqrtDivide},
   }};
+  // The forward epilogue XLA writes for x / sqrt(v) * g: its algebraic
+  // simplifier turns the division by a broadcast square root into a product
+  // with rsqrt(v), one op, which its 16-bit code computes in binary32 and
+  // rounds once (r = RN16(rsqrt v) where the kRsqrt finish rounds the root
+  // and the reciprocal each).
+  static constexpr std::array<RowEpilogueForm, 1> kForwardEpilogues = {{
+      {"rsqrt_function", RowEpilogueStep::kRsqrtFunction, "formula",
+       "v = RN(mean + eps), r = RN(rsqrt v) as one function, then products by r", true},
+  }};
 };
 
 namespace rmsnorm_spec {

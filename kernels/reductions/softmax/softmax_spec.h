@@ -43,10 +43,10 @@ struct SoftmaxSpec {
   // step rounds dy - Exp(y) G once.
   static constexpr std::array<RowEpilogueForm, 1> kBackwardEpilogues = {{
       {"product_difference", RowEpilogueStep::kProductDifference, "formula",
-       "dx = MulAdd(-y, D, RN(dy y))"},
+       "dx = MulAdd(-y, D, RN(dy y))", false},
   }};
   static constexpr std::array<RowEpilogueForm, 1> kLogBackwardEpilogues = {{
-      {"contracted", RowEpilogueStep::kContracted, "fusion", "dx = MulAdd(-Exp(y), G, dy), fused"},
+      {"contracted", RowEpilogueStep::kContracted, "fusion", "dx = MulAdd(-Exp(y), G, dy), fused", false},
   }};
 };
 

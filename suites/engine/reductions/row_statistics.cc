@@ -79,6 +79,9 @@ class PerOpArith {
   float MulAdd(float a, float b, float c) const {
     return fused() ? RoundTo(f_, b_.MulAdd(a, b, c)) : Add(Mul(a, b), c);
   }
+  // Highway's Exp and Log (RowFunctionArith) in binary32, rounded to the
+  // format as NumPy's and ml_dtypes' exp and log ufuncs round theirs.
+  float RoundFunction(float v) const { return RoundTo(f_, v); }
 
  private:
   const NativeBinary32Arith& b_;
@@ -100,7 +103,7 @@ float FloatFromOrdered(int64_t k) {
   return v;
 }
 
-std::vector<RowEpilogueCandidate> RowEpilogueCandidates(const RowOpInfo& op) {
+std::vector<RowEpilogueCandidate> RowEpilogueCandidates(const RowOpInfo& op, bool sixteen_bit) {
   std::vector<RowEpilogueCandidate> out;
   auto add = [&](RowEpilogueCandidate c) {
     for (const bool fused : {false, true}) {
@@ -121,6 +124,7 @@ std::vector<RowEpilogueCandidate> RowEpilogueCandidates(const RowOpInfo& op) {
     add(c);
   }
   for (const RowEpilogueForm& f : op.other_epilogues) {
+    if (f.per_op_only && !sixteen_bit) continue;
     RowEpilogueCandidate c;
     c.finish = finishes.front();
     c.step = f.step;
@@ -144,9 +148,9 @@ RowStatisticSearch SearchRowStatistics(const ReductionInputSet& inputs, const st
   if (outputs.size() != search.rows * n) throw std::invalid_argument("row statistics: outputs' count");
   std::vector<RowEpilogueCandidate> candidates = RowEpilogueCandidates(*op);
   if (!IsBinary32(format)) {
-    const size_t count = candidates.size();
-    for (size_t k = 0; k < count; ++k) {
-      RowEpilogueCandidate c = candidates[k];
+    // Each as it is and per op; the forms that differ from a finish only per
+    // op, per op alone.
+    for (RowEpilogueCandidate c : RowEpilogueCandidates(*op, true)) {
       c.per_op = true;
       c.name += "_per_op";
       candidates.push_back(c);
@@ -173,6 +177,7 @@ RowStatisticSearch SearchRowStatistics(const ReductionInputSet& inputs, const st
   if (!IsBinary32(format)) {
     search.format = format.name;
     search.format_window = cap;
+    search.format_step = format_step;
   }
   size_t row = 0;
   for (const ReductionInstance& instance : inputs.instances) {
@@ -194,6 +199,21 @@ RowStatisticSearch SearchRowStatistics(const ReductionInputSet& inputs, const st
       search.centers.push_back(center);
       search.window.push_back(window);
       search.bound_ulp.push_back(bound);
+      if (!op->unpinned_functions.empty() && !IsBinary32(format) && op->op == RowOp::kLogSoftmaxFwd) {
+        double moved = 0;
+        for (size_t k = 0; k < n; ++k) {
+          const float z = RoundTo(format, in.x[k] - center.max);
+          const float e = ExpOfSequences(z, false);
+          const double rounded = RoundTo(format, e);
+          double most = 0;
+          for (int64_t j = -kRowFunctionWindow; j <= kRowFunctionWindow; ++j) {
+            const float v = FloatFromOrdered(OrderedFloat(e) + j);
+            if (std::isfinite(v)) most = std::max(most, std::fabs(static_cast<double>(RoundTo(format, v)) - rounded));
+          }
+          moved += most;
+        }
+        search.function_slack.push_back(static_cast<int64_t>(std::ceil(moved / UlpAt(center.value[0]))) + format_step);
+      }
       for (RowFit& fit : search.fits) {
         if (!fit.fits) continue;
         const RowEpilogueCandidate& c = fit.epilogue;

@@ -49,13 +49,19 @@ struct RowEpilogueCandidate {
   // Every +, -, *, / and sqrt rounded to the side's 16-bit format (its
   // binary32 result rounded again, as NumPy's float16 and ml_dtypes' bfloat16
   // compute), the statistic a value of the format: "_per_op" in the name.
-  // Only for bf16 and f16 outputs; Highway's Exp and Log are not rounded.
+  // Only for bf16 and f16 outputs; Highway's Exp and Log are computed in
+  // binary32 and their results rounded to the format too (an exp of another
+  // library in binary32 rounds to the same 16-bit value but where it lies
+  // within its error of a rounding boundary).
   bool per_op = false;
   std::string form;      // "rsqrt", "product_difference": the name without fusion
   std::string cause;     // the cause word of a declared form; "formula" for a finish
   std::string sequence;  // in words
 };
-std::vector<RowEpilogueCandidate> RowEpilogueCandidates(const RowOpInfo& op);
+// Every candidate but the per_op ones (SearchRowStatistics adds those for a
+// 16-bit format); `sixteen_bit`: with the forms that differ only per op
+// (RowEpilogueForm::per_op_only), which the caller then searches per op.
+std::vector<RowEpilogueCandidate> RowEpilogueCandidates(const RowOpInfo& op, bool sixteen_bit = false);
 
 // A statistic value as an integer that counts binary32 values in order, so
 // that two values' difference is their distance in ULPs (+0 and -0 are one).
@@ -85,6 +91,20 @@ struct RowStatisticSearch {
   // epilogues searched each way; empty and 0 in binary32.
   std::string format;
   int64_t format_window = 0;
+  // The distance between neighbouring values of the 16-bit format, in
+  // binary32 values (OrderedFloat), 2^(24 - p); 1 in binary32.
+  int64_t format_step = 1;
+  // Per row, where the statistic goes through functions the elements do not
+  // compute again (RowOpInfo::unpinned_functions: log-softmax forward's exp
+  // and log) and the format is 16-bit: how far, in binary32 values at the
+  // statistic, a per-op side's value may lie from the one found here because
+  // its exp and log are not Highway's but within kRowFunctionWindow ULPs of
+  // them: the terms' exps rounded to the format (the most the rounded values
+  // of exps that near can move the row's sum, one term at a time), and one
+  // value of the format for the log (a log that near moves the edge of the
+  // statistics one log value serves by far less than the format's step).
+  // Empty otherwise.
+  std::vector<int64_t> function_slack;
 };
 
 // Searches `outputs` (every instance's, in order, values of inputs.format)
