@@ -23,6 +23,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -184,33 +185,50 @@ TEST(compare_row_statistics, UnknownWhereTheStatisticAbsorbsFunctions) {
   EXPECT_NE(r.cause.detail.find("not told apart"), std::string::npos) << r.cause.detail;
 }
 
-TEST(compare_row_statistics, FusionWhereBothCallAnotherExp) {
-  // Both sides call one exp that is not Highway's (every third value a ULP
-  // off), with one row sum; a contracts dy - e G, b rounds the product.
-  const ReductionInputSet in = Inputs("log_softmax_bwd");
-  const RowOpInfo& op = *FindRowOp("log_softmax_bwd");
+// One epilogue of a row op: a variant's finish, or a declared form's step.
+struct Epilogue {
+  RowFinish finish;
+  RowEpilogueStep step;
+};
+
+// Two sides of `op` that share one exp of their own (every third value a ULP
+// off Highway's; of y for log-softmax backward, of RN(x - max) for softmax)
+// and one row sum, finished by `ea` and `eb`.
+std::array<std::vector<float>, 2> SidesSharingAnotherExp(const ReductionInputSet& in, const RowOpInfo& op, Epilogue ea,
+                                                         Epilogue eb) {
   const NativeBinary32Arith unfused(false);
   const row_models_detail::RowFunctionArith<NativeBinary32Arith> highway(unfused);
   std::vector<const float*> tensors;
   for (const auto& t : in.instances[0].operands) tensors.push_back(t.data());
-  std::vector<float> a, b;
+  std::array<std::vector<float>, 2> sides;
   for (size_t r = 0; r < kRows; ++r) {
     const RowOperands row = RowOperandsOf(op, tensors, r, kN);
+    const RowStatistics s = RowStatisticsOf(unfused, op, op.variants.front(), 1, row, kN);
     std::vector<float> e(kN);
     for (size_t i = 0; i < kN; ++i) {
-      e[i] = FloatFromOrdered(OrderedFloat(highway.Exp(row.y[i])) + (i % 3 == 0 ? 1 : 0));
+      const float argument = op.op == RowOp::kSoftmaxFwd ? unfused.Sub(row.x[i], s.max) : row.y[i];
+      e[i] = FloatFromOrdered(OrderedFloat(highway.Exp(argument)) + (i % 3 == 0 ? 1 : 0));
     }
-    const RowStatistics s = RowStatisticsOf(unfused, op, op.variants.front(), 1, row, kN);
-    for (const auto& [step, out] : {std::pair<RowEpilogueStep, std::vector<float>*>{RowEpilogueStep::kContracted, &a},
-                                    {RowEpilogueStep::kVariant, &b}}) {
-      RowEpilogue(unfused, op, RowFinish::kPlain, step, row, kN, kDefaultRmsNormEps, s,
-                  [&, out = out](size_t, float y) {
-                    out->push_back(y);
+    for (int side = 0; side < 2; ++side) {
+      const Epilogue& ep = side == 0 ? ea : eb;
+      RowEpilogue(unfused, op, ep.finish, ep.step, row, kN, kDefaultRmsNormEps, s,
+                  [&](size_t, float y) {
+                    sides[side].push_back(y);
                     return true;
                   },
                   e.data());
     }
   }
+  return sides;
+}
+
+TEST(compare_row_statistics, FusionWhereBothCallAnotherExp) {
+  // Both sides call one exp that is not Highway's, with one row sum; a
+  // contracts dy - e G, b rounds the product.
+  const ReductionInputSet in = Inputs("log_softmax_bwd");
+  const auto [a, b] = SidesSharingAnotherExp(in, *FindRowOp("log_softmax_bwd"),
+                                             {RowFinish::kPlain, RowEpilogueStep::kContracted},
+                                             {RowFinish::kPlain, RowEpilogueStep::kVariant});
   const CompareResult r = Compare(in, a, b);
   ASSERT_GT(r.differing, 0u);
   EXPECT_EQ(r.cause.cause, kCauseFusion) << r.cause.detail;
@@ -219,33 +237,13 @@ TEST(compare_row_statistics, FusionWhereBothCallAnotherExp) {
 }
 
 TEST(compare_row_statistics, SoftmaxFormulaWhereBothCallAnotherExp) {
-  // Softmax's sides share one exp of RN(x - max) that is not Highway's
-  // (every third value a ULP off) and one row sum; a multiplies by RN(1/S),
-  // b divides by S (PyTorch's eager kernel against Inductor's).
+  // Softmax's sides share one exp of RN(x - max) that is not Highway's and
+  // one row sum; a multiplies by RN(1/S), b divides by S (PyTorch's eager
+  // kernel against Inductor's).
   const ReductionInputSet in = Inputs("softmax_fwd");
-  const RowOpInfo& op = *FindRowOp("softmax_fwd");
-  const NativeBinary32Arith unfused(false);
-  const row_models_detail::RowFunctionArith<NativeBinary32Arith> highway(unfused);
-  std::vector<const float*> tensors;
-  for (const auto& t : in.instances[0].operands) tensors.push_back(t.data());
-  std::vector<float> a, b;
-  for (size_t r = 0; r < kRows; ++r) {
-    const RowOperands row = RowOperandsOf(op, tensors, r, kN);
-    const RowStatistics s = RowStatisticsOf(unfused, op, op.variants.front(), 1, row, kN);
-    std::vector<float> e(kN);
-    for (size_t i = 0; i < kN; ++i) {
-      e[i] = FloatFromOrdered(OrderedFloat(highway.Exp(unfused.Sub(row.x[i], s.max))) + (i % 3 == 0 ? 1 : 0));
-    }
-    for (const auto& [finish, out] : {std::pair<RowFinish, std::vector<float>*>{RowFinish::kReciprocal, &a},
-                                      {RowFinish::kDivide, &b}}) {
-      RowEpilogue(unfused, op, finish, RowEpilogueStep::kVariant, row, kN, kDefaultRmsNormEps, s,
-                  [&, out = out](size_t, float y) {
-                    out->push_back(y);
-                    return true;
-                  },
-                  e.data());
-    }
-  }
+  const auto [a, b] = SidesSharingAnotherExp(in, *FindRowOp("softmax_fwd"),
+                                             {RowFinish::kReciprocal, RowEpilogueStep::kVariant},
+                                             {RowFinish::kDivide, RowEpilogueStep::kVariant});
   const CompareResult r = Compare(in, a, b);
   ASSERT_GT(r.differing, 0u);
   EXPECT_EQ(r.cause.cause, kCauseFormula) << r.cause.detail;
