@@ -18,7 +18,7 @@ once (to nearest even). exp is oneDNN's own: any binary32 within K ULPs of the
 nearest one (mpmath). `T + 0.5` rounds with an absolute quantum of 2^-25..2^-24 before
 `0.5*erf` cancels it, which is why x below about -6.15 gives exactly 0.
 
-    recheck_gelu_onednn.py [--dir suites/peer/torch-2.15-cpu-compiled] [--ulps 4]
+    recheck_gelu_onednn.py --dir suites/peer/torch-2.15-cpu-compiled [--ulps 4]
 
 Exits 0 when every eager_aten output of gelu_bwd_{f32,bf16,f16}.npz is the model's for
 some exp value, 1 otherwise, 77 when numpy or mpmath is missing.
@@ -31,12 +31,10 @@ import sys
 try:
     import mpmath
     import numpy as np
-except ImportError as e:  # the peers' venv is absent
-    print(f"SKIP: {e}")
-    sys.exit(77)
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-F32 = np.float32
+    MISSING = None
+except ImportError as e:  # told after the arguments are read: --help works without them
+    np = mpmath = None
+    MISSING = e
 
 
 def to_bf16(v):
@@ -50,9 +48,13 @@ def c(bits):
     return np.uint32(bits).view(F32)
 
 
-C_SQRT1_2, C_1_SQRTPI, P = c(0x3f3504f3), c(0x3f106eba), c(0x3ea7ba05)
-POL = [c(b) for b in (0x3e827906, 0xbe91a98e, 0x3fb5f0e3, 0xbfba00e3, 0x3f87dc22)]
-ONE, HALF = F32(1), F32(0.5)
+def constants():
+    """oneDNN's constants as binary32 (numpy needed)."""
+    global F32, C_SQRT1_2, C_1_SQRTPI, P, POL, ONE, HALF
+    F32 = np.float32
+    C_SQRT1_2, C_1_SQRTPI, P = c(0x3f3504f3), c(0x3f106eba), c(0x3ea7ba05)
+    POL = [c(b) for b in (0x3e827906, 0xbe91a98e, 0x3fb5f0e3, 0xbfba00e3, 0x3f87dc22)]
+    ONE, HALF = F32(1), F32(0.5)
 
 
 def fma(a, b, c_):
@@ -98,10 +100,14 @@ def model(grad, x, exp0, k):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--dir", default=os.path.join(HERE, "..", "..", "suites", "peer",
-                                                  "torch-2.15-cpu-compiled"))
+    ap.add_argument("--dir", required=True,
+                    help="the saved archives: suites/peer/torch-2.15-cpu-compiled")
     ap.add_argument("--ulps", type=int, default=4)
     args = ap.parse_args()
+    if MISSING is not None:
+        print(f"SKIP: {MISSING}")
+        return 77
+    constants()
     store = {"f32": lambda o: o,
              "bf16": to_bf16,
              "f16": lambda o: o.astype(np.float16).astype(F32)}
