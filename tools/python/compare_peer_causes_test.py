@@ -141,6 +141,8 @@ ROWS = [
     (TORCH, "tanh_bwd_bf16", "tanh_bwd", "bf16", "eager_mulsub", "compiled_mulsub", "rounding format", []),
     (TORCH, "tanh_bwd_bf16", "tanh_bwd", "bf16", "eager_mac_left", "compiled_mac_left", "rounding format", []),
     (TORCH, "tanh_bwd_f16", "tanh_bwd", "f16", "eager_mulsub", "compiled_mulsub", "rounding format", []),
+    (TORCH, "tanh_bwd_f16", "tanh_bwd", "f16", "eager_mac_left", "compiled_mac_left", "rounding format", []),
+    (TORCH, "sigmoid_bwd_f16", "sigmoid_bwd", "f16", "eager_formula", "compiled_formula", "rounding format", []),
     (TORCH, "sigmoid_bwd_bf16", "sigmoid_bwd", "bf16", "eager_formula", "compiled_formula",
      "rounding format", []),
     (TORCH, "sigmoid_bwd_f16", "sigmoid_bwd", "f16", "eager_aten", "compiled_aten", "rounding format", []),
@@ -151,6 +153,7 @@ ROWS = [
     (JAX, "tanh_bwd_f32", "tanh_bwd", "f32", "numpy_mulsub", "jit_mulsub", "fusion", []),
     (JAX, "tanh_bwd_f32", "tanh_bwd", "f32", "numpy_mac_left", "jit_mac_left", "fusion", []),
     (JAX, "tanh_bwd_f16", "tanh_bwd", "f16", "numpy_mulsub", "jit_mulsub", "fusion", []),
+    (JAX, "tanh_bwd_f16", "tanh_bwd", "f16", "numpy_mac_left", "jit_mac_left", "fusion", []),
     (JAX, "tanh_bwd_bf16", "tanh_bwd", "bf16", "numpy_mulsub", "jit_mulsub", "none", []),
     (JAX, "sigmoid_bwd_f32", "sigmoid_bwd", "f32", "numpy", "jit", "none", []),
     # Neither side follows a built-in model (their exp, erf, tanh are not Highway's): the
