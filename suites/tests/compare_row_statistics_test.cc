@@ -191,11 +191,12 @@ struct Epilogue {
   RowEpilogueStep step;
 };
 
-// Two sides of `op` that share one exp of their own (every third value a ULP
-// off Highway's; of y for log-softmax backward, of RN(x - max) for softmax)
-// and one row sum, finished by `ea` and `eb`.
-std::array<std::vector<float>, 2> SidesSharingAnotherExp(const ReductionInputSet& in, const RowOpInfo& op, Epilogue ea,
-                                                         Epilogue eb) {
+// Two sides of `op` that call an exp of their own (every third value a ULP
+// above Highway's; of y for log-softmax backward, of RN(x - max) for softmax)
+// with one row sum, finished by `ea` and `eb`; unless `shared`, b's exp is
+// another (every other value a ULP below Highway's).
+std::array<std::vector<float>, 2> SidesWithAnotherExp(const ReductionInputSet& in, const RowOpInfo& op, Epilogue ea,
+                                                      Epilogue eb, bool shared = true) {
   const NativeBinary32Arith unfused(false);
   const row_models_detail::RowFunctionArith<NativeBinary32Arith> highway(unfused);
   std::vector<const float*> tensors;
@@ -204,10 +205,12 @@ std::array<std::vector<float>, 2> SidesSharingAnotherExp(const ReductionInputSet
   for (size_t r = 0; r < kRows; ++r) {
     const RowOperands row = RowOperandsOf(op, tensors, r, kN);
     const RowStatistics s = RowStatisticsOf(unfused, op, op.variants.front(), 1, row, kN);
-    std::vector<float> e(kN);
+    std::array<std::vector<float>, 2> e{std::vector<float>(kN), std::vector<float>(kN)};
     for (size_t i = 0; i < kN; ++i) {
       const float argument = op.op == RowOp::kSoftmaxFwd ? unfused.Sub(row.x[i], s.max) : row.y[i];
-      e[i] = FloatFromOrdered(OrderedFloat(highway.Exp(argument)) + (i % 3 == 0 ? 1 : 0));
+      const int64_t nearest = OrderedFloat(highway.Exp(argument));
+      e[0][i] = FloatFromOrdered(nearest + (i % 3 == 0 ? 1 : 0));
+      e[1][i] = shared ? e[0][i] : FloatFromOrdered(nearest + (i % 2 == 0 ? -1 : 0));
     }
     for (int side = 0; side < 2; ++side) {
       const Epilogue& ep = side == 0 ? ea : eb;
@@ -216,7 +219,7 @@ std::array<std::vector<float>, 2> SidesSharingAnotherExp(const ReductionInputSet
                     sides[side].push_back(y);
                     return true;
                   },
-                  e.data());
+                  e[side].data());
     }
   }
   return sides;
@@ -226,7 +229,7 @@ TEST(compare_row_statistics, FusionWhereBothCallAnotherExp) {
   // Both sides call one exp that is not Highway's, with one row sum; a
   // contracts dy - e G, b rounds the product.
   const ReductionInputSet in = Inputs("log_softmax_bwd");
-  const auto [a, b] = SidesSharingAnotherExp(in, *FindRowOp("log_softmax_bwd"),
+  const auto [a, b] = SidesWithAnotherExp(in, *FindRowOp("log_softmax_bwd"),
                                              {RowFinish::kPlain, RowEpilogueStep::kContracted},
                                              {RowFinish::kPlain, RowEpilogueStep::kVariant});
   const CompareResult r = Compare(in, a, b);
@@ -241,7 +244,7 @@ TEST(compare_row_statistics, SoftmaxFormulaWhereBothCallAnotherExp) {
   // one row sum; a multiplies by RN(1/S), b divides by S (PyTorch's eager
   // kernel against Inductor's).
   const ReductionInputSet in = Inputs("softmax_fwd");
-  const auto [a, b] = SidesSharingAnotherExp(in, *FindRowOp("softmax_fwd"),
+  const auto [a, b] = SidesWithAnotherExp(in, *FindRowOp("softmax_fwd"),
                                              {RowFinish::kReciprocal, RowEpilogueStep::kVariant},
                                              {RowFinish::kDivide, RowEpilogueStep::kVariant});
   const CompareResult r = Compare(in, a, b);
@@ -256,33 +259,9 @@ TEST(compare_row_statistics, UnknownWhereTheSidesCallDifferentExps) {
   // The control of the shared exponentials: two exps of their own, one
   // epilogue and one sum. No shared value explains both, so no cause.
   const ReductionInputSet in = Inputs("log_softmax_bwd");
-  const RowOpInfo& op = *FindRowOp("log_softmax_bwd");
-  const NativeBinary32Arith unfused(false);
-  const row_models_detail::RowFunctionArith<NativeBinary32Arith> highway(unfused);
-  std::vector<const float*> tensors;
-  for (const auto& t : in.instances[0].operands) tensors.push_back(t.data());
-  std::vector<float> a, b;
-  for (size_t r = 0; r < kRows; ++r) {
-    const RowOperands row = RowOperandsOf(op, tensors, r, kN);
-    std::vector<float> ea(kN), eb(kN);
-    for (size_t i = 0; i < kN; ++i) {
-      ea[i] = FloatFromOrdered(OrderedFloat(highway.Exp(row.y[i])) + (i % 3 == 0 ? 1 : 0));
-      eb[i] = FloatFromOrdered(OrderedFloat(highway.Exp(row.y[i])) + (i % 2 == 0 ? -1 : 0));
-    }
-    const RowStatistics s = RowStatisticsOf(unfused, op, op.variants.front(), 1, row, kN);
-    RowEpilogue(unfused, op, RowFinish::kPlain, RowEpilogueStep::kVariant, row, kN, kDefaultRmsNormEps, s,
-                [&](size_t, float y) {
-                  a.push_back(y);
-                  return true;
-                },
-                ea.data());
-    RowEpilogue(unfused, op, RowFinish::kPlain, RowEpilogueStep::kVariant, row, kN, kDefaultRmsNormEps, s,
-                [&](size_t, float y) {
-                  b.push_back(y);
-                  return true;
-                },
-                eb.data());
-  }
+  const auto [a, b] = SidesWithAnotherExp(in, *FindRowOp("log_softmax_bwd"),
+                                          {RowFinish::kPlain, RowEpilogueStep::kVariant},
+                                          {RowFinish::kPlain, RowEpilogueStep::kVariant}, false);
   const CompareResult r = Compare(in, a, b);
   ASSERT_GT(r.differing, 0u);
   EXPECT_EQ(r.cause.cause, kCauseUnknown) << r.cause.detail;
