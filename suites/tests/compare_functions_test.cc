@@ -40,16 +40,24 @@ float Silu(float grad, float x, int exp_ulps, bool fused) {
   return p * w;
 }
 
-CompareResult Compare(int ulps_a, bool fused_a, int ulps_b, bool fused_b) {
+// A comparison of two saved silu_bwd sides in binary32 on `count` inputs of
+// the domain suite, the sides' outputs left to fill.
+CompareRequest SiluRequest(size_t count) {
   const ElementwiseOpInfo& op = *FindElementwiseOp("silu_bwd");
   CompareRequest r;
   r.op = &op;
   r.format = &kBinary32;
-  r.inputs = GenerateElementwiseSuite(op, kBinary32, "domain", 3, 3000);
+  r.inputs = GenerateElementwiseSuite(op, kBinary32, "domain", 3, count);
   r.threads = 1;
+  r.a.label = "a";
+  r.b.label = "b";
+  r.a.door = r.b.door = "outputs";
+  return r;
+}
+
+CompareResult Compare(int ulps_a, bool fused_a, int ulps_b, bool fused_b) {
+  CompareRequest r = SiluRequest(3000);
   for (auto [side, ulps, fused] : {std::tuple<CompareSide*, int, bool>{&r.a, ulps_a, fused_a}, {&r.b, ulps_b, fused_b}}) {
-    side->label = side == &r.a ? "a" : "b";
-    side->door = "outputs";
     for (size_t i = 0; i < r.inputs.size(); ++i) {
       side->outputs.push_back(Silu(r.inputs.columns[0][i], r.inputs.columns[1][i], ulps, fused));
     }
@@ -100,15 +108,7 @@ TEST(CompareFunctions, AnExpBeyondFourUlpsStaysUnknown) {
 // counts among the function values compared. Written out as plain
 // arithmetic instead, the formulas part.
 TEST(CompareFunctions, AnImplementationWrittenOutIsAFunctionOfTheModel) {
-  const ElementwiseOpInfo& op = *FindElementwiseOp("silu_bwd");
-  CompareRequest r;
-  r.op = &op;
-  r.format = &kBinary32;
-  r.inputs = GenerateElementwiseSuite(op, kBinary32, "domain", 3, 2000);
-  r.threads = 1;
-  r.a.label = "a";
-  r.b.label = "b";
-  r.a.door = r.b.door = "outputs";
+  CompareRequest r = SiluRequest(2000);
   for (size_t i = 0; i < r.inputs.size(); ++i) {
     const float grad = r.inputs.columns[0][i], x = r.inputs.columns[1][i];
     const float v = -x;
