@@ -179,13 +179,7 @@ class Parser {
     return name == "fma" || name == "neg" || name == "sqrt" || ExactFunction(name) || FreeFunction(name) ||
            RoundingFormat(name) != nullptr;
   }
-  // The exact functions, with their arity.
-  static int ExactFunction(const std::string& name) {
-    if (name == "abs") return 1;
-    if (name == "copysign" || name == "min" || name == "max") return 2;
-    if (name == "if_less") return 4;
-    return 0;
-  }
+  static int ExactFunction(const std::string& name) { return ExactModelFunctionArity(name); }
   static std::optional<ModelFunction> FreeFunction(const std::string& name) {
     for (ModelFunction f : {ModelFunction::kExp, ModelFunction::kErf, ModelFunction::kTanh, ModelFunction::kLog}) {
       if (name == ModelFunctionName(f)) return f;
@@ -397,6 +391,13 @@ class Parser {
 };
 
 }  // namespace
+
+int ExactModelFunctionArity(std::string_view name) {
+  if (name == "abs") return 1;
+  if (name == "copysign" || name == "min" || name == "max") return 2;
+  if (name == "if_less") return 4;
+  return 0;
+}
 
 const char* ModelFunctionName(ModelFunction f) {
   switch (f) {

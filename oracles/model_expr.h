@@ -61,6 +61,10 @@ inline constexpr int kMaxModelFunctionCalls = 3;
 enum class ModelFunction { kExp, kErf, kTanh, kLog };
 const char* ModelFunctionName(ModelFunction f);
 
+// The arity of an exact function of the model language (abs 1; copysign, min,
+// max 2; if_less 4), 0 for another name.
+int ExactModelFunctionArity(std::string_view name);
+
 // A malformed model: the message names the model and the column (1-based)
 // of the error in the text the user gave: "model 'm', column 12: expected ')'".
 class ModelSyntaxError : public std::invalid_argument {

@@ -91,9 +91,7 @@ std::string FormulaKey(const ModelNode& n) {
 
 // The model language's exact functions (a clamp, a sign, a branch): no
 // rounding, and no implementation of their own to set free.
-bool IsExactFunction(const std::string& name) {
-  return name == "abs" || name == "copysign" || name == "min" || name == "max" || name == "if_less";
-}
+bool IsExactFunction(const std::string& name) { return ExactModelFunctionArity(name) > 0; }
 
 // The canonical node: signs out of products and quotients, -(-x) = x, a
 // negated constant folded, the operands of + and * ordered.
