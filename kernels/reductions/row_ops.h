@@ -74,6 +74,20 @@ enum class RowEpilogueStep {
   kRsqrtFunction,
 };
 
+// Where a declared form rounds to a 16-bit output format.
+enum class RowFormRounding {
+  // As the finishes: searched in binary32 and, in 16 bits, per op too.
+  kAny,
+  // It differs from a finish only where every operation is rounded to the
+  // format: searched only as `_per_op` there.
+  kPerOpOnly,
+  // The row's statistic and the function the elements take of it (log-
+  // softmax's log of the sum) kept in the format, the elements' own
+  // arithmetic in binary32 and rounded once: ATen's 16-bit kernels, which
+  // hold the row's intermediates in the tensor's type. 16 bits only.
+  kStatisticInFormat,
+};
+
 // An epilogue another implementation is known to write, declared by the
 // family's spec: its name, the cause word when it is what two sides part on
 // ("formula", "fusion"), and its sequence in words.
@@ -82,9 +96,7 @@ struct RowEpilogueForm {
   RowEpilogueStep step;
   std::string_view cause;
   std::string_view sequence;
-  // Whether it differs from a finish only where every operation is rounded
-  // to a 16-bit format (searched only as `_per_op` there).
-  bool per_op_only;
+  RowFormRounding rounding;
 };
 
 struct RowOpInfo {

@@ -613,16 +613,40 @@ CompareCause CauseFromReductionModels(const ReductionOpInfo& op, const std::vect
 
 namespace {
 
+bool StatisticInFormat(const RowEpilogueCandidate& c) { return c.per_op || c.statistic_in_format; }
+
+// A row's values of the statistics on one side as the other side's would
+// stand: where only the other keeps its statistic in the 16-bit format
+// (`format`), each value rounded to it, for a sum kept in the format is the
+// binary32 sum rounded; as they are otherwise.
+std::vector<std::array<int64_t, 2>> AsOtherSide(const std::vector<std::array<int64_t, 2>>& hits,
+                                                const RowEpilogueCandidate& self, const RowEpilogueCandidate& other,
+                                                const FloatFormat* format) {
+  if (format == nullptr || StatisticInFormat(self) || !StatisticInFormat(other)) return hits;
+  std::vector<std::array<int64_t, 2>> out;
+  for (const auto& h : hits) {
+    std::array<int64_t, 2> v;
+    for (size_t k = 0; k < 2; ++k) {
+      v[k] = OrderedFloat(static_cast<float>(RoundToFormat(*format, static_cast<double>(FloatFromOrdered(h[k])))));
+    }
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  }
+  return out;
+}
+
 // The rows whose values of the statistics reproducing a and b share none:
-// their sums differ. A row whose values were capped on either side is left
-// out (its sets are not whole).
-std::vector<size_t> RowsApart(const RowFit& a, const RowFit& b) {
+// their sums differ (a side that keeps its sum in the format shares the
+// other's sum rounded to it). A row whose values were capped on either side
+// is left out (its sets are not whole).
+std::vector<size_t> RowsApart(const RowFit& a, const RowFit& b, const FloatFormat* format) {
   std::vector<size_t> rows;
   for (size_t r = 0; r < a.hits.size(); ++r) {
     if (a.capped[r] || b.capped[r]) continue;
+    const auto ha_all = AsOtherSide(a.hits[r], a.epilogue, b.epilogue, format);
+    const auto hb_all = AsOtherSide(b.hits[r], b.epilogue, a.epilogue, format);
     bool shared = false;
-    for (const auto& ha : a.hits[r]) {
-      shared = std::find(b.hits[r].begin(), b.hits[r].end(), ha) != b.hits[r].end();
+    for (const auto& ha : ha_all) {
+      shared = std::find(hb_all.begin(), hb_all.end(), ha) != hb_all.end();
       if (shared) break;
     }
     if (!shared) rows.push_back(r);
@@ -633,12 +657,18 @@ std::vector<size_t> RowsApart(const RowFit& a, const RowFit& b) {
 // The nearest values of a row's two sets: their distance in ULPs (the larger
 // of the statistics'), and the pair.
 std::tuple<int64_t, std::array<int64_t, 2>, std::array<int64_t, 2>> Nearest(const RowFit& a, const RowFit& b,
-                                                                             size_t row) {
+                                                                             size_t row, const FloatFormat* format) {
   std::tuple<int64_t, std::array<int64_t, 2>, std::array<int64_t, 2>> best{
       std::numeric_limits<int64_t>::max(), {}, {}};
+  // Measured as each side's values would stand on the other (AsOtherSide).
+  auto as = [&](const std::array<int64_t, 2>& h, const RowFit& self, const RowFit& other) {
+    return AsOtherSide({h}, self.epilogue, other.epilogue, format).front();
+  };
   for (const auto& ha : a.hits[row]) {
+    const std::array<int64_t, 2> ma = as(ha, a, b);
     for (const auto& hb : b.hits[row]) {
-      const int64_t d = std::max(std::llabs(ha[0] - hb[0]), std::llabs(ha[1] - hb[1]));
+      const std::array<int64_t, 2> mb = as(hb, b, a);
+      const int64_t d = std::max(std::llabs(ma[0] - mb[0]), std::llabs(ma[1] - mb[1]));
       if (d < std::get<0>(best)) best = {d, ha, hb};
     }
   }
@@ -678,10 +708,12 @@ CompareCause CauseFromRowStatistics(const RowOpInfo& op, const RowStatisticSearc
       statistics, window, a.n, bound, bound + 2 > static_cast<double>(window) ? ", cut at the search's limit" : "");
   const std::string per_op =
       a.format_window > 0
-          ? fmt::format(", and for the epilogues rounded per op to {} over up to {} of its values each way", a.format,
-                        a.format_window)
+          ? fmt::format(", and for the epilogues rounded per op to {} (or keeping their statistic in it) over up to "
+                        "{} of its values each way",
+                        a.format, a.format_window)
           : "";
   const std::string searched_all = searched + per_op;
+  const FloatFormat* format = a.format.empty() ? nullptr : FindFormat(a.format);
   CompareCause cause;
   cause.basis = "row statistics set free";
   for (const auto& [side, s] : {std::pair<const char*, const RowStatisticSearch*>{"a", &a}, {"b", &b}}) {
@@ -716,7 +748,7 @@ CompareCause CauseFromRowStatistics(const RowOpInfo& op, const RowStatisticSearc
     if (!fa.fits) continue;
     for (const RowFit& fb : b.fits) {
       if (!fb.fits) continue;
-      const std::vector<size_t> apart = RowsApart(fa, fb);
+      const std::vector<size_t> apart = RowsApart(fa, fb, format);
       // The rows' values apart by more than a binary32 sum of the row's terms
       // can err (2 gamma_n sum |t|): not an order of binary32 additions, a
       // narrower accumulator on at least one side.
@@ -730,9 +762,10 @@ CompareCause CauseFromRowStatistics(const RowOpInfo& op, const RowStatisticSearc
       // A per-op side's value is its binary32 sum rounded to the format:
       // that sum lies within half the format's step of it, so two values
       // apart by d have sums at least d - (those halves) apart.
-      const int64_t rounding = (fa.epilogue.per_op ? a.format_step / 2 : 0) + (fb.epilogue.per_op ? b.format_step / 2 : 0);
+      const int64_t rounding = (StatisticInFormat(fa.epilogue) ? a.format_step / 2 : 0) +
+                               (StatisticInFormat(fb.epilogue) ? b.format_step / 2 : 0);
       for (const size_t r : apart) {
-        const auto [d, va, vb] = Nearest(fa, fb, r);
+        const auto [d, va, vb] = Nearest(fa, fb, r, format);
         const double bound_r = std::max(a.bound_ulp[r][0], a.bound_ulp[r][1]);
         beyond = beyond || static_cast<double>(d - rounding) > bound_r + 2;
         if (fa.epilogue.per_op && fb.epilogue.per_op && !a.function_slack.empty() && !b.function_slack.empty()) {
@@ -752,9 +785,9 @@ CompareCause CauseFromRowStatistics(const RowOpInfo& op, const RowStatisticSearc
       if (!apart.empty()) causes.push_back(beyond ? kCauseRoundingFormat : kCauseTree);
       if (fa.epilogue.form != fb.epilogue.form) {
         // A declared form names its own cause; two finishes part on the formula.
-        const std::string word = fa.epilogue.step != RowEpilogueStep::kVariant ? fa.epilogue.cause
-                                 : fb.epilogue.step != RowEpilogueStep::kVariant ? fb.epilogue.cause
-                                                                                 : std::string(kCauseFormula);
+        const std::string word = fa.epilogue.declared   ? fa.epilogue.cause
+                                 : fb.epilogue.declared ? fb.epilogue.cause
+                                                        : std::string(kCauseFormula);
         causes.push_back(word);
         epilogue = fmt::format("a's outputs follow the epilogue {} ({}) and not {}'s, b's {} ({}) and not {}'s",
                                fa.epilogue.name, fa.epilogue.sequence, fb.epilogue.form, fb.epilogue.name,
@@ -817,7 +850,7 @@ CompareCause CauseFromRowStatistics(const RowOpInfo& op, const RowStatisticSearc
       cause.model_b = fb.epilogue.name;
       cause.rows.clear();
       for (size_t r = 0; r < fa.hits.size(); ++r) {
-        const auto [d, va, vb] = Nearest(fa, fb, r);
+        const auto [d, va, vb] = Nearest(fa, fb, r, format);
         cause.rows.push_back({r, {FloatFromOrdered(va[0]), FloatFromOrdered(va[1])},
                               {FloatFromOrdered(vb[0]), FloatFromOrdered(vb[1])},
                               std::find(apart.begin(), apart.end(), r) != apart.end()});
@@ -858,9 +891,9 @@ CompareCause CauseFromSharedFunctionValues(const RowOpInfo& op, const SharedFunc
     }
     if (apart > 0) causes.push_back(kCauseTree);
     if (p.a.form != p.b.form) {
-      causes.push_back(p.a.step != RowEpilogueStep::kVariant   ? p.a.cause
-                       : p.b.step != RowEpilogueStep::kVariant ? p.b.cause
-                                                               : std::string(kCauseFormula));
+      causes.push_back(p.a.declared   ? p.a.cause
+                       : p.b.declared ? p.b.cause
+                                      : std::string(kCauseFormula));
     } else if (p.a.fused != p.b.fused) {
       causes.push_back(kCauseFusion);
     }

@@ -16,7 +16,8 @@
 // to neighbours) "tree"; RMSNorm's x / RN16(sqrt v) against x RN16(rsqrt v)
 // "formula"; log-softmax's bf16 sums eight values apart "rounding format"
 // (farther than exps and logs within 4 ULPs could move them), three apart
-// "unknown". Beside the row reductions, two other looks at saved outputs: a
+// "unknown"; its sum and log kept in bf16 against binary32 ones (ATen's
+// kernel against Inductor's) "rounding format". Beside the row reductions, two other looks at saved outputs: a
 // plain sum (linear_bwd_bias) by the binary32 orders of its terms, "tree",
 // and "unknown" where a side is the binary64 sum rounded once; a bf16
 // product whose bias joins after its rounding, "rounding format".
@@ -431,6 +432,41 @@ TEST(compare_row_statistics, UnknownWhereBf16LogSumsPartAsTheirFunctionsCould) {
   ASSERT_GT(r.differing, 0u);
   EXPECT_EQ(r.cause.cause, kCauseUnknown) << r.cause.detail;
   EXPECT_NE(r.cause.detail.find("not told apart"), std::string::npos) << r.cause.detail;
+}
+
+// Log-softmax in bf16 as ATen's kernel and Inductor's code compute it from
+// one binary32 row sum S of Exp(RN(x_k - M)): ATen keeps S and its log in
+// the tensor's type, y_i = RN16(RN(RN(x_i - M) - RN16(Log(RN16(S))))),
+// Inductor neither, y_i = RN16(RN(RN(x_i - M) - Log(S))).
+std::vector<float> PlantedLogSoftmaxStatistic(const ReductionInputSet& in, bool in_format) {
+  const FloatFormat& f = *in.format;
+  auto round = [&](float v) { return static_cast<float>(RoundToFormat(f, static_cast<double>(v))); };
+  const std::vector<float>& x = in.instances[0].operands[0];
+  std::vector<float> out;
+  for (size_t r = 0; r < kRows; ++r) {
+    const float* row = x.data() + r * kN;
+    float max = row[0];
+    for (size_t i = 1; i < kN; ++i) max = row[i] > max ? row[i] : max;
+    float sum = 0;
+    for (size_t i = 0; i < kN; ++i) sum += ExpOfSequences(row[i] - max, false);
+    const float log_sum = in_format ? round(HighwayLog(round(sum), false)) : HighwayLog(sum, false);
+    for (size_t i = 0; i < kN; ++i) out.push_back(round((row[i] - max) - log_sum));
+  }
+  return out;
+}
+
+TEST(compare_row_statistics, RoundingFormatWhereOneSideKeepsItsLogSumInBf16) {
+  // One sum on both sides: the rows part only where ATen's rounded sum and
+  // log do, so no row's sums are apart once b's is rounded as a's was.
+  const ReductionInputSet in = LogSoftmaxInputs16();
+  const auto a = PlantedLogSoftmaxStatistic(in, true);
+  const auto b = PlantedLogSoftmaxStatistic(in, false);
+  const CompareResult r = Compare(in, a, b);
+  ASSERT_GT(r.differing, 0u);
+  EXPECT_EQ(r.cause.cause, kCauseRoundingFormat) << r.cause.detail;
+  EXPECT_EQ(r.cause.model_a, "statistic_in_format_unfused") << r.cause.detail;
+  EXPECT_EQ(r.cause.model_b, "plain_unfused") << r.cause.detail;
+  EXPECT_NE(r.cause.detail.find("every row's statistics can be the same"), std::string::npos) << r.cause.detail;
 }
 
 // A plain sum (linear_bwd_bias: db[o] = sum_b dy[b, o]) whose sides follow

@@ -224,6 +224,11 @@ ROWS = [
     # log_softmax in bf16: its statistic takes exp and log whole, but the rows' sums part
     # farther than exps and logs within 4 ULPs, rounded to bf16, could move them.
     (JAX, "log_softmax_fwd_bf16", "log_softmax_fwd", "bf16", "numpy", "jit", "rounding format", []),
+    # log_softmax in bf16 and f16: ATen keeps the row's sum and its log in the tensor's type
+    # and computes each element in binary32; Inductor keeps both in binary32. One sum serves
+    # both sides on every row once Inductor's is rounded as ATen's is.
+    (TORCH, "log_softmax_bf16", "log_softmax_fwd", "bf16", "eager_fwd", "compiled_fwd", "rounding format", []),
+    (TORCH, "log_softmax_f16", "log_softmax_fwd", "f16", "eager_fwd", "compiled_fwd", "rounding format", []),
     # x @ w.T + b in bf16: NumPy's matmul answers in binary32 and the bias joins before the
     # one rounding; every jit output is RN(RN(dot) + b).
     (JAX, "linear_fwd_bf16", "linear_fwd", "bf16", "numpy", "jit", "rounding format", []),

@@ -33,7 +33,10 @@ inputs from the report's .npz, and checks
     the format for an epilogue rounded per op), so that the recheck holds the division (e / S
     or e RN(1/S)) and the sum, not Highway's exp;
   - for log_softmax_fwd: Log(S) any binary32 within FUNCTION_WINDOW ULPs of log (rounded to
-    the format per op), one value serving the whole row;
+    the format per op), one value serving the whole row; its `statistic_in_format` form
+    (ATen's 16-bit kernel) rounds the sum and that log to the format and computes each
+    element in binary32, rounded once; a binary32 sum on the other side stands for the
+    same row there when it rounds to this side's;
   - for log_softmax_bwd, whose exp(y) compare sets free per element, and softmax_fwd where
     compare shares its exp(RN(x - max)) between the sides (its detail says "one value
     shared by both sides"): that every element has one binary32 value within
@@ -269,11 +272,17 @@ def reproduces(op, epilogue_name, s, row, expect, fmt):
     if op == "log_softmax_fwd":
         # Log(S): any binary32 within FUNCTION_WINDOW ULPs of log (math.log rounded to
         # binary32), rounded again to the format per op; one of them must give the row.
+        # `statistic_in_format`: the sum kept in the format (a binary32 sum rounded to it)
+        # and its log rounded to the format, each element's own steps in binary32.
+        in_format = form == "statistic_in_format"
+        if in_format:
+            s = [bx.round_to(s[0], FMT)]
+            form = "plain"
         centre = bx.round_binary32(bx.Value.num(Fraction(math.log(bx.to_float(s[0])))))
         logs = {}
         for d in range(-FUNCTION_WINDOW, FUNCTION_WINDOW + 1):
             v = neighbour(centre, d)
-            v = bx.round_to(v, FMT) if PER_OP else v
+            v = bx.round_to(v, FMT) if PER_OP or in_format else v
             logs[bx.bits(v)] = v
         for v in logs.values():
             if all(out_bits(got) == want
@@ -404,7 +413,8 @@ def check(report_path):
             beyond_rows += 1
         if entry["apart"]:
             # Per op, the statistic is a value of the format: step over its values.
-            step = 1 << (24 - fmt.p) if split(ea)[2] or split(eb)[2] else 1
+            in_format = [split(e)[2] or split(e)[0] == "statistic_in_format" for e in (ea, eb)]
+            step = 1 << (24 - fmt.p) if any(in_format) else 1
             if len(values["a"]) == 1:
                 for centre in (values["a"][0], values["b"][0]):
                     for d in range(-WINDOW, WINDOW + 1):

@@ -33,7 +33,8 @@ struct RmsNormSpec {
   // and the reciprocal each).
   static constexpr std::array<RowEpilogueForm, 1> kForwardEpilogues = {{
       {"rsqrt_function", RowEpilogueStep::kRsqrtFunction, "formula",
-       "v = RN(mean + eps), r = RN(rsqrt v) as one function, then products by r", true},
+       "v = RN(mean + eps), r = RN(rsqrt v) as one function, then products by r",
+       RowFormRounding::kPerOpOnly},
   }};
 };
 

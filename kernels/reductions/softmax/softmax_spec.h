@@ -43,10 +43,20 @@ struct SoftmaxSpec {
   // step rounds dy - Exp(y) G once.
   static constexpr std::array<RowEpilogueForm, 1> kBackwardEpilogues = {{
       {"product_difference", RowEpilogueStep::kProductDifference, "formula",
-       "dx = MulAdd(-y, D, RN(dy y))", false},
+       "dx = MulAdd(-y, D, RN(dy y))", RowFormRounding::kAny},
   }};
   static constexpr std::array<RowEpilogueForm, 1> kLogBackwardEpilogues = {{
-      {"contracted", RowEpilogueStep::kContracted, "fusion", "dx = MulAdd(-Exp(y), G, dy), fused", false},
+      {"contracted", RowEpilogueStep::kContracted, "fusion", "dx = MulAdd(-Exp(y), G, dy), fused",
+       RowFormRounding::kAny},
+  }};
+  // ATen's log_softmax in bf16 and f16 keeps the row's sum of exponentials
+  // and its log in the tensor's type (its temporaries are scalar_t) and
+  // computes x - max - log in binary32, rounding the element once: where
+  // Inductor, which keeps both in binary32, gives the plain finish.
+  static constexpr std::array<RowEpilogueForm, 1> kLogForwardEpilogues = {{
+      {"statistic_in_format", RowEpilogueStep::kVariant, "rounding format",
+       "L = fmt(Log(fmt(S))), y = RN(RN(x - M) - L): the sum and its log in the format, each element in binary32",
+       RowFormRounding::kStatisticInFormat},
   }};
 };
 

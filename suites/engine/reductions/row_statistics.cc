@@ -88,6 +88,30 @@ class PerOpArith {
   const FloatFormat& f_;
 };
 
+// NativeBinary32Arith with the functions' results (Highway's Log of the
+// row's sum) rounded to a 16-bit format: a kernel that keeps the row's
+// statistic and its function in the tensor's type and its elements'
+// arithmetic in binary32.
+class FormatFunctionArith {
+ public:
+  using Value = float;
+  FormatFunctionArith(const NativeBinary32Arith& base, const FloatFormat& format) : b_(base), f_(format) {}
+  bool fused() const { return b_.fused(); }
+  float Const(float c) const { return c; }
+  float Zero() const { return 0.0f; }
+  float Add(float a, float b) const { return b_.Add(a, b); }
+  float Sub(float a, float b) const { return b_.Sub(a, b); }
+  float Mul(float a, float b) const { return b_.Mul(a, b); }
+  float Div(float a, float b) const { return b_.Div(a, b); }
+  float Sqrt(float a) const { return b_.Sqrt(a); }
+  float MulAdd(float a, float b, float c) const { return b_.MulAdd(a, b, c); }
+  float RoundFunction(float v) const { return RoundTo(f_, v); }
+
+ private:
+  const NativeBinary32Arith& b_;
+  const FloatFormat& f_;
+};
+
 }  // namespace
 
 int64_t OrderedFloat(float v) {
@@ -124,10 +148,12 @@ std::vector<RowEpilogueCandidate> RowEpilogueCandidates(const RowOpInfo& op, boo
     add(c);
   }
   for (const RowEpilogueForm& f : op.other_epilogues) {
-    if (f.per_op_only && !sixteen_bit) continue;
+    if (f.rounding != RowFormRounding::kAny && !sixteen_bit) continue;
     RowEpilogueCandidate c;
     c.finish = finishes.front();
     c.step = f.step;
+    c.declared = true;
+    c.statistic_in_format = f.rounding == RowFormRounding::kStatisticInFormat;
     c.form = f.name;
     c.cause = f.cause;
     c.sequence = f.sequence;
@@ -151,6 +177,10 @@ RowStatisticSearch SearchRowStatistics(const ReductionInputSet& inputs, const st
     // Each as it is and per op; the forms that differ from a finish only per
     // op, per op alone.
     for (RowEpilogueCandidate c : RowEpilogueCandidates(*op, true)) {
+      if (c.statistic_in_format) {
+        candidates.push_back(c);
+        continue;
+      }
       c.per_op = true;
       c.name += "_per_op";
       candidates.push_back(c);
@@ -222,11 +252,12 @@ RowStatisticSearch SearchRowStatistics(const ReductionInputSet& inputs, const st
         // Per op: the statistic a value of the format, up to the limit of
         // the format's values each way (its own bound, 2 gamma_n with the
         // format's u, is no use past n u = 1).
-        const int64_t step = c.per_op ? format_step : 1;
-        const std::array<int64_t, 2> reach = c.per_op ? std::array<int64_t, 2>{cap, cap} : window;
-        auto start = [&](float v) { return OrderedFloat(c.per_op ? RoundTo(format, v) : v); };
+        const bool in_format = c.per_op || c.statistic_in_format;
+        const int64_t step = in_format ? format_step : 1;
+        const std::array<int64_t, 2> reach = in_format ? std::array<int64_t, 2>{cap, cap} : window;
+        auto start = [&](float v) { return OrderedFloat(in_format ? RoundTo(format, v) : v); };
         auto searchable = [&](float v) {
-          return std::isfinite(v) && (!c.per_op || v == 0 || std::fabs(static_cast<double>(v)) >= format_min_normal);
+          return std::isfinite(v) && (!in_format || v == 0 || std::fabs(static_cast<double>(v)) >= format_min_normal);
         };
         const int64_t o0 = start(center.value[0]), o1 = start(center.value[1]);
         const int64_t count1 = search.statistics == 2 ? 2 * reach[1] + 1 : 1;
@@ -247,6 +278,9 @@ RowStatisticSearch SearchRowStatistics(const ReductionInputSet& inputs, const st
             const NativeBinary32Arith& base = c.fused ? fused : unfused;
             if (c.per_op) {
               RowEpilogue(PerOpArith(base, format), *op, c.finish, c.step, in, n, kDefaultRmsNormEps, s, sink);
+            } else if (c.statistic_in_format) {
+              RowEpilogue(FormatFunctionArith(base, format), *op, c.finish, c.step, in, n, kDefaultRmsNormEps, s,
+                          sink);
             } else {
               RowEpilogue(base, *op, c.finish, c.step, in, n, kDefaultRmsNormEps, s, sink);
             }

@@ -54,13 +54,22 @@ struct RowEpilogueCandidate {
   // library in binary32 rounds to the same 16-bit value but where it lies
   // within its error of a rounding boundary).
   bool per_op = false;
+  // The row's statistic a value of the format and the function the elements
+  // take of it (Log of the sum) rounded to it, the elements' arithmetic in
+  // binary32 (RowFormRounding::kStatisticInFormat): searched over the
+  // format's values as per_op is. Only for bf16 and f16 outputs.
+  bool statistic_in_format = false;
+  // A form an op declares (RowOpInfo::other_epilogues), whose `cause` names
+  // what two sides part on; false for a variant's finish.
+  bool declared = false;
   std::string form;      // "rsqrt", "product_difference": the name without fusion
   std::string cause;     // the cause word of a declared form; "formula" for a finish
   std::string sequence;  // in words
 };
 // Every candidate but the per_op ones (SearchRowStatistics adds those for a
 // 16-bit format); `sixteen_bit`: with the forms that differ only per op
-// (RowEpilogueForm::per_op_only), which the caller then searches per op.
+// (RowFormRounding::kPerOpOnly), which the caller then searches per op, and
+// those whose statistic is kept in the format (statistic_in_format).
 std::vector<RowEpilogueCandidate> RowEpilogueCandidates(const RowOpInfo& op, bool sixteen_bit = false);
 
 // A statistic value as an integer that counts binary32 values in order, so
