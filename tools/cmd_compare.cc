@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <tuple>
@@ -413,9 +414,41 @@ void RevealBoth(const ReductionInputSet& inputs, const CompareSide& a, const Com
 
 void CompareReductions(const CompareArgs& args, const FloatFormat& format) {
   const ReductionOpInfo& op = *FindReductionOp(args.op);
-  if (!args.input.empty() || !args.model_specs.empty() || !args.models_path.empty()) {
-    throw UsageError("--input, --model and --models are for elementwise ops; a reduction's sides are compared "
-                     "with its schedules' models");
+  if (!args.input.empty()) throw UsageError("--input is for elementwise ops");
+  // A row reduction's --model writes out its term function (row_model_fit.h).
+  const RowOpInfo* row_op = FindRowOp(op.name);
+  std::vector<RowFunctionModel> row_functions;
+  if (!args.model_specs.empty() || !args.models_path.empty()) {
+    if (row_op == nullptr || !RowModelsApply(*row_op, format) || RowTermFunction(*row_op).empty()) {
+      throw UsageError("--model and --models: for a reduction, only softmax_fwd and log_softmax_fwd in f32 take "
+                       "models (their exp(z) written out, docs/compare.md); the others' sides are compared with the "
+                       "schedules' models and the orders and epilogues compare searches");
+    }
+    std::vector<std::string> specs = args.model_specs;
+    std::vector<std::string> where(specs.size(), "--model");
+    if (!args.models_path.empty()) {
+      std::ifstream in(args.models_path);
+      if (!in) throw InputError(args.models_path + ": cannot open");
+      std::string line;
+      for (size_t number = 1; std::getline(in, line); ++number) {
+        const size_t first = line.find_first_not_of(" \t\r");
+        if (first == std::string::npos || line[first] == '#') continue;
+        specs.push_back(line);
+        where.push_back(fmt::format("{}:{}", args.models_path, number));
+      }
+    }
+    for (size_t k = 0; k < specs.size(); ++k) {
+      try {
+        row_functions.push_back(ParseRowFunctionModel(*row_op, specs[k]));
+      } catch (const std::invalid_argument& e) {
+        throw InputError(where[k] + ": " + e.what());
+      }
+      for (size_t j = 0; j + 1 < row_functions.size(); ++j) {
+        if (row_functions[j].name == row_functions.back().name) {
+          throw InputError(where[k] + ": model '" + row_functions.back().name + "' is already defined");
+        }
+      }
+    }
   }
   if (!args.inputs_path.empty() && (!args.suite.empty() || !args.shape.empty())) {
     throw UsageError("give --inputs or --suite/--shape, not both");
@@ -439,6 +472,7 @@ void CompareReductions(const CompareArgs& args, const FloatFormat& format) {
   request.b = ReductionSide(args, inputs, args.b, "--b", plugins);
   request.examples = args.examples;
   request.threads = args.threads;
+  request.row_functions = row_functions;
   request.replay = fmt::format("ulpgate compare --op {}{} --a {} --b {}", op.name,
                                format.bits == 32 ? "" : " --dtype " + std::string(format.name), ShellWord(args.a),
                                ShellWord(args.b));
@@ -762,7 +796,9 @@ void AddCompareCommand(CLI::App& app) {
   cmd->add_flag("--reveal", args->reveal,
                 "linear_fwd, both sides kernels: reveal each side's summation tree from its outputs (reveal's "
                 "probes) beside the schedules' models; without it, only where neither names a cause");
-  cmd->add_option("--model", args->model_specs, "A model of your own, 'NAME: statements' (docs/models.md)");
+  cmd->add_option("--model", args->model_specs,
+                  "A model of your own, 'NAME: statements' (docs/models.md); for softmax_fwd and log_softmax_fwd in "
+                  "f32, an exp(z) written out (docs/compare.md)");
   cmd->add_option("--models", args->models_path, "A file of models, one 'NAME: statements' per line");
   cmd->add_option("--examples", args->examples, "Differing inputs shown, nearest first")
       ->capture_default_str()

@@ -315,16 +315,21 @@ std::array<double, 2> RowStatisticMagnitudes(const B& base, const RowOpInfo& op,
 // `function_values`, where given, are the values of the function each element
 // calls on its operands alone (RowOpInfo::element_function: log-softmax
 // backward's Exp(y_i)), in place of Highway's: another implementation's.
+// `statistic_function`, where given, is the value of the function the
+// elements take of the row's statistic, in place of the epilogue's own:
+// log-softmax's Log(S), RMSNorm's scale r where it multiplies by one (the
+// rsqrt finish and form); another implementation's.
 template <class B, class Sink>
 void RowEpilogue(const B& base, const RowOpInfo& op, RowFinish finish, RowEpilogueStep step,
                  const RowOperands& in, size_t n, float eps, const RowStatistics& s, Sink&& sink,
-                 const float* function_values = nullptr) {
+                 const float* function_values = nullptr, const float* statistic_function = nullptr) {
   const row_models_detail::RowFunctionArith<B> a(base);
   switch (op.op) {
     case RowOp::kRmsNormFwd:
     case RowOp::kRmsNormBwd: {
       const bool rsqrt = finish == RowFinish::kRsqrt || step == RowEpilogueStep::kRsqrtFunction;
-      const float scale = step == RowEpilogueStep::kRsqrtFunction ? a.Rsqrt(a.Add(s.value[0], eps))
+      const float scale = rsqrt && statistic_function != nullptr ? *statistic_function
+                          : step == RowEpilogueStep::kRsqrtFunction ? a.Rsqrt(a.Add(s.value[0], eps))
                           : rsqrt ? rmsnorm_spec::RowScale<RowFinish::kRsqrt>(a, s.value[0], eps)
                                   : rmsnorm_spec::RowScale<RowFinish::kSqrtDivide>(a, s.value[0], eps);
       if (op.op == RowOp::kRmsNormFwd) {
@@ -367,7 +372,7 @@ void RowEpilogue(const B& base, const RowOpInfo& op, RowFinish finish, RowEpilog
       return;
     }
     case RowOp::kLogSoftmaxFwd: {
-      const float log_sum = a.Log(s.value[0]);
+      const float log_sum = statistic_function != nullptr ? *statistic_function : a.Log(s.value[0]);
       for (size_t i = 0; i < n; ++i) {
         if (!sink(i, softmax_spec::LogSoftmaxElement(a, in.x[i], s.max, log_sum))) return;
       }

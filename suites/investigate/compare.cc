@@ -17,6 +17,8 @@
 #include "oracles/format.h"
 #include "kernels/reductions/reduction_spec.h"
 #include "suites/engine/reductions/row_statistics.h"
+#include "suites/engine/reductions/sum_orders.h"
+#include "kernels/reductions/row_sequences.h"
 #include "suites/investigate/model_structure.h"
 #include "suites/reports/number_text.h"
 #include "suites/reports/replay.h"
@@ -934,39 +936,138 @@ CompareCause CauseFromSharedFunctionValues(const RowOpInfo& op, const SharedFunc
   return cause;
 }
 
-std::vector<std::string> SumOrderNames(size_t terms) {
-  std::vector<std::string> names = {"sequential"};
-  for (size_t lanes = 2; lanes <= terms; lanes *= 2) {
-    names.push_back(fmt::format("accumulators_{}_in_turn", lanes));
-    names.push_back(fmt::format("accumulators_{}_halving", lanes));
+namespace {
+
+// The words a pair of fits parts on, in the order tree, epilogue, function.
+std::vector<std::string> RowModelParts(const RowModelSearch& a, const RowModelFit& fa, const RowModelSearch& b,
+                                       const RowModelFit& fb) {
+  std::vector<std::string> parts;
+  if (fa.order != fb.order) {
+    const bool wide = fa.order == "binary64_rounded_once" || fb.order == "binary64_rounded_once";
+    parts.push_back(wide ? kCauseRoundingFormat : kCauseTree);
   }
-  names.push_back("binary64_rounded_once");
-  return names;
+  if (fa.epilogue.form != fb.epilogue.form) {
+    parts.push_back(fa.epilogue.declared   ? fa.epilogue.cause
+                    : fb.epilogue.declared ? fb.epilogue.cause
+                                           : std::string(kCauseFormula));
+  } else if (fa.epilogue.fused != fb.epilogue.fused) {
+    parts.push_back(kCauseFusion);
+  }
+  if (a.functions[fa.function].text != b.functions[fb.function].text) parts.push_back(kCauseFunction);
+  return parts;
 }
 
-float SumInOrder(const std::string& order, const std::vector<float>& terms) {
-  if (order == "binary64_rounded_once") {
-    double sum = 0;
-    for (const float t : terms) sum += t;
-    return static_cast<float>(sum);
+std::string RowFitText(const RowModelSearch& s, const RowModelFit& f, const std::string& function_name) {
+  std::string text = fmt::format("order {}, epilogue {} ({})", f.order, f.epilogue.name, f.epilogue.sequence);
+  if (!function_name.empty()) text = fmt::format("{} by {}, ", function_name, s.functions[f.function].name) + text;
+  if (!s.statistic_function.empty() && !f.statistic_function.empty() && !std::isnan(f.statistic_function.front())) {
+    text += fmt::format("; its {} the correctly rounded value on {} of {} rows{}", s.statistic_function,
+                        s.rows - f.rows_own_function, s.rows,
+                        f.rows_own_function > 0 ? fmt::format(" and a value of its own within {} ULPs on the other {}",
+                                                              kRowFunctionWindow, f.rows_own_function)
+                                                : std::string());
   }
-  size_t lanes = 1;
-  bool halving = false;
-  if (order != "sequential") {
-    lanes = std::stoul(order.substr(std::string("accumulators_").size()));
-    halving = order.size() > 8 && order.compare(order.size() - 8, 8, "_halving") == 0;
-  }
-  std::vector<float> acc(lanes, 0.0f);
-  for (size_t k = 0; k < terms.size(); ++k) acc[k % lanes] += terms[k];
-  if (halving) {
-    for (size_t width = lanes / 2; width >= 1; width /= 2) {
-      for (size_t j = 0; j < width; ++j) acc[j] += acc[j + width];
+  return text;
+}
+
+}  // namespace
+
+CompareCause CauseFromRowModels(const ReductionInputSet& inputs, const RowModelSearch& a, const RowModelSearch& b) {
+  CompareCause cause;
+  cause.cause = kCauseUnknown;
+  cause.basis = "row models";
+  const RowOpInfo& op = *FindRowOp(inputs.op->name);
+  const std::string function_name = RowTermFunction(op);
+  std::vector<std::string> names;
+  for (const RowFunctionModel& f : a.functions) names.push_back(f.name);
+  const std::string searched = fmt::format(
+      "with {}{} orders of each row's {} terms ({}){}", function_name.empty() ? "" : fmt::format(
+                                                                                      "the {} of {} and ", function_name, Join(names)),
+      a.orders.size(), a.n, Join(a.orders),
+      a.statistic_function.empty()
+          ? std::string()
+          : fmt::format(", and {} set free per row within {} ULPs of its correctly rounded value", a.statistic_function,
+                        kRowFunctionWindow));
+  for (const auto& [side, s] : {std::pair<const char*, const RowModelSearch*>{"a", &a}, {"b", &b}}) {
+    if (s->fits.empty()) {
+      cause.detail = fmt::format("{}, no model gives {}'s outputs bit for bit on every row", searched, side);
+      return cause;
     }
-    return acc[0];
   }
-  float sum = acc[0];
-  for (size_t j = 1; j < lanes; ++j) sum += acc[j];
-  return sum;
+  size_t best = std::numeric_limits<size_t>::max();
+  const RowModelFit* pa = nullptr;
+  const RowModelFit* pb = nullptr;
+  std::string words;
+  std::vector<std::string> rivals;
+  for (const RowModelFit& fa : a.fits) {
+    for (const RowModelFit& fb : b.fits) {
+      const std::vector<std::string> parts = RowModelParts(a, fa, b, fb);
+      if (parts.size() > best) continue;
+      std::string w = parts.empty() ? std::string(kCauseNone) : parts[0];
+      for (size_t k = 1; k < parts.size(); ++k) w += kCauseJoin + parts[k];
+      if (parts.size() == best) {
+        if (w != words && std::find(rivals.begin(), rivals.end(), w) == rivals.end()) rivals.push_back(w);
+        continue;
+      }
+      best = parts.size();
+      words = w;
+      rivals.clear();
+      pa = &fa;
+      pb = &fb;
+    }
+  }
+  cause.model_a = pa->order + "+" + pa->epilogue.name;
+  cause.model_b = pb->order + "+" + pb->epilogue.name;
+  if (!function_name.empty()) {
+    cause.model_a = a.functions[pa->function].name + "+" + cause.model_a;
+    cause.model_b = b.functions[pb->function].name + "+" + cause.model_b;
+  }
+  for (const auto& [s, f] : {std::pair<const RowModelSearch*, const RowModelFit*>{&a, pa}, {&b, pb}}) {
+    cause.row_models.push_back({s->functions[f->function].name, s->functions[f->function].text, f->order,
+                                f->epilogue.name, f->statistic, f->statistic_function});
+  }
+  std::string parted;
+  if (best == 0) {
+    parted = "one model gives both sides: the outputs do not show where they part";
+  } else {
+    std::vector<std::string> what;
+    if (pa->order != pb->order) what.push_back("no one order gives both sides");
+    if (pa->epilogue.form != pb->epilogue.form || pa->epilogue.fused != pb->epilogue.fused) {
+      what.push_back("no one epilogue does");
+    }
+    if (a.functions[pa->function].text != b.functions[pb->function].text) {
+      // How many of the rows' terms the two functions give apart.
+      size_t apart = 0, terms = 0;
+      const size_t rows_per = inputs.shape[0], n = inputs.shape[1];
+      const ModelProgram* fa = a.functions[pa->function].program.get();
+      const ModelProgram* fb = b.functions[pb->function].program.get();
+      for (const ReductionInstance& instance : inputs.instances) {
+        for (size_t r = 0; r < rows_per; ++r) {
+          const float* x = instance.operands[0].data() + r * n;
+          float m = x[0];
+          for (size_t i = 1; i < n; ++i) m = x[i] > m ? x[i] : m;
+          for (size_t i = 0; i < n; ++i) {
+            const double z = x[i] - m;
+            const float ea = fa != nullptr ? static_cast<float>(fa->Evaluate(&z)) : ExpOfSequences(x[i] - m, false);
+            const float eb = fb != nullptr ? static_cast<float>(fb->Evaluate(&z)) : ExpOfSequences(x[i] - m, false);
+            apart += std::memcmp(&ea, &eb, sizeof ea) != 0;
+            ++terms;
+          }
+        }
+      }
+      what.push_back(fmt::format("no one {} does ({}'s and {}'s differ on {} of the {} terms)", function_name,
+                                 a.functions[pa->function].name, b.functions[pb->function].name, apart, terms));
+    }
+    parted = Join(what);
+  }
+  cause.cause = best == 0 ? std::string(kCauseUnknown) : words;
+  cause.detail = fmt::format("{}: a's outputs follow {} on every row; b's {}; {}", searched,
+                             RowFitText(a, *pa, function_name), RowFitText(b, *pb, function_name), parted);
+  if (!rivals.empty()) {
+    cause.detail += fmt::format("; but as well {}: the models do not tell {} from {}", Join(rivals), words, Join(rivals));
+    cause.cause = kCauseUnknown;
+  }
+  return cause;
 }
 
 CompareCause CauseFromSumOrders(const ReductionInputSet& inputs, const std::vector<float>& a,
@@ -1142,6 +1243,14 @@ CompareResult RunReductionCompare(const ReductionCompareRequest& r) {
       if (shared.cause != kCauseUnknown) out.cause = shared;
       else out.cause.detail += "; " + shared.detail;
     }
+    // Each side's term function pinned (the user's written out, else
+    // ulpgate's own), its orders and epilogues tried whole.
+    if (out.cause.cause == kCauseUnknown && RowModelsApply(row_op, *inputs.format)) {
+      const CompareCause fitted = CauseFromRowModels(inputs, SearchRowModels(inputs, r.a.outputs, r.row_functions),
+                                                     SearchRowModels(inputs, r.b.outputs, r.row_functions));
+      if (fitted.cause != kCauseUnknown) out.cause = fitted;
+      else out.cause.detail += "; " + fitted.detail;
+    }
     out.cause.detail = models + "; " + out.cause.detail;
   }
   return out;
@@ -1207,6 +1316,28 @@ nlohmann::ordered_json ReductionCompareJson(const ReductionCompareRequest& r, co
       rows.push_back({{"row", v.row}, {"a", a}, {"b", b}, {"apart", v.apart}});
     }
     j["cause"]["row_statistics"] = rows;
+  }
+  if (!result.cause.row_models.empty()) {
+    // Each side's model and, per row, its statistic and the value of the
+    // function of it, as hex floats with their bits (null where none).
+    const FloatFormat& f32 = kBinary32;
+    auto number = [&](float v) {
+      return std::isnan(v) ? nlohmann::ordered_json(nullptr)
+                           : nlohmann::ordered_json{{"value", HexFloat(v)}, {"bits", BitsText(f32, Encoding(f32, v))}};
+    };
+    nlohmann::ordered_json models;
+    for (size_t k = 0; k < result.cause.row_models.size() && k < 2; ++k) {
+      const CompareCause::RowModelSide& m = result.cause.row_models[k];
+      nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+      for (size_t row = 0; row < m.statistic.size(); ++row) {
+        rows.push_back({{"row", row}, {"statistic", number(m.statistic[row])},
+                        {"statistic_function", number(row < m.statistic_function.size() ? m.statistic_function[row]
+                                                                                         : std::nanf(""))}});
+      }
+      models[k == 0 ? "a" : "b"] = {{"function", m.function}, {"program", m.program}, {"order", m.order},
+                                    {"epilogue", m.epilogue}, {"rows", rows}};
+    }
+    j["cause"]["row_models"] = models;
   }
   nlohmann::ordered_json nearest = nlohmann::ordered_json::array();
   for (const CompareExample& e : result.nearest) nearest.push_back(example(e));

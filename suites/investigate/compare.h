@@ -23,6 +23,7 @@
 #include "kernels/reductions/row_ops.h"
 #include "oracles/format.h"
 #include "suites/inputs/inputs.h"
+#include "suites/engine/reductions/row_model_fit.h"
 #include "suites/engine/reductions/row_statistics.h"
 #include "suites/inputs/reduction_problem.h"
 #include "suites/investigate/check.h"
@@ -119,6 +120,16 @@ struct CompareCause {
     bool apart = false;
   };
   std::vector<RowValues> rows;
+  // A row reduction's cause from its sides fitted to models (basis "row
+  // models", row_model_fit.h): each side's term function (its name and
+  // program; "highway" and none for ulpgate's own), order, epilogue and, per
+  // row, the statistic and the value of its function that serve (NaN where
+  // the epilogue takes none). Empty otherwise; a's then b's.
+  struct RowModelSide {
+    std::string function, program, order, epilogue;
+    std::vector<float> statistic, statistic_function;
+  };
+  std::vector<RowModelSide> row_models;
 };
 
 struct CompareResult {
@@ -169,6 +180,10 @@ struct ReductionCompareRequest {
   // The command that runs this comparison again (its inputs: the same suite,
   // shape, seed and instances, or the same file): each difference's replay.
   std::string replay;
+  // Implementations of a row reduction's term function (the user's
+  // --model, row_model_fit.h), tried on both sides where the row
+  // statistics set free name no cause; ulpgate's own where none is given.
+  std::vector<RowFunctionModel> row_functions;
 };
 CompareResult RunReductionCompare(const ReductionCompareRequest& request);
 nlohmann::ordered_json ReductionCompareJson(const ReductionCompareRequest& request, const CompareResult& result);
@@ -187,20 +202,23 @@ CompareCause CauseFromRowStatistics(const RowOpInfo& op, const RowStatisticSearc
 // epilogues that give both sides with that function's values shared.
 CompareCause CauseFromSharedFunctionValues(const RowOpInfo& op, const SharedFunctionSearch& search);
 
+// A row reduction's cause from each side's fits to models whose parts are
+// data (row_model_fit.h): the pair of fits, one per side, that differ in the
+// fewest parts names the cause, each part its word: the order "tree" (the
+// binary64 sum rounded once against an order, "rounding format"), the
+// epilogue "formula" (a declared form's own word; MulAdd fused on one side
+// only, "fusion"), the term function "function implementation"; two such
+// pairs with other words, or a side with no fit, "unknown".
+CompareCause CauseFromRowModels(const ReductionInputSet& inputs, const RowModelSearch& a, const RowModelSearch& b);
+
 // A plain sum's two sides (its outputs the sums of the terms themselves:
 // linear_bwd_bias) where neither the schedules' models nor a revealed tree
-// name a cause: which binary32 orders of the terms (SumOrderNames) give every
+// name a cause: which binary32 orders of the terms (SumOrderNames, sum_orders.h) give every
 // output of each side. Each side given by an order and neither by the
 // binary64 sum rounded once (a wider accumulator, which the outputs would not
 // tell from an order): "tree", basis "summation orders"; else "unknown".
 CompareCause CauseFromSumOrders(const ReductionInputSet& inputs, const std::vector<float>& a,
                                 const std::vector<float>& b);
-// The orders tried: "sequential"; for L = 2, 4, ... up to the terms' count,
-// L accumulators (accumulator j takes terms j, j+L, ... in turn) joined in
-// turn, "accumulators_L_in_turn", or by a halving tree (j with j + L/2),
-// "accumulators_L_halving"; then "binary64_rounded_once".
-std::vector<std::string> SumOrderNames(size_t terms);
-float SumInOrder(const std::string& order, const std::vector<float>& terms);
 
 // A product and its bias in a 16-bit format (an op whose terms carry one
 // scalar added after the sum: linear_fwd) where one side follows schedules'
