@@ -994,13 +994,29 @@ CompareCause CauseFromRowModels(const ReductionInputSet& inputs, const RowModelS
       return cause;
     }
   }
+  // A side that some fit gives with the statistic's function correctly
+  // rounded on every row (or taking none) is held to those fits: a value set
+  // free per row absorbs a row's sum, so that another order or term
+  // function would serve as well, and only where no such fit exists does a
+  // side's function count as its own.
+  auto held = [](const RowModelSearch& s) {
+    std::vector<const RowModelFit*> pinned, all;
+    for (const RowModelFit& f : s.fits) {
+      all.push_back(&f);
+      if (f.rows_own_function == 0) pinned.push_back(&f);
+    }
+    return pinned.empty() ? all : pinned;
+  };
+  const std::vector<const RowModelFit*> fits_a = held(a), fits_b = held(b);
   size_t best = std::numeric_limits<size_t>::max();
   const RowModelFit* pa = nullptr;
   const RowModelFit* pb = nullptr;
   std::string words;
   std::vector<std::string> rivals;
-  for (const RowModelFit& fa : a.fits) {
-    for (const RowModelFit& fb : b.fits) {
+  for (const RowModelFit* fa_ptr : fits_a) {
+    const RowModelFit& fa = *fa_ptr;
+    for (const RowModelFit* fb_ptr : fits_b) {
+      const RowModelFit& fb = *fb_ptr;
       const std::vector<std::string> parts = RowModelParts(a, fa, b, fb);
       if (parts.size() > best) continue;
       std::string w = parts.empty() ? std::string(kCauseNone) : parts[0];
@@ -1060,9 +1076,36 @@ CompareCause CauseFromRowModels(const ReductionInputSet& inputs, const RowModelS
     }
     parted = Join(what);
   }
+  // A side that every order gives (its statistic's function set free absorbs
+  // the row's sum): its order is not shown, so no tree can be.
+  for (const auto& [side, s, f, fits] :
+       {std::tuple<const char*, const RowModelSearch*, const RowModelFit*, const std::vector<const RowModelFit*>*>{
+            "a", &a, pa, &fits_a},
+        {"b", &b, pb, &fits_b}}) {
+    size_t count = 0;
+    for (const RowModelFit* g : *fits) count += g->function == f->function && g->epilogue.name == f->epilogue.name;
+    if (count >= s->orders.size() && f->rows_own_function > 0) {
+      parted += fmt::format("; every order tried gives {}: its {}, its own and set free, absorbs the row's sum, so the "
+                            "outputs do not show {}'s order",
+                            side, s->statistic_function, side);
+    }
+  }
+  // Every order that gives a side with its chosen function and epilogue.
+  auto orders = [](const std::vector<const RowModelFit*>& fits, const RowModelFit& chosen) {
+    std::vector<std::string> found;
+    for (const RowModelFit* f : fits) {
+      if (f->function == chosen.function && f->epilogue.name == chosen.epilogue.name &&
+          std::find(found.begin(), found.end(), f->order) == found.end()) {
+        found.push_back(f->order);
+      }
+    }
+    return Join(found);
+  };
   cause.cause = best == 0 ? std::string(kCauseUnknown) : words;
-  cause.detail = fmt::format("{}: a's outputs follow {} on every row; b's {}; {}", searched,
-                             RowFitText(a, *pa, function_name), RowFitText(b, *pb, function_name), parted);
+  cause.detail = fmt::format("{}: a's outputs follow {} on every row (with that {} the orders {}); b's {} (the "
+                             "orders {}); {}",
+                             searched, RowFitText(a, *pa, function_name), function_name.empty() ? "epilogue" : "function and epilogue",
+                             orders(fits_a, *pa), RowFitText(b, *pb, function_name), orders(fits_b, *pb), parted);
   if (!rivals.empty()) {
     cause.detail += fmt::format("; but as well {}: the models do not tell {} from {}", Join(rivals), words, Join(rivals));
     cause.cause = kCauseUnknown;
@@ -1243,9 +1286,12 @@ CompareResult RunReductionCompare(const ReductionCompareRequest& r) {
       if (shared.cause != kCauseUnknown) out.cause = shared;
       else out.cause.detail += "; " + shared.detail;
     }
-    // Each side's term function pinned (the user's written out, else
-    // ulpgate's own), its orders and epilogues tried whole.
-    if (out.cause.cause == kCauseUnknown && RowModelsApply(row_op, *inputs.format)) {
+    // Each side's term function pinned (the user's written out; RMSNorm's
+    // squares are its own), its orders and epilogues tried whole. Without
+    // the user's, a term function of ulpgate's own would stand for the
+    // sides' and name orders it does not pin.
+    if (out.cause.cause == kCauseUnknown && RowModelsApply(row_op, *inputs.format) &&
+        (RowTermFunction(row_op).empty() || !r.row_functions.empty())) {
       const CompareCause fitted = CauseFromRowModels(inputs, SearchRowModels(inputs, r.a.outputs, r.row_functions),
                                                      SearchRowModels(inputs, r.b.outputs, r.row_functions));
       if (fitted.cause != kCauseUnknown) out.cause = fitted;
