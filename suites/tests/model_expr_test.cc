@@ -418,12 +418,18 @@ TEST(ModelExpr, Scalb) {
   EXPECT_TRUE(std::isnan(eval(1, INFINITY)));
   EXPECT_TRUE(std::isnan(eval(0, -INFINITY)));
   EXPECT_TRUE(std::isnan(eval(1, std::numeric_limits<double>::quiet_NaN())));
-  // Against ldexpf on values of every class and every exponent that matters.
+  // Against ldexpf on values of every class and every exponent that matters;
+  // scaled back, so that the rounding is seen inside the model, not only in
+  // the output's rounding to the storage format.
+  const ModelProgram there_and_back = ParseModel("m", "s = scalb(grad, x); out = scalb(s, -x)", operands, kBinary32);
   for (const float a : {1.0f, -1.0f, 0x1.fffffep+127f, 0x1.000002p+0f, -0x1.7ffffep+0f, 0x1.800002p-3f,
                         0x1p-149f, -0x1.fffffcp-127f, 0x1.234568p-140f, 0x1.fffffep-1f, 3.0f, 0.0f, -0.0f}) {
     for (int n = -330; n <= 330; ++n) {
       const float want = std::ldexp(a, n);
       EXPECT_EQ(bits(eval(a, n)), bits(want)) << std::hexfloat << a << " " << std::dec << n;
+      const double ops[2] = {a, static_cast<double>(n)};
+      EXPECT_EQ(bits(there_and_back.Evaluate(ops)), bits(std::ldexp(want, -n)))
+          << std::hexfloat << a << " " << std::dec << n;
     }
   }
   // The working format's rounding: bf16 has 8 bits, subnormals from 2^-133.
@@ -434,6 +440,10 @@ TEST(ModelExpr, Scalb) {
   EXPECT_EQ(bf16.Evaluate(in2), 0x1.fep+127);
   const double in3[2] = {0x1.fep+0, 128};
   EXPECT_EQ(bf16.Evaluate(in3), INFINITY);
+  // Inside the model, before the output's rounding: 3*2^-135 is 2^-133 in bf16.
+  const ModelProgram bf16_back = ParseModel("b", "working bf16; s = scalb(grad, x); out = scalb(s, -x)", operands,
+                                            kBFloat16);
+  EXPECT_EQ(bf16_back.Evaluate(in1), 4.0);
   EXPECT_THROW(ParseModel("m", "out = scalb(x)", operands, kBinary32), ModelSyntaxError);
   EXPECT_THROW(ParseModel("m", "scalb = x; out = scalb", operands, kBinary32), ModelSyntaxError);
 }
