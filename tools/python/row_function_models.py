@@ -2,8 +2,8 @@
 operand `z`, the result `out`, working f32: the exps behind the row reductions of
 suites/peer/jax-0.10.2-cpu, as tools/python/row_models.py computes them with numpy.
 
-NUMPY_EXPF_AVX512F: NumPy's AVX512F float32 exp (the SIMD path of `np.exp` on a float32
-array on an AVX512F CPU, numpy/_core/src/umath/loops_exponent_log.dispatch.c.src), as
+NUMPY_EXPF_AVX512F: NumPy's AVX512F float32 exp (`simd_exp_FLOAT`, the SIMD path of
+`np.exp` on a float32 array on an AVX512F CPU), as
 row_models.py's numpy_expf_avx512f computes it. The nearest integer q to z*log2(e) by the
 magic-number trick (z*log2e + 1.5*2^23) - 1.5*2^23; Cody-Waite reduction r = z - q*ln2 in
 three FMAs (the third's constant is 0, as NumPy writes it); a rational approximation
@@ -13,13 +13,15 @@ num(r)/den(r) of degree 5 over 2, the quotient rounded once; the result scaled b
 The clamps' `max(infinity, z)` and `min(0, abs(z))` keep a NaN z NaN, as row_models.py's
 np.where leaves the computed NaN.
 
-YNNPACK_EXPF: YNNPACK's expf, the one XLA's CPU back end calls in jax.jit's softmax and
-log_softmax (row_models.py's ynn_expf): z clamped to [-0x1.601e68p+6, 0x1.62e43p+6] with
+YNNPACK_EXPF: YNNPACK's expf (`exp_taylor2`), the one XLA's CPU back end hands jax.jit's
+softmax and log_softmax to (row_models.py's ynn_expf): z clamped to [-0x1.601e68p+6, 0x1.62e43p+6] with
 max and min, b = nearest integer to z*log2e by the magic number, Cody-Waite r = z - b*ln2
-in two FMAs, e^r - 1 = r + r^2*p(r) with p of degree 6 evaluated as two polynomials in r^2
-(even and odd coefficients) joined by an FMA, then e^z = 2^b + 2^b*(e^r - 1), 2^b as
+in two FMAs, e^r - 1 = r + r^2*p(r) with p's 7 coefficients evaluated as two polynomials
+in r^2 (even and odd coefficients) joined by an FMA, then e^z = 2^b + 2^b*(e^r - 1), 2^b as
 scalb(1, b) (b lies in [-127, 128]: 2^-127 is a subnormal, exact, and 2^128 overflows to
-infinity as row_models.py's ldexp does).
+infinity as row_models.py's ldexp does; above z of about 88.38, where b is 128, the
+result is then infinity, or NaN where e^r - 1 < 0, and row_models.py's fma32, which takes
+no infinity, cannot evaluate it: check() lists those z apart).
 
 Every constant is the binary32 value row_models.py writes as np.float32(...), in C99 hex.
 
