@@ -53,10 +53,10 @@ NUMPY_EXPF_AVX512F = "; ".join([
 ])
 
 YNNPACK_EXPF = "; ".join([
-    "x = min(max(z, -0x1.601e68p+6), 0x1.62e43p+6)",
-    "t = x*0x1.715476p+0",
+    "xc = min(max(z, -0x1.601e68p+6), 0x1.62e43p+6)",
+    "t = xc*0x1.715476p+0",
     "b = (0x1.8p+23 + t) - 0x1.8p+23",
-    "r = fma(b, -0x1.62e4p-1, x)",
+    "r = fma(b, -0x1.62e4p-1, xc)",
     "r = fma(b, -0x1.7f7d1cp-20, r)",
     "e2b = scalb(1, b)",
     "r2 = r*r",

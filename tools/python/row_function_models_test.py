@@ -2,15 +2,19 @@
 """The model language's exp programs of row_function_models.py (NumPy's AVX512F expf,
 YNNPACK's expf), evaluated by model_language.py, bit for bit against row_models.py's numpy
 on every z = RN(x - max(row)) of suites/peer/jax-0.10.2-cpu's softmax_fwd_f32 and
-log_softmax_fwd_f32 and on a sweep of [-110, 90] with the clamp edges; and
-model_language.py's scalb on hand-computed values.
+log_softmax_fwd_f32 and on a sweep of [-110, 90] with the clamp edges; with --ulpgate,
+ulpgate's own evaluator on the same values (`ulpgate check --require-model`, the program's
+z as silu_bwd's operand x); and model_language.py's scalb on hand-computed values.
 
-    row_function_models_test.py
+    row_function_models_test.py [--ulpgate build/bin/ulpgate] [--work DIR]
 
 Exit 0 when all agree, 1 otherwise; 77 (a ctest skip) without numpy or mpmath.
 """
 
+import argparse
 import os
+import re
+import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -56,7 +60,42 @@ def scalb_cases():
     return failures
 
 
+def ulpgate_agrees(ulpgate, work):
+    """`ulpgate check` of each program against row_models.py's values (those it can
+    evaluate), every output required to be the program's: the number of programs that
+    fail."""
+    import numpy as np
+    import row_function_models as rfm
+    sys.path.insert(0, HERE)
+    import row_models
+    os.makedirs(work, exist_ok=True)
+    zs = np.concatenate([z for _, z in rfm.z_values(np)])
+    failures = 0
+    for name, text, reference in (("numpy", rfm.NUMPY_EXPF_AVX512F, row_models.numpy_expf_avx512f),
+                                  ("ynnpack", rfm.YNNPACK_EXPF, row_models.ynn_expf)):
+        bits = rfm.reference_bits(np, reference, zs)
+        keep = np.array([b is not None for b in bits])
+        out = np.array([b for b in bits if b is not None], np.uint32).view(np.float32)
+        path = os.path.join(work, name + ".npz")
+        np.savez(path, grad=np.ones(int(keep.sum()), np.float32), x=zs[keep], out=out)
+        # silu_bwd's operands are grad and x: z is x, and no name of the program may be x.
+        model = re.sub(r"\bz\b", "x", text)
+        cmd = [ulpgate, "check", "--op", "silu_bwd", "--dtype", "f32", "--inputs", path,
+               "--outputs", path + ":out", "--model", name + ": " + model, "--require-model", name,
+               "--quiet"]
+        run = subprocess.run(cmd, capture_output=True, text=True)
+        print("ulpgate check --require-model %s on %d z: exit %d" % (name, int(keep.sum()), run.returncode))
+        if run.returncode != 0:
+            print(run.stdout[-3000:] + run.stderr[-3000:])
+            failures += 1
+    return failures
+
+
 def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ulpgate", help="also hold ulpgate's evaluator to the same values")
+    ap.add_argument("--work", default="row_function_models_work")
+    args = ap.parse_args()
     try:
         import numpy  # noqa: F401
         import mpmath  # noqa: F401
@@ -72,6 +111,8 @@ def main():
     # overflows there as the kernel's exponent does. Listed, not held.
     if unevaluated:
         print("%d z left out: row_models.py cannot evaluate them" % len(unevaluated))
+    if args.ulpgate:
+        failures += ulpgate_agrees(args.ulpgate, args.work)
     return 1 if failures or differ else 0
 
 
