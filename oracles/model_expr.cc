@@ -333,7 +333,9 @@ class Parser {
               : name == "copysign" ? Op::kCopysign
               : name == "min"      ? Op::kMin
               : name == "max"      ? Op::kMax
+              : name == "scalb"    ? Op::kScalb
                                    : Op::kIfLess};
+      if (i.op == Op::kScalb) i.format = p_.working;  // the only one that rounds
       i.a = args[0];
       if (n > 1) i.b = args[1];
       if (n > 2) i.c = args[2], i.d = args[3];
@@ -376,7 +378,7 @@ class Parser {
       i.format = f;
       return Emit(i);
     }
-    Fail(start, "unknown function '" + name + "' (fma, neg, sqrt, abs, copysign, min, max, if_less, exp, erf, tanh, log, or a format to round to, NAME or NAME_rz: " +
+    Fail(start, "unknown function '" + name + "' (fma, neg, sqrt, abs, copysign, min, max, if_less, scalb, exp, erf, tanh, log, or a format to round to, NAME or NAME_rz: " +
                     RoundingFormatNames() + ")");
   }
 
@@ -394,7 +396,7 @@ class Parser {
 
 int ExactModelFunctionArity(std::string_view name) {
   if (name == "abs") return 1;
-  if (name == "copysign" || name == "min" || name == "max") return 2;
+  if (name == "copysign" || name == "min" || name == "max" || name == "scalb") return 2;
   if (name == "if_less") return 4;
   return 0;
 }
@@ -451,6 +453,19 @@ int UlpsFromNearest(ModelFunction f, double x, double v) {
   };
   const int64_t d = ordered(value) - ordered(nearest);
   return static_cast<int>(std::clamp<int64_t>(d, std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
+}
+
+// scaleB(a, n) rounded once to `f`: NaN where n is no integer (an infinity
+// or a NaN included), as sqrt of a negative is NaN: evaluation has no other
+// way to refuse a value. a has at most 24 significant bits and n is clamped
+// where the result is 0 or infinite in every format of at most 32 bits
+// either way (|a| lies in [2^-149, 2^128)), so std::ldexp is exact in a
+// double (whose subnormals begin far below 2^-151, under which every such
+// format gives a zero) and RoundDouble is the only rounding.
+double ScaleB(const FloatFormat& f, double a, double n) {
+  if (!std::isfinite(n) || n != std::trunc(n)) return std::numeric_limits<double>::quiet_NaN();
+  const int e = static_cast<int>(std::clamp(n, -2000.0, 2000.0));
+  return RoundDouble(f, std::ldexp(a, e));
 }
 
 bool SameResult(double a, double b) {
@@ -561,6 +576,9 @@ double ModelProgram::EvaluateWith(const double* operands, const int* offsets, Fu
         continue;
       case Op::kIfLess:
         r[k] = r[i.a] < r[i.b] ? r[i.c] : r[i.d];
+        continue;
+      case Op::kScalb:
+        r[k] = ScaleB(*i.format, r[i.a], r[i.b]);
         continue;
       case Op::kImplemented:
         r[k] = r[i.b];

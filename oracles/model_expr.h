@@ -16,7 +16,10 @@
 // the storage format (the identity when it is already one of its values).
 // a / b and sqrt(a) round once, as + - * do. abs(a), copysign(a, b), min(a, b),
 // max(a, b) and if_less(a, b, c, d) (c where a < b, else d) are exact: what
-// a kernel's clamps, sign handling and branches do without rounding. exp,
+// a kernel's clamps, sign handling and branches do without rounding.
+// scalb(a, n) is IEEE 754's scaleB, a*2^n for n an integer value (NaN where
+// n is not one), rounded once to the working format: exact but where it
+// overflows or lands among the subnormals, what an ldexp or scalef does. exp,
 // erf, tanh and log are the
 // model's free functions: no implementation of them is the model's, so a
 // call stands for any binary32 value within kModelFunctionUlps of the
@@ -62,7 +65,7 @@ enum class ModelFunction { kExp, kErf, kTanh, kLog };
 const char* ModelFunctionName(ModelFunction f);
 
 // The arity of an exact function of the model language (abs 1; copysign, min,
-// max 2; if_less 4), 0 for another name.
+// max, scalb 2; if_less 4), 0 for another name.
 int ExactModelFunctionArity(std::string_view name);
 
 // A malformed model: the message names the model and the column (1-based)
@@ -81,7 +84,7 @@ class ModelSyntaxError : public std::invalid_argument {
 // instruction i's result.
 struct ModelProgram {
   enum class Op { kOperand, kConst, kAdd, kSub, kMul, kFma, kNeg, kRound, kRoundTowardZero, kDiv, kSqrt,
-                  kFunction, kAbs, kCopysign, kMin, kMax, kIfLess, kImplemented };
+                  kFunction, kAbs, kCopysign, kMin, kMax, kIfLess, kScalb, kImplemented };
   struct Instr {
     Op op;
     int a = -1, b = -1, c = -1, d = -1;   // the registers read

@@ -89,8 +89,9 @@ std::string FormulaKey(const ModelNode& n) {
   return key + ")";
 }
 
-// The model language's exact functions (a clamp, a sign, a branch): no
-// rounding, and no implementation of their own to set free.
+// The model language's exact functions (a clamp, a sign, a branch, a scaling
+// by a power of 2): no implementation of their own to set free, and no
+// rounding but scalb's.
 bool IsExactFunction(const std::string& name) { return ExactModelFunctionArity(name) > 0; }
 
 // The canonical node: signs out of products and quotients, -(-x) = x, a
@@ -308,7 +309,11 @@ class Reader {
         return Rounded(args[0], name);
       }
     }
-    if (IsExactFunction(name)) return Make(Kind::kFunction, std::move(args), {}, name);
+    // scalb rounds once to the working format (where it overflows or lands
+    // among the subnormals); the others are exact.
+    if (IsExactFunction(name)) {
+      return Make(Kind::kFunction, std::move(args), name == "scalb" ? Working() : std::vector<std::string>{}, name);
+    }
     return Canonical(Kind::kFunction, std::move(args), Working(), name, rounding_.fused_functions);
   }
 

@@ -166,7 +166,7 @@ TEST(ModelExpr, ErrorsNameTheColumn) {
   EXPECT_EQ(ErrorOf("m: r = t*t; out = fma(r, grad)"),
             "model 'm', column 19: fma() takes 3 arguments, got 2");
   EXPECT_EQ(ErrorOf("m: out = bf17(t)"),
-            "model 'm', column 10: unknown function 'bf17' (fma, neg, sqrt, abs, copysign, min, max, if_less, "
+            "model 'm', column 10: unknown function 'bf17' (fma, neg, sqrt, abs, copysign, min, max, if_less, scalb, "
             "exp, erf, tanh, log, or a format to round to, NAME or "
             "NAME_rz: f32, bf16, f16, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, "
             "float6_e2m3fn, float6_e3m2fn, float4_e2m1fn, float8_e8m0fnu)");
@@ -366,6 +366,86 @@ TEST(ModelExpr, ExactFunctions) {
   EXPECT_EQ(m.function_calls, 3);
   EXPECT_THROW(ParseModel("m", "out = if_less(x, grad, 1)", operands, kBinary32), ModelSyntaxError);
   EXPECT_THROW(ParseModel("m", "abs = x; out = abs", operands, kBinary32), ModelSyntaxError);
+}
+
+// scalb(a, n) is IEEE 754's scaleB: a*2^n rounded once, exact but where it
+// overflows or lands among the subnormals; NaN where n is no integer. Against
+// hand-computed values and the C library's ldexpf (scalbnf, which rounds once
+// to nearest even), on every float class and exponents past both ends.
+TEST(ModelExpr, Scalb) {
+  const std::vector<std::string> operands = {"grad", "x"};
+  const ModelProgram f32 = ParseModel("m", "out = scalb(grad, x)", operands, kBinary32);
+  auto eval = [&](double a, double n) {
+    const double ops[2] = {a, n};
+    return f32.Evaluate(ops);
+  };
+  auto bits = [](double v) {
+    const float f = static_cast<float>(v);
+    uint32_t b = 0;
+    std::memcpy(&b, &f, 4);
+    return b;
+  };
+  // Normal results: exact, either sign of n.
+  EXPECT_EQ(eval(1.5, 3), 12.0);
+  EXPECT_EQ(eval(12, -3), 1.5);
+  EXPECT_EQ(eval(-0x1.fffffep+0, -10), -0x1.fffffep-10);
+  EXPECT_EQ(eval(1, 127), 0x1p+127);
+  EXPECT_EQ(eval(0x1p-149, 149), 1.0);  // a subnormal scaled up
+  EXPECT_EQ(eval(1, -126), 0x1p-126);
+  // Among the subnormals (quantum 2^-149), rounded once to nearest even:
+  // 1.5*2^-150 = 0.75 quantum rounds up; 2^-150, a tie, to +0 or -0;
+  // (1 - 2^-24)*2^-126 = 2^-126 - 2^-150, a tie between 0x7fffff and 2^-126,
+  // to the even 2^-126; 1.25 quanta down to one.
+  EXPECT_EQ(eval(1.5, -150), 0x1p-149);
+  EXPECT_EQ(bits(eval(1, -150)), 0x00000000u);
+  EXPECT_EQ(bits(eval(-1, -150)), 0x80000000u);
+  EXPECT_EQ(eval(0x1.fffffep-1, -126), 0x1p-126);
+  EXPECT_EQ(eval(1.25, -149), 0x1p-149);
+  EXPECT_EQ(eval(-0x1.8p-1, -126), -0x1.8p-127);  // exact: a subnormal of the format
+  // Overflow to infinity.
+  EXPECT_EQ(eval(1, 128), INFINITY);
+  EXPECT_EQ(eval(0x1.fffffep+127, 1), INFINITY);
+  EXPECT_EQ(eval(-1.5, 200), -INFINITY);
+  EXPECT_EQ(eval(0x1p-149, 0x1p+100), INFINITY);   // n far past every exponent
+  EXPECT_EQ(bits(eval(-0x1p+127, -0x1p+100)), 0x80000000u);
+  // Zeros, infinities and NaN keep themselves.
+  EXPECT_EQ(bits(eval(-0.0, 5)), 0x80000000u);
+  EXPECT_EQ(eval(-INFINITY, -1000), -INFINITY);
+  EXPECT_TRUE(std::isnan(eval(std::numeric_limits<double>::quiet_NaN(), 1)));
+  // n no integer: NaN, as evaluation has no other way to refuse.
+  EXPECT_TRUE(std::isnan(eval(1, 0.5)));
+  EXPECT_TRUE(std::isnan(eval(1, -0x1.000002p+0)));
+  EXPECT_TRUE(std::isnan(eval(1, INFINITY)));
+  EXPECT_TRUE(std::isnan(eval(0, -INFINITY)));
+  EXPECT_TRUE(std::isnan(eval(1, std::numeric_limits<double>::quiet_NaN())));
+  // Against ldexpf on values of every class and every exponent that matters;
+  // scaled back, so that the rounding is seen inside the model, not only in
+  // the output's rounding to the storage format.
+  const ModelProgram there_and_back = ParseModel("m", "s = scalb(grad, x); out = scalb(s, -x)", operands, kBinary32);
+  for (const float a : {1.0f, -1.0f, 0x1.fffffep+127f, 0x1.000002p+0f, -0x1.7ffffep+0f, 0x1.800002p-3f,
+                        0x1p-149f, -0x1.fffffcp-127f, 0x1.234568p-140f, 0x1.fffffep-1f, 3.0f, 0.0f, -0.0f}) {
+    for (int n = -330; n <= 330; ++n) {
+      const float want = std::ldexp(a, n);
+      EXPECT_EQ(bits(eval(a, n)), bits(want)) << std::hexfloat << a << " " << std::dec << n;
+      const double ops[2] = {a, static_cast<double>(n)};
+      EXPECT_EQ(bits(there_and_back.Evaluate(ops)), bits(std::ldexp(want, -n)))
+          << std::hexfloat << a << " " << std::dec << n;
+    }
+  }
+  // The working format's rounding: bf16 has 8 bits, subnormals from 2^-133.
+  const ModelProgram bf16 = ParseModel("b", "working bf16; out = scalb(grad, x)", operands, kBFloat16);
+  const double in1[2] = {3, -135};  // 0.75*2^-133
+  EXPECT_EQ(bf16.Evaluate(in1), 0x1p-133);
+  const double in2[2] = {0x1.fep+0, 127};  // bf16's largest is 0x1.fep+127
+  EXPECT_EQ(bf16.Evaluate(in2), 0x1.fep+127);
+  const double in3[2] = {0x1.fep+0, 128};
+  EXPECT_EQ(bf16.Evaluate(in3), INFINITY);
+  // Inside the model, before the output's rounding: 3*2^-135 is 2^-133 in bf16.
+  const ModelProgram bf16_back = ParseModel("b", "working bf16; s = scalb(grad, x); out = scalb(s, -x)", operands,
+                                            kBFloat16);
+  EXPECT_EQ(bf16_back.Evaluate(in1), 4.0);
+  EXPECT_THROW(ParseModel("m", "out = scalb(x)", operands, kBinary32), ModelSyntaxError);
+  EXPECT_THROW(ParseModel("m", "scalb = x; out = scalb", operands, kBinary32), ModelSyntaxError);
 }
 
 // `f(ARG) as EXPRESSION`: the value is the expression's, no value searched,

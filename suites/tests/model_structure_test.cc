@@ -99,6 +99,12 @@ TEST(ModelStructure, ModelsOfFunctionsFromTheirSequences) {
   EXPECT_FALSE(CallsFunction(*clamp.out));
   EXPECT_EQ(Cause(clamp, Yours("tanh_bwd", kBinary32, "d: out = grad*copysign(1 - min(abs(t), 1)*t, grad)")),
             "formula");
+  // scalb is no free function either, and it rounds to the working format: the
+  // same scaling in f32 and in bf16 parts on the rounding format.
+  const ModelStructure scaled = Yours("tanh_bwd", kBinary32, "s: out = scalb(grad, t)");
+  ASSERT_NE(scaled.out, nullptr) << scaled.error;
+  EXPECT_FALSE(CallsFunction(*scaled.out));
+  EXPECT_EQ(Cause(scaled, Yours("tanh_bwd", kBinary32, "b: working bf16; out = scalb(grad, t)")), "rounding format");
   // An implementation written out (`f(ARG) as ...`) is the call of f for the
   // structure: the same formula as the free call; written plainly, another.
   const ModelStructure written = Yours("silu_bwd", kBinary32, "w: e = exp(-x) as 1 - x; out = grad/(1 + e)");

@@ -76,6 +76,8 @@ class Program:
             return bx.round_to(divide(*args), w)
         if kind == "sqrt":
             return bx.round_to(square_root(args[0]), w)
+        if kind == "scalb":
+            return _scalb(*args, w)
         if kind in EXACT:
             return EXACT[kind](*args)
         if kind in FUNCTIONS:
@@ -134,13 +136,28 @@ def _min_max(largest, a, b):
     return a if _less(a, b) != largest else b
 
 
-# The exact functions: a kernel's clamps, sign handling and branches, no rounding.
+def _scalb(a, n, working):
+    """IEEE 754's scaleB: a*2^n rounded once to the working format; NaN where n is no
+    integer (an infinity or NaN included), as the C++ evaluator gives."""
+    if n.kind != "num" or n.q.denominator != 1 or a.kind == "nan":
+        return bx.NAN
+    if a.kind == "inf" or a.q == 0:
+        return a
+    # Past 2000 the result is zero or infinite in any format either way, and 2^n is
+    # not worth building.
+    e = max(-2000, min(2000, int(n.q)))
+    return bx.round_to(bx.Value.num(a.q * Fraction(2) ** e), working)
+
+
+# The exact functions: a kernel's clamps, sign handling and branches, no rounding
+# (but scalb's, which rounds to the working format; _eval passes it).
 EXACT = {
     "abs": lambda a: _magnitude(a, False),
     "copysign": lambda a, b: _magnitude(a, b.neg),
     "min": lambda a, b: _min_max(False, a, b),
     "max": lambda a, b: _min_max(True, a, b),
     "if_less": lambda a, b, c, d: c if _less(a, b) else d,
+    "scalb": _scalb,
 }
 
 
