@@ -34,6 +34,13 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 TORCH = "suites/peer/torch-2.15-cpu-compiled"
 JAX = "suites/peer/jax-0.10.2-cpu"
 
+sys.path.insert(0, HERE)
+import row_function_models  # noqa: E402
+
+# The two exps behind JAX's f32 row reductions, written out (row_function_models.py).
+ROW_EXPS = ["--model", "numpy_exp: " + row_function_models.NUMPY_EXPF_AVX512F,
+            "--model", "ynnpack_exp: " + row_function_models.YNNPACK_EXPF]
+
 # Inductor writes sigmoid_backward as grad * (s * (1 - s)) (its decomposition, codes.txt).
 SIGMOID_DECOMPOSED = "sigmoid_decomposed: a = 1 - s; b = s*a; out = grad*b"
 
@@ -229,6 +236,18 @@ ROWS = [
     # both sides on every row once Inductor's is rounded as ATen's is.
     (TORCH, "log_softmax_bf16", "log_softmax_fwd", "bf16", "eager_fwd", "compiled_fwd", "rounding format", []),
     (TORCH, "log_softmax_f16", "log_softmax_fwd", "f16", "eager_fwd", "compiled_fwd", "rounding format", []),
+    # JAX's f32 row reductions: each side's exp its own (NumPy's AVX512F exp, YNNPACK's
+    # exp_taylor2, written out in row_function_models.py) and its own order of the row's
+    # terms (NumPy's pairwise sum, YNNPACK's 16 lanes in groups of 4). With the exps
+    # written out, softmax parts on all three: order, epilogue (NumPy divides, XLA
+    # multiplies by RN(1/S)) and exp. log_softmax's log of the sum, correctly rounded on
+    # both sides, leaves room for either exp: the orders alone are shown. RMSNorm's terms
+    # are x^2 on both sides; jit's rsqrt is its own on 4 rows and, set free, absorbs its
+    # sums, so only the epilogue (x / sqrt(v) against x * rsqrt(v)) is shown.
+    (JAX, "softmax_fwd_f32", "softmax_fwd", "f32", "numpy", "jit", "tree + formula + function implementation",
+     ROW_EXPS),
+    (JAX, "log_softmax_fwd_f32", "log_softmax_fwd", "f32", "numpy", "jit", "tree", ROW_EXPS),
+    (JAX, "rmsnorm_fwd_f32", "rmsnorm_fwd", "f32", "numpy", "jit", "formula", []),
     # x @ w.T + b in bf16: NumPy's matmul answers in binary32 and the bias joins before the
     # one rounding; every jit output is RN(RN(dot) + b).
     (JAX, "linear_fwd_bf16", "linear_fwd", "bf16", "numpy", "jit", "rounding format", []),
@@ -244,7 +263,8 @@ ROWS = [
 # revealed, a function's code): compare must say `unknown` there, with what each side
 # follows, rather than name a cause it cannot show.
 UNKNOWN = [
-    # A log-sum-exp whose difference a tree and exp or log give alike.
+    # Without the sides' exps written out, a log-sum-exp whose difference a tree and exp or
+    # log give alike.
     (JAX, "log_softmax_fwd_f32", "log_softmax_fwd", "f32", "numpy", "jit"),
 ]
 
@@ -306,6 +326,15 @@ def main():
         print(proc.stdout[-2000:], end="")
         if proc.returncode != 0:
             failures.append(f"recheck_row_statistics.py: status {proc.returncode}\n{proc.stdout[-2000:]}"
+                            f"{proc.stderr[-2000:]}")
+    # The row models' evidence (each side's exp, order and epilogue) summed and finished again.
+    model_reports = [r for r in reports if json.load(open(r))["result"]["cause"].get("basis") == "row models"]
+    if model_reports:
+        proc = subprocess.run([sys.executable, os.path.join(HERE, "recheck_row_models.py")] + model_reports,
+                              capture_output=True, text=True)
+        print(proc.stdout[-2000:], end="")
+        if proc.returncode != 0:
+            failures.append(f"recheck_row_models.py: status {proc.returncode}\n{proc.stdout[-2000:]}"
                             f"{proc.stderr[-2000:]}")
     if failures:
         print("\n".join(failures))

@@ -207,33 +207,12 @@ def recheck_cause_models(fmt, r, values, operands, a, b, differing):
 
 
 def sum_in_order(order, terms):
-    """A binary32 sum of terms (exact Values) in a named order (compare.h's SumOrderNames),
+    """A binary32 sum of terms (exact Values) in a named order (sum_orders.h's names),
     each addition exact and then rounded to binary32; binary64_rounded_once: the sum in
-    Python floats (binary64), in turn, rounded once to binary32."""
-    if order == "binary64_rounded_once":
-        total = 0.0
-        for t in terms:
-            total += bx.to_float(t)
-        return bx.round_binary32(bx.Value.num(Fraction(total)))
-    lanes, halving = 1, False
-    if order != "sequential":
-        prefix, _, rest = order.partition("accumulators_")
-        count, _, join = rest.partition("_")
-        lanes, halving = int(count), join == "halving"
-    acc = [bx.from_float(0.0)] * lanes
-    for k, t in enumerate(terms):
-        acc[k % lanes] = bx.round_binary32(bx.add(acc[k % lanes], t))
-    if halving:
-        width = lanes // 2
-        while width >= 1:
-            for j in range(width):
-                acc[j] = bx.round_binary32(bx.add(acc[j], acc[j + width]))
-            width //= 2
-        return acc[0]
-    total = acc[0]
-    for j in range(1, lanes):
-        total = bx.round_binary32(bx.add(total, acc[j]))
-    return total
+    Python floats (binary64), in turn, rounded once to binary32. Written once, in
+    recheck_row_models.py, for both rechecks."""
+    from recheck_row_models import sum_in_order as summed
+    return summed(order, terms)
 
 
 def recheck_sum_orders(r, a, b):
