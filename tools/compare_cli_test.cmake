@@ -99,6 +99,18 @@ compare_expect(2 "give one of --inputs, --suite and --input"
 compare_expect(2 "--input grad: 0x1.ff04p-135 is not a value of bf16"
   compare --op tanh_bwd --dtype bf16 --a mulsub_opmath --b mulsub_per_op --input grad=bits:0x7fc1 --input t=0.5)
 
+# A row reduction's --model writes out its exp: only softmax and log-softmax in f32 take
+# one, and it must write its function out.
+set(jax "${PEER}/../jax-0.10.2-cpu")
+compare_expect(2 "--model and --models: for a reduction, only softmax_fwd and log_softmax_fwd in f32"
+  compare --op rmsnorm_fwd --a "${jax}/rmsnorm_fwd_f32.npz:numpy" --b "${jax}/rmsnorm_fwd_f32.npz:jit" --model "m: out = z")
+compare_expect(2 "a row model writes its exp\\(z\\) out; it calls a free function"
+  compare --op softmax_fwd --a "${jax}/softmax_fwd_f32.npz:numpy" --b "${jax}/softmax_fwd_f32.npz:jit"
+  --model "m: out = exp(z)")
+compare_expect(2 "model 'm', column 14: unknown name 'w'"
+  compare --op softmax_fwd --a "${jax}/softmax_fwd_f32.npz:numpy" --b "${jax}/softmax_fwd_f32.npz:jit"
+  --model "m: out = 1 + w")
+
 compare_expect(2 "--sweep: every pair of a 16-bit format"
   compare --sweep --op tanh_bwd --a mulsub --b mac)
 compare_expect(2 "--sweep: both sides must be kernels"
