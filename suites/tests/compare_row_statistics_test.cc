@@ -382,12 +382,21 @@ TEST(compare_row_statistics, RsqrtFunctionIsSearchedPerOpAlone) {
   EXPECT_EQ(found, 2u);
 }
 
-// Log-softmax in bf16, every operation, exp and log rounded to the format:
-// y_i = RN16(z_i - RN16(Log(S))), z_i = RN16(x_i - M), S the binary32 sum of
-// RN16(Exp(z_k)) rounded once and moved by steps[r] values of the format.
-std::vector<float> PlantedLogSoftmax16(const ReductionInputSet& in, const std::vector<int>& steps) {
+// Log-softmax in bf16 three ways, from the row sum S of Exp(z_k):
+// kPerOp, every operation, exp and log rounded to the format (NumPy's,
+// ml_dtypes'): z_i = RN16(x_i - M), the exps rounded, S rounded and moved by
+// steps[r] values of the format, y_i = RN16(z_i - RN16(Log(S)));
+// kSumAndLogInFormat, ATen's kernel: z_i = RN(x_i - M) in binary32, S and
+// its log kept in the format, y_i = RN16(RN(z_i - RN16(Log(RN16(S)))));
+// kBinary32, Inductor's code: y_i = RN16(RN(z_i - Log(S))).
+enum class LogSoftmax16 { kPerOp, kSumAndLogInFormat, kBinary32 };
+
+std::vector<float> PlantedLogSoftmax16(const ReductionInputSet& in, LogSoftmax16 kind,
+                                       const std::vector<int>& steps = {0, 0, 0, 0}) {
   const FloatFormat& f = *in.format;
   auto round = [&](float v) { return static_cast<float>(RoundToFormat(f, static_cast<double>(v))); };
+  const bool per_op = kind == LogSoftmax16::kPerOp;
+  auto op = [&](float v) { return per_op ? round(v) : v; };
   const std::vector<float>& x = in.instances[0].operands[0];
   std::vector<float> out;
   for (size_t r = 0; r < kRows; ++r) {
@@ -395,10 +404,11 @@ std::vector<float> PlantedLogSoftmax16(const ReductionInputSet& in, const std::v
     float max = row[0];
     for (size_t i = 1; i < kN; ++i) max = row[i] > max ? row[i] : max;
     float sum = 0;
-    for (size_t i = 0; i < kN; ++i) sum += round(ExpOfSequences(round(row[i] - max), false));
-    const float s = FloatFromOrdered(OrderedFloat(round(sum)) + steps[r] * (int64_t{1} << (24 - f.precision)));
-    const float log_sum = round(HighwayLog(s, false));
-    for (size_t i = 0; i < kN; ++i) out.push_back(round(round(row[i] - max) - log_sum));
+    for (size_t i = 0; i < kN; ++i) sum += op(ExpOfSequences(op(row[i] - max), false));
+    float s = kind == LogSoftmax16::kBinary32 ? sum : round(sum);
+    s = FloatFromOrdered(OrderedFloat(s) + steps[r] * (int64_t{1} << (24 - f.precision)));
+    const float log_sum = kind == LogSoftmax16::kBinary32 ? HighwayLog(s, false) : round(HighwayLog(s, false));
+    for (size_t i = 0; i < kN; ++i) out.push_back(round(op(row[i] - max) - log_sum));
   }
   return out;
 }
@@ -415,8 +425,8 @@ TEST(compare_row_statistics, RoundingFormatWhereBf16LogSumsPartFartherThanTheirF
   // statistic absorbs exp and log, but exps and logs within 4 ULPs, rounded
   // to bf16, move it by a value of the format or so, not by eight.
   const ReductionInputSet in = LogSoftmaxInputs16();
-  const auto a = PlantedLogSoftmax16(in, {0, 8, 0, -8});
-  const auto b = PlantedLogSoftmax16(in, {0, 0, 0, 0});
+  const auto a = PlantedLogSoftmax16(in, LogSoftmax16::kPerOp, {0, 8, 0, -8});
+  const auto b = PlantedLogSoftmax16(in, LogSoftmax16::kPerOp);
   const CompareResult r = Compare(in, a, b);
   ASSERT_GT(r.differing, 0u);
   EXPECT_EQ(r.cause.cause, kCauseRoundingFormat) << r.cause.detail;
@@ -426,41 +436,20 @@ TEST(compare_row_statistics, RoundingFormatWhereBf16LogSumsPartFartherThanTheirF
 TEST(compare_row_statistics, UnknownWhereBf16LogSumsPartAsTheirFunctionsCould) {
   // A few values of the format apart: another log could give that.
   const ReductionInputSet in = LogSoftmaxInputs16();
-  const auto a = PlantedLogSoftmax16(in, {0, 3, 0, -3});
-  const auto b = PlantedLogSoftmax16(in, {0, 0, 0, 0});
+  const auto a = PlantedLogSoftmax16(in, LogSoftmax16::kPerOp, {0, 3, 0, -3});
+  const auto b = PlantedLogSoftmax16(in, LogSoftmax16::kPerOp);
   const CompareResult r = Compare(in, a, b);
   ASSERT_GT(r.differing, 0u);
   EXPECT_EQ(r.cause.cause, kCauseUnknown) << r.cause.detail;
   EXPECT_NE(r.cause.detail.find("not told apart"), std::string::npos) << r.cause.detail;
 }
 
-// Log-softmax in bf16 as ATen's kernel and Inductor's code compute it from
-// one binary32 row sum S of Exp(RN(x_k - M)): ATen keeps S and its log in
-// the tensor's type, y_i = RN16(RN(RN(x_i - M) - RN16(Log(RN16(S))))),
-// Inductor neither, y_i = RN16(RN(RN(x_i - M) - Log(S))).
-std::vector<float> PlantedLogSoftmaxStatistic(const ReductionInputSet& in, bool in_format) {
-  const FloatFormat& f = *in.format;
-  auto round = [&](float v) { return static_cast<float>(RoundToFormat(f, static_cast<double>(v))); };
-  const std::vector<float>& x = in.instances[0].operands[0];
-  std::vector<float> out;
-  for (size_t r = 0; r < kRows; ++r) {
-    const float* row = x.data() + r * kN;
-    float max = row[0];
-    for (size_t i = 1; i < kN; ++i) max = row[i] > max ? row[i] : max;
-    float sum = 0;
-    for (size_t i = 0; i < kN; ++i) sum += ExpOfSequences(row[i] - max, false);
-    const float log_sum = in_format ? round(HighwayLog(round(sum), false)) : HighwayLog(sum, false);
-    for (size_t i = 0; i < kN; ++i) out.push_back(round((row[i] - max) - log_sum));
-  }
-  return out;
-}
-
 TEST(compare_row_statistics, RoundingFormatWhereOneSideKeepsItsLogSumInBf16) {
   // One sum on both sides: the rows part only where ATen's rounded sum and
   // log do, so no row's sums are apart once b's is rounded as a's was.
   const ReductionInputSet in = LogSoftmaxInputs16();
-  const auto a = PlantedLogSoftmaxStatistic(in, true);
-  const auto b = PlantedLogSoftmaxStatistic(in, false);
+  const auto a = PlantedLogSoftmax16(in, LogSoftmax16::kSumAndLogInFormat);
+  const auto b = PlantedLogSoftmax16(in, LogSoftmax16::kBinary32);
   const CompareResult r = Compare(in, a, b);
   ASSERT_GT(r.differing, 0u);
   EXPECT_EQ(r.cause.cause, kCauseRoundingFormat) << r.cause.detail;

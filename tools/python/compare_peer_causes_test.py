@@ -309,33 +309,25 @@ def main():
         print(("ok   " if ok else "FAIL ") + f"{archive} {a} vs {b}: cause {c['cause']}: {c.get('detail')}")
         if not ok:
             failures.append(f"{archive}: expected unknown with the evidence, got {c}")
-    # The independent recheck of every elementwise report (the reductions' reports carry
-    # their values too, and their counts and distances are rechecked the same way; a plain
-    # sum named from its orders has them summed again).
-    proc = subprocess.run([sys.executable, os.path.join(HERE, "recheck_compare.py")] + reports,
-                          capture_output=True, text=True)
-    print(proc.stdout[-2000:], end="")
-    if proc.returncode != 0:
-        failures.append(f"recheck_compare.py: status {proc.returncode}\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
-    # The row reductions' evidence (the statistics' values per row) written apart again.
-    row_reports = [r for r in reports if json.load(open(r))["result"]["cause"].get("basis")
-                   == "row statistics set free"]
-    if row_reports:
-        proc = subprocess.run([sys.executable, os.path.join(HERE, "recheck_row_statistics.py")] + row_reports,
-                              capture_output=True, text=True)
+    def recheck(script, chosen):
+        """Runs an independent recheck over the chosen reports; a failure is listed."""
+        if not chosen:
+            return
+        proc = subprocess.run([sys.executable, os.path.join(HERE, script)] + chosen, capture_output=True, text=True)
         print(proc.stdout[-2000:], end="")
         if proc.returncode != 0:
-            failures.append(f"recheck_row_statistics.py: status {proc.returncode}\n{proc.stdout[-2000:]}"
-                            f"{proc.stderr[-2000:]}")
-    # The row models' evidence (each side's exp, order and epilogue) summed and finished again.
-    model_reports = [r for r in reports if json.load(open(r))["result"]["cause"].get("basis") == "row models"]
-    if model_reports:
-        proc = subprocess.run([sys.executable, os.path.join(HERE, "recheck_row_models.py")] + model_reports,
-                              capture_output=True, text=True)
-        print(proc.stdout[-2000:], end="")
-        if proc.returncode != 0:
-            failures.append(f"recheck_row_models.py: status {proc.returncode}\n{proc.stdout[-2000:]}"
-                            f"{proc.stderr[-2000:]}")
+            failures.append(f"{script}: status {proc.returncode}\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+
+    def basis(report):
+        with open(report) as f:
+            return json.load(f)["result"]["cause"].get("basis")
+
+    # Every report's counts and distances (and a plain sum's orders summed again); the row
+    # reductions' evidence (the statistics' values per row) written apart again; the row
+    # models' (each side's exp, order and epilogue) summed and finished again.
+    recheck("recheck_compare.py", reports)
+    recheck("recheck_row_statistics.py", [r for r in reports if basis(r) == "row statistics set free"])
+    recheck("recheck_row_models.py", [r for r in reports if basis(r) == "row models"])
     if failures:
         print("\n".join(failures))
         return 1

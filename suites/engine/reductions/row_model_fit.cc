@@ -3,11 +3,11 @@
 #include <mpfr.h>
 
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <stdexcept>
 
 #include "kernels/reductions/row_sequences.h"
+#include "oracles/float_text.h"
 #include "oracles/format.h"
 #include "oracles/ieee_emulation.h"
 #include "suites/engine/reductions/row_models.h"
@@ -16,12 +16,6 @@
 namespace ulpgate {
 
 namespace {
-
-uint32_t Bits(float v) {
-  uint32_t b;
-  std::memcpy(&b, &v, sizeof b);
-  return b;
-}
 
 // The binary32 nearest log(s) or 1/sqrt(s) (MPFR, 24 bits: exact rounding for
 // the normal values a row's statistic takes).
@@ -142,7 +136,7 @@ RowModelSearch SearchRowModels(const ReductionInputSet& inputs, const std::vecto
               bool same = true;
               RowEpilogue(
                   base, *op, c.finish, c.step, operands[r], n, kDefaultRmsNormEps, s,
-                  [&](size_t i, float y) { return same = Bits(y) == Bits(expect[i]); },
+                  [&](size_t i, float y) { return same = FloatBits(y) == FloatBits(expect[i]); },
                   has_function ? terms[r].data() : nullptr, g);
               return same;
             };

@@ -92,23 +92,12 @@ class PerOpArith {
 // row's sum) rounded to a 16-bit format: a kernel that keeps the row's
 // statistic and its function in the tensor's type and its elements'
 // arithmetic in binary32.
-class FormatFunctionArith {
+class FormatFunctionArith : public NativeBinary32Arith {
  public:
-  using Value = float;
-  FormatFunctionArith(const NativeBinary32Arith& base, const FloatFormat& format) : b_(base), f_(format) {}
-  bool fused() const { return b_.fused(); }
-  float Const(float c) const { return c; }
-  float Zero() const { return 0.0f; }
-  float Add(float a, float b) const { return b_.Add(a, b); }
-  float Sub(float a, float b) const { return b_.Sub(a, b); }
-  float Mul(float a, float b) const { return b_.Mul(a, b); }
-  float Div(float a, float b) const { return b_.Div(a, b); }
-  float Sqrt(float a) const { return b_.Sqrt(a); }
-  float MulAdd(float a, float b, float c) const { return b_.MulAdd(a, b, c); }
+  FormatFunctionArith(bool fused, const FloatFormat& format) : NativeBinary32Arith(fused), f_(format) {}
   float RoundFunction(float v) const { return RoundTo(f_, v); }
 
  private:
-  const NativeBinary32Arith& b_;
   const FloatFormat& f_;
 };
 
@@ -279,7 +268,7 @@ RowStatisticSearch SearchRowStatistics(const ReductionInputSet& inputs, const st
             if (c.per_op) {
               RowEpilogue(PerOpArith(base, format), *op, c.finish, c.step, in, n, kDefaultRmsNormEps, s, sink);
             } else if (c.statistic_in_format) {
-              RowEpilogue(FormatFunctionArith(base, format), *op, c.finish, c.step, in, n, kDefaultRmsNormEps, s,
+              RowEpilogue(FormatFunctionArith(c.fused, format), *op, c.finish, c.step, in, n, kDefaultRmsNormEps, s,
                           sink);
             } else {
               RowEpilogue(base, *op, c.finish, c.step, in, n, kDefaultRmsNormEps, s, sink);
