@@ -12,13 +12,15 @@ ulpgate): the differing count, the ULP distances and, for tanh_bwd, the models.
 Where neither side follows a built-in model because their exp, erf or tanh are not
 Highway's, compare tries the op's sequences (and the formula given as a model) with their
 functions free (any binary32 within 4 ULPs); where a row reduction's eager order is none of
-ulpgate's schedules, it sets the rows' statistics free. The table's differences that
-`compare` still leaves `unknown` (ATen's vectorized erf, whose error is absolute and far
-beyond 4 ULPs of small values; the reductions that no epilogue reproduces with their row
-statistics set free; a log-sum-exp in f32) are listed in UNKNOWN and must stay honest: an `unknown` with the
-evidence, never a guessed cause. A row reduction named from its row statistics is rechecked
-by tools/python/recheck_row_statistics.py too (its epilogues written again in exact
-rationals). Needs no PyTorch or JAX (numpy for the row statistics' recheck).
+ulpgate's schedules, it sets the rows' statistics free; where that cannot part the sides
+(JAX's f32 softmax, log_softmax and RMSNorm), it fits each side to an exp written out
+(row_function_models.py), an order of the row's terms and an epilogue. UNKNOWN lists what
+must stay `unknown` with its evidence, never a guessed cause: JAX's f32 log_softmax compared
+without its exps written out. A row reduction named from its row statistics is rechecked by
+tools/python/recheck_row_statistics.py too (its epilogues written again in exact
+rationals), one named from row models by tools/python/recheck_row_models.py (the exps
+evaluated by model_language.py, the orders summed again). Needs no PyTorch or JAX (mpmath
+for the row models' recheck).
 
     python3 tools/python/compare_peer_causes_test.py --ulpgate build/bin/ulpgate --work DIR
 """
