@@ -958,7 +958,8 @@ std::vector<std::string> RowModelParts(const RowModelSearch& a, const RowModelFi
 }
 
 std::string RowFitText(const RowModelSearch& s, const RowModelFit& f, const std::string& function_name) {
-  std::string text = fmt::format("order {}, epilogue {} ({})", f.order, f.epilogue.name, f.epilogue.sequence);
+  std::string text =
+      fmt::format("order {}, epilogue {} ({}) on every row", f.order, f.epilogue.name, f.epilogue.sequence);
   if (!function_name.empty()) text = fmt::format("{} by {}, ", function_name, s.functions[f.function].name) + text;
   if (!s.statistic_function.empty() && !f.statistic_function.empty() && !std::isnan(f.statistic_function.front())) {
     text += fmt::format("; its {} the correctly rounded value on {} of {} rows{}", s.statistic_function,
@@ -980,10 +981,10 @@ CompareCause CauseFromRowModels(const ReductionInputSet& inputs, const RowModelS
   const std::string function_name = RowTermFunction(op);
   std::vector<std::string> names;
   for (const RowFunctionModel& f : a.functions) names.push_back(f.name);
+  const std::string functions =
+      function_name.empty() ? std::string() : fmt::format("the {} of {} and ", function_name, Join(names));
   const std::string searched = fmt::format(
-      "with {}{} orders of each row's {} terms ({}){}", function_name.empty() ? "" : fmt::format(
-                                                                                      "the {} of {} and ", function_name, Join(names)),
-      a.orders.size(), a.n, Join(a.orders),
+      "with {}{} orders of each row's {} terms ({}){}", functions, a.orders.size(), a.n, Join(a.orders),
       a.statistic_function.empty()
           ? std::string()
           : fmt::format(", and {} set free per row within {} ULPs of its correctly rounded value", a.statistic_function,
@@ -1054,21 +1055,10 @@ CompareCause CauseFromRowModels(const ReductionInputSet& inputs, const RowModelS
     if (a.functions[pa->function].text != b.functions[pb->function].text) {
       // How many of the rows' terms the two functions give apart.
       size_t apart = 0, terms = 0;
-      const size_t rows_per = inputs.shape[0], n = inputs.shape[1];
-      const ModelProgram* fa = a.functions[pa->function].program.get();
-      const ModelProgram* fb = b.functions[pb->function].program.get();
-      for (const ReductionInstance& instance : inputs.instances) {
-        for (size_t r = 0; r < rows_per; ++r) {
-          const float* x = instance.operands[0].data() + r * n;
-          float m = x[0];
-          for (size_t i = 1; i < n; ++i) m = x[i] > m ? x[i] : m;
-          for (size_t i = 0; i < n; ++i) {
-            const double z = x[i] - m;
-            const float ea = fa != nullptr ? static_cast<float>(fa->Evaluate(&z)) : ExpOfSequences(x[i] - m, false);
-            const float eb = fb != nullptr ? static_cast<float>(fb->Evaluate(&z)) : ExpOfSequences(x[i] - m, false);
-            apart += std::memcmp(&ea, &eb, sizeof ea) != 0;
-            ++terms;
-          }
+      for (size_t r = 0; r < a.rows; ++r) {
+        for (size_t i = 0; i < a.n; ++i) {
+          apart += FloatBits(a.terms[pa->function][r][i]) != FloatBits(b.terms[pb->function][r][i]);
+          ++terms;
         }
       }
       what.push_back(fmt::format("no one {} does ({}'s and {}'s differ on {} of the {} terms)", function_name,
@@ -1102,10 +1092,11 @@ CompareCause CauseFromRowModels(const ReductionInputSet& inputs, const RowModelS
     return Join(found);
   };
   cause.cause = best == 0 ? std::string(kCauseUnknown) : words;
-  cause.detail = fmt::format("{}: a's outputs follow {} on every row (with that {} the orders {}); b's {} (the "
+  cause.detail = fmt::format("{}: a's outputs follow {} (with that {} the orders {}); b's {} (the "
                              "orders {}); {}",
-                             searched, RowFitText(a, *pa, function_name), function_name.empty() ? "epilogue" : "function and epilogue",
-                             orders(fits_a, *pa), RowFitText(b, *pb, function_name), orders(fits_b, *pb), parted);
+                             searched, RowFitText(a, *pa, function_name),
+                             function_name.empty() ? "epilogue" : "function and epilogue", orders(fits_a, *pa),
+                             RowFitText(b, *pb, function_name), orders(fits_b, *pb), parted);
   if (!rivals.empty()) {
     cause.detail += fmt::format("; but as well {}: the models do not tell {} from {}", Join(rivals), words, Join(rivals));
     cause.cause = kCauseUnknown;

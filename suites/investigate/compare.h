@@ -122,7 +122,7 @@ struct CompareCause {
   std::vector<RowValues> rows;
   // A row reduction's cause from its sides fitted to models (basis "row
   // models", row_model_fit.h): each side's term function (its name and
-  // program; "highway" and none for ulpgate's own), order, epilogue and, per
+  // program; empty for RMSNorm's squares), order, epilogue and, per
   // row, the statistic and the value of its function that serve (NaN where
   // the epilogue takes none). Empty otherwise; a's then b's.
   struct RowModelSide {
@@ -182,7 +182,7 @@ struct ReductionCompareRequest {
   std::string replay;
   // Implementations of a row reduction's term function (the user's
   // --model, row_model_fit.h), tried on both sides where the row
-  // statistics set free name no cause; ulpgate's own where none is given.
+  // statistics set free name no cause (RMSNorm's take none: its squares).
   std::vector<RowFunctionModel> row_functions;
 };
 CompareResult RunReductionCompare(const ReductionCompareRequest& request);

@@ -203,6 +203,9 @@ TEST(CompareRowModels, AModelMustWriteItsFunctionOut) {
   EXPECT_THROW(ParseRowFunctionModel(softmax, "free: out = exp(z)"), std::invalid_argument);
   EXPECT_THROW(ParseRowFunctionModel(*FindRowOp("rmsnorm_fwd"), "m: out = z"), std::invalid_argument);
   EXPECT_NO_THROW(ParseRowFunctionModel(softmax, "written: out = exp(z) as 1 + z"));
+  // Softmax's terms are fitted only with an exp written out.
+  const ReductionInputSet in = SoftmaxInputs();
+  EXPECT_THROW(SearchRowModels(in, std::vector<float>(kRows * kN), {}), std::invalid_argument);
 }
 
 }  // namespace

@@ -70,13 +70,18 @@ RowModelSearch SearchRowModels(const ReductionInputSet& inputs, const std::vecto
   search.n = n;
   if (outputs.size() != search.rows * n) throw std::invalid_argument("row models: outputs' count");
   const bool has_function = !RowTermFunction(*op).empty();
-  search.functions = functions;
-  if (search.functions.empty() || !has_function) search.functions = {{"highway", "", nullptr}};
+  if (has_function && functions.empty()) {
+    throw std::invalid_argument(std::string(op->name) + ": row models need its " + RowTermFunction(*op) +
+                                " written out (--model)");
+  }
+  search.functions = has_function ? functions : std::vector<RowFunctionModel>{{"", "", nullptr}};
   search.orders = SumOrderNames(n);
   const bool log = op->op == RowOp::kLogSoftmaxFwd;
   search.statistic_function = log ? "log(S)" : op->op == RowOp::kRmsNormFwd ? "rsqrt(v)" : "";
   const std::vector<RowEpilogueCandidate> candidates = RowEpilogueCandidates(*op);
-  // Per row: its operands and maximum.
+  const NativeBinary32Arith unfused(false), fused(true);
+  // Per row: its operands and maximum (the sequential model's, which no
+  // order changes).
   std::vector<RowOperands> operands;
   std::vector<float> maxima;
   for (const ReductionInstance& instance : inputs.instances) {
@@ -84,84 +89,71 @@ RowModelSearch SearchRowModels(const ReductionInputSet& inputs, const std::vecto
     for (const auto& t : instance.operands) tensors.push_back(t.data());
     for (size_t r = 0; r < rows_per; ++r) {
       operands.push_back(RowOperandsOf(*op, tensors, r, n));
-      float m = operands.back().x[0];
-      for (size_t i = 1; i < n; ++i) m = operands.back().x[i] > m ? operands.back().x[i] : m;
-      maxima.push_back(m);
+      maxima.push_back(RowStatisticsOf(unfused, *op, op->variants.front(), 1, operands.back(), n).max);
     }
   }
+  for (const RowFunctionModel& function : search.functions) {
+    std::vector<std::vector<float>> terms(search.rows, std::vector<float>(n));
+    for (size_t r = 0; r < search.rows; ++r) {
+      for (size_t i = 0; i < n; ++i) {
+        const float x = operands[r].x[i];
+        const double z = x - maxima[r];
+        terms[r][i] = function.program ? static_cast<float>(function.program->Evaluate(&z)) : x * x;
+      }
+    }
+    search.terms.push_back(std::move(terms));
+  }
   for (size_t f = 0; f < search.functions.size(); ++f) {
-    const RowFunctionModel& function = search.functions[f];
-    for (const bool fused : {false, true}) {
-      const NativeBinary32Arith base(fused);
-      // The terms, per row: ulpgate's own exp follows the arithmetic's MulAdd.
-      std::vector<std::vector<float>> terms(search.rows, std::vector<float>(n));
+    const std::vector<std::vector<float>>& terms = search.terms[f];
+    for (const std::string& order : search.orders) {
+      std::vector<float> statistic(search.rows);
       for (size_t r = 0; r < search.rows; ++r) {
-        for (size_t i = 0; i < n; ++i) {
-          const float x = operands[r].x[i];
-          if (!has_function) {
-            terms[r][i] = x * x;
+        const float s = SumInOrder(order, terms[r]);
+        statistic[r] = op->op == RowOp::kRmsNormFwd ? s / static_cast<float>(n) : s;
+      }
+      for (const RowEpilogueCandidate& c : candidates) {
+        const bool takes_function =
+            log || (op->op == RowOp::kRmsNormFwd &&
+                    (c.finish == RowFinish::kRsqrt || c.step == RowEpilogueStep::kRsqrtFunction));
+        RowModelFit fit;
+        fit.function = f;
+        fit.order = order;
+        fit.epilogue = c;
+        bool all = true;
+        for (size_t r = 0; r < search.rows && all; ++r) {
+          const float* expect = outputs.data() + r * n;
+          RowStatistics s;
+          s.max = maxima[r];
+          s.value[0] = statistic[r];
+          auto gives = [&](const float* g) {
+            bool same = true;
+            RowEpilogue(
+                c.fused ? fused : unfused, *op, c.finish, c.step, operands[r], n, kDefaultRmsNormEps, s,
+                [&](size_t i, float y) { return same = FloatBits(y) == FloatBits(expect[i]); },
+                has_function ? terms[r].data() : nullptr, g);
+            return same;
+          };
+          if (!takes_function) {
+            all = gives(nullptr);
+            fit.statistic_function.push_back(std::numeric_limits<float>::quiet_NaN());
             continue;
           }
-          const float z = x - maxima[r];
-          if (function.program) {
-            const double zd = z;
-            terms[r][i] = static_cast<float>(function.program->Evaluate(&zd));
-          } else {
-            terms[r][i] = ExpOfSequences(z, fused);
+          const float argument = log ? statistic[r] : statistic[r] + kDefaultRmsNormEps;
+          const float centre = Correctly(log, argument);
+          bool found = false;
+          for (int64_t k = 0; k < 2 * kRowFunctionWindow + 1 && !found; ++k) {
+            const int64_t offset = k % 2 == 1 ? (k + 1) / 2 : -(k / 2);
+            const float g = FloatFromOrdered(OrderedFloat(centre) + offset);
+            if (!std::isfinite(g) || !gives(&g)) continue;
+            found = true;
+            fit.statistic_function.push_back(g);
+            fit.rows_own_function += offset != 0;
           }
+          all = found;
         }
-      }
-      for (const std::string& order : search.orders) {
-        std::vector<float> statistic(search.rows);
-        for (size_t r = 0; r < search.rows; ++r) {
-          const float s = SumInOrder(order, terms[r]);
-          statistic[r] = op->op == RowOp::kRmsNormFwd ? s / static_cast<float>(n) : s;
-        }
-        for (const RowEpilogueCandidate& c : candidates) {
-          if (c.fused != fused) continue;
-          const bool takes_function =
-              log || (op->op == RowOp::kRmsNormFwd &&
-                      (c.finish == RowFinish::kRsqrt || c.step == RowEpilogueStep::kRsqrtFunction));
-          RowModelFit fit;
-          fit.function = f;
-          fit.order = order;
-          fit.epilogue = c;
-          bool all = true;
-          for (size_t r = 0; r < search.rows && all; ++r) {
-            const float* expect = outputs.data() + r * n;
-            RowStatistics s;
-            s.max = maxima[r];
-            s.value[0] = statistic[r];
-            auto gives = [&](const float* g) {
-              bool same = true;
-              RowEpilogue(
-                  base, *op, c.finish, c.step, operands[r], n, kDefaultRmsNormEps, s,
-                  [&](size_t i, float y) { return same = FloatBits(y) == FloatBits(expect[i]); },
-                  has_function ? terms[r].data() : nullptr, g);
-              return same;
-            };
-            if (!takes_function) {
-              all = gives(nullptr);
-              fit.statistic_function.push_back(std::numeric_limits<float>::quiet_NaN());
-              continue;
-            }
-            const float argument = log ? statistic[r] : statistic[r] + kDefaultRmsNormEps;
-            const float centre = Correctly(log, argument);
-            bool found = false;
-            for (int64_t k = 0; k < 2 * kRowFunctionWindow + 1 && !found; ++k) {
-              const int64_t offset = k % 2 == 1 ? (k + 1) / 2 : -(k / 2);
-              const float g = FloatFromOrdered(OrderedFloat(centre) + offset);
-              if (!std::isfinite(g) || !gives(&g)) continue;
-              found = true;
-              fit.statistic_function.push_back(g);
-              fit.rows_own_function += offset != 0;
-            }
-            all = found;
-          }
-          if (!all) continue;
-          fit.statistic = statistic;
-          search.fits.push_back(fit);
-        }
+        if (!all) continue;
+        fit.statistic = statistic;
+        search.fits.push_back(fit);
       }
     }
   }

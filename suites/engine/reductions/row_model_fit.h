@@ -1,7 +1,7 @@
 // A row reduction's sides fitted to models whose parts are data: the
 // function each element's term goes through (softmax's and log-softmax's
-// exp(RN(x - max)): ulpgate's own, Highway's, or a kernel's written out in
-// the model language, `--model`), the order the row's terms are summed in
+// exp(RN(x - max)), a kernel's written out in the model language,
+// `--model`; RMSNorm's squares), the order the row's terms are summed in
 // (sum_orders.h), and the epilogue (row_statistics.h's candidates); the
 // function the elements take of the row's statistic, which a kernel computes
 // its own way (log-softmax's log of the sum, RMSNorm's reciprocal square
@@ -37,10 +37,11 @@ bool RowModelsApply(const RowOpInfo& op, const FloatFormat& format);
 std::string RowTermFunction(const RowOpInfo& op);
 
 // One implementation of the term function: a model-language program of the
-// operand `z` (ParseRowFunctionModel), or ulpgate's own (program null).
+// operand `z` (ParseRowFunctionModel); RMSNorm's squares (program null)
+// where the terms call none.
 struct RowFunctionModel {
-  std::string name;  // "numpy_exp"; "highway" for ulpgate's own
-  std::string text;  // the statements; empty for ulpgate's own
+  std::string name;  // "numpy_exp"; "" for RMSNorm's squares
+  std::string text;  // the statements; empty for RMSNorm's squares
   std::shared_ptr<const ModelProgram> program;
 };
 
@@ -65,7 +66,10 @@ struct RowModelFit {
 
 struct RowModelSearch {
   size_t rows = 0, n = 0;
-  std::vector<RowFunctionModel> functions;  // as given, ulpgate's own where none was
+  std::vector<RowFunctionModel> functions;  // as given; one without a program for RMSNorm
+  // Per function, row and element: the term (RN(x^2), or the program's value
+  // at RN(x - max)).
+  std::vector<std::vector<std::vector<float>>> terms;
   std::vector<std::string> orders;          // the orders tried
   std::string statistic_function;           // "log(S)", "rsqrt(v)", "" (in words)
   std::vector<RowModelFit> fits;            // every combination that gives every row
@@ -73,7 +77,9 @@ struct RowModelSearch {
 
 // Every combination of a function, an order and an epilogue (unfused and
 // fused) that gives `outputs` (every instance's, in order) bit for bit on
-// every row. `functions` empty: ulpgate's own alone.
+// every row. Throws std::invalid_argument where the op's terms call a
+// function and `functions` is empty: a function of ulpgate's own would
+// stand for the sides' and name orders it does not pin.
 RowModelSearch SearchRowModels(const ReductionInputSet& inputs, const std::vector<float>& outputs,
                                const std::vector<RowFunctionModel>& functions);
 
